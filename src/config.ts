@@ -1,0 +1,173 @@
+/**
+ * Every setting of the product, in one table: flag, environment variable, zod schema, default and the
+ * sentence the README shows. This is the only module that reads flags or the environment; everything else
+ * receives a typed `Config`. Parsing is pure (argv and env are passed in) so tests can cover every error.
+ */
+import { z } from "zod";
+
+const ENV_PREFIX = "MACHINE_API_MIGRATION_";
+
+const boolFromText = z
+  .union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no"])])
+  .transform((v) => v === true || v === "true" || v === "1" || v === "yes");
+const port = z.coerce.number().int().min(1).max(65535);
+const seconds = z.coerce.number().positive().max(86_400);
+const list = z
+  .union([z.array(z.string()), z.string()])
+  .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0));
+const k8sName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label");
+
+interface Setting {
+  /** Long flag, without the dashes. A boolean flag also accepts `--no-<flag>`. */
+  flag: string;
+  schema: z.ZodType;
+  default: unknown;
+  boolean?: boolean;
+  description: string;
+}
+
+const DEFAULT_CONTROLLER_USERS = [
+  "system:serviceaccount:openshift-cluster-api:machine-api-migration",
+  "system:serviceaccount:openshift-machine-api:machine-api-controllers",
+  "system:serviceaccount:openshift-cluster-api:capi-manager",
+  "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
+  "system:serviceaccount:openshift-cluster-api:capi-controllers",
+  "system:serviceaccount:kube-system:generic-garbage-collector",
+  "system:serviceaccount:kube-system:namespace-controller",
+];
+
+/** The settings table. Order is the order of the README's configuration reference. */
+export const SETTINGS = {
+  kubeconfig: {
+    flag: "kubeconfig",
+    schema: z.string().min(1).optional(),
+    default: undefined,
+    description: "Kubeconfig of the cluster to act on. Without it (and outside a pod) the product runs in local mode.",
+  },
+  mapiNamespace: { flag: "mapi-namespace", schema: k8sName, default: "openshift-machine-api", description: "Namespace of the Machine API objects." },
+  capiNamespace: { flag: "capi-namespace", schema: k8sName, default: "openshift-cluster-api", description: "Namespace of the Cluster API objects (the product runs here too)." },
+  controllerUsers: {
+    flag: "controller-users",
+    schema: list,
+    default: DEFAULT_CONTROLLER_USERS,
+    description: "Comma-separated user names that admission never refuses (the controllers, SPEC §2.2).",
+  },
+  webhookHost: { flag: "webhook-host", schema: z.string().min(1), default: "0.0.0.0", description: "Address the HTTPS admission server listens on." },
+  webhookPort: { flag: "webhook-port", schema: port, default: 9443, description: "Port of the HTTPS admission server." },
+  tlsCertFile: { flag: "tls-cert-file", schema: z.string().min(1), default: "certs/tls.crt", description: "Serving certificate (PEM), reloaded when the file changes." },
+  tlsKeyFile: { flag: "tls-key-file", schema: z.string().min(1), default: "certs/tls.key", description: "Serving key (PEM), reloaded when the file changes." },
+  tlsCaFile: { flag: "tls-ca-file", schema: z.string().min(1), default: "certs/ca.crt", description: "CA of the serving certificate; local mode puts it in the webhook caBundle." },
+  cacheStaleAfter: { flag: "cache-stale-after", schema: seconds, default: 30, description: "Seconds without an open watch after which admission answers 'retry' (SPEC §2.1)." },
+  requireDeleteConfirmation: {
+    flag: "require-delete-confirmation",
+    schema: boolFromText,
+    default: true,
+    boolean: true,
+    description: "Refuse deleting a CAPI mirror of an authoritative MAPI object unless it is annotated confirm-delete.",
+  },
+  shutdownDelay: { flag: "shutdown-delay", schema: z.coerce.number().min(0).max(300), default: 5, description: "Seconds /readyz reports false before the server stops accepting on SIGTERM." },
+  leaseName: { flag: "lease-name", schema: k8sName, default: "machine-api-migration", description: "Name of the leader-election Lease (in the CAPI namespace)." },
+  leaseDuration: { flag: "lease-duration", schema: seconds, default: 15, description: "Leader election LeaseDuration, seconds." },
+  renewDeadline: { flag: "renew-deadline", schema: seconds, default: 10, description: "Leader election RenewDeadline, seconds." },
+  retryPeriod: { flag: "retry-period", schema: seconds, default: 2, description: "Leader election RetryPeriod, seconds." },
+  watchSilenceTimeout: { flag: "watch-silence-timeout", schema: seconds, default: 90, description: "Seconds a watch may deliver nothing (no event, no bookmark) before it is restarted." },
+  migrationStuckAfter: { flag: "migration-stuck-after", schema: seconds, default: 900, description: "Seconds at one handover step after which migration_stuck reports 1." },
+  controllers: { flag: "controllers", schema: boolFromText, default: true, boolean: true, description: "Run the sync and migration controllers (`--no-controllers`: admission only)." },
+  simulateProviders: {
+    flag: "simulate-providers",
+    schema: boolFromText.optional(),
+    default: undefined,
+    boolean: true,
+    description: "Run the MAO/CAPI/CAPA stand-ins. Default on in local mode; refused in a cluster.",
+  },
+  apiHost: { flag: "api-host", schema: z.string().min(1), default: "127.0.0.1", description: "Local mode: address of the embedded Kubernetes API server." },
+  apiPort: { flag: "api-port", schema: port, default: 6443, description: "Local mode: port of the embedded Kubernetes API server." },
+  stateDir: { flag: "state-dir", schema: z.string().min(1), default: ".local", description: "Local mode: where the kubeconfig and tokens are written." },
+  seed: { flag: "seed", schema: list.pipe(z.array(z.enum(["demo", "demo-providers"]))), default: [], description: "Local mode: objects to load at start (`demo`, `demo-providers`; comma-separated)." },
+  withInstaller: { flag: "with-installer", schema: boolFromText, default: false, boolean: true, description: "Local mode: also run the installer in-process." },
+  logLevel: { flag: "log-level", schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]), default: "info", description: "pino log level." },
+} satisfies Record<string, Setting>;
+
+type Settings = typeof SETTINGS;
+export type Config = { [K in keyof Settings]: z.output<Settings[K]["schema"]> };
+
+export const envNameOf = (flag: string): string => ENV_PREFIX + flag.toUpperCase().replaceAll("-", "_");
+
+export type ConfigResult = { ok: true; config: Config; rest: string[] } | { ok: false; error: string };
+
+/**
+ * Parses flags (`--name value`, `--name=value`, `--flag`, `--no-flag`) over environment variables over
+ * defaults. Unknown flags are an error; positional arguments are returned in `rest`.
+ */
+export function parseConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ConfigResult {
+  const byFlag = new Map<string, [keyof Settings, Setting]>(
+    (Object.entries(SETTINGS) as [keyof Settings, Setting][]).map(([k, s]) => [s.flag, [k, s]]),
+  );
+  const raw: Record<string, unknown> = {};
+  const from: Record<string, string> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as [keyof Settings, Setting][]) {
+    const v = env[envNameOf(s.flag)];
+    if (v !== undefined && v !== "") {
+      raw[key] = v;
+      from[key] = `environment variable ${envNameOf(s.flag)}`;
+    }
+  }
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith("--")) {
+      rest.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    let name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
+    let value: string | undefined = eq >= 0 ? arg.slice(eq + 1) : undefined;
+    let entry = byFlag.get(name);
+    if (!entry && name.startsWith("no-") && value === undefined) {
+      const positive = byFlag.get(name.slice(3));
+      if (positive?.[1].boolean) {
+        entry = positive;
+        name = name.slice(3);
+        value = "false";
+      }
+    }
+    if (!entry) return { ok: false, error: `unknown flag --${name}` };
+    const [key, s] = entry;
+    if (value === undefined) {
+      const next = argv[i + 1];
+      if (s.boolean && (next === undefined || next.startsWith("--") || !/^(true|false|1|0|yes|no)$/.test(next))) value = "true";
+      else if (next === undefined) return { ok: false, error: `flag --${name} needs a value` };
+      else {
+        value = next;
+        i++;
+      }
+    }
+    raw[key] = value;
+    from[key] = `flag --${name}`;
+  }
+  const config: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as [keyof Settings, Setting][]) {
+    const input = key in raw ? raw[key] : s.default;
+    const parsed = s.schema.safeParse(input);
+    if (!parsed.success) {
+      const why = parsed.error.issues.map((i) => i.message).join("; ");
+      const source = from[key] ?? "default";
+      return { ok: false, error: `invalid ${source} (setting ${key}): ${JSON.stringify(input)}: ${why}` };
+    }
+    config[key] = parsed.data;
+  }
+  const c = config as Config;
+  if (c.renewDeadline >= c.leaseDuration) return { ok: false, error: "setting renewDeadline must be less than leaseDuration" };
+  if (c.retryPeriod >= c.renewDeadline) return { ok: false, error: "setting retryPeriod must be less than renewDeadline" };
+  if (c.mapiNamespace === c.capiNamespace) return { ok: false, error: "settings mapiNamespace and capiNamespace must differ" };
+  return { ok: true, config: c, rest };
+}
+
+/** Markdown table of every setting, for the README (kept from drifting by a test). */
+export function settingsReference(): string {
+  const rows = (Object.entries(SETTINGS) as [string, Setting][]).map(([, s]) => {
+    const def = Array.isArray(s.default) ? s.default.join(",") || "(none)" : s.default === undefined ? "(unset)" : String(s.default);
+    return `| \`--${s.flag}\` | \`${envNameOf(s.flag)}\` | \`${def}\` | ${s.description} |`;
+  });
+  return ["| flag | environment | default | meaning |", "|---|---|---|---|", ...rows].join("\n");
+}

@@ -1,0 +1,117 @@
+/**
+ * The contract between the admission server (src/server) and the policy engine (src/policies): the
+ * admission request as the engine sees it, the read-only cluster view it decides from, and the decision
+ * it returns. No I/O is reachable through anything in this file.
+ */
+import type { Operation } from "fast-json-patch";
+import type { ResourceType } from "../kube/kinds.js";
+import type { KubeObject } from "../kube/object.js";
+
+/** The three webhook configurations of SPEC §2.2, by the path that serves them. */
+export type WebhookName = "validate" | "validate-warn" | "mutate";
+
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+/** `request` of an admission.k8s.io/v1 AdmissionReview, after the server's codec validated it. */
+export interface AdmissionRequest {
+  uid: string;
+  kind: GroupVersionKind;
+  resource: GroupVersionResource;
+  subResource?: string;
+  requestKind?: GroupVersionKind;
+  requestResource?: GroupVersionResource;
+  requestSubResource?: string;
+  name?: string;
+  namespace?: string;
+  operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+  userInfo: UserInfo;
+  object: KubeObject | null;
+  oldObject: KubeObject | null;
+  dryRun?: boolean;
+  options?: Record<string, unknown> | null;
+}
+
+/** How fresh the view of one kind is (SPEC §2.1 `cacheStaleAfter`). */
+export interface Freshness {
+  synced: boolean;
+  /** Milliseconds since the kind's watch last had an open stream; 0 while one is open. */
+  disconnectedForMs: number;
+}
+
+/**
+ * The raw read side of a cache: objects by type, namespace and name. Backed by the informer cache in
+ * production and by a plain map in tests.
+ */
+export interface ObjectStore {
+  get(type: ResourceType, namespace: string, name: string): KubeObject | undefined;
+  list(type: ResourceType, namespace?: string): readonly KubeObject[];
+  freshness(type: ResourceType): Freshness;
+}
+
+/** What admission rules and the handover planner read: the store plus twin resolution (SPEC §0, §2.3). */
+export interface ClusterView extends ObjectStore {
+  /** The object of the other API that mirrors `object` (same name, other namespace; infra objects per §2.3). */
+  twinOf(object: KubeObject): KubeObject | undefined;
+}
+
+/** One field error of a conversion, printed Kubernetes-style by `formatFieldError`. */
+export interface FieldError {
+  path: string;
+  value: unknown;
+  message: string;
+}
+
+/**
+ * Whether a MAPI Machine/MachineSet converts to the other API right now (rule `migration-unconvertible`).
+ * Returns every blocking field error; empty when it converts. Backed by src/sync/conversion.
+ */
+export type ConvertibilityCheck = (mapiObject: KubeObject, target: "ClusterAPI" | "MachineAPI", view: ClusterView) => FieldError[];
+
+export interface PolicySettings {
+  mapiNamespace: string;
+  capiNamespace: string;
+  controllerUsers: readonly string[];
+  requireDeleteConfirmation: boolean;
+  cacheStaleAfterMs: number;
+}
+
+export interface PolicyContext {
+  view: ClusterView;
+  settings: PolicySettings;
+  checkConvertible: ConvertibilityCheck;
+  /** False when the cluster lacks the migration API (SPEC §0.1): every rule allows. */
+  enforcing: boolean;
+}
+
+export interface DenyStatus {
+  code: 403 | 422;
+  reason: "Forbidden" | "Invalid";
+  message: string;
+}
+
+/** What the engine answers for one request on one webhook. */
+export interface Decision {
+  allowed: boolean;
+  /** Id of the rule that denied, warned or mutated; "none" when no rule had anything to say. */
+  rule: string;
+  status?: DenyStatus;
+  warnings: string[];
+  /** Mutating webhook only: RFC 6902 operations, produced by diffing. Absent when nothing changes. */
+  patch?: Operation[];
+}
