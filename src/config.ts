@@ -42,37 +42,120 @@ export const SETTINGS = {
     flag: "kubeconfig",
     schema: z.string().min(1).optional(),
     default: undefined,
-    description: "Kubeconfig of the cluster to act on. Without it (and outside a pod) the product runs in local mode.",
+    description:
+      "Kubeconfig of the cluster to act on. Without it (and outside a pod) the product runs in local mode.",
   },
-  mapiNamespace: { flag: "mapi-namespace", schema: k8sName, default: "openshift-machine-api", description: "Namespace of the Machine API objects." },
-  capiNamespace: { flag: "capi-namespace", schema: k8sName, default: "openshift-cluster-api", description: "Namespace of the Cluster API objects (the product runs here too)." },
+  mapiNamespace: {
+    flag: "mapi-namespace",
+    schema: k8sName,
+    default: "openshift-machine-api",
+    description: "Namespace of the Machine API objects.",
+  },
+  capiNamespace: {
+    flag: "capi-namespace",
+    schema: k8sName,
+    default: "openshift-cluster-api",
+    description: "Namespace of the Cluster API objects (the product runs here too).",
+  },
   controllerUsers: {
     flag: "controller-users",
     schema: list,
     default: DEFAULT_CONTROLLER_USERS,
     description: "Comma-separated user names that admission never refuses (the controllers, SPEC §2.2).",
   },
-  webhookHost: { flag: "webhook-host", schema: z.string().min(1), default: "0.0.0.0", description: "Address the HTTPS admission server listens on." },
-  webhookPort: { flag: "webhook-port", schema: port, default: 9443, description: "Port of the HTTPS admission server." },
-  tlsCertFile: { flag: "tls-cert-file", schema: z.string().min(1), default: "certs/tls.crt", description: "Serving certificate (PEM), reloaded when the file changes." },
-  tlsKeyFile: { flag: "tls-key-file", schema: z.string().min(1), default: "certs/tls.key", description: "Serving key (PEM), reloaded when the file changes." },
-  tlsCaFile: { flag: "tls-ca-file", schema: z.string().min(1), default: "certs/ca.crt", description: "CA of the serving certificate; local mode puts it in the webhook caBundle." },
-  cacheStaleAfter: { flag: "cache-stale-after", schema: seconds, default: 30, description: "Seconds without an open watch after which admission answers 'retry' (SPEC §2.1)." },
+  webhookHost: {
+    flag: "webhook-host",
+    schema: z.string().min(1),
+    default: "0.0.0.0",
+    description: "Address the HTTPS admission server listens on.",
+  },
+  webhookPort: {
+    flag: "webhook-port",
+    schema: port,
+    default: 9443,
+    description: "Port of the HTTPS admission server.",
+  },
+  tlsCertFile: {
+    flag: "tls-cert-file",
+    schema: z.string().min(1),
+    default: "certs/tls.crt",
+    description: "Serving certificate (PEM), reloaded when the file changes.",
+  },
+  tlsKeyFile: {
+    flag: "tls-key-file",
+    schema: z.string().min(1),
+    default: "certs/tls.key",
+    description: "Serving key (PEM), reloaded when the file changes.",
+  },
+  tlsCaFile: {
+    flag: "tls-ca-file",
+    schema: z.string().min(1),
+    default: "certs/ca.crt",
+    description: "CA of the serving certificate; local mode puts it in the webhook caBundle.",
+  },
+  cacheStaleAfter: {
+    flag: "cache-stale-after",
+    schema: seconds,
+    default: 30,
+    description: "Seconds without an open watch after which admission answers 'retry' (SPEC §2.1).",
+  },
   requireDeleteConfirmation: {
     flag: "require-delete-confirmation",
     schema: boolFromText,
     default: true,
     boolean: true,
-    description: "Refuse deleting a CAPI mirror of an authoritative MAPI object unless it is annotated confirm-delete.",
+    description:
+      "Refuse deleting a CAPI mirror of an authoritative MAPI object unless it is annotated confirm-delete.",
   },
-  shutdownDelay: { flag: "shutdown-delay", schema: z.coerce.number().min(0).max(300), default: 5, description: "Seconds /readyz reports false before the server stops accepting on SIGTERM." },
-  leaseName: { flag: "lease-name", schema: k8sName, default: "machine-api-migration", description: "Name of the leader-election Lease (in the CAPI namespace)." },
-  leaseDuration: { flag: "lease-duration", schema: seconds, default: 15, description: "Leader election LeaseDuration, seconds." },
-  renewDeadline: { flag: "renew-deadline", schema: seconds, default: 10, description: "Leader election RenewDeadline, seconds." },
-  retryPeriod: { flag: "retry-period", schema: seconds, default: 2, description: "Leader election RetryPeriod, seconds." },
-  watchSilenceTimeout: { flag: "watch-silence-timeout", schema: seconds, default: 90, description: "Seconds a watch may deliver nothing (no event, no bookmark) before it is restarted." },
-  migrationStuckAfter: { flag: "migration-stuck-after", schema: seconds, default: 900, description: "Seconds at one handover step after which migration_stuck reports 1." },
-  controllers: { flag: "controllers", schema: boolFromText, default: true, boolean: true, description: "Run the sync and migration controllers (`--no-controllers`: admission only)." },
+  shutdownDelay: {
+    flag: "shutdown-delay",
+    schema: z.coerce.number().min(0).max(300),
+    default: 5,
+    description: "Seconds /readyz reports false before the server stops accepting on SIGTERM.",
+  },
+  leaseName: {
+    flag: "lease-name",
+    schema: k8sName,
+    default: "machine-api-migration",
+    description: "Name of the leader-election Lease (in the CAPI namespace).",
+  },
+  leaseDuration: {
+    flag: "lease-duration",
+    schema: seconds,
+    default: 15,
+    description: "Leader election LeaseDuration, seconds.",
+  },
+  renewDeadline: {
+    flag: "renew-deadline",
+    schema: seconds,
+    default: 10,
+    description: "Leader election RenewDeadline, seconds.",
+  },
+  retryPeriod: {
+    flag: "retry-period",
+    schema: seconds,
+    default: 2,
+    description: "Leader election RetryPeriod, seconds.",
+  },
+  watchSilenceTimeout: {
+    flag: "watch-silence-timeout",
+    schema: seconds,
+    default: 90,
+    description: "Seconds a watch may deliver nothing (no event, no bookmark) before it is restarted.",
+  },
+  migrationStuckAfter: {
+    flag: "migration-stuck-after",
+    schema: seconds,
+    default: 900,
+    description: "Seconds at one handover step after which migration_stuck reports 1.",
+  },
+  controllers: {
+    flag: "controllers",
+    schema: boolFromText,
+    default: true,
+    boolean: true,
+    description: "Run the sync and migration controllers (`--no-controllers`: admission only).",
+  },
   simulateProviders: {
     flag: "simulate-providers",
     schema: boolFromText.optional(),
@@ -80,12 +163,43 @@ export const SETTINGS = {
     boolean: true,
     description: "Run the MAO/CAPI/CAPA stand-ins. Default on in local mode; refused in a cluster.",
   },
-  apiHost: { flag: "api-host", schema: z.string().min(1), default: "127.0.0.1", description: "Local mode: address of the embedded Kubernetes API server." },
-  apiPort: { flag: "api-port", schema: port, default: 6443, description: "Local mode: port of the embedded Kubernetes API server." },
-  stateDir: { flag: "state-dir", schema: z.string().min(1), default: ".local", description: "Local mode: where the kubeconfig and tokens are written." },
-  seed: { flag: "seed", schema: list.pipe(z.array(z.enum(["demo", "demo-providers"]))), default: [], description: "Local mode: objects to load at start (`demo`, `demo-providers`; comma-separated)." },
-  withInstaller: { flag: "with-installer", schema: boolFromText, default: false, boolean: true, description: "Local mode: also run the installer in-process." },
-  logLevel: { flag: "log-level", schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]), default: "info", description: "pino log level." },
+  apiHost: {
+    flag: "api-host",
+    schema: z.string().min(1),
+    default: "127.0.0.1",
+    description: "Local mode: address of the embedded Kubernetes API server.",
+  },
+  apiPort: {
+    flag: "api-port",
+    schema: port,
+    default: 6443,
+    description: "Local mode: port of the embedded Kubernetes API server.",
+  },
+  stateDir: {
+    flag: "state-dir",
+    schema: z.string().min(1),
+    default: ".local",
+    description: "Local mode: where the kubeconfig and tokens are written.",
+  },
+  seed: {
+    flag: "seed",
+    schema: list.pipe(z.array(z.enum(["demo", "demo-providers"]))),
+    default: [],
+    description: "Local mode: objects to load at start (`demo`, `demo-providers`; comma-separated).",
+  },
+  withInstaller: {
+    flag: "with-installer",
+    schema: boolFromText,
+    default: false,
+    boolean: true,
+    description: "Local mode: also run the installer in-process.",
+  },
+  logLevel: {
+    flag: "log-level",
+    schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
+    default: "info",
+    description: "pino log level.",
+  },
 } satisfies Record<string, Setting>;
 
 type Settings = typeof SETTINGS;
@@ -99,7 +213,10 @@ export type ConfigResult = { ok: true; config: Config; rest: string[] } | { ok: 
  * Parses flags (`--name value`, `--name=value`, `--flag`, `--no-flag`) over environment variables over
  * defaults. Unknown flags are an error; positional arguments are returned in `rest`.
  */
-export function parseConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ConfigResult {
+export function parseConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): ConfigResult {
   const byFlag = new Map<string, [keyof Settings, Setting]>(
     (Object.entries(SETTINGS) as [keyof Settings, Setting][]).map(([k, s]) => [s.flag, [k, s]]),
   );
@@ -135,7 +252,11 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
     const [key, s] = entry;
     if (value === undefined) {
       const next = argv[i + 1];
-      if (s.boolean && (next === undefined || next.startsWith("--") || !/^(true|false|1|0|yes|no)$/.test(next))) value = "true";
+      if (
+        s.boolean &&
+        (next === undefined || next.startsWith("--") || !/^(true|false|1|0|yes|no)$/.test(next))
+      )
+        value = "true";
       else if (next === undefined) return { ok: false, error: `flag --${name} needs a value` };
       else {
         value = next;
@@ -157,16 +278,23 @@ export function parseConfig(argv: readonly string[], env: Readonly<Record<string
     config[key] = parsed.data;
   }
   const c = config as Config;
-  if (c.renewDeadline >= c.leaseDuration) return { ok: false, error: "setting renewDeadline must be less than leaseDuration" };
-  if (c.retryPeriod >= c.renewDeadline) return { ok: false, error: "setting retryPeriod must be less than renewDeadline" };
-  if (c.mapiNamespace === c.capiNamespace) return { ok: false, error: "settings mapiNamespace and capiNamespace must differ" };
+  if (c.renewDeadline >= c.leaseDuration)
+    return { ok: false, error: "setting renewDeadline must be less than leaseDuration" };
+  if (c.retryPeriod >= c.renewDeadline)
+    return { ok: false, error: "setting retryPeriod must be less than renewDeadline" };
+  if (c.mapiNamespace === c.capiNamespace)
+    return { ok: false, error: "settings mapiNamespace and capiNamespace must differ" };
   return { ok: true, config: c, rest };
 }
 
 /** Markdown table of every setting, for the README (kept from drifting by a test). */
 export function settingsReference(): string {
   const rows = (Object.entries(SETTINGS) as [string, Setting][]).map(([, s]) => {
-    const def = Array.isArray(s.default) ? s.default.join(",") || "(none)" : s.default === undefined ? "(unset)" : String(s.default);
+    const def = Array.isArray(s.default)
+      ? s.default.join(",") || "(none)"
+      : s.default === undefined
+        ? "(unset)"
+        : String(s.default);
     return `| \`--${s.flag}\` | \`${envNameOf(s.flag)}\` | \`${def}\` | ${s.description} |`;
   });
   return ["| flag | environment | default | meaning |", "|---|---|---|---|", ...rows].join("\n");

@@ -25,8 +25,13 @@ export interface ResourceType {
   readonly namespaced: boolean;
 }
 
-const type = (group: string, version: string, kind: string, plural: string, namespaced = true): ResourceType =>
-  Object.freeze({ group, version, kind, plural, namespaced });
+const type = (
+  group: string,
+  version: string,
+  kind: string,
+  plural: string,
+  namespaced = true,
+): ResourceType => Object.freeze({ group, version, kind, plural, namespaced });
 
 /** The kinds of SPEC §0, keyed by a stable short id used across the code base. */
 export const KINDS = Object.freeze({

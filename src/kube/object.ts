@@ -61,7 +61,8 @@ export const finalizersOf = (o: KubeObject | undefined): string[] =>
   Array.isArray(o?.metadata?.finalizers) ? o.metadata.finalizers.filter((f) => typeof f === "string") : [];
 export const ownerReferencesOf = (o: KubeObject | undefined): OwnerReference[] =>
   Array.isArray(o?.metadata?.ownerReferences) ? o.metadata.ownerReferences.filter(isRecord) : [];
-export const isDeleting = (o: KubeObject | undefined): boolean => typeof o?.metadata?.deletionTimestamp === "string";
+export const isDeleting = (o: KubeObject | undefined): boolean =>
+  typeof o?.metadata?.deletionTimestamp === "string";
 export const generationOf = (o: KubeObject | undefined): number =>
   typeof o?.metadata?.generation === "number" ? o.metadata.generation : 0;
 export const hasFinalizer = (o: KubeObject | undefined, f: string): boolean => finalizersOf(o).includes(f);
@@ -90,7 +91,9 @@ export interface Condition {
 export const conditionsOf = (o: KubeObject | undefined): Condition[] => {
   const list = getPath(o, ["status", "conditions"]);
   return Array.isArray(list)
-    ? list.filter((c): c is Condition => isRecord(c) && typeof c.type === "string" && typeof c.status === "string")
+    ? list.filter(
+        (c): c is Condition => isRecord(c) && typeof c.type === "string" && typeof c.status === "string",
+      )
     : [];
 };
 export const conditionOf = (o: KubeObject | undefined, type: string): Condition | undefined =>

@@ -81,7 +81,11 @@ export interface FieldError {
  * Whether a MAPI Machine/MachineSet converts to the other API right now (rule `migration-unconvertible`).
  * Returns every blocking field error; empty when it converts. Backed by src/sync/conversion.
  */
-export type ConvertibilityCheck = (mapiObject: KubeObject, target: "ClusterAPI" | "MachineAPI", view: ClusterView) => FieldError[];
+export type ConvertibilityCheck = (
+  mapiObject: KubeObject,
+  target: "ClusterAPI" | "MachineAPI",
+  view: ClusterView,
+) => FieldError[];
 
 export interface PolicySettings {
   mapiNamespace: string;
