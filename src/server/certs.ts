@@ -138,3 +138,25 @@ export async function writeDevelopmentCertificates(
   await writeFile(files.certFile, serving.certPem);
   return { ...files, ca };
 }
+
+/** `npm run certs [-- --dir D --service S --namespace N]`: writes the development certificates. */
+export async function runCertsCommand(args: readonly string[]): Promise<number> {
+  const opts: Record<string, string> = {
+    dir: "certs",
+    service: "machine-api-migration",
+    namespace: "openshift-cluster-api",
+  };
+  for (let i = 0; i < args.length; i++) {
+    const flag = args[i]!.replace(/^--/, "");
+    const value = args[i + 1];
+    if (!(flag in opts) || value === undefined) {
+      process.stderr.write(`usage: certs [--dir D] [--service S] [--namespace N] (bad flag ${args[i]})\n`);
+      return 2;
+    }
+    opts[flag] = value;
+    i++;
+  }
+  const files = await writeDevelopmentCertificates(opts.dir!, webhookSans(opts.service!, opts.namespace!));
+  process.stdout.write(`wrote ${files.caFile}, ${files.certFile}, ${files.keyFile}\n`);
+  return 0;
+}

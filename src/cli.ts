@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+/**
+ * The command line: one table of subcommands, each loaded only when it runs (so `convert` starts without
+ * loading the server). `serve` is the default and runs until SIGTERM/SIGINT. Every subcommand returns its exit code; bad usage is 2.
+ */
+import { argv, env, exit, stderr, stdout } from "node:process";
+
+interface Subcommand {
+  summary: string;
+  run: (args: string[]) => Promise<number>;
+}
+
+const SUBCOMMANDS: Record<string, Subcommand> = {
+  serve: {
+    summary: "admission webhook + controllers (local mode when no cluster is configured)",
+    run: async (args) => (await import("./main.js")).serve(args, env),
+  },
+  convert: {
+    summary: "convert MAPI <-> CAPI YAML offline (--to capi|mapi --infrastructure F -f F)",
+    run: async (args) => {
+      const { runConvert } = await import("./sync/conversion/cli.js");
+      const { readFile } = await import("node:fs/promises");
+      return runConvert(args, { stdin: process.stdin, stdout, stderr, readFile: (p) => readFile(p, "utf8") });
+    },
+  },
+  certs: {
+    summary: "write a development CA and serving certificate into certs/ (or --dir D)",
+    run: async (args) => (await import("./server/certs.js")).runCertsCommand(args),
+  },
+  "config-reference": {
+    summary: "print the configuration reference (every flag and environment variable) as Markdown",
+    run: async () => {
+      const { settingsReference } = await import("./config.js");
+      stdout.write(`${settingsReference()}\n`);
+      return 0;
+    },
+  },
+};
+
+const usage = (): string =>
+  [
+    "usage: machine-api-migration [subcommand] [flags]",
+    "",
+    "subcommands:",
+    ...Object.entries(SUBCOMMANDS).map(([name, s]) => `  ${name.padEnd(18)} ${s.summary}`),
+    "",
+    "`serve` is the default and runs until SIGTERM/SIGINT. `machine-api-migration config-reference` lists every flag.",
+  ].join("\n");
+
+async function main(args: string[]): Promise<number> {
+  const first = args[0];
+  if (first === "--help" || first === "-h" || first === "help") {
+    stdout.write(`${usage()}\n`);
+    return 0;
+  }
+  const name = first === undefined || first.startsWith("-") ? "serve" : first;
+  const rest = name === first ? args.slice(1) : args;
+  const sub = SUBCOMMANDS[name];
+  if (!sub) {
+    stderr.write(`unknown subcommand "${name}"\n\n${usage()}\n`);
+    return 2;
+  }
+  return sub.run(rest);
+}
+
+main(argv.slice(2)).then(
+  (code) => exit(code),
+  (error: unknown) => {
+    stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    exit(1);
+  },
+);
