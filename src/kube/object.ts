@@ -110,3 +110,23 @@ export const canonicalJson = (v: unknown): string => {
   }
   return JSON.stringify(v ?? null);
 };
+
+/**
+ * Returns `conditions` with `next` set for its type. `lastTransitionTime` changes only when the status
+ * changes (SPEC §1); otherwise the old one is kept. Returns the same array when nothing differs, so callers
+ * can skip the write.
+ */
+export const setCondition = (
+  conditions: readonly Condition[],
+  next: Omit<Condition, "lastTransitionTime">,
+  now: Date,
+): readonly Condition[] => {
+  const old = conditions.find((c) => c.type === next.type);
+  const lastTransitionTime =
+    old && old.status === next.status && old.lastTransitionTime
+      ? old.lastTransitionTime
+      : now.toISOString().replace(/\.\d{3}Z$/, "Z");
+  const merged = { ...old, ...next, lastTransitionTime } as Condition;
+  if (old && canonicalJson(old) === canonicalJson(merged)) return conditions;
+  return old ? conditions.map((c) => (c.type === next.type ? merged : c)) : [...conditions, merged];
+};
