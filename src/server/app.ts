@@ -1,0 +1,272 @@
+/**
+ * The Fastify application kube-apiserver calls (SPEC §2.1): the three admission endpoints, health, readiness,
+ * metrics and (local mode) the debug ledger. It holds no admission rule — every verdict comes from the
+ * `decide` function passed in — and nothing listens when it is built: `serve.ts` adds TLS files, reload
+ * and shutdown; tests call `buildServer` with fakes and `app.inject`.
+ */
+import type { Server as HttpServer } from "node:http";
+import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from "node:https";
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { AdmissionRequest, Decision, WebhookName } from "../policies/types.js";
+import {
+  admissionReviewResponseJsonSchema,
+  decodeAdmissionReview,
+  encodeAdmissionResponse,
+} from "./admission-review.js";
+import { parseJsonBody } from "./json-body.js";
+import { createAdmissionMetrics } from "./metrics.js";
+import { decisionBudgetMs } from "./timeout.js";
+
+export interface Readiness {
+  ready: boolean;
+  reason?: string;
+}
+
+export interface ServerDeps {
+  decide: (webhook: WebhookName, request: AdmissionRequest) => Decision;
+  logger: Logger;
+  /** Where the admission metrics are registered and what /metrics prints; never prom-client's global one. */
+  registry: Registry;
+  /** The rest of the process's readiness (caches synced); combined with certificate and shutdown state. */
+  readiness: () => Readiness;
+  /** Local mode only: `GET /debug/instances` answers `instances()` (the simulated instance ledger, §1.1). */
+  debugRoutes?: { instances?: () => unknown };
+  /** Monotonic clock in nanoseconds (process.hrtime.bigint); injectable so tests can simulate slow decisions. */
+  now?: () => bigint;
+}
+
+/** What only the serving shell knows: whether a certificate is loaded and whether shutdown has begun. */
+export interface ServingState {
+  certificateLoaded: () => boolean;
+  shuttingDown: () => boolean;
+}
+
+/** What a webhook answers when it cannot decide in time or the engine threw (SPEC §2.2 failure policies). */
+export type Fallback = "allow" | "deny";
+
+export interface BuildOptions {
+  /** HTTPS options (key, cert, minVersion…). Absent: plain HTTP, for `app.inject` only. */
+  https?: HttpsServerOptions;
+  servingState?: ServingState;
+  /**
+   * Per-webhook fallback. Defaults follow each configuration's failurePolicy: `/validate` (Fail) denies, the
+   * Ignore webhooks allow — answering what kube would have done had we not answered at all.
+   */
+  fallback?: Partial<Record<WebhookName, Fallback>>;
+}
+
+export type WebhookApp = FastifyInstance<HttpServer | HttpsServer>;
+
+/** Bodies up to 7 MiB are accepted (SPEC §2.1; kube-apiserver's own request limit is 3 MiB per object ×2). */
+export const BODY_LIMIT_BYTES = 7 * 1024 * 1024;
+
+const DEFAULT_FALLBACK: Readonly<Record<WebhookName, Fallback>> = {
+  validate: "deny",
+  "validate-warn": "allow",
+  mutate: "allow",
+};
+
+const WEBHOOK_ROUTES: readonly WebhookName[] = ["validate", "validate-warn", "mutate"];
+
+const objectRef = (request: AdmissionRequest): string => {
+  const name = request.name || (request.object ?? request.oldObject)?.metadata?.name || "";
+  return request.namespace ? `${request.namespace}/${name}` : name;
+};
+
+const describeObject = (request: AdmissionRequest): string =>
+  `${request.kind.kind}${request.subResource ? `/${request.subResource}` : ""} ${objectRef(request)}`;
+
+/** The verdict a webhook gives when the engine did not produce one in time (or at all). */
+export function fallbackDecision(fallback: Fallback, rule: string, why: string): Decision {
+  if (fallback === "allow") return { allowed: true, rule, warnings: [] };
+  return {
+    allowed: false,
+    rule,
+    status: { code: 403, reason: "Forbidden", message: why },
+    warnings: [],
+  };
+}
+
+interface ErrorAnswer {
+  statusCode: number;
+  error: string;
+}
+
+/**
+ * Maps anything Fastify or a handler threw to a 4xx answer naming the problem. kube-apiserver reads a 5xx
+ * as "webhook broken" and applies the failure policy, and a crafted input must never reach that: the only
+ * 5xx this server gives is /readyz's 503.
+ */
+export function describeRequestError(error: FastifyError | Error, contentType: unknown): ErrorAnswer {
+  const code = (error as FastifyError).code;
+  const statusCode = (error as FastifyError).statusCode;
+  switch (code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return { statusCode: 413, error: `request body is larger than ${BODY_LIMIT_BYTES} bytes (7 MiB)` };
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return {
+        statusCode: 400,
+        error: `content-type must be application/json (got ${JSON.stringify(contentType ?? "nothing")})`,
+      };
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return {
+        statusCode: 400,
+        error: "request body is empty; expected an admission.k8s.io/v1 AdmissionReview",
+      };
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return { statusCode: 400, error: "content-length does not match the request body" };
+  }
+  if (error instanceof SyntaxError || code === "FST_ERR_CTP_INVALID_JSON_BODY") {
+    // secure-json-parse reports `__proto__` and `constructor.prototype` keys as a SyntaxError too.
+    const what = /prototype/i.test(error.message)
+      ? "request body contains a forbidden __proto__ or constructor.prototype key"
+      : `request body is not valid JSON: ${error.message}`;
+    return { statusCode: 400, error: what };
+  }
+  if (typeof statusCode === "number" && statusCode >= 400 && statusCode < 500) {
+    return { statusCode, error: error.message };
+  }
+  return { statusCode: 400, error: "the request could not be processed" };
+}
+
+export function buildServer(deps: ServerDeps, options: BuildOptions = {}): WebhookApp {
+  const now = deps.now ?? process.hrtime.bigint;
+  const servingState: ServingState = options.servingState ?? {
+    certificateLoaded: () => true,
+    shuttingDown: () => false,
+  };
+  const fallbacks = { ...DEFAULT_FALLBACK, ...options.fallback };
+  const metrics = createAdmissionMetrics(deps.registry);
+  const log = deps.logger;
+
+  const app = Fastify({
+    ...(options.https ? { https: options.https } : {}),
+    // Fastify's own per-request logging would double every decision line; the handler logs one line itself.
+    logger: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    onProtoPoisoning: "error",
+    onConstructorPoisoning: "error",
+    // While draining on shutdown, a request on a kept-alive connection is still answered, not given a 503.
+    return503OnClosing: false,
+    // A client that trickles a request for longer than kube's 30 s maximum timeout is not kube.
+    requestTimeout: 30_000,
+  }) as unknown as WebhookApp;
+
+  // Only JSON is accepted: any other content-type fails with 415 inside Fastify, mapped to 400 below.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    const parsed = parseJsonBody(body as string);
+    if (parsed.ok) done(null, parsed.value);
+    else done(Object.assign(new Error(parsed.error), { statusCode: 400 }), undefined);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const answer = describeRequestError(error, request.headers["content-type"]);
+    if (answer.statusCode === 400 && answer.error === "the request could not be processed") {
+      log.error({ err: error, url: request.url }, "unexpected error while handling a request");
+    }
+    void reply.code(answer.statusCode).type("application/json").send({ error: answer.error });
+  });
+
+  const admissionHandler = (webhook: WebhookName) => {
+    const fallback = fallbacks[webhook];
+    return (req: FastifyRequest, reply: FastifyReply): void => {
+      const start = now();
+      const decoded = decodeAdmissionReview(req.body);
+      if (!decoded.ok) {
+        void reply.code(400).send({ error: decoded.error });
+        return;
+      }
+      const request = decoded.request;
+      let decision: Decision;
+      try {
+        decision = deps.decide(webhook, request);
+      } catch (err) {
+        log.error({ err, webhook, uid: request.uid }, "admission engine failed");
+        decision = fallbackDecision(
+          fallback,
+          "server-error",
+          `the admission webhook failed to decide on ${describeObject(request)}; retry, and report it if it persists`,
+        );
+      }
+      const elapsedNs = now() - start;
+      const budgetMs = decisionBudgetMs((req.query as Record<string, unknown> | undefined)?.timeout);
+      if (Number(elapsedNs) / 1e6 > budgetMs) {
+        log.warn(
+          { webhook, uid: request.uid, budgetMs, rule: decision.rule },
+          "admission decision exceeded its time budget",
+        );
+        decision = fallbackDecision(
+          fallback,
+          "server-timeout",
+          `the admission decision on ${describeObject(request)} timed out, retry`,
+        );
+      }
+      const micros = Number(elapsedNs / 1000n);
+      metrics.record(webhook, request, decision, micros / 1e6);
+      log.info(
+        {
+          webhook,
+          uid: request.uid,
+          kind: request.kind.group ? `${request.kind.kind}.${request.kind.group}` : request.kind.kind,
+          subResource: request.subResource,
+          object: objectRef(request),
+          operation: request.operation,
+          user: request.userInfo.username,
+          dryRun: request.dryRun === true ? true : undefined,
+          allowed: decision.allowed,
+          rule: decision.rule,
+          us: micros,
+        },
+        "admission decision",
+      );
+      void reply.code(200).send(encodeAdmissionResponse(webhook, request, decision));
+    };
+  };
+
+  const responseSchema = { response: { 200: admissionReviewResponseJsonSchema } };
+  for (const webhook of WEBHOOK_ROUTES) {
+    app.post(`/${webhook}`, { schema: responseSchema }, admissionHandler(webhook));
+  }
+
+  app.get("/healthz", (_req, reply) => {
+    void reply.type("text/plain").send("ok");
+  });
+
+  app.get("/readyz", (_req, reply) => {
+    const notReady = (reason: string): void => {
+      void reply.code(503).send({ ready: false, reason });
+    };
+    if (servingState.shuttingDown()) return notReady("shutting down");
+    if (!servingState.certificateLoaded()) return notReady("serving certificate not loaded");
+    let readiness: Readiness;
+    try {
+      readiness = deps.readiness();
+    } catch (err) {
+      return notReady(`readiness check failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (!readiness.ready) return notReady(readiness.reason ?? "not ready");
+    void reply.send({ ready: true });
+  });
+
+  app.get("/metrics", async (_req, reply) => {
+    const text = await deps.registry.metrics();
+    return reply.type(deps.registry.contentType).send(text);
+  });
+
+  const instances = deps.debugRoutes?.instances;
+  if (instances) {
+    app.get("/debug/instances", (_req, reply) => {
+      void reply.send(instances());
+    });
+  }
+
+  return app;
+}
