@@ -1,0 +1,133 @@
+/**
+ * The shared informer cache: one informer per (type, namespace), created on first request and started at
+ * once — also at run time, for kinds first referenced then (infrastructure machines and templates). Both
+ * admission (through `clusterView(cache, …)` in src/policies/view.ts) and the controllers read from it;
+ * it implements `ObjectStore` across all its informers. It holds no API client of its own beyond the
+ * transport its informers use.
+ */
+import type { Logger } from "pino";
+import type { Freshness, ObjectStore } from "../policies/types.js";
+import type { Clock } from "./clock.js";
+import type { BackoffSettings, Informer } from "./informer.js";
+import { createInformer } from "./informer.js";
+import type { ResourceType } from "./kinds.js";
+import type { KubeObject } from "./object.js";
+import type { IndexFunction } from "./store.js";
+import type { Transport } from "./transport.js";
+
+export interface CacheOptions {
+  transport: Transport;
+  logger: Logger;
+  clock: Clock;
+  watchSilenceTimeoutMs?: number;
+  watchTimeoutSeconds?: number;
+  backoff?: BackoffSettings;
+  random?: () => number;
+  /** Extra indexes every informer carries (the defaults — owner, label, namespace — are always there). */
+  indexers?: Readonly<Record<string, IndexFunction>>;
+}
+
+export interface Cache extends ObjectStore {
+  /** The informer for `type` in `namespace` ("" or omitted: all namespaces); created and started on first call. */
+  informerFor(type: ResourceType, namespace?: string): Informer;
+  informers(): readonly Informer[];
+  /** True once every informer created so far has synced. */
+  synced(): boolean;
+  /** Resolves when every informer created so far has synced; rejects after `timeoutMs` if given. */
+  waitForSync(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const typeKey = (t: ResourceType): string => `${t.plural}.${t.group}/${t.version}`;
+
+export function createCache(options: CacheOptions): Cache {
+  const byKey = new Map<string, Informer>();
+  const byType = new Map<string, Informer[]>();
+  let stopped = false;
+
+  const informersOf = (type: ResourceType): Informer[] => byType.get(typeKey(type)) ?? [];
+
+  /** The informer that holds objects of `type` in `namespace`, preferring an all-namespaces one. */
+  const holding = (type: ResourceType, namespace: string): Informer | undefined => {
+    const list = informersOf(type);
+    return list.find((i) => i.namespace === "") ?? list.find((i) => i.namespace === namespace);
+  };
+
+  const cache: Cache = {
+    informerFor(type, namespace = "") {
+      const ns = type.namespaced ? namespace : "";
+      const key = `${typeKey(type)}@${ns}`;
+      const existing = byKey.get(key);
+      if (existing) return existing;
+      if (stopped) throw new Error("the informer cache is stopped");
+      const informer = createInformer({
+        type,
+        namespace: ns,
+        transport: options.transport,
+        clock: options.clock,
+        logger: options.logger,
+        ...(options.watchSilenceTimeoutMs !== undefined
+          ? { watchSilenceTimeoutMs: options.watchSilenceTimeoutMs }
+          : {}),
+        ...(options.watchTimeoutSeconds !== undefined
+          ? { watchTimeoutSeconds: options.watchTimeoutSeconds }
+          : {}),
+        ...(options.backoff ? { backoff: options.backoff } : {}),
+        ...(options.random ? { random: options.random } : {}),
+        ...(options.indexers ? { indexers: options.indexers } : {}),
+      });
+      byKey.set(key, informer);
+      byType.set(typeKey(type), [...informersOf(type), informer]);
+      informer.start();
+      return informer;
+    },
+    informers: () => [...byKey.values()],
+    synced: () => [...byKey.values()].every((i) => i.hasSynced()),
+    async waitForSync(timeoutMs) {
+      const all = Promise.all([...byKey.values()].map((i) => i.synced)).then(() => undefined);
+      if (timeoutMs === undefined) return all;
+      let handle: { cancel(): void } | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        handle = options.clock.setTimeout(() => {
+          const waiting = [...byKey.values()].filter((i) => !i.hasSynced()).map((i) => typeKey(i.type));
+          reject(new Error(`informer cache not synced after ${timeoutMs} ms: ${waiting.join(", ")}`));
+        }, timeoutMs);
+      });
+      try {
+        await Promise.race([all, timeout]);
+      } finally {
+        handle?.cancel();
+      }
+    },
+    async stop() {
+      stopped = true;
+      await Promise.all([...byKey.values()].map((i) => i.stop()));
+    },
+    get(type, namespace, name) {
+      return holding(type, namespace)?.get(namespace, name);
+    },
+    list(type, namespace) {
+      if (namespace !== undefined) return holding(type, namespace)?.list(namespace) ?? [];
+      const all = informersOf(type).find((i) => i.namespace === "");
+      if (all) return all.list();
+      return informersOf(type).flatMap((i) => i.list());
+    },
+    freshness(type): Freshness {
+      const list = informersOf(type);
+      // A kind nobody watches is not a view at all: report it unsynced so admission says "retry".
+      if (list.length === 0) return { synced: false, disconnectedForMs: Number.POSITIVE_INFINITY };
+      return {
+        synced: list.every((i) => i.hasSynced()),
+        disconnectedForMs: Math.max(...list.map((i) => i.freshness().disconnectedForMs)),
+      };
+    },
+  };
+  return cache;
+}
+
+/** Objects of `type` in the cache owned (ownerReferences) by the object with `ownerUid`. */
+export const ownedBy = (cache: Cache, type: ResourceType, ownerUid: string): KubeObject[] =>
+  cache
+    .informers()
+    .filter((i) => typeKey(i.type) === typeKey(type))
+    .flatMap((i) => i.byIndex("owner", ownerUid));

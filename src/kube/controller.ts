@@ -1,0 +1,211 @@
+/**
+ * The controller loop (controller-runtime semantics, SPEC §7): `reconcile(key)` returns
+ * `{ requeueAfterMs? }` or throws; the runtime owns queueing, dedup, per-key backoff, terminal errors,
+ * workers, metrics and logs, so controllers contain only their reconcile logic. Watches map informer
+ * events to keys with small pure mappers (own name, twin by name, owner reference, label). A controller can
+ * be started and stopped repeatedly (leadership comes and goes); each start gets a fresh queue and replays
+ * every watched object once, as controller-runtime does on its initial list.
+ */
+import type { Logger } from "pino";
+import type { Clock } from "./clock.js";
+import { ConflictError } from "./errors.js";
+import type { Informer } from "./informer.js";
+import type { RuntimeMetrics } from "./metrics.js";
+import type { KubeObject } from "./object.js";
+import { labelsOf, nameOf, namespaceOf, ownerReferencesOf } from "./object.js";
+import type { WorkQueue } from "./workqueue.js";
+import { createWorkQueue } from "./workqueue.js";
+
+export interface ReconcileResult {
+  /** Reconcile this key again after this long even if nothing changes (success resets its backoff). */
+  requeueAfterMs?: number;
+}
+
+export interface ReconcileContext {
+  logger: Logger;
+  /** Aborted when the controller stops (e.g. leadership lost): stop before the next write. */
+  signal: AbortSignal;
+}
+
+export type Reconciler = (
+  key: string,
+  context: ReconcileContext,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a reconciler with nothing to requeue just returns
+) => Promise<ReconcileResult | undefined | void>;
+
+/** An error that retrying cannot fix (bad input, unsupported platform): logged and counted, never retried. */
+export class TerminalError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "TerminalError";
+  }
+}
+
+/** Maps one object to the keys of the controller's queue it concerns. */
+export type KeyMapper = (object: KubeObject) => readonly string[];
+
+/** The object's own name: controllers keyed by name (SPEC §4), which also covers the twin in the other namespace. */
+export const byName: KeyMapper = (o) => (nameOf(o) ? [nameOf(o)] : []);
+/** `namespace/name` (or `name` for cluster-scoped objects). */
+export const byNamespacedName: KeyMapper = (o) =>
+  nameOf(o) ? [namespaceOf(o) ? `${namespaceOf(o)}/${nameOf(o)}` : nameOf(o)] : [];
+/** The names of the object's owners of `kind` (and `apiVersion` when given). */
+export const byOwner =
+  (kind: string, apiVersion?: string): KeyMapper =>
+  (o) =>
+    ownerReferencesOf(o)
+      .filter((r) => r.kind === kind && (apiVersion === undefined || r.apiVersion === apiVersion))
+      .map((r) => r.name);
+/** The value of label `key`, when set. */
+export const byLabel =
+  (key: string): KeyMapper =>
+  (o) => {
+    const v = labelsOf(o)[key];
+    return v ? [v] : [];
+  };
+/** Every key any of `mappers` yields, once. */
+export const anyOf =
+  (...mappers: KeyMapper[]): KeyMapper =>
+  (o) => [...new Set(mappers.flatMap((m) => m(o)))];
+
+export type ReconcileOutcome = "success" | "error" | "requeue_after" | "terminal_error";
+
+export interface ControllerOptions {
+  name: string;
+  reconcile: Reconciler;
+  clock: Clock;
+  logger: Logger;
+  metrics?: RuntimeMetrics;
+  /** Keys processed in parallel (never the same key twice at once). Default 1. */
+  workers?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+}
+
+export interface Controller {
+  readonly name: string;
+  /** Maps every add/update/delete of `informer` to keys. Register before `start`. */
+  watch(informer: Informer, mapper: KeyMapper): void;
+  enqueue(key: string): void;
+  enqueueAfter(key: string, delayMs: number): void;
+  /** Waits for the watched informers to sync, replays their objects, then runs the workers. */
+  start(): Promise<void>;
+  /** Stops handing out keys at once and resolves when in-flight reconciles have returned. */
+  stop(): Promise<void>;
+  isRunning(): boolean;
+  /** The current queue (a new one per start); undefined while stopped. */
+  queue(): WorkQueue | undefined;
+}
+
+export function createController(options: ControllerOptions): Controller {
+  const { name, clock, metrics } = options;
+  const logger = options.logger.child({ controller: name });
+  const watches: { informer: Informer; mapper: KeyMapper }[] = [];
+  let queue: WorkQueue | undefined;
+  let abort: AbortController | undefined;
+  let workers: Promise<void>[] = [];
+  let starting: Promise<void> | undefined;
+
+  const enqueueAll = (keys: readonly string[]): void => {
+    for (const k of keys) queue?.add(k);
+  };
+
+  const processOne = async (q: WorkQueue, key: string, signal: AbortSignal): Promise<void> => {
+    const log = logger.child({ key });
+    const startedAt = clock.now();
+    let outcome: ReconcileOutcome;
+    try {
+      const result = await options.reconcile(key, { logger: log, signal });
+      q.forget(key);
+      if (result && result.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
+        q.addAfter(key, result.requeueAfterMs);
+        outcome = "requeue_after";
+      } else outcome = "success";
+      log.debug({ outcome }, "reconciled");
+    } catch (e) {
+      if (e instanceof TerminalError) {
+        q.forget(key);
+        outcome = "terminal_error";
+        log.error({ err: e.message }, "reconcile failed permanently; not retrying");
+      } else {
+        q.addRateLimited(key);
+        outcome = "error";
+        const retries = q.numRequeues(key);
+        // A conflict is the write discipline working (someone wrote first): worth a line, not an alarm.
+        if (e instanceof ConflictError) log.info({ err: e.message, retries }, "conflict; requeued");
+        else
+          log.error(
+            { err: e instanceof Error ? e.message : String(e), retries },
+            "reconcile failed; backing off",
+          );
+      }
+    } finally {
+      metrics?.reconcileDuration.observe({ controller: name }, (clock.now() - startedAt) / 1000);
+    }
+    metrics?.reconcileTotal.inc({ controller: name, result: outcome });
+  };
+
+  const worker = async (q: WorkQueue, signal: AbortSignal): Promise<void> => {
+    for (;;) {
+      const key = await q.get();
+      if (key === undefined) return;
+      try {
+        await processOne(q, key, signal);
+      } finally {
+        q.done(key);
+      }
+    }
+  };
+
+  const self: Controller = {
+    name,
+    watch(informer, mapper) {
+      watches.push({ informer, mapper });
+      informer.addHandlers({
+        onAdd: (o) => enqueueAll(mapper(o)),
+        onUpdate: (before, after) => enqueueAll([...mapper(before), ...mapper(after)]),
+        onDelete: (o) => enqueueAll(mapper(o)),
+      });
+    },
+    enqueue: (key) => queue?.add(key),
+    enqueueAfter: (key, delayMs) => queue?.addAfter(key, delayMs),
+    async start() {
+      if (queue || starting) return starting;
+      const q = createWorkQueue({
+        name,
+        clock,
+        ...(metrics ? { metrics } : {}),
+        ...(options.baseDelayMs !== undefined ? { baseDelayMs: options.baseDelayMs } : {}),
+        ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
+      });
+      const a = new AbortController();
+      queue = q;
+      abort = a;
+      starting = (async () => {
+        await Promise.all(watches.map((w) => w.informer.synced));
+        if (a.signal.aborted) return;
+        for (const w of watches) for (const o of w.informer.list()) for (const k of w.mapper(o)) q.add(k);
+        workers = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => worker(q, a.signal));
+        logger.info({ workers: workers.length }, "controller started");
+      })();
+      try {
+        await starting;
+      } finally {
+        starting = undefined;
+      }
+    },
+    async stop() {
+      const q = queue;
+      if (!q) return;
+      abort?.abort();
+      q.shutdown();
+      queue = undefined;
+      await Promise.all(workers);
+      workers = [];
+      logger.info("controller stopped");
+    },
+    isRunning: () => queue !== undefined,
+    queue: () => queue,
+  };
+  return self;
+}

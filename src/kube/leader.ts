@@ -1,0 +1,217 @@
+/**
+ * Leader election on a `coordination.k8s.io/v1` Lease, with client-go's semantics (SPEC §7): a candidate
+ * takes the Lease when it is free (no holder) or when its record has not changed for LeaseDuration as seen
+ * on the candidate's own clock; the leader renews every RetryPeriod with a resourceVersion precondition and
+ * stops leading the moment it has not renewed within RenewDeadline — on a timer, so a hung request cannot
+ * delay it. `release()` (the SIGTERM path) clears holderIdentity so a successor takes over without waiting
+ * for expiry. Only the leader runs controllers; that wiring lives in the callbacks, not here.
+ */
+import type { Logger } from "pino";
+import type { KubeClient } from "./client.js";
+import type { Clock, TimerHandle } from "./clock.js";
+import { sleep } from "./clock.js";
+import { KubeApiError, NotFoundError } from "./errors.js";
+import { KINDS } from "./kinds.js";
+import type { RuntimeMetrics } from "./metrics.js";
+import type { KubeObject } from "./object.js";
+import { isRecord } from "./object.js";
+
+export interface LeaderElectionOptions {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  /** Unique per replica (pod name + random suffix). */
+  identity: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  clock: Clock;
+  logger: Logger;
+  metrics?: RuntimeMetrics;
+  /** In [0, 1); jitter of a candidate's retry period. */
+  random?: () => number;
+  onStartedLeading(): void;
+  onStoppedLeading(): void;
+}
+
+export interface LeaderElector {
+  start(): void;
+  /** Stops campaigning without touching the Lease (as a crash would); stops leading locally. */
+  stop(): Promise<void>;
+  /** Stops campaigning and, if leading, clears holderIdentity so another replica takes over at once. */
+  release(): Promise<void>;
+  isLeader(): boolean;
+}
+
+export const LEADER_DEFAULTS = Object.freeze({
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+});
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+/** Kubernetes MicroTime: RFC 3339 with microseconds. */
+export const microTime = (ms: number): string => new Date(ms).toISOString().replace("Z", "000Z");
+
+const specOf = (lease: KubeObject): LeaseSpec => (isRecord(lease.spec) ? (lease.spec as LeaseSpec) : {});
+
+/** Pure: may `identity` write itself into this Lease now? */
+export function canAcquire(
+  spec: LeaseSpec,
+  identity: string,
+  observedAtMs: number,
+  nowMs: number,
+  leaseDurationMs: number,
+): boolean {
+  const holder = spec.holderIdentity ?? "";
+  if (!holder || holder === identity) return true;
+  const duration = spec.leaseDurationSeconds ? spec.leaseDurationSeconds * 1000 : leaseDurationMs;
+  return nowMs >= observedAtMs + duration;
+}
+
+export function createLeaderElector(options: LeaderElectionOptions): LeaderElector {
+  const { client, namespace, name, identity, clock } = options;
+  const leaseDurationMs = options.leaseDurationMs ?? LEADER_DEFAULTS.leaseDurationMs;
+  const renewDeadlineMs = options.renewDeadlineMs ?? LEADER_DEFAULTS.renewDeadlineMs;
+  const retryPeriodMs = options.retryPeriodMs ?? LEADER_DEFAULTS.retryPeriodMs;
+  const random = options.random ?? Math.random;
+  const logger = options.logger.child({ lease: `${namespace}/${name}`, identity });
+
+  let leading = false;
+  let lastLease: KubeObject | undefined;
+  let observed = "";
+  let observedAt = 0;
+  let deadline: TimerHandle | undefined;
+  let loop: Promise<void> | undefined;
+  let abort: AbortController | undefined;
+
+  const setLeading = (value: boolean, why: string): void => {
+    if (leading === value) return;
+    leading = value;
+    options.metrics?.leader.set({ lease: name }, value ? 1 : 0);
+    if (value) {
+      logger.info({ why }, "started leading");
+      options.onStartedLeading();
+    } else {
+      deadline?.cancel();
+      deadline = undefined;
+      logger.warn({ why }, "stopped leading");
+      options.onStoppedLeading();
+    }
+  };
+
+  const renewed = (lease: KubeObject): void => {
+    lastLease = lease;
+    deadline?.cancel();
+    deadline = clock.setTimeout(
+      () => setLeading(false, "not renewed within the renew deadline"),
+      renewDeadlineMs,
+    );
+    setLeading(true, "lease acquired");
+  };
+
+  const record = (now: number, previous: LeaseSpec): LeaseSpec => {
+    const mine = previous.holderIdentity === identity;
+    return {
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
+      acquireTime: mine && previous.acquireTime ? previous.acquireTime : microTime(now),
+      renewTime: microTime(now),
+      leaseTransitions: (previous.leaseTransitions ?? 0) + (mine ? 0 : 1),
+    };
+  };
+
+  const tryAcquireOrRenew = async (): Promise<void> => {
+    const now = clock.now();
+    let lease: KubeObject;
+    try {
+      lease = await client.get(KINDS.lease, namespace, name);
+    } catch (e) {
+      if (!(e instanceof NotFoundError)) throw e;
+      const created = await client.create(KINDS.lease, {
+        metadata: { name, namespace },
+        spec: { ...record(now, {}), leaseTransitions: 0 },
+      });
+      renewed(created);
+      return;
+    }
+    const spec = specOf(lease);
+    const fingerprint = `${spec.holderIdentity ?? ""}|${spec.renewTime ?? ""}|${lease.metadata?.resourceVersion ?? ""}`;
+    if (fingerprint !== observed) {
+      observed = fingerprint;
+      observedAt = now;
+    }
+    if (!canAcquire(spec, identity, observedAt, now, leaseDurationMs)) {
+      if (leading) setLeading(false, `lease is held by ${spec.holderIdentity}`);
+      return;
+    }
+    const updated = await client.update(KINDS.lease, {
+      ...lease,
+      spec: { ...lease.spec, ...record(now, spec) },
+    });
+    renewed(updated);
+  };
+
+  const campaign = async (signal: AbortSignal): Promise<void> => {
+    while (!signal.aborted) {
+      try {
+        await tryAcquireOrRenew();
+      } catch (e) {
+        // Conflicts are expected when two replicas race; the renew-deadline timer handles a leader that keeps failing.
+        const level = e instanceof KubeApiError && e.code === 409 ? "debug" : "warn";
+        logger[level]({ err: e instanceof Error ? e.message : String(e) }, "lease acquire/renew failed");
+      }
+      if (signal.aborted) break;
+      const wait = leading ? retryPeriodMs : retryPeriodMs * (1 + 0.2 * random());
+      await sleep(clock, wait, signal);
+    }
+  };
+
+  const halt = async (): Promise<void> => {
+    abort?.abort();
+    await loop;
+    loop = undefined;
+  };
+
+  return {
+    start() {
+      if (loop) return;
+      abort = new AbortController();
+      loop = campaign(abort.signal);
+    },
+    async stop() {
+      await halt();
+      setLeading(false, "elector stopped");
+    },
+    async release() {
+      await halt();
+      if (!leading || !lastLease) return setLeading(false, "released");
+      setLeading(false, "releasing the lease");
+      const now = clock.now();
+      try {
+        await client.update(KINDS.lease, {
+          ...lastLease,
+          spec: {
+            ...specOf(lastLease),
+            holderIdentity: "",
+            leaseDurationSeconds: 1,
+            acquireTime: microTime(now),
+            renewTime: microTime(now),
+          },
+        });
+        logger.info("lease released");
+      } catch (e) {
+        // Someone else already holds it (409) or the server is gone: either way it is no longer ours.
+        logger.warn({ err: e instanceof Error ? e.message : String(e) }, "could not release the lease");
+      }
+    },
+    isLeader: () => leading,
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * The in-memory store behind one informer: objects of one type by `namespace/name`, with secondary
+ * indexes (owner uid, label `key=value`, namespace, plus any custom index function) so controllers' mappers
+ * find related objects without scanning. Objects are kept as received minus `metadata.managedFields` and
+ * the last-applied annotation (memory; nothing in the product reads them). Pure data structure: no I/O.
+ */
+import type { KubeObject } from "./object.js";
+import { labelsOf, nameOf, namespaceOf, ownerReferencesOf } from "./object.js";
+
+/** Values an object is filed under in one index. */
+export type IndexFunction = (object: KubeObject) => readonly string[];
+
+export const INDEX = Object.freeze({
+  owner: "owner",
+  label: "label",
+  namespace: "namespace",
+});
+
+export const DEFAULT_INDEXES: Readonly<Record<string, IndexFunction>> = Object.freeze({
+  [INDEX.owner]: (o) => ownerReferencesOf(o).map((r) => r.uid),
+  [INDEX.label]: (o) => Object.entries(labelsOf(o)).map(([k, v]) => `${k}=${v}`),
+  [INDEX.namespace]: (o) => [namespaceOf(o)],
+});
+
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+export const keyOf = (namespace: string, name: string): string => (namespace ? `${namespace}/${name}` : name);
+export const objectKey = (o: KubeObject): string => keyOf(namespaceOf(o), nameOf(o));
+
+/** A shallow copy without the fields the cache does not keep; the input is never mutated. */
+export function trimForCache(o: KubeObject): KubeObject {
+  const meta = o.metadata;
+  if (!meta) return o;
+  const hasLastApplied = meta.annotations !== undefined && Object.hasOwn(meta.annotations, LAST_APPLIED);
+  if (!("managedFields" in meta) && !hasLastApplied) return o;
+  const { managedFields: _dropped, ...rest } = meta;
+  if (hasLastApplied) {
+    const { [LAST_APPLIED]: _last, ...annotations } = meta.annotations ?? {};
+    rest.annotations = annotations;
+  }
+  return { ...o, metadata: rest };
+}
+
+export class IndexedStore {
+  private readonly objects = new Map<string, KubeObject>();
+  private readonly indexes = new Map<string, { fn: IndexFunction; values: Map<string, Set<string>> }>();
+
+  constructor(indexers: Readonly<Record<string, IndexFunction>> = DEFAULT_INDEXES) {
+    for (const [name, fn] of Object.entries(indexers)) this.addIndex(name, fn);
+  }
+
+  /** Adds an index; existing objects are filed at once. Adding the same name twice keeps the first. */
+  addIndex(name: string, fn: IndexFunction): void {
+    if (this.indexes.has(name)) return;
+    const index = { fn, values: new Map<string, Set<string>>() };
+    this.indexes.set(name, index);
+    for (const [key, o] of this.objects) this.file(index, key, o);
+  }
+
+  get(key: string): KubeObject | undefined {
+    return this.objects.get(key);
+  }
+
+  list(namespace?: string): KubeObject[] {
+    if (namespace === undefined) return [...this.objects.values()];
+    return this.byIndex(INDEX.namespace, namespace);
+  }
+
+  keys(): string[] {
+    return [...this.objects.keys()];
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  byIndex(indexName: string, value: string): KubeObject[] {
+    const keys = this.indexes.get(indexName)?.values.get(value);
+    if (!keys) return [];
+    const out: KubeObject[] = [];
+    for (const k of keys) {
+      const o = this.objects.get(k);
+      if (o) out.push(o);
+    }
+    return out;
+  }
+
+  /** Stores `object` (trimmed) and returns what it replaced. */
+  upsert(object: KubeObject): { previous: KubeObject | undefined; current: KubeObject } {
+    const current = trimForCache(object);
+    const key = objectKey(current);
+    const previous = this.objects.get(key);
+    if (previous) this.unfile(key, previous);
+    this.objects.set(key, current);
+    for (const index of this.indexes.values()) this.file(index, key, current);
+    return { previous, current };
+  }
+
+  remove(key: string): KubeObject | undefined {
+    const previous = this.objects.get(key);
+    if (!previous) return undefined;
+    this.unfile(key, previous);
+    this.objects.delete(key);
+    return previous;
+  }
+
+  private file(index: { fn: IndexFunction; values: Map<string, Set<string>> }, key: string, o: KubeObject) {
+    for (const v of index.fn(o)) {
+      let set = index.values.get(v);
+      if (!set) {
+        set = new Set();
+        index.values.set(v, set);
+      }
+      set.add(key);
+    }
+  }
+
+  private unfile(key: string, o: KubeObject): void {
+    for (const index of this.indexes.values()) {
+      for (const v of index.fn(o)) {
+        const set = index.values.get(v);
+        set?.delete(key);
+        if (set?.size === 0) index.values.delete(v);
+      }
+    }
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * The one way the runtime talks HTTP to an API server: plain node:http(s) requests whose auth and TLS come
+ * from a client-node `KubeConfig` (`applyToHTTPSOptions`), JSON in and out, non-2xx answers turned into the
+ * typed errors of errors.ts, and newline-delimited JSON streams for watches. Owning this layer (instead of
+ * client-node's generated APIs and informer) is what lets us set patch content types, watch parameters,
+ * timeouts and stream handling exactly. URL building for a `ResourceType` lives here too.
+ */
+import http from "node:http";
+import https from "node:https";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { errorFromStatus, TransportError } from "./errors.js";
+import type { ResourceType } from "./kinds.js";
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface KubeRequest {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  path: string;
+  query?: Query;
+  body?: unknown;
+  /** Defaults to application/json when there is a body. */
+  contentType?: string;
+  /** Gives up (TransportError) when no complete answer arrived in time. Streams ignore it. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A newline-delimited JSON stream (a watch). Iterating yields parsed lines; `close` ends it from our side. */
+export interface JsonStream extends AsyncIterable<unknown> {
+  close(): void;
+}
+
+export interface Transport {
+  request(req: KubeRequest): Promise<unknown>;
+  stream(req: KubeRequest): Promise<JsonStream>;
+}
+
+/** `/api/v1/...` or `/apis/<group>/<version>/...` for a type, optionally a namespace, a name and a subresource. */
+export function resourcePath(
+  type: ResourceType,
+  namespace?: string,
+  name?: string,
+  subresource?: string,
+): string {
+  const base = type.group ? `/apis/${type.group}/${type.version}` : `/api/${type.version}`;
+  const ns = type.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+  const n = name !== undefined ? `/${encodeURIComponent(name)}` : "";
+  const sub = subresource && name !== undefined ? `/${subresource}` : "";
+  return `${base}${ns}/${type.plural}${n}${sub}`;
+}
+
+const withQuery = (path: string, query: Query | undefined): string => {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
+  const q = params.toString();
+  return q ? `${path}?${q}` : path;
+};
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** A transport for the current context of `kubeConfig`. */
+export function kubeConfigTransport(kubeConfig: KubeConfig): Transport {
+  const open = async (req: KubeRequest): Promise<{ res: http.IncomingMessage; abort: () => void }> => {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new TransportError(0, "", "kubeconfig has no current cluster");
+    const base = new URL(cluster.server);
+    const options: https.RequestOptions = {
+      method: req.method,
+      headers: { Accept: "application/json" },
+    };
+    // Re-applied per request: tokens from exec plugins and in-cluster token files rotate.
+    await kubeConfig.applyToHTTPSOptions(options);
+    const url = new URL(withQuery(base.pathname.replace(/\/$/, "") + req.path, req.query), base);
+    const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+    if (payload) {
+      options.headers = {
+        ...options.headers,
+        "Content-Type": req.contentType ?? "application/json",
+        "Content-Length": String(payload.length),
+      };
+    }
+    const lib = url.protocol === "http:" ? http : https;
+    return new Promise((resolve, reject) => {
+      const r = lib.request(url, options, (res) => resolve({ res, abort: () => r.destroy() }));
+      r.on("error", (e) => reject(new TransportError(0, "", `${req.method} ${req.path}: ${e.message}`)));
+      if (req.signal) {
+        if (req.signal.aborted) r.destroy(new Error("aborted"));
+        req.signal.addEventListener("abort", () => r.destroy(new Error("aborted")), { once: true });
+      }
+      if (req.timeoutMs !== undefined || !isStreamRequest(req)) {
+        r.setTimeout(req.timeoutMs ?? DEFAULT_TIMEOUT_MS, () => r.destroy(new Error("timed out")));
+      }
+      r.end(payload);
+    });
+  };
+
+  const readAll = async (res: http.IncomingMessage): Promise<string> => {
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  };
+
+  return {
+    async request(req) {
+      const { res } = await open(req);
+      let text: string;
+      try {
+        text = await readAll(res);
+      } catch (e) {
+        throw new TransportError(0, "", `${req.method} ${req.path}: ${(e as Error).message}`);
+      }
+      const code = res.statusCode ?? 0;
+      if (code < 200 || code >= 300) throw errorFromStatus(code, text);
+      if (text.length === 0) return undefined;
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new TransportError(code, "", `${req.method} ${req.path}: answer is not JSON`);
+      }
+    },
+    async stream(req) {
+      const { res, abort } = await open(req);
+      const code = res.statusCode ?? 0;
+      if (code < 200 || code >= 300) throw errorFromStatus(code, await readAll(res).catch(() => ""));
+      return {
+        close: abort,
+        [Symbol.asyncIterator]: () => jsonLines(res)[Symbol.asyncIterator](),
+      };
+    },
+  };
+}
+
+const isStreamRequest = (req: KubeRequest): boolean =>
+  req.query?.watch === true || req.query?.watch === "true";
+
+/** Splits a byte stream into JSON values, one per line; a line that is not JSON ends the stream with an error. */
+export async function* jsonLines(source: AsyncIterable<Buffer | string>): AsyncGenerator<unknown> {
+  let buffered = "";
+  try {
+    for await (const chunk of source) {
+      buffered += typeof chunk === "string" ? chunk : chunk.toString("utf8");
+      let nl = buffered.indexOf("\n");
+      while (nl >= 0) {
+        const line = buffered.slice(0, nl).trim();
+        buffered = buffered.slice(nl + 1);
+        if (line) yield JSON.parse(line);
+        nl = buffered.indexOf("\n");
+      }
+    }
+  } catch (e) {
+    throw new TransportError(0, "", `watch stream broke: ${(e as Error).message}`);
+  }
+  const rest = buffered.trim();
+  if (rest) yield JSON.parse(rest);
+}

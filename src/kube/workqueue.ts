@@ -1,0 +1,124 @@
+/**
+ * A controller work queue with client-go semantics (SPEC §7): adding a key that is already queued does
+ * nothing; a key being processed is never handed out again until `done`, and if it was re-added meanwhile
+ * it is queued once more then; failures back off per key exponentially (5 ms doubling, capped at 1000 s)
+ * until `forget` resets them; `addAfter` delays a key (the earliest pending delay wins). Time comes from an
+ * injected `Clock`, so tests never sleep.
+ */
+import type { Clock, TimerHandle } from "./clock.js";
+import type { RuntimeMetrics } from "./metrics.js";
+
+export interface WorkQueueOptions {
+  name: string;
+  clock: Clock;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  metrics?: RuntimeMetrics;
+}
+
+export const DEFAULT_BASE_DELAY_MS = 5;
+export const DEFAULT_MAX_DELAY_MS = 1_000_000;
+
+/** Delay before the `failures`-th retry: base · 2^(failures-1), capped. */
+export const retryDelay = (failures: number, baseMs: number, maxMs: number): number =>
+  Math.min(maxMs, baseMs * 2 ** Math.max(0, failures - 1));
+
+export interface WorkQueue {
+  add(key: string): void;
+  addAfter(key: string, delayMs: number): void;
+  /** Re-adds after the key's next backoff delay and counts a retry. */
+  addRateLimited(key: string): void;
+  /** Resets the key's backoff (after a success or a terminal error). */
+  forget(key: string): void;
+  numRequeues(key: string): number;
+  /** Next key to process, or undefined once shut down. */
+  get(): Promise<string | undefined>;
+  done(key: string): void;
+  len(): number;
+  /** Keys currently being processed. */
+  processing(): readonly string[];
+  shutdown(): void;
+  isShutdown(): boolean;
+}
+
+export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
+  const { clock, name } = options;
+  const base = options.baseDelayMs ?? DEFAULT_BASE_DELAY_MS;
+  const max = options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS;
+  const queue: string[] = [];
+  const dirty = new Set<string>();
+  const active = new Set<string>();
+  const failures = new Map<string, number>();
+  const delayed = new Map<string, { at: number; timer: TimerHandle }>();
+  const waiters: ((key: string | undefined) => void)[] = [];
+  let shuttingDown = false;
+
+  const depth = (): void => options.metrics?.workqueueDepth.set({ name }, queue.length);
+
+  const push = (key: string): void => {
+    const waiter = waiters.shift();
+    if (waiter) {
+      dirty.delete(key);
+      active.add(key);
+      waiter(key);
+      return;
+    }
+    queue.push(key);
+    depth();
+  };
+
+  const self: WorkQueue = {
+    add(key) {
+      if (shuttingDown || dirty.has(key)) return;
+      dirty.add(key);
+      if (active.has(key)) return;
+      push(key);
+    },
+    addAfter(key, delayMs) {
+      if (shuttingDown) return;
+      if (delayMs <= 0) return self.add(key);
+      const at = clock.now() + delayMs;
+      const pending = delayed.get(key);
+      if (pending && pending.at <= at) return;
+      pending?.timer.cancel();
+      const timer = clock.setTimeout(() => {
+        delayed.delete(key);
+        self.add(key);
+      }, delayMs);
+      delayed.set(key, { at, timer });
+    },
+    addRateLimited(key) {
+      const n = (failures.get(key) ?? 0) + 1;
+      failures.set(key, n);
+      options.metrics?.workqueueRetries.inc({ name });
+      self.addAfter(key, retryDelay(n, base, max));
+    },
+    forget: (key) => void failures.delete(key),
+    numRequeues: (key) => failures.get(key) ?? 0,
+    get() {
+      if (shuttingDown) return Promise.resolve(undefined);
+      const key = queue.shift();
+      if (key !== undefined) {
+        depth();
+        dirty.delete(key);
+        active.add(key);
+        return Promise.resolve(key);
+      }
+      return new Promise((resolve) => waiters.push(resolve));
+    },
+    done(key) {
+      active.delete(key);
+      if (dirty.has(key) && !shuttingDown) push(key);
+    },
+    len: () => queue.length,
+    processing: () => [...active],
+    shutdown() {
+      shuttingDown = true;
+      for (const d of delayed.values()) d.timer.cancel();
+      delayed.clear();
+      for (const w of waiters.splice(0)) w(undefined);
+    },
+    isShutdown: () => shuttingDown,
+  };
+  return self;
+}
