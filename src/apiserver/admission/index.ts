@@ -1,0 +1,255 @@
+/**
+ * Admission webhook dispatch for the local API server (SPEC §8): from the stored
+ * Mutating/ValidatingWebhookConfigurations, pick the webhooks a request reaches (rules, selectors,
+ * matchConditions), call them over HTTPS as kube-apiserver does — mutating ones in order, each JSON Patch
+ * applied before the next; validating ones in parallel — and fold their answers into one outcome with kube's
+ * messages. `clientConfig.service` is reached only through the optional `resolveService` option (there is
+ * no cluster DNS here); without it such a webhook fails per its failurePolicy.
+ */
+import { randomUUID } from "node:crypto";
+import jsonpatch from "fast-json-patch";
+import type { Logger } from "pino";
+import type { KubeObject } from "../../kube/object.js";
+import { celFailed, jsonToCel } from "../schema/cel.js";
+import { type CallResult, callWebhook, type ServiceResolver, type WebhookResponse } from "./call.js";
+import {
+  type CompiledConfiguration,
+  type CompiledWebhook,
+  compileConfiguration,
+  configurationKey,
+  destroyConfiguration,
+} from "./configuration.js";
+import {
+  admissionRequest,
+  namespaceSelectorMatches,
+  objectSelectorMatches,
+  ruleMatches,
+} from "./matching.js";
+import type { AdmissionAttributes, AdmissionDispatcher, AdmissionOutcome } from "./types.js";
+
+export type { ServiceResolver } from "./call.js";
+export type { AdmissionAttributes, AdmissionDispatcher, AdmissionOutcome } from "./types.js";
+
+type Denial = Extract<AdmissionOutcome, { allowed: false }>;
+type Status = Denial["status"];
+
+export interface AdmissionDispatcherOptions {
+  configurations: () => { mutating: readonly KubeObject[]; validating: readonly KubeObject[] };
+  logger?: Logger;
+  /** Maps `clientConfig.service` to an address; the certificate is still verified for `<name>.<namespace>.svc`. */
+  resolveService?: ServiceResolver;
+  /** Request uid source (tests pin it); defaults to crypto.randomUUID. */
+  newUid?: () => string;
+}
+
+/** kube's `ToStatusErr`: never a code below 400 on a rejection, and the webhook named in the message. */
+export function denialStatus(webhookName: string, status: WebhookResponse["status"]): Status {
+  const deniedBy = `admission webhook ${JSON.stringify(webhookName)} denied the request`;
+  const code = status?.code !== undefined && status.code >= 400 ? status.code : 400;
+  const message = status?.message
+    ? `${deniedBy}: ${status.message}`
+    : status?.reason
+      ? `${deniedBy}: ${status.reason}`
+      : `${deniedBy} without explanation`;
+  return { code, reason: status?.reason ?? "", message };
+}
+
+/** kube wraps a webhook call failure under failurePolicy Fail in an InternalError. */
+const callFailure = (webhookName: string, error: string): Status => ({
+  code: 500,
+  reason: "InternalError",
+  message: `Internal error occurred: failed calling webhook ${JSON.stringify(webhookName)}: ${error}`,
+});
+
+/** Sort order of kube: configurations by name, webhooks in their listed order. */
+const ordered = (configs: readonly CompiledConfiguration[], names: Map<string, string>): CompiledWebhook[] =>
+  [...configs]
+    .sort((a, b) => (names.get(a.key) ?? "").localeCompare(names.get(b.key) ?? ""))
+    .flatMap((c) => c.webhooks);
+
+export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): AdmissionDispatcher {
+  // Compiled configurations live as long as their uid+resourceVersion is still stored.
+  const cache = new Map<string, CompiledConfiguration>();
+  const newUid = opts.newUid ?? randomUUID;
+  const log = opts.logger;
+
+  const current = (which: "mutating" | "validating"): CompiledWebhook[] => {
+    const all = opts.configurations();
+    const live = new Set<string>();
+    const names = new Map<string, string>();
+    const compiled: CompiledConfiguration[] = [];
+    for (const kind of ["mutating", "validating"] as const) {
+      for (const c of all[kind]) {
+        const key = `${kind}:${configurationKey(c)}`;
+        live.add(key);
+        let entry = cache.get(key);
+        if (!entry) {
+          entry = { ...compileConfiguration(c), key };
+          cache.set(key, entry);
+        }
+        names.set(key, c.metadata?.name ?? "");
+        if (kind === which) compiled.push(entry);
+      }
+    }
+    for (const [key, entry] of cache) {
+      if (!live.has(key)) {
+        destroyConfiguration(entry);
+        cache.delete(key);
+      }
+    }
+    return ordered(compiled, names);
+  };
+
+  /** Rules and selectors, then matchConditions; `error` is a condition that could not be evaluated. */
+  const reaches = (w: CompiledWebhook, a: AdmissionAttributes): { match: boolean; error?: string } => {
+    if (!w.rules.some((r) => ruleMatches(r, a))) return { match: false };
+    if (!namespaceSelectorMatches(w.namespaceSelector, a)) return { match: false };
+    if (!objectSelectorMatches(w.objectSelector, a)) return { match: false };
+    if (w.matchConditions.length === 0) return { match: true };
+    const vars = {
+      object: jsonToCel(a.object),
+      oldObject: jsonToCel(a.oldObject),
+      request: jsonToCel(admissionRequest(a, "")),
+    };
+    let firstError: string | undefined;
+    for (const mc of w.matchConditions) {
+      if (mc.error || !mc.program) {
+        firstError ??= `compilation failed for matchCondition ${JSON.stringify(mc.name)}: ${mc.error}`;
+        continue;
+      }
+      const result = mc.program(vars);
+      if (celFailed(result))
+        firstError ??= `matchCondition ${JSON.stringify(mc.name)} evaluation error: ${result.message}`;
+      else if (result !== true) return { match: false }; // any false wins over errors, as in kube
+    }
+    return firstError ? { match: true, error: firstError } : { match: true };
+  };
+
+  const review = (a: AdmissionAttributes, uid: string) => ({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: admissionRequest(a, uid),
+  });
+
+  /** One webhook: matching, dry-run guard, call. `skip` = not reached or ignored failure. */
+  const invoke = async (
+    w: CompiledWebhook,
+    a: AdmissionAttributes,
+  ): Promise<
+    { kind: "skip" } | { kind: "fail"; error: string } | { kind: "answer"; response: WebhookResponse }
+  > => {
+    const m = reaches(w, a);
+    if (!m.match) return { kind: "skip" };
+    if (m.error) return { kind: "fail", error: m.error };
+    if (a.dryRun && w.sideEffects !== "None" && w.sideEffects !== "NoneOnDryRun")
+      return { kind: "fail", error: "does not support dry run" };
+    const uid = newUid();
+    const started = process.hrtime.bigint();
+    const result: CallResult = await callWebhook(w, review(a, uid), uid, opts.resolveService);
+    log?.debug(
+      {
+        webhook: w.name,
+        configuration: w.configurationName,
+        operation: a.operation,
+        resource: a.resource.resource,
+        subResource: a.subResource,
+        name: a.name,
+        namespace: a.namespace,
+        ok: result.ok,
+        micros: Number((process.hrtime.bigint() - started) / 1000n),
+      },
+      "admission webhook called",
+    );
+    return result.ok ? { kind: "answer", response: result.response } : { kind: "fail", error: result.error };
+  };
+
+  const failureOutcome = (w: CompiledWebhook, error: string, warnings: string[]): Denial | undefined => {
+    if (error === "does not support dry run")
+      return {
+        allowed: false,
+        status: {
+          code: 400,
+          reason: "BadRequest",
+          message: `admission webhook ${JSON.stringify(w.name)} does not support dry run`,
+        },
+        warnings,
+      };
+    if (w.failurePolicy === "Ignore") {
+      log?.warn({ webhook: w.name, error }, "admission webhook failed; ignored by failurePolicy");
+      return undefined;
+    }
+    return { allowed: false, status: callFailure(w.name, error), warnings };
+  };
+
+  return {
+    async mutate(a) {
+      const warnings: string[] = [];
+      let object = a.object;
+      for (const w of current("mutating")) {
+        const r = await invoke(w, { ...a, object });
+        if (r.kind === "skip") continue;
+        if (r.kind === "fail") {
+          const denial = failureOutcome(w, r.error, warnings);
+          if (denial) return denial;
+          continue;
+        }
+        warnings.push(...r.response.warnings);
+        if (!r.response.allowed)
+          return { allowed: false, status: denialStatus(w.name, r.response.status), warnings };
+        if (r.response.patch === undefined || object === null) continue;
+        const patched = applyPatch(object, r.response);
+        if ("error" in patched) {
+          const denial = failureOutcome(w, patched.error, warnings);
+          if (denial) return denial;
+          continue;
+        }
+        object = patched.object;
+      }
+      return { allowed: true, object, warnings };
+    },
+
+    async validate(a) {
+      const hooks = current("validating");
+      const results = await Promise.all(hooks.map((w) => invoke(w, a)));
+      const warnings = results.flatMap((r) => (r.kind === "answer" ? r.response.warnings : []));
+      for (const [i, r] of results.entries()) {
+        const w = hooks[i]!;
+        if (r.kind === "fail") {
+          const denial = failureOutcome(w, r.error, warnings);
+          if (denial) return denial;
+        } else if (r.kind === "answer") {
+          if (r.response.patch !== undefined)
+            return {
+              allowed: false,
+              status: callFailure(w.name, "validating webhook may not return a patch"),
+              warnings,
+            };
+          if (!r.response.allowed)
+            return { allowed: false, status: denialStatus(w.name, r.response.status), warnings };
+        }
+      }
+      return { allowed: true, object: a.object, warnings };
+    },
+
+    close() {
+      for (const entry of cache.values()) destroyConfiguration(entry);
+      cache.clear();
+    },
+  };
+}
+
+function applyPatch(
+  object: KubeObject,
+  response: WebhookResponse,
+): { object: KubeObject } | { error: string } {
+  if (response.patchType !== "JSONPatch")
+    return { error: `unsupported patch type ${JSON.stringify(response.patchType ?? "")}` };
+  try {
+    const ops = JSON.parse(Buffer.from(response.patch ?? "", "base64").toString("utf8"));
+    if (!Array.isArray(ops)) return { error: "patch is not a JSON array" };
+    const result = jsonpatch.applyPatch(structuredClone(object), ops, true, false).newDocument;
+    return { object: result as KubeObject };
+  } catch (e) {
+    return { error: `JSON patch failed: ${(e as Error).message}` };
+  }
+}

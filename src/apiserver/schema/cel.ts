@@ -1,0 +1,150 @@
+/**
+ * CEL for CRD `x-kubernetes-validations` with @bufbuild/cel: rules are parsed and planned once when the
+ * CRD is compiled, then run per request with `self` (and `oldSelf` for transition rules). JSON values are
+ * handed to CEL as kube does: objects as maps, integers as int (BigInt), numbers of `type: number` as
+ * double. Also exports the generic helpers the admission dispatcher uses for matchConditions.
+ */
+import { CelScalar, celEnv, isCelError, parse, plan } from "@bufbuild/cel";
+import { strings } from "@bufbuild/cel/ext";
+import type { JsonSchema } from "./structural.js";
+
+export type CelProgram = (vars: Record<string, unknown>) => unknown;
+
+export interface CompiledRule {
+  readonly rule: string;
+  readonly message: string | undefined;
+  readonly messageExpression: CelProgram | undefined;
+  readonly fieldPath: string | undefined;
+  readonly reason: string | undefined;
+  /** Transition rule: references `oldSelf`, so it runs only on UPDATE when an old value exists here. */
+  readonly isTransition: boolean;
+  readonly program: CelProgram;
+}
+
+/** Walks a parsed expression looking for an identifier; the AST is plain protobuf-es messages. */
+function referencesIdent(node: unknown, name: string, seen = new Set<unknown>()): boolean {
+  if (typeof node !== "object" || node === null || seen.has(node)) return false;
+  seen.add(node);
+  const rec = node as Record<string, unknown>;
+  if (rec.case === "identExpr" && (rec.value as { name?: unknown } | undefined)?.name === name) return true;
+  for (const v of Object.values(rec)) {
+    if (typeof v === "object" && v !== null && referencesIdent(v, name, seen)) return true;
+  }
+  return false;
+}
+
+/**
+ * Compiles an expression over the given variable names (all `dyn`). Throws with the parser's message when
+ * the expression does not parse; the caller turns that into a field error.
+ */
+export function compileExpression(
+  expr: string,
+  variables: readonly string[],
+): { program: CelProgram; references: (ident: string) => boolean } {
+  const decl: Record<string, typeof CelScalar.DYN> = {};
+  for (const v of variables) decl[v] = CelScalar.DYN;
+  const env = celEnv({ variables: decl, funcs: strings });
+  const parsed = parse(expr);
+  const planned = plan(env, parsed) as (ctx: Record<string, unknown>) => unknown;
+  return {
+    program: (vars) => planned(vars),
+    references: (ident) => referencesIdent(parsed.expr, ident),
+  };
+}
+
+export const celFailed = (result: unknown): result is Error => isCelError(result);
+
+/**
+ * JSON → CEL value, guided by the schema where there is one: integers become BigInt unless the schema
+ * says `type: number`; objects become Maps (so `has()` works on absent keys of maps and objects alike).
+ */
+export function toCel(value: unknown, schema: JsonSchema | undefined): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "number") {
+    if (schema?.type === "number") return value;
+    return Number.isInteger(value) ? BigInt(value) : value;
+  }
+  if (Array.isArray(value)) return value.map((v) => toCel(v, schema?.items));
+  if (typeof value === "object") {
+    const out = new Map<string, unknown>();
+    const props = schema?.properties;
+    const additional =
+      typeof schema?.additionalProperties === "object" ? schema.additionalProperties : undefined;
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      out.set(k, toCel(v, props?.[k] ?? additional));
+    }
+    return out;
+  }
+  return value;
+}
+
+/** Plain JSON → CEL without a schema (matchConditions' object/oldObject/request). */
+export const jsonToCel = (value: unknown): unknown => toCel(value, undefined);
+
+export function compileRules(
+  schema: JsonSchema,
+  at: string,
+): { rules: CompiledRule[]; errors: Array<{ field: string; rule: string; error: string }> } {
+  const rules: CompiledRule[] = [];
+  const errors: Array<{ field: string; rule: string; error: string }> = [];
+  const list = schema["x-kubernetes-validations"];
+  if (!Array.isArray(list)) return { rules, errors };
+  list.forEach((r, i) => {
+    const field = `${at}.x-kubernetes-validations[${i}]`;
+    if (typeof r?.rule !== "string" || r.rule.trim() === "") {
+      errors.push({ field: `${field}.rule`, rule: "", error: "rule must not be empty" });
+      return;
+    }
+    try {
+      const compiled = compileExpression(r.rule, ["self", "oldSelf"]);
+      let messageExpression: CelProgram | undefined;
+      if (typeof r.messageExpression === "string" && r.messageExpression.trim() !== "") {
+        try {
+          messageExpression = compileExpression(r.messageExpression, ["self", "oldSelf"]).program;
+        } catch (e) {
+          errors.push({
+            field: `${field}.messageExpression`,
+            rule: r.messageExpression,
+            error: `messageExpression compilation failed: ${(e as Error).message}`,
+          });
+          return;
+        }
+      }
+      rules.push({
+        rule: r.rule,
+        message: typeof r.message === "string" && r.message !== "" ? r.message : undefined,
+        messageExpression,
+        fieldPath: typeof r.fieldPath === "string" && r.fieldPath !== "" ? r.fieldPath : undefined,
+        reason: typeof r.reason === "string" && r.reason !== "" ? r.reason : undefined,
+        isTransition: compiled.references("oldSelf"),
+        program: compiled.program,
+      });
+    } catch (e) {
+      errors.push({
+        field: `${field}.rule`,
+        rule: r.rule,
+        error: `compilation failed: ${(e as Error).message}`,
+      });
+    }
+  });
+  return { rules, errors };
+}
+
+/**
+ * Turns a rule's relative JSONPath `fieldPath` (`.a.b`, `.a['k.x']`, `.list[2]`) into kube field-path
+ * segments appended to `base`. Unparseable input leaves the base path (kube rejects such CRDs up front).
+ */
+export function appendFieldPath(base: string, fieldPath: string): string {
+  let out = base;
+  const re = /\.([A-Za-z_$][\w$-]*)|\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]/gy;
+  let m: RegExpExecArray | null = re.exec(fieldPath);
+  let consumed = 0;
+  while (m) {
+    consumed = re.lastIndex;
+    if (m[1] !== undefined) out = out ? `${out}.${m[1]}` : m[1];
+    else if (m[2] !== undefined) out = `${out}[${m[2]}]`;
+    else if (m[3] !== undefined) out = `${out}[${m[3]}]`;
+    m = re.exec(fieldPath);
+  }
+  return consumed === fieldPath.length ? out : base;
+}
