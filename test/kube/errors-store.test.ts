@@ -1,0 +1,151 @@
+import { describe, expect, it } from "vitest";
+import {
+  ConflictError,
+  errorFromStatus,
+  ForbiddenError,
+  fromApiException,
+  GoneError,
+  InvalidError,
+  KubeApiError,
+  NotFoundError,
+  ServerError,
+  TooManyRequestsError,
+  TransportError,
+} from "../../src/kube/errors.js";
+import { KINDS } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { INDEX, IndexedStore, trimForCache } from "../../src/kube/store.js";
+import { resourcePath } from "../../src/kube/transport.js";
+
+const status = (code: number, reason: string, message: string, causes?: unknown[]) =>
+  JSON.stringify({
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Failure",
+    code,
+    reason,
+    message,
+    details: { causes },
+  });
+
+describe("typed API errors carry the server's message", () => {
+  it.each([
+    [404, "NotFound", NotFoundError],
+    [409, "Conflict", ConflictError],
+    [409, "AlreadyExists", ConflictError],
+    [422, "Invalid", InvalidError],
+    [403, "Forbidden", ForbiddenError],
+    [410, "Expired", GoneError],
+    [429, "TooManyRequests", TooManyRequestsError],
+    [500, "InternalError", ServerError],
+    [503, "ServiceUnavailable", ServerError],
+  ] as const)("%i %s", (code, reason, cls) => {
+    const e = errorFromStatus(code, status(code, reason, `server says ${reason}`));
+    expect(e).toBeInstanceOf(cls);
+    expect(e).toBeInstanceOf(KubeApiError);
+    expect([e.code, e.reason, e.message]).toEqual([code, reason, `server says ${reason}`]);
+  });
+
+  it("keeps field causes of an Invalid answer", () => {
+    const e = errorFromStatus(
+      422,
+      status(422, "Invalid", "bad", [{ reason: "FieldValueInvalid", field: "spec.x", message: "no" }]),
+    );
+    expect(e.causes).toEqual([{ reason: "FieldValueInvalid", field: "spec.x", message: "no" }]);
+  });
+
+  it("AlreadyExists is a conflict that says so", () => {
+    expect((errorFromStatus(409, status(409, "AlreadyExists", "x")) as ConflictError).alreadyExists).toBe(
+      true,
+    );
+    expect((errorFromStatus(409, status(409, "Conflict", "x")) as ConflictError).alreadyExists).toBe(false);
+  });
+
+  it("a non-JSON body becomes the message", () => {
+    expect(errorFromStatus(502, "Bad Gateway").message).toBe("Bad Gateway");
+  });
+
+  it("maps client-node ApiException (code + raw JSON body) and other throwables", () => {
+    const apiException = Object.assign(new Error("HTTP-Code: 403"), {
+      code: 403,
+      body: status(403, "Forbidden", "admission webhook denied"),
+    });
+    const e = fromApiException(apiException);
+    expect(e).toBeInstanceOf(ForbiddenError);
+    expect(e.message).toBe("admission webhook denied");
+    expect(fromApiException(new Error("ECONNREFUSED"))).toBeInstanceOf(TransportError);
+  });
+});
+
+describe("resource paths", () => {
+  it.each([
+    [resourcePath(KINDS.configMap, "ns", "a"), "/api/v1/namespaces/ns/configmaps/a"],
+    [resourcePath(KINDS.configMap), "/api/v1/configmaps"],
+    [
+      resourcePath(KINDS.mapiMachine, "openshift-machine-api"),
+      "/apis/machine.openshift.io/v1beta1/namespaces/openshift-machine-api/machines",
+    ],
+    [
+      resourcePath(KINDS.infrastructure, "ignored", "cluster"),
+      "/apis/config.openshift.io/v1/infrastructures/cluster",
+    ],
+    [
+      resourcePath(KINDS.capiMachine, "ns", "m", "status"),
+      "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines/m/status",
+    ],
+  ])("%s", (actual, expected) => expect(actual).toBe(expected));
+});
+
+describe("indexed store", () => {
+  const o = (name: string, labels: Record<string, string>, owner?: string): KubeObject => ({
+    metadata: {
+      name,
+      namespace: "ns",
+      labels,
+      ...(owner ? { ownerReferences: [{ apiVersion: "v1", kind: "X", name: "o", uid: owner }] } : {}),
+    },
+  });
+
+  it("indexes by owner uid, label and namespace, and re-files on update and delete", () => {
+    const store = new IndexedStore();
+    store.upsert(o("a", { set: "one" }, "owner-1"));
+    store.upsert(o("b", { set: "one" }));
+    expect(
+      store
+        .byIndex(INDEX.label, "set=one")
+        .map((x) => x.metadata?.name)
+        .sort(),
+    ).toEqual(["a", "b"]);
+    expect(store.byIndex(INDEX.owner, "owner-1").map((x) => x.metadata?.name)).toEqual(["a"]);
+    store.upsert(o("a", { set: "two" }));
+    expect(store.byIndex(INDEX.label, "set=one").map((x) => x.metadata?.name)).toEqual(["b"]);
+    expect(store.byIndex(INDEX.owner, "owner-1")).toEqual([]);
+    store.remove("ns/b");
+    expect(store.byIndex(INDEX.label, "set=one")).toEqual([]);
+    expect(store.list("ns").map((x) => x.metadata?.name)).toEqual(["a"]);
+    expect(store.list("other")).toEqual([]);
+  });
+
+  it("custom index functions, also added after objects are stored", () => {
+    const store = new IndexedStore();
+    store.upsert({ metadata: { name: "a", namespace: "ns" }, spec: { infrastructureRef: { name: "t1" } } });
+    store.addIndex("infraRef", (x) => {
+      const ref = (x.spec as { infrastructureRef?: { name?: string } } | undefined)?.infrastructureRef?.name;
+      return ref ? [ref] : [];
+    });
+    expect(store.byIndex("infraRef", "t1").map((x) => x.metadata?.name)).toEqual(["a"]);
+  });
+
+  it("drops managedFields and the last-applied annotation without touching the input", () => {
+    const input: KubeObject = {
+      metadata: {
+        name: "a",
+        managedFields: [{ manager: "kubectl" }],
+        annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{}", keep: "yes" },
+      },
+    };
+    const trimmed = trimForCache(input);
+    expect(trimmed.metadata).toEqual({ name: "a", annotations: { keep: "yes" } });
+    expect(input.metadata?.managedFields).toHaveLength(1);
+  });
+});

@@ -1,0 +1,153 @@
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { createManualClock } from "../../src/kube/clock.js";
+import { runtimeMetrics } from "../../src/kube/metrics.js";
+import { createWorkQueue, retryDelay } from "../../src/kube/workqueue.js";
+
+const setup = () => {
+  const clock = createManualClock();
+  const registry = new Registry();
+  const metrics = runtimeMetrics(registry);
+  const queue = createWorkQueue({ name: "test", clock, metrics });
+  return { clock, queue, registry };
+};
+
+describe("work queue (SPEC §7)", () => {
+  it("duplicate adds collapse into one queued key", async () => {
+    const { queue } = setup();
+    queue.add("a");
+    queue.add("b");
+    queue.add("a");
+    expect(queue.len()).toBe(2);
+    expect(await queue.get()).toBe("a");
+    expect(await queue.get()).toBe("b");
+    expect(queue.len()).toBe(0);
+  });
+
+  it("a key is never handed out while it is being processed", async () => {
+    const { queue } = setup();
+    queue.add("a");
+    const first = await queue.get();
+    queue.add("a");
+    expect(queue.len()).toBe(0);
+    let second: string | undefined;
+    void queue.get().then((k) => {
+      second = k;
+    });
+    await Promise.resolve();
+    expect(second).toBeUndefined();
+    queue.done(first!);
+    await Promise.resolve();
+    expect(second).toBe("a");
+  });
+
+  it("a key re-added while processing is processed exactly once more after", async () => {
+    const { queue } = setup();
+    queue.add("a");
+    const k = await queue.get();
+    queue.add("a");
+    queue.add("a");
+    queue.done(k!);
+    expect(queue.len()).toBe(1);
+    const again = await queue.get();
+    queue.done(again!);
+    expect(queue.len()).toBe(0);
+  });
+
+  it("a key done without re-add is not queued again", async () => {
+    const { queue } = setup();
+    queue.add("a");
+    queue.done((await queue.get())!);
+    expect(queue.len()).toBe(0);
+    expect(queue.processing()).toEqual([]);
+  });
+
+  it("failures back off exponentially from 5 ms, doubling, capped at 1000 s", () => {
+    const delays = [1, 2, 3, 4, 10, 18, 19, 40].map((n) => retryDelay(n, 5, 1_000_000));
+    expect(delays).toEqual([5, 10, 20, 40, 2560, 655_360, 1_000_000, 1_000_000]);
+  });
+
+  it("addRateLimited waits the key's backoff, growing per failure, and forget resets it", async () => {
+    const { queue, clock, registry } = setup();
+    queue.addRateLimited("a");
+    await clock.advance(4);
+    expect(queue.len()).toBe(0);
+    await clock.advance(1);
+    expect(queue.len()).toBe(1);
+    queue.done((await queue.get())!);
+
+    queue.addRateLimited("a");
+    await clock.advance(9);
+    expect(queue.len()).toBe(0);
+    await clock.advance(1);
+    expect(queue.len()).toBe(1);
+    queue.done((await queue.get())!);
+    expect(queue.numRequeues("a")).toBe(2);
+
+    queue.forget("a");
+    expect(queue.numRequeues("a")).toBe(0);
+    queue.addRateLimited("a");
+    await clock.advance(5);
+    expect(queue.len()).toBe(1);
+    const retries = await registry.getSingleMetricAsString("workqueue_retries_total");
+    expect(retries).toContain('workqueue_retries_total{name="test"} 3');
+  });
+
+  it("backoff is per key: one key's failures do not delay another", async () => {
+    const { queue, clock } = setup();
+    for (let i = 0; i < 5; i++) {
+      queue.addRateLimited("slow");
+      await clock.advance(retryDelay(i + 1, 5, 1_000_000));
+      queue.done((await queue.get())!);
+    }
+    queue.addRateLimited("slow");
+    queue.addRateLimited("fast");
+    await clock.advance(5);
+    expect(await queue.get()).toBe("fast");
+    expect(queue.len()).toBe(0);
+  });
+
+  it("requeueAfter (addAfter) adds the key when the delay passes; the earliest pending delay wins", async () => {
+    const { queue, clock } = setup();
+    queue.addAfter("a", 1000);
+    queue.addAfter("a", 200);
+    queue.addAfter("a", 5000);
+    await clock.advance(199);
+    expect(queue.len()).toBe(0);
+    await clock.advance(1);
+    expect(queue.len()).toBe(1);
+    queue.done((await queue.get())!);
+    await clock.advance(10_000);
+    expect(queue.len()).toBe(0);
+  });
+
+  it("addAfter with no delay adds at once", () => {
+    const { queue } = setup();
+    queue.addAfter("a", 0);
+    expect(queue.len()).toBe(1);
+  });
+
+  it("shutdown releases waiting getters and drops delayed keys", async () => {
+    const { queue, clock } = setup();
+    const waiting = queue.get();
+    queue.addAfter("later", 100);
+    queue.shutdown();
+    expect(await waiting).toBeUndefined();
+    await clock.advance(200);
+    expect(queue.len()).toBe(0);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it("workqueue_depth follows the queue length", async () => {
+    const { queue, registry } = setup();
+    queue.add("a");
+    queue.add("b");
+    expect(await registry.getSingleMetricAsString("workqueue_depth")).toContain(
+      'workqueue_depth{name="test"} 2',
+    );
+    await queue.get();
+    expect(await registry.getSingleMetricAsString("workqueue_depth")).toContain(
+      'workqueue_depth{name="test"} 1',
+    );
+  });
+});
