@@ -1,0 +1,199 @@
+/**
+ * SPEC §2.1 AdmissionReview codec: which bodies decode (real-shaped fixtures, unknown fields, null sides),
+ * which are refused with what reason, and the wire rules of the answer (deny Status, warnings, patches only
+ * on the mutating webhook, never on DELETE).
+ */
+import { describe, expect, it } from "vitest";
+import type { Decision } from "../../src/policies/types.js";
+import { decodeAdmissionReview, encodeAdmissionResponse } from "../../src/server/admission-review.js";
+import { allow, deny, FIXTURE_NAMES, fixture } from "./helpers.js";
+
+const valid = () => fixture("capi-machine-create");
+
+describe("decodeAdmissionReview", () => {
+  it.each(FIXTURE_NAMES)("§2.1 decodes the %s fixture", (name) => {
+    const review = fixture(name);
+    const decoded = decodeAdmissionReview(review);
+    expect(decoded).toMatchObject({ ok: true, request: { uid: review.request.uid } });
+  });
+
+  it("§2.1 keeps object and oldObject as sent (no copy of large objects) and tolerates unknown fields", () => {
+    const review = fixture("mapi-machine-update-instance-type") as unknown as Record<string, unknown>;
+    const request = review.request as Record<string, unknown>;
+    review.somethingNew = { x: 1 };
+    request.futureField = "y";
+    const decoded = decodeAdmissionReview(review);
+    if (!decoded.ok) throw new Error(decoded.error);
+    expect(decoded.request.object).toBe(request.object);
+    expect(decoded.request.oldObject).toBe(request.oldObject);
+    expect((decoded.request as unknown as Record<string, unknown>).futureField).toBe("y");
+  });
+
+  it("§2.1 DELETE: object null, oldObject present", () => {
+    const decoded = decodeAdmissionReview(fixture("capi-machineset-delete"));
+    if (!decoded.ok) throw new Error(decoded.error);
+    expect(decoded.request.object).toBeNull();
+    expect(decoded.request.oldObject?.kind).toBe("MachineSet");
+  });
+
+  it("§2.1 absent object/oldObject read as null; an empty username is a user too", () => {
+    const review = valid();
+    delete (review.request as Partial<typeof review.request>).oldObject;
+    review.request.userInfo = { username: "" };
+    const decoded = decodeAdmissionReview(review);
+    if (!decoded.ok) throw new Error(decoded.error);
+    expect(decoded.request.oldObject).toBeNull();
+    expect(decoded.request.userInfo.username).toBe("");
+  });
+
+  /** A review as loose JSON, so cases can put any junk anywhere. */
+  interface LooseReview {
+    [key: string]: unknown;
+    request: Record<string, unknown>;
+  }
+  const malformed: Array<[string, (r: LooseReview) => unknown, RegExp]> = [
+    ["not an object", () => [1, 2], /body must be a JSON object/],
+    ["null", () => null, /body must be a JSON object/],
+    [
+      "apiVersion v1beta1",
+      (r) => ({ ...r, apiVersion: "admission.k8s.io/v1beta1" }),
+      /apiVersion: must be "admission\.k8s\.io\/v1" \(got "admission\.k8s\.io\/v1beta1"\)/,
+    ],
+    ["apiVersion missing", (r) => ({ ...r, apiVersion: undefined }), /apiVersion: must be .*got nothing/],
+    [
+      "wrong kind",
+      (r) => ({ ...r, kind: "AdmissionRequest" }),
+      /kind: must be "AdmissionReview" \(got "AdmissionRequest"\)/,
+    ],
+    ["request missing", (r) => ({ ...r, request: undefined }), /request: /],
+    [
+      "uid missing",
+      (r) => ({ ...r, request: { ...r.request, uid: undefined } }),
+      /request\.uid: is required/,
+    ],
+    ["uid empty", (r) => ({ ...r, request: { ...r.request, uid: "" } }), /request\.uid: must not be empty/],
+    [
+      "uid a number",
+      (r) => ({ ...r, request: { ...r.request, uid: 7 } }),
+      /request\.uid: is required \(a string\)/,
+    ],
+    [
+      "operation unknown",
+      (r) => ({ ...r, request: { ...r.request, operation: "PATCH" } }),
+      /request\.operation: must be one of CREATE, UPDATE, DELETE, CONNECT/,
+    ],
+    [
+      "kind.kind missing",
+      (r) => ({ ...r, request: { ...r.request, kind: { group: "", version: "v1" } } }),
+      /request\.kind\.kind: must be a string/,
+    ],
+    [
+      "resource missing",
+      (r) => ({ ...r, request: { ...r.request, resource: undefined } }),
+      /request\.resource: /,
+    ],
+    [
+      "userInfo.username missing",
+      (r) => ({ ...r, request: { ...r.request, userInfo: { groups: [] } } }),
+      /request\.userInfo\.username: is required/,
+    ],
+    [
+      "object an array",
+      (r) => ({ ...r, request: { ...r.request, object: [] } }),
+      /request\.object: must be a JSON object or null/,
+    ],
+    [
+      "oldObject a string",
+      (r) => ({ ...r, request: { ...r.request, oldObject: "x" } }),
+      /request\.oldObject: must be a JSON object or null/,
+    ],
+    [
+      "groups not strings",
+      (r) => ({ ...r, request: { ...r.request, userInfo: { username: "u", groups: [1] } } }),
+      /request\.userInfo\.groups\.\[0\]|request\.userInfo\.groups/,
+    ],
+  ];
+  it.each(malformed)("§2.1 refuses a review whose %s, naming the problem", (_what, mutate, expected) => {
+    const decoded = decodeAdmissionReview(mutate(valid() as unknown as LooseReview));
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok) expect(decoded.error).toMatch(expected);
+  });
+
+  it("lists at most three problems and counts the rest", () => {
+    const decoded = decodeAdmissionReview({ apiVersion: 1, kind: 2, request: { operation: "X" } });
+    if (decoded.ok) throw new Error("decoded");
+    expect(decoded.error).toMatch(/\(and \d+ more\)$/);
+  });
+});
+
+describe("encodeAdmissionResponse", () => {
+  const update = { uid: "u-1", operation: "UPDATE" as const };
+  const patch: Decision["patch"] = [{ op: "add", path: "/metadata/annotations/x", value: "y" }];
+
+  it("§2.1 allow: same apiVersion/kind, uid echoed, no status, no warnings key when there are none", () => {
+    expect(encodeAdmissionResponse("validate", update, allow())).toEqual({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: "u-1", allowed: true },
+    });
+  });
+
+  it("§2.1 deny: allowed false and a metav1.Status with code, reason and message", () => {
+    const answer = encodeAdmissionResponse("validate", update, deny("MAPI Machine x is not authoritative"));
+    expect(answer.response).toEqual({
+      uid: "u-1",
+      allowed: false,
+      status: {
+        metadata: {},
+        status: "Failure",
+        code: 403,
+        reason: "Forbidden",
+        message: "MAPI Machine x is not authoritative",
+      },
+    });
+  });
+
+  it("§2.1 deny without a status from the engine still carries one naming the rule", () => {
+    const answer = encodeAdmissionResponse("validate", update, {
+      allowed: false,
+      rule: "capi-frozen",
+      warnings: [],
+    });
+    expect(answer.response.status).toMatchObject({
+      code: 403,
+      reason: "Forbidden",
+      message: "denied by rule capi-frozen",
+    });
+  });
+
+  it("§2.1 warnings are passed through", () => {
+    const answer = encodeAdmissionResponse("validate-warn", update, allow({ warnings: ["a", "b"] }));
+    expect(answer.response.warnings).toEqual(["a", "b"]);
+  });
+
+  it.each(["validate", "validate-warn"] as const)(
+    "§2.1 %s never carries patch or patchType, even if the engine sent one",
+    (webhook) => {
+      const answer = encodeAdmissionResponse(webhook, update, allow({ patch }));
+      expect(answer.response).not.toHaveProperty("patch");
+      expect(answer.response).not.toHaveProperty("patchType");
+    },
+  );
+
+  it("§2.4 mutate: JSONPatch type and base64 RFC 6902 patch together", () => {
+    const answer = encodeAdmissionResponse("mutate", { uid: "u", operation: "CREATE" }, allow({ patch }));
+    expect(answer.response.patchType).toBe("JSONPatch");
+    expect(JSON.parse(Buffer.from(answer.response.patch!, "base64").toString("utf8"))).toEqual(patch);
+  });
+
+  it.each([
+    ["an empty patch", { uid: "u", operation: "CREATE" as const }, allow({ patch: [] })],
+    ["no patch", { uid: "u", operation: "CREATE" as const }, allow()],
+    ["a DELETE", { uid: "u", operation: "DELETE" as const }, allow({ patch })],
+    ["a denial", { uid: "u", operation: "CREATE" as const }, deny("no", { patch })],
+  ])("§2.1 mutate with %s carries neither patch nor patchType", (_what, request, decision) => {
+    const answer = encodeAdmissionResponse("mutate", request, decision);
+    expect(answer.response).not.toHaveProperty("patch");
+    expect(answer.response).not.toHaveProperty("patchType");
+  });
+});

@@ -1,0 +1,409 @@
+/**
+ * SPEC §2.1 server contract through `app.inject`: the three admission endpoints answer every well-formed
+ * review with 200 and the right response shape, malformed input gets a 400/413 naming the problem, health,
+ * readiness, metrics and the local-mode debug route, the decision log line, and the timeout/engine-failure
+ * fallbacks. The engine is a fake: the server must behave the same whatever it says.
+ */
+import type { Registry } from "prom-client";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Decision, WebhookName } from "../../src/policies/types.js";
+import { BODY_LIMIT_BYTES, buildServer, type ServingState, type WebhookApp } from "../../src/server/app.js";
+import { allow, deny, type FakeDeps, fakeDeps, fixture, fixtureText, type Review } from "./helpers.js";
+
+const apps: WebhookApp[] = [];
+const build = (deps: FakeDeps, servingState?: ServingState): WebhookApp => {
+  const app = buildServer(deps, servingState ? { servingState } : {});
+  apps.push(app);
+  return app;
+};
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close()));
+});
+
+const post = (app: WebhookApp, url: string, payload: unknown, contentType = "application/json") =>
+  app.inject({
+    method: "POST",
+    url,
+    payload: typeof payload === "string" ? payload : JSON.stringify(payload),
+    headers: { "content-type": contentType },
+  });
+
+const metricValue = async (
+  registry: Registry,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number> => {
+  const metric = await registry.getSingleMetric(name)?.get();
+  const match = metric?.values.find((v) =>
+    Object.entries(labels).every(([k, value]) => (v.labels as Record<string, unknown>)[k] === value),
+  );
+  return match?.value ?? 0;
+};
+
+describe("admission endpoints (SPEC §2.1)", () => {
+  it("passes the webhook name and the decoded request to decide, and answers 200 with the uid", async () => {
+    const deps = fakeDeps();
+    const app = build(deps);
+    for (const webhook of ["validate", "validate-warn", "mutate"] as const) {
+      const review = fixture("capi-machine-create");
+      const res = await post(app, `/${webhook}?timeout=10s`, review);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers["content-type"]).toMatch(/^application\/json/);
+      expect(res.json()).toEqual({
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        response: { uid: review.request.uid, allowed: true },
+      });
+      expect(deps.calls.at(-1)?.webhook).toBe(webhook);
+      expect(deps.calls.at(-1)?.request.object).toEqual(review.request.object);
+    }
+  });
+
+  it("mapi-frozen fixture: a denial is HTTP 200 with allowed false and the engine's Status", async () => {
+    const message =
+      "MAPI Machine openshift-machine-api/worker-a is not authoritative (status.authoritativeAPI=ClusterAPI): " +
+      "spec.providerSpec.value.instanceType changed.";
+    const app = build(fakeDeps(() => deny(message)));
+    const res = await post(app, "/validate", fixtureText("mapi-machine-update-instance-type"));
+    expect(res.statusCode).toBe(200);
+    expect(res.json().response).toEqual({
+      uid: "6d3f1c2e-8a4b-4f5e-9c0d-1b2a3c4d5e6f",
+      allowed: false,
+      status: { metadata: {}, status: "Failure", code: 403, reason: "Forbidden", message },
+    });
+  });
+
+  it("/validate drops a patch the engine returned; /mutate sends it base64 with patchType", async () => {
+    const patch: Decision["patch"] = [
+      { op: "add", path: "/metadata/annotations", value: { "cluster.x-k8s.io/paused": "" } },
+    ];
+    const app = build(
+      fakeDeps(() =>
+        allow({ rule: "pause-new-capi", patch, warnings: ["paused: MAPI Machine is authoritative"] }),
+      ),
+    );
+    const validated = (await post(app, "/validate", fixture("capi-machine-create"))).json().response;
+    expect(validated).not.toHaveProperty("patch");
+    expect(validated).not.toHaveProperty("patchType");
+    const mutated = (await post(app, "/mutate", fixture("capi-machine-create"))).json().response;
+    expect(mutated.patchType).toBe("JSONPatch");
+    expect(JSON.parse(Buffer.from(mutated.patch, "base64").toString())).toEqual(patch);
+    expect(mutated.warnings).toEqual(["paused: MAPI Machine is authoritative"]);
+  });
+
+  it("/mutate never patches a DELETE", async () => {
+    const app = build(fakeDeps(() => allow({ patch: [{ op: "remove", path: "/metadata/labels" }] })));
+    const res = await post(app, "/mutate", fixture("capi-machineset-delete"));
+    expect(res.json().response).toEqual({ uid: "b7c6d5e4-f3a2-4b1c-9d0e-8f7a6b5c4d3e", allowed: true });
+  });
+
+  it("dryRun is answered like any request", async () => {
+    const review = fixture("mapi-machine-update-instance-type");
+    review.request.dryRun = true;
+    const app = build(fakeDeps(() => deny("no")));
+    const res = await post(app, "/validate", review);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().response.allowed).toBe(false);
+  });
+
+  it("scale subresource UPDATE decodes with its Scale objects", async () => {
+    const deps = fakeDeps();
+    const app = build(deps);
+    const res = await post(app, "/validate", fixture("mapi-machineset-scale-update"));
+    expect(res.statusCode).toBe(200);
+    expect(deps.calls[0]?.request).toMatchObject({ subResource: "scale", kind: { kind: "Scale" } });
+  });
+});
+
+describe("malformed input (SPEC §2.1): 400 with a JSON error naming the problem", () => {
+  const valid = (): Review => fixture("capi-machine-create");
+  const cases: Array<[string, string, string, RegExp]> = [
+    ["not JSON", "{not json", "application/json", /request body is not valid JSON/],
+    ["empty body", "", "application/json", /request body is empty/],
+    ["a JSON array", "[]", "application/json", /body must be a JSON object/],
+    [
+      "v1beta1 review",
+      JSON.stringify({ ...valid(), apiVersion: "admission.k8s.io/v1beta1" }),
+      "application/json",
+      /apiVersion: must be "admission.k8s.io\/v1"/,
+    ],
+    [
+      "wrong kind",
+      JSON.stringify({ ...valid(), kind: "Pod" }),
+      "application/json",
+      /kind: must be "AdmissionReview"/,
+    ],
+    [
+      "missing uid",
+      JSON.stringify({ ...valid(), request: { ...valid().request, uid: undefined } }),
+      "application/json",
+      /request\.uid: is required/,
+    ],
+    [
+      "__proto__ poisoning",
+      '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"__proto__":{"allowed":true}}}',
+      "application/json",
+      /forbidden prototype key at request\.__proto__/,
+    ],
+    [
+      "constructor.prototype poisoning",
+      '{"request":{"object":{"constructor":{"prototype":{"x":1}}}}}',
+      "application/json",
+      /forbidden prototype key at request\.object\.constructor\.prototype/,
+    ],
+    [
+      "text/plain content-type",
+      JSON.stringify(valid()),
+      "text/plain",
+      /content-type must be application\/json \(got "text\/plain"\)/,
+    ],
+    ["yaml content-type", "apiVersion: v1", "application/yaml", /content-type must be application\/json/],
+    ["no content-type", JSON.stringify(valid()), "", /content-type must be application\/json/],
+  ];
+  it.each(cases)("%s", async (_what, body, contentType, expected) => {
+    const deps = fakeDeps();
+    const app = build(deps);
+    const res = await post(app, "/validate", body, contentType);
+    expect(res.statusCode).toBe(400);
+    expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    expect(res.json().error).toMatch(expected);
+    expect(deps.calls).toHaveLength(0);
+  });
+
+  it("a body just under 7 MiB is accepted; one over it gets 413", async () => {
+    const deps = fakeDeps();
+    const app = build(deps);
+    const review = valid() as unknown as { request: { object: { metadata: Record<string, unknown> } } };
+    const base = JSON.stringify(review).length;
+    review.request.object.metadata.annotations = { big: "x".repeat(BODY_LIMIT_BYTES - base - 100) };
+    const fits = JSON.stringify(review);
+    expect(fits.length).toBeLessThanOrEqual(BODY_LIMIT_BYTES);
+    expect((await post(app, "/validate", fits)).statusCode).toBe(200);
+    review.request.object.metadata.annotations = { big: "x".repeat(BODY_LIMIT_BYTES) };
+    const res = await post(app, "/validate", JSON.stringify(review));
+    expect(res.statusCode).toBe(413);
+    expect(res.json().error).toMatch(/larger than 7340032 bytes/);
+  });
+
+  it("unknown paths and methods are 404, not 5xx", async () => {
+    const app = build(fakeDeps());
+    expect((await app.inject({ method: "GET", url: "/validate" })).statusCode).toBe(404);
+    expect((await app.inject({ method: "POST", url: "/nope", payload: "{}" })).statusCode).toBe(404);
+  });
+});
+
+describe("fallbacks: timeout budget and engine failures (SPEC §2.1, §2.2 failure policies)", () => {
+  /** A clock that advances `stepMs` on every reading, so one decision "takes" stepMs. */
+  const slowClock = (stepMs: number) => {
+    let t = 0n;
+    return () => {
+      const now = t;
+      t += BigInt(Math.round(stepMs * 1e6));
+      return now;
+    };
+  };
+
+  const expectations: Array<[WebhookName, string, number, boolean, string]> = [
+    ["validate", "5s", 4_600, false, "server-timeout"],
+    ["validate", "5s", 4_400, true, "none"],
+    ["validate", "", 9_600, false, "server-timeout"],
+    ["validate", "", 9_400, true, "none"],
+    ["validate-warn", "2s", 1_700, true, "server-timeout"],
+    ["mutate", "2s", 1_700, true, "server-timeout"],
+  ];
+  it.each(expectations)(
+    "/%s with timeout=%j and a decision taking %d ms → allowed %s (rule %s)",
+    async (webhook, timeout, tookMs, allowed, rule) => {
+      const deps = fakeDeps(() => allow({ patch: [{ op: "add", path: "/x", value: 1 }] }), {
+        now: slowClock(tookMs),
+      });
+      const app = build(deps);
+      const query = timeout ? `?timeout=${timeout}` : "";
+      const res = await post(app, `/${webhook}${query}`, fixture("capi-machine-create"));
+      expect(res.statusCode).toBe(200);
+      const response = res.json().response;
+      expect(response.allowed).toBe(allowed);
+      expect(deps.lines().find((l) => l.msg === "admission decision")?.rule).toBe(rule);
+      if (rule === "server-timeout") {
+        expect(response).not.toHaveProperty("patch");
+        if (!allowed)
+          expect(response.status.message).toBe(
+            "the admission decision on Machine openshift-cluster-api/worker-a timed out, retry",
+          );
+      }
+    },
+  );
+
+  it.each([
+    ["validate", false],
+    ["validate-warn", true],
+    ["mutate", true],
+  ] as const)(
+    "an engine that throws on /%s gives HTTP 200, allowed %s, and logs the error",
+    async (webhook, allowed) => {
+      const deps = fakeDeps(() => {
+        throw new Error("boom");
+      });
+      const app = build(deps);
+      const res = await post(app, `/${webhook}`, fixture("mapi-machine-update-instance-type"));
+      expect(res.statusCode).toBe(200);
+      expect(res.json().response.allowed).toBe(allowed);
+      if (!allowed)
+        expect(res.json().response.status.message).toMatch(
+          /failed to decide on Machine openshift-machine-api\/worker-a; retry/,
+        );
+      expect(deps.lines().some((l) => l.msg === "admission engine failed" && l.level === 50)).toBe(true);
+    },
+  );
+});
+
+describe("decision log and metrics (SPEC §2.1)", () => {
+  it("logs one line per decision with uid, kind, ns/name, operation, user, allowed, rule and µs — never the object", async () => {
+    const deps = fakeDeps(() => deny("frozen", { rule: "mapi-frozen" }), {
+      now: (() => {
+        let t = 0n;
+        return () => (t += 1_234_000n);
+      })(),
+    });
+    const app = build(deps);
+    await post(app, "/validate", fixture("mapi-machine-update-instance-type"));
+    const decisions = deps.lines().filter((l) => l.msg === "admission decision");
+    expect(decisions).toHaveLength(1);
+    expect(decisions[0]).toMatchObject({
+      level: 30,
+      webhook: "validate",
+      uid: "6d3f1c2e-8a4b-4f5e-9c0d-1b2a3c4d5e6f",
+      kind: "Machine.machine.openshift.io",
+      object: "openshift-machine-api/worker-a",
+      operation: "UPDATE",
+      user: "kube:admin",
+      allowed: false,
+      rule: "mapi-frozen",
+      us: 1234,
+    });
+    expect(JSON.stringify(deps.lines())).not.toContain("m6i.2xlarge");
+  });
+
+  it("counts admission_requests_total by webhook, kind, operation, allowed, rule and observes the duration", async () => {
+    const deps = fakeDeps((webhook) =>
+      webhook === "validate" ? deny("no", { rule: "mapi-frozen" }) : allow(),
+    );
+    const app = build(deps);
+    await post(app, "/validate", fixture("mapi-machine-update-instance-type"));
+    await post(app, "/validate", fixture("mapi-machine-update-instance-type"));
+    await post(app, "/validate-warn", fixture("capi-machineset-delete"));
+    const labels = {
+      webhook: "validate",
+      kind: "Machine.machine.openshift.io",
+      operation: "UPDATE",
+      allowed: "false",
+      rule: "mapi-frozen",
+    };
+    expect(await metricValue(deps.registry, "admission_requests_total", labels)).toBe(2);
+    expect(
+      await metricValue(deps.registry, "admission_requests_total", {
+        webhook: "validate-warn",
+        kind: "MachineSet.cluster.x-k8s.io",
+        operation: "DELETE",
+        allowed: "true",
+        rule: "none",
+      }),
+    ).toBe(1);
+    const text = (await app.inject({ method: "GET", url: "/metrics" })).body;
+    expect(text).toContain('admission_duration_seconds_count{webhook="validate"} 2');
+    expect(text).toContain('admission_duration_seconds_bucket{le="0.0001",webhook="validate"}');
+  });
+
+  it("kinds outside the product's are counted as kind=other (bounded label values)", async () => {
+    const deps = fakeDeps();
+    const app = build(deps);
+    const review = fixture("capi-machine-create");
+    review.request.kind = { group: "evil.example.com", version: "v1", kind: `K${Math.random()}` };
+    await post(app, "/validate", review);
+    expect(await metricValue(deps.registry, "admission_requests_total", { kind: "other" })).toBe(1);
+  });
+});
+
+describe("health, readiness, metrics, debug (SPEC §2.1)", () => {
+  it("/healthz answers while the process lives, whatever readiness says", async () => {
+    const app = build(
+      fakeDeps(undefined, { readiness: () => ({ ready: false, reason: "caches not synced" }) }),
+    );
+    const res = await app.inject({ method: "GET", url: "/healthz" });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toBe("ok");
+  });
+
+  const readiness: Array<
+    [
+      string,
+      boolean,
+      boolean,
+      { ready: boolean; reason?: string } | (() => never),
+      number,
+      string | undefined,
+    ]
+  > = [
+    ["all good", true, false, { ready: true }, 200, undefined],
+    [
+      "caches not synced",
+      true,
+      false,
+      { ready: false, reason: "caches not synced: machines" },
+      503,
+      "caches not synced: machines",
+    ],
+    ["no reason given", true, false, { ready: false }, 503, "not ready"],
+    ["certificate not loaded", false, false, { ready: true }, 503, "serving certificate not loaded"],
+    ["shutting down", true, true, { ready: true }, 503, "shutting down"],
+    [
+      "readiness check throws",
+      true,
+      false,
+      () => {
+        throw new Error("cache gone");
+      },
+      503,
+      "readiness check failed: cache gone",
+    ],
+  ];
+  it.each(readiness)("/readyz: %s", async (_what, certificateLoaded, shuttingDown, ready, code, reason) => {
+    const app = build(fakeDeps(undefined, { readiness: typeof ready === "function" ? ready : () => ready }), {
+      certificateLoaded: () => certificateLoaded,
+      shuttingDown: () => shuttingDown,
+    });
+    const res = await app.inject({ method: "GET", url: "/readyz" });
+    expect(res.statusCode).toBe(code);
+    expect(res.json()).toEqual(reason === undefined ? { ready: true } : { ready: false, reason });
+  });
+
+  it("/metrics serves the given registry in Prometheus text format", async () => {
+    const deps = fakeDeps();
+    const app = build(deps);
+    const res = await app.inject({ method: "GET", url: "/metrics" });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(res.body).toContain("# TYPE admission_requests_total counter");
+    expect(res.body).toContain("# TYPE admission_duration_seconds histogram");
+  });
+
+  it("/debug/instances exists only when local mode passes the ledger", async () => {
+    const ledger = [{ instanceId: "i-0abc", machine: "worker-a", state: "running" }];
+    const local = build(fakeDeps(undefined, { debugRoutes: { instances: () => ledger } }));
+    const res = await local.inject({ method: "GET", url: "/debug/instances" });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual(ledger);
+    const cluster = build(fakeDeps());
+    expect((await cluster.inject({ method: "GET", url: "/debug/instances" })).statusCode).toBe(404);
+  });
+
+  it("two servers in one process keep separate registries (never the global one)", async () => {
+    const a = fakeDeps();
+    const b = fakeDeps();
+    const appA = build(a);
+    build(b);
+    await post(appA, "/validate", fixture("capi-machine-create"));
+    expect(await metricValue(a.registry, "admission_requests_total", { webhook: "validate" })).toBe(1);
+    expect(await metricValue(b.registry, "admission_requests_total", { webhook: "validate" })).toBe(0);
+  });
+});
