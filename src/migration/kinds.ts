@@ -1,0 +1,129 @@
+/**
+ * The per-kind details of a handover as data (SPEC §3.1): which objects acknowledge a stop for each
+ * authority, which CAPI objects carry the pause, which controller finalizers each authority's side holds
+ * (steps 8 and 9 add and remove them), and how "provisioned enough to hand over" is judged. Machines and
+ * MachineSets share one planner; everything that differs between them is in this table.
+ */
+import type { StableAuthority } from "../kube/kinds.js";
+import { FINALIZERS } from "../kube/kinds.js";
+import type { KubeObject } from "../kube/object.js";
+import { getPath } from "../kube/object.js";
+import type { HandoverKind, Role } from "./snapshot.js";
+import { phaseOf } from "./snapshot.js";
+
+/** An object whose `Paused` condition is an authority's acknowledgement, and its key in `paused-false-at`. */
+export interface Acknowledger {
+  role: Role;
+  key: string;
+}
+
+/**
+ * Stands for "the InfraMachine finalizer of whatever platform the InfraMachine belongs to"; resolved
+ * through `INFRA_MACHINE_FINALIZERS` by the InfraMachine's kind.
+ */
+export const PLATFORM_INFRA_MACHINE_FINALIZER = "<platform InfraMachine finalizer>";
+
+/** Controller finalizers one authority's controllers keep on one object of its side. */
+export interface FinalizerHolder {
+  role: Role;
+  finalizers: readonly string[];
+}
+
+/** A reason an object is not provisioned enough to hand over, or undefined when it is. */
+export type ProvisioningCheck = (object: KubeObject | undefined) => string | undefined;
+
+export interface HandoverKindDetails {
+  kind: HandoverKind;
+  /** Objects acknowledging that this authority's controllers stopped (Paused=True) or act (False). */
+  acknowledgers: Readonly<Record<StableAuthority, readonly Acknowledger[]>>;
+  /** CAPI objects that carry the pause annotation (templates have no controller). */
+  pauseTargets: readonly Role[];
+  /** Controller finalizers each authority's side holds: step 8 adds the target's, step 9 removes the old's. */
+  controllerFinalizers: Readonly<Record<StableAuthority, readonly FinalizerHolder[]>>;
+  /** Step 4: the object whose state decides, and the check, when leaving each authority. */
+  provisioning: Readonly<Record<StableAuthority, { role: Role; check: ProvisioningCheck } | undefined>>;
+}
+
+/** The platform's InfraMachine finalizer by InfraMachine kind. A kind missing here cannot be handed over. */
+export const INFRA_MACHINE_FINALIZERS: Readonly<Record<string, string>> = Object.freeze({
+  AWSMachine: FINALIZERS.awsMachine,
+});
+
+/** MAPI phases in which the instance exists with a providerID (SPEC §3.1 step 4). */
+const MAPI_HANDOVER_PHASES: readonly string[] = ["Provisioned", "Running", "Failed"];
+
+const mapiMachineProvisioned: ProvisioningCheck = (machine) => {
+  const phase = phaseOf(machine);
+  return MAPI_HANDOVER_PHASES.includes(phase)
+    ? undefined
+    : `status.phase is ${phase === "" ? "empty" : `"${phase}"`} (needs Provisioned, Running or Failed)`;
+};
+
+const capiMachineProvisioned: ProvisioningCheck = (machine) => {
+  if (machine === undefined) return "it does not exist";
+  if (getPath(machine, ["status", "initialization", "infrastructureProvisioned"]) === true) return undefined;
+  if (phaseOf(machine) === "Failed") return undefined;
+  return "status.initialization.infrastructureProvisioned is not true";
+};
+
+export const HANDOVER_KINDS: Readonly<Record<HandoverKind, HandoverKindDetails>> = Object.freeze({
+  Machine: {
+    kind: "Machine",
+    acknowledgers: {
+      MachineAPI: [{ role: "mapi", key: "mapi" }],
+      ClusterAPI: [
+        { role: "capi", key: "capiMachine" },
+        { role: "infraMachine", key: "infraMachine" },
+      ],
+    },
+    // CAPA reconciles an AWSMachine by its own annotation, not its Machine's: both must be paused (§1).
+    pauseTargets: ["capi", "infraMachine"],
+    controllerFinalizers: {
+      MachineAPI: [{ role: "mapi", finalizers: [FINALIZERS.mapiMachine] }],
+      ClusterAPI: [
+        { role: "capi", finalizers: [FINALIZERS.capiMachine] },
+        { role: "infraMachine", finalizers: [PLATFORM_INFRA_MACHINE_FINALIZER] },
+      ],
+    },
+    provisioning: {
+      MachineAPI: { role: "mapi", check: mapiMachineProvisioned },
+      ClusterAPI: { role: "capi", check: capiMachineProvisioned },
+    },
+  },
+  MachineSet: {
+    kind: "MachineSet",
+    acknowledgers: {
+      MachineAPI: [{ role: "mapi", key: "mapi" }],
+      ClusterAPI: [{ role: "capi", key: "capiMachineSet" }],
+    },
+    pauseTargets: ["capi"],
+    controllerFinalizers: {
+      // MAPI MachineSets carry no controller finalizer: a MachineSet handover to MachineAPI adds nothing.
+      MachineAPI: [],
+      ClusterAPI: [{ role: "capi", finalizers: [FINALIZERS.capiMachineSet] }],
+    },
+    provisioning: { MachineAPI: undefined, ClusterAPI: undefined },
+  },
+});
+
+/**
+ * The concrete finalizer names of a holder, or undefined when the platform InfraMachine finalizer is
+ * needed and the InfraMachine's kind is unknown.
+ */
+export const resolveFinalizers = (
+  holder: FinalizerHolder,
+  object: KubeObject | undefined,
+): string[] | undefined => {
+  const out: string[] = [];
+  for (const f of holder.finalizers) {
+    if (f !== PLATFORM_INFRA_MACHINE_FINALIZER) {
+      out.push(f);
+      continue;
+    }
+    const kind = typeof object?.kind === "string" ? object.kind : "";
+    const platform = INFRA_MACHINE_FINALIZERS[kind];
+    if (platform === undefined) return undefined;
+    out.push(platform);
+  }
+  return out;
+};

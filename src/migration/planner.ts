@@ -1,0 +1,432 @@
+/**
+ * The handover planner (SPEC §3): `planHandover(snapshot, now)` answers the one next step for a MAPI
+ * Machine or MachineSet — steps 1–11 of §3.1, cancellation (§3.3) and deletion during a handover (§3.5).
+ * It is pure and level-triggered: it reads only the snapshot, so re-planning after every observed change
+ * returns the same step until the cache shows that step's write, and never skips ahead on a write it has
+ * not seen. Per-kind differences come from the table in ./kinds.ts; the checks from ./preconditions.ts.
+ */
+import type { StableAuthority } from "../kube/kinds.js";
+import { ANNOTATIONS, CONDITIONS, PAUSED_BY_VALUE } from "../kube/kinds.js";
+import type { Condition, KubeObject } from "../kube/object.js";
+import {
+  annotationsOf,
+  conditionOf,
+  conditionsOf,
+  finalizersOf,
+  isDeleting,
+  setCondition,
+} from "../kube/object.js";
+import type { FinalizerHolder, HandoverKindDetails } from "./kinds.js";
+import { HANDOVER_KINDS, resolveFinalizers } from "./kinds.js";
+import type { Problem } from "./preconditions.js";
+import {
+  describeObject,
+  finalSyncProblem,
+  involvedRoles,
+  lostWriteProblem,
+  memberProblem,
+  migrationRefusals,
+  pauseAcknowledgementProblem,
+  pausedFalseAcknowledgement,
+  pausedFalseAtValue,
+} from "./preconditions.js";
+import type { HandoverSnapshot, Role } from "./snapshot.js";
+import {
+  hasPause,
+  hasPauseMarker,
+  objectOf,
+  opposite,
+  refOf,
+  specAuthorityOf,
+  statusAuthorityOf,
+  synchronizedAPIOf,
+} from "./snapshot.js";
+import type { HandoverEvent, StatusPatch, Step } from "./steps.js";
+
+/** Reasons of the `Synchronized` condition the planner writes (SPEC §3.1 steps 4 and 10, §3.3). */
+export const SYNCHRONIZED_REASONS = Object.freeze({
+  awaitingFinalSync: "AwaitingFinalSync",
+  authoritativeAPIChanged: "AuthoritativeAPIChanged",
+  migrationCancelled: "MigrationCancelled",
+  finalSyncComplete: "FinalSyncComplete",
+});
+
+/** The reason text of §3.3's ambiguous-source block; the README documents the manual fix under it. */
+export const UNKNOWN_SOURCE_AUTHORITY = "UnknownSourceAuthority";
+
+interface Context {
+  s: HandoverSnapshot;
+  mapi: KubeObject;
+  details: HandoverKindDetails;
+  old: StableAuthority;
+  target: StableAuthority;
+  now: Date;
+}
+
+const mapiName = (s: HandoverSnapshot): string => describeObject(s.kind, "mapi", s.mapi);
+
+const normal = (reason: HandoverEvent["reason"], message: string): HandoverEvent => ({
+  type: "Normal",
+  reason,
+  message,
+});
+
+const blockedStep = (message: string): Step => ({
+  kind: "blocked",
+  event: { type: "Warning", reason: "MigrationBlocked", message },
+});
+
+const problemStep = (p: Problem): Step =>
+  p.waitFor === undefined
+    ? blockedStep(p.message)
+    : {
+        kind: "wait",
+        for: p.waitFor,
+        // Step 7 asks for a requeue with backoff; every other wait is ended by a watched object changing.
+        retry: p.waitFor === "finalSync" ? "backoff" : "onChange",
+        event: normal(p.reason, p.message),
+      };
+
+/**
+ * The full new condition list with `Synchronized=Unknown` for `reason`. Severity is dropped: MAPI
+ * conditions carry it only with status False.
+ */
+const synchronizedUnknown = (mapi: KubeObject, reason: string, message: string, now: Date): Condition[] =>
+  setCondition(
+    conditionsOf(mapi),
+    { type: CONDITIONS.synchronized, status: "Unknown", reason, message },
+    now,
+  ).map((c) => {
+    if (c.type !== CONDITIONS.synchronized || !Object.hasOwn(c, "severity")) return c;
+    const { severity: _dropped, ...rest } = c;
+    return rest as Condition;
+  });
+
+// ---------------------------------------------------------------------------------------------------
+// Pause and finalizer steps for one object: each returns undefined when the object already has it.
+
+const pauseStep = (s: HandoverSnapshot, role: Role): Step | undefined => {
+  const object = objectOf(s, role);
+  if (!object) return undefined;
+  const add: Record<string, string> = {};
+  // An existing pause (an admin's) is adopted by adding the marker; its value is left as it is.
+  if (!hasPause(object)) add[ANNOTATIONS.paused] = "";
+  if (!hasPauseMarker(object)) add[ANNOTATIONS.pausedBy] = PAUSED_BY_VALUE;
+  return Object.keys(add).length === 0
+    ? undefined
+    : { kind: "pause", target: refOf(role, object), addAnnotations: add };
+};
+
+/** Only a marked pause is removed: a pause without the marker is an admin's and is never touched. */
+const unpauseStep = (s: HandoverSnapshot, role: Role): Step | undefined => {
+  const object = objectOf(s, role);
+  if (!object || !hasPauseMarker(object)) return undefined;
+  const present = annotationsOf(object);
+  const remove = [ANNOTATIONS.paused, ANNOTATIONS.pausedBy].filter((k) => Object.hasOwn(present, k));
+  return { kind: "unpause", target: refOf(role, object), removeAnnotations: remove };
+};
+
+const firstStep = <T>(items: readonly T[], plan: (item: T) => Step | undefined): Step | undefined => {
+  for (const item of items) {
+    const step = plan(item);
+    if (step) return step;
+  }
+  return undefined;
+};
+
+interface Holding {
+  object: KubeObject | undefined;
+  /** The holder's concrete finalizers; undefined when the platform finalizer is unknown. */
+  finalizers: string[] | undefined;
+  present: string[];
+  missing: string[];
+}
+
+const holding = (s: HandoverSnapshot, holder: FinalizerHolder): Holding => {
+  const object = objectOf(s, holder.role);
+  const finalizers = resolveFinalizers(holder, object);
+  const have = finalizersOf(object);
+  return {
+    object,
+    finalizers,
+    present: (finalizers ?? []).filter((f) => have.includes(f)),
+    missing: (finalizers ?? []).filter((f) => !have.includes(f)),
+  };
+};
+
+const addFinalizersStep = (s: HandoverSnapshot, holder: FinalizerHolder): Step | undefined => {
+  const h = holding(s, holder);
+  // The API server refuses new finalizers on a deleting object; such objects follow §3.5 instead.
+  if (!h.object || isDeleting(h.object) || h.missing.length === 0) return undefined;
+  return { kind: "addFinalizers", target: refOf(holder.role, h.object), finalizers: h.missing };
+};
+
+const removeFinalizersStep = (
+  s: HandoverSnapshot,
+  holder: FinalizerHolder,
+  options: { fromDeleting: boolean },
+): Step | undefined => {
+  const h = holding(s, holder);
+  if (!h.object || h.present.length === 0) return undefined;
+  if (isDeleting(h.object) && !options.fromDeleting) return undefined;
+  return { kind: "removeFinalizers", target: refOf(holder.role, h.object), finalizers: h.present };
+};
+
+// ---------------------------------------------------------------------------------------------------
+
+/** Step 3: steady state. Repairs `synchronizedAPI`, then makes the pause state match authority. */
+const planSteady = (s: HandoverSnapshot, mapi: KubeObject, authority: StableAuthority): Step => {
+  if (synchronizedAPIOf(mapi) !== authority)
+    return {
+      kind: "setSynchronizedAPI",
+      target: refOf("mapi", mapi),
+      statusPatch: { synchronizedAPI: authority },
+    };
+  const details = HANDOVER_KINDS[s.kind];
+  const repair = firstStep(details.pauseTargets, (role) =>
+    authority === "MachineAPI" ? pauseStep(s, role) : unpauseStep(s, role),
+  );
+  return repair ?? { kind: "done", why: "steady" };
+};
+
+/**
+ * Step 4. Two writes when every precondition holds: first the `paused-false-at` record on the MAPI
+ * object's metadata, then the status. They cannot be one write (metadata and status are different
+ * subresources), and the record must come first: the status write carries the resourceVersion of a
+ * snapshot that already shows the record, so status never becomes Migrating without the record step 6
+ * compares against, and a crash in between leaves only a harmless annotation in a stable state.
+ */
+const planStart = (
+  s: HandoverSnapshot,
+  mapi: KubeObject,
+  from: StableAuthority,
+  to: StableAuthority,
+  now: Date,
+): Step => {
+  const refusal = migrationRefusals(s, from)[0];
+  if (refusal) return problemStep(refusal);
+  const ack = pausedFalseAcknowledgement(s, from);
+  if (!ack.ok) return problemStep(ack.problem);
+  const value = pausedFalseAtValue(ack.record);
+  if (annotationsOf(mapi)[ANNOTATIONS.pausedFalseAt] !== value)
+    return {
+      kind: "recordPausedFalseAt",
+      target: refOf("mapi", mapi),
+      annotation: ANNOTATIONS.pausedFalseAt,
+      value,
+    };
+  const statusPatch: StatusPatch = {
+    authoritativeAPI: "Migrating",
+    synchronizedAPI: from,
+    conditions: synchronizedUnknown(
+      mapi,
+      SYNCHRONIZED_REASONS.awaitingFinalSync,
+      `Waiting for the final synchronization from ${from} before ${to} takes over`,
+      now,
+    ),
+  };
+  return {
+    kind: "startMigration",
+    target: refOf("mapi", mapi),
+    statusPatch,
+    from,
+    to,
+    event: normal("MigrationStarted", `Migration of ${mapiName(s)} from ${from} to ${to} started`),
+  };
+};
+
+/**
+ * §3.3: the old authority of a handover whose status lacks `synchronizedAPI` (begun by another
+ * implementation), inferred from the pause state; undefined when it cannot be told.
+ */
+export const inferSourceAuthority = (s: HandoverSnapshot): StableAuthority | undefined => {
+  const capi = s.capi;
+  if (!capi) return undefined;
+  if (!hasPause(capi) || hasPauseMarker(capi)) return "ClusterAPI";
+  if (conditionOf(s.mapi, CONDITIONS.paused)?.status === "True") return undefined;
+  return "MachineAPI";
+};
+
+/**
+ * §3.5: step 9 has begun when step 8 is done (every new-side finalizer is in the cache) and some old-side
+ * controller finalizer is gone. The planner removes old finalizers only after step 8, so an old
+ * finalizer that was never there does not by itself mean the new side holds the object.
+ */
+const stepNineBegun = (c: Context): boolean => {
+  const newSideHolds = c.details.controllerFinalizers[c.target].every((holder) => {
+    const h = holding(c.s, holder);
+    return h.object !== undefined && h.finalizers !== undefined && h.missing.length === 0;
+  });
+  const oldSideReleased = c.details.controllerFinalizers[c.old].some((holder) => {
+    const h = holding(c.s, holder);
+    return h.object === undefined || h.missing.length > 0;
+  });
+  return newSideHolds && oldSideReleased;
+};
+
+const completeStep = (c: Context, why?: string): Step => ({
+  kind: "completeMigration",
+  target: refOf("mapi", c.mapi),
+  to: c.target,
+  statusPatch: {
+    authoritativeAPI: c.target,
+    synchronizedAPI: c.target,
+    synchronizedGeneration: 0,
+    conditions: synchronizedUnknown(
+      c.mapi,
+      SYNCHRONIZED_REASONS.authoritativeAPIChanged,
+      `Authoritative API changed from ${c.old} to ${c.target}; waiting for the first synchronization`,
+      c.now,
+    ),
+  },
+  event: normal(
+    "MigrationCompleted",
+    `Migration of ${mapiName(c.s)} from ${c.old} to ${c.target} completed${why ? ` (${why})` : ""}`,
+  ),
+});
+
+const cancelStep = (c: Context, why: string): Step => ({
+  kind: "cancelMigration",
+  target: refOf("mapi", c.mapi),
+  to: c.old,
+  statusPatch: {
+    authoritativeAPI: c.old,
+    synchronizedAPI: c.old,
+    conditions: synchronizedUnknown(
+      c.mapi,
+      SYNCHRONIZED_REASONS.migrationCancelled,
+      `Migration to ${c.target} cancelled; ${c.old} is authoritative`,
+      c.now,
+    ),
+  },
+  event: normal("MigrationCancelled", `Migration of ${mapiName(c.s)} to ${c.target} cancelled: ${why}`),
+});
+
+/** Steps 5–10. Everything is re-checked on every plan, so a regression stops the handover where it is. */
+const planForward = (c: Context): Step => {
+  // Step 5 (leaving ClusterAPI), and while Migrating the CAPI side stays paused whichever the direction.
+  const pause = firstStep(c.details.pauseTargets, (role) => pauseStep(c.s, role));
+  if (pause) return pause;
+  const steps6and7 = [
+    pauseAcknowledgementProblem(c.s, c.old),
+    lostWriteProblem(c.s, c.old),
+    finalSyncProblem(c.s, c.old),
+    memberProblem(c.s, c.old),
+  ];
+  for (const p of steps6and7) if (p) return problemStep(p);
+  for (const holder of c.details.controllerFinalizers[c.target]) {
+    if (holding(c.s, holder).finalizers === undefined)
+      return blockedStep(
+        `${describeObject(c.s.kind, holder.role, objectOf(c.s, holder.role))} is of a kind whose controller finalizer is unknown; cancel the migration`,
+      );
+  }
+  const step8 = firstStep(c.details.controllerFinalizers[c.target], (h) => addFinalizersStep(c.s, h));
+  if (step8) return step8;
+  const step9 = firstStep(c.details.controllerFinalizers[c.old], (h) =>
+    removeFinalizersStep(c.s, h, { fromDeleting: false }),
+  );
+  return step9 ?? completeStep(c);
+};
+
+/**
+ * §3.3 (and the roll-back branch of §3.5): (1) back to ClusterAPI, remove the marked pauses; (2) remove
+ * the new side's controller finalizers (step 8) from objects that are not deleting; (3) re-add the old
+ * side's (step 9) where missing; (4) the status write, which carries the event (5). Under a stable
+ * authority the other side holds none of its controller finalizers (step 9 removed them, twins are
+ * created paused), so every new-side finalizer found here is one step 8 added.
+ */
+const planRollback = (c: Context, why: string): Step => {
+  if (c.old === "ClusterAPI") {
+    const unpause = firstStep(c.details.pauseTargets, (role) => unpauseStep(c.s, role));
+    if (unpause) return unpause;
+  }
+  const undo8 = firstStep(c.details.controllerFinalizers[c.target], (h) =>
+    removeFinalizersStep(c.s, h, { fromDeleting: false }),
+  );
+  if (undo8) return undo8;
+  const undo9 = firstStep(c.details.controllerFinalizers[c.old], (h) => addFinalizersStep(c.s, h));
+  return undo9 ?? cancelStep(c, why);
+};
+
+/** §3.5 once step 9 has begun: steps 9–10 (step 11 is the steady state's unpause). */
+const planCompletion = (c: Context, why: string): Step => {
+  const step9 = firstStep(c.details.controllerFinalizers[c.old], (h) =>
+    removeFinalizersStep(c.s, h, { fromDeleting: true }),
+  );
+  return step9 ?? completeStep(c, why);
+};
+
+/** Involved objects that are being deleted or already gone (a gone twin is the end of a deletion). */
+const endingRoles = (s: HandoverSnapshot): Role[] =>
+  involvedRoles(s.kind).filter((role) => {
+    const object = objectOf(s, role);
+    return object === undefined || isDeleting(object);
+  });
+
+const planMigrating = (s: HandoverSnapshot, mapi: KubeObject, spec: StableAuthority, now: Date): Step => {
+  const old = synchronizedAPIOf(mapi);
+  if (old === undefined) {
+    const inferred = inferSourceAuthority(s);
+    if (inferred === undefined)
+      return blockedStep(
+        `${UNKNOWN_SOURCE_AUTHORITY}: ${mapiName(s)} is Migrating without status.synchronizedAPI and its CAPI twin is paused without the ${ANNOTATIONS.pausedBy} marker (or absent) while Paused=True, so the old authority cannot be told; see the README section "UnknownSourceAuthority" for the manual fix`,
+      );
+    // Write the inference down first: it reads the pause state, which the next steps change.
+    return {
+      kind: "setSynchronizedAPI",
+      target: refOf("mapi", mapi),
+      statusPatch: { synchronizedAPI: inferred },
+    };
+  }
+  const c: Context = { s, mapi, details: HANDOVER_KINDS[s.kind], old, target: opposite(old), now };
+  const ending = endingRoles(s);
+  if (ending.length > 0) {
+    const what = ending
+      .map((role) => {
+        const object = objectOf(s, role);
+        return `${describeObject(s.kind, role, object)} is ${object ? "being deleted" : "gone"}`;
+      })
+      .join(", ");
+    return stepNineBegun(c)
+      ? planCompletion(c, `${what}; ${c.target} performs the deletion`)
+      : planRollback(c, `${what}; ${c.old} stays authoritative and performs the deletion`);
+  }
+  if (spec === old) return planRollback(c, `spec.authoritativeAPI was set back to ${old}`);
+  return planForward(c);
+};
+
+/** SPEC §3.1: the next step of the handover of `snapshot.mapi`. Pure; `now` stamps condition transitions. */
+export const planHandover = (s: HandoverSnapshot, now: Date): Step => {
+  if (s.unsyncedKinds && s.unsyncedKinds.length > 0)
+    return {
+      kind: "wait",
+      for: "cache",
+      retry: "backoff",
+      event: normal("WaitingForSync", `waiting for the cache of ${s.unsyncedKinds.join(", ")} to sync`),
+    };
+  const mapi = s.mapi;
+  if (!mapi) return { kind: "done", why: "gone" };
+  const spec = specAuthorityOf(mapi);
+  if (spec === undefined)
+    return blockedStep(`${mapiName(s)}: spec.authoritativeAPI must be MachineAPI or ClusterAPI`);
+  const status = statusAuthorityOf(mapi);
+  switch (status) {
+    case "invalid":
+      return blockedStep(`${mapiName(s)}: status.authoritativeAPI holds an unknown value`);
+    case "absent":
+      return {
+        kind: "initStatus",
+        target: refOf("mapi", mapi),
+        statusPatch: { authoritativeAPI: spec, synchronizedAPI: spec },
+      };
+    case "Migrating":
+      return planMigrating(s, mapi, spec, now);
+    case "MachineAPI":
+    case "ClusterAPI":
+      return spec === status ? planSteady(s, mapi, status) : planStart(s, mapi, status, spec, now);
+    default: {
+      const unreachable: never = status;
+      return unreachable;
+    }
+  }
+};
