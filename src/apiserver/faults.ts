@@ -1,0 +1,140 @@
+/**
+ * Test instrumentation: request counters (by verb, resource and user) and seeded fault injection — a
+ * fraction of matching requests answered 409/429/500, added latency, and watch streams cut after a
+ * random interval. The PRNG is seeded so a failing run can be replayed; settings change at runtime.
+ */
+
+export interface FaultMatch {
+  verbs?: readonly string[];
+  /** `group/resource[/subresource]`, e.g. `machine.openshift.io/machines` or `/configmaps`. */
+  resources?: readonly string[];
+  users?: readonly string[];
+}
+
+export interface FaultOptions {
+  rate409?: number;
+  rate429?: number;
+  rate500?: number;
+  latencyMs?: number;
+  /** Mean interval after which a watch stream is cut (uniform in [0.5, 1.5] × this). */
+  dropWatchesEveryMs?: number;
+  seed?: number;
+  match?: FaultMatch;
+}
+
+export interface RequestInfo {
+  verb: string;
+  resource: string;
+  user: string;
+}
+
+export type FaultDecision = { kind: "none" } | { kind: "error"; code: 409 | 429 | 500 };
+
+/** mulberry32: small, fast, good enough for test fault schedules. */
+export const seededRandom = (seed: number): (() => number) => {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+};
+
+export const matchesFault = (m: FaultMatch | undefined, r: RequestInfo): boolean =>
+  !m ||
+  ((!m.verbs || m.verbs.includes(r.verb)) &&
+    (!m.resources || m.resources.includes(r.resource)) &&
+    (!m.users || m.users.includes(r.user)));
+
+export class FaultInjector {
+  private options: FaultOptions = {};
+  private random: () => number = seededRandom(1);
+
+  constructor(initial?: FaultOptions) {
+    if (initial) this.set(initial);
+  }
+
+  set(options: FaultOptions): void {
+    this.options = { ...options };
+    this.random = seededRandom(options.seed ?? 1);
+  }
+  clear(): void {
+    this.options = {};
+  }
+  current(): Readonly<FaultOptions> {
+    return this.options;
+  }
+
+  /** Whether to fail this request, decided by one draw per configured rate. */
+  decide(r: RequestInfo): FaultDecision {
+    const o = this.options;
+    if (!matchesFault(o.match, r)) return { kind: "none" };
+    const x = this.random();
+    const r409 = o.rate409 ?? 0;
+    const r429 = o.rate429 ?? 0;
+    const r500 = o.rate500 ?? 0;
+    if (x < r409) return { kind: "error", code: 409 };
+    if (x < r409 + r429) return { kind: "error", code: 429 };
+    if (x < r409 + r429 + r500) return { kind: "error", code: 500 };
+    return { kind: "none" };
+  }
+
+  latencyFor(r: RequestInfo): number {
+    return matchesFault(this.options.match, r) ? (this.options.latencyMs ?? 0) : 0;
+  }
+
+  /** Milliseconds until this watch is cut, or undefined to leave it alone. */
+  watchDropAfter(r: RequestInfo): number | undefined {
+    const every = this.options.dropWatchesEveryMs;
+    if (!every || !matchesFault(this.options.match, r)) return undefined;
+    return Math.round(every * (0.5 + this.random()));
+  }
+}
+
+export interface CounterSnapshot {
+  total: number;
+  byVerb: Record<string, number>;
+  byResource: Record<string, number>;
+  byUser: Record<string, number>;
+  /** `verb resource user` → count, for precise assertions. */
+  byKey: Record<string, number>;
+}
+
+export class RequestCounters {
+  private total = 0;
+  private readonly byVerb = new Map<string, number>();
+  private readonly byResource = new Map<string, number>();
+  private readonly byUser = new Map<string, number>();
+  private readonly byKey = new Map<string, number>();
+
+  record(r: RequestInfo): void {
+    this.total++;
+    const bump = (m: Map<string, number>, k: string): void => {
+      m.set(k, (m.get(k) ?? 0) + 1);
+    };
+    bump(this.byVerb, r.verb);
+    bump(this.byResource, r.resource);
+    bump(this.byUser, r.user);
+    bump(this.byKey, `${r.verb} ${r.resource} ${r.user}`);
+  }
+
+  snapshot(): CounterSnapshot {
+    return {
+      total: this.total,
+      byVerb: Object.fromEntries(this.byVerb),
+      byResource: Object.fromEntries(this.byResource),
+      byUser: Object.fromEntries(this.byUser),
+      byKey: Object.fromEntries(this.byKey),
+    };
+  }
+
+  reset(): void {
+    this.total = 0;
+    this.byVerb.clear();
+    this.byResource.clear();
+    this.byUser.clear();
+    this.byKey.clear();
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * The local Kubernetes API server (SPEC §8): `startApiServer` wires storage, the type registry, the REST
+ * write path, admission (src/apiserver/admission), CRD schemas (src/apiserver/schema), the in-process
+ * controllers (garbage collector, namespace and CRD cleanup) and the HTTPS listener, and hands back the
+ * handles tests and local mode use: URL, CA, kubeconfig, counters, fault injection and direct store access.
+ * Nothing listens at import time.
+ */
+import { createServer, type Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import type pino from "pino";
+import YAML from "yaml";
+import type { KubeObject } from "../kube/object.js";
+import { createCertificateAuthority, issueServingCertificate } from "../server/certs.js";
+import { createAdmissionDispatcher } from "./admission/index.js";
+import { Controllers } from "./controllers.js";
+import {
+  FaultInjector,
+  type FaultInjector as FaultInjectorType,
+  type FaultOptions,
+  RequestCounters,
+} from "./faults.js";
+import { HttpApi } from "./http.js";
+import { Registry } from "./registry.js";
+import { Rest } from "./rest.js";
+import { compileCrd } from "./schema/index.js";
+import { Storage } from "./storage.js";
+import type { AdmissionDispatcher, ResourceInfo, UserInfo } from "./types.js";
+import { resourceKey } from "./types.js";
+
+export type { CounterSnapshot, FaultMatch, FaultOptions } from "./faults.js";
+export { FaultInjector, RequestCounters } from "./faults.js";
+export type { ResourceInfo, UserInfo } from "./types.js";
+
+export interface ApiServerOptions {
+  host?: string;
+  /** 0 (the default) = ephemeral. */
+  port?: number;
+  /** Absent → a fresh CA and a serving certificate for localhost/127.0.0.1. */
+  tls?: { certPem: string; keyPem: string; caPem: string };
+  /** Bearer tokens; any other credential is answered 401. */
+  users: Array<{ token: string; username: string; groups: string[]; uid?: string }>;
+  /** Default 60 000. */
+  bookmarkIntervalMs?: number;
+  faults?: FaultOptions;
+  logger?: pino.Logger;
+  /** How many change events watches can resume from (older resourceVersions get 410). Default 10 000. */
+  watchHistorySize?: number;
+  /** CRD groups listed first in /apis (kubectl resolves ambiguous plurals to the first). Default MAPI. */
+  preferredGroups?: string[];
+  /** Replaces the webhook dispatcher (tests of the core that must not depend on webhooks). */
+  admission?: AdmissionDispatcher;
+  /** Resolves `clientConfig.service` of webhook configurations to an address (local mode). */
+  resolveService?: Parameters<typeof createAdmissionDispatcher>[0]["resolveService"];
+  clock?: () => number;
+}
+
+/** A type by group + plural (or a src/kube/kinds ResourceType). */
+export interface TypeRef {
+  group: string;
+  plural: string;
+}
+
+export interface DirectStore {
+  /** Stores an object as given (admission bypassed), assigning uid, resourceVersion, creationTimestamp, generation. */
+  create(obj: KubeObject): KubeObject;
+  get(type: TypeRef, namespace: string, name: string): KubeObject | undefined;
+  list(type: TypeRef, namespace?: string): KubeObject[];
+  /** The current global resourceVersion. */
+  resourceVersion(): string;
+}
+
+export interface ApiServer {
+  url: string;
+  caPem: string;
+  stop(): Promise<void>;
+  counters: RequestCounters;
+  faults: FaultInjectorType;
+  kubeconfig(username: string, context?: string, namespace?: string): string;
+  store: DirectStore;
+  /** Resolves when the in-process controllers (GC, namespace, CRD cleanup) have nothing queued. */
+  settled(): Promise<void>;
+  /** Number of open watch streams (tests check cleanup). */
+  watchCount(): number;
+}
+
+const typeOfObject = (registry: Registry, obj: KubeObject): ResourceInfo => {
+  const apiVersion = String(obj.apiVersion ?? "");
+  const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
+  const t = registry.byGroupKind(group ?? "", String(obj.kind ?? ""));
+  if (!t || !t.versions.includes(version ?? ""))
+    throw new Error(`no type serves ${apiVersion} ${String(obj.kind)}`);
+  return t;
+};
+
+export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
+  const clock = opts.clock ?? Date.now;
+  const storage = new Storage(opts.watchHistorySize ?? 10_000);
+  const registry = new Registry(opts.preferredGroups);
+  const webhookConfigurations = (): {
+    mutating: readonly KubeObject[];
+    validating: readonly KubeObject[];
+  } => ({
+    mutating: storage.list("admissionregistration.k8s.io/mutatingwebhookconfigurations"),
+    validating: storage.list("admissionregistration.k8s.io/validatingwebhookconfigurations"),
+  });
+  const admission =
+    opts.admission ??
+    createAdmissionDispatcher({
+      configurations: webhookConfigurations,
+      ...(opts.logger ? { logger: opts.logger.child({ component: "admission" }) } : {}),
+      ...(opts.resolveService ? { resolveService: opts.resolveService } : {}),
+    });
+  const rest = new Rest({
+    storage,
+    registry,
+    admission,
+    compileCrd,
+    clock,
+    ...(opts.logger ? { logger: opts.logger } : {}),
+  });
+  const controllers = new Controllers({
+    storage,
+    registry,
+    rest,
+    ...(opts.logger ? { logger: opts.logger.child({ component: "controllers" }) } : {}),
+  });
+  const counters = new RequestCounters();
+  const faults = new FaultInjector(opts.faults);
+  const users = new Map<string, UserInfo>();
+  for (const u of opts.users) {
+    const groups = u.groups.includes("system:authenticated")
+      ? [...u.groups]
+      : [...u.groups, "system:authenticated"];
+    users.set(u.token, { username: u.username, groups, ...(u.uid ? { uid: u.uid } : {}) });
+  }
+  const http = new HttpApi({
+    rest,
+    storage,
+    registry,
+    users,
+    counters,
+    faults,
+    clock,
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+    ...(opts.logger ? { logger: opts.logger } : {}),
+  });
+
+  let tls = opts.tls;
+  if (!tls) {
+    const ca = createCertificateAuthority("local kube-apiserver CA");
+    const serving = issueServingCertificate(ca, ["localhost", "127.0.0.1", "kubernetes.default.svc"]);
+    tls = { certPem: serving.certPem, keyPem: serving.keyPem, caPem: ca.certPem };
+  }
+  const server: Server = createServer(
+    { cert: tls.certPem, key: tls.keyPem, keepAliveTimeout: 30_000 },
+    http.handle,
+  );
+  server.headersTimeout = 0;
+  server.requestTimeout = 0;
+  const host = opts.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const caPem = tls.caPem;
+
+  const store: DirectStore = {
+    create: (obj) => rest.createDirect(typeOfObject(registry, obj), obj),
+    get: (type, namespace, name) => storage.get(resourceKey(type), namespace, name),
+    list: (type, namespace) => storage.list(resourceKey(type), namespace),
+    resourceVersion: () => String(storage.currentRv()),
+  };
+
+  return {
+    url,
+    caPem,
+    counters,
+    faults,
+    store,
+    settled: () => controllers.idle(),
+    watchCount: () => storage.watcherCount(),
+    kubeconfig(username, context = "local", namespace) {
+      const user = opts.users.find((u) => u.username === username);
+      if (!user) throw new Error(`no configured user ${username}`);
+      const userName = username.replace(/[^A-Za-z0-9_.-]/g, "-");
+      return YAML.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [
+          {
+            name: "local",
+            cluster: { server: url, "certificate-authority-data": Buffer.from(caPem).toString("base64") },
+          },
+        ],
+        users: [{ name: userName, user: { token: user.token } }],
+        contexts: [
+          {
+            name: context,
+            context: { cluster: "local", user: userName, ...(namespace ? { namespace } : {}) },
+          },
+        ],
+        "current-context": context,
+        preferences: {},
+      });
+    },
+    async stop() {
+      controllers.stop();
+      http.closeWatches();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

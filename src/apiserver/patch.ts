@@ -1,0 +1,152 @@
+/**
+ * The three classic patch formats, as pure functions from (current object, patch body) to a new object:
+ * JSON merge patch (RFC 7386), JSON patch (RFC 6902, via fast-json-patch, `test` honoured) and strategic
+ * merge patch for built-in kinds (lists merged by their patchMergeKey, `$patch`, `$setElementOrder`,
+ * `$retainKeys`, `$deleteFromPrimitiveList` directives). Server-side apply lives in managed-fields.ts.
+ * Inputs are never mutated.
+ */
+import jsonpatch from "fast-json-patch";
+import { isRecord } from "../kube/object.js";
+
+export class PatchError extends Error {
+  constructor(
+    message: string,
+    /** 422 for a failed `test` op (kube answers Invalid), 400 for malformed patches. */
+    readonly code: 400 | 422 = 400,
+  ) {
+    super(message);
+  }
+}
+
+/** RFC 7386: null deletes, objects merge recursively, anything else replaces. */
+export const mergePatch = (target: unknown, patch: unknown): unknown => {
+  if (!isRecord(patch)) return patch;
+  const base: Record<string, unknown> = isRecord(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete base[k];
+    else base[k] = mergePatch(base[k], v);
+  }
+  return base;
+};
+
+/** RFC 6902. A failed `test` is a 422 (kube: "the server rejected our request due to an error in our request"). */
+export const jsonPatch = (target: unknown, ops: unknown): unknown => {
+  if (!Array.isArray(ops)) throw new PatchError("json patch must be an array of operations");
+  try {
+    const copy = structuredClone(target);
+    return jsonpatch.applyPatch(copy, ops as jsonpatch.Operation[], true, true).newDocument;
+  } catch (e) {
+    const err = e as { name?: string; message?: string };
+    if (err.name === "TEST_OPERATION_FAILED")
+      throw new PatchError(`the server rejected our request due to an error in our request`, 422);
+    throw new PatchError(`json patch failed: ${String(err.message ?? e).split("\n")[0]}`);
+  }
+};
+
+/**
+ * patchMergeKey by list field name, for the built-in lists that matter (kube's Go struct tags). A list not
+ * named here is replaced wholesale, except primitive lists named in MERGE_PRIMITIVE, which are unioned.
+ */
+const MERGE_KEYS: Record<string, string> = {
+  containers: "name",
+  initContainers: "name",
+  ephemeralContainers: "name",
+  env: "name",
+  volumes: "name",
+  volumeMounts: "mountPath",
+  volumeDevices: "devicePath",
+  imagePullSecrets: "name",
+  webhooks: "name",
+  conditions: "type",
+  ownerReferences: "uid",
+  hostAliases: "ip",
+  topologySpreadConstraints: "topologyKey",
+  // Container ports merge by containerPort; Service ports by port (handled in keyFor).
+  ports: "containerPort",
+};
+const MERGE_PRIMITIVE = new Set(["finalizers"]);
+
+const keyFor = (field: string, items: readonly unknown[]): string | undefined => {
+  const key = MERGE_KEYS[field];
+  if (field === "ports" && items.some((i) => isRecord(i) && "port" in i && !("containerPort" in i)))
+    return "port";
+  return key;
+};
+
+const SET_ORDER = "$setElementOrder/";
+const DELETE_PRIMITIVE = "$deleteFromPrimitiveList/";
+
+const sameKey = (a: unknown, b: unknown, key: string): boolean =>
+  isRecord(a) && isRecord(b) && a[key] !== undefined && a[key] === b[key];
+
+const mergeList = (field: string, current: unknown, patch: unknown[]): unknown[] => {
+  const base = Array.isArray(current) ? current : [];
+  if (patch.some((p) => isRecord(p) && p.$patch === "replace"))
+    return patch.filter((p) => !(isRecord(p) && p.$patch === "replace"));
+  if (MERGE_PRIMITIVE.has(field) && patch.every((p) => typeof p !== "object")) {
+    const out = [...base];
+    for (const p of patch) if (!out.includes(p)) out.push(p);
+    return out;
+  }
+  const key = keyFor(field, [...base, ...patch]);
+  if (!key) return patch.map((p) => strategicMerge(undefined, p));
+  const out = [...base];
+  for (const item of patch) {
+    const idx = out.findIndex((c) => sameKey(c, item, key));
+    if (isRecord(item) && item.$patch === "delete") {
+      if (idx >= 0) out.splice(idx, 1);
+      continue;
+    }
+    if (idx >= 0) out[idx] = strategicMerge(out[idx], item);
+    else out.push(strategicMerge(undefined, item));
+  }
+  return out;
+};
+
+/** Orders `list` as `$setElementOrder` says; items not named keep their relative order at the end. */
+const applyOrder = (list: unknown[], order: unknown[], key: string | undefined): unknown[] => {
+  const position = (item: unknown): number =>
+    order.findIndex((o) => (key ? sameKey(o, item, key) : o === item));
+  const named = list.filter((i) => position(i) >= 0).sort((a, b) => position(a) - position(b));
+  return [...named, ...list.filter((i) => position(i) < 0)];
+};
+
+/** Strategic merge patch for built-in kinds. */
+export const strategicMerge = (target: unknown, patch: unknown): unknown => {
+  if (!isRecord(patch)) return patch;
+  if (patch.$patch === "replace") {
+    const { $patch: _, ...rest } = patch;
+    return strategicMerge(undefined, rest);
+  }
+  if (patch.$patch === "delete") return undefined;
+  let base: Record<string, unknown> = isRecord(target) ? { ...target } : {};
+  const retain = Array.isArray(patch.$retainKeys) ? new Set(patch.$retainKeys.map(String)) : undefined;
+  if (retain) base = Object.fromEntries(Object.entries(base).filter(([k]) => retain.has(k)));
+  const orders: Array<[string, unknown[]]> = [];
+  for (const [k, v] of Object.entries(patch)) {
+    if (k === "$patch" || k === "$retainKeys") continue;
+    if (k.startsWith(SET_ORDER)) {
+      if (Array.isArray(v)) orders.push([k.slice(SET_ORDER.length), v]);
+      continue;
+    }
+    if (k.startsWith(DELETE_PRIMITIVE)) {
+      const field = k.slice(DELETE_PRIMITIVE.length);
+      const drop = Array.isArray(v) ? v : [];
+      if (Array.isArray(base[field]))
+        base[field] = (base[field] as unknown[]).filter((x) => !drop.includes(x));
+      continue;
+    }
+    if (v === null) delete base[k];
+    else if (Array.isArray(v)) base[k] = mergeList(k, base[k], v);
+    else {
+      const merged = strategicMerge(base[k], v);
+      if (merged === undefined) delete base[k];
+      else base[k] = merged;
+    }
+  }
+  for (const [field, order] of orders) {
+    const list = base[field];
+    if (Array.isArray(list)) base[field] = applyOrder(list, order, keyFor(field, list));
+  }
+  return base;
+};

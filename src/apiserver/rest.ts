@@ -1,0 +1,998 @@
+/**
+ * The REST semantics of kube-apiserver over the in-memory storage: get/list, and the write path in kube's
+ * order — decode → (CRD kinds) prune + default → mutating admission → default again → validation →
+ * validating admission → persist → notify. Object semantics live here: uid, generateName,
+ * resourceVersion preconditions, generation, the status and scale subresource split, finalizers and
+ * deletionTimestamp, delete propagation finalizers, namespace lifecycle, CRD registration, managedFields
+ * and server-side apply. HTTP parsing and serialisation are elsewhere (http.ts).
+ */
+import { randomInt, randomUUID } from "node:crypto";
+import type pino from "pino";
+import { canonicalJson, getPath, isRecord, type KubeObject } from "../kube/object.js";
+import {
+  type ManagedFieldsEntry,
+  managerFromUserAgent,
+  recordUpdate,
+  serverSideApply,
+} from "./managed-fields.js";
+import { jsonPatch, mergePatch, PatchError, strategicMerge } from "./patch.js";
+import { crdResource, type Registry } from "./registry.js";
+import {
+  ApiError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  forbidden,
+  invalid,
+  methodNotAllowed,
+  notFound,
+  STALE_OBJECT,
+  unsupportedMediaType,
+} from "./status.js";
+import type { Storage } from "./storage.js";
+import type {
+  AdmissionAttributes,
+  AdmissionDispatcher,
+  CompiledCrd,
+  ResourceInfo,
+  StatusCause,
+  UserInfo,
+} from "./types.js";
+import { resourceKey } from "./types.js";
+
+export const CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions";
+export const NAMESPACE_KEY = "/namespaces";
+export const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
+export const ORPHAN_FINALIZER = "orphan";
+export const FOREGROUND_FINALIZER = "foregroundDeletion";
+
+/** Who is writing and how: everything about a request the write path needs besides the object. */
+export interface RequestContext {
+  user: UserInfo;
+  dryRun: boolean;
+  fieldManager?: string;
+  userAgent?: string;
+  /** `Strict` | `Warn` | `Ignore` (kube's default when absent is Warn). */
+  fieldValidation?: string;
+  /** Warnings for the response (admission, unknown fields). */
+  warnings: string[];
+  /** Skip admission: storage-internal cleanups (CRD instance removal) as kube does them. */
+  skipAdmission?: boolean;
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: string;
+  orphanDependents?: boolean;
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: string[];
+}
+
+export interface RestDeps {
+  storage: Storage;
+  registry: Registry;
+  admission: AdmissionDispatcher;
+  compileCrd: (crd: KubeObject) => { ok: true; value: CompiledCrd } | { ok: false; causes: StatusCause[] };
+  clock: () => number;
+  logger?: pino.Logger;
+}
+
+export type PatchType = "merge" | "json" | "strategic" | "apply";
+
+const NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789";
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const SUBDOMAIN_MESSAGE =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_MESSAGE =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+const MAX_RETRIES = 16;
+
+/** Thrown inside an update attempt when the stored object moved under an unconditional write: retry. */
+class RetryUpdate extends Error {}
+
+export const gvOf = (res: ResourceInfo, version: string): string =>
+  res.group ? `${res.group}/${version}` : version;
+
+/** The object as read through `version` (no conversion: CRDs here use the `None` strategy). */
+export const asVersion = (res: ResourceInfo, version: string, o: KubeObject): KubeObject => {
+  const apiVersion = gvOf(res, version);
+  return o.apiVersion === apiVersion ? o : { ...o, apiVersion };
+};
+
+const meta = (o: KubeObject): Record<string, unknown> => (isRecord(o.metadata) ? o.metadata : {});
+
+/** Everything generation watches: the object minus metadata (and minus status when status is a subresource). */
+const specOf = (res: ResourceInfo, o: KubeObject): string => {
+  const { metadata: _m, status, ...rest } = o;
+  return canonicalJson(res.statusSubresource ? rest : { ...rest, status });
+};
+
+/** Compare ignoring what a no-op write would still touch (resourceVersion, managedFields timestamps). */
+const comparable = (o: KubeObject): string => {
+  const { managedFields: _f, resourceVersion: _r, ...m } = meta(o);
+  return canonicalJson({ ...o, metadata: m });
+};
+
+/** Paths present in `before` but dropped by pruning (`after`): the unknown fields of a CRD object. */
+export const unknownFields = (before: unknown, after: unknown, path = ""): string[] => {
+  const out: string[] = [];
+  if (isRecord(before) && isRecord(after)) {
+    for (const [k, v] of Object.entries(before)) {
+      const p = path ? `${path}.${k}` : k;
+      if (!(k in after)) out.push(p);
+      else out.push(...unknownFields(v, after[k], p));
+    }
+  } else if (Array.isArray(before) && Array.isArray(after)) {
+    before.forEach((v, i) => {
+      out.push(...unknownFields(v, after[i], `${path}[${i}]`));
+    });
+  }
+  return out;
+};
+
+const setPath = (o: Record<string, unknown>, dotted: string, value: unknown): void => {
+  const segs = dotted.replace(/^\./, "").split(".");
+  let cur = o;
+  for (const s of segs.slice(0, -1)) {
+    if (!isRecord(cur[s])) cur[s] = {};
+    cur = cur[s] as Record<string, unknown>;
+  }
+  cur[segs[segs.length - 1]!] = value;
+};
+const readPath = (o: unknown, dotted: string): unknown => getPath(o, dotted.replace(/^\./, "").split("."));
+
+export class Rest {
+  constructor(private readonly deps: RestDeps) {}
+
+  private now(): string {
+    return new Date(this.deps.clock()).toISOString().replace(/\.\d{3}Z$/, "Z");
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  get(res: ResourceInfo, namespace: string, name: string): KubeObject {
+    const o = this.deps.storage.get(resourceKey(res), res.namespaced ? namespace : "", name);
+    if (!o) throw notFound(res.group, res.plural, name);
+    return o;
+  }
+
+  list(res: ResourceInfo, namespace: string | undefined): KubeObject[] {
+    return this.deps.storage.list(resourceKey(res), res.namespaced ? namespace : undefined);
+  }
+
+  // ---------------------------------------------------------------- admission
+
+  private async admit(
+    phase: "mutate" | "validate",
+    ctx: RequestContext,
+    res: ResourceInfo,
+    version: string,
+    operation: AdmissionAttributes["operation"],
+    subResource: string | undefined,
+    object: KubeObject | null,
+    oldObject: KubeObject | null,
+    options: Record<string, unknown> | null,
+  ): Promise<KubeObject | null> {
+    // kube never sends webhook configuration objects to webhooks (so a broken webhook cannot lock itself in).
+    if (ctx.skipAdmission || res.group === "admissionregistration.k8s.io") return object;
+    const ref = object ?? oldObject;
+    const namespace = res.namespaced ? (ref?.metadata?.namespace ?? "") : undefined;
+    const nsObject =
+      res.plural === "namespaces" && res.group === ""
+        ? ref
+        : namespace
+          ? this.deps.storage.get(NAMESPACE_KEY, "", namespace)
+          : undefined;
+    const attrs: AdmissionAttributes = {
+      operation,
+      kind: { group: res.group, version, kind: res.kind },
+      resource: { group: res.group, version, resource: res.plural },
+      ...(subResource ? { subResource } : {}),
+      name: ref?.metadata?.name ?? "",
+      ...(namespace !== undefined ? { namespace } : {}),
+      ...(nsObject ? { namespaceLabels: { ...(nsObject.metadata?.labels ?? {}) } } : {}),
+      object,
+      oldObject,
+      userInfo: {
+        username: ctx.user.username,
+        ...(ctx.user.uid ? { uid: ctx.user.uid } : {}),
+        groups: ctx.user.groups,
+      },
+      dryRun: ctx.dryRun,
+      options,
+    };
+    const outcome = await this.deps.admission[phase](attrs);
+    ctx.warnings.push(...outcome.warnings);
+    if (!outcome.allowed)
+      throw new ApiError(outcome.status.code, outcome.status.reason, outcome.status.message);
+    return phase === "mutate" ? (outcome.object ?? object) : object;
+  }
+
+  private options(
+    kind: string,
+    ctx: RequestContext,
+    extra: Record<string, unknown> = {},
+  ): Record<string, unknown> {
+    return {
+      kind,
+      apiVersion: "meta.k8s.io/v1",
+      ...(ctx.dryRun ? { dryRun: ["All"] } : {}),
+      ...(ctx.fieldManager ? { fieldManager: ctx.fieldManager } : {}),
+      ...extra,
+    };
+  }
+
+  // ---------------------------------------------------------------- CRD kinds: prune, default, validate
+
+  private pruneAndDefault(
+    ctx: RequestContext,
+    res: ResourceInfo,
+    version: string,
+    o: KubeObject,
+  ): KubeObject {
+    if (!res.crd) return o;
+    const pruned = res.crd.pruneAndDefault(version, o);
+    const mode = ctx.fieldValidation ?? "Warn";
+    if (mode === "Ignore") return pruned;
+    const unknown = unknownFields(o, pruned).filter((p) => !p.startsWith("metadata."));
+    if (unknown.length === 0) return pruned;
+    if (mode === "Strict")
+      throw badRequest(
+        `${res.kind} in version "${version}" cannot be handled as a ${res.kind}: strict decoding error: ${unknown
+          .map((p) => `unknown field "${p}"`)
+          .join(", ")}`,
+      );
+    for (const p of unknown) ctx.warnings.push(`unknown field "${p}"`);
+    return pruned;
+  }
+
+  private validate(res: ResourceInfo, version: string, o: KubeObject, old: KubeObject | undefined): void {
+    const name = String(o.metadata?.name ?? "");
+    const causes: StatusCause[] = [];
+    const isNamespace = res.group === "" && res.plural === "namespaces";
+    const nameOk = isNamespace
+      ? DNS_LABEL.test(name) && name.length <= 63
+      : DNS_SUBDOMAIN.test(name) && name.length <= 253;
+    if (!old && !nameOk)
+      causes.push({
+        reason: "FieldValueInvalid",
+        field: "metadata.name",
+        message: `Invalid value: ${JSON.stringify(name)}: ${isNamespace ? LABEL_MESSAGE : SUBDOMAIN_MESSAGE}`,
+      });
+    for (const [k, v] of Object.entries(o.metadata?.labels ?? {}))
+      if (typeof v !== "string" || v.length > 63 || !/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(v))
+        causes.push({
+          reason: "FieldValueInvalid",
+          field: `metadata.labels`,
+          message: `Invalid value: ${JSON.stringify(v)}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+        });
+    if (res.crd) causes.push(...res.crd.validate(version, o, old));
+    if (causes.length > 0) throw invalid(res.group, res.kind, name, causes);
+  }
+
+  /** CRDs: compile (422 when invalid) and compute the status kube's CRD controllers would set. */
+  private prepareCrd(
+    o: KubeObject,
+    old: KubeObject | undefined,
+  ): { object: KubeObject; compiled: CompiledCrd } {
+    const result = this.deps.compileCrd(o);
+    const name = String(o.metadata?.name ?? "");
+    if (!result.ok) throw invalid("apiextensions.k8s.io", "CustomResourceDefinition", name, result.causes);
+    const c = result.value;
+    const existing = this.deps.registry.byKey(resourceKey({ group: c.group, plural: c.names.plural }));
+    if (!old && existing)
+      throw invalid("apiextensions.k8s.io", "CustomResourceDefinition", name, [
+        {
+          reason: "FieldValueInvalid",
+          field: "spec.names.plural",
+          message: `Invalid value: "${c.names.plural}": already served`,
+        },
+      ]);
+    const now = this.now();
+    const oldConditions = Array.isArray(old?.status?.conditions)
+      ? (old.status.conditions as Array<Record<string, unknown>>)
+      : [];
+    const condition = (type: string, reason: string, message: string): Record<string, unknown> => {
+      const prev = oldConditions.find((x) => x.type === type && x.status === "True");
+      return { type, status: "True", lastTransitionTime: prev?.lastTransitionTime ?? now, reason, message };
+    };
+    const storage = c.versions.find((v) => v.storage)?.name ?? c.versions[0]?.name ?? "";
+    const stored = Array.isArray(old?.status?.storedVersions) ? (old.status.storedVersions as string[]) : [];
+    const status = {
+      conditions: [
+        condition("NamesAccepted", "NoConflicts", "no conflicts found"),
+        condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+      ],
+      acceptedNames: { ...c.names, shortNames: c.names.shortNames, categories: c.names.categories },
+      storedVersions: stored.includes(storage) ? stored : [...stored, storage],
+    };
+    const finalizers = [...(o.metadata?.finalizers ?? [])];
+    if (!old && !finalizers.includes(CRD_CLEANUP_FINALIZER)) finalizers.push(CRD_CLEANUP_FINALIZER);
+    return { object: { ...o, metadata: { ...meta(o), finalizers }, status }, compiled: c };
+  }
+
+  private isCrdType(res: ResourceInfo): boolean {
+    return resourceKey(res) === CRD_KEY;
+  }
+
+  private terminatingCrd(res: ResourceInfo): boolean {
+    const crd = res.crd?.crd;
+    if (!crd) return false;
+    const live = this.deps.storage.get(CRD_KEY, "", String(crd.metadata?.name ?? ""));
+    return typeof live?.metadata?.deletionTimestamp === "string";
+  }
+
+  /** Built-in defaulting kube applies on every write. */
+  private defaultBuiltIn(res: ResourceInfo, o: KubeObject, old: KubeObject | undefined): KubeObject {
+    if (res.group === "" && res.plural === "secrets" && isRecord(o.stringData)) {
+      const data: Record<string, unknown> = { ...(isRecord(o.data) ? o.data : {}) };
+      for (const [k, v] of Object.entries(o.stringData)) data[k] = Buffer.from(String(v)).toString("base64");
+      const { stringData: _s, ...rest } = o;
+      return { ...rest, data };
+    }
+    if (res.group === "" && res.plural === "namespaces" && !old) {
+      return { ...o, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } };
+    }
+    return o;
+  }
+
+  // ---------------------------------------------------------------- create
+
+  async create(
+    ctx: RequestContext,
+    res: ResourceInfo,
+    version: string,
+    namespace: string,
+    body: unknown,
+  ): Promise<KubeObject> {
+    if (!isRecord(body)) throw badRequest("the body of the request must be a JSON object");
+    const apiVersion = gvOf(res, version);
+    this.checkTypeMeta(res, apiVersion, body);
+    const m = isRecord(body.metadata) ? { ...body.metadata } : {};
+    if (res.namespaced) {
+      if (m.namespace !== undefined && m.namespace !== "" && m.namespace !== namespace)
+        throw badRequest(
+          "the namespace of the provided object does not match the namespace sent on the request",
+        );
+      m.namespace = namespace;
+    } else delete m.namespace;
+    if (!m.name && typeof m.generateName === "string" && m.generateName) {
+      let suffix = "";
+      for (let i = 0; i < 5; i++) suffix += NAME_CHARS[randomInt(NAME_CHARS.length)];
+      m.name = `${m.generateName}${suffix}`;
+    }
+    const name = typeof m.name === "string" ? m.name : "";
+    if (!name)
+      throw invalid(res.group, res.kind, "", [
+        {
+          reason: "FieldValueRequired",
+          field: "metadata.name",
+          message: "Required value: name or generateName is required",
+        },
+      ]);
+    if (res.namespaced) this.checkNamespaceOpen(res, namespace, name);
+    if (this.terminatingCrd(res))
+      throw new ApiError(
+        405,
+        "MethodNotAllowed",
+        `create not allowed while custom resource definition is terminating`,
+      );
+    for (const k of ["uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"])
+      delete m[k];
+    m.uid = randomUUID();
+    m.creationTimestamp = this.now();
+    m.generation = 1;
+    let object: KubeObject = {
+      ...body,
+      apiVersion: gvOf(res, res.storageVersion),
+      kind: res.kind,
+      metadata: m,
+    };
+    if (res.statusSubresource && !(res.group === "" && res.plural === "namespaces")) delete object.status;
+    object = this.defaultBuiltIn(res, object, undefined);
+    object = this.pruneAndDefault(ctx, res, version, object);
+    const options = this.options("CreateOptions", ctx);
+    object =
+      (await this.admit("mutate", ctx, res, version, "CREATE", undefined, object, null, options)) ?? object;
+    object = this.restoreServerFields(res, object, m, version);
+    let compiled: CompiledCrd | undefined;
+    if (this.isCrdType(res)) ({ object, compiled } = this.prepareCrd(object, undefined));
+    this.validate(res, version, object, undefined);
+    await this.admit("validate", ctx, res, version, "CREATE", undefined, object, null, options);
+    const manager = ctx.fieldManager ?? managerFromUserAgent(ctx.userAgent);
+    object = this.withManagedFields(object, recordUpdate(undefined, object, manager, apiVersion, this.now()));
+    const key = resourceKey(res);
+    if (this.deps.storage.get(key, res.namespaced ? namespace : "", name))
+      throw alreadyExists(res.group, res.plural, name);
+    if (ctx.dryRun) return asVersion(res, version, object);
+    const stored = this.persist(key, object);
+    if (compiled) this.deps.registry.add(crdResource(compiled));
+    return asVersion(res, version, stored);
+  }
+
+  /**
+   * Seeding and tests: stores `body` as given, bypassing admission (and the NamespaceLifecycle check),
+   * but still assigning uid, resourceVersion, creationTimestamp and generation, defaulting and validating.
+   */
+  createDirect(res: ResourceInfo, body: KubeObject): KubeObject {
+    const m: Record<string, unknown> = { ...meta(body) };
+    if (!res.namespaced) delete m.namespace;
+    else m.namespace ??= "default";
+    const name = typeof m.name === "string" ? m.name : "";
+    const key = resourceKey(res);
+    if (this.deps.storage.get(key, res.namespaced ? String(m.namespace) : "", name))
+      throw alreadyExists(res.group, res.plural, name);
+    for (const k of ["resourceVersion", "deletionTimestamp", "selfLink"]) delete m[k];
+    m.uid ??= randomUUID();
+    m.creationTimestamp ??= this.now();
+    m.generation ??= 1;
+    let object: KubeObject = {
+      ...body,
+      apiVersion: gvOf(res, res.storageVersion),
+      kind: res.kind,
+      metadata: m,
+    };
+    object = this.defaultBuiltIn(res, object, undefined);
+    object = this.pruneAndDefaultQuiet(res, res.storageVersion, object);
+    let compiled: CompiledCrd | undefined;
+    if (this.isCrdType(res)) ({ object, compiled } = this.prepareCrd(object, undefined));
+    this.validate(res, res.storageVersion, object, undefined);
+    object = this.withManagedFields(
+      object,
+      recordUpdate(undefined, object, "seed", gvOf(res, res.storageVersion), this.now()),
+    );
+    const stored = this.persist(key, object);
+    if (compiled) this.deps.registry.add(crdResource(compiled));
+    return stored;
+  }
+
+  private checkTypeMeta(res: ResourceInfo, apiVersion: string, body: Record<string, unknown>): void {
+    if (body.kind !== undefined && body.kind !== res.kind)
+      throw badRequest(
+        `the kind in the data (${String(body.kind)}) does not match the expected kind (${res.kind})`,
+      );
+    if (body.apiVersion !== undefined && body.apiVersion !== apiVersion && res.group !== "")
+      if (!String(body.apiVersion).startsWith(`${res.group}/`))
+        throw badRequest(
+          `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`,
+        );
+  }
+
+  /** NamespaceLifecycle admission: no content in a missing or terminating namespace. */
+  private checkNamespaceOpen(res: ResourceInfo, namespace: string, name: string): void {
+    const ns = this.deps.storage.get(NAMESPACE_KEY, "", namespace);
+    if (!ns) throw notFound("", "namespaces", namespace);
+    if (typeof ns.metadata?.deletionTimestamp === "string") {
+      const message = `unable to create new content in namespace ${namespace} because it is being terminated`;
+      throw forbidden(`${res.plural}${res.group ? `.${res.group}` : ""} "${name}" is forbidden: ${message}`, {
+        name,
+        group: res.group,
+        kind: res.plural,
+        causes: [{ reason: "NamespaceTerminating", message, field: "metadata.namespace" }],
+      });
+    }
+  }
+
+  /** Mutating admission may not change identity or server-owned metadata. */
+  private restoreServerFields(
+    res: ResourceInfo,
+    o: KubeObject,
+    server: Record<string, unknown>,
+    version: string,
+  ): KubeObject {
+    const m = { ...meta(o) };
+    for (const k of [
+      "name",
+      "namespace",
+      "uid",
+      "creationTimestamp",
+      "generation",
+      "deletionTimestamp",
+      "deletionGracePeriodSeconds",
+    ]) {
+      if (server[k] === undefined) delete m[k];
+      else m[k] = server[k];
+    }
+    return this.pruneAndDefaultQuiet(res, version, {
+      ...o,
+      apiVersion: gvOf(res, res.storageVersion),
+      kind: res.kind,
+      metadata: m,
+    });
+  }
+
+  /** Defaulting again after mutating admission, without reporting unknown fields a webhook added. */
+  private pruneAndDefaultQuiet(res: ResourceInfo, version: string, o: KubeObject): KubeObject {
+    return res.crd ? res.crd.pruneAndDefault(version, o) : o;
+  }
+
+  private withManagedFields(o: KubeObject, fields: ManagedFieldsEntry[]): KubeObject {
+    const m = { ...meta(o) };
+    if (fields.length > 0) m.managedFields = fields;
+    else delete m.managedFields;
+    return { ...o, metadata: m };
+  }
+
+  private persist(key: string, o: KubeObject): KubeObject {
+    const rv = this.deps.storage.nextRv();
+    const stored = { ...o, metadata: { ...meta(o), resourceVersion: String(rv) } };
+    this.deps.storage.put(key, stored, rv);
+    return stored;
+  }
+
+  private removeFinally(key: string, o: KubeObject): KubeObject {
+    const rv = this.deps.storage.nextRv();
+    const last = { ...o, metadata: { ...meta(o), resourceVersion: String(rv) } };
+    this.deps.storage.remove(key, last, rv);
+    if (key === CRD_KEY) this.unregisterCrd(last);
+    return last;
+  }
+
+  private unregisterCrd(crd: KubeObject): void {
+    const spec = isRecord(crd.spec) ? crd.spec : {};
+    const names = isRecord(spec.names) ? spec.names : {};
+    this.deps.registry.remove(
+      resourceKey({ group: String(spec.group ?? ""), plural: String(names.plural ?? "") }),
+    );
+  }
+
+  // ---------------------------------------------------------------- update (PUT) and patch
+
+  async update(
+    ctx: RequestContext,
+    res: ResourceInfo,
+    version: string,
+    namespace: string,
+    name: string,
+    subresource: string | undefined,
+    body: unknown,
+  ): Promise<KubeObject> {
+    if (!isRecord(body)) throw badRequest("the body of the request must be a JSON object");
+    if (subresource === "scale") return this.updateScale(ctx, res, version, namespace, name, () => body);
+    this.checkTypeMeta(res, gvOf(res, version), body);
+    const bodyMeta = isRecord(body.metadata) ? body.metadata : {};
+    if (bodyMeta.name !== undefined && bodyMeta.name !== name)
+      throw badRequest(
+        `the name of the object (${String(bodyMeta.name)}) does not match the name on the URL (${name})`,
+      );
+    const precondition =
+      typeof bodyMeta.resourceVersion === "string" && bodyMeta.resourceVersion !== ""
+        ? bodyMeta.resourceVersion
+        : undefined;
+    return this.retrying(() =>
+      this.applyUpdate(
+        ctx,
+        res,
+        version,
+        this.get(res, namespace, name),
+        body,
+        subresource,
+        precondition,
+        "Update",
+      ),
+    );
+  }
+
+  async patch(
+    ctx: RequestContext,
+    res: ResourceInfo,
+    version: string,
+    namespace: string,
+    name: string,
+    subresource: string | undefined,
+    type: PatchType,
+    body: unknown,
+    force: boolean,
+  ): Promise<{ object: KubeObject; created: boolean }> {
+    if (type === "strategic" && !res.builtIn)
+      throw unsupportedMediaType(
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+      );
+    if (type === "apply" && !ctx.fieldManager)
+      throw badRequest(
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+      );
+    if (type === "apply" && !isRecord(body)) throw badRequest("apply patch must be an object");
+    if (subresource === "scale")
+      return {
+        object: await this.updateScale(ctx, res, version, namespace, name, (scale) =>
+          this.applyPatchBody(type, scale, body),
+        ),
+        created: false,
+      };
+    let created = false;
+    const object = await this.retrying(async () => {
+      const key = resourceKey(res);
+      const live = this.deps.storage.get(key, res.namespaced ? namespace : "", name);
+      if (type === "apply") {
+        const applied = body as KubeObject;
+        const am = isRecord(applied.metadata) ? applied.metadata : {};
+        if (am.name !== undefined && am.name !== name)
+          throw badRequest(
+            `the name of the object (${String(am.name)}) does not match the name on the URL (${name})`,
+          );
+        if (!live) {
+          if (subresource) throw notFound(res.group, res.plural, name);
+          const result = serverSideApply(
+            undefined,
+            applied,
+            ctx.fieldManager!,
+            force,
+            gvOf(res, version),
+            this.now(),
+          );
+          const createBody = { ...result.object, metadata: { ...meta(result.object), name } };
+          const obj = await this.create(
+            { ...ctx, fieldManager: ctx.fieldManager! },
+            res,
+            version,
+            namespace,
+            createBody,
+          );
+          created = true;
+          return this.withApplyFields(ctx, res, version, obj, result.managedFields);
+        }
+        const precondition =
+          typeof am.resourceVersion === "string" && am.resourceVersion ? am.resourceVersion : undefined;
+        const appliedBody = subresource === "status" ? applied : this.stripStatusForMain(res, applied);
+        const result = serverSideApply(
+          live,
+          appliedBody,
+          ctx.fieldManager!,
+          force,
+          gvOf(res, version),
+          this.now(),
+          subresource,
+        );
+        return this.applyUpdate(
+          ctx,
+          res,
+          version,
+          live,
+          result.object,
+          subresource,
+          precondition,
+          "Apply",
+          result.managedFields,
+        );
+      }
+      if (!live) throw notFound(res.group, res.plural, name);
+      const patched = this.applyPatchBody(type, live, body);
+      if (!isRecord(patched)) throw badRequest("the patch produced something that is not an object");
+      const pm = isRecord(patched.metadata) ? patched.metadata : {};
+      const precondition =
+        typeof pm.resourceVersion === "string" && pm.resourceVersion !== live.metadata?.resourceVersion
+          ? pm.resourceVersion
+          : undefined;
+      return this.applyUpdate(
+        ctx,
+        res,
+        version,
+        live,
+        patched as KubeObject,
+        subresource,
+        precondition,
+        "Update",
+      );
+    });
+    return { object, created };
+  }
+
+  /** SSA create: the apply manager owns the applied fields rather than an Update entry. */
+  private withApplyFields(
+    ctx: RequestContext,
+    res: ResourceInfo,
+    version: string,
+    obj: KubeObject,
+    fields: ManagedFieldsEntry[],
+  ): KubeObject {
+    if (ctx.dryRun) return this.withManagedFields(obj, fields);
+    const key = resourceKey(res);
+    const stored = this.deps.storage.get(key, obj.metadata?.namespace ?? "", obj.metadata?.name ?? "");
+    if (!stored || stored.metadata?.uid !== obj.metadata?.uid) return obj;
+    // Same write, so no new resourceVersion: replace the Update entry create() recorded.
+    const fixed = this.withManagedFields(stored, fields);
+    const rv = Number(stored.metadata?.resourceVersion);
+    this.deps.storage.put(key, fixed, rv);
+    return asVersion(res, version, fixed);
+  }
+
+  private stripStatusForMain(res: ResourceInfo, o: KubeObject): KubeObject {
+    if (!res.statusSubresource) return o;
+    const { status: _s, ...rest } = o;
+    return rest;
+  }
+
+  private applyPatchBody(type: PatchType, target: unknown, body: unknown): unknown {
+    try {
+      switch (type) {
+        case "merge":
+          return mergePatch(target, body);
+        case "json":
+          return jsonPatch(target, body);
+        case "strategic":
+          return strategicMerge(target, body);
+        case "apply":
+          return mergePatch(target, body);
+      }
+    } catch (e) {
+      if (e instanceof PatchError)
+        throw e.code === 422 ? new ApiError(422, "Invalid", e.message) : badRequest(e.message);
+      throw e;
+    }
+  }
+
+  private async retrying(attempt: () => Promise<KubeObject>): Promise<KubeObject> {
+    for (let i = 0; ; i++) {
+      try {
+        return await attempt();
+      } catch (e) {
+        if (!(e instanceof RetryUpdate) || i >= MAX_RETRIES)
+          throw e instanceof RetryUpdate ? internalConflict() : e;
+      }
+    }
+  }
+
+  /**
+   * The update half of the write path, shared by PUT, every PATCH type, the scale subresource and the
+   * controllers. `candidate` is the full desired object; `old` the stored one.
+   */
+  async applyUpdate(
+    ctx: RequestContext,
+    res: ResourceInfo,
+    version: string,
+    old: KubeObject,
+    candidate: KubeObject,
+    subresource: string | undefined,
+    precondition: string | undefined,
+    operation: "Apply" | "Update",
+    applyFields?: ManagedFieldsEntry[],
+  ): Promise<KubeObject> {
+    const key = resourceKey(res);
+    const name = String(old.metadata?.name ?? "");
+    const oldRv = old.metadata?.resourceVersion;
+    if (precondition !== undefined && precondition !== oldRv)
+      throw conflict(res.group, res.plural, name, STALE_OBJECT);
+    const server = meta(old);
+    let next: KubeObject;
+    if (subresource === "status") {
+      next = { ...old, status: candidate.status };
+      if (candidate.status === undefined) delete next.status;
+      next = { ...next, metadata: { ...server } };
+    } else {
+      next = { ...candidate };
+      if (res.statusSubresource) {
+        if (old.status === undefined) delete next.status;
+        else next.status = old.status;
+      }
+    }
+    next = this.restoreServerFields(res, next, server, version);
+    if (res.group === "" && res.plural === "namespaces") next = { ...next, spec: old.spec ?? next.spec };
+    this.checkFinalizers(res, old, next);
+    next = this.defaultBuiltIn(res, next, old);
+    next = this.pruneAndDefault(ctx, res, version, next);
+    const options = this.options(operation === "Apply" ? "PatchOptions" : "UpdateOptions", ctx);
+    const asRead = (o: KubeObject): KubeObject => asVersion(res, version, o);
+    next =
+      (await this.admit(
+        "mutate",
+        ctx,
+        res,
+        version,
+        "UPDATE",
+        subresource,
+        asRead(next),
+        asRead(old),
+        options,
+      )) ?? next;
+    next = this.restoreServerFields(res, next, server, version);
+    if (subresource === "status") next = { ...old, status: next.status, metadata: next.metadata };
+    this.checkFinalizers(res, old, next);
+    let compiled: CompiledCrd | undefined;
+    if (this.isCrdType(res) && subresource !== "status")
+      ({ object: next, compiled } = this.prepareCrd(next, old));
+    this.validate(res, version, next, old);
+    await this.admit(
+      "validate",
+      ctx,
+      res,
+      version,
+      "UPDATE",
+      subresource,
+      asRead(next),
+      asRead(old),
+      options,
+    );
+    if (specOf(res, next) !== specOf(res, old))
+      next = {
+        ...next,
+        metadata: { ...meta(next), generation: (Number(old.metadata?.generation) || 0) + 1 },
+      };
+    const manager = ctx.fieldManager ?? managerFromUserAgent(ctx.userAgent);
+    const fields =
+      applyFields ??
+      recordUpdate(
+        old,
+        next,
+        manager,
+        gvOf(res, version),
+        this.now(),
+        subresource === "status" ? "status" : undefined,
+      );
+    next = this.withManagedFields(next, fields);
+    if (comparable(next) === comparable(old)) return asRead(old);
+    // The stored object moved during the admission round trip: a conditional write fails, others retry.
+    const live = this.deps.storage.get(key, old.metadata?.namespace ?? "", name);
+    if (!live) throw notFound(res.group, res.plural, name);
+    if (live.metadata?.resourceVersion !== oldRv) {
+      if (precondition !== undefined) throw conflict(res.group, res.plural, name, STALE_OBJECT);
+      throw new RetryUpdate();
+    }
+    if (ctx.dryRun) return asRead(next);
+    const deleting = typeof next.metadata?.deletionTimestamp === "string";
+    if (deleting && (next.metadata?.finalizers ?? []).length === 0 && !this.namespacePending(res, next))
+      return asRead(this.removeFinally(key, next));
+    const stored = this.persist(key, next);
+    if (compiled && !deleting) this.deps.registry.add(crdResource(compiled));
+    return asRead(stored);
+  }
+
+  /** A namespace also waits for its `spec.finalizers` (the namespace controller empties them). */
+  private namespacePending(res: ResourceInfo, o: KubeObject): boolean {
+    return (
+      res.group === "" && res.plural === "namespaces" && ((o.spec?.finalizers as unknown[]) ?? []).length > 0
+    );
+  }
+
+  private checkFinalizers(res: ResourceInfo, old: KubeObject, next: KubeObject): void {
+    if (typeof old.metadata?.deletionTimestamp !== "string") return;
+    const before = new Set(old.metadata?.finalizers ?? []);
+    const added = (next.metadata?.finalizers ?? []).filter((f) => !before.has(f));
+    if (added.length === 0) return;
+    throw invalid(res.group, res.kind, String(old.metadata?.name ?? ""), [
+      {
+        reason: "FieldValueForbidden",
+        field: "metadata.finalizers",
+        message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added
+          .map((f) => JSON.stringify(f))
+          .join(", ")}}`,
+      },
+    ]);
+  }
+
+  // ---------------------------------------------------------------- scale subresource
+
+  scaleOf(res: ResourceInfo, o: KubeObject): KubeObject {
+    const s = res.scale!;
+    const selector = s.labelSelectorPath ? readPath(o, s.labelSelectorPath) : undefined;
+    return {
+      apiVersion: "autoscaling/v1",
+      kind: "Scale",
+      metadata: {
+        name: o.metadata?.name,
+        ...(o.metadata?.namespace ? { namespace: o.metadata.namespace } : {}),
+        uid: o.metadata?.uid,
+        resourceVersion: o.metadata?.resourceVersion,
+        creationTimestamp: o.metadata?.creationTimestamp,
+      },
+      spec: { replicas: Number(readPath(o, s.specReplicasPath) ?? 0) },
+      status: {
+        replicas: Number(readPath(o, s.statusReplicasPath) ?? 0),
+        ...(typeof selector === "string" ? { selector } : {}),
+      },
+    };
+  }
+
+  private async updateScale(
+    ctx: RequestContext,
+    res: ResourceInfo,
+    version: string,
+    namespace: string,
+    name: string,
+    change: (scale: KubeObject) => unknown,
+  ): Promise<KubeObject> {
+    if (!res.scale) throw notFound(res.group, `${res.plural}/scale`, name);
+    const updated = await this.retrying(async () => {
+      const old = this.get(res, namespace, name);
+      const scale = change(this.scaleOf(res, old));
+      if (!isRecord(scale)) throw badRequest("Scale must be an object");
+      const replicas = getPath(scale, ["spec", "replicas"]);
+      if (typeof replicas !== "number" || !Number.isInteger(replicas) || replicas < 0)
+        throw invalid("autoscaling", "Scale", name, [
+          {
+            reason: "FieldValueInvalid",
+            field: "spec.replicas",
+            message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`,
+          },
+        ]);
+      const rv = getPath(scale, ["metadata", "resourceVersion"]);
+      const precondition = typeof rv === "string" && rv !== old.metadata?.resourceVersion ? rv : undefined;
+      const next = structuredClone(old) as Record<string, unknown>;
+      setPath(next, res.scale!.specReplicasPath, replicas);
+      return this.applyUpdate(ctx, res, version, old, next as KubeObject, "scale", precondition, "Update");
+    });
+    return this.scaleOf(res, updated);
+  }
+
+  /** The namespace controller's last step (kube: PUT namespaces/<name>/finalize). */
+  finalizeNamespace(ns: KubeObject): void {
+    const next = { ...ns, spec: { ...(ns.spec ?? {}), finalizers: [] } };
+    if ((ns.metadata?.finalizers ?? []).length === 0) this.removeFinally(NAMESPACE_KEY, next);
+    else this.persist(NAMESPACE_KEY, next);
+  }
+
+  // ---------------------------------------------------------------- delete
+
+  async delete(
+    ctx: RequestContext,
+    res: ResourceInfo,
+    version: string,
+    namespace: string,
+    name: string,
+    opts: DeleteOptions,
+  ): Promise<{ object: KubeObject; gone: boolean }> {
+    const key = resourceKey(res);
+    const old = this.get(res, namespace, name);
+    const pre = opts.preconditions ?? {};
+    if (pre.uid !== undefined && pre.uid !== old.metadata?.uid)
+      throw conflict(
+        res.group,
+        res.plural,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata?.uid ?? ""}`,
+      );
+    if (pre.resourceVersion !== undefined && pre.resourceVersion !== old.metadata?.resourceVersion)
+      throw conflict(
+        res.group,
+        res.plural,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata?.resourceVersion ?? ""}`,
+      );
+    const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? "Orphan" : "Background");
+    if (!["Background", "Foreground", "Orphan"].includes(policy))
+      throw invalid("meta.k8s.io", "DeleteOptions", "", [
+        {
+          reason: "FieldValueNotSupported",
+          field: "propagationPolicy",
+          message: `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
+        },
+      ]);
+    const options = this.options("DeleteOptions", ctx, { propagationPolicy: policy });
+    const asRead = (o: KubeObject): KubeObject => asVersion(res, version, o);
+    await this.admit("mutate", ctx, res, version, "DELETE", undefined, null, asRead(old), options);
+    await this.admit("validate", ctx, res, version, "DELETE", undefined, null, asRead(old), options);
+    const finalizers = [...(old.metadata?.finalizers ?? [])];
+    const add =
+      policy === "Orphan" ? ORPHAN_FINALIZER : policy === "Foreground" ? FOREGROUND_FINALIZER : undefined;
+    const alreadyDeleting = typeof old.metadata?.deletionTimestamp === "string";
+    if (add && !finalizers.includes(add) && !alreadyDeleting) finalizers.push(add);
+    const isNamespace = res.group === "" && res.plural === "namespaces";
+    if (finalizers.length === 0 && !isNamespace) {
+      if (ctx.dryRun) return { object: asRead(old), gone: true };
+      const live = this.deps.storage.get(key, old.metadata?.namespace ?? "", name);
+      if (live?.metadata?.resourceVersion !== old.metadata?.resourceVersion)
+        return this.delete(ctx, res, version, namespace, name, opts);
+      return { object: asRead(this.removeFinally(key, old)), gone: true };
+    }
+    if (alreadyDeleting) return { object: asRead(old), gone: false };
+    const m: Record<string, unknown> = {
+      ...meta(old),
+      finalizers,
+      deletionTimestamp: this.now(),
+      deletionGracePeriodSeconds: 0,
+    };
+    m.generation = (Number(old.metadata?.generation) || 0) + 1;
+    if (finalizers.length === 0) delete m.finalizers;
+    let next: KubeObject = { ...old, metadata: m };
+    if (isNamespace) next = { ...next, status: { ...(old.status ?? {}), phase: "Terminating" } };
+    if (ctx.dryRun) return { object: asRead(next), gone: false };
+    return { object: asRead(this.persist(key, next)), gone: false };
+  }
+}
+
+const internalConflict = (): ApiError =>
+  new ApiError(409, "Conflict", "the object kept changing while the request was applied; please retry");
+
+export { methodNotAllowed };

@@ -1,0 +1,139 @@
+/**
+ * Label and field selectors as kube-apiserver parses them (`a=b`, `a==b`, `a!=b`, `a in (x,y)`,
+ * `a notin (x)`, `a`, `!a`, comma = AND), compiled once into predicates over an object. Pure functions;
+ * an unparsable selector is reported as an error string, which the REST layer turns into a 400.
+ */
+import { getPath, isRecord, type KubeObject } from "../kube/object.js";
+
+export type Predicate = (o: KubeObject) => boolean;
+
+type Requirement =
+  | { op: "=" | "!="; key: string; value: string }
+  | { op: "in" | "notin"; key: string; values: string[] }
+  | { op: "exists" | "!exists"; key: string };
+
+/** Splits on commas that are not inside parentheses. */
+const splitTerms = (s: string): string[] => {
+  const out: string[] = [];
+  let depth = 0;
+  let cur = "";
+  for (const ch of s) {
+    if (ch === "(") depth++;
+    if (ch === ")") depth--;
+    if (ch === "," && depth === 0) {
+      out.push(cur);
+      cur = "";
+    } else cur += ch;
+  }
+  out.push(cur);
+  return out.map((t) => t.trim()).filter((t) => t !== "");
+};
+
+const SET_TERM = /^([^\s!=()]+)\s+(in|notin)\s+\(([^)]*)\)$/;
+const EQ_TERM = /^([^\s!=()]+)\s*(==|=|!=)\s*([^\s!=()]*)$/;
+const KEY = /^!?\s*([^\s!=()]+)$/;
+
+const parseRequirement = (term: string): Requirement | string => {
+  const set = SET_TERM.exec(term);
+  if (set) {
+    const values = set[3]!
+      .split(",")
+      .map((v) => v.trim())
+      .filter((v) => v !== "");
+    return { op: set[2] as "in" | "notin", key: set[1]!, values };
+  }
+  const eq = EQ_TERM.exec(term);
+  if (eq) return { op: eq[2] === "!=" ? "!=" : "=", key: eq[1]!, value: eq[3]! };
+  const key = KEY.exec(term);
+  if (key) return { op: term.startsWith("!") ? "!exists" : "exists", key: key[1]! };
+  return `unable to parse requirement: ${JSON.stringify(term)}`;
+};
+
+const matches = (r: Requirement, value: string | undefined): boolean => {
+  switch (r.op) {
+    case "=":
+      return value === r.value;
+    case "!=":
+      return value !== r.value;
+    case "in":
+      return value !== undefined && r.values.includes(value);
+    case "notin":
+      return value === undefined || !r.values.includes(value);
+    case "exists":
+      return value !== undefined;
+    case "!exists":
+      return value === undefined;
+  }
+};
+
+const parseAll = (selector: string): Requirement[] | string => {
+  const reqs: Requirement[] = [];
+  for (const term of splitTerms(selector)) {
+    const r = parseRequirement(term);
+    if (typeof r === "string") return r;
+    reqs.push(r);
+  }
+  return reqs;
+};
+
+const labelValue = (o: KubeObject, key: string): string | undefined => {
+  const labels = o.metadata?.labels;
+  return isRecord(labels) && typeof labels[key] === "string" ? labels[key] : undefined;
+};
+
+/** Compiles a label selector; undefined/empty selects everything. */
+export const parseLabelSelector = (selector: string | undefined): Predicate | string => {
+  if (!selector) return () => true;
+  const reqs = parseAll(selector);
+  if (typeof reqs === "string") return reqs;
+  return (o) => reqs.every((r) => matches(r, labelValue(o, r.key)));
+};
+
+/** Fields a field selector may name, by kind; `metadata.name`/`metadata.namespace` work for every kind. */
+const EXTRA_FIELDS: Record<string, readonly string[]> = {
+  Event: [
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+  ],
+  Namespace: ["status.phase"],
+  Secret: ["type"],
+};
+
+const fieldValue = (o: KubeObject, field: string): string | undefined => {
+  if (field === "source") return String(getPath(o, ["source", "component"]) ?? "");
+  const v = getPath(o, field.split("."));
+  if (v === undefined || v === null) return "";
+  return typeof v === "string" ? v : String(v);
+};
+
+/** Compiles a field selector for `kind`; unsupported fields are a 400 like kube's "field label not supported". */
+export const parseFieldSelector = (selector: string | undefined, kind: string): Predicate | string => {
+  if (!selector) return () => true;
+  const reqs = parseAll(selector);
+  if (typeof reqs === "string") return reqs;
+  const allowed = new Set(["metadata.name", "metadata.namespace", ...(EXTRA_FIELDS[kind] ?? [])]);
+  for (const r of reqs) {
+    if (r.op !== "=" && r.op !== "!=") return `invalid field selector operator for ${r.key}`;
+    if (!allowed.has(r.key)) return `field label not supported: ${r.key}`;
+  }
+  return (o) => reqs.every((r) => matches(r, fieldValue(o, r.key)));
+};
+
+/** The `metadata.name=X` term of a field selector, used to answer single-object watches from the index. */
+export const nameFromFieldSelector = (selector: string | undefined): string | undefined => {
+  if (!selector) return undefined;
+  for (const term of splitTerms(selector)) {
+    const m = /^metadata\.name\s*==?\s*(\S+)$/.exec(term);
+    if (m) return m[1];
+  }
+  return undefined;
+};

@@ -1,0 +1,216 @@
+/**
+ * In-memory object storage: one global resourceVersion counter, objects per type indexed by
+ * namespace/name (O(1) get, list by namespace without scanning other namespaces), uid and ownerReference
+ * indexes for the garbage collector, a bounded event history for watch resume, and the watcher fan-out.
+ * Stored objects are never mutated after they are stored: every write stores a new object, so readers and
+ * watchers can share them without copies. Nothing here knows about HTTP, admission or validation.
+ */
+import type { KubeObject } from "../kube/object.js";
+import type { StoreEvent, WatchEventType } from "./types.js";
+
+export interface ObjectRef {
+  key: string;
+  namespace: string;
+  name: string;
+}
+
+/** A watch as storage sees it: a filter and a sink. The HTTP layer serialises. */
+export interface StorageWatcher {
+  key: string;
+  namespace: string | undefined;
+  /** Selector match; `undefined` means everything matches. */
+  matches: ((o: KubeObject) => boolean) | undefined;
+  send(type: WatchEventType, event: StoreEvent): void;
+}
+
+interface TypeStore {
+  byNamespace: Map<string, Map<string, KubeObject>>;
+  size: number;
+}
+
+const refId = (r: ObjectRef): string => `${r.key}\u0000${r.namespace}\u0000${r.name}`;
+
+export class Storage {
+  private rv = 0;
+  private readonly types = new Map<string, TypeStore>();
+  private readonly history: StoreEvent[] = [];
+  /** Highest resourceVersion no longer in the history: watches from below it get 410 Gone. */
+  private compactedRv = 0;
+  private readonly watchers = new Map<string, Set<StorageWatcher>>();
+  private readonly byUid = new Map<string, ObjectRef>();
+  private readonly dependents = new Map<string, Set<string>>();
+  private readonly dependentRefs = new Map<string, ObjectRef>();
+  private readonly listeners: Array<(e: StoreEvent) => void> = [];
+
+  constructor(private readonly historySize = 10_000) {}
+
+  currentRv(): number {
+    return this.rv;
+  }
+  oldestResumableRv(): number {
+    return this.compactedRv;
+  }
+  onEvent(listener: (e: StoreEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  get(key: string, namespace: string, name: string): KubeObject | undefined {
+    return this.types.get(key)?.byNamespace.get(namespace)?.get(name);
+  }
+
+  /** Objects of a type, in one namespace or (namespace undefined) all of them. */
+  list(key: string, namespace?: string): KubeObject[] {
+    const t = this.types.get(key);
+    if (!t) return [];
+    if (namespace !== undefined) return [...(t.byNamespace.get(namespace)?.values() ?? [])];
+    const out: KubeObject[] = [];
+    for (const m of t.byNamespace.values()) for (const o of m.values()) out.push(o);
+    return out;
+  }
+
+  count(key: string, namespace?: string): number {
+    const t = this.types.get(key);
+    if (!t) return 0;
+    return namespace === undefined ? t.size : (t.byNamespace.get(namespace)?.size ?? 0);
+  }
+
+  /** Namespaces that hold at least one object of any type. */
+  keysWithObjectsIn(namespace: string): string[] {
+    const out: string[] = [];
+    for (const [key, t] of this.types) if ((t.byNamespace.get(namespace)?.size ?? 0) > 0) out.push(key);
+    return out;
+  }
+
+  byUidRef(uid: string): ObjectRef | undefined {
+    return this.byUid.get(uid);
+  }
+  dependentsOf(uid: string): ObjectRef[] {
+    return [...(this.dependents.get(uid) ?? [])].map((id) => this.dependentRefs.get(id)!).filter(Boolean);
+  }
+
+  /** Takes the next resourceVersion; the caller stamps it into the object it is about to store. */
+  nextRv(): number {
+    this.rv += 1;
+    return this.rv;
+  }
+
+  /** Stores `object` (already stamped with `rv`) and notifies. */
+  put(key: string, object: KubeObject, rv: number): StoreEvent {
+    const ns = object.metadata?.namespace ?? "";
+    const name = object.metadata?.name ?? "";
+    let t = this.types.get(key);
+    if (!t) {
+      t = { byNamespace: new Map(), size: 0 };
+      this.types.set(key, t);
+    }
+    let m = t.byNamespace.get(ns);
+    if (!m) {
+      m = new Map();
+      t.byNamespace.set(ns, m);
+    }
+    const old = m.get(name);
+    m.set(name, object);
+    if (!old) t.size += 1;
+    this.index({ key, namespace: ns, name }, old, object);
+    return this.emit({ type: old ? "MODIFIED" : "ADDED", rv, key, object, oldObject: old });
+  }
+
+  /** Removes an object; `last` is its final state, stamped with `rv`. */
+  remove(key: string, last: KubeObject, rv: number): StoreEvent | undefined {
+    const ns = last.metadata?.namespace ?? "";
+    const name = last.metadata?.name ?? "";
+    const t = this.types.get(key);
+    const m = t?.byNamespace.get(ns);
+    const old = m?.get(name);
+    if (!t || !m || !old) return undefined;
+    m.delete(name);
+    t.size -= 1;
+    if (m.size === 0) t.byNamespace.delete(ns);
+    this.index({ key, namespace: ns, name }, old, undefined);
+    return this.emit({ type: "DELETED", rv, key, object: last, oldObject: old });
+  }
+
+  private index(ref: ObjectRef, old: KubeObject | undefined, next: KubeObject | undefined): void {
+    const id = refId(ref);
+    const oldUid = old?.metadata?.uid;
+    if (oldUid && oldUid !== next?.metadata?.uid) this.byUid.delete(oldUid);
+    if (next?.metadata?.uid) this.byUid.set(next.metadata.uid, ref);
+    for (const o of old?.metadata?.ownerReferences ?? []) this.dependents.get(o.uid)?.delete(id);
+    const owners = next?.metadata?.ownerReferences ?? [];
+    for (const o of owners) {
+      let s = this.dependents.get(o.uid);
+      if (!s) {
+        s = new Set();
+        this.dependents.set(o.uid, s);
+      }
+      s.add(id);
+    }
+    if (owners.length > 0) this.dependentRefs.set(id, ref);
+    else this.dependentRefs.delete(id);
+  }
+
+  private emit(event: StoreEvent): StoreEvent {
+    this.history.push(event);
+    if (this.history.length > this.historySize * 2) {
+      const drop = this.history.length - this.historySize;
+      this.compactedRv = this.history[drop - 1]!.rv;
+      this.history.splice(0, drop);
+    }
+    for (const w of this.watchers.get(event.key) ?? []) deliver(w, event);
+    for (const l of this.listeners) l(event);
+    return event;
+  }
+
+  /** Events of `key` with rv > `since`, or undefined when `since` is older than the history window. */
+  eventsSince(key: string, since: number): StoreEvent[] | undefined {
+    if (since < this.compactedRv) return undefined;
+    let lo = 0;
+    let hi = this.history.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.history[mid]!.rv <= since) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: StoreEvent[] = [];
+    for (let i = lo; i < this.history.length; i++)
+      if (this.history[i]!.key === key) out.push(this.history[i]!);
+    return out;
+  }
+
+  addWatcher(w: StorageWatcher): () => void {
+    let s = this.watchers.get(w.key);
+    if (!s) {
+      s = new Set();
+      this.watchers.set(w.key, s);
+    }
+    s.add(w);
+    return () => s.delete(w);
+  }
+
+  watcherCount(): number {
+    let n = 0;
+    for (const s of this.watchers.values()) n += s.size;
+    return n;
+  }
+}
+
+/**
+ * Routes one event to one watcher, translating through its selector as kube does: an object that stops
+ * matching is DELETED for that watcher, one that starts matching is ADDED.
+ */
+export const deliver = (w: StorageWatcher, e: StoreEvent): void => {
+  if (w.namespace !== undefined && (e.object.metadata?.namespace ?? "") !== w.namespace) return;
+  if (!w.matches) {
+    w.send(e.type, e);
+    return;
+  }
+  const now = w.matches(e.object);
+  if (e.type === "DELETED") {
+    if (now || (e.oldObject && w.matches(e.oldObject))) w.send("DELETED", e);
+    return;
+  }
+  const before = e.oldObject ? w.matches(e.oldObject) : false;
+  if (now && before) w.send("MODIFIED", e);
+  else if (now) w.send("ADDED", e);
+  else if (before) w.send("DELETED", e);
+};

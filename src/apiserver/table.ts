@@ -1,0 +1,115 @@
+/**
+ * Server-side printing (`Accept: …;as=Table;g=meta.k8s.io`): the Table kubectl prints for `get`, with
+ * Name, the CRD's additionalPrinterColumns (or kube's defaults) and Age rendered as kube's HumanDuration.
+ * Pure functions; `now` is passed in.
+ */
+import { isRecord, type KubeObject } from "../kube/object.js";
+import type { PrinterColumn, ResourceInfo } from "./types.js";
+
+/** Kubernetes `duration.HumanDuration`. */
+export const humanDuration = (ms: number): string => {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const m = Math.floor(s / 60);
+  const h = Math.floor(s / 3600);
+  const d = Math.floor(s / 86400);
+  const y = Math.floor(d / 365);
+  if (s < 120) return `${s}s`;
+  if (m < 10) return s % 60 === 0 ? `${m}m` : `${m}m${s % 60}s`;
+  if (h < 3) return `${m}m`;
+  if (h < 8) return m % 60 === 0 ? `${h}h` : `${h}h${m % 60}m`;
+  if (h < 48) return `${h}h`;
+  if (d < 8) return h % 24 === 0 ? `${d}d` : `${d}d${h % 24}h`;
+  if (y < 2) return `${d}d`;
+  if (y < 8) return d % 365 === 0 ? `${y}y` : `${y}y${d % 365}d`;
+  return `${y}y`;
+};
+
+/** A small JSONPath subset: `.a.b`, `.a[0]`, `.a[?(@.type=="Ready")].status`. */
+export const evalJsonPath = (o: unknown, path: string): unknown => {
+  const tokens =
+    path
+      .replace(/^\{?\.?/, "")
+      .replace(/\}$/, "")
+      .match(/[^.[\]]+|\[[^\]]*\]/g) ?? [];
+  let cur: unknown = o;
+  for (const t of tokens) {
+    if (cur === undefined || cur === null) return undefined;
+    const filter = /^\[\?\(@\.([\w.-]+)\s*==\s*["']([^"']*)["']\)\]$/.exec(t);
+    if (filter) {
+      cur = Array.isArray(cur)
+        ? cur.find((i) => String(evalJsonPath(i, filter[1]!)) === filter[2])
+        : undefined;
+    } else if (/^\[\d+\]$/.test(t)) {
+      cur = Array.isArray(cur) ? cur[Number(t.slice(1, -1))] : undefined;
+    } else if (/^\[\*\]$/.test(t)) {
+    } else cur = isRecord(cur) ? cur[t.replace(/^\['?|'?\]$/g, "")] : undefined;
+  }
+  return cur;
+};
+
+const AGE: PrinterColumn = { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" };
+
+export const columnsFor = (res: ResourceInfo): PrinterColumn[] => {
+  if (res.printerColumns.length > 0) return [...res.printerColumns];
+  if (res.group === "" && res.plural === "namespaces")
+    return [{ name: "Status", type: "string", jsonPath: ".status.phase" }, AGE];
+  return [AGE];
+};
+
+const cell = (col: PrinterColumn, o: KubeObject, now: number): unknown => {
+  const v = evalJsonPath(o, col.jsonPath);
+  if (v === undefined || v === null) return null;
+  if (col.type === "date") {
+    const t = Date.parse(String(v));
+    return Number.isNaN(t) ? String(v) : humanDuration(now - t);
+  }
+  if (col.type === "integer" || col.type === "number" || col.type === "boolean") return v;
+  return typeof v === "string" ? v : JSON.stringify(v);
+};
+
+export type IncludeObject = "None" | "Metadata" | "Object";
+
+const rowObject = (o: KubeObject, include: IncludeObject): unknown => {
+  if (include === "Object") return o;
+  const m = o.metadata ?? {};
+  const { managedFields: _f, ...rest } = m;
+  return { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: rest };
+};
+
+export const tableFor = (
+  res: ResourceInfo,
+  objects: readonly KubeObject[],
+  resourceVersion: string | undefined,
+  include: IncludeObject,
+  now: number,
+  withColumns = true,
+): Record<string, unknown> => {
+  const cols = columnsFor(res);
+  return {
+    kind: "Table",
+    apiVersion: "meta.k8s.io/v1",
+    metadata: resourceVersion ? { resourceVersion } : {},
+    columnDefinitions: withColumns
+      ? [
+          {
+            name: "Name",
+            type: "string",
+            format: "name",
+            description: "Name must be unique within a namespace.",
+            priority: 0,
+          },
+          ...cols.map((c) => ({
+            name: c.name,
+            type: c.type,
+            format: c.format ?? "",
+            description: c.description ?? "",
+            priority: c.priority ?? 0,
+          })),
+        ]
+      : [],
+    rows: objects.map((o) => ({
+      cells: [o.metadata?.name ?? "", ...cols.map((c) => cell(c, o, now))],
+      ...(include === "None" ? {} : { object: rowObject(o, include) }),
+    })),
+  };
+};
