@@ -75,16 +75,24 @@ describe("compileCrd (SPEC §8 CRD registration)", () => {
     [
       "unparseable CEL rule",
       (c: KubeObject) => {
-        const v = (c.spec!.versions as Array<Record<string, any>>)[0]!;
-        v.schema.openAPIV3Schema.properties.spec["x-kubernetes-validations"] = [{ rule: "self.a +" }];
+        const v = (
+          c.spec!.versions as Array<{
+            schema: { openAPIV3Schema: { properties: Record<string, JsonSchema> } };
+          }>
+        )[0]!;
+        v.schema.openAPIV3Schema.properties.spec!["x-kubernetes-validations"] = [{ rule: "self.a +" }];
       },
       "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule",
     ],
     [
       "typeless field",
       (c: KubeObject) => {
-        const v = (c.spec!.versions as Array<Record<string, any>>)[0]!;
-        v.schema.openAPIV3Schema.properties.spec.properties = { a: {} };
+        const v = (
+          c.spec!.versions as Array<{
+            schema: { openAPIV3Schema: { properties: Record<string, JsonSchema> } };
+          }>
+        )[0]!;
+        v.schema.openAPIV3Schema.properties.spec!.properties = { a: {} };
       },
       "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[a].type",
     ],
@@ -587,7 +595,7 @@ describe("validate (x-kubernetes-validations CEL)", () => {
   ])("%s", (_name, spec, expected) => {
     const causes = c.validate("v1", widget(spec), undefined);
     expect(causes).toHaveLength(expected.length);
-    expected.forEach((e, i) => expect(causes[i]).toMatchObject(e));
+    for (const [i, e] of expected.entries()) expect(causes[i]).toMatchObject(e);
   });
 
   it("a rule whose evaluation fails reports the error instead of passing", () => {
