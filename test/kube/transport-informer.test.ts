@@ -1,0 +1,148 @@
+/**
+ * The informer over the real HTTP transport (node:http, KubeConfig auth, newline-delimited JSON) against a
+ * fake list/watch server with faults. Real time, short timeouts; assertions are on state, never on time.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createCache } from "../../src/kube/cache.js";
+import { systemClock } from "../../src/kube/clock.js";
+import { KINDS } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { jsonLines, kubeConfigTransport } from "../../src/kube/transport.js";
+import { NAMESPACE, startModelServer, WatchModel } from "./fake-watch-server.js";
+import { silentLogger } from "./fakes.js";
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const s of stops.splice(0).reverse()) await s();
+});
+
+const setup = async () => {
+  const model = new WatchModel();
+  model.put("a", { v: "1" });
+  model.put("b", { v: "1" });
+  const server = await startModelServer(model);
+  stops.push(server.stop);
+  const cache = createCache({
+    transport: kubeConfigTransport(server.kubeConfig),
+    clock: systemClock,
+    logger: silentLogger(),
+    watchSilenceTimeoutMs: 400,
+    backoff: { initialMs: 10, maxMs: 100 },
+  });
+  stops.push(() => cache.stop());
+  const informer = cache.informerFor(KINDS.configMap, NAMESPACE);
+  await cache.waitForSync(10_000);
+  const state = () =>
+    Object.fromEntries(
+      cache
+        .list(KINDS.configMap, NAMESPACE)
+        .map((o: KubeObject) => [o.metadata!.name!, o.metadata!.resourceVersion!]),
+    );
+  const converged = () =>
+    vi.waitFor(() => expect(state()).toEqual(model.state()), { timeout: 10_000, interval: 20 });
+  return { model, cache, informer, converged };
+};
+
+describe("informer over HTTP recovers and ends with exactly the server's state", () => {
+  it("follows events on a live stream", async () => {
+    const { model, converged } = await setup();
+    model.put("c", { v: "1" });
+    model.delete("a");
+    await converged();
+  });
+
+  it("a cut watch stream", async () => {
+    const { model, converged } = await setup();
+    await vi.waitFor(() => expect(model.watchers.size).toBe(1));
+    model.cutWatches();
+    model.put("a", { v: "2" });
+    model.delete("b");
+    await converged();
+    expect(model.counters.lists).toBe(1);
+  });
+
+  it.each(["http", "event"] as const)("a 410 Gone (%s) → re-list", async (goneAs) => {
+    const { model, converged } = await setup();
+    await vi.waitFor(() => expect(model.watchers.size).toBe(1));
+    model.goneAs = goneAs;
+    model.cutWatches();
+    model.delete("a");
+    model.put("d", { v: "1" });
+    model.compact();
+    await converged();
+    expect(model.counters.gone).toBeGreaterThanOrEqual(1);
+    expect(model.counters.lists).toBeGreaterThanOrEqual(2);
+  });
+
+  it("500s during re-list", async () => {
+    const { model, converged } = await setup();
+    await vi.waitFor(() => expect(model.watchers.size).toBe(1));
+    model.failLists = 4;
+    model.cutWatches();
+    model.put("e", { v: "1" });
+    model.compact();
+    await converged();
+    expect(model.counters.listFailures).toBe(4);
+  });
+
+  it("a silent stream is restarted by the watchdog", async () => {
+    const { model, converged } = await setup();
+    await vi.waitFor(() => expect(model.watchers.size).toBe(1));
+    const watches = model.counters.watches;
+    model.freezeWatches();
+    model.put("a", { v: "missed-by-the-frozen-stream" });
+    await converged();
+    expect(model.counters.watches).toBeGreaterThan(watches);
+  });
+});
+
+describe("cache manager", () => {
+  it("informerFor is idempotent; the cache is an ObjectStore across informers", async () => {
+    const { cache, informer, model } = await setup();
+    expect(cache.informerFor(KINDS.configMap, NAMESPACE)).toBe(informer);
+    expect(cache.synced()).toBe(true);
+    expect(cache.get(KINDS.configMap, NAMESPACE, "a")?.metadata?.resourceVersion).toBe(
+      model.objects.get("a")?.metadata?.resourceVersion,
+    );
+    expect(cache.get(KINDS.configMap, "other", "a")).toBeUndefined();
+    // Right after sync the watch is being opened; once open, a quiet stream is fresh.
+    await vi.waitFor(() =>
+      expect(cache.freshness(KINDS.configMap)).toEqual({ synced: true, disconnectedForMs: 0 }),
+    );
+    expect(cache.freshness(KINDS.mapiMachine)).toEqual({
+      synced: false,
+      disconnectedForMs: Number.POSITIVE_INFINITY,
+    });
+    expect(cache.list(KINDS.mapiMachine)).toEqual([]);
+  });
+
+  it("a dynamically added informer makes the cache unsynced until it syncs", async () => {
+    const { cache } = await setup();
+    // The fake server only serves ConfigMaps: Machines answer 404 forever, so this informer never syncs.
+    cache.informerFor(KINDS.mapiMachine, "openshift-machine-api");
+    expect(cache.synced()).toBe(false);
+    await expect(cache.waitForSync(200)).rejects.toThrow(/not synced after 200 ms: machines/);
+  });
+});
+
+describe("newline-delimited JSON", () => {
+  it("splits chunks on newlines, across chunk boundaries", async () => {
+    async function* chunks() {
+      yield Buffer.from('{"a":1}\n{"b"');
+      yield Buffer.from(':2}\n\n{"c":3}');
+    }
+    const out: unknown[] = [];
+    for await (const v of jsonLines(chunks())) out.push(v);
+    expect(out).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
+  });
+  it("a broken line ends the stream with an error", async () => {
+    async function* chunks() {
+      yield Buffer.from("{nope\n");
+    }
+    await expect(async () => {
+      for await (const _ of jsonLines(chunks())) {
+        /* drain */
+      }
+    }).rejects.toThrow(/watch stream broke/);
+  });
+});
