@@ -1,0 +1,209 @@
+/**
+ * The `convert` subcommand (SPEC §5): converts MAPI ⇄ CAPI YAML files offline, for GitOps users who keep
+ * manifests in git. The shell around documents.ts: parses flags, reads files or stdin, parses YAML and
+ * prints converted objects on stdout, warnings and field errors on stderr. Exit codes: 0 converted, 1 some
+ * object failed (the others are still printed), 2 bad usage.
+ */
+import { parseAllDocuments, stringify } from "yaml";
+import { isRecord, type KubeObject } from "../../kube/object.js";
+import { convertDocuments, type Direction, flattenDocuments } from "./documents.js";
+
+export interface ConvertIO {
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  readFile(path: string): Promise<string>;
+}
+
+export const CONVERT_USAGE = `Usage: convert --to capi|mapi --infrastructure FILE -f FILE [-f FILE ...] [-o yaml|json]
+
+Converts Machine API Machines/MachineSets to Cluster API (--to capi) or back (--to mapi), offline.
+
+  --to capi|mapi         direction of the conversion (required)
+  --infrastructure FILE  the Infrastructure "cluster" object (oc get infrastructure cluster -o yaml) (required)
+  -f, --filename FILE    input YAML or JSON, several documents and List kinds accepted; "-" reads stdin;
+                         repeatable. --to mapi needs the AWSMachine/AWSMachineTemplate (and, for control
+                         plane machines, the AWSCluster) documents beside the CAPI objects
+  -o, --output FORMAT    yaml (default) or json
+  --capi-namespace NS    namespace of produced CAPI objects (default openshift-cluster-api)
+  --mapi-namespace NS    namespace of produced MAPI objects (default openshift-machine-api)
+  -h, --help             show this help
+
+Converted objects go to stdout; warnings and field errors go to stderr, each prefixed by kind/name.
+Exit status: 0 all converted, 1 an object failed to convert (the others are still printed), 2 bad usage.
+`;
+
+export interface ConvertFlags {
+  to: Direction;
+  infrastructure: string;
+  files: string[];
+  output: "yaml" | "json";
+  capiNamespace: string;
+  mapiNamespace: string;
+}
+
+export type ParsedFlags =
+  | { kind: "help" }
+  | { kind: "run"; flags: ConvertFlags }
+  | { kind: "error"; message: string };
+
+const VALUE_FLAGS: Readonly<Record<string, string>> = Object.freeze({
+  "--to": "to",
+  "--infrastructure": "infrastructure",
+  "-f": "file",
+  "--filename": "file",
+  "-o": "output",
+  "--output": "output",
+  "--capi-namespace": "capiNamespace",
+  "--mapi-namespace": "mapiNamespace",
+});
+
+/** Pure flag parsing; every error names the flag at fault. */
+export const parseConvertFlags = (argv: readonly string[]): ParsedFlags => {
+  const values: Record<string, string> = {};
+  const files: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    if (arg === "-h" || arg === "--help") return { kind: "help" };
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const key = VALUE_FLAGS[flag];
+    if (key === undefined)
+      return {
+        kind: "error",
+        message: arg.startsWith("-") ? `unknown flag ${flag}` : `unexpected argument ${JSON.stringify(arg)}`,
+      };
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined || value === "") return { kind: "error", message: `flag ${flag} needs a value` };
+    if (key === "file") files.push(value);
+    else if (values[key] !== undefined) return { kind: "error", message: `flag ${flag} given twice` };
+    else values[key] = value;
+  }
+  if (values.to === undefined) return { kind: "error", message: "flag --to is required (capi or mapi)" };
+  if (values.to !== "capi" && values.to !== "mapi")
+    return { kind: "error", message: `flag --to must be capi or mapi, not ${JSON.stringify(values.to)}` };
+  if (values.infrastructure === undefined)
+    return {
+      kind: "error",
+      message: "flag --infrastructure is required (the Infrastructure cluster object)",
+    };
+  if (files.length === 0) return { kind: "error", message: "flag -f is required (a file, or - for stdin)" };
+  if (files.filter((f) => f === "-").length > 1)
+    return { kind: "error", message: "flag -f - (stdin) may be given once" };
+  const output = values.output ?? "yaml";
+  if (output !== "yaml" && output !== "json")
+    return { kind: "error", message: `flag -o must be yaml or json, not ${JSON.stringify(output)}` };
+  return {
+    kind: "run",
+    flags: {
+      to: values.to,
+      infrastructure: values.infrastructure,
+      files,
+      output,
+      capiNamespace: values.capiNamespace ?? "openshift-cluster-api",
+      mapiNamespace: values.mapiNamespace ?? "openshift-machine-api",
+    },
+  };
+};
+
+const readStream = async (stream: NodeJS.ReadableStream): Promise<string> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream)
+    chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk));
+  return Buffer.concat(chunks).toString("utf8");
+};
+
+/** Parses every YAML (or JSON) document of one source; the error names the source and the line. */
+const parseDocuments = (
+  text: string,
+  source: string,
+): { ok: true; docs: unknown[] } | { ok: false; message: string } => {
+  const docs: unknown[] = [];
+  for (const doc of parseAllDocuments(text)) {
+    const error = doc.errors[0];
+    if (error !== undefined) {
+      const line = error.linePos?.[0]?.line;
+      return {
+        ok: false,
+        message: `${source}${line === undefined ? "" : `:${line}`}: invalid YAML: ${error.message.split("\n")[0]}`,
+      };
+    }
+    docs.push(doc.toJS());
+  }
+  return { ok: true, docs };
+};
+
+const render = (objects: KubeObject[], output: "yaml" | "json"): string => {
+  if (output === "json") {
+    const value = objects.length === 1 ? objects[0] : { apiVersion: "v1", kind: "List", items: objects };
+    return `${JSON.stringify(value, null, 2)}\n`;
+  }
+  return objects.map((o) => stringify(o, { lineWidth: 0 })).join("---\n");
+};
+
+export const runConvert = async (argv: string[], io: ConvertIO): Promise<number> => {
+  const parsed = parseConvertFlags(argv);
+  if (parsed.kind === "help") {
+    io.stdout.write(CONVERT_USAGE);
+    return 0;
+  }
+  if (parsed.kind === "error") {
+    io.stderr.write(`error: ${parsed.message}\n\n${CONVERT_USAGE}`);
+    return 2;
+  }
+  const { flags } = parsed;
+  const read = async (
+    path: string,
+  ): Promise<{ ok: true; docs: unknown[] } | { ok: false; message: string }> => {
+    let text: string;
+    try {
+      text = path === "-" ? await readStream(io.stdin) : await io.readFile(path);
+    } catch (err) {
+      return {
+        ok: false,
+        message: `cannot read ${path === "-" ? "stdin" : path}: ${(err as Error).message}`,
+      };
+    }
+    return parseDocuments(text, path === "-" ? "<stdin>" : path);
+  };
+
+  const infraDocs = await read(flags.infrastructure);
+  if (!infraDocs.ok) {
+    io.stderr.write(`error: --infrastructure: ${infraDocs.message}\n`);
+    return 1;
+  }
+  const infrastructure = flattenDocuments(infraDocs.docs).find((d) => d.kind === "Infrastructure");
+  if (infrastructure === undefined || !isRecord(infrastructure)) {
+    io.stderr.write(`error: --infrastructure: ${flags.infrastructure} holds no Infrastructure object\n`);
+    return 1;
+  }
+  const documents: unknown[] = [];
+  for (const file of flags.files) {
+    const docs = await read(file);
+    if (!docs.ok) {
+      io.stderr.write(`error: ${docs.message}\n`);
+      return 1;
+    }
+    documents.push(...docs.docs);
+  }
+
+  const result = convertDocuments(documents, infrastructure, {
+    to: flags.to,
+    capiNamespace: flags.capiNamespace,
+    mapiNamespace: flags.mapiNamespace,
+  });
+  for (const warning of result.warnings) io.stderr.write(`Warning: ${warning}\n`);
+  for (const error of result.errors) io.stderr.write(`${error}\n`);
+  if (result.objects.length > 0) io.stdout.write(render(result.objects, flags.output));
+  if (result.failed > 0) {
+    io.stderr.write(`error: ${result.failed} object(s) failed to convert\n`);
+    return 1;
+  }
+  if (result.objects.length === 0) {
+    io.stderr.write(
+      `error: nothing to convert: no ${flags.to === "capi" ? "Machine API" : "Cluster API"} Machines or MachineSets in the input\n`,
+    );
+    return 1;
+  }
+  return 0;
+};

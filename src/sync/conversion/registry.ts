@@ -1,0 +1,57 @@
+/**
+ * The platform registry: which module converts providerSpecs for the platform named by the Infrastructure
+ * object (`status.platformStatus.type`). Adding a platform is one new module and one line here. Also reads
+ * the few Infrastructure fields every converter needs, reporting what is missing as field errors.
+ */
+import { getPath, type KubeObject } from "../../kube/object.js";
+import { awsPlatform } from "./aws.js";
+import type { InfrastructureInfo, PlatformConverter } from "./platform.js";
+import type { FieldError } from "./types.js";
+
+export const PLATFORMS: readonly PlatformConverter[] = Object.freeze([awsPlatform]);
+
+export type PlatformLookup =
+  | { ok: true; platform: PlatformConverter; infrastructure: InfrastructureInfo }
+  | { ok: false; errors: FieldError[] };
+
+const supported = (platforms: readonly PlatformConverter[]) => platforms.map((p) => p.platform).join(", ");
+
+/** Resolves the platform module and the Infrastructure facts, or explains why conversion cannot start. */
+export const platformFor = (
+  infrastructure: KubeObject | undefined,
+  platforms: readonly PlatformConverter[] = PLATFORMS,
+): PlatformLookup => {
+  if (infrastructure === undefined)
+    return {
+      ok: false,
+      errors: [
+        { path: "Infrastructure/cluster", value: null, message: "the Infrastructure object is required" },
+      ],
+    };
+  const errors: FieldError[] = [];
+  const type = getPath(infrastructure, ["status", "platformStatus", "type"]);
+  const platform = platforms.find((p) => p.platform === type);
+  if (platform === undefined)
+    errors.push({
+      path: "Infrastructure.status.platformStatus.type",
+      value: type ?? null,
+      message: `unsupported platform ${JSON.stringify(type ?? "")}: supported platforms are ${supported(platforms)}`,
+    });
+  const clusterName = getPath(infrastructure, ["status", "infrastructureName"]);
+  if (typeof clusterName !== "string" || clusterName === "")
+    errors.push({
+      path: "Infrastructure.status.infrastructureName",
+      value: clusterName ?? null,
+      message: "infrastructureName (the CAPI cluster name) must be set",
+    });
+  if (platform === undefined || errors.length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    platform,
+    infrastructure: {
+      clusterName: clusterName as string,
+      platform: platform.platform,
+      region: platform.regionOf(infrastructure),
+    },
+  };
+};
