@@ -2,8 +2,9 @@
  * Test harness for the local API server: start a server with known users, plain HTTPS requests that
  * trust its CA, a line-by-line watch reader, and builders for the CRDs and objects tests use.
  */
-import { request as httpsRequest } from "node:https";
+
 import type { IncomingHttpHeaders } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { type ApiServer, type ApiServerOptions, startApiServer } from "../../src/apiserver/index.js";
 import type { AdmissionDispatcher } from "../../src/apiserver/types.js";
 import type { KubeObject } from "../../src/kube/object.js";
@@ -94,7 +95,12 @@ export interface WatchStream {
   close(): void;
 }
 
-export const watch = (server: ApiServer, path: string, token = ADMIN_TOKEN, accept?: string): Promise<WatchStream> =>
+export const watch = (
+  server: ApiServer,
+  path: string,
+  token = ADMIN_TOKEN,
+  accept?: string,
+): Promise<WatchStream> =>
   new Promise((resolve, reject) => {
     const url = new URL(path, server.url);
     const queue: WatchEvent[] = [];
@@ -106,7 +112,11 @@ export const watch = (server: ApiServer, path: string, token = ADMIN_TOKEN, acce
     });
     const req = httpsRequest(
       url,
-      { method: "GET", ca: server.caPem, headers: { Authorization: `Bearer ${token}`, ...(accept ? { Accept: accept } : {}) } },
+      {
+        method: "GET",
+        ca: server.caPem,
+        headers: { Authorization: `Bearer ${token}`, ...(accept ? { Accept: accept } : {}) },
+      },
       (res) => {
         res.setEncoding("utf8");
         res.on("data", (c: string) => {
@@ -162,7 +172,12 @@ export const namespace = (name: string, labels: Record<string, string> = {}): Ku
   metadata: { name, labels },
 });
 
-export const configMap = (name: string, ns: string, data: Record<string, string> = {}, labels: Record<string, string> = {}): KubeObject => ({
+export const configMap = (
+  name: string,
+  ns: string,
+  data: Record<string, string> = {},
+  labels: Record<string, string> = {},
+): KubeObject => ({
   apiVersion: "v1",
   kind: "ConfigMap",
   metadata: { name, namespace: ns, labels },
@@ -170,14 +185,23 @@ export const configMap = (name: string, ns: string, data: Record<string, string>
 });
 
 /** A namespaced CRD `widgets.example.com` (v1) with status and scale subresources and a small schema. */
-export const widgetCrd = (overrides: { scope?: "Namespaced" | "Cluster"; versions?: unknown[] } = {}): KubeObject => ({
+export const widgetCrd = (
+  overrides: { scope?: "Namespaced" | "Cluster"; versions?: unknown[] } = {},
+): KubeObject => ({
   apiVersion: "apiextensions.k8s.io/v1",
   kind: "CustomResourceDefinition",
   metadata: { name: "widgets.example.com" },
   spec: {
     group: "example.com",
     scope: overrides.scope ?? "Namespaced",
-    names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList", shortNames: ["wd"], categories: ["all"] },
+    names: {
+      plural: "widgets",
+      singular: "widget",
+      kind: "Widget",
+      listKind: "WidgetList",
+      shortNames: ["wd"],
+      categories: ["all"],
+    },
     versions: overrides.versions ?? [
       {
         name: "v1",
@@ -185,7 +209,11 @@ export const widgetCrd = (overrides: { scope?: "Namespaced" | "Cluster"; version
         storage: true,
         subresources: {
           status: {},
-          scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
+          scale: {
+            specReplicasPath: ".spec.replicas",
+            statusReplicasPath: ".status.replicas",
+            labelSelectorPath: ".status.selector",
+          },
         },
         additionalPrinterColumns: [
           { name: "Size", type: "string", jsonPath: ".spec.size" },
@@ -220,7 +248,12 @@ export const widgetCrd = (overrides: { scope?: "Namespaced" | "Cluster"; version
   },
 });
 
-export const widget = (name: string, ns: string, spec: Record<string, unknown> = {}, extra: Partial<KubeObject> = {}): KubeObject => ({
+export const widget = (
+  name: string,
+  ns: string,
+  spec: Record<string, unknown> = {},
+  extra: Partial<KubeObject> = {},
+): KubeObject => ({
   apiVersion: "example.com/v1",
   kind: "Widget",
   ...extra,
