@@ -1,0 +1,91 @@
+/**
+ * A small pure diff of two JSON values that names what changed as field paths, in one notation used by
+ * every message: dots for plain keys (`spec.providerSpec.value.instanceType`), brackets with a JSON string
+ * for keys that contain dots or slashes (`metadata.labels["machine.openshift.io/foo"]`), `[i]` for array
+ * items. `null` and a missing key read the same, as they do for the API server's pruning.
+ */
+import { isRecord } from "../kube/object.js";
+
+const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
+
+/** Appends one segment to a path in the notation above. */
+export const pathJoin = (base: string, key: string | number): string => {
+  if (typeof key === "number") return `${base}[${key}]`;
+  if (PLAIN_KEY.test(key)) return base ? `${base}.${key}` : key;
+  return `${base}[${JSON.stringify(key)}]`;
+};
+
+/** Joins segments from the root: `pathOf(["metadata", "labels", "a/b"])` → `metadata.labels["a/b"]`. */
+export const pathOf = (segments: readonly (string | number)[]): string =>
+  segments.reduce<string>((p, s) => pathJoin(p, s), "");
+
+const absent = (v: unknown): boolean => v === undefined || v === null;
+
+/**
+ * Paths under `base` where `before` and `after` differ. A subtree that appears or disappears as a whole is
+ * named once, at its root; arrays whose length changed are named as a whole (their items have no identity).
+ */
+export function changedPaths(before: unknown, after: unknown, base = ""): string[] {
+  const out: string[] = [];
+  walk(before, after, base, out);
+  return out;
+}
+
+function walk(before: unknown, after: unknown, base: string, out: string[]): void {
+  if (absent(before) && absent(after)) return;
+  if (isRecord(before) && isRecord(after)) {
+    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+    for (const key of [...keys].sort()) walk(before[key], after[key], pathJoin(base, key), out);
+    return;
+  }
+  if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
+    for (let i = 0; i < before.length; i++) walk(before[i], after[i], pathJoin(base, i), out);
+    return;
+  }
+  if (!sameJson(before, after)) out.push(base || "(root)");
+}
+
+/** Deep equality of JSON values, with `null` and missing object keys equal. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (absent(a) && absent(b)) return true;
+  if (isRecord(a) && isRecord(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const key of keys) if (!sameJson(a[key], b[key])) return false;
+    return true;
+  }
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((item, i) => sameJson(item, b[i]));
+  return a === b;
+}
+
+export type KeyChange = "added" | "changed" | "removed";
+
+/** How each key of a string map (labels, annotations) changed. */
+export function keyChanges(
+  before: Readonly<Record<string, string>>,
+  after: Readonly<Record<string, string>>,
+): { key: string; change: KeyChange }[] {
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  const out: { key: string; change: KeyChange }[] = [];
+  for (const key of keys) {
+    const had = Object.hasOwn(before, key);
+    const has = Object.hasOwn(after, key);
+    if (had && !has) out.push({ key, change: "removed" });
+    else if (!had && has) out.push({ key, change: "added" });
+    else if (before[key] !== after[key]) out.push({ key, change: "changed" });
+  }
+  return out;
+}
+
+/** A list of paths for a message: all of them up to `max`, then how many more. */
+export const listPaths = (paths: readonly string[], max = 8): string =>
+  paths.length <= max ? paths.join(", ") : `${paths.slice(0, max).join(", ")} and ${paths.length - max} more`;
+
+/** JSON for a message; never throws (odd values print as their type). */
+export const safeJson = (v: unknown): string => {
+  try {
+    return JSON.stringify(v) ?? "null";
+  } catch {
+    return `<${typeof v}>`;
+  }
+};

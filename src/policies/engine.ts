@@ -1,0 +1,228 @@
+/**
+ * The admission decision: runs the rules of one webhook (rules/index.ts) over a request and the cluster
+ * view, and folds their verdicts into one Decision — the first deny wins, warnings accumulate, mutations
+ * accumulate on one draft that is diffed once into a JSON Patch. Cross-cutting behaviour lives here and
+ * nowhere else: not enforcing without the migration API (SPEC §0.1), the controller identities' exemption
+ * (§2.2), other namespaces, stale caches ("retry", §2.1) and totality (a rule that throws denies on the
+ * Fail webhook and is skipped on the Ignore ones). Pure: no I/O, no clock.
+ */
+import jsonpatch from "fast-json-patch";
+import type { ResourceType } from "../kube/kinds.js";
+import { isRecord, type KubeObject } from "../kube/object.js";
+import { RULES } from "./rules/index.js";
+import { requestNamespace, resourceOf } from "./subject.js";
+import type {
+  AdmissionRequest,
+  Decision,
+  ObjectStore,
+  PolicyContext,
+  PolicySettings,
+  WebhookName,
+} from "./types.js";
+import { type Deny, denyText, type Rule, type Verdict } from "./verdict.js";
+import { clusterView } from "./view.js";
+
+/** Decision.rule values that are not rule ids. */
+export const NON_RULE_DECISIONS = Object.freeze({
+  none: "none",
+  notEnforcing: "not-enforcing",
+  controllerUser: "controller-user",
+  otherNamespace: "other-namespace",
+  engine: "engine",
+});
+
+export const STALE_VIEW_MESSAGE = "cluster view is stale, retry in a few seconds";
+export const MAX_WARNING_LENGTH = 120;
+
+/** Thrown by the guarded store when a rule reads a kind whose cache is stale; the engine answers "retry". */
+class StaleViewError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/** Why the view of one kind cannot be trusted, or undefined when it can (SPEC §2.1 `cacheStaleAfter`). */
+function staleness(store: ObjectStore, type: ResourceType, settings: PolicySettings): string | undefined {
+  const name = resourceOf(type.plural, type.group || "core");
+  let freshness: unknown;
+  try {
+    freshness = store.freshness(type);
+  } catch {
+    return `${name}: freshness unknown`;
+  }
+  if (!isRecord(freshness) || freshness.synced !== true) return `${name}: cache not synced`;
+  const gone = Number(freshness.disconnectedForMs);
+  if (!(gone <= settings.cacheStaleAfterMs))
+    return `${name}: no open watch for ${Number.isFinite(gone) ? Math.round(gone / 1000) : "?"}s`;
+  return undefined;
+}
+
+/** The view rules see: every read first checks that its kind is fresh, so no rule can decide on old data. */
+function guardedStore(store: ObjectStore, settings: PolicySettings): ObjectStore {
+  const ensureFresh = (type: ResourceType): void => {
+    const why = staleness(store, type, settings);
+    if (why) throw new StaleViewError(why);
+  };
+  return {
+    get: (type, namespace, name) => {
+      ensureFresh(type);
+      return store.get(type, namespace, name);
+    },
+    list: (type, namespace) => {
+      ensureFresh(type);
+      const all = store.list(type, namespace);
+      return Array.isArray(all) ? all : [];
+    },
+    freshness: (type) => store.freshness(type),
+  };
+}
+
+/** Warning text safe for a `Warning` header: one line, at most MAX_WARNING_LENGTH characters. */
+export function boundedWarning(text: string): string {
+  const line = [...String(text)]
+    .map((c) => (c < " " || c === "\u007f" ? " " : c))
+    .join("")
+    .trim();
+  if (line.length <= MAX_WARNING_LENGTH) return line;
+  let cut = line.slice(0, MAX_WARNING_LENGTH - 3);
+  const last = cut.charCodeAt(cut.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1); // never split a surrogate pair
+  return `${cut}...`;
+}
+
+const allowed = (rule: string, warnings: string[] = []): Decision => ({ allowed: true, rule, warnings });
+
+const denied = (rule: string, d: Deny, warnings: string[]): Decision => ({
+  allowed: false,
+  rule,
+  status: {
+    code: d.code,
+    reason: d.code === 422 ? "Invalid" : "Forbidden",
+    message: `${denyText(d)} (rule ${rule})`,
+  },
+  warnings,
+});
+
+const internalError = (rule: string): Deny => ({
+  kind: "deny",
+  code: 403,
+  message: `internal error evaluating rule ${rule}; retry`,
+  fieldPaths: [],
+  hint: "",
+});
+
+const staleDeny = (reason: string): Deny => ({
+  kind: "deny",
+  code: 403,
+  message: `${STALE_VIEW_MESSAGE} (${reason}).`,
+  fieldPaths: [],
+  hint: "",
+});
+
+const readsOf = (rule: Rule, request: AdmissionRequest): readonly ResourceType[] =>
+  typeof rule.reads === "function" ? rule.reads(request) : rule.reads;
+
+const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+
+/**
+ * Decides one admission request on one webhook. Total: it never throws and always returns a well-formed
+ * Decision; `rules` is a parameter only so tests can add a misbehaving rule.
+ */
+export function decide(
+  webhook: WebhookName,
+  request: AdmissionRequest,
+  ctx: PolicyContext,
+  rules: readonly Rule[] = RULES,
+): Decision {
+  try {
+    return evaluate(webhook, request, ctx, rules);
+  } catch {
+    return webhook === "validate"
+      ? denied(NON_RULE_DECISIONS.engine, internalError(NON_RULE_DECISIONS.engine), [])
+      : allowed(NON_RULE_DECISIONS.engine);
+  }
+}
+
+function evaluate(
+  webhook: WebhookName,
+  request: AdmissionRequest,
+  ctx: PolicyContext,
+  rules: readonly Rule[],
+): Decision {
+  if (ctx.enforcing === false) return allowed(NON_RULE_DECISIONS.notEnforcing);
+  if (!isRecord(request) || request.operation === "CONNECT") return allowed(NON_RULE_DECISIONS.none);
+  const { settings } = ctx;
+  const username = isRecord(request.userInfo) ? request.userInfo.username : undefined;
+  if (
+    typeof username === "string" &&
+    Array.isArray(settings.controllerUsers) &&
+    settings.controllerUsers.includes(username)
+  )
+    return allowed(NON_RULE_DECISIONS.controllerUser);
+  const namespace = requestNamespace(request);
+  if (namespace !== settings.mapiNamespace && namespace !== settings.capiNamespace)
+    return allowed(NON_RULE_DECISIONS.otherNamespace);
+
+  const store = guardedStore(ctx.view, settings);
+  const ruleCtx: PolicyContext = { ...ctx, view: clusterView(store, settings) };
+  const mutable = webhook === "mutate" && request.operation !== "DELETE" && isRecord(request.object);
+  const warnings: string[] = [];
+  let speaker: string | undefined;
+  let draft: KubeObject | undefined = mutable ? clone(request.object as KubeObject) : undefined;
+  let mutated = false;
+
+  for (const rule of rules) {
+    if (rule.webhook !== webhook) continue;
+    let verdict: Verdict;
+    try {
+      if (!rule.appliesTo(request, ruleCtx)) continue;
+      for (const type of readsOf(rule, request)) {
+        const why = staleness(ctx.view, type, settings);
+        if (why) throw new StaleViewError(why);
+      }
+      verdict = rule.check(request, ruleCtx);
+    } catch (error) {
+      if (error instanceof StaleViewError) verdict = staleDeny(error.reason);
+      else if (webhook === "validate") verdict = internalError(rule.id);
+      else continue; // Ignore webhooks: a broken rule must not block anything it only advises on
+    }
+    switch (verdict.kind) {
+      case "allow":
+        break;
+      case "deny":
+        return denied(rule.id, verdict, warnings);
+      case "warn": {
+        const text = boundedWarning(verdict.text);
+        if (text && !warnings.includes(text)) warnings.push(text);
+        speaker ??= rule.id;
+        break;
+      }
+      case "mutate": {
+        if (!draft) break;
+        try {
+          const next = clone(draft);
+          verdict.apply(next);
+          draft = next;
+          mutated = true;
+        } catch {
+          continue;
+        }
+        const text = verdict.warning === undefined ? "" : boundedWarning(verdict.warning);
+        if (text && !warnings.includes(text)) warnings.push(text);
+        speaker ??= rule.id;
+        break;
+      }
+      default: {
+        const impossible: never = verdict;
+        return impossible;
+      }
+    }
+  }
+
+  const decision = allowed(speaker ?? NON_RULE_DECISIONS.none, warnings);
+  if (mutated && draft && isRecord(request.object)) {
+    const patch = jsonpatch.compare(request.object, draft);
+    if (patch.length > 0) decision.patch = patch;
+  }
+  return decision;
+}

@@ -1,0 +1,95 @@
+/**
+ * The create rules of SPEC §2.3: a CAPI object created while its MAPI twin holds authority must be
+ * paused (`capi-create-paused`, the backstop of the mutating `pause-new-capi`); an unpaused CAPI twin may be
+ * created for a ClusterAPI-authoritative MAPI object only once the MAPI controllers acknowledged the pause
+ * (`capi-create-twin-paused`); a MAPI object created next to an existing CAPI twin must leave authority
+ * with it (`mapi-create-twin`).
+ */
+import { ANNOTATIONS, AUTHORITY, CONDITIONS } from "../../kube/kinds.js";
+import { annotationsOf, conditionOf, nameOf } from "../../kube/object.js";
+import { annotationPath } from "../keys.js";
+import {
+  capiResource,
+  capiTypeFor,
+  describe,
+  describeSubject,
+  mapiResource,
+  mapiTypeFor,
+  matches,
+  specAuthorityOf,
+  statusAuthorityOf,
+  subjectFor,
+  subjectObject,
+} from "../subject.js";
+import { allow, deny, type Rule } from "../verdict.js";
+
+export const capiCreatePaused: Rule = {
+  id: "capi-create-paused",
+  webhook: "validate",
+  reads: (request) => [mapiTypeFor(request)],
+  appliesTo: (request, ctx) => matches(request, ctx.settings, { operations: ["CREATE"], api: "capi" }),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const mapi = ctx.view.twinOf(subjectObject(subject, request));
+    if (!mapi) return allow();
+    const status = statusAuthorityOf(mapi);
+    if (status === AUTHORITY.clusterAPI) return allow();
+    if (Object.hasOwn(annotationsOf(request.object ?? undefined), ANNOTATIONS.paused)) return allow();
+    const mapiKind = mapiTypeFor(request).kind;
+    const mapiWords = describe("mapi", mapiKind, ctx.settings.mapiNamespace, nameOf(mapi));
+    const state =
+      status === undefined ? "no status.authoritativeAPI yet" : `status.authoritativeAPI=${status}`;
+    const path = annotationPath(ANNOTATIONS.paused);
+    return deny(
+      403,
+      `${describeSubject(subject)} must be created paused while ${mapiWords} holds authority (${state}): ${path} is missing.`,
+      [path],
+      `Add the annotation ${ANNOTATIONS.paused}: "" (the mutating webhook normally adds it; check that machine-api-migration-mutate is running), or migrate the MAPI ${mapiKind} to Cluster API first.`,
+    );
+  },
+};
+
+export const capiCreateTwinPaused: Rule = {
+  id: "capi-create-twin-paused",
+  webhook: "validate",
+  reads: (request) => [mapiTypeFor(request)],
+  appliesTo: (request, ctx) =>
+    matches(request, ctx.settings, { operations: ["CREATE"], api: "capi", roles: ["machine", "machineSet"] }),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const mapi = ctx.view.twinOf(subjectObject(subject, request));
+    if (statusAuthorityOf(mapi) !== AUTHORITY.clusterAPI) return allow();
+    const paused = conditionOf(mapi, CONDITIONS.paused);
+    if (paused?.status === "True") return allow();
+    const mapiNs = ctx.settings.mapiNamespace;
+    const mapiName = nameOf(mapi);
+    const seen = paused ? `Paused=${paused.status}` : "no Paused condition";
+    return deny(
+      403,
+      `${describeSubject(subject)} cannot be created yet: its MAPI twin ${describe("mapi", subject.kind, mapiNs, mapiName)} has status.authoritativeAPI=ClusterAPI but reports ${seen}, so the Machine API controllers may still act on it.`,
+      ["status.conditions[type=Paused]"],
+      `Retry once oc get ${mapiResource(subject.kind)}/${mapiName} -n ${mapiNs} -o jsonpath='{.status.conditions[?(@.type=="Paused")].status}' prints True.`,
+    );
+  },
+};
+
+export const mapiCreateTwin: Rule = {
+  id: "mapi-create-twin",
+  webhook: "validate",
+  reads: (request) => [capiTypeFor(request)],
+  appliesTo: (request, ctx) => matches(request, ctx.settings, { operations: ["CREATE"], api: "mapi" }),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const capi = ctx.view.twinOf(subjectObject(subject, request));
+    if (!capi) return allow();
+    const authority = specAuthorityOf(request.object ?? undefined);
+    if (authority === AUTHORITY.clusterAPI) return allow();
+    const capiWords = describe("capi", subject.kind, ctx.settings.capiNamespace, nameOf(capi));
+    return deny(
+      403,
+      `${describeSubject(subject)} cannot be created with spec.authoritativeAPI=${String(authority)}: ${capiWords} already exists and would be a second copy acting on the same machines.`,
+      ["spec.authoritativeAPI"],
+      `Write spec.authoritativeAPI: ClusterAPI explicitly (an omitted value defaults to MachineAPI) so the existing copy stays authoritative; inspect it with oc get ${capiResource(subject.kind)}/${nameOf(capi)} -n ${ctx.settings.capiNamespace} -o yaml.`,
+    );
+  },
+};

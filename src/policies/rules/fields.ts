@@ -1,0 +1,151 @@
+/**
+ * Field rules of SPEC §2.3: fields the other API cannot represent (`capi-unsupported-fields`,
+ * `aws-unsupported-fields`) and the value set of `spec.authoritativeAPI` (`authority-enum`). They answer
+ * 422 Invalid. On UPDATE only a field the request sets or changes is refused, so an object that already
+ * carries one (created before the product, or outside its reach) can still have finalizers removed.
+ */
+import { AUTHORITY } from "../../kube/kinds.js";
+import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
+import { listPaths, pathOf, safeJson, sameJson } from "../diff.js";
+import {
+  capiResource,
+  describeSubject,
+  isStableAuthority,
+  matches,
+  pluralOfKind,
+  resourceOf,
+  type Subject,
+  subjectFor,
+} from "../subject.js";
+import type { AdmissionRequest } from "../types.js";
+import { allow, deny, type Rule } from "../verdict.js";
+
+/** A value counts as set when it says something: not absent, empty, false or zero. */
+const isSet = (v: unknown): boolean => {
+  if (v === undefined || v === null || v === "" || v === false || v === 0) return false;
+  if (Array.isArray(v)) return v.length > 0;
+  if (isRecord(v)) return Object.keys(v).length > 0;
+  return true;
+};
+
+/** Paths (under `base`) of `fields` that the request sets: present now, and new or changed on UPDATE. */
+function setFields(request: AdmissionRequest, base: readonly string[], fields: readonly string[]): string[] {
+  const before: KubeObject | undefined =
+    request.operation === "UPDATE" ? (request.oldObject ?? undefined) : undefined;
+  const out: string[] = [];
+  for (const field of fields) {
+    const path = [...base, ...field.split(".")];
+    const now = getPath(request.object, path);
+    if (isSet(now) && !sameJson(now, getPath(before, path))) out.push(pathOf(path));
+  }
+  return out;
+}
+
+const specBase = (subject: Subject): string[] =>
+  subject.role === "machineSet" || subject.role === "infraTemplate" ? ["spec", "template", "spec"] : ["spec"];
+
+const editHint = (subject: Subject, resource: string, why: string): string =>
+  `Remove ${why} from the manifest (or oc edit ${resource}/${subject.name} -n ${subject.namespace}); the Machine API copy could not be kept in sync otherwise.`;
+
+const CAPI_UNSUPPORTED = ["version", "readinessGates"] as const;
+
+export const capiUnsupportedFields: Rule = {
+  id: "capi-unsupported-fields",
+  webhook: "validate",
+  reads: [],
+  appliesTo: (request, ctx) =>
+    matches(request, ctx.settings, {
+      operations: ["CREATE", "UPDATE"],
+      api: "capi",
+      roles: ["machine", "machineSet"],
+    }),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const paths = setFields(request, specBase(subject), CAPI_UNSUPPORTED);
+    if (paths.length === 0) return allow();
+    return deny(
+      422,
+      `${describeSubject(subject)}: ${listPaths(paths)}: Forbidden: Machine API cannot represent ${paths.length === 1 ? "this field" : "these fields"}.`,
+      paths,
+      editHint(subject, capiResource(subject.kind), paths.length === 1 ? "it" : "them"),
+    );
+  },
+};
+
+/** AWSMachine fields the MAPI providerSpec has no place for (SPEC §2.3, the converter's error list). */
+export const AWS_UNSUPPORTED = [
+  "ami.eksLookupType",
+  "imageLookupFormat",
+  "imageLookupOrg",
+  "imageLookupBaseOS",
+  "networkInterfaces",
+  "uncompressedUserData",
+  "ignition.proxy",
+  "ignition.tls",
+  "securityGroupOverrides",
+  "cloudInit.secretCount",
+  "cloudInit.secretPrefix",
+  "cloudInit.insecureSkipSecretsManager",
+  "cloudInit.secureSecretsBackend",
+] as const;
+
+export const awsUnsupportedFields: Rule = {
+  id: "aws-unsupported-fields",
+  webhook: "validate",
+  reads: [],
+  appliesTo: (request, ctx) =>
+    matches(request, ctx.settings, {
+      operations: ["CREATE", "UPDATE"],
+      api: "capi",
+      kinds: ["AWSMachine", "AWSMachineTemplate"],
+    }),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const paths = setFields(request, specBase(subject), AWS_UNSUPPORTED);
+    if (paths.length === 0) return allow();
+    return deny(
+      422,
+      `${describeSubject(subject)}: ${listPaths(paths)}: Forbidden: the Machine API providerSpec cannot represent ${paths.length === 1 ? "this field" : "these fields"}.`,
+      paths,
+      editHint(
+        subject,
+        resourceOf(pluralOfKind(subject.kind), subject.group),
+        paths.length === 1 ? "it" : "them",
+      ),
+    );
+  },
+};
+
+export const authorityEnum: Rule = {
+  id: "authority-enum",
+  webhook: "validate",
+  reads: [],
+  appliesTo: (request, ctx) =>
+    matches(request, ctx.settings, { operations: ["CREATE", "UPDATE"], api: "mapi" }),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const fields = subject.role === "machineSet" ? [["spec"], ["spec", "template", "spec"]] : [["spec"]];
+    const before = request.operation === "UPDATE" ? (request.oldObject ?? undefined) : undefined;
+    const bad: { path: string; value: unknown }[] = [];
+    for (const base of fields) {
+      const path = [...base, "authoritativeAPI"];
+      const value = getPath(request.object, path);
+      if (value === undefined || value === null || isStableAuthority(value)) continue;
+      if (before && sameJson(value, getPath(before, path))) continue;
+      bad.push({ path: pathOf(path), value });
+    }
+    if (bad.length === 0) return allow();
+    const detail = bad
+      .map(
+        (b) =>
+          `${b.path}: Unsupported value: ${safeJson(b.value)}: supported values: "${AUTHORITY.machineAPI}", "${AUTHORITY.clusterAPI}"`,
+      )
+      .join("; ");
+    return deny(
+      422,
+      `${describeSubject(subject)}: ${detail}.`,
+      bad.map((b) => b.path),
+      `Use ${AUTHORITY.machineAPI} or ${AUTHORITY.clusterAPI}; Migrating is a status value only the migration controller writes.`,
+    );
+  },
+};

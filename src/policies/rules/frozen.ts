@@ -1,0 +1,257 @@
+/**
+ * The frozen rules of SPEC §2.3: `mapi-frozen` (a MAPI object that is not authoritative), `capi-frozen`
+ * (a CAPI object whose MAPI twin is authoritative or not yet decided) and `frozen-while-migrating` (both
+ * twins during a handover). They refuse spec changes (`scale` included), protected label/annotation keys,
+ * twin-owned labels and `machine-template-hash`; `spec.authoritativeAPI` on MAPI is never frozen, so
+ * migrating and cancelling stay possible. Removing finalizers or ownerReferences is never refused.
+ */
+import { AUTHORITY, INFRA_GROUP, KINDS } from "../../kube/kinds.js";
+import {
+  annotationsOf,
+  finalizersOf,
+  getPath,
+  isRecord,
+  type KubeObject,
+  labelsOf,
+  ownerReferencesOf,
+} from "../../kube/object.js";
+import { changedPaths, keyChanges, listPaths, sameJson } from "../diff.js";
+import { annotationPath, isDeleteMark, labelPath, metadataGuardViolations } from "../keys.js";
+import {
+  authoritativeSideOf,
+  capiResource,
+  describe,
+  describeSubject,
+  mapiResource,
+  mapiTypeFor,
+  matches,
+  pluralOfKind,
+  resourceOf,
+  type Subject,
+  setAuthorityCommand,
+  statusAuthorityOf,
+  subjectFor,
+  subjectObject,
+  synchronizedAPIOf,
+} from "../subject.js";
+import type { AdmissionRequest, ClusterView } from "../types.js";
+import { allow, deny, type Rule } from "../verdict.js";
+
+/** kubectl's own bookkeeping; `kubectl apply` of a cancel rewrites it, and it carries no content. */
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+/** Spec paths a request changes; a `scale` request changes `spec.replicas` of its MachineSet. */
+function specChanges(request: AdmissionRequest, subject: Subject, exceptAuthority: boolean): string[] {
+  if (subject.subResource === "scale")
+    return changedPaths(
+      getPath(request.oldObject, ["spec", "replicas"]),
+      getPath(request.object, ["spec", "replicas"]),
+      "spec.replicas",
+    );
+  const spec = (o: KubeObject | null): unknown => {
+    const s = o?.spec;
+    if (!exceptAuthority || !isRecord(s)) return s;
+    const { authoritativeAPI: _ignored, ...rest } = s;
+    return rest;
+  };
+  return changedPaths(spec(request.oldObject), spec(request.object), "spec");
+}
+
+/** The MAPI object that carries authority for the request's subject (SPEC §1: authority lives on MAPI). */
+function mapiAuthorityObject(
+  request: AdmissionRequest,
+  subject: Subject,
+  view: ClusterView,
+): KubeObject | undefined {
+  if (subject.api === "capi") return view.twinOf(subjectObject(subject, request));
+  if (subject.subResource === "scale") return view.get(KINDS.mapiMachineSet, subject.namespace, subject.name);
+  return request.oldObject ?? undefined;
+}
+
+const requestedReplicas = (request: AdmissionRequest): string => {
+  const r = getPath(request.object, ["spec", "replicas"]);
+  return typeof r === "number" ? String(r) : "<n>";
+};
+
+/** "Wait … or cancel …" for anything refused during a handover. */
+function whileMigratingHint(
+  mapi: KubeObject | undefined,
+  kind: string,
+  namespace: string,
+  name: string,
+): string {
+  const back = synchronizedAPIOf(mapi);
+  const cancel = back ? `, or cancel it: ${setAuthorityCommand(kind, namespace, name, back)}` : "";
+  return `Wait until the handover completes (oc get ${mapiResource(kind)}/${name} -n ${namespace} -o jsonpath='{.status.authoritativeAPI}')${cancel}.`;
+}
+
+// --- mapi-frozen ---------------------------------------------------------------------------------------
+
+/** Which CAPI object an admin edits instead of a frozen MAPI one: providerSpec lives on the InfraMachine. */
+function capiEditCommand(
+  request: AdmissionRequest,
+  subject: Subject,
+  paths: string[],
+  capiTwin: KubeObject | undefined,
+  capiNamespace: string,
+): string {
+  const target = (resource: string, name: string) => `${resource}/${name} -n ${capiNamespace}`;
+  if (subject.subResource === "scale")
+    return `Scale the Cluster API copy instead: oc scale ${target(capiResource("MachineSet"), subject.name)} --replicas=${requestedReplicas(request)}`;
+  if (subject.kind === "Machine" && paths.some((p) => p.startsWith("spec.providerSpec"))) {
+    const text = (field: string, fallback: string): string => {
+      const v = getPath(capiTwin, ["spec", "infrastructureRef", field]);
+      return typeof v === "string" && v ? v : fallback;
+    };
+    const resource = resourceOf(pluralOfKind(text("kind", "AWSMachine")), text("apiGroup", INFRA_GROUP));
+    return `Edit the Cluster API copy instead: oc edit ${target(resource, text("name", subject.name))}`;
+  }
+  return `Edit the Cluster API copy instead: oc edit ${target(capiResource(subject.kind), subject.name)}`;
+}
+
+export const mapiFrozen: Rule = {
+  id: "mapi-frozen",
+  webhook: "validate",
+  reads: (request) =>
+    request.subResource === "scale"
+      ? [KINDS.mapiMachineSet, KINDS.capiMachineSet]
+      : request.resource?.resource === "machinesets"
+        ? [KINDS.capiMachineSet]
+        : [KINDS.capiMachine],
+  appliesTo: (request, ctx) =>
+    matches(request, ctx.settings, { operations: ["UPDATE"], api: "mapi", subResources: ["", "scale"] }),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const mapi = mapiAuthorityObject(request, subject, ctx.view);
+    const status = statusAuthorityOf(mapi);
+    if (status !== AUTHORITY.clusterAPI && status !== AUTHORITY.migrating) return allow();
+    const capiTwin = ctx.view.twinOf(subjectObject(subject, request));
+    const twinOwner = authoritativeSideOf(mapi) === "capi" ? capiTwin : undefined;
+    const paths = [
+      ...specChanges(request, subject, true),
+      ...(subject.subResource
+        ? []
+        : metadataGuardViolations(request.oldObject ?? undefined, request.object ?? undefined, twinOwner)),
+    ];
+    if (paths.length === 0) return allow();
+    const { kind, namespace, name } = subject;
+    if (status === AUTHORITY.migrating)
+      return deny(
+        403,
+        `${describeSubject(subject)} is being migrated (status.authoritativeAPI=Migrating): ${listPaths(paths)} changed.`,
+        paths,
+        whileMigratingHint(mapi, kind, namespace, name),
+      );
+    const edit = capiEditCommand(request, subject, paths, capiTwin, ctx.settings.capiNamespace);
+    return deny(
+      403,
+      `${describeSubject(subject)} is not authoritative (status.authoritativeAPI=ClusterAPI): ${listPaths(paths)} changed.`,
+      paths,
+      `${edit} — or set spec.authoritativeAPI=MachineAPI to migrate back.`,
+    );
+  },
+};
+
+// --- capi-frozen ---------------------------------------------------------------------------------------
+
+/** "(MAPI Machine ns/x has status.authoritativeAPI=MachineAPI)" — why a CAPI object is not authoritative. */
+const mapiStatusPhrase = (mapiWords: string, mapi: KubeObject | undefined): string => {
+  const status = statusAuthorityOf(mapi);
+  return status === undefined
+    ? `${mapiWords} has no status.authoritativeAPI yet, so Machine API is authoritative`
+    : `${mapiWords} has status.authoritativeAPI=${status}`;
+};
+
+export const capiFrozen: Rule = {
+  id: "capi-frozen",
+  webhook: "validate",
+  reads: (request) => [mapiTypeFor(request)],
+  appliesTo: (request, ctx) =>
+    matches(request, ctx.settings, { operations: ["UPDATE"], api: "capi", subResources: ["", "scale"] }),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const mapi = mapiAuthorityObject(request, subject, ctx.view);
+    if (!mapi) return allow();
+    const status = statusAuthorityOf(mapi);
+    if (status === AUTHORITY.clusterAPI) return allow();
+    const twinOwner = authoritativeSideOf(mapi) === "mapi" ? mapi : undefined;
+    const paths = [
+      ...specChanges(request, subject, false),
+      ...(subject.subResource
+        ? []
+        : metadataGuardViolations(request.oldObject ?? undefined, request.object ?? undefined, twinOwner)),
+    ];
+    if (paths.length === 0) return allow();
+    const mapiKind = mapiTypeFor(request).kind;
+    const mapiName = typeof mapi.metadata?.name === "string" ? mapi.metadata.name : subject.name;
+    const mapiNs = ctx.settings.mapiNamespace;
+    const mapiWords = describe("mapi", mapiKind, mapiNs, mapiName);
+    if (status === AUTHORITY.migrating)
+      return deny(
+        403,
+        `${describeSubject(subject)} is frozen while ${mapiWords} is being migrated (status.authoritativeAPI=Migrating): ${listPaths(paths)} changed.`,
+        paths,
+        whileMigratingHint(mapi, mapiKind, mapiNs, mapiName),
+      );
+    const edit =
+      subject.subResource === "scale"
+        ? `Scale the Machine API copy instead: oc scale ${mapiResource(mapiKind)}/${mapiName} -n ${mapiNs} --replicas=${requestedReplicas(request)}`
+        : `Edit the Machine API copy instead: oc edit ${mapiResource(mapiKind)}/${mapiName} -n ${mapiNs}`;
+    return deny(
+      403,
+      `${describeSubject(subject)} is not authoritative (${mapiStatusPhrase(mapiWords, mapi)}): ${listPaths(paths)} changed.`,
+      paths,
+      `${edit} — or migrate it to Cluster API first: ${setAuthorityCommand(mapiKind, mapiNs, mapiName, AUTHORITY.clusterAPI)}`,
+    );
+  },
+};
+
+// --- frozen-while-migrating ------------------------------------------------------------------------------
+
+/** Everything a request changes that a handover does not allow: see the rule's table row. */
+function migratingViolations(request: AdmissionRequest, subject: Subject): string[] {
+  const paths = specChanges(request, subject, subject.api === "mapi");
+  if (subject.subResource) return paths;
+  const before = request.oldObject ?? undefined;
+  const after = request.object ?? undefined;
+  for (const { key } of keyChanges(labelsOf(before), labelsOf(after))) paths.push(labelPath(key));
+  for (const { key } of keyChanges(annotationsOf(before), annotationsOf(after)))
+    if (!isDeleteMark(key) && key !== LAST_APPLIED) paths.push(annotationPath(key));
+  const oldFinalizers = finalizersOf(before);
+  if (finalizersOf(after).some((f) => !oldFinalizers.includes(f))) paths.push("metadata.finalizers");
+  const oldOwners = ownerReferencesOf(before);
+  if (ownerReferencesOf(after).some((ref) => !oldOwners.some((old) => sameJson(old, ref))))
+    paths.push("metadata.ownerReferences");
+  return paths;
+}
+
+export const frozenWhileMigrating: Rule = {
+  id: "frozen-while-migrating",
+  webhook: "validate",
+  reads: (request) =>
+    request.resource?.group === KINDS.mapiMachine.group && request.subResource !== "scale"
+      ? []
+      : [mapiTypeFor(request)],
+  appliesTo: (request, ctx) =>
+    matches(request, ctx.settings, { operations: ["UPDATE"], subResources: ["", "scale"] }),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const mapi = mapiAuthorityObject(request, subject, ctx.view);
+    if (statusAuthorityOf(mapi) !== AUTHORITY.migrating) return allow();
+    const paths = migratingViolations(request, subject);
+    if (paths.length === 0) return allow();
+    const mapiKind = mapiTypeFor(request).kind;
+    const mapiName = typeof mapi?.metadata?.name === "string" ? mapi.metadata.name : subject.name;
+    const mapiNs = ctx.settings.mapiNamespace;
+    const who =
+      subject.api === "mapi"
+        ? `${describeSubject(subject)} is being migrated`
+        : `${describeSubject(subject)} is frozen while ${describe("mapi", mapiKind, mapiNs, mapiName)} is being migrated`;
+    return deny(
+      403,
+      `${who} (status.authoritativeAPI=Migrating): ${listPaths(paths)} changed; until the handover ends only spec.authoritativeAPI (cancel), delete marks and removing finalizers or ownerReferences are allowed.`,
+      paths,
+      whileMigratingHint(mapi, mapiKind, mapiNs, mapiName),
+    );
+  },
+};

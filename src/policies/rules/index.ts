@@ -1,0 +1,51 @@
+/**
+ * Every admission rule of SPEC §2.3 and §2.4, in the order the engine evaluates them. For each webhook
+ * the first deny wins, so more specific and cache-independent rules come first: field validity (422), then
+ * the product's annotations and status, then `unpause-twin` (decided from the request alone, before any
+ * rule that might answer "retry" on a stale cache), then the frozen rules, the migration rules and the
+ * create rules. Warn and DELETE rules live on `validate-warn`, the mutation on `mutate`.
+ */
+import type { Rule } from "../verdict.js";
+import { productAnnotations } from "./annotations.js";
+import { capiCreatePaused, capiCreateTwinPaused, mapiCreateTwin } from "./create.js";
+import { deleteAuthoritativeViaMirror, deleteNonauthoritativeParent } from "./delete.js";
+import { authorityEnum, awsUnsupportedFields, capiUnsupportedFields } from "./fields.js";
+import { capiFrozen, frozenWhileMigrating, mapiFrozen } from "./frozen.js";
+import {
+  migrationMachineBusy,
+  migrationNotSynchronized,
+  migrationTwinNotReady,
+  migrationUnconvertible,
+  migrationUnsupportedOwner,
+} from "./migration.js";
+import { pauseNewCapi, unpauseTwin } from "./pause.js";
+import { statusOwnedByControllers } from "./status.js";
+
+export const RULES: readonly Rule[] = Object.freeze([
+  // validate (machine-api-migration-deny, failurePolicy Fail)
+  authorityEnum,
+  capiUnsupportedFields,
+  awsUnsupportedFields,
+  productAnnotations,
+  statusOwnedByControllers,
+  unpauseTwin,
+  mapiFrozen,
+  capiFrozen,
+  frozenWhileMigrating,
+  migrationUnsupportedOwner,
+  migrationMachineBusy,
+  migrationTwinNotReady,
+  migrationUnconvertible,
+  capiCreatePaused,
+  capiCreateTwinPaused,
+  mapiCreateTwin,
+  // validate-warn (machine-api-migration-warn, failurePolicy Ignore)
+  migrationNotSynchronized,
+  deleteNonauthoritativeParent,
+  deleteAuthoritativeViaMirror,
+  // mutate (machine-api-migration-mutate, failurePolicy Ignore)
+  pauseNewCapi,
+]);
+
+/** Every rule id, for metrics that pre-register their label values. */
+export const RULE_IDS: readonly string[] = Object.freeze(RULES.map((r) => r.id));

@@ -1,0 +1,174 @@
+/**
+ * The migration rules of SPEC §2.3: when a user changes `spec.authoritativeAPI` on a MAPI object (and it
+ * is not a cancel, which is always admissible), refuse what the handover could not complete safely —
+ * a Machine still provisioning or being deleted (`migration-machine-busy`), a CAPI twin without its
+ * infrastructure (`migration-twin-not-ready`), owners the other API cannot represent
+ * (`migration-unsupported-owner`), content that does not convert (`migration-unconvertible`) — and warn
+ * when the twins are not in sync yet (`migration-not-synchronized`, on the warn webhook).
+ */
+import { AUTHORITY, CONDITIONS, INFRA_GROUP, KINDS } from "../../kube/kinds.js";
+import { conditionOf, getPath, isDeleting, nameOf, ownerReferencesOf } from "../../kube/object.js";
+import { safeJson } from "../diff.js";
+import {
+  capiResource,
+  capiTypeFor,
+  describe,
+  describeSubject,
+  isMigrationRequest,
+  isStableAuthority,
+  mapiResource,
+  matches,
+  type Subject,
+  specAuthorityOf,
+  subjectFor,
+  subjectObject,
+} from "../subject.js";
+import type { AdmissionRequest, FieldError, PolicySettings } from "../types.js";
+import { allow, deny, type Rule, warn } from "../verdict.js";
+
+const migrating =
+  (roles: readonly ("machine" | "machineSet")[]) =>
+  (request: AdmissionRequest, ctx: { settings: PolicySettings }) =>
+    matches(request, ctx.settings, { operations: ["UPDATE"], api: "mapi", roles }) &&
+    isMigrationRequest(request);
+
+const target = (request: AdmissionRequest): string => String(specAuthorityOf(request.object ?? undefined));
+
+const cannotMigrate = (subject: Subject, request: AdmissionRequest): string =>
+  `${describeSubject(subject)} cannot migrate to ${target(request)} yet`;
+
+export const migrationMachineBusy: Rule = {
+  id: "migration-machine-busy",
+  webhook: "validate",
+  reads: [],
+  appliesTo: migrating(["machine"]),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const current = request.oldObject ?? undefined;
+    const get = `oc get ${mapiResource(subject.kind)}/${subject.name} -n ${subject.namespace}`;
+    if (isDeleting(current))
+      return deny(
+        403,
+        `${cannotMigrate(subject, request)}: it is being deleted (metadata.deletionTimestamp is set).`,
+        ["metadata.deletionTimestamp"],
+        `Let the deletion finish (${get} -w); a Machine being deleted keeps its authority.`,
+      );
+    const phase = getPath(current, ["status", "phase"]);
+    if (phase === undefined || phase === null || phase === "" || phase === "Provisioning")
+      return deny(
+        403,
+        `${cannotMigrate(subject, request)}: it is still provisioning (${phase ? `status.phase=${String(phase)}` : "status.phase is empty"}) and its instance may exist without a providerID.`,
+        ["status.phase"],
+        `Retry once ${get} -o jsonpath='{.status.phase}' prints Provisioned or Running.`,
+      );
+    return allow();
+  },
+};
+
+export const migrationTwinNotReady: Rule = {
+  id: "migration-twin-not-ready",
+  webhook: "validate",
+  reads: [KINDS.capiMachine],
+  appliesTo: migrating(["machine"]),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const twin = ctx.view.twinOf(subjectObject(subject, request));
+    if (!twin) return allow();
+    const capiNs = ctx.settings.capiNamespace;
+    const twinWords = describe("capi", subject.kind, capiNs, nameOf(twin));
+    const get = `oc get ${capiResource(subject.kind)}/${nameOf(twin)} -n ${capiNs}`;
+    if (isDeleting(twin))
+      return deny(
+        403,
+        `${cannotMigrate(subject, request)}: its twin ${twinWords} is being deleted.`,
+        ["metadata.deletionTimestamp"],
+        `Let the deletion finish (${get} -w).`,
+      );
+    if (getPath(twin, ["status", "initialization", "infrastructureProvisioned"]) !== true)
+      return deny(
+        403,
+        `${cannotMigrate(subject, request)}: its twin ${twinWords} has not provisioned its infrastructure (status.initialization.infrastructureProvisioned is not true).`,
+        ["status.initialization.infrastructureProvisioned"],
+        `Retry once ${get} -o jsonpath='{.status.initialization.infrastructureProvisioned}' prints true.`,
+      );
+    return allow();
+  },
+};
+
+const isControlPlaneOwner = (ref: { kind?: unknown }): boolean => ref.kind === "ControlPlaneMachineSet";
+
+export const migrationUnsupportedOwner: Rule = {
+  id: "migration-unsupported-owner",
+  webhook: "validate",
+  reads: [],
+  appliesTo: migrating(["machine", "machineSet"]),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    // Owners before or after the request: removing an owner in the same request as migrating would let a
+    // control plane machine slip through while its ControlPlaneMachineSet still manages it.
+    const owners = [
+      ...ownerReferencesOf(request.oldObject ?? undefined),
+      ...ownerReferencesOf(request.object ?? undefined),
+    ];
+    const names = (refs: typeof owners) =>
+      [...new Set(refs.map((r) => `${String(r.kind)}/${String(r.name)}`))].join(", ");
+    if (subject.role === "machine") {
+      const cpms = owners.filter(isControlPlaneOwner);
+      if (cpms.length === 0) return allow();
+      return deny(
+        403,
+        `${describeSubject(subject)} cannot migrate: it is owned by ${names(cpms)}; control plane machines stay on the Machine API.`,
+        ["metadata.ownerReferences"],
+        "Leave spec.authoritativeAPI as it is; the ControlPlaneMachineSet manages this Machine.",
+      );
+    }
+    if (owners.length === 0) return allow();
+    return deny(
+      403,
+      `${describeSubject(subject)} cannot migrate: it has owner references (${names(owners)}), which its Cluster API copy cannot represent, and its owner would keep managing it.`,
+      ["metadata.ownerReferences"],
+      `Migrate only MachineSets nothing owns; if the owner no longer manages it, remove the reference first: oc edit ${mapiResource(subject.kind)}/${subject.name} -n ${subject.namespace}`,
+    );
+  },
+};
+
+/** A field error the way Kubernetes prints it: `<path>: Invalid value: <json>: <message>`. */
+export const formatFieldError = (e: FieldError): string =>
+  `${String(e?.path)}: Invalid value: ${safeJson(e?.value)}: ${String(e?.message)}`;
+
+export const migrationUnconvertible: Rule = {
+  id: "migration-unconvertible",
+  webhook: "validate",
+  reads: (request) => [KINDS.infrastructure, capiTypeFor(request)],
+  appliesTo: migrating(["machine", "machineSet"]),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    const to = specAuthorityOf(request.object ?? undefined);
+    if (!isStableAuthority(to) || !request.object) return allow();
+    const errors = ctx.checkConvertible(request.object, to, ctx.view);
+    if (!Array.isArray(errors) || errors.length === 0) return allow();
+    const fix =
+      to === AUTHORITY.clusterAPI
+        ? `oc edit ${mapiResource(subject.kind)}/${subject.name} -n ${subject.namespace}`
+        : subject.kind === "Machine"
+          ? `oc edit ${capiResource(subject.kind)}/${subject.name} -n ${ctx.settings.capiNamespace} (and its InfraMachine, e.g. awsmachines.${INFRA_GROUP})`
+          : `oc edit ${capiResource(subject.kind)}/${subject.name} -n ${ctx.settings.capiNamespace}`;
+    return deny(
+      403,
+      `${describeSubject(subject)} cannot migrate to ${to}: its current content does not convert: ${errors.map(formatFieldError).join("; ")}.`,
+      errors.map((e) => String(e?.path)),
+      `Fix these fields on the authoritative copy (${fix}), then set spec.authoritativeAPI again.`,
+    );
+  },
+};
+
+export const migrationNotSynchronized: Rule = {
+  id: "migration-not-synchronized",
+  webhook: "validate-warn",
+  reads: [],
+  appliesTo: migrating(["machine", "machineSet"]),
+  check: (request) =>
+    conditionOf(request.oldObject ?? undefined, CONDITIONS.synchronized)?.status === "True"
+      ? allow()
+      : warn("Synchronized is not True: the migration will wait for a successful sync"),
+};
