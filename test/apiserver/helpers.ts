@@ -53,7 +53,12 @@ export const call = (
         ca: server.caPem,
         headers: {
           ...(token ? { Authorization: `Bearer ${token}` } : {}),
-          ...(payload !== undefined ? { "Content-Type": options.contentType ?? "application/json" } : {}),
+          ...(payload !== undefined
+            ? {
+                "Content-Type": options.contentType ?? "application/json",
+                "Content-Length": Buffer.byteLength(payload),
+              }
+            : {}),
           ...(options.accept ? { Accept: options.accept } : {}),
         },
       },
