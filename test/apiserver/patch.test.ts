@@ -1,0 +1,330 @@
+/**
+ * Patch formats and field ownership (SPEC §8): merge patch, JSON patch (`test` → 422), strategic merge
+ * for built-in kinds (merge keys, directives) as pure functions and over HTTP, and server-side apply with
+ * managedFields: ownership per manager, removal only when no other manager owns a field, conflicts and
+ * force, Update operations recording their manager.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ApiServer } from "../../src/apiserver/index.js";
+import {
+  fieldPaths,
+  fromFieldsV1,
+  recordUpdate,
+  serverSideApply,
+  toFieldsV1,
+} from "../../src/apiserver/managed-fields.js";
+import { jsonPatch, mergePatch, PatchError, strategicMerge } from "../../src/apiserver/patch.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { allowAll, call, namespace, start, WIDGETS, widget, widgetCrd } from "./helpers.js";
+
+describe("patch functions", () => {
+  it("merge patch: null deletes, objects merge, lists replace", () => {
+    expect(mergePatch({ a: { b: 1, c: 2 }, l: [1, 2] }, { a: { b: null, d: 3 }, l: [3] })).toEqual({
+      a: { c: 2, d: 3 },
+      l: [3],
+    });
+  });
+
+  it("JSON patch: ops apply, a failed test is a 422, a bad path a 400, input untouched", () => {
+    const doc = { a: 1 };
+    expect(jsonPatch(doc, [{ op: "replace", path: "/a", value: 2 }])).toEqual({ a: 2 });
+    expect(doc).toEqual({ a: 1 });
+    expect(() => jsonPatch(doc, [{ op: "test", path: "/a", value: 9 }])).toThrowError(
+      expect.objectContaining({ code: 422 }),
+    );
+    expect(() => jsonPatch(doc, [{ op: "remove", path: "/nope" }])).toThrow(PatchError);
+  });
+
+  it("strategic merge: containers/env by name, ports by containerPort, $patch delete/replace, $setElementOrder, $retainKeys, $deleteFromPrimitiveList", () => {
+    const deploy = {
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              {
+                name: "a",
+                image: "a:1",
+                env: [{ name: "X", value: "1" }],
+                ports: [{ containerPort: 80, name: "http" }],
+              },
+              { name: "b", image: "b:1" },
+            ],
+          },
+        },
+      },
+      metadata: { finalizers: ["f1"] },
+    };
+    const out = strategicMerge(deploy, {
+      spec: {
+        template: {
+          spec: {
+            $setElementOrder_ignored: [],
+            containers: [
+              {
+                name: "a",
+                env: [{ name: "Y", value: "2" }],
+                ports: [{ containerPort: 80, protocol: "TCP" }],
+              },
+              { name: "b", $patch: "delete" },
+              { name: "c", image: "c:1" },
+            ],
+          },
+        },
+      },
+      metadata: { finalizers: ["f2"] },
+    }) as typeof deploy;
+    const containers = out.spec.template.spec.containers as Array<Record<string, unknown>>;
+    expect(containers.map((c) => c.name)).toEqual(["a", "c"]);
+    expect(containers[0]!.env).toEqual([
+      { name: "X", value: "1" },
+      { name: "Y", value: "2" },
+    ]);
+    expect(containers[0]!.ports).toEqual([{ containerPort: 80, name: "http", protocol: "TCP" }]);
+    expect(out.metadata.finalizers).toEqual(["f1", "f2"]);
+
+    const webhooks = {
+      webhooks: [
+        { name: "a.example", timeoutSeconds: 5, rules: [] },
+        { name: "b.example", clientConfig: { url: "https://x/b" } },
+      ],
+    };
+    const applied = strategicMerge(webhooks, {
+      "$setElementOrder/webhooks": [{ name: "b.example" }, { name: "a.example" }],
+      webhooks: [{ name: "a.example", timeoutSeconds: 7 }],
+    }) as { webhooks: Array<Record<string, unknown>> };
+    expect(applied.webhooks).toEqual([
+      { name: "b.example", clientConfig: { url: "https://x/b" } },
+      { name: "a.example", timeoutSeconds: 7, rules: [] },
+    ]);
+    expect(strategicMerge({ a: { x: 1, y: 2 } }, { a: { $patch: "replace", z: 3 } })).toEqual({
+      a: { z: 3 },
+    });
+    expect(strategicMerge({ a: { x: 1, y: 2 } }, { a: { $retainKeys: ["y"], y: 5 } })).toEqual({
+      a: { y: 5 },
+    });
+    expect(strategicMerge({ f: ["a", "b"] }, { "$deleteFromPrimitiveList/f": ["a"] })).toEqual({ f: ["b"] });
+  });
+});
+
+describe("managedFields", () => {
+  it("field sets round-trip through fieldsV1; finalizers are a set, ownerReferences keyed by uid, other lists atomic", () => {
+    const o = {
+      apiVersion: "v1",
+      kind: "X",
+      metadata: {
+        name: "n",
+        labels: { a: "b" },
+        finalizers: ["f"],
+        ownerReferences: [{ uid: "u1", name: "o" }],
+      },
+      spec: { list: [1, 2], m: { k: "v" } },
+    };
+    const paths = fieldPaths(o);
+    expect(toFieldsV1(paths)).toEqual({
+      "f:metadata": {
+        "f:labels": { "f:a": {} },
+        "f:finalizers": { 'v:"f"': {} },
+        "f:ownerReferences": { 'k:{"uid":"u1"}': {} },
+      },
+      "f:spec": { "f:list": {}, "f:m": { "f:k": {} } },
+    });
+    expect(fromFieldsV1(toFieldsV1(paths))).toEqual(paths);
+  });
+
+  it("Update operations give their manager what it changed and take it from others", () => {
+    const v1 = { metadata: { name: "n" }, spec: { a: 1, b: 1 } };
+    const f1 = recordUpdate(undefined, v1, "creator", "v1", "t0");
+    const v2 = { metadata: { name: "n", managedFields: f1 }, spec: { a: 2, b: 1 } };
+    const f2 = recordUpdate(v2 as never, { ...v2, spec: { a: 3, b: 1 } }, "editor", "v1", "t1");
+    expect(f2.map((e) => [e.manager, e.fieldsV1])).toEqual([
+      ["creator", { "f:spec": { "f:b": {} } }],
+      ["editor", { "f:spec": { "f:a": {} } }],
+    ]);
+  });
+
+  it("apply: a field a manager stops applying is removed unless another manager owns it; conflicts need force", () => {
+    const first = serverSideApply(
+      undefined,
+      { metadata: { name: "n" }, spec: { a: 1, b: 1, c: 1 } },
+      "one",
+      false,
+      "v1",
+      "t",
+    );
+    const withFields = (r: { object: KubeObject; managedFields: unknown[] }): KubeObject => ({
+      ...r.object,
+      metadata: { ...r.object.metadata, managedFields: r.managedFields },
+    });
+    const shared = serverSideApply(
+      withFields(first),
+      { metadata: { name: "n" }, spec: { b: 1 } },
+      "two",
+      false,
+      "v1",
+      "t",
+    );
+    const live = withFields(shared);
+    const dropped = serverSideApply(
+      live,
+      { metadata: { name: "n" }, spec: { a: 1 } },
+      "one",
+      false,
+      "v1",
+      "t",
+    );
+    expect(dropped.object.spec).toEqual({ a: 1, b: 1 });
+    expect(() =>
+      serverSideApply(live, { metadata: { name: "n" }, spec: { b: 2 } }, "one", false, "v1", "t"),
+    ).toThrowError(
+      expect.objectContaining({
+        code: 409,
+        message: 'Apply failed with 1 conflict: conflict with "two" using v1: .spec.b',
+      }),
+    );
+    const forced = serverSideApply(live, { metadata: { name: "n" }, spec: { b: 2 } }, "one", true, "v1", "t");
+    expect(forced.object.spec).toEqual({ b: 2 });
+    expect(forced.managedFields.map((e) => e.manager)).toEqual(["one"]);
+  });
+});
+
+describe("patches over HTTP", () => {
+  let s: ApiServer;
+  beforeAll(async () => {
+    s = await start({ admission: allowAll });
+    await call(s, "POST", "/api/v1/namespaces", namespace("p"));
+    await call(s, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCrd());
+  });
+  afterAll(() => s.stop());
+  const W = (n: string): string => `${WIDGETS("p")}/${n}`;
+
+  it("JSON patch with a failing test op is 422 and changes nothing", async () => {
+    await call(s, "POST", WIDGETS("p"), widget("j", "p", { replicas: 1 }));
+    const r = await call(
+      s,
+      "PATCH",
+      W("j"),
+      [
+        { op: "test", path: "/spec/replicas", value: 5 },
+        { op: "replace", path: "/spec/replicas", value: 2 },
+      ],
+      {
+        contentType: "application/json-patch+json",
+      },
+    );
+    expect(r.status).toBe(422);
+    expect(r.body.reason).toBe("Invalid");
+    expect((await call(s, "GET", W("j"))).body.spec.replicas).toBe(1);
+  });
+
+  it("strategic merge is 415 for CRD kinds and works for built-ins (webhooks merged by name)", async () => {
+    const r = await call(
+      s,
+      "PATCH",
+      W("j"),
+      { spec: { replicas: 2 } },
+      { contentType: "application/strategic-merge-patch+json" },
+    );
+    expect(r.status).toBe(415);
+    expect(r.body.reason).toBe("UnsupportedMediaType");
+    const VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+    await call(s, "POST", VWC, {
+      metadata: { name: "v" },
+      webhooks: [
+        {
+          name: "a.example",
+          clientConfig: { url: "https://a" },
+          timeoutSeconds: 5,
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+        },
+        {
+          name: "b.example",
+          clientConfig: { url: "https://b" },
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+        },
+      ],
+    });
+    const p = await call(
+      s,
+      "PATCH",
+      `${VWC}/v`,
+      { webhooks: [{ name: "a.example", timeoutSeconds: 7 }] },
+      { contentType: "application/strategic-merge-patch+json" },
+    );
+    expect(p.status).toBe(200);
+    expect(
+      p.body.webhooks.map((w: { name: string; timeoutSeconds?: number }) => [w.name, w.timeoutSeconds]),
+    ).toEqual([
+      ["a.example", 7],
+      ["b.example", undefined],
+    ]);
+    expect(p.body.webhooks[0].clientConfig.url).toBe("https://a");
+  });
+
+  it("server-side apply requires fieldManager, creates when absent, conflicts with 409 unless force", async () => {
+    const APPLY = { contentType: "application/apply-patch+yaml" };
+    const missing = await call(s, "PATCH", W("ssa"), widget("ssa", "p", { replicas: 1 }), APPLY);
+    expect(missing.status).toBe(400);
+    const created = await call(
+      s,
+      "PATCH",
+      `${W("ssa")}?fieldManager=alpha`,
+      widget("ssa", "p", { replicas: 1 }),
+      APPLY,
+    );
+    expect(created.status).toBe(201);
+    expect(created.body.metadata.managedFields).toEqual([
+      expect.objectContaining({
+        manager: "alpha",
+        operation: "Apply",
+        fieldsV1: { "f:spec": { "f:replicas": {} } },
+      }),
+    ]);
+    const beta = await call(
+      s,
+      "PATCH",
+      `${W("ssa")}?fieldManager=beta`,
+      widget("ssa", "p", { replicas: 3 }),
+      APPLY,
+    );
+    expect(beta.status).toBe(409);
+    expect(beta.body.message).toBe(
+      'Apply failed with 1 conflict: conflict with "alpha" using example.com/v1: .spec.replicas',
+    );
+    expect(beta.body.details.causes[0]).toEqual({
+      reason: "FieldManagerConflict",
+      message: 'conflict with "alpha" using example.com/v1',
+      field: ".spec.replicas",
+    });
+    const forced = await call(
+      s,
+      "PATCH",
+      `${W("ssa")}?fieldManager=beta&force=true`,
+      widget("ssa", "p", { replicas: 3 }),
+      APPLY,
+    );
+    expect(forced.status).toBe(200);
+    expect(forced.body.spec.replicas).toBe(3);
+    const yaml = await call(s, "PATCH", `${W("ssa")}?fieldManager=beta`, undefined, {
+      ...APPLY,
+      raw: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: ssa\nspec:\n  replicas: 3\n  tags: [x]\n",
+    });
+    expect(yaml.body.spec.tags).toEqual(["x"]);
+  });
+
+  it("Update requests record their manager from fieldManager or the User-Agent", async () => {
+    const r = await call(
+      s,
+      "PATCH",
+      `${W("j")}?fieldManager=my-controller`,
+      { metadata: { labels: { x: "y" } } },
+      { contentType: "application/merge-patch+json" },
+    );
+    expect(
+      r.body.metadata.managedFields.map(
+        (m: { manager: string; operation: string }) => `${m.manager}/${m.operation}`,
+      ),
+    ).toContain("my-controller/Update");
+  });
+});
