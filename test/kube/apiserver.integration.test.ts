@@ -1,0 +1,235 @@
+/**
+ * The runtime against the local API server (src/apiserver), over HTTPS with bearer tokens: the informer
+ * recovers from a cut watch stream, a 410, 500s during re-list and a silent stream and ends with exactly
+ * the server's state; two leader electors contend for one Lease. Real time with small durations;
+ * assertions are on behaviour and state, never on elapsed time.
+ */
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import type { ApiServer, ApiServerOptions } from "../../src/apiserver/index.js";
+import { startApiServer } from "../../src/apiserver/index.js";
+import type { Cache } from "../../src/kube/cache.js";
+import { createCache } from "../../src/kube/cache.js";
+import { systemClock } from "../../src/kube/clock.js";
+import type { KubeConnection } from "../../src/kube/config.js";
+import { connect } from "../../src/kube/config.js";
+import { KINDS } from "../../src/kube/kinds.js";
+import type { LeaderElector } from "../../src/kube/leader.js";
+import { createLeaderElector } from "../../src/kube/leader.js";
+import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
+import { silentLogger } from "./fakes.js";
+
+const NS = "runtime-test";
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const s of stops.splice(0).reverse()) await s();
+});
+
+const users = [
+  { token: "admin-token", username: "admin", groups: ["system:masters"] },
+  { token: "informer-token", username: "informer", groups: ["system:masters"] },
+  { token: "replica-a-token", username: "replica-a", groups: ["system:masters"] },
+  { token: "replica-b-token", username: "replica-b", groups: ["system:masters"] },
+];
+
+let tls: ApiServerOptions["tls"];
+beforeAll(() => {
+  // One PKI for the file: key generation is the slow part of starting a server.
+  const ca = createCertificateAuthority("runtime test CA");
+  const serving = issueServingCertificate(ca, ["localhost", "127.0.0.1"]);
+  tls = { certPem: serving.certPem, keyPem: serving.keyPem, caPem: ca.certPem };
+});
+
+const startServer = async (extra: Partial<ApiServerOptions> = {}) => {
+  const server = await startApiServer({
+    port: 0,
+    users,
+    bookmarkIntervalMs: 200,
+    ...(tls ? { tls } : {}),
+    ...extra,
+  });
+  stops.push(() => server.stop());
+  const as = (user: string): KubeConnection => connect({ kubeconfigText: server.kubeconfig(user) });
+  const admin = as("admin");
+  await admin.client.create(KINDS.namespace, { metadata: { name: NS } });
+  return { server, as, admin };
+};
+
+const count = (server: ApiServer, verb: string, user = "informer") =>
+  server.counters.snapshot().byKey[`${verb} /configmaps ${user}`] ?? 0;
+
+const writeMany = async (admin: KubeConnection, prefix: string, n: number) => {
+  for (let i = 0; i < n; i++)
+    await admin.client.create(KINDS.configMap, {
+      metadata: { name: `${prefix}-${i}`, namespace: NS },
+      data: { i: String(i) },
+    });
+};
+
+describe("informer against the local API server", () => {
+  const setup = async (extra: Partial<ApiServerOptions> = {}, watchSilenceTimeoutMs = 5_000) => {
+    const env = await startServer(extra);
+    await writeMany(env.admin, "seed", 3);
+    const cache: Cache = createCache({
+      transport: env.as("informer").transport,
+      clock: systemClock,
+      logger: silentLogger(),
+      watchSilenceTimeoutMs,
+      backoff: { initialMs: 20, maxMs: 200 },
+    });
+    stops.push(() => cache.stop());
+    const informer = cache.informerFor(KINDS.configMap, NS);
+    await cache.waitForSync(10_000);
+    const serverState = () =>
+      Object.fromEntries(
+        env.server.store
+          .list({ group: "", plural: "configmaps" }, NS)
+          .map((o) => [o.metadata!.name!, o.metadata!.resourceVersion!]),
+      );
+    const cacheState = () =>
+      Object.fromEntries(informer.list(NS).map((o) => [o.metadata!.name!, o.metadata!.resourceVersion!]));
+    const converged = async () => {
+      await vi.waitFor(() => expect(cacheState()).toEqual(serverState()), { timeout: 15_000, interval: 25 });
+      expect(Object.keys(cacheState()).length).toBeGreaterThan(0);
+    };
+    /** Cuts the informer's watch and keeps it from coming back until `faults.clear()`/`set`. */
+    const disconnect = async () => {
+      env.server.faults.set({
+        rate500: 1,
+        dropWatchesEveryMs: 1,
+        match: { verbs: ["watch", "list"], users: ["informer"] },
+      });
+      await vi.waitFor(() => expect(informer.freshness().disconnectedForMs).toBeGreaterThan(0), {
+        timeout: 10_000,
+      });
+    };
+    return { ...env, cache, informer, converged, disconnect };
+  };
+
+  it("a cut watch stream: streams dropped repeatedly while objects change", async () => {
+    const { server, admin, converged } = await setup();
+    const watchesBefore = count(server, "watch");
+    server.faults.set({ dropWatchesEveryMs: 30, match: { users: ["informer"] } });
+    await writeMany(admin, "during-drops", 40);
+    await vi.waitFor(() => expect(count(server, "watch")).toBeGreaterThan(watchesBefore + 2), {
+      timeout: 10_000,
+    });
+    server.faults.clear();
+    await converged();
+  });
+
+  it("a 410 (history compacted while disconnected) → re-list, deletions included", async () => {
+    const { server, admin, informer, converged, disconnect } = await setup({ watchHistorySize: 5 });
+    await disconnect();
+    await writeMany(admin, "while-away", 10);
+    await admin.client.delete(KINDS.configMap, NS, "seed-0");
+    const listsBefore = count(server, "list");
+    server.faults.clear();
+    await converged();
+    expect(count(server, "list")).toBeGreaterThan(listsBefore);
+    expect(informer.get(NS, "seed-0")).toBeUndefined();
+  });
+
+  it("500s during re-list are retried until the list succeeds", async () => {
+    const { server, admin, converged, disconnect } = await setup({ watchHistorySize: 5 });
+    await disconnect();
+    await writeMany(admin, "while-away", 10);
+    const listsBefore = count(server, "list");
+    // The watch may resume (and get 410); every list fails.
+    server.faults.set({ rate500: 1, match: { verbs: ["list"], users: ["informer"] } });
+    await vi.waitFor(() => expect(count(server, "list")).toBeGreaterThan(listsBefore + 2), {
+      timeout: 10_000,
+    });
+    server.faults.clear();
+    await converged();
+  });
+
+  it("a silent stream (no events, no bookmarks) is restarted by the watchdog", async () => {
+    const { server, admin, converged } = await setup({ bookmarkIntervalMs: 600_000 }, 300);
+    const watchesBefore = count(server, "watch");
+    await vi.waitFor(() => expect(count(server, "watch")).toBeGreaterThan(watchesBefore + 1), {
+      timeout: 10_000,
+    });
+    await writeMany(admin, "after-silence", 2);
+    await converged();
+  });
+
+  it("freshness: a quiet connected watch (bookmarks only) is fresh", async () => {
+    const { informer, cache } = await setup({ bookmarkIntervalMs: 100 }, 2_000);
+    await vi.waitFor(() => expect(informer.freshness()).toEqual({ synced: true, disconnectedForMs: 0 }));
+    expect(cache.freshness(KINDS.configMap).synced).toBe(true);
+  });
+});
+
+describe("leader election against the local API server", () => {
+  const elector = (
+    env: Awaited<ReturnType<typeof startServer>>,
+    who: "a" | "b",
+    leaseDurationMs: number,
+    retryPeriodMs = Math.round(leaseDurationMs / 8),
+  ) => {
+    const state = { leading: false, starts: 0 };
+    const e: LeaderElector = createLeaderElector({
+      client: env.as(`replica-${who}`).client,
+      namespace: NS,
+      name: "machine-api-migration",
+      identity: `replica-${who}`,
+      leaseDurationMs,
+      renewDeadlineMs: Math.round(leaseDurationMs * (2 / 3)),
+      retryPeriodMs,
+      clock: systemClock,
+      logger: silentLogger(),
+      onStartedLeading: () => {
+        state.leading = true;
+        state.starts++;
+      },
+      onStoppedLeading: () => {
+        state.leading = false;
+      },
+    });
+    stops.push(() => e.stop());
+    return { e, state };
+  };
+
+  const holder = async (env: Awaited<ReturnType<typeof startServer>>) =>
+    (
+      (await env.admin.client.get(KINDS.lease, NS, "machine-api-migration")).spec as {
+        holderIdentity?: string;
+      }
+    ).holderIdentity;
+
+  it("exactly one of two replicas leads; killing it (no release) hands over after the lease expires", async () => {
+    const env = await startServer();
+    const a = elector(env, "a", 1500);
+    const b = elector(env, "b", 1500);
+    a.e.start();
+    b.e.start();
+    await vi.waitFor(() => expect(a.state.leading || b.state.leading).toBe(true), { timeout: 10_000 });
+    // Sample for a while: never two leaders at once.
+    for (let i = 0; i < 15; i++) {
+      expect([a.state.leading, b.state.leading].filter(Boolean)).toHaveLength(1);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const [leader, follower] = a.state.leading ? [a, b] : [b, a];
+    expect(await holder(env)).toBe(leader === a ? "replica-a" : "replica-b");
+    await leader.e.stop(); // a crash: the Lease still names the dead replica
+    expect(await holder(env)).toBe(leader === a ? "replica-a" : "replica-b");
+    await vi.waitFor(() => expect(follower.state.leading).toBe(true), { timeout: 10_000 });
+    expect(await holder(env)).toBe(follower === a ? "replica-a" : "replica-b");
+  });
+
+  it("a clean shutdown releases the Lease and the successor takes over without waiting for expiry", async () => {
+    const env = await startServer();
+    // A lease far longer than the test's timeout: a handover proves no expiry was awaited.
+    const a = elector(env, "a", 120_000, 100);
+    a.e.start();
+    await vi.waitFor(() => expect(a.state.leading).toBe(true), { timeout: 10_000 });
+    const b = elector(env, "b", 120_000, 100);
+    b.e.start();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(b.state.leading).toBe(false);
+    await a.e.release();
+    expect(a.state.leading).toBe(false);
+    await vi.waitFor(() => expect(b.state.leading).toBe(true), { timeout: 20_000 });
+    expect(await holder(env)).toBe("replica-b");
+  });
+});
