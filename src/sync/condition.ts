@@ -1,0 +1,163 @@
+/**
+ * The `Synchronized` condition of SPEC §4.5, as the sync writes it on the MAPI object: every reason and
+ * message the product shows an admin lives here, tested verbatim. Also the one status write that carries
+ * the condition and `synchronizedGeneration` together (written only when either changes, guarded by the
+ * resourceVersion read). Pure.
+ */
+
+import { CONDITIONS } from "../kube/kinds.js";
+import type { Condition, KubeObject } from "../kube/object.js";
+import { nameOf, namespaceOf } from "../kube/object.js";
+import type { FieldError } from "../policies/types.js";
+import { statusPatch } from "./diff.js";
+import type { SyncWrite } from "./writes.js";
+import { refOf } from "./writes.js";
+
+export type SyncKind = "Machine" | "MachineSet";
+export type Direction = "MAPItoCAPI" | "CAPItoMAPI";
+
+/** The condition the sync wants on the MAPI object (lastTransitionTime is decided by setCondition). */
+export type SynchronizedCondition = Omit<Condition, "lastTransitionTime"> & {
+  type: "Synchronized";
+  status: "True" | "False";
+  reason: string;
+  message: string;
+};
+
+export const REASONS = Object.freeze({
+  resourceSynchronized: "ResourceSynchronized",
+  finalSyncComplete: "FinalSyncComplete",
+  unpausedTwinDetected: "UnpausedTwinDetected",
+  infraMachineSpecMismatch: "InfraMachineSpecMismatch",
+  storageBeingRemoved: "StorageBeingRemoved",
+  unsupportedOwner: "UnsupportedOwnerReference",
+});
+
+const sides = (direction: Direction) =>
+  direction === "MAPItoCAPI" ? (["MAPI", "CAPI"] as const) : (["CAPI", "MAPI"] as const);
+
+const trueCondition = (reason: string, message: string): SynchronizedCondition => ({
+  type: "Synchronized",
+  status: "True",
+  reason,
+  message,
+  severity: "",
+});
+const falseCondition = (reason: string, message: string): SynchronizedCondition => ({
+  type: "Synchronized",
+  status: "False",
+  reason,
+  message,
+  severity: "Error",
+});
+
+/** `Successfully synchronized MAPI Machine to CAPI` (reason FinalSyncComplete for the final sync). */
+export const synchronized = (kind: SyncKind, direction: Direction, final = false): SynchronizedCondition => {
+  const [from, to] = sides(direction);
+  return trueCondition(
+    final ? REASONS.finalSyncComplete : REASONS.resourceSynchronized,
+    `Successfully synchronized ${from} ${kind} to ${to}`,
+  );
+};
+
+/** `<path>: Invalid value: <json value>: <message>`, as the Go field errors print. */
+export const formatFieldError = (e: FieldError): string =>
+  `${e.path}: Invalid value: ${JSON.stringify(e.value === undefined ? null : e.value)}: ${e.message}`;
+
+/** Reason `FailedToConvertMAPIMachineToCAPI` (etc.), message = every field error joined. */
+export const conversionFailed = (
+  kind: SyncKind,
+  direction: Direction,
+  errors: readonly FieldError[],
+): SynchronizedCondition => {
+  const [from, to] = sides(direction);
+  return falseCondition(`FailedToConvert${from}${kind}To${to}`, errors.map(formatFieldError).join("; "));
+};
+
+/**
+ * Reason `FailedToUpdateCAPIMachine` (etc.) when the API server refused one of the sync's own writes
+ * (admission, validation), with the server's message. The shell calls this; a 409 is a requeue instead.
+ */
+export const updateRefused = (
+  kind: SyncKind,
+  side: "MAPI" | "CAPI",
+  target: { kind: string; namespace: string; name: string },
+  serverMessage: string,
+): SynchronizedCondition =>
+  falseCondition(
+    `FailedToUpdate${side}${kind}`,
+    `writing ${target.kind} ${target.namespace}/${target.name} was refused: ${serverMessage}`,
+  );
+
+export const unpausedTwinDetected = (
+  kind: SyncKind,
+  twin: KubeObject,
+  instanceId: string | undefined,
+): SynchronizedCondition =>
+  falseCondition(
+    REASONS.unpausedTwinDetected,
+    `CAPI ${kind} ${namespaceOf(twin)}/${nameOf(twin)} was found unpaused while MAPI is authoritative` +
+      `${instanceId ? ` (instance ${instanceId})` : ""}; it has been paused and marked needs-attention.` +
+      " Decide whether it or the MAPI copy owns the instance; the product will not replace or delete it.",
+  );
+
+export const infraMachineSpecMismatch = (
+  infraMachine: KubeObject,
+  fields: readonly string[],
+): SynchronizedCondition =>
+  falseCondition(
+    REASONS.infraMachineSpecMismatch,
+    `${infraMachine.kind ?? "InfraMachine"} ${namespaceOf(infraMachine)}/${nameOf(infraMachine)} differs from` +
+      ` the MAPI providerSpec in ${fields.join(", ")} and cannot be replaced now`,
+  );
+
+export const storageBeingRemoved = (kind: SyncKind): SynchronizedCondition =>
+  falseCondition(
+    REASONS.storageBeingRemoved,
+    `a namespace or CustomResourceDefinition of this ${kind}'s twins is being deleted;` +
+      " no deletion is propagated and no finalizer is removed until that settles",
+  );
+
+export const unsupportedOwner = (kind: SyncKind, mapi: KubeObject, owner: string): SynchronizedCondition =>
+  falseCondition(
+    REASONS.unsupportedOwner,
+    `MAPI ${kind} ${namespaceOf(mapi)}/${nameOf(mapi)} is owned by ${owner}; ${kind}s with such owners are` +
+      " not synchronized",
+  );
+
+/** The MAPI untouched condition types when mirroring status into a MAPI object (SPEC §5.4). */
+export const MAPI_UNTOUCHED_CONDITIONS: readonly string[] = Object.freeze([
+  CONDITIONS.paused,
+  CONDITIONS.synchronized,
+]);
+
+/**
+ * The single status write on the MAPI object: mirrored status (CAPI→MAPI), the Synchronized condition and
+ * synchronizedGeneration — or undefined when the live status already says all of it.
+ */
+export const mapiStatusWrite = (
+  mapi: KubeObject,
+  opts: {
+    now: Date;
+    condition?: SynchronizedCondition;
+    synchronizedGeneration?: number;
+    mirrored?: Record<string, unknown>;
+  },
+): SyncWrite | undefined => {
+  const patch = statusPatch(mapi, opts.mirrored, {
+    untouched: MAPI_UNTOUCHED_CONDITIONS,
+    now: opts.now,
+    ...(opts.condition ? { own: [opts.condition] } : {}),
+    ...(opts.synchronizedGeneration !== undefined
+      ? { extra: { synchronizedGeneration: opts.synchronizedGeneration } }
+      : {}),
+  });
+  if (!patch) return undefined;
+  return {
+    kind: "applyStatus",
+    target: refOf(mapi),
+    resourceVersion: mapi.metadata?.resourceVersion ?? "",
+    status: patch.status,
+    changedPaths: patch.changedPaths,
+  };
+};

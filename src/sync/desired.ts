@@ -1,0 +1,224 @@
+/**
+ * The desired twins (SPEC §4.3, §4.4): what the controllers add to a converter result before it is
+ * compared with the live object — owner references, the `set-name` label, the template label, the pause
+ * annotation with its marker, the sync finalizer on creates, the InfraMachine's replacement record — and
+ * what they strip from a CAPI→MAPI result (never `spec.authoritativeAPI`, `spec.template.spec.authoritativeAPI`,
+ * `selector` or finalizers). Also the unsupported-owner checks and the delete-mark copy, the one exception
+ * to one-way sync. Pure; the converter itself never sets any of this (§5).
+ */
+import type { StatusAuthority } from "../kube/kinds.js";
+import {
+  ANNOTATIONS,
+  AUTHORITY,
+  CAPI_API_VERSION,
+  DELETE_MARKS,
+  FINALIZERS,
+  LABELS,
+  PAUSED_BY_VALUE,
+  PRODUCT_PREFIX,
+} from "../kube/kinds.js";
+import type { KubeObject, OwnerReference } from "../kube/object.js";
+import { annotationsOf, generationOf, isRecord, nameOf, ownerReferencesOf } from "../kube/object.js";
+
+/**
+ * Records on an InfraMachine the MAPI generation it was created for, so "at most one replacement per MAPI
+ * generation" (§4.3) survives restarts and leader changes without a write to the authoritative MAPI object.
+ */
+export const CREATED_FOR_GENERATION = `${PRODUCT_PREFIX}/created-for-generation`;
+
+export const PAUSE_ANNOTATIONS: Readonly<Record<string, string>> = Object.freeze({
+  [ANNOTATIONS.paused]: "",
+  [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE,
+});
+
+/** The CAPI twin must be paused (with the marker) whenever MAPI is or was just authoritative (§0). */
+export const capiMustBePaused = (status: StatusAuthority | undefined): boolean =>
+  status === AUTHORITY.machineAPI || status === AUTHORITY.migrating;
+
+const clone = <T>(v: T): T => structuredClone(v);
+
+const withoutProductAnnotations = (annotations: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(annotations).filter(([k]) => !k.startsWith(`${PRODUCT_PREFIX}/`)));
+
+/** A converter result with the controllers' metadata cleared (it should carry none; be sure). */
+const base = (converted: KubeObject): KubeObject => {
+  const o = clone(converted);
+  const metadata = { ...(o.metadata ?? {}) };
+  delete metadata.finalizers;
+  delete metadata.ownerReferences;
+  delete metadata.resourceVersion;
+  delete metadata.uid;
+  delete metadata.generation;
+  delete metadata.creationTimestamp;
+  delete metadata.managedFields;
+  const annotations = withoutProductAnnotations(annotationsOf(o));
+  metadata.annotations = annotations;
+  o.metadata = metadata;
+  delete o.status;
+  return o;
+};
+
+const setAnnotations = (o: KubeObject, extra: Record<string, string>): void => {
+  o.metadata = { ...(o.metadata ?? {}), annotations: { ...annotationsOf(o), ...extra } };
+};
+const setLabel = (o: KubeObject, key: string, value: string): void => {
+  o.metadata = { ...(o.metadata ?? {}), labels: { ...(o.metadata?.labels ?? {}), [key]: value } };
+};
+const setOwner = (o: KubeObject, ref: OwnerReference): void => {
+  o.metadata = { ...(o.metadata ?? {}), ownerReferences: [ref] };
+};
+
+const ownerRefTo = (owner: KubeObject, controller: boolean): OwnerReference | undefined => {
+  const uid = owner.metadata?.uid;
+  if (!uid) return undefined;
+  return {
+    apiVersion: owner.apiVersion ?? CAPI_API_VERSION,
+    kind: owner.kind ?? "",
+    name: nameOf(owner),
+    uid,
+    ...(controller ? { controller: true } : {}),
+    blockOwnerDeletion: true,
+  };
+};
+
+/** The create body: the desired object with the sync finalizer (every twin the sync creates holds it, §4.6). */
+export const forCreate = (desired: KubeObject): KubeObject => ({
+  ...desired,
+  metadata: { ...(desired.metadata ?? {}), finalizers: [FINALIZERS.sync] },
+});
+
+const controllerRef = (o: KubeObject | undefined, kind: string, groupPrefix: string) =>
+  ownerReferencesOf(o).find(
+    (r) => r.controller === true && r.kind === kind && r.apiVersion.startsWith(`${groupPrefix}/`),
+  );
+
+/** Machines owned by a ControlPlaneMachineSet are not synchronized (§4.3); returns the owner's description. */
+export const unsupportedMachineOwner = (mapi: KubeObject): string | undefined => {
+  const cpms = ownerReferencesOf(mapi).find((r) => r.kind === "ControlPlaneMachineSet");
+  return cpms ? `ControlPlaneMachineSet ${cpms.name}` : undefined;
+};
+
+/** MachineSets with any owner reference are not synchronized (§4.3). */
+export const unsupportedMachineSetOwner = (mapi: KubeObject): string | undefined => {
+  const ref = ownerReferencesOf(mapi)[0];
+  return ref ? `${ref.kind} ${ref.name}` : undefined;
+};
+
+export interface DesiredCapiMachineInput {
+  converted: { machine: KubeObject; infraMachine: KubeObject };
+  mapi: KubeObject;
+  status: StatusAuthority;
+  /** The CAPI MachineSet twin of the MAPI Machine's MAPI owner, when it has one. */
+  capiTwinOfMapiOwner?: KubeObject;
+  cluster?: KubeObject;
+  liveCapi?: KubeObject;
+  liveInfraMachine?: KubeObject;
+  /** Born-ClusterAPI twins are created unpaused (§4.2). */
+  paused: boolean;
+}
+
+/** §4.3 MAPI → CAPI Machine: the CAPI Machine and InfraMachine the sync wants. */
+export const desiredCapiMachine = (
+  input: DesiredCapiMachineInput,
+): { machine: KubeObject; infraMachine: KubeObject } => {
+  const machine = base(input.converted.machine);
+  const infraMachine = base(input.converted.infraMachine);
+  const mapiOwner = controllerRef(input.mapi, "MachineSet", "machine.openshift.io");
+  if (mapiOwner) {
+    setLabel(machine, LABELS.capiSetName, mapiOwner.name);
+    const ref = input.capiTwinOfMapiOwner && ownerRefTo(input.capiTwinOfMapiOwner, true);
+    if (ref) setOwner(machine, ref);
+  } else if (input.cluster) {
+    const ref = ownerRefTo(input.cluster, false);
+    if (ref) setOwner(machine, ref);
+  }
+  const machineRef = input.liveCapi && ownerRefTo(input.liveCapi, true);
+  if (machineRef) setOwner(infraMachine, machineRef);
+  if (input.paused) {
+    setAnnotations(machine, PAUSE_ANNOTATIONS);
+    setAnnotations(infraMachine, PAUSE_ANNOTATIONS);
+  }
+  // Keep the record the live InfraMachine carries (apply would otherwise remove it); a new one gets ours.
+  const recorded = annotationsOf(input.liveInfraMachine)[CREATED_FOR_GENERATION];
+  setAnnotations(infraMachine, { [CREATED_FOR_GENERATION]: recorded ?? String(generationOf(input.mapi)) });
+  return { machine, infraMachine };
+};
+
+export interface DesiredCapiMachineSetInput {
+  converted: { machineSet: KubeObject; infraTemplate: KubeObject };
+  mapi: KubeObject;
+  cluster?: KubeObject;
+  paused: boolean;
+}
+
+/** §4.3 MAPI → CAPI MachineSet: the CAPI MachineSet (owned by the Cluster) and its labelled template. */
+export const desiredCapiMachineSet = (
+  input: DesiredCapiMachineSetInput,
+): { machineSet: KubeObject; infraTemplate: KubeObject } => {
+  const machineSet = base(input.converted.machineSet);
+  const infraTemplate = base(input.converted.infraTemplate);
+  const ref = input.cluster && ownerRefTo(input.cluster, false);
+  if (ref) setOwner(machineSet, ref);
+  setLabel(infraTemplate, LABELS.templateMachineSet, nameOf(input.mapi));
+  if (input.paused) {
+    setAnnotations(machineSet, PAUSE_ANNOTATIONS);
+    setAnnotations(infraTemplate, PAUSE_ANNOTATIONS);
+  }
+  return { machineSet, infraTemplate };
+};
+
+const deletePath = (o: Record<string, unknown> | undefined, path: readonly string[]): void => {
+  let cur: unknown = o;
+  for (const seg of path.slice(0, -1)) {
+    if (!isRecord(cur)) return;
+    cur = cur[seg];
+  }
+  const last = path[path.length - 1];
+  if (isRecord(cur) && last !== undefined) delete cur[last];
+};
+
+/**
+ * §4.4 CAPI → MAPI: the converted MAPI object without what the sync must never write into an existing MAPI
+ * object: `spec.authoritativeAPI`, `spec.template.spec.authoritativeAPI`, `spec.selector`, finalizers.
+ */
+export const desiredMapi = (converted: KubeObject): KubeObject => {
+  const o = base(converted);
+  deletePath(o.spec, ["authoritativeAPI"]);
+  deletePath(o.spec, ["template", "spec", "authoritativeAPI"]);
+  deletePath(o.spec, ["selector"]);
+  return o;
+};
+
+/** §4.2: the MAPI mirror of a CAPI-only Machine of a mirrored set: ClusterAPI, owned by that MAPI set. */
+export const mirrorMapiMachine = (converted: KubeObject, mapiMachineSet: KubeObject): KubeObject => {
+  const o = desiredMapi(converted);
+  o.spec = { ...(o.spec ?? {}), authoritativeAPI: AUTHORITY.clusterAPI };
+  const ref = ownerRefTo(mapiMachineSet, true);
+  if (ref) setOwner(o, ref);
+  return forCreate(o);
+};
+
+const MAPI_MARKS = DELETE_MARKS.filter((k) => k.startsWith("machine.openshift.io/"));
+const CAPI_MARKS = DELETE_MARKS.filter((k) => k.startsWith("cluster.x-k8s.io/"));
+const MAPI_MARK = MAPI_MARKS[0] ?? "machine.openshift.io/delete-machine";
+const CAPI_MARK = CAPI_MARKS[0] ?? "cluster.x-k8s.io/delete-machine";
+
+/**
+ * §4.4: delete marks travel both ways (so scale-down works on mixed sets). Returns the annotations to set
+ * on `to` when `from` carries a mark and `to` carries none; marks are only ever added, never removed.
+ */
+export const deleteMarkToCopy = (
+  from: KubeObject | undefined,
+  fromSide: "MAPI" | "CAPI",
+  to: KubeObject | undefined,
+): Record<string, string> | undefined => {
+  if (!from || !to) return undefined;
+  const [fromKeys, toKeys, toKey] =
+    fromSide === "MAPI" ? [MAPI_MARKS, CAPI_MARKS, CAPI_MARK] : [CAPI_MARKS, MAPI_MARKS, MAPI_MARK];
+  const source = annotationsOf(from);
+  const mark = fromKeys.find((k) => Object.hasOwn(source, k));
+  if (mark === undefined) return undefined;
+  const target = annotationsOf(to);
+  if (toKeys.some((k) => Object.hasOwn(target, k))) return undefined;
+  return { [toKey]: source[mark] ?? "" };
+};

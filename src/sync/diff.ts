@@ -1,0 +1,146 @@
+/**
+ * "Desired ⊆ live" (SPEC §4.3): which fields the sync sets differ from the live object, the server-side
+ * apply body to send only when some do, and the status patch of §5.4 (mirrored fields plus conditions merged
+ * per type, never touching the condition types the sync does not own). Fields present only in the live
+ * object — server and provider defaults, other controllers' keys — never cause a write. Pure.
+ */
+import type { Condition, KubeObject } from "../kube/object.js";
+import { canonicalJson, conditionsOf, isRecord, setCondition } from "../kube/object.js";
+
+const isEmptyContainer = (v: unknown): boolean =>
+  (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
+
+const join = (path: string, key: string | number): string =>
+  typeof key === "number" ? `${path}[${key}]` : path === "" ? key : `${path}.${key}`;
+
+/**
+ * The paths under `path` where `desired` is not contained in `live`. Objects: every key of desired must be
+ * contained in live's value. Arrays: same length, element-wise containment (lists the converter emits are
+ * atomic). Scalars: strictly equal. An empty object or list in desired is satisfied by an absent one,
+ * because servers drop empty containers and a write that cannot stick would repeat forever.
+ */
+export const subsetDiff = (desired: unknown, live: unknown, path = ""): string[] => {
+  if (desired === undefined) return [];
+  if (live === undefined && isEmptyContainer(desired)) return [];
+  if (Array.isArray(desired)) {
+    if (!Array.isArray(live) || live.length !== desired.length) return [path];
+    return desired.flatMap((d, i) => subsetDiff(d, live[i], join(path, i)));
+  }
+  if (isRecord(desired)) {
+    if (!isRecord(live)) return [path];
+    return Object.keys(desired).flatMap((k) => subsetDiff(desired[k], live[k], join(path, k)));
+  }
+  return desired === live ? [] : [path];
+};
+
+/** Owner references are a map keyed by uid: each desired one must be in live; others' refs are fine. */
+const ownerReferenceDiff = (desired: KubeObject, live: KubeObject): string[] => {
+  const want = desired.metadata?.ownerReferences ?? [];
+  const have = Array.isArray(live.metadata?.ownerReferences) ? live.metadata.ownerReferences : [];
+  return want.flatMap((ref, i) => {
+    const match = have.find((h) => h.uid === ref.uid);
+    return match
+      ? subsetDiff(ref, match, `metadata.ownerReferences[${i}]`)
+      : [`metadata.ownerReferences[${i}]`];
+  });
+};
+
+/** The fields of `desired` (labels, annotations, owner references, spec) that `live` does not have. */
+export const objectDiff = (desired: KubeObject, live: KubeObject): string[] => [
+  ...subsetDiff(desired.metadata?.labels ?? {}, live.metadata?.labels ?? {}, "metadata.labels"),
+  ...subsetDiff(
+    desired.metadata?.annotations ?? {},
+    live.metadata?.annotations ?? {},
+    "metadata.annotations",
+  ),
+  ...ownerReferenceDiff(desired, live),
+  ...subsetDiff(desired.spec ?? {}, live.spec ?? {}, "spec"),
+];
+
+/** Only the spec paths of a diff (InfraMachines: a spec change needs a replacement, metadata does not). */
+export const specPaths = (paths: readonly string[]): string[] =>
+  paths.filter((p) => p === "spec" || p.startsWith("spec."));
+
+/**
+ * The server-side apply body for `desired` against `live`, or undefined when desired ⊆ live. The body is
+ * the whole desired object (apply semantics: keys the sync stops setting are removed), pinned to the
+ * resourceVersion read. Finalizers are never part of it (they change only by guarded JSON Patch).
+ */
+export const applyBody = (
+  desired: KubeObject,
+  live: KubeObject,
+): { body: KubeObject; changedPaths: string[] } | undefined => {
+  const changedPaths = objectDiff(desired, live);
+  if (changedPaths.length === 0) return undefined;
+  const { finalizers: _finalizers, ...metadata } = desired.metadata ?? {};
+  const body: KubeObject = {
+    apiVersion: desired.apiVersion ?? live.apiVersion,
+    kind: desired.kind ?? live.kind,
+    metadata: {
+      ...metadata,
+      name: live.metadata?.name,
+      namespace: live.metadata?.namespace,
+      resourceVersion: live.metadata?.resourceVersion,
+    },
+    ...(desired.spec !== undefined ? { spec: desired.spec } : {}),
+  };
+  return { body, changedPaths };
+};
+
+const conditionKey = (c: Condition): string => {
+  const { lastTransitionTime: _t, lastUpdateTime: _u, ...rest } = c;
+  return canonicalJson(rest);
+};
+
+/**
+ * SPEC §5.4 mirroring: the status merge patch that brings `live`'s status up to `mirrored`, or undefined.
+ * Conditions are merged per type onto live's list (a type's lastTransitionTime moves only with its status);
+ * types in `untouched` are neither written nor removed, whatever the converter produced. `own` conditions
+ * (the sync's own Synchronized) and `extra` fields (synchronizedGeneration) are set on top.
+ */
+export const statusPatch = (
+  live: KubeObject | undefined,
+  mirrored: Record<string, unknown> | undefined,
+  opts: {
+    untouched: readonly string[];
+    now: Date;
+    own?: readonly Omit<Condition, "lastTransitionTime">[];
+    extra?: Record<string, unknown>;
+  },
+): { status: Record<string, unknown>; changedPaths: string[] } | undefined => {
+  const liveStatus = isRecord(live?.status) ? live.status : {};
+  const patch: Record<string, unknown> = {};
+  const changedPaths: string[] = [];
+  const { conditions: mirroredConditions, ...fields } = { ...(mirrored ?? {}), ...(opts.extra ?? {}) };
+  for (const [key, value] of Object.entries(fields)) {
+    const diff = subsetDiff(value, liveStatus[key], `status.${key}`);
+    if (diff.length > 0) {
+      patch[key] = value;
+      changedPaths.push(...diff);
+    }
+  }
+  const liveConditions = conditionsOf(live);
+  let conditions: readonly Condition[] = liveConditions;
+  const produced = (Array.isArray(mirroredConditions) ? mirroredConditions : []).filter(
+    (c): c is Condition =>
+      isRecord(c) &&
+      typeof c.type === "string" &&
+      typeof c.status === "string" &&
+      !opts.untouched.includes(c.type),
+  );
+  for (const c of [...produced, ...(opts.own ?? [])]) {
+    const { lastTransitionTime: _t, ...next } = c as Condition;
+    const before = conditions.find((x) => x.type === next.type);
+    if (before && conditionKey(before) === conditionKey({ ...before, ...next } as Condition)) continue;
+    conditions = setCondition(conditions, next, opts.now);
+  }
+  if (conditions !== liveConditions) {
+    patch.conditions = [...conditions];
+    for (const c of conditions) {
+      const before = liveConditions.find((x) => x.type === c.type);
+      if (!before || canonicalJson(before) !== canonicalJson(c))
+        changedPaths.push(`status.conditions[${c.type}]`);
+    }
+  }
+  return changedPaths.length === 0 ? undefined : { status: patch, changedPaths };
+};

@@ -1,0 +1,253 @@
+/**
+ * What one sync reconcile reads (SPEC §4.1, §4.2), as plain data: the MAPI object, its CAPI twin, the
+ * InfraMachine or the MachineSet's templates, the owners the fork and the owner references need, the
+ * `Infrastructure` and the CAPI `Cluster`. Also the dependencies the planner is given (the converter, as an
+ * interface so tests can fake failures and warnings) and the readers that fill a snapshot from a cache.
+ * Nothing here writes; the readers only call the `ObjectStore` they are handed. The one live read SPEC §4.6
+ * requires (is storage of either twin being deleted) is done by the shell and passed in as a flag.
+ */
+import type { ResourceType } from "../kube/kinds.js";
+import { INFRA_GROUP, KINDS, LABELS } from "../kube/kinds.js";
+import type { KubeObject } from "../kube/object.js";
+import { getPath, isRecord, nameOf, ownerReferencesOf } from "../kube/object.js";
+import type { FieldError, ObjectStore } from "../policies/types.js";
+
+/** The converter contract of src/sync/conversion (SPEC §5), injected so tests can fake it. */
+export type ConversionResult<T> =
+  | { ok: true; value: T; warnings: string[] }
+  | { ok: false; errors: FieldError[] };
+
+export interface SyncConverter {
+  mapiMachineToCapi(
+    mapi: KubeObject,
+    infrastructure: KubeObject,
+    opts: { capiNamespace: string },
+  ): ConversionResult<{ machine: KubeObject; infraMachine: KubeObject }>;
+  mapiMachineSetToCapi(
+    mapi: KubeObject,
+    infrastructure: KubeObject,
+    opts: { capiNamespace: string },
+  ): ConversionResult<{ machineSet: KubeObject; infraTemplate: KubeObject }>;
+  capiMachineToMapi(
+    capi: KubeObject,
+    infraMachine: KubeObject,
+    infrastructure: KubeObject,
+    opts: { mapiNamespace: string; awsCluster?: KubeObject },
+  ): ConversionResult<{ machine: KubeObject }>;
+  capiMachineSetToMapi(
+    capi: KubeObject,
+    infraTemplate: KubeObject,
+    infrastructure: KubeObject,
+    opts: { mapiNamespace: string },
+  ): ConversionResult<{ machineSet: KubeObject }>;
+  /** SPEC §5.4: MAPI Machine status → CAPI Machine status + InfraMachine status. */
+  mapiMachineStatusToCapi(
+    mapi: KubeObject,
+    infrastructure: KubeObject | undefined,
+    opts: { now: string; capiMachine?: KubeObject },
+  ): ConversionResult<{
+    machineStatus: Record<string, unknown>;
+    infraMachineStatus: Record<string, unknown>;
+  }>;
+  /** SPEC §5.4: CAPI Machine + InfraMachine status → the mirrored MAPI Machine status fields. */
+  capiMachineStatusToMapi(
+    capi: KubeObject,
+    infraMachine: KubeObject,
+    infrastructure: KubeObject | undefined,
+    opts: { now: string; mapiMachine?: KubeObject },
+  ): ConversionResult<{ status: Record<string, unknown> }>;
+  mapiMachineSetStatusToCapi(
+    mapi: KubeObject,
+    infrastructure: KubeObject | undefined,
+  ): ConversionResult<{ status: Record<string, unknown> }>;
+  capiMachineSetStatusToMapi(capi: KubeObject): ConversionResult<{ status: Record<string, unknown> }>;
+}
+
+export interface SyncSettings {
+  mapiNamespace: string;
+  capiNamespace: string;
+}
+
+export interface SyncDeps {
+  converter: SyncConverter;
+  settings: SyncSettings;
+}
+
+export interface MachineSnapshot {
+  /** The reconcile key: the name shared by both twins. */
+  name: string;
+  mapi?: KubeObject;
+  capi?: KubeObject;
+  /** The CAPI Machine's `spec.infrastructureRef` target, or the same-named InfraMachine when no CAPI Machine. */
+  infraMachine?: KubeObject;
+  /** The CAPI MachineSet twin of the MAPI Machine's controlling MAPI MachineSet (owner references, §4.3). */
+  capiTwinOfMapiOwner?: KubeObject;
+  /** The CAPI Machine's controlling CAPI MachineSet (the MAPI-absent branch of §4.2). */
+  capiOwnerMachineSet?: KubeObject;
+  /** The MAPI twin of `capiOwnerMachineSet`; its presence makes a CAPI-only Machine mirrored. */
+  mapiTwinOfCapiOwner?: KubeObject;
+  infrastructure?: KubeObject;
+  /** The CAPI `Cluster` named after `Infrastructure .status.infrastructureName` (owner references). */
+  cluster?: KubeObject;
+  /** The platform's InfraCluster (AWSCluster), for control plane conversions. */
+  infraCluster?: KubeObject;
+  /**
+   * SPEC §4.6 live read: is either namespace or any CRD of the twins being deleted. `undefined` = not read;
+   * a plan that would propagate a deletion then writes nothing and asks for the read (`needsStorageCheck`).
+   */
+  storageBeingRemoved?: boolean;
+}
+
+export interface MachineSetSnapshot {
+  name: string;
+  mapi?: KubeObject;
+  capi?: KubeObject;
+  /**
+   * InfraMachineTemplates in the CAPI namespace that concern this set: every one labelled with the template
+   * label for it, plus the one the live CAPI MachineSet references (which may be hand-made, unlabelled).
+   */
+  templates: readonly KubeObject[];
+  /** MAPI Machines carrying an ownerReference to the MAPI MachineSet (orphaning, §4.6). */
+  mapiMachines: readonly KubeObject[];
+  infrastructure?: KubeObject;
+  cluster?: KubeObject;
+  storageBeingRemoved?: boolean;
+}
+
+/** `spec.infrastructureRef` of a CAPI Machine, or `spec.template.spec.infrastructureRef` of a MachineSet. */
+export interface InfrastructureRef {
+  apiGroup: string;
+  kind: string;
+  name: string;
+}
+
+export const infrastructureRefOf = (capi: KubeObject | undefined): InfrastructureRef | undefined => {
+  const ref =
+    getPath(capi, ["spec", "infrastructureRef"]) ??
+    getPath(capi, ["spec", "template", "spec", "infrastructureRef"]);
+  if (!isRecord(ref) || typeof ref.kind !== "string" || typeof ref.name !== "string") return undefined;
+  // v1beta2 uses apiGroup; tolerate a v1beta1-style apiVersion.
+  const apiGroup =
+    typeof ref.apiGroup === "string"
+      ? ref.apiGroup
+      : typeof ref.apiVersion === "string"
+        ? (ref.apiVersion.split("/")[0] ?? "")
+        : "";
+  return { apiGroup, kind: ref.kind, name: ref.name };
+};
+
+/** Maps an infrastructure reference to the type to read; unknown kinds read as absent. */
+export type InfraTypeResolver = (ref: InfrastructureRef) => ResourceType | undefined;
+
+/** The infrastructure kinds the product knows today (AWS). */
+export const defaultInfraTypeResolver: InfraTypeResolver = (ref) => {
+  if (ref.apiGroup !== INFRA_GROUP && ref.apiGroup !== "") return undefined;
+  if (ref.kind === KINDS.awsMachine.kind) return KINDS.awsMachine;
+  if (ref.kind === KINDS.awsMachineTemplate.kind) return KINDS.awsMachineTemplate;
+  return undefined;
+};
+
+const controllerOf = (o: KubeObject | undefined, kind: string, groupPrefix: string) =>
+  ownerReferencesOf(o).find(
+    (r) => r.controller === true && r.kind === kind && r.apiVersion.startsWith(`${groupPrefix}/`),
+  );
+
+const clusterNameOf = (infrastructure: KubeObject | undefined): string => {
+  const name = getPath(infrastructure, ["status", "infrastructureName"]);
+  return typeof name === "string" ? name : "";
+};
+
+export interface SnapshotReadOptions extends SyncSettings {
+  resolveInfraType?: InfraTypeResolver;
+  /** The InfraMachine kind to look up by name when no CAPI Machine names one (default AWSMachine). */
+  defaultInfraMachineType?: ResourceType;
+  defaultInfraMachineTemplateType?: ResourceType;
+  storageBeingRemoved?: boolean;
+}
+
+const common = (store: ObjectStore, opts: SnapshotReadOptions) => {
+  const infrastructure = store.get(KINDS.infrastructure, "", "cluster");
+  const clusterName = clusterNameOf(infrastructure);
+  const cluster = clusterName ? store.get(KINDS.capiCluster, opts.capiNamespace, clusterName) : undefined;
+  return { infrastructure, cluster, clusterName };
+};
+
+/** Fills a MachineSnapshot from the cache (SPEC §4.1 MachineSync reads). */
+export const readMachineSnapshot = (
+  store: ObjectStore,
+  name: string,
+  opts: SnapshotReadOptions,
+): MachineSnapshot => {
+  const resolve = opts.resolveInfraType ?? defaultInfraTypeResolver;
+  const mapi = store.get(KINDS.mapiMachine, opts.mapiNamespace, name);
+  const capi = store.get(KINDS.capiMachine, opts.capiNamespace, name);
+  const ref = infrastructureRefOf(capi);
+  const refType = ref ? resolve(ref) : undefined;
+  const infraMachine =
+    ref && refType
+      ? store.get(refType, opts.capiNamespace, ref.name)
+      : store.get(opts.defaultInfraMachineType ?? KINDS.awsMachine, opts.capiNamespace, name);
+  const mapiOwner = controllerOf(mapi, "MachineSet", "machine.openshift.io");
+  const capiTwinOfMapiOwner = mapiOwner
+    ? store.get(KINDS.capiMachineSet, opts.capiNamespace, mapiOwner.name)
+    : undefined;
+  const capiOwner = controllerOf(capi, "MachineSet", "cluster.x-k8s.io");
+  const capiOwnerMachineSet = capiOwner
+    ? store.get(KINDS.capiMachineSet, opts.capiNamespace, capiOwner.name)
+    : undefined;
+  const mapiTwinOfCapiOwner = capiOwnerMachineSet
+    ? store.get(KINDS.mapiMachineSet, opts.mapiNamespace, nameOf(capiOwnerMachineSet))
+    : undefined;
+  const { infrastructure, cluster, clusterName } = common(store, opts);
+  const infraCluster = clusterName ? store.get(KINDS.awsCluster, opts.capiNamespace, clusterName) : undefined;
+  return {
+    name,
+    mapi,
+    capi,
+    infraMachine,
+    capiTwinOfMapiOwner,
+    capiOwnerMachineSet,
+    mapiTwinOfCapiOwner,
+    infrastructure,
+    cluster,
+    infraCluster,
+    storageBeingRemoved: opts.storageBeingRemoved,
+  };
+};
+
+/** Fills a MachineSetSnapshot from the cache (SPEC §4.1 MachineSetSync reads). */
+export const readMachineSetSnapshot = (
+  store: ObjectStore,
+  name: string,
+  opts: SnapshotReadOptions,
+): MachineSetSnapshot => {
+  const resolve = opts.resolveInfraType ?? defaultInfraTypeResolver;
+  const mapi = store.get(KINDS.mapiMachineSet, opts.mapiNamespace, name);
+  const capi = store.get(KINDS.capiMachineSet, opts.capiNamespace, name);
+  const ref = infrastructureRefOf(capi);
+  const templateType =
+    (ref ? resolve(ref) : undefined) ?? opts.defaultInfraMachineTemplateType ?? KINDS.awsMachineTemplate;
+  const labelled = store
+    .list(templateType, opts.capiNamespace)
+    .filter((t) => t.metadata?.labels?.[LABELS.templateMachineSet] === name);
+  const current = ref ? store.get(templateType, opts.capiNamespace, ref.name) : undefined;
+  const templates =
+    current && !labelled.some((t) => nameOf(t) === nameOf(current)) ? [...labelled, current] : labelled;
+  const mapiUid = mapi?.metadata?.uid;
+  const mapiMachines = mapiUid
+    ? store
+        .list(KINDS.mapiMachine, opts.mapiNamespace)
+        .filter((m) => ownerReferencesOf(m).some((r) => r.uid === mapiUid))
+    : [];
+  const { infrastructure, cluster } = common(store, opts);
+  return {
+    name,
+    mapi,
+    capi,
+    templates,
+    mapiMachines,
+    infrastructure,
+    cluster,
+    storageBeingRemoved: opts.storageBeingRemoved,
+  };
+};

@@ -1,0 +1,159 @@
+/**
+ * The writes a sync plan asks the shell to make (SPEC §7 write discipline), as a tagged union, with pure
+ * builders for each. Every write names its target exactly (kind, namespace, name, uid) and carries the
+ * guard it was computed from: a resourceVersion, a JSON Patch `test` of what was read, or delete
+ * preconditions. The shell executes a plan's writes in order and stops at the first failure (409 →
+ * requeue). When a plan holds several writes to one object, the shell sends each later one with the
+ * resourceVersion its own previous write to that object returned ("chaining"): sound, because that
+ * previous write was itself guarded, so the object is exactly what was read plus our change.
+ */
+import type { Operation } from "fast-json-patch";
+import type { KubeObject } from "../kube/object.js";
+import { finalizersOf, nameOf, namespaceOf, ownerReferencesOf } from "../kube/object.js";
+
+/** The field manager of every server-side apply the sync makes (SPEC §4.3). */
+export const SYNC_FIELD_MANAGER = "machine-api-migration-sync";
+
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export const refOf = (o: KubeObject): ObjectRef => ({
+  apiVersion: o.apiVersion ?? "",
+  kind: o.kind ?? "",
+  namespace: namespaceOf(o),
+  name: nameOf(o),
+  uid: o.metadata?.uid ?? "",
+});
+
+const rvOf = (o: KubeObject): string => o.metadata?.resourceVersion ?? "";
+
+export type SyncWrite =
+  /** POST the complete object (paused, marked and finalized as the plan decided). */
+  | { kind: "create"; object: KubeObject }
+  /** Server-side apply of `body` (which carries metadata.resourceVersion) as SYNC_FIELD_MANAGER. */
+  | {
+      kind: "apply";
+      target: ObjectRef;
+      resourceVersion: string;
+      fieldManager: string;
+      body: KubeObject;
+      changedPaths: string[];
+    }
+  /** JSON merge patch of the status subresource: `{metadata: {resourceVersion}, status: patch}`. */
+  | {
+      kind: "applyStatus";
+      target: ObjectRef;
+      resourceVersion: string;
+      status: Record<string, unknown>;
+      changedPaths: string[];
+    }
+  | {
+      kind: "addFinalizer";
+      target: ObjectRef;
+      finalizer: string;
+      resourceVersion: string;
+      patch: Operation[];
+    }
+  | {
+      kind: "removeFinalizer";
+      target: ObjectRef;
+      finalizers: string[];
+      resourceVersion: string;
+      patch: Operation[];
+    }
+  | { kind: "delete"; target: ObjectRef; preconditions: { uid: string; resourceVersion: string } }
+  | {
+      kind: "removeOwnerReference";
+      target: ObjectRef;
+      ownerUid: string;
+      resourceVersion: string;
+      patch: Operation[];
+    }
+  /** Merge patch of metadata.annotations guarded by the resourceVersion read. */
+  | {
+      kind: "annotate";
+      target: ObjectRef;
+      resourceVersion: string;
+      annotations: Record<string, string>;
+      why: "needsAttention" | "deleteMark";
+    }
+  /** Merge patch adding the pause annotation and the pause marker, guarded by the resourceVersion read. */
+  | { kind: "pause"; target: ObjectRef; resourceVersion: string; annotations: Record<string, string> };
+
+export type SyncWriteKind = SyncWrite["kind"];
+
+export const createWrite = (object: KubeObject): SyncWrite => ({ kind: "create", object });
+
+/** Guards with the uid (never another incarnation) and the list read (or the resourceVersion when none). */
+const finalizerGuard = (o: KubeObject): Operation[] => {
+  const uidTest: Operation = { op: "test", path: "/metadata/uid", value: o.metadata?.uid ?? "" };
+  return Array.isArray(o.metadata?.finalizers)
+    ? [uidTest, { op: "test", path: "/metadata/finalizers", value: finalizersOf(o) }]
+    : [uidTest, { op: "test", path: "/metadata/resourceVersion", value: rvOf(o) }];
+};
+
+export const addFinalizerWrite = (o: KubeObject, finalizer: string): SyncWrite | undefined => {
+  if (finalizersOf(o).includes(finalizer)) return undefined;
+  const list = finalizersOf(o);
+  const patch: Operation[] = Array.isArray(o.metadata?.finalizers)
+    ? [...finalizerGuard(o), { op: "add", path: "/metadata/finalizers/-", value: finalizer }]
+    : [...finalizerGuard(o), { op: "add", path: "/metadata/finalizers", value: [...list, finalizer] }];
+  return { kind: "addFinalizer", target: refOf(o), finalizer, resourceVersion: rvOf(o), patch };
+};
+
+/** One write removing every listed finalizer the object holds; undefined when it holds none of them. */
+export const removeFinalizersWrite = (
+  o: KubeObject,
+  finalizers: readonly string[],
+): SyncWrite | undefined => {
+  const list = finalizersOf(o);
+  const removing = list.filter((f) => finalizers.includes(f));
+  if (removing.length === 0) return undefined;
+  const patch: Operation[] = [
+    ...finalizerGuard(o),
+    { op: "replace", path: "/metadata/finalizers", value: list.filter((f) => !finalizers.includes(f)) },
+  ];
+  return { kind: "removeFinalizer", target: refOf(o), finalizers: removing, resourceVersion: rvOf(o), patch };
+};
+
+export const deleteWrite = (o: KubeObject): SyncWrite => ({
+  kind: "delete",
+  target: refOf(o),
+  preconditions: { uid: o.metadata?.uid ?? "", resourceVersion: rvOf(o) },
+});
+
+export const removeOwnerReferenceWrite = (o: KubeObject, ownerUid: string): SyncWrite | undefined => {
+  const refs = ownerReferencesOf(o);
+  if (!refs.some((r) => r.uid === ownerUid)) return undefined;
+  const patch: Operation[] = [
+    { op: "test", path: "/metadata/uid", value: o.metadata?.uid ?? "" },
+    { op: "test", path: "/metadata/ownerReferences", value: refs },
+    { op: "replace", path: "/metadata/ownerReferences", value: refs.filter((r) => r.uid !== ownerUid) },
+  ];
+  return { kind: "removeOwnerReference", target: refOf(o), ownerUid, resourceVersion: rvOf(o), patch };
+};
+
+export const annotateWrite = (
+  o: KubeObject,
+  annotations: Record<string, string>,
+  why: "needsAttention" | "deleteMark",
+): SyncWrite => ({ kind: "annotate", target: refOf(o), resourceVersion: rvOf(o), annotations, why });
+
+export const pauseWrite = (o: KubeObject, annotations: Record<string, string>): SyncWrite => ({
+  kind: "pause",
+  target: refOf(o),
+  resourceVersion: rvOf(o),
+  annotations,
+});
+
+/** An event the shell records on the MAPI object (SPEC §4.2, §4.5). */
+export interface SyncEvent {
+  type: "Normal" | "Warning";
+  reason: string;
+  message: string;
+}
