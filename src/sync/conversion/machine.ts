@@ -270,19 +270,23 @@ export const capiMachinePartsToMapi = (
 
   const failureDomain = typeof spec.failureDomain === "string" ? spec.failureDomain : undefined;
   const controlPlane = isCapiControlPlane(parts.labels);
-  const providerSpecValue = platform.infraSpecToProviderSpec(
-    parts.infraSpec,
-    {
-      path: parts.infraSpecPath,
-      infrastructure,
-      owner: parts.owner,
-      controlPlane,
-      ...(failureDomain === undefined ? {} : { failureDomain }),
-      ...(dataSecretName === undefined ? {} : { dataSecretName }),
-      ...(parts.infraCluster === undefined ? {} : { infraCluster: parts.infraCluster }),
-    },
-    issues,
-  );
+  // Without the InfraMachine (already reported by the caller) its fields would only add noise.
+  const providerSpecValue: Record<string, unknown> =
+    parts.infraSpec === undefined
+      ? {}
+      : platform.infraSpecToProviderSpec(
+          parts.infraSpec,
+          {
+            path: parts.infraSpecPath,
+            infrastructure,
+            owner: parts.owner,
+            controlPlane,
+            ...(failureDomain === undefined ? {} : { failureDomain }),
+            ...(dataSecretName === undefined ? {} : { dataSecretName }),
+            ...(parts.infraCluster === undefined ? {} : { infraCluster: parts.infraCluster }),
+          },
+          issues,
+        );
 
   const { annotations, lifecycleHooks } = annotationsToMapi(parts.annotations);
   const mapiSpec: Record<string, unknown> = {};
@@ -392,7 +396,7 @@ export const capiMachineToMapi = (
       specPath: "spec",
       metaPath: "metadata",
       owner: "Machine",
-      infraSpec: infraMachine?.spec ?? {},
+      infraSpec: infraMachine === undefined ? undefined : (infraMachine.spec ?? {}),
       infraSpecPath: `${infraKind}.spec`,
       expectedInfraRef: {
         kind: infraKind,

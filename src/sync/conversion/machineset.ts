@@ -224,9 +224,11 @@ export const capiMachineSetToMapi = (
   else if (infraTemplate.kind !== templateKind)
     invalid(issues, `${templateKind}.kind`, infraTemplate.kind ?? null, `must be ${templateKind}`);
   const infraSpec =
-    isRecord(infraTemplate?.spec) && isRecord(infraTemplate.spec.template)
-      ? infraTemplate.spec.template.spec
-      : {};
+    infraTemplate === undefined
+      ? undefined
+      : isRecord(infraTemplate.spec) && isRecord(infraTemplate.spec.template)
+        ? (infraTemplate.spec.template.spec ?? {})
+        : {};
 
   const { minReadySeconds, ...machineSpec } = templateSpec;
   const parts = capiMachinePartsToMapi(
