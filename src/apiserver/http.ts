@@ -229,7 +229,7 @@ export class HttpApi {
     this.dispatch(req, res).catch((e: unknown) => {
       const err = e instanceof ApiError ? e : internalError(String((e as Error)?.message ?? e));
       if (!(e instanceof ApiError)) this.deps.logger?.error({ err: e, url: req.url }, "request failed");
-      send(res, err.code, statusJson(err), [], err.headers);
+      send(res, err.code, statusJson(err), err.warnings, err.headers);
     });
   };
 
@@ -278,6 +278,26 @@ export class HttpApi {
       ...(req.headers["user-agent"] ? { userAgent: String(req.headers["user-agent"]) } : {}),
       ...(q.get("fieldValidation") ? { fieldValidation: q.get("fieldValidation")! } : {}),
     };
+    try {
+      await this.resource(req, res, method, p, q, type, namespace, ctx, watch, info);
+    } catch (e) {
+      if (e instanceof ApiError) e.warnings = ctx.warnings;
+      throw e;
+    }
+  }
+
+  private async resource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    p: ResourcePath,
+    q: URLSearchParams,
+    type: ResourceInfo,
+    namespace: string | undefined,
+    ctx: RequestContext,
+    watch: boolean,
+    info: RequestInfo,
+  ): Promise<void> {
     const version = p.version;
     const rest = this.deps.rest;
     const needNamespace = (): string => {

@@ -26,6 +26,8 @@ export interface StatusBody {
 }
 
 export class ApiError extends Error {
+  /** Warnings gathered before the failure (admission); sent with the error as kube does. */
+  warnings: string[] = [];
   constructor(
     readonly code: number,
     readonly reason: string,
