@@ -1,0 +1,806 @@
+/**
+ * Table tests of the planner, named after SPEC §3.1 steps 1–11, §3.3 and §3.5: for each step, the exact
+ * next step the planner answers from a real-shaped snapshot, in both directions and for both kinds where
+ * the step applies to them.
+ */
+import { describe, expect, it } from "vitest";
+import type { StableAuthority } from "../../src/kube/kinds.js";
+import { ANNOTATIONS, CONDITIONS, FINALIZERS, PAUSED_BY_VALUE } from "../../src/kube/kinds.js";
+import type { Condition, KubeObject } from "../../src/kube/object.js";
+import { conditionOf, finalizersOf, generationOf } from "../../src/kube/object.js";
+import { planHandover, UNKNOWN_SOURCE_AUTHORITY } from "../../src/migration/planner.js";
+import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
+import { opposite } from "../../src/migration/snapshot.js";
+import type { Step } from "../../src/migration/steps.js";
+import { isWrite, stepName } from "../../src/migration/steps.js";
+import type { World } from "./world.js";
+import {
+  ACTORS,
+  act,
+  applyStep,
+  edit,
+  iso,
+  markDeleting,
+  putCondition,
+  setSpecAuthority,
+  setStatusField,
+  stableSnapshot,
+  T0,
+  worldOf,
+} from "./world.js";
+
+const NOW = new Date("2026-11-30T10:00:00Z");
+const plan = (s: HandoverSnapshot): Step => planHandover(s, NOW);
+const KINDS: HandoverKind[] = ["Machine", "MachineSet"];
+const AUTHORITIES: StableAuthority[] = ["MachineAPI", "ClusterAPI"];
+const BOTH = KINDS.flatMap((kind) => AUTHORITIES.map((from) => ({ kind, from })));
+
+/** A stable snapshot with spec flipped: a handover away from `from` is requested. */
+const requested = (kind: HandoverKind, from: StableAuthority): HandoverSnapshot =>
+  setSpecAuthority(stableSnapshot(kind, from), opposite(from));
+
+/**
+ * Drives planner and stand-ins (planner write, then every stand-in once) until the planner answers a
+ * step matching `stop`; returns the world the step was planned from.
+ */
+const until = (start: World, stop: (step: Step) => boolean, limit = 100): { world: World; step: Step } => {
+  let world = start;
+  for (let i = 0; i < limit; i++) {
+    const step = planHandover(world.s, new Date(world.now));
+    if (stop(step)) return { world, step };
+    if (isWrite(step)) world = applyStep(world, step);
+    for (const actor of ACTORS) world = act(world, actor);
+  }
+  throw new Error("step never reached");
+};
+
+/** The world right after step 4's status write, before any other controller reacted. */
+const started = (kind: HandoverKind, from: StableAuthority): World => {
+  let world = worldOf(requested(kind, from));
+  for (let i = 0; i < 2; i++) world = applyStep(world, planHandover(world.s, new Date(world.now)));
+  return world;
+};
+
+const is =
+  (kind: Step["kind"]) =>
+  (step: Step): boolean =>
+    step.kind === kind;
+
+describe("step 1: MAPI object gone", () => {
+  for (const kind of KINDS)
+    it(`${kind}: done`, () => {
+      const { capi, infraMachine } = stableSnapshot(kind, "ClusterAPI");
+      expect(plan({ kind, capi, infraMachine })).toEqual({ kind: "done", why: "gone" });
+    });
+});
+
+describe("step 2: status.authoritativeAPI empty", () => {
+  for (const kind of KINDS)
+    for (const spec of AUTHORITIES)
+      it(`${kind}: sets authoritativeAPI and synchronizedAPI to spec ${spec}`, () => {
+        const s = edit(stableSnapshot(kind, spec), "mapi", (o) => {
+          o.status = {};
+          o.metadata = { ...o.metadata, resourceVersion: "41" };
+        });
+        expect(plan(s)).toMatchObject({
+          kind: "initStatus",
+          target: {
+            role: "mapi",
+            name: "worker-a",
+            namespace: "openshift-machine-api",
+            resourceVersion: "41",
+          },
+          statusPatch: { authoritativeAPI: spec, synchronizedAPI: spec },
+        });
+      });
+
+  it("an omitted spec.authoritativeAPI reads as the CRD default MachineAPI", () => {
+    const s = edit(stableSnapshot("Machine", "MachineAPI"), "mapi", (o) => {
+      o.status = {};
+      o.spec = { providerSpec: {} };
+    });
+    expect(plan(s)).toMatchObject({
+      statusPatch: { authoritativeAPI: "MachineAPI", synchronizedAPI: "MachineAPI" },
+    });
+  });
+});
+
+describe("step 3: steady state", () => {
+  for (const { kind, from } of BOTH) {
+    it(`${kind} ${from}: nothing to do`, () => {
+      expect(plan(stableSnapshot(kind, from))).toEqual({ kind: "done", why: "steady" });
+    });
+    it(`${kind} ${from}: repairs a missing synchronizedAPI`, () => {
+      const s = edit(stableSnapshot(kind, from), "mapi", (o) =>
+        setStatusField(o, "synchronizedAPI", undefined),
+      );
+      expect(plan(s)).toMatchObject({ kind: "setSynchronizedAPI", statusPatch: { synchronizedAPI: from } });
+    });
+  }
+
+  for (const kind of KINDS) {
+    it(`${kind} MachineAPI: pauses an unpaused CAPI twin with pause "" and the marker`, () => {
+      const s = edit(stableSnapshot(kind, "MachineAPI"), "capi", (o) => {
+        o.metadata = { ...o.metadata, annotations: {} };
+      });
+      expect(plan(s)).toMatchObject({
+        kind: "pause",
+        target: { role: "capi", namespace: "openshift-cluster-api" },
+        addAnnotations: { [ANNOTATIONS.paused]: "", [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE },
+      });
+    });
+    it(`${kind} MachineAPI: adopts an admin's pause by adding only the marker`, () => {
+      const s = edit(stableSnapshot(kind, "MachineAPI"), "capi", (o) => {
+        o.metadata = { ...o.metadata, annotations: { [ANNOTATIONS.paused]: "true" } };
+      });
+      const step = plan(s);
+      expect(step).toMatchObject({ kind: "pause" });
+      expect(step.kind === "pause" && step.addAnnotations).toEqual({
+        [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE,
+      });
+    });
+    it(`${kind} ClusterAPI: removes a marked pause (step 11 repeated)`, () => {
+      const s = edit(stableSnapshot(kind, "ClusterAPI"), "capi", (o) => {
+        o.metadata = {
+          ...o.metadata,
+          annotations: { [ANNOTATIONS.paused]: "", [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE },
+        };
+      });
+      expect(plan(s)).toMatchObject({
+        kind: "unpause",
+        target: { role: "capi" },
+        removeAnnotations: [ANNOTATIONS.paused, ANNOTATIONS.pausedBy],
+      });
+    });
+    it(`${kind} ClusterAPI: leaves an admin's pause without the marker alone`, () => {
+      const s = edit(stableSnapshot(kind, "ClusterAPI"), "capi", (o) => {
+        o.metadata = { ...o.metadata, annotations: { [ANNOTATIONS.paused]: "" } };
+      });
+      expect(plan(s)).toEqual({ kind: "done", why: "steady" });
+    });
+  }
+
+  it("Machine MachineAPI: pauses an unpaused InfraMachine too (CAPA reads its own annotation)", () => {
+    const s = edit(stableSnapshot("Machine", "MachineAPI"), "infraMachine", (o) => {
+      o.metadata = { ...o.metadata, annotations: {} };
+    });
+    expect(plan(s)).toMatchObject({ kind: "pause", target: { role: "infraMachine", kind: "AWSMachine" } });
+  });
+
+  it("Machine MachineAPI without a twin yet: done (the sync creates it paused)", () => {
+    const { mapi } = stableSnapshot("Machine", "MachineAPI");
+    expect(plan({ kind: "Machine", mapi })).toEqual({ kind: "done", why: "steady" });
+  });
+});
+
+describe("step 4: preconditions and the start", () => {
+  for (const { kind, from } of BOTH) {
+    const to = opposite(from);
+    const ackKeys =
+      from === "MachineAPI"
+        ? ["mapi"]
+        : kind === "Machine"
+          ? ["capiMachine", "infraMachine"]
+          : ["capiMachineSet"];
+
+    it(`${kind} ${from} → ${to}: first records each acknowledger's Paused=False time`, () => {
+      const step = plan(requested(kind, from));
+      const at = iso(T0 - 3_600_000);
+      expect(step).toEqual({
+        kind: "recordPausedFalseAt",
+        target: expect.objectContaining({ role: "mapi", resourceVersion: "1" }),
+        annotation: ANNOTATIONS.pausedFalseAt,
+        value: JSON.stringify(Object.fromEntries([...ackKeys].sort().map((k) => [k, at]))),
+      });
+    });
+
+    it(`${kind} ${from} → ${to}: then one status write to Migrating with Synchronized=Unknown AwaitingFinalSync`, () => {
+      let world = worldOf(requested(kind, from));
+      world = applyStep(world, plan(world.s));
+      const step = plan(world.s);
+      expect(step).toMatchObject({
+        kind: "startMigration",
+        target: { role: "mapi", resourceVersion: world.s.mapi?.metadata?.resourceVersion },
+        from,
+        to,
+        statusPatch: { authoritativeAPI: "Migrating", synchronizedAPI: from },
+        event: { type: "Normal", reason: "MigrationStarted" },
+      });
+      const patch = step.kind === "startMigration" ? step.statusPatch : {};
+      expect(patch.synchronizedGeneration).toBeUndefined();
+      expect(patch.conditions?.find((c) => c.type === CONDITIONS.synchronized)).toEqual({
+        type: CONDITIONS.synchronized,
+        status: "Unknown",
+        reason: "AwaitingFinalSync",
+        message: `Waiting for the final synchronization from ${from} before ${to} takes over`,
+        lastTransitionTime: "2026-11-30T10:00:00Z",
+      });
+      // The Paused condition rides along untouched.
+      expect(patch.conditions?.find((c) => c.type === CONDITIONS.paused)).toEqual(
+        conditionOf(world.s.mapi, CONDITIONS.paused),
+      );
+    });
+
+    it(`${kind} ${from} → ${to}: waits with WaitingForSync when Synchronized is not True`, () => {
+      const s = edit(requested(kind, from), "mapi", (o) =>
+        putCondition(o, {
+          type: CONDITIONS.synchronized,
+          status: "False",
+          reason: "FailedToConvertMAPIMachineToCAPI",
+          message: "spec.providerSpec.value.deviceIndex: Invalid value: 1: deviceIndex must be 0 or unset",
+        }),
+      );
+      const step = plan(s);
+      expect(step).toMatchObject({
+        kind: "wait",
+        for: "sync",
+        retry: "onChange",
+        event: { reason: "WaitingForSync" },
+      });
+      expect(step.kind === "wait" && step.event.message).toContain("deviceIndex must be 0 or unset");
+    });
+
+    it(`${kind} ${from} → ${to}: waits with WaitingForSync when synchronizedGeneration != generation`, () => {
+      const role = from === "MachineAPI" ? "mapi" : "capi";
+      const s = edit(requested(kind, from), role, (o) => {
+        o.metadata = { ...o.metadata, generation: generationOf(o) + 1 };
+      });
+      const step = plan(s);
+      expect(step).toMatchObject({ kind: "wait", for: "sync", event: { reason: "WaitingForSync" } });
+      expect(step.kind === "wait" && step.event.message).toContain("status.synchronizedGeneration is");
+    });
+
+    it(`${kind} ${from} → ${to}: waits until the ${from} controllers report Paused=False`, () => {
+      const role = from === "MachineAPI" ? "mapi" : "capi";
+      const s = edit(requested(kind, from), role, (o) =>
+        putCondition(o, { type: CONDITIONS.paused, status: "True", lastTransitionTime: iso(T0) }),
+      );
+      expect(plan(s)).toMatchObject({ kind: "wait", for: "pauseAck", event: { reason: "WaitingForSync" } });
+      const absent = edit(requested(kind, from), role, (o) => {
+        o.status = {
+          ...o.status,
+          conditions: (o.status?.conditions as Condition[]).filter((c) => c.type !== "Paused"),
+        };
+      });
+      expect(plan(absent)).toMatchObject({ kind: "wait", for: "pauseAck" });
+    });
+
+    for (const role of kind === "Machine"
+      ? (["mapi", "capi", "infraMachine"] as const)
+      : (["mapi", "capi"] as const))
+      it(`${kind} ${from} → ${to}: blocked while the ${role} object is being deleted`, () => {
+        const s = edit(requested(kind, from), role, (o) => markDeleting(o, T0));
+        const step = plan(s);
+        expect(step).toMatchObject({
+          kind: "blocked",
+          event: { type: "Warning", reason: "MigrationBlocked" },
+        });
+        expect(step.kind === "blocked" && step.event.message).toContain("is being deleted");
+      });
+
+    it(`${kind} ${from} → ${to}: rewrites a paused-false-at record left by an earlier handover`, () => {
+      const s = edit(requested(kind, from), "mapi", (o) => {
+        o.metadata = {
+          ...o.metadata,
+          annotations: { [ANNOTATIONS.pausedFalseAt]: '{"mapi":"2020-01-01T00:00:00Z"}' },
+        };
+      });
+      expect(plan(s)).toMatchObject({ kind: "recordPausedFalseAt" });
+    });
+  }
+
+  it("Machine leaving MachineAPI: waits with WaitingForProvisioning while status.phase is Provisioning or empty", () => {
+    for (const phase of ["Provisioning", ""]) {
+      const s = edit(requested("Machine", "MachineAPI"), "mapi", (o) => setStatusField(o, "phase", phase));
+      expect(plan(s)).toMatchObject({
+        kind: "wait",
+        for: "provisioning",
+        event: { reason: "WaitingForProvisioning" },
+      });
+    }
+  });
+
+  it("Machine leaving MachineAPI: phase Provisioned and Failed are accepted", () => {
+    for (const phase of ["Provisioned", "Failed"]) {
+      const s = edit(requested("Machine", "MachineAPI"), "mapi", (o) => setStatusField(o, "phase", phase));
+      expect(plan(s)).toMatchObject({ kind: "recordPausedFalseAt" });
+    }
+  });
+
+  it("Machine leaving ClusterAPI: waits with WaitingForProvisioning until infrastructureProvisioned (or Failed)", () => {
+    const s = edit(requested("Machine", "ClusterAPI"), "capi", (o) => {
+      o.status = { ...o.status, phase: "Provisioning", initialization: { infrastructureProvisioned: false } };
+    });
+    const step = plan(s);
+    expect(step).toMatchObject({
+      kind: "wait",
+      for: "provisioning",
+      event: { reason: "WaitingForProvisioning" },
+    });
+    expect(step.kind === "wait" && step.event.message).toBe(
+      "CAPI Machine openshift-cluster-api/worker-a is not provisioned: status.initialization.infrastructureProvisioned is not true; the migration waits until it is",
+    );
+    const failed = edit(s, "capi", (o) => setStatusField(o, "phase", "Failed"));
+    expect(plan(failed)).toMatchObject({ kind: "recordPausedFalseAt" });
+  });
+
+  it("Machine leaving MachineAPI: waits with WaitingForSync while the CAPI twin or InfraMachine is missing", () => {
+    const s = requested("Machine", "MachineAPI");
+    expect(plan({ ...s, capi: undefined })).toMatchObject({ kind: "wait", for: "sync" });
+    expect(plan({ ...s, infraMachine: undefined })).toMatchObject({ kind: "wait", for: "sync" });
+  });
+
+  it("Machine owned by a ControlPlaneMachineSet: blocked (unsupported owner)", () => {
+    const s = edit(requested("Machine", "MachineAPI"), "mapi", (o) => {
+      o.metadata = {
+        ...o.metadata,
+        ownerReferences: [
+          {
+            apiVersion: "machine.openshift.io/v1",
+            kind: "ControlPlaneMachineSet",
+            name: "cluster",
+            uid: "u",
+          },
+        ],
+      };
+    });
+    expect(plan(s)).toMatchObject({
+      kind: "blocked",
+      event: {
+        message:
+          "MAPI Machine openshift-machine-api/worker-a cannot be migrated: it is owned by ControlPlaneMachineSet cluster; control-plane Machines are not supported",
+      },
+    });
+  });
+
+  it("Machine whose InfraMachine is of an unknown platform: blocked", () => {
+    const s = edit(requested("Machine", "MachineAPI"), "infraMachine", (o) => {
+      o.kind = "GCPMachine";
+    });
+    expect(plan(s)).toMatchObject({ kind: "blocked", event: { reason: "MigrationBlocked" } });
+  });
+
+  it("MachineSet with an owner reference: blocked (unsupported owner)", () => {
+    const s = edit(requested("MachineSet", "MachineAPI"), "mapi", (o) => {
+      o.metadata = {
+        ...o.metadata,
+        ownerReferences: [{ apiVersion: "v1", kind: "Thing", name: "x", uid: "u" }],
+      };
+    });
+    expect(plan(s)).toMatchObject({ kind: "blocked", event: { reason: "MigrationBlocked" } });
+  });
+
+  describe("MachineSet members (the new side must not create extra instances)", () => {
+    for (const from of AUTHORITIES) {
+      const oldSide = from === "MachineAPI" ? "mapi" : "capi";
+      const newSide = from === "MachineAPI" ? "capi" : "mapi";
+      const withMembers = (
+        change: (m: { mapi: KubeObject[]; capi: KubeObject[] }) => void,
+      ): HandoverSnapshot => {
+        const s = structuredClone(requested("MachineSet", from));
+        const members = s.members as { mapi: KubeObject[]; capi: KubeObject[] };
+        change(members);
+        return s;
+      };
+
+      it(`leaving ${from}: waits with WaitingForSync when a member has no twin on the new side`, () => {
+        const s = withMembers((m) => {
+          m[newSide] = m[newSide].slice(1);
+        });
+        const step = plan(s);
+        expect(step).toMatchObject({ kind: "wait", for: "sync", event: { reason: "WaitingForSync" } });
+        expect(step.kind === "wait" && step.event.message).toContain("worker-a-1");
+      });
+      it(`leaving ${from}: waits when a member's twin is not owned by the new-side MachineSet`, () => {
+        const s = withMembers((m) => {
+          m[newSide][0]!.metadata!.ownerReferences = [];
+        });
+        expect(plan(s)).toMatchObject({ kind: "wait", for: "sync" });
+      });
+      it(`leaving ${from}: waits when a member's twin is not selected by the new-side MachineSet`, () => {
+        const s = withMembers((m) => {
+          m[newSide][0]!.metadata!.labels = {};
+        });
+        expect(plan(s)).toMatchObject({ kind: "wait", for: "sync" });
+      });
+      it(`leaving ${from}: blocked while a member's twin is being deleted`, () => {
+        const s = withMembers((m) => markDeleting(m[newSide][1]!, T0));
+        expect(plan(s)).toMatchObject({ kind: "blocked", event: { reason: "MigrationBlocked" } });
+      });
+      it(`leaving ${from}: waits while a member's MAPI copy is not Synchronized=True`, () => {
+        const s = withMembers((m) =>
+          putCondition(m.mapi[0]!, { type: CONDITIONS.synchronized, status: "False", reason: "X" }),
+        );
+        expect(plan(s)).toMatchObject({ kind: "wait", for: "sync" });
+      });
+      it(`leaving ${from}: a Machine selected (not owned) by the old-side MachineSet is a member too`, () => {
+        const s = withMembers((m) => {
+          m[oldSide][0]!.metadata!.ownerReferences = [];
+          m[newSide] = m[newSide].slice(1);
+        });
+        expect(plan(s)).toMatchObject({ kind: "wait", for: "sync" });
+      });
+      it(`leaving ${from}: Machines neither owned nor selected by the old-side MachineSet do not count`, () => {
+        const s = withMembers((m) => {
+          const stranger = structuredClone(m[oldSide][0]!);
+          stranger.metadata!.name = "someone-else";
+          stranger.metadata!.ownerReferences = [];
+          stranger.metadata!.labels = {};
+          m[oldSide].push(stranger);
+        });
+        expect(plan(s)).toMatchObject({ kind: "recordPausedFalseAt" });
+      });
+    }
+  });
+});
+
+describe("step 5: leaving ClusterAPI pauses the CAPI side", () => {
+  it("Machine: pause + marker on the CAPI Machine, then on the InfraMachine", () => {
+    let world = started("Machine", "ClusterAPI");
+    const first = plan(world.s);
+    expect(first).toMatchObject({
+      kind: "pause",
+      target: { role: "capi" },
+      addAnnotations: { [ANNOTATIONS.paused]: "", [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE },
+    });
+    world = applyStep(world, first);
+    expect(plan(world.s)).toMatchObject({ kind: "pause", target: { role: "infraMachine" } });
+  });
+  it("MachineSet: pause + marker on the CAPI MachineSet", () => {
+    expect(plan(started("MachineSet", "ClusterAPI").s)).toMatchObject({
+      kind: "pause",
+      target: { role: "capi" },
+    });
+  });
+  it("re-planning before the pause is observed answers the same pause (never skips ahead)", () => {
+    const s = started("Machine", "ClusterAPI").s;
+    expect(plan(s)).toEqual(plan(s));
+  });
+});
+
+describe("step 6: waiting for the old authority to acknowledge the pause", () => {
+  for (const { kind, from } of BOTH)
+    it(`${kind} leaving ${from}: WaitingForPause until every acknowledger reports Paused=True`, () => {
+      // Plan the pauses of step 5 but let no stand-in act: nobody has acknowledged yet.
+      let w = started(kind, from);
+      let next = plan(w.s);
+      while (next.kind === "pause") {
+        w = applyStep(w, next);
+        next = plan(w.s);
+      }
+      expect(next).toMatchObject({ kind: "wait", for: "pauseAck", event: { reason: "WaitingForPause" } });
+    });
+
+  it("a stale Paused=True (older than the recorded Paused=False) does not count", () => {
+    const world = started("Machine", "MachineAPI");
+    const s = edit(world.s, "mapi", (o) =>
+      putCondition(o, { type: CONDITIONS.paused, status: "True", lastTransitionTime: iso(T0 - 7_200_000) }),
+    );
+    const step = plan(s);
+    expect(step).toMatchObject({ kind: "wait", for: "pauseAck", event: { reason: "WaitingForPause" } });
+    expect(step.kind === "wait" && step.event.message).toContain("is older than its Paused=False");
+  });
+
+  it("a Paused=True at exactly the recorded time counts (not earlier than)", () => {
+    const world = started("Machine", "MachineAPI");
+    const s = edit(world.s, "mapi", (o) =>
+      putCondition(o, { type: CONDITIONS.paused, status: "True", lastTransitionTime: iso(T0 - 3_600_000) }),
+    );
+    expect(plan(s)).toMatchObject({ kind: "wait", for: "finalSync" });
+  });
+
+  it("Machine leaving ClusterAPI: the CAPI Machine alone is not enough, the AWSMachine must acknowledge too", () => {
+    let w = started("Machine", "ClusterAPI");
+    w = applyStep(w, plan(w.s));
+    w = applyStep(w, plan(w.s));
+    w = act(w, "capi");
+    const step = plan(w.s);
+    expect(step).toMatchObject({ kind: "wait", for: "pauseAck" });
+    expect(step.kind === "wait" && step.event.message).toContain("AWSMachine openshift-cluster-api/worker-a");
+  });
+
+  it("without a recorded Paused=False time a Paused=True cannot be trusted: blocked, cancel advised", () => {
+    const world = act(started("Machine", "MachineAPI"), "mao");
+    const s = edit(world.s, "mapi", (o) => {
+      o.metadata = { ...o.metadata, annotations: {} };
+    });
+    const step = plan(s);
+    expect(step).toMatchObject({ kind: "blocked" });
+    expect(step.kind === "blocked" && step.event.message).toContain("cancel the migration");
+  });
+});
+
+describe("step 7: the final sync", () => {
+  for (const { kind, from } of BOTH)
+    it(`${kind} leaving ${from}: requeues with backoff (WaitingForSync) until FinalSyncComplete`, () => {
+      let w = started(kind, from);
+      for (let step = plan(w.s); step.kind === "pause"; step = plan(w.s)) w = applyStep(w, step);
+      for (const actor of ["mao", "capi", "capa"] as const) w = act(w, actor);
+      expect(plan(w.s)).toMatchObject({
+        kind: "wait",
+        for: "finalSync",
+        retry: "backoff",
+        event: { reason: "WaitingForSync" },
+      });
+      w = act(w, "sync");
+      expect(plan(w.s).kind).toMatch(/^(addFinalizers|removeFinalizers)$/);
+    });
+
+  it("a FinalSyncComplete left from an earlier handover cannot satisfy step 7 after step 4", () => {
+    const leftover = edit(requested("Machine", "MachineAPI"), "mapi", (o) =>
+      putCondition(o, {
+        type: CONDITIONS.synchronized,
+        status: "True",
+        reason: "FinalSyncComplete",
+        lastTransitionTime: iso(T0 - 86_400_000),
+      }),
+    );
+    let w = worldOf(leftover);
+    w = applyStep(w, plan(w.s));
+    w = applyStep(w, plan(w.s));
+    w = act(w, "mao");
+    expect(conditionOf(w.s.mapi, CONDITIONS.synchronized)).toMatchObject({
+      status: "Unknown",
+      reason: "AwaitingFinalSync",
+    });
+    expect(plan(w.s)).toMatchObject({ kind: "wait", for: "finalSync" });
+  });
+
+  it("FinalSyncComplete with a synchronizedGeneration behind the old authority's generation: waits", () => {
+    const { world } = until(started("Machine", "ClusterAPI"), is("addFinalizers"));
+    const s = edit(world.s, "capi", (o) => {
+      o.metadata = { ...o.metadata, generation: generationOf(o) + 1 };
+    });
+    const step = plan(s);
+    expect(step).toMatchObject({ kind: "wait", for: "finalSync" });
+    expect(step.kind === "wait" && step.event.message).toContain("status.synchronizedGeneration is 2");
+  });
+
+  for (const from of AUTHORITIES)
+    it(`lost write: leaving ${from}, the old side moved back to Provisioning → MigrationBlocked`, () => {
+      const { world } = until(started("Machine", from), is("addFinalizers"));
+      const s = edit(world.s, from === "MachineAPI" ? "mapi" : "capi", (o) =>
+        setStatusField(o, "phase", "Provisioning"),
+      );
+      const step = plan(s);
+      expect(step).toMatchObject({ kind: "blocked", event: { type: "Warning", reason: "MigrationBlocked" } });
+      expect(step.kind === "blocked" && step.event.message).toContain(
+        "the instance may exist without a providerID; cancel the migration",
+      );
+    });
+
+  it("MachineSet: the member-twin condition is checked again", () => {
+    const { world } = until(started("MachineSet", "MachineAPI"), is("addFinalizers"));
+    const s = structuredClone(world.s);
+    s.members = { mapi: s.members?.mapi ?? [], capi: [] };
+    expect(plan(s)).toMatchObject({ kind: "wait", for: "sync", event: { reason: "WaitingForSync" } });
+  });
+});
+
+describe("steps 8 and 9: finalizers move from the old side to the new side", () => {
+  const expected: Record<string, string[]> = {
+    "Machine MachineAPI": [
+      `addFinalizers capi ${FINALIZERS.capiMachine}`,
+      `addFinalizers infraMachine ${FINALIZERS.awsMachine}`,
+      `removeFinalizers mapi ${FINALIZERS.mapiMachine}`,
+    ],
+    "Machine ClusterAPI": [
+      `addFinalizers mapi ${FINALIZERS.mapiMachine}`,
+      `removeFinalizers capi ${FINALIZERS.capiMachine}`,
+      `removeFinalizers infraMachine ${FINALIZERS.awsMachine}`,
+    ],
+    "MachineSet MachineAPI": [`addFinalizers capi ${FINALIZERS.capiMachineSet}`],
+    "MachineSet ClusterAPI": [`removeFinalizers capi ${FINALIZERS.capiMachineSet}`],
+  };
+  for (const { kind, from } of BOTH)
+    it(`${kind} leaving ${from}: ${expected[`${kind} ${from}`]?.join(", ")}`, () => {
+      let { world, step } = until(
+        started(kind, from),
+        (s) => s.kind === "addFinalizers" || s.kind === "removeFinalizers",
+      );
+      const seen: string[] = [];
+      while (step.kind === "addFinalizers" || step.kind === "removeFinalizers") {
+        seen.push(`${step.kind} ${step.target.role} ${step.finalizers.join(",")}`);
+        // Until the cache shows the write, re-planning answers the same step.
+        expect(plan(world.s)).toEqual(planHandover(world.s, new Date(world.now)));
+        expect(planHandover(world.s, new Date(world.now))).toEqual(step);
+        world = applyStep(world, step);
+        step = planHandover(world.s, new Date(world.now));
+      }
+      expect(seen).toEqual(expected[`${kind} ${from}`]);
+      expect(step.kind).toBe("completeMigration");
+    });
+
+  it("step 8 is not done until the cache shows it: a lost add is planned again", () => {
+    const { world, step } = until(started("Machine", "MachineAPI"), is("addFinalizers"));
+    expect(planHandover(world.s, new Date(world.now))).toEqual(step);
+    expect(finalizersOf(world.s.capi)).not.toContain(FINALIZERS.capiMachine);
+  });
+});
+
+describe("step 10: one status write completes the handover", () => {
+  for (const { kind, from } of BOTH)
+    it(`${kind} ${from} → ${opposite(from)}: authority and synchronizedAPI = target, generation 0, AuthoritativeAPIChanged`, () => {
+      const { world, step } = until(started(kind, from), is("completeMigration"));
+      const to = opposite(from);
+      expect(step).toMatchObject({
+        kind: "completeMigration",
+        to,
+        target: { role: "mapi", resourceVersion: world.s.mapi?.metadata?.resourceVersion },
+        statusPatch: { authoritativeAPI: to, synchronizedAPI: to, synchronizedGeneration: 0 },
+        event: { type: "Normal", reason: "MigrationCompleted" },
+      });
+      const synced =
+        step.kind === "completeMigration"
+          ? step.statusPatch.conditions?.find((c) => c.type === "Synchronized")
+          : undefined;
+      expect(synced).toEqual({
+        type: "Synchronized",
+        status: "Unknown",
+        reason: "AuthoritativeAPIChanged",
+        message: `Authoritative API changed from ${from} to ${to}; waiting for the first synchronization`,
+        lastTransitionTime: iso(world.now),
+      });
+    });
+});
+
+describe("step 11: moving to ClusterAPI unpauses the CAPI side", () => {
+  it("Machine: removes the marked pause from the CAPI Machine, then the InfraMachine", () => {
+    const { world, step } = until(started("Machine", "MachineAPI"), is("completeMigration"));
+    let w = applyStep(world, step);
+    const first = plan(w.s);
+    expect(first).toMatchObject({ kind: "unpause", target: { role: "capi" } });
+    w = applyStep(w, first);
+    expect(plan(w.s)).toMatchObject({ kind: "unpause", target: { role: "infraMachine" } });
+  });
+});
+
+describe("§3.3 cancellation", () => {
+  it("order after step 9 began (Machine MachineAPI → ClusterAPI): step-8 finalizers off, step-9 back on, status", () => {
+    const { world } = until(started("Machine", "MachineAPI"), is("completeMigration"));
+    let w = { ...world, s: setSpecAuthority(world.s, "MachineAPI") };
+    const seen: string[] = [];
+    for (let step = plan(w.s); isWrite(step); step = plan(w.s)) {
+      seen.push("target" in step ? `${step.kind} ${step.target.role}` : step.kind);
+      w = applyStep(w, step);
+    }
+    expect(seen).toEqual([
+      "removeFinalizers capi",
+      "removeFinalizers infraMachine",
+      "addFinalizers mapi",
+      "cancelMigration mapi",
+    ]);
+  });
+
+  it("order rolling back to ClusterAPI (Machine): marked pauses off first, then finalizers, then status", () => {
+    const { world } = until(started("Machine", "ClusterAPI"), is("completeMigration"));
+    let w = { ...world, s: setSpecAuthority(world.s, "ClusterAPI") };
+    const seen: string[] = [];
+    for (let step = plan(w.s); isWrite(step); step = plan(w.s)) {
+      seen.push("target" in step ? `${step.kind} ${step.target.role}` : step.kind);
+      w = applyStep(w, step);
+    }
+    expect(seen).toEqual([
+      "unpause capi",
+      "unpause infraMachine",
+      "removeFinalizers mapi",
+      "addFinalizers capi",
+      "addFinalizers infraMachine",
+      "cancelMigration mapi",
+    ]);
+  });
+
+  it("the cancel write: authority back, synchronizedGeneration kept, Synchronized=Unknown MigrationCancelled", () => {
+    const w = started("MachineSet", "MachineAPI");
+    const step = plan(setSpecAuthority(w.s, "MachineAPI"));
+    expect(step).toMatchObject({
+      kind: "cancelMigration",
+      to: "MachineAPI",
+      statusPatch: { authoritativeAPI: "MachineAPI", synchronizedAPI: "MachineAPI" },
+      event: { reason: "MigrationCancelled" },
+    });
+    const patch = step.kind === "cancelMigration" ? step.statusPatch : {};
+    expect(patch.synchronizedGeneration).toBeUndefined();
+    expect(patch.conditions?.find((c) => c.type === "Synchronized")).toMatchObject({
+      status: "Unknown",
+      reason: "MigrationCancelled",
+    });
+  });
+
+  describe("Migrating without synchronizedAPI: the old authority is inferred from the pause state", () => {
+    const migratingWithout = (
+      capiAnnotations: Record<string, string>,
+      mapiPaused: "True" | "False",
+    ): HandoverSnapshot => {
+      const s = edit(stableSnapshot("Machine", "MachineAPI"), "mapi", (o) => {
+        o.status = { ...o.status, authoritativeAPI: "Migrating", synchronizedAPI: undefined };
+        putCondition(o, { type: CONDITIONS.paused, status: mapiPaused, lastTransitionTime: iso(T0) });
+      });
+      return edit(s, "capi", (o) => {
+        o.metadata = { ...o.metadata, annotations: capiAnnotations };
+      });
+    };
+    it("CAPI twin unpaused ⇒ ClusterAPI", () => {
+      expect(plan(migratingWithout({}, "True"))).toMatchObject({
+        kind: "setSynchronizedAPI",
+        statusPatch: { synchronizedAPI: "ClusterAPI" },
+      });
+    });
+    it("CAPI twin paused with the product's marker ⇒ ClusterAPI", () => {
+      const marked = { [ANNOTATIONS.paused]: "", [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE };
+      expect(plan(migratingWithout(marked, "True"))).toMatchObject({
+        statusPatch: { synchronizedAPI: "ClusterAPI" },
+      });
+    });
+    it("CAPI twin paused without the marker and MAPI Paused=True ⇒ blocked, UnknownSourceAuthority", () => {
+      const step = plan(migratingWithout({ [ANNOTATIONS.paused]: "" }, "True"));
+      expect(step).toMatchObject({ kind: "blocked", event: { reason: "MigrationBlocked" } });
+      expect(step.kind === "blocked" && step.event.message.startsWith(UNKNOWN_SOURCE_AUTHORITY)).toBe(true);
+    });
+    it("CAPI twin paused without the marker while MAPI still reports Paused=False ⇒ MachineAPI", () => {
+      expect(plan(migratingWithout({ [ANNOTATIONS.paused]: "" }, "False"))).toMatchObject({
+        statusPatch: { synchronizedAPI: "MachineAPI" },
+      });
+    });
+  });
+});
+
+describe("§3.5 deletion during a handover", () => {
+  it("step 9 begun, CAPI Machine deleting, spec cancelled: completes to ClusterAPI, adds nothing", () => {
+    const { world } = until(started("Machine", "MachineAPI"), is("completeMigration"));
+    const s = edit(setSpecAuthority(world.s, "MachineAPI"), "capi", (o) => markDeleting(o, world.now));
+    expect(plan(s)).toMatchObject({ kind: "completeMigration", to: "ClusterAPI" });
+  });
+
+  it("step 9 begun and part done (Machine ClusterAPI → MachineAPI, MAPI deleting): finishes step 9 first", () => {
+    let { world, step } = until(started("Machine", "ClusterAPI"), is("removeFinalizers"));
+    world = applyStep(world, step);
+    const s = edit(world.s, "mapi", (o) => markDeleting(o, world.now));
+    expect(plan(s)).toMatchObject({
+      kind: "removeFinalizers",
+      target: { role: "infraMachine" },
+      finalizers: [FINALIZERS.awsMachine],
+    });
+  });
+
+  it("step 8 part done, InfraMachine deleting: rolls back, removing step 8's finalizer only from objects not deleting", () => {
+    let { world, step } = until(started("Machine", "MachineAPI"), is("addFinalizers"));
+    world = applyStep(world, step);
+    const s = edit(world.s, "infraMachine", (o) => markDeleting(o, world.now));
+    expect(plan(s)).toMatchObject({
+      kind: "removeFinalizers",
+      target: { role: "capi" },
+      finalizers: [FINALIZERS.capiMachine],
+    });
+  });
+});
+
+describe("the shell's contract", () => {
+  it("waits for the cache while an informer has not synced", () => {
+    const s = { ...stableSnapshot("Machine", "MachineAPI"), unsyncedKinds: ["AWSMachine"] };
+    expect(plan(s)).toMatchObject({ kind: "wait", for: "cache", retry: "backoff" });
+  });
+  it("an unknown spec.authoritativeAPI is blocked, not guessed", () => {
+    const s = edit(stableSnapshot("Machine", "MachineAPI"), "mapi", (o) => {
+      o.spec = { ...o.spec, authoritativeAPI: "Both" };
+    });
+    expect(plan(s)).toMatchObject({ kind: "blocked" });
+  });
+  it("stepName labels the metrics", () => {
+    expect(
+      stepName({
+        kind: "wait",
+        for: "pauseAck",
+        retry: "onChange",
+        event: { type: "Normal", reason: "WaitingForPause", message: "" },
+      }),
+    ).toBe("wait:pauseAck");
+    expect(stepName({ kind: "done", why: "steady" })).toBe("done");
+  });
+  it("every write step carries the resourceVersion of the object it was planned from", () => {
+    const { world, step } = until(started("Machine", "ClusterAPI"), is("addFinalizers"));
+    expect(step.kind === "addFinalizers" && step.target.resourceVersion).toBe(
+      world.s.mapi?.metadata?.resourceVersion,
+    );
+  });
+});
