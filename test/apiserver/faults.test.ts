@@ -1,0 +1,124 @@
+/**
+ * Test instrumentation (SPEC §8): request counters by verb, resource and user; seeded fault injection of
+ * 409/429/500 answers, latency and watch drops, targeted by a matcher and changeable at runtime; plus the
+ * selector parser the list and watch paths rely on.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FaultInjector, seededRandom } from "../../src/apiserver/faults.js";
+import type { ApiServer } from "../../src/apiserver/index.js";
+import { parseFieldSelector, parseLabelSelector } from "../../src/apiserver/selectors.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { allowAll, call, configMap, namespace, start, USER_TOKEN, watch } from "./helpers.js";
+
+describe("selectors", () => {
+  const o = (labels: Record<string, string>): KubeObject => ({
+    metadata: { name: "n", namespace: "x", labels },
+  });
+  it.each([
+    ["a=b", { a: "b" }, true],
+    ["a==b", { a: "c" }, false],
+    ["a!=b", {}, true],
+    ["a in (b, c)", { a: "c" }, true],
+    ["a notin (b)", {}, true],
+    ["a", { a: "" }, true],
+    ["!a", { a: "x" }, false],
+    ["a=b,c", { a: "b" }, false],
+  ])("label selector %s on %j → %s", (sel, labels, want) => {
+    const p = parseLabelSelector(sel);
+    expect(typeof p).toBe("function");
+    expect((p as (x: KubeObject) => boolean)(o(labels))).toBe(want);
+  });
+  it("field selectors support metadata.name/namespace everywhere and involvedObject.* on events only", () => {
+    const p = parseFieldSelector("metadata.name=n,metadata.namespace!=y", "ConfigMap") as (
+      x: KubeObject,
+    ) => boolean;
+    expect(p(o({}))).toBe(true);
+    expect(typeof parseFieldSelector("involvedObject.name=n", "ConfigMap")).toBe("string");
+    const e = parseFieldSelector("involvedObject.kind=Machine,involvedObject.name=m1", "Event") as (
+      x: KubeObject,
+    ) => boolean;
+    expect(e({ involvedObject: { kind: "Machine", name: "m1" } })).toBe(true);
+  });
+});
+
+describe("fault injection", () => {
+  it("is reproducible for a seed and honours the matcher", () => {
+    const draws = (seed: number): string[] => {
+      const f = new FaultInjector({
+        rate409: 0.2,
+        rate429: 0.2,
+        rate500: 0.2,
+        seed,
+        match: { verbs: ["create"] },
+      });
+      return Array.from({ length: 20 }, () =>
+        f.decide({ verb: "create", resource: "/configmaps", user: "u" }),
+      ).map((d) => (d.kind === "error" ? String(d.code) : "-"));
+    };
+    expect(draws(7)).toEqual(draws(7));
+    expect(new Set(draws(7))).toEqual(new Set(["409", "429", "500", "-"]));
+    const f = new FaultInjector({ rate500: 1, match: { users: ["bot"] } });
+    expect(f.decide({ verb: "get", resource: "/x", user: "human" }).kind).toBe("none");
+    expect(f.decide({ verb: "get", resource: "/x", user: "bot" }).kind).toBe("error");
+    expect(seededRandom(1)()).toBe(seededRandom(1)());
+  });
+
+  describe("over HTTP", () => {
+    let s: ApiServer;
+    beforeAll(async () => {
+      s = await start({ admission: allowAll });
+      await call(s, "POST", "/api/v1/namespaces", namespace("f"));
+    });
+    afterAll(() => s.stop());
+
+    it("answers 429 with Retry-After, 409 and 500 for matching requests only, and clears", async () => {
+      s.faults.set({ rate429: 1, match: { users: ["alice"], verbs: ["create"] } });
+      const limited = await call(s, "POST", "/api/v1/namespaces/f/configmaps", configMap("x", "f"), {
+        token: USER_TOKEN,
+      });
+      expect(limited.status).toBe(429);
+      expect(limited.headers["retry-after"]).toBe("1");
+      expect(limited.body).toMatchObject({ reason: "TooManyRequests", details: { retryAfterSeconds: 1 } });
+      expect((await call(s, "POST", "/api/v1/namespaces/f/configmaps", configMap("y", "f"))).status).toBe(
+        201,
+      );
+      s.faults.set({ rate409: 1, match: { resources: ["/configmaps"] } });
+      expect((await call(s, "GET", "/api/v1/namespaces/f/configmaps/y")).body.reason).toBe("Conflict");
+      s.faults.set({ rate500: 1 });
+      expect((await call(s, "GET", "/api/v1/namespaces/f")).status).toBe(500);
+      s.faults.clear();
+      expect((await call(s, "GET", "/api/v1/namespaces/f")).status).toBe(200);
+    });
+
+    it("cuts watch streams after a random interval", async () => {
+      s.faults.set({ dropWatchesEveryMs: 50, seed: 3 });
+      const w = await watch(s, "/api/v1/namespaces/f/configmaps?watch=true");
+      await w.ended;
+      s.faults.clear();
+      expect(w.status).toBe(200);
+    });
+
+    it("counts requests by verb, resource and user; reset clears", async () => {
+      s.counters.reset();
+      await call(s, "GET", "/api/v1/namespaces/f/configmaps", undefined, { token: USER_TOKEN });
+      await call(s, "POST", "/api/v1/namespaces/f/configmaps", configMap("z", "f"));
+      await call(
+        s,
+        "PATCH",
+        "/api/v1/namespaces/f/configmaps/z/status",
+        {},
+        { contentType: "application/merge-patch+json" },
+      );
+      const snap = s.counters.snapshot();
+      expect(snap.byKey).toEqual({
+        "list /configmaps alice": 1,
+        "create /configmaps kube:admin": 1,
+        "patch /configmaps/status kube:admin": 1,
+      });
+      expect(snap.byVerb).toEqual({ list: 1, create: 1, patch: 1 });
+      expect(snap.byUser).toEqual({ alice: 1, "kube:admin": 2 });
+      s.counters.reset();
+      expect(s.counters.snapshot().total).toBe(0);
+    });
+  });
+});
