@@ -1,17 +1,19 @@
 /**
  * A small pure diff of two JSON values that names what changed as field paths, in one notation used by
- * every message: dots for plain keys (`spec.providerSpec.value.instanceType`), brackets with a JSON string
- * for keys that contain dots or slashes (`metadata.labels["machine.openshift.io/foo"]`), `[i]` for array
- * items. `null` and a missing key read the same, as they do for the API server's pruning.
+ * every message: dots for plain field names (`spec.providerSpec.value.instanceType`), brackets with a JSON
+ * string for label/annotation keys and any key with dots or slashes (`metadata.labels["machine.openshift.io/foo"]`),
+ * `[i]` for array items. `null` and a missing key read the same, as they do for the API server's pruning.
  */
 import { isRecord } from "../kube/object.js";
 
 const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
+/** Maps whose keys are data, not field names: always bracketed, so `metadata.labels["team"]` reads as a key. */
+const KEYED_MAP = /(^|\.)(labels|annotations|matchLabels)$/;
 
 /** Appends one segment to a path in the notation above. */
 export const pathJoin = (base: string, key: string | number): string => {
   if (typeof key === "number") return `${base}[${key}]`;
-  if (PLAIN_KEY.test(key)) return base ? `${base}.${key}` : key;
+  if (PLAIN_KEY.test(key) && !KEYED_MAP.test(base)) return base ? `${base}.${key}` : key;
   return `${base}[${JSON.stringify(key)}]`;
 };
 
