@@ -28,6 +28,8 @@ export interface CompiledWebhook {
   readonly failurePolicy: "Fail" | "Ignore";
   readonly timeoutSeconds: number;
   readonly sideEffects: string;
+  /** Mutating only: `IfNeeded` webhooks are called once more when a later webhook changed the object. */
+  readonly reinvocationPolicy: "Never" | "IfNeeded";
   readonly url: string | undefined;
   readonly service: ServiceReference | undefined;
   readonly agent: Agent;
@@ -82,6 +84,7 @@ export function compileConfiguration(c: KubeObject): CompiledConfiguration {
       failurePolicy: w.failurePolicy === "Ignore" ? "Ignore" : "Fail",
       timeoutSeconds: Math.min(Math.max(1, timeout), MAX_TIMEOUT_SECONDS),
       sideEffects: typeof w.sideEffects === "string" ? w.sideEffects : "Unknown",
+      reinvocationPolicy: w.reinvocationPolicy === "IfNeeded" ? "IfNeeded" : "Never",
       url: typeof clientConfig.url === "string" ? clientConfig.url : undefined,
       service: svc
         ? {

@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import jsonpatch from "fast-json-patch";
 import type { Logger } from "pino";
-import type { KubeObject } from "../../kube/object.js";
+import { canonicalJson, type KubeObject } from "../../kube/object.js";
 import { celFailed, jsonToCel } from "../schema/cel.js";
 import { type CallResult, callWebhook, type ServiceResolver, type WebhookResponse } from "./call.js";
 import {
@@ -184,31 +184,44 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
   return {
     async mutate(a) {
       const warnings: string[] = [];
+      if (isWebhookConfigurationResource(a)) return { allowed: true, object: a.object, warnings };
       let object = a.object;
-      for (const w of current("mutating")) {
+      let changes = 0;
+      /** For IfNeeded webhooks: the change count right after their call (their own patch included). */
+      const calledAt = new Map<CompiledWebhook, number>();
+      const run = async (w: CompiledWebhook): Promise<Denial | undefined> => {
         const r = await invoke(w, { ...a, object });
-        if (r.kind === "skip") continue;
-        if (r.kind === "fail") {
-          const denial = failureOutcome(w, r.error, warnings);
-          if (denial) return denial;
-          continue;
-        }
+        if (r.kind === "skip") return undefined;
+        if (r.kind === "fail") return failureOutcome(w, r.error, warnings);
         warnings.push(...r.response.warnings);
         if (!r.response.allowed)
           return { allowed: false, status: denialStatus(w.name, r.response.status), warnings };
-        if (r.response.patch === undefined || object === null) continue;
-        const patched = applyPatch(object, r.response);
-        if ("error" in patched) {
-          const denial = failureOutcome(w, patched.error, warnings);
-          if (denial) return denial;
-          continue;
+        if (r.response.patch !== undefined && object !== null) {
+          const patched = applyPatch(object, r.response);
+          if ("error" in patched) return failureOutcome(w, patched.error, warnings);
+          if (canonicalJson(patched.object) !== canonicalJson(object)) changes += 1;
+          object = patched.object;
         }
-        object = patched.object;
+        calledAt.set(w, changes);
+        return undefined;
+      };
+      const hooks = current("mutating");
+      for (const w of hooks) {
+        const denial = await run(w);
+        if (denial) return denial;
+      }
+      // kube's reinvocation: IfNeeded webhooks run once more if someone changed the object after them.
+      for (const w of hooks) {
+        const at = calledAt.get(w);
+        if (w.reinvocationPolicy !== "IfNeeded" || at === undefined || at === changes) continue;
+        const denial = await run(w);
+        if (denial) return denial;
       }
       return { allowed: true, object, warnings };
     },
 
     async validate(a) {
+      if (isWebhookConfigurationResource(a)) return { allowed: true, object: a.object, warnings: [] };
       const hooks = current("validating");
       const results = await Promise.all(hooks.map((w) => invoke(w, a)));
       const warnings = results.flatMap((r) => (r.kind === "answer" ? r.response.warnings : []));
@@ -237,6 +250,18 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
     },
   };
 }
+
+/** kube never sends webhook configurations (or admission policies) to webhooks, so a bad webhook cannot lock itself in. */
+const isWebhookConfigurationResource = (a: AdmissionAttributes): boolean =>
+  a.resource.group === "admissionregistration.k8s.io" &&
+  [
+    "mutatingwebhookconfigurations",
+    "validatingwebhookconfigurations",
+    "validatingadmissionpolicies",
+    "validatingadmissionpolicybindings",
+    "mutatingadmissionpolicies",
+    "mutatingadmissionpolicybindings",
+  ].includes(a.resource.resource);
 
 function applyPatch(
   object: KubeObject,

@@ -172,6 +172,58 @@ describe("mutating webhooks (SPEC §8)", () => {
     if (out.allowed) expect(out.object?.metadata?.labels).toEqual({ first: "1", second: "saw-first" });
   });
 
+  it.each([
+    ["IfNeeded", 2, "2"],
+    ["Never", 1, "1"],
+  ])(
+    "reinvocationPolicy %s: called again only when a later webhook changed the object",
+    async (policy, calls, seen) => {
+      // "counter" writes how many labels it saw; "adder" (later) adds one, so only a reinvoked counter sees 2.
+      const counter = await startWebhook((req) => {
+        const labels = (req.object as KubeObject).metadata?.labels ?? {};
+        const n = Object.keys(labels).filter((k) => k !== "count").length;
+        return patch([{ op: "add", path: "/metadata/labels/count", value: String(n) }]);
+      });
+      const adder = await startWebhook(() =>
+        patch([{ op: "add", path: "/metadata/labels/added", value: "x" }]),
+      );
+      const out = await dispatch([
+        config("Mutating", "a", [
+          webhook("counter.example.com", counter.url(), { reinvocationPolicy: policy }),
+        ]),
+        config("Mutating", "b", [webhook("adder.example.com", adder.url())]),
+      ]).mutate(attrs({ object: machine({ first: "1" }) }));
+      expect(counter.received).toHaveLength(calls);
+      expect(adder.received).toHaveLength(1);
+      expect(out.allowed && out.object?.metadata?.labels?.count).toBe(seen);
+    },
+  );
+
+  it("never sends webhook configurations themselves to webhooks", async () => {
+    const hook = await startWebhook(() => ({ allowed: false }));
+    const everything = {
+      rules: [{ operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"] }],
+    };
+    const d = dispatch(
+      [config("Mutating", "m", [webhook("m.example.com", hook.url(), everything)])],
+      [config("Validating", "v", [webhook("v.example.com", hook.url(), everything)])],
+    );
+    const cfg = attrs({
+      kind: { group: "admissionregistration.k8s.io", version: "v1", kind: "ValidatingWebhookConfiguration" },
+      resource: {
+        group: "admissionregistration.k8s.io",
+        version: "v1",
+        resource: "validatingwebhookconfigurations",
+      },
+      namespace: undefined,
+      object: config("Validating", "v", []),
+    });
+    expect((await d.mutate(cfg)).allowed).toBe(true);
+    expect((await d.validate(cfg)).allowed).toBe(true);
+    expect(hook.received).toHaveLength(0);
+    expect((await d.validate(attrs())).allowed).toBe(false);
+  });
+
   it("sends an admission.k8s.io/v1 AdmissionReview with the request attributes and ?timeout=Ns", async () => {
     const hook = await startWebhook(() => ({ allowed: true }));
     const d = dispatch([
