@@ -6,8 +6,8 @@
 import { describe, expect, it } from "vitest";
 import type { StableAuthority } from "../../src/kube/kinds.js";
 import { ANNOTATIONS, CONDITIONS, FINALIZERS, PAUSED_BY_VALUE } from "../../src/kube/kinds.js";
-import type { Condition, KubeObject } from "../../src/kube/object.js";
-import { conditionOf, finalizersOf, generationOf } from "../../src/kube/object.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { conditionOf, conditionsOf, finalizersOf, generationOf } from "../../src/kube/object.js";
 import { planHandover, UNKNOWN_SOURCE_AUTHORITY } from "../../src/migration/planner.js";
 import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
 import { opposite } from "../../src/migration/snapshot.js";
@@ -259,7 +259,7 @@ describe("step 4: preconditions and the start", () => {
       const absent = edit(requested(kind, from), role, (o) => {
         o.status = {
           ...o.status,
-          conditions: (o.status?.conditions as Condition[]).filter((c) => c.type !== "Paused"),
+          conditions: conditionsOf(o).filter((c) => c.type !== "Paused"),
         };
       });
       expect(plan(absent)).toMatchObject({ kind: "wait", for: "pauseAck" });
