@@ -12,6 +12,9 @@ export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
 export const ADMISSION_KIND = "AdmissionReview";
 
 /**
+ * Unknown fields are tolerated and dropped (z.object strips): the engine's `AdmissionRequest` names every
+ * field it reads, and stripping is cheaper than carrying them along.
+ *
  * `object` and `oldObject` are only checked to be JSON objects (or null/absent): the rules read them with
  * defensive accessors, and validating or copying a multi-megabyte object here would cost every request.
  */
@@ -20,18 +23,18 @@ const kubeObject = z
   .nullable()
   .optional();
 
-const groupVersionKind = z.looseObject({
+const groupVersionKind = z.object({
   group: z.string({ error: 'must be a string ("" for the core group)' }),
   version: z.string({ error: "must be a string" }),
   kind: z.string({ error: "must be a string" }),
 });
-const groupVersionResource = z.looseObject({
+const groupVersionResource = z.object({
   group: z.string({ error: 'must be a string ("" for the core group)' }),
   version: z.string({ error: "must be a string" }),
   resource: z.string({ error: "must be a string" }),
 });
 
-const requestSchema = z.looseObject({
+const requestSchema = z.object({
   uid: z.string({ error: "is required (a string)" }).min(1, { error: "must not be empty" }),
   kind: groupVersionKind,
   resource: groupVersionResource,
@@ -45,7 +48,7 @@ const requestSchema = z.looseObject({
     error: "must be one of CREATE, UPDATE, DELETE, CONNECT",
   }),
   // An empty username is allowed: it is still a user the engine must treat as "not a controller".
-  userInfo: z.looseObject({
+  userInfo: z.object({
     username: z.string({ error: "is required (a string)" }),
     uid: z.string().optional(),
     groups: z.array(z.string()).optional(),
@@ -54,10 +57,13 @@ const requestSchema = z.looseObject({
   object: kubeObject,
   oldObject: kubeObject,
   dryRun: z.boolean().optional(),
-  options: z.record(z.string(), z.unknown()).nullable().optional(),
+  options: z
+    .custom<Record<string, unknown>>((v) => isRecord(v), { error: "must be a JSON object or null" })
+    .nullable()
+    .optional(),
 });
 
-const reviewSchema = z.looseObject({
+const reviewSchema = z.object({
   apiVersion: z.literal(ADMISSION_API_VERSION, {
     error: (issue) =>
       `must be "${ADMISSION_API_VERSION}" (got ${JSON.stringify(issue.input) ?? "nothing"}); ` +

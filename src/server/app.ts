@@ -97,6 +97,8 @@ export function fallbackDecision(fallback: Fallback, rule: string, why: string):
 interface ErrorAnswer {
   statusCode: number;
   error: string;
+  /** Not one of the known client mistakes: worth an error log line. */
+  unexpected?: boolean;
 }
 
 /**
@@ -133,7 +135,7 @@ export function describeRequestError(error: FastifyError | Error, contentType: u
   if (typeof statusCode === "number" && statusCode >= 400 && statusCode < 500) {
     return { statusCode, error: error.message };
   }
-  return { statusCode: 400, error: "the request could not be processed" };
+  return { statusCode: 400, error: "the request could not be processed", unexpected: true };
 }
 
 export function buildServer(deps: ServerDeps, options: BuildOptions = {}): WebhookApp {
@@ -169,7 +171,7 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const answer = describeRequestError(error, request.headers["content-type"]);
-    if (answer.statusCode === 400 && answer.error === "the request could not be processed") {
+    if (answer.unexpected) {
       log.error({ err: error, url: request.url }, "unexpected error while handling a request");
     }
     void reply.code(answer.statusCode).type("application/json").send({ error: answer.error });
@@ -177,6 +179,9 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
 
   const admissionHandler = (webhook: WebhookName) => {
     const fallback = fallbacks[webhook];
+    // kube sends the same `timeout` on every call of a configuration: remember the last one parsed.
+    let lastTimeout: unknown;
+    let lastBudgetMs = decisionBudgetMs(undefined);
     return (req: FastifyRequest, reply: FastifyReply): void => {
       const start = now();
       const decoded = decodeAdmissionReview(req.body);
@@ -197,7 +202,12 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
         );
       }
       const elapsedNs = now() - start;
-      const budgetMs = decisionBudgetMs((req.query as Record<string, unknown> | undefined)?.timeout);
+      const timeout = (req.query as Record<string, unknown> | undefined)?.timeout;
+      if (timeout !== lastTimeout) {
+        lastTimeout = timeout;
+        lastBudgetMs = decisionBudgetMs(timeout);
+      }
+      const budgetMs = lastBudgetMs;
       if (Number(elapsedNs) / 1e6 > budgetMs) {
         log.warn(
           { webhook, uid: request.uid, budgetMs, rule: decision.rule },

@@ -1,10 +1,10 @@
 /**
  * Admission metrics of SPEC §2.1: `admission_requests_total{webhook,kind,operation,allowed,rule}` and
  * `admission_duration_seconds{webhook}`, registered on the registry the caller passes (never prom-client's
- * global one, so tests and several servers in one process never collide). Label children are cached per
- * label tuple because prom-client hashes the label object on every `inc`, which the hot path cannot afford.
+ * global one, so tests and several servers in one process never collide). The hot path only bumps plain
+ * numbers; the Prometheus series are built when /metrics is scraped.
  */
-import { Counter, Histogram, type Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import { KINDS } from "../kube/kinds.js";
 import type { AdmissionRequest, Decision, WebhookName } from "../policies/types.js";
 
@@ -36,37 +36,109 @@ export interface AdmissionMetrics {
   record(webhook: WebhookName, request: AdmissionRequest, decision: Decision, seconds: number): void;
 }
 
-type Child<T> = T extends Counter<infer _L> ? ReturnType<T["labels"]> : never;
+type Labels = Record<string, string>;
+interface MetricValue {
+  labels: Labels;
+  value: number;
+  metricName?: string;
+}
+
+/**
+ * A metric in the shape prom-client's Registry reads (`name`, `help`, `type`, `get()`), computed from plain
+ * numbers at scrape time. prom-client's own Counter/Histogram hash the label set on every call (≈10 µs per
+ * histogram observation, more than the whole decision), which the admission hot path cannot afford.
+ */
+interface ScrapedMetric {
+  name: string;
+  help: string;
+  type: "counter" | "histogram";
+  aggregator: "sum";
+  get(): Promise<{ name: string; help: string; type: string; values: MetricValue[]; aggregator: "sum" }>;
+  reset(): void;
+}
+
+const register = (registry: Registry, metric: ScrapedMetric): void =>
+  // The registry only calls get(), reset() and reads name/help/type/aggregator, all of which this provides.
+  registry.registerMetric(metric as unknown as Parameters<Registry["registerMetric"]>[0]);
 
 export function createAdmissionMetrics(registry: Registry): AdmissionMetrics {
-  const requests = new Counter({
+  const requestCounts = new Map<string, MetricValue>();
+  const requests: ScrapedMetric = {
     name: "admission_requests_total",
     help: "Admission reviews answered, by webhook, object kind, operation, verdict and deciding rule.",
-    labelNames: ["webhook", "kind", "operation", "allowed", "rule"] as const,
-    registers: [registry],
-  });
-  const duration = new Histogram({
+    type: "counter",
+    aggregator: "sum",
+    get: async () => ({
+      name: requests.name,
+      help: requests.help,
+      type: requests.type,
+      aggregator: "sum",
+      values: [...requestCounts.values()].map((v) => ({ labels: { ...v.labels }, value: v.value })),
+    }),
+    reset: () => requestCounts.clear(),
+  };
+
+  const buckets = DURATION_BUCKETS_SECONDS;
+  const newSeries = () => ({ counts: new Array<number>(buckets.length).fill(0), sum: 0, count: 0 });
+  const durations = new Map(WEBHOOKS.map((w) => [w, newSeries()]));
+  const duration: ScrapedMetric = {
     name: "admission_duration_seconds",
-    help: "Time from a decoded AdmissionReview to its answer, by webhook.",
-    labelNames: ["webhook"] as const,
-    buckets: DURATION_BUCKETS_SECONDS,
-    registers: [registry],
-  });
-  const durationByWebhook = new Map(WEBHOOKS.map((w) => [w, duration.labels(w)]));
-  const requestChildren = new Map<string, Child<typeof requests>>();
+    help: "Time spent decoding and deciding one admission review, by webhook.",
+    type: "histogram",
+    aggregator: "sum",
+    get: async () => {
+      const values: MetricValue[] = [];
+      for (const [webhook, series] of durations) {
+        let cumulative = 0;
+        buckets.forEach((le, i) => {
+          cumulative += series.counts[i]!;
+          values.push({
+            metricName: `${duration.name}_bucket`,
+            labels: { le: String(le), webhook },
+            value: cumulative,
+          });
+        });
+        values.push({
+          metricName: `${duration.name}_bucket`,
+          labels: { le: "+Inf", webhook },
+          value: series.count,
+        });
+        values.push({ metricName: `${duration.name}_sum`, labels: { webhook }, value: series.sum });
+        values.push({ metricName: `${duration.name}_count`, labels: { webhook }, value: series.count });
+      }
+      return { name: duration.name, help: duration.help, type: duration.type, aggregator: "sum", values };
+    },
+    reset: () => {
+      for (const webhook of WEBHOOKS) durations.set(webhook, newSeries());
+    },
+  };
+  register(registry, requests);
+  register(registry, duration);
+
   return {
     record(webhook, request, decision, seconds) {
       const kind = kindLabelOf(request);
       const operation = OPERATIONS.has(request.operation) ? request.operation : "other";
       const allowed = decision.allowed ? "true" : "false";
       const key = `${webhook}\u0000${kind}\u0000${operation}\u0000${allowed}\u0000${decision.rule}`;
-      let child = requestChildren.get(key);
-      if (child === undefined) {
-        child = requests.labels(webhook, kind, operation, allowed, decision.rule);
-        requestChildren.set(key, child);
+      const counted = requestCounts.get(key);
+      if (counted === undefined) {
+        requestCounts.set(key, {
+          labels: { webhook, kind, operation, allowed, rule: decision.rule },
+          value: 1,
+        });
+      } else counted.value++;
+      const series = durations.get(webhook);
+      if (series === undefined) return;
+      series.count++;
+      series.sum += seconds;
+      // Counted in the first bucket that holds it; get() accumulates. Above the last bucket only +Inf counts.
+      for (let i = 0; i < buckets.length; i++) {
+        if (seconds <= buckets[i]!) {
+          series.counts[i]!++;
+          break;
+        }
       }
-      child.inc();
-      durationByWebhook.get(webhook)?.observe(seconds);
     },
   };
 }

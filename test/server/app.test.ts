@@ -16,6 +16,7 @@ const build = (deps: FakeDeps, servingState?: ServingState): WebhookApp => {
   apps.push(app);
   return app;
 };
+const app0 = () => build(fakeDeps());
 afterEach(async () => {
   await Promise.all(apps.splice(0).map((a) => a.close()));
 });
@@ -57,6 +58,22 @@ describe("admission endpoints (SPEC §2.1)", () => {
       expect(deps.calls.at(-1)?.webhook).toBe(webhook);
       expect(deps.calls.at(-1)?.request.object).toEqual(review.request.object);
     }
+  });
+
+  it("nothing listens when the app is built", async () => {
+    const app = build(fakeDeps());
+    await app.ready();
+    expect(app.server.listening).toBe(false);
+  });
+
+  it("accepts application/json with a charset parameter", async () => {
+    const res = await post(
+      app0(),
+      "/validate",
+      fixture("capi-machine-create"),
+      "application/json; charset=utf-8",
+    );
+    expect(res.statusCode).toBe(200);
   });
 
   it("mapi-frozen fixture: a denial is HTTP 200 with allowed false and the engine's Status", async () => {
@@ -312,6 +329,19 @@ describe("decision log and metrics (SPEC §2.1)", () => {
     const text = (await app.inject({ method: "GET", url: "/metrics" })).body;
     expect(text).toContain('admission_duration_seconds_count{webhook="validate"} 2');
     expect(text).toContain('admission_duration_seconds_bucket{le="0.0001",webhook="validate"}');
+  });
+
+  it("admission_duration_seconds puts a 1.234 ms decision in the 2.5 ms bucket, not the 1 ms one", async () => {
+    let t = 0n;
+    const deps = fakeDeps(undefined, { now: () => (t += 1_234_000n) });
+    const app = build(deps);
+    await post(app, "/mutate", fixture("capi-machine-create"));
+    const text = (await app.inject({ method: "GET", url: "/metrics" })).body;
+    expect(text).toContain('admission_duration_seconds_bucket{le="0.001",webhook="mutate"} 0');
+    expect(text).toContain('admission_duration_seconds_bucket{le="0.0025",webhook="mutate"} 1');
+    expect(text).toContain('admission_duration_seconds_bucket{le="+Inf",webhook="mutate"} 1');
+    expect(text).toContain('admission_duration_seconds_sum{webhook="mutate"} 0.001234');
+    expect(text).toContain('admission_duration_seconds_count{webhook="validate"} 0');
   });
 
   it("kinds outside the product's are counted as kind=other (bounded label values)", async () => {
