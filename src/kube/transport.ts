@@ -5,6 +5,7 @@
  * client-node's generated APIs and informer) is what lets us set patch content types, watch parameters,
  * timeouts and stream handling exactly. URL building for a `ResourceType` lives here too.
  */
+import { createHash } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -60,6 +61,41 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** A transport for the current context of `kubeConfig`. */
 export function kubeConfigTransport(kubeConfig: KubeConfig): Transport {
+  // client-node builds a fresh agent per call (a TLS handshake per request); we keep one keep-alive agent
+  // per distinct TLS material instead, so rotated client certificates still get a new one.
+  const agents = new Map<string, http.Agent>();
+  const reusableAgent = (options: https.RequestOptions, plain: boolean): http.Agent | undefined => {
+    if (kubeConfig.getCurrentCluster()?.proxyUrl) return undefined; // keep client-node's proxy agent
+    const material = [
+      plain,
+      options.ca,
+      options.cert,
+      options.key,
+      options.rejectUnauthorized,
+      options.servername,
+    ];
+    const id = createHash("sha256")
+      .update(JSON.stringify(material.map((m) => (Buffer.isBuffer(m) ? m.toString("base64") : m))))
+      .digest("hex");
+    let agent = agents.get(id);
+    if (!agent) {
+      agent = plain
+        ? new http.Agent({ keepAlive: true })
+        : new https.Agent({
+            keepAlive: true,
+            ...(options.ca !== undefined ? { ca: options.ca } : {}),
+            ...(options.cert !== undefined ? { cert: options.cert } : {}),
+            ...(options.key !== undefined ? { key: options.key } : {}),
+            ...(options.rejectUnauthorized !== undefined
+              ? { rejectUnauthorized: options.rejectUnauthorized }
+              : {}),
+            ...(options.servername !== undefined ? { servername: options.servername } : {}),
+          });
+      agents.set(id, agent);
+    }
+    return agent;
+  };
+
   const open = async (req: KubeRequest): Promise<{ res: http.IncomingMessage; abort: () => void }> => {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new TransportError(0, "", "kubeconfig has no current cluster");
@@ -80,6 +116,8 @@ export function kubeConfigTransport(kubeConfig: KubeConfig): Transport {
       };
     }
     const lib = url.protocol === "http:" ? http : https;
+    const agent = reusableAgent(options, lib === http);
+    if (agent) options.agent = agent;
     return new Promise((resolve, reject) => {
       const r = lib.request(url, options, (res) => resolve({ res, abort: () => r.destroy() }));
       r.on("error", (e) => reject(new TransportError(0, "", `${req.method} ${req.path}: ${e.message}`)));

@@ -12,6 +12,8 @@ import { createCache } from "../../src/kube/cache.js";
 import { systemClock } from "../../src/kube/clock.js";
 import type { KubeConnection } from "../../src/kube/config.js";
 import { connect } from "../../src/kube/config.js";
+import { createResourceResolver } from "../../src/kube/discovery.js";
+import { NotFoundError } from "../../src/kube/errors.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import type { LeaderElector } from "../../src/kube/leader.js";
 import { createLeaderElector } from "../../src/kube/leader.js";
@@ -231,5 +233,18 @@ describe("leader election against the local API server", () => {
     expect(a.state.leading).toBe(false);
     await vi.waitFor(() => expect(b.state.leading).toBe(true), { timeout: 20_000 });
     expect(await holder(env)).toBe("replica-b");
+  });
+});
+
+describe("discovery against the local API server", () => {
+  it("resolves a kind outside SPEC §0 to its plural and scope, and refuses an unknown one", async () => {
+    const env = await startServer();
+    const resolver = createResourceResolver(env.admin.transport);
+    expect(await resolver.resolve("v1", "Secret")).toMatchObject({
+      group: "",
+      plural: "secrets",
+      namespaced: true,
+    });
+    await expect(resolver.resolve("v1", "NoSuchKind")).rejects.toBeInstanceOf(NotFoundError);
   });
 });
