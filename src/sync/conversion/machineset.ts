@@ -11,7 +11,7 @@ import {
   LABELS,
   MAPI_API_VERSION,
 } from "../../kube/kinds.js";
-import { annotationsOf, isRecord, type KubeObject, labelsOf, nameOf } from "../../kube/object.js";
+import { annotationsOf, getPath, isRecord, type KubeObject, labelsOf, nameOf } from "../../kube/object.js";
 import {
   type ConversionOptions,
   capiMachinePartsToMapi,
@@ -245,7 +245,14 @@ export const capiMachineSetToMapi = (
       owner: "MachineSet",
       infraSpec,
       infraSpecPath: `${templateKind}.spec.template.spec`,
-      expectedInfraRef: { kind: templateKind, name: nameOf(infraTemplate) },
+      expectedInfraRef: {
+        kind: templateKind,
+        // A missing template is reported once above; do not report the reference as well.
+        name:
+          infraTemplate === undefined
+            ? String(getPath(templateSpec, ["infrastructureRef", "name"]) ?? "")
+            : nameOf(infraTemplate),
+      },
       ...(opts.awsCluster === undefined ? {} : { infraCluster: opts.awsCluster }),
     },
     platform,
