@@ -24,6 +24,9 @@ const deps = fakeDeps(() => {
 const app = buildServer(deps);
 afterAll(() => app.close());
 
+/** Any JSON, kept shallow so a run stays fast; depth is not what breaks a parser that JSON.parse already ran. */
+const jsonJunk = fc.jsonValue({ maxDepth: 3 });
+
 const base = fixture("mapi-machine-update-instance-type");
 const baseRequest = base.request as unknown as Record<string, unknown>;
 
@@ -34,7 +37,7 @@ const baseRequest = base.request as unknown as Record<string, unknown>;
 const maybeJunk = <T>(real: T): fc.Arbitrary<unknown> =>
   fc.oneof(
     { weight: 30, arbitrary: fc.constant(real) },
-    { weight: 1, arbitrary: fc.jsonValue() },
+    { weight: 1, arbitrary: jsonJunk },
     { weight: 1, arbitrary: fc.constant(undefined) },
   );
 
@@ -43,14 +46,14 @@ const nearValidReview = fc
     apiVersion: fc.oneof(
       { weight: 20, arbitrary: fc.constant("admission.k8s.io/v1") },
       { weight: 1, arbitrary: fc.constant("admission.k8s.io/v1beta1") },
-      { weight: 1, arbitrary: fc.jsonValue() },
+      { weight: 1, arbitrary: jsonJunk },
     ),
     kind: maybeJunk("AdmissionReview"),
     request: fc.record({
       uid: fc.oneof(
         { weight: 10, arbitrary: fc.uuid() },
         { weight: 2, arbitrary: fc.string() },
-        { weight: 1, arbitrary: fc.jsonValue() },
+        { weight: 1, arbitrary: jsonJunk },
       ),
       kind: maybeJunk(baseRequest.kind),
       resource: maybeJunk(baseRequest.resource),
@@ -59,12 +62,12 @@ const nearValidReview = fc
       namespace: maybeJunk("openshift-machine-api"),
       operation: fc.oneof(
         { weight: 20, arbitrary: fc.constantFrom("CREATE", "UPDATE", "DELETE", "CONNECT") },
-        { weight: 1, arbitrary: fc.jsonValue() },
+        { weight: 1, arbitrary: jsonJunk },
       ),
       userInfo: maybeJunk(baseRequest.userInfo),
       object: fc.oneof(
         { weight: 3, arbitrary: maybeJunk(baseRequest.object) },
-        { weight: 1, arbitrary: fc.dictionary(fc.string(), fc.jsonValue()) },
+        { weight: 1, arbitrary: fc.dictionary(fc.string(), jsonJunk) },
       ),
       oldObject: maybeJunk(baseRequest.oldObject),
       dryRun: maybeJunk(true),
@@ -75,7 +78,7 @@ const nearValidReview = fc
 
 const body = fc.oneof(
   { weight: 4, arbitrary: nearValidReview },
-  { weight: 1, arbitrary: fc.jsonValue().map((v) => JSON.stringify(v)) },
+  { weight: 1, arbitrary: jsonJunk.map((v) => JSON.stringify(v)) },
   { weight: 1, arbitrary: fc.string() },
   { weight: 1, arbitrary: nearValidReview.chain((text) => fc.nat(text.length).map((n) => text.slice(0, n))) },
   {
@@ -133,9 +136,9 @@ describe("fuzz: no input produces a 5xx (SPEC §2.1)", () => {
         if (!answer.response.allowed)
           expect(answer.response.status).toMatchObject({ status: "Failure", code: 403 });
       }),
-      { numRuns: 3000 },
+      { numRuns: 2000 },
     );
     // The generator must reach the decision path often enough for the 200 checks to mean something.
-    expect(answered200).toBeGreaterThan(300);
-  });
+    expect(answered200).toBeGreaterThan(200);
+  }, 60_000);
 });
