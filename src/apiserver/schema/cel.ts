@@ -21,6 +21,17 @@ export interface CompiledRule {
   readonly program: CelProgram;
 }
 
+/**
+ * A rule this engine cannot run: it calls one of kube's CEL libraries @bufbuild/cel lacks (lists, url,
+ * quantity, format, ip/cidr, optionals). Such rules are skipped, never guessed, and listed so the caller can
+ * say so; upstream CRDs applied by the installer keep working.
+ */
+export interface UnsupportedRule {
+  readonly field: string;
+  readonly rule: string;
+  readonly reason: string;
+}
+
 /** Walks a parsed expression looking for an identifier; the AST is plain protobuf-es messages. */
 function referencesIdent(node: unknown, name: string, seen = new Set<unknown>()): boolean {
   if (typeof node !== "object" || node === null || seen.has(node)) return false;
@@ -40,17 +51,36 @@ function referencesIdent(node: unknown, name: string, seen = new Set<unknown>())
 export function compileExpression(
   expr: string,
   variables: readonly string[],
-): { program: CelProgram; references: (ident: string) => boolean } {
+): { program: CelProgram; references: (ident: string) => boolean; missingFunctions: string[] } {
   const decl: Record<string, typeof CelScalar.DYN> = {};
   for (const v of variables) decl[v] = CelScalar.DYN;
   const env = celEnv({ variables: decl, funcs: strings });
   const parsed = parse(expr);
   const planned = plan(env, parsed) as (ctx: Record<string, unknown>) => unknown;
+  const called = new Set<string>();
+  collectCalls(parsed.expr, called);
+  // Operators (`_&&_`, `_[_]`, `@in`, `!_`, ...) are planned natively; named functions must be in the env.
+  const missingFunctions = [...called].filter((f) => !/^[_@!-]/.test(f) && env.funcs.find(f) === undefined);
   return {
     program: (vars) => planned(vars),
     references: (ident) => referencesIdent(parsed.expr, ident),
+    missingFunctions,
   };
 }
+
+function collectCalls(node: unknown, out: Set<string>, seen = new Set<unknown>()): void {
+  if (typeof node !== "object" || node === null || seen.has(node)) return;
+  seen.add(node);
+  const rec = node as Record<string, unknown>;
+  if (rec.case === "callExpr") {
+    const fn = (rec.value as { function?: unknown } | undefined)?.function;
+    if (typeof fn === "string") out.add(fn);
+  }
+  for (const v of Object.values(rec)) if (typeof v === "object" && v !== null) collectCalls(v, out, seen);
+}
+
+/** CEL optional syntax (`a.?b`, `a[?k]`, `optional.of`) that the parser of @bufbuild/cel 0.6 rejects. */
+const OPTIONAL_SYNTAX = /\.\?[A-Za-z_]|\[\?|\boptional\./;
 
 export const celFailed = (result: unknown): result is Error => isCelError(result);
 
@@ -84,19 +114,40 @@ export const jsonToCel = (value: unknown): unknown => toCel(value, undefined);
 export function compileRules(
   schema: JsonSchema,
   at: string,
-): { rules: CompiledRule[]; errors: Array<{ field: string; rule: string; error: string }> } {
+): {
+  rules: CompiledRule[];
+  errors: Array<{ field: string; rule: string; error: string }>;
+  unsupported: UnsupportedRule[];
+} {
   const rules: CompiledRule[] = [];
   const errors: Array<{ field: string; rule: string; error: string }> = [];
+  const unsupported: UnsupportedRule[] = [];
   const list = schema["x-kubernetes-validations"];
-  if (!Array.isArray(list)) return { rules, errors };
+  if (!Array.isArray(list)) return { rules, errors, unsupported };
   list.forEach((r, i) => {
     const field = `${at}.x-kubernetes-validations[${i}]`;
     if (typeof r?.rule !== "string" || r.rule.trim() === "") {
       errors.push({ field: `${field}.rule`, rule: "", error: "rule must not be empty" });
       return;
     }
+    if (OPTIONAL_SYNTAX.test(r.rule)) {
+      unsupported.push({
+        field: `${field}.rule`,
+        rule: r.rule,
+        reason: "CEL optional syntax is not supported",
+      });
+      return;
+    }
     try {
       const compiled = compileExpression(r.rule, ["self", "oldSelf"]);
+      if (compiled.missingFunctions.length > 0) {
+        unsupported.push({
+          field: `${field}.rule`,
+          rule: r.rule,
+          reason: `unsupported CEL functions: ${compiled.missingFunctions.join(", ")}`,
+        });
+        return;
+      }
       let messageExpression: CelProgram | undefined;
       if (typeof r.messageExpression === "string" && r.messageExpression.trim() !== "") {
         try {
@@ -127,7 +178,7 @@ export function compileRules(
       });
     }
   });
-  return { rules, errors };
+  return { rules, errors, unsupported };
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import type { KubeObject } from "../../kube/object.js";
 import { invalid, required, type StatusCause } from "./causes.js";
-import { compileRules } from "./cel.js";
+import { compileRules, type UnsupportedRule } from "./cel.js";
 import {
   isObject,
   type JsonSchema,
@@ -18,6 +18,7 @@ import {
 import { validateNode } from "./validate.js";
 
 export type { StatusCause } from "./causes.js";
+export type { UnsupportedRule } from "./cel.js";
 export type { JsonSchema } from "./structural.js";
 
 export interface ScaleSubresource {
@@ -62,6 +63,8 @@ export interface CompiledCrd {
   validate(version: string, obj: KubeObject, oldObj: KubeObject | undefined): StatusCause[];
   /** OpenAPI v3 schema of a version (for the core's /openapi answers) */
   openApiSchema(version: string): unknown;
+  /** Optional extra: CEL rules skipped because they need kube CEL libraries this engine lacks (log them). */
+  readonly unsupportedRules?: ReadonlyArray<UnsupportedRule>;
 }
 
 type CompileResult = { ok: true; value: CompiledCrd } | { ok: false; causes: StatusCause[] };
@@ -89,7 +92,13 @@ function compilePattern(pattern: string): RegExp | undefined {
  * Builds the node tree, collecting structural and CEL compile errors with CRD field paths. Nodes are
  * built bottom-up so `hasRules` is known when validation walks them.
  */
-function buildNode(schema: JsonSchema, at: string, errors: StatusCause[], isRoot: boolean): SchemaNode {
+function buildNode(
+  schema: JsonSchema,
+  at: string,
+  errors: StatusCause[],
+  isRoot: boolean,
+  unsupported: UnsupportedRule[],
+): SchemaNode {
   const properties = new Map<string, SchemaNode>();
   for (const [key, child] of Object.entries(schema.properties ?? {})) {
     const childAt = `${at}.properties[${key}]`;
@@ -97,12 +106,7 @@ function buildNode(schema: JsonSchema, at: string, errors: StatusCause[], isRoot
       errors.push(invalid(childAt, "", "must be a schema object"));
       continue;
     }
-    if (isRoot && key === "metadata") {
-      // kube allows only name/generateName constraints under the root metadata; anything else is ignored here.
-      properties.set(key, buildNode(child as JsonSchema, childAt, errors, false));
-      continue;
-    }
-    properties.set(key, buildNode(child as JsonSchema, childAt, errors, false));
+    properties.set(key, buildNode(child as JsonSchema, childAt, errors, false, unsupported));
   }
   const structuralTypeFree =
     schema["x-kubernetes-preserve-unknown-fields"] === true || schema["x-kubernetes-int-or-string"] === true;
@@ -128,10 +132,11 @@ function buildNode(schema: JsonSchema, at: string, errors: StatusCause[], isRoot
       `${at}.additionalProperties`,
       errors,
       false,
+      unsupported,
     );
   }
   const items = isObject(schema.items)
-    ? buildNode(schema.items as JsonSchema, `${at}.items`, errors, false)
+    ? buildNode(schema.items as JsonSchema, `${at}.items`, errors, false, unsupported)
     : undefined;
   if (schema.type === "array" && !items) errors.push(required(`${at}.items`, "must be specified"));
   let pattern: RegExp | undefined;
@@ -141,6 +146,7 @@ function buildNode(schema: JsonSchema, at: string, errors: StatusCause[], isRoot
   }
   const compiled = compileRules(schema, at);
   for (const e of compiled.errors) errors.push(invalid(e.field, e.rule, e.error));
+  unsupported.push(...compiled.unsupported);
   const node: SchemaNode = {
     schema,
     properties,
@@ -222,6 +228,7 @@ export function compileCrd(crd: KubeObject): CompileResult {
     );
 
   const roots = new Map<string, SchemaNode>();
+  const unsupportedRules: UnsupportedRule[] = [];
   const schemas = new Map<string, JsonSchema>();
   const versions: CompiledVersion[] = versionsIn.map((v, i) => {
     const at = `spec.versions[${i}]`;
@@ -234,7 +241,7 @@ export function compileCrd(crd: KubeObject): CompileResult {
         : undefined;
     if (!schemaIn) causes.push(required(`${at}.schema.openAPIV3Schema`, "schemas are required"));
     else {
-      roots.set(name, buildNode(schemaIn, `${at}.schema.openAPIV3Schema`, causes, true));
+      roots.set(name, buildNode(schemaIn, `${at}.schema.openAPIV3Schema`, causes, true, unsupportedRules));
       schemas.set(name, schemaIn);
     }
     const sub = isObject(v.subresources) ? v.subresources : {};
@@ -294,6 +301,7 @@ export function compileCrd(crd: KubeObject): CompileResult {
     scope: scope as "Namespaced" | "Cluster",
     names,
     versions,
+    unsupportedRules,
     pruneAndDefault: (version, obj) => pruneAndDefaultValue(rootOf(version), obj) as KubeObject,
     validate: (version, obj, oldObj) => {
       const out: StatusCause[] = [];

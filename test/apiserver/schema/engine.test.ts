@@ -628,3 +628,33 @@ describe("validate (x-kubernetes-validations CEL)", () => {
     expect(causes).toEqual([]);
   });
 });
+
+describe("CEL rules needing kube libraries @bufbuild/cel lacks", () => {
+  it("are skipped and listed, never guessed; the CRD still compiles", () => {
+    const c = compile({
+      spec: {
+        type: "object",
+        properties: { l: { type: "array", items: { type: "integer" } }, a: { type: "integer" } },
+        "x-kubernetes-validations": [
+          { rule: "self.l.isSorted()", message: "sorted" },
+          { rule: "self.?a.orValue(1) == 1", message: "optional" },
+          { rule: "!has(self.a) || self.a > 0", message: "a must be positive" },
+        ],
+      },
+    });
+    expect(c.unsupportedRules?.map((r) => [r.field, r.reason])).toEqual([
+      [
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule",
+        "unsupported CEL functions: isSorted",
+      ],
+      [
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].rule",
+        "CEL optional syntax is not supported",
+      ],
+    ]);
+    expect(c.validate("v1", widget({ l: [2, 1], a: 2 }), undefined)).toEqual([]);
+    expect(c.validate("v1", widget({ a: -1 }), undefined).map((x) => x.message)).toEqual([
+      'Invalid value: "object": a must be positive',
+    ]);
+  });
+});
