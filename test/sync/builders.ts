@@ -246,18 +246,14 @@ export const fakeConverter = (): SyncConverter => {
     const warn = getPath(ps, ["warn"]);
     return { errors, warnings: typeof warn === "string" ? [warn] : [] };
   };
-  const marksToCapi = (o: KubeObject) => {
-    const a = o.metadata?.annotations ?? {};
-    return a["machine.openshift.io/delete-machine"] !== undefined
-      ? { "cluster.x-k8s.io/delete-machine": a["machine.openshift.io/delete-machine"] }
-      : {};
+  const mark = (o: KubeObject, from: string, to: string): Record<string, string> => {
+    const v = o.metadata?.annotations?.[from];
+    return v !== undefined ? { [to]: v } : {};
   };
-  const marksToMapi = (o: KubeObject) => {
-    const a = o.metadata?.annotations ?? {};
-    return a["cluster.x-k8s.io/delete-machine"] !== undefined
-      ? { "machine.openshift.io/delete-machine": a["cluster.x-k8s.io/delete-machine"] }
-      : {};
-  };
+  const marksToCapi = (o: KubeObject) =>
+    mark(o, "machine.openshift.io/delete-machine", "cluster.x-k8s.io/delete-machine");
+  const marksToMapi = (o: KubeObject) =>
+    mark(o, "cluster.x-k8s.io/delete-machine", "machine.openshift.io/delete-machine");
   return {
     mapiMachineToCapi(mapi, _infra, opts) {
       const ps = value(mapi, ["spec", "providerSpec", "value"]);
