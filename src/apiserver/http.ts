@@ -450,7 +450,8 @@ export class HttpApi {
         includeOf(q),
         this.deps.clock(),
       );
-      return send(res, 200, JSON.stringify(table));
+      send(res, 200, JSON.stringify(table));
+      return;
     }
     const head = JSON.stringify({
       kind: type.listKind,
@@ -570,43 +571,34 @@ export class HttpApi {
 
   private nonResource(method: string, path: string, res: ServerResponse): void {
     if (method !== "GET") throw methodNotAllowed();
-    const r = this.deps.registry;
-    const ok = (body: unknown): void => send(res, 200, JSON.stringify(body));
-    if (path === "/version") return ok(VERSION_INFO);
     if (path === "/healthz" || path === "/readyz" || path === "/livez") {
       res.writeHead(200, { "Content-Type": "text/plain" });
       res.end("ok");
       return;
     }
-    if (path === "/api") return ok(apiVersions());
-    if (path === "/apis") return ok(apiGroupList(r));
-    if (path === "/openapi/v3") return ok(openApiRoot(r));
-    const segs = path.split("/").filter(Boolean);
-    if (segs[0] === "api" && segs.length === 2) {
-      const list = apiResourceList(r, "", segs[1]!);
-      if (list) return ok(list);
-    }
-    if (segs[0] === "apis" && segs.length === 2) {
-      const g = apiGroup(r, segs[1]!);
-      if (g) return ok(g);
-    }
-    if (segs[0] === "apis" && segs.length === 3) {
-      const list = apiResourceList(r, segs[1]!, segs[2]!);
-      if (list) return ok(list);
-    }
-    if (segs[0] === "openapi" && segs[1] === "v3") {
-      const rest = segs.slice(2);
-      const doc =
-        rest[0] === "api" && rest.length === 2
-          ? openApiGroupVersion(r, "", rest[1]!)
-          : rest[0] === "apis" && rest.length === 3
-            ? openApiGroupVersion(r, rest[1]!, rest[2]!)
-            : undefined;
-      if (doc) return ok(doc);
-    }
-    throw NOT_FOUND();
+    const body = nonResourceBody(this.deps.registry, path);
+    if (body === undefined) throw NOT_FOUND();
+    send(res, 200, JSON.stringify(body));
   }
 }
+
+/** Discovery and OpenAPI answers by path; undefined when nothing is served there. */
+const nonResourceBody = (r: Registry, path: string): unknown => {
+  if (path === "/version") return VERSION_INFO;
+  if (path === "/api") return apiVersions();
+  if (path === "/apis") return apiGroupList(r);
+  if (path === "/openapi/v3") return openApiRoot(r);
+  const segs = path.split("/").filter(Boolean);
+  if (segs[0] === "api" && segs.length === 2) return apiResourceList(r, "", segs[1]!);
+  if (segs[0] === "apis" && segs.length === 2) return apiGroup(r, segs[1]!);
+  if (segs[0] === "apis" && segs.length === 3) return apiResourceList(r, segs[1]!, segs[2]!);
+  if (segs[0] === "openapi" && segs[1] === "v3") {
+    const rest = segs.slice(2);
+    if (rest[0] === "api" && rest.length === 2) return openApiGroupVersion(r, "", rest[1]!);
+    if (rest[0] === "apis" && rest.length === 3) return openApiGroupVersion(r, rest[1]!, rest[2]!);
+  }
+  return undefined;
+};
 
 const includeOf = (q: URLSearchParams): IncludeObject => {
   const v = q.get("includeObject");

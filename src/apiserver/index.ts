@@ -87,7 +87,7 @@ const typeOfObject = (registry: Registry, obj: KubeObject): ResourceInfo => {
   const apiVersion = String(obj.apiVersion ?? "");
   const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
   const t = registry.byGroupKind(group ?? "", String(obj.kind ?? ""));
-  if (!t || !t.versions.includes(version ?? ""))
+  if (!t?.versions.includes(version ?? ""))
     throw new Error(`no type serves ${apiVersion} ${String(obj.kind)}`);
   return t;
 };

@@ -106,7 +106,7 @@ const mergeList = (field: string, current: unknown, patch: unknown[]): unknown[]
 /** Orders `list` as `$setElementOrder` says; items not named keep their relative order at the end. */
 const applyOrder = (list: unknown[], order: unknown[], key: string | undefined): unknown[] => {
   const position = (item: unknown): number =>
-    order.findIndex((o) => (key ? sameKey(o, item, key) : o === item));
+    key ? order.findIndex((o) => sameKey(o, item, key)) : order.indexOf(item);
   const named = list.filter((i) => position(i) >= 0).sort((a, b) => position(a) - position(b));
   return [...named, ...list.filter((i) => position(i) < 0)];
 };

@@ -261,7 +261,7 @@ export class Rest {
         field: "metadata.name",
         message: `Invalid value: ${JSON.stringify(name)}: ${isNamespace ? LABEL_MESSAGE : SUBDOMAIN_MESSAGE}`,
       });
-    for (const [k, v] of Object.entries(o.metadata?.labels ?? {}))
+    for (const v of Object.values(o.metadata?.labels ?? {}))
       if (typeof v !== "string" || v.length > 63 || !/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(v))
         causes.push({
           reason: "FieldValueInvalid",
@@ -346,6 +346,8 @@ export class Rest {
     version: string,
     namespace: string,
     body: unknown,
+    /** Server-side apply creating: the apply manager owns the applied fields instead of an Update entry. */
+    applyFields?: ManagedFieldsEntry[],
   ): Promise<KubeObject> {
     if (!isRecord(body)) throw badRequest("the body of the request must be a JSON object");
     const apiVersion = gvOf(res, version);
@@ -402,7 +404,10 @@ export class Rest {
     this.validate(res, version, object, undefined);
     await this.admit("validate", ctx, res, version, "CREATE", undefined, object, null, options);
     const manager = ctx.fieldManager ?? managerFromUserAgent(ctx.userAgent);
-    object = this.withManagedFields(object, recordUpdate(undefined, object, manager, apiVersion, this.now()));
+    object = this.withManagedFields(
+      object,
+      applyFields ?? recordUpdate(undefined, object, manager, apiVersion, this.now()),
+    );
     const key = resourceKey(res);
     if (this.deps.storage.get(key, res.namespaced ? namespace : "", name))
       throw alreadyExists(res.group, res.plural, name);
@@ -624,15 +629,9 @@ export class Rest {
             this.now(),
           );
           const createBody = { ...result.object, metadata: { ...meta(result.object), name } };
-          const obj = await this.create(
-            { ...ctx, fieldManager: ctx.fieldManager! },
-            res,
-            version,
-            namespace,
-            createBody,
-          );
+          const obj = await this.create(ctx, res, version, namespace, createBody, result.managedFields);
           created = true;
-          return this.withApplyFields(ctx, res, version, obj, result.managedFields);
+          return obj;
         }
         const precondition =
           typeof am.resourceVersion === "string" && am.resourceVersion ? am.resourceVersion : undefined;
@@ -678,25 +677,6 @@ export class Rest {
       );
     });
     return { object, created };
-  }
-
-  /** SSA create: the apply manager owns the applied fields rather than an Update entry. */
-  private withApplyFields(
-    ctx: RequestContext,
-    res: ResourceInfo,
-    version: string,
-    obj: KubeObject,
-    fields: ManagedFieldsEntry[],
-  ): KubeObject {
-    if (ctx.dryRun) return this.withManagedFields(obj, fields);
-    const key = resourceKey(res);
-    const stored = this.deps.storage.get(key, obj.metadata?.namespace ?? "", obj.metadata?.name ?? "");
-    if (!stored || stored.metadata?.uid !== obj.metadata?.uid) return obj;
-    // Same write, so no new resourceVersion: replace the Update entry create() recorded.
-    const fixed = this.withManagedFields(stored, fields);
-    const rv = Number(stored.metadata?.resourceVersion);
-    this.deps.storage.put(key, fixed, rv);
-    return asVersion(res, version, fixed);
   }
 
   private stripStatusForMain(res: ResourceInfo, o: KubeObject): KubeObject {

@@ -26,13 +26,26 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-const owner = async (name: string): Promise<{ uid: string }> => (await call(s, "POST", CM, configMap(name, "gc"))).body.metadata;
+const owner = async (name: string): Promise<{ uid: string }> =>
+  (await call(s, "POST", CM, configMap(name, "gc"))).body.metadata;
 const dependent = (name: string, ownerName: string, uid: string, block = false) =>
   call(s, "POST", CM, {
     ...configMap(name, "gc"),
-    metadata: { name, ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: ownerName, uid, ...(block ? { blockOwnerDeletion: true } : {}) }] },
+    metadata: {
+      name,
+      ownerReferences: [
+        {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          name: ownerName,
+          uid,
+          ...(block ? { blockOwnerDeletion: true } : {}),
+        },
+      ],
+    },
   });
-const exists = async (name: string): Promise<boolean> => (await call(s, "GET", `${CM}/${name}`)).status === 200;
+const exists = async (name: string): Promise<boolean> =>
+  (await call(s, "GET", `${CM}/${name}`)).status === 200;
 
 describe("garbage collector", () => {
   it("background: the owner goes at once, then its dependents, deleted as the GC's identity", async () => {
@@ -50,7 +63,13 @@ describe("garbage collector", () => {
     const o = await owner("fg-owner");
     await call(s, "POST", CM, {
       ...configMap("fg-dep", "gc"),
-      metadata: { name: "fg-dep", finalizers: ["example.com/hold"], ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "fg-owner", uid: o.uid, blockOwnerDeletion: true }] },
+      metadata: {
+        name: "fg-dep",
+        finalizers: ["example.com/hold"],
+        ownerReferences: [
+          { apiVersion: "v1", kind: "ConfigMap", name: "fg-owner", uid: o.uid, blockOwnerDeletion: true },
+        ],
+      },
     });
     const del = await call(s, "DELETE", `${CM}/fg-owner`, { propagationPolicy: "Foreground" });
     expect(del.body.metadata.finalizers).toContain("foregroundDeletion");
@@ -58,7 +77,13 @@ describe("garbage collector", () => {
     expect(await exists("fg-owner")).toBe(true);
     const dep = await call(s, "GET", `${CM}/fg-dep`);
     expect(dep.body.metadata.deletionTimestamp).toBeTruthy();
-    await call(s, "PATCH", `${CM}/fg-dep`, { metadata: { finalizers: null } }, { contentType: "application/merge-patch+json" });
+    await call(
+      s,
+      "PATCH",
+      `${CM}/fg-dep`,
+      { metadata: { finalizers: null } },
+      { contentType: "application/merge-patch+json" },
+    );
     await s.settled();
     expect(await exists("fg-dep")).toBe(false);
     expect(await exists("fg-owner")).toBe(false);
@@ -110,13 +135,21 @@ describe("CRD deletion", () => {
   it("sets deletionTimestamp with the cleanup finalizer, removes the objects (honouring their finalizers), then the CRD and its type", async () => {
     const crd = await call(s, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCrd());
     expect(crd.body.metadata.finalizers).toEqual(["customresourcecleanup.apiextensions.k8s.io"]);
-    expect(crd.body.status.conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`)).toEqual([
-      "NamesAccepted=True",
-      "Established=True",
-    ]);
+    expect(
+      crd.body.status.conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`),
+    ).toEqual(["NamesAccepted=True", "Established=True"]);
     await call(s, "POST", WIDGETS("gc"), widget("w1", "gc"));
-    await call(s, "POST", WIDGETS("gc"), widget("w2", "gc", {}, { metadata: { finalizers: ["example.com/hold"] } }));
-    const del = await call(s, "DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com");
+    await call(
+      s,
+      "POST",
+      WIDGETS("gc"),
+      widget("w2", "gc", {}, { metadata: { finalizers: ["example.com/hold"] } }),
+    );
+    const del = await call(
+      s,
+      "DELETE",
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+    );
     expect(del.body.metadata.deletionTimestamp).toBeTruthy();
     await s.settled();
     expect((await call(s, "GET", `${WIDGETS("gc")}/w1`)).status).toBe(404);
@@ -124,10 +157,22 @@ describe("CRD deletion", () => {
     expect(held.body.metadata.deletionTimestamp).toBeTruthy();
     const refused = await call(s, "POST", WIDGETS("gc"), widget("w3", "gc"));
     expect(refused.status).toBe(405);
-    expect((await call(s, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")).status).toBe(200);
-    await call(s, "PATCH", `${WIDGETS("gc")}/w2`, { metadata: { finalizers: null } }, { contentType: "application/merge-patch+json" });
+    expect(
+      (await call(s, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"))
+        .status,
+    ).toBe(200);
+    await call(
+      s,
+      "PATCH",
+      `${WIDGETS("gc")}/w2`,
+      { metadata: { finalizers: null } },
+      { contentType: "application/merge-patch+json" },
+    );
     await s.settled();
-    expect((await call(s, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")).status).toBe(404);
+    expect(
+      (await call(s, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"))
+        .status,
+    ).toBe(404);
     expect((await call(s, "GET", WIDGETS("gc"))).status).toBe(404);
     const apis = await call(s, "GET", "/apis");
     expect(apis.body.groups.map((g: { name: string }) => g.name)).not.toContain("example.com");

@@ -4,7 +4,7 @@
  */
 
 import type { IncomingHttpHeaders } from "node:http";
-import { request as httpsRequest } from "node:https";
+import { Agent, request as httpsRequest } from "node:https";
 import { type ApiServer, type ApiServerOptions, startApiServer } from "../../src/apiserver/index.js";
 import type { AdmissionDispatcher } from "../../src/apiserver/types.js";
 import type { KubeObject } from "../../src/kube/object.js";
@@ -26,6 +26,17 @@ export const start = (extra: Partial<ApiServerOptions> = {}): Promise<ApiServer>
     ],
     ...extra,
   });
+
+/** One keep-alive agent per server, as real clients reuse connections (TLS handshakes dominate otherwise). */
+const agents = new WeakMap<ApiServer, Agent>();
+const agentFor = (server: ApiServer): Agent => {
+  let a = agents.get(server);
+  if (!a) {
+    a = new Agent({ keepAlive: true, ca: server.caPem, maxSockets: 64 });
+    agents.set(server, a);
+  }
+  return a;
+};
 
 export interface Response {
   status: number;
@@ -50,7 +61,7 @@ export const call = (
       url,
       {
         method,
-        ca: server.caPem,
+        agent: agentFor(server),
         headers: {
           ...(token ? { Authorization: `Bearer ${token}` } : {}),
           ...(payload !== undefined

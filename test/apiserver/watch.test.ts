@@ -21,7 +21,10 @@ afterAll(() => s.stop());
 describe("watch", () => {
   it("flushes headers before any event and replays current objects as ADDED when resourceVersion is absent", async () => {
     await call(s, "POST", CM, configMap("first", "w"));
-    const empty = await watch(s, "/api/v1/namespaces/w/configmaps?watch=true&fieldSelector=metadata.name%3Dnothing");
+    const empty = await watch(
+      s,
+      "/api/v1/namespaces/w/configmaps?watch=true&fieldSelector=metadata.name%3Dnothing",
+    );
     expect(empty.status).toBe(200);
     expect(empty.headers["content-type"]).toBe("application/json");
     empty.close();
@@ -43,7 +46,9 @@ describe("watch", () => {
     expect(events.map((e) => e.type)).toEqual(["ADDED", "MODIFIED", "DELETED"]);
     expect(events[0]!.object.metadata.resourceVersion).toBe(c.body.metadata.resourceVersion);
     expect(events[1]!.object.metadata.resourceVersion).toBe(m.body.metadata.resourceVersion);
-    expect(Number(events[2]!.object.metadata.resourceVersion)).toBeGreaterThan(Number(m.body.metadata.resourceVersion));
+    expect(Number(events[2]!.object.metadata.resourceVersion)).toBeGreaterThan(
+      Number(m.body.metadata.resourceVersion),
+    );
     w.close();
   });
 
@@ -54,7 +59,12 @@ describe("watch", () => {
     const w = await watch(s, `${CM}?watch=true&resourceVersion=${a.body.metadata.resourceVersion}`);
     const e1 = await w.next();
     const e2 = await w.next();
-    expect([e1.type, e1.object.metadata.name, e2.type, e2.object.metadata.name]).toEqual(["ADDED", "r2", "MODIFIED", "r1"]);
+    expect([e1.type, e1.object.metadata.name, e2.type, e2.object.metadata.name]).toEqual([
+      "ADDED",
+      "r2",
+      "MODIFIED",
+      "r1",
+    ]);
     w.close();
   });
 
@@ -72,7 +82,10 @@ describe("watch", () => {
     const rv = s.store.resourceVersion();
     const w = await watch(s, `${CM}?watch=true&allowWatchBookmarks=true&resourceVersion=${rv}`);
     const e = await w.next();
-    expect(e).toEqual({ type: "BOOKMARK", object: { kind: "ConfigMap", apiVersion: "v1", metadata: { resourceVersion: rv } } });
+    expect(e).toEqual({
+      type: "BOOKMARK",
+      object: { kind: "ConfigMap", apiVersion: "v1", metadata: { resourceVersion: rv } },
+    });
     w.close();
     const plain = await watch(s, `${CM}?watch=true&resourceVersion=${rv}`);
     await expect(plain.next(200)).rejects.toThrow(/no watch event/);
@@ -80,14 +93,20 @@ describe("watch", () => {
   });
 
   it("ends the stream after timeoutSeconds", async () => {
-    const w = await watch(s, `${CM}?watch=true&resourceVersion=${s.store.resourceVersion()}&timeoutSeconds=1`);
+    const w = await watch(
+      s,
+      `${CM}?watch=true&resourceVersion=${s.store.resourceVersion()}&timeoutSeconds=1`,
+    );
     await w.ended;
     expect(w.status).toBe(200);
   });
 
   it("applies label selectors: an object entering the selector is ADDED, leaving it is DELETED", async () => {
     await call(s, "POST", CM, configMap("sel", "w", {}, { team: "a" }));
-    const w = await watch(s, `${CM}?watch=true&labelSelector=team%3Db&resourceVersion=${s.store.resourceVersion()}`);
+    const w = await watch(
+      s,
+      `${CM}?watch=true&labelSelector=team%3Db&resourceVersion=${s.store.resourceVersion()}`,
+    );
     await call(s, "PATCH", `${CM}/sel`, { metadata: { labels: { team: "b" } } }, merge);
     await call(s, "PATCH", `${CM}/sel`, { data: { k: "v" } }, merge);
     await call(s, "PATCH", `${CM}/sel`, { metadata: { labels: { team: "c" } } }, merge);
@@ -97,7 +116,10 @@ describe("watch", () => {
   });
 
   it("serves the legacy /watch/ path and cluster-wide watches", async () => {
-    const w = await watch(s, `/api/v1/watch/namespaces/w/configmaps?resourceVersion=${s.store.resourceVersion()}`);
+    const w = await watch(
+      s,
+      `/api/v1/watch/namespaces/w/configmaps?resourceVersion=${s.store.resourceVersion()}`,
+    );
     const all = await watch(s, `/api/v1/configmaps?watch=1&resourceVersion=${s.store.resourceVersion()}`);
     await call(s, "POST", CM, configMap("legacy", "w"));
     expect((await w.next()).object.metadata.name).toBe("legacy");
