@@ -66,7 +66,7 @@ export const capiCreateTwinPaused: Rule = {
     const seen = paused ? `Paused=${paused.status}` : "no Paused condition";
     return deny(
       403,
-      `${describeSubject(subject)} cannot be created yet: its MAPI twin ${describe("mapi", subject.kind, mapiNs, mapiName)} has status.authoritativeAPI=ClusterAPI but reports ${seen}, so the Machine API controllers may still act on it.`,
+      `${describeSubject(subject)} cannot be created yet: its twin ${describe("mapi", subject.kind, mapiNs, mapiName)} has status.authoritativeAPI=ClusterAPI but reports ${seen}, so the Machine API controllers may still act on it.`,
       ["status.conditions[type=Paused]"],
       `Retry once oc get ${mapiResource(subject.kind)}/${mapiName} -n ${mapiNs} -o jsonpath='{.status.conditions[?(@.type=="Paused")].status}' prints True.`,
     );

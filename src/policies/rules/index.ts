@@ -1,9 +1,9 @@
 /**
  * Every admission rule of SPEC §2.3 and §2.4, in the order the engine evaluates them. For each webhook
  * the first deny wins, so more specific and cache-independent rules come first: field validity (422), then
- * the product's annotations and status, then `unpause-twin` (decided from the request alone, before any
- * rule that might answer "retry" on a stale cache), then the frozen rules, the migration rules and the
- * create rules. Warn and DELETE rules live on `validate-warn`, the mutation on `mutate`.
+ * `unpause-twin` (decided from the request alone, before any rule that might answer "retry" on a stale
+ * cache, and more telling than `product-annotations` about a removed marker), the product's annotations and
+ * status, then the frozen rules, the migration rules and the create rules. Warn and DELETE rules live on `validate-warn`, the mutation on `mutate`.
  */
 import type { Rule } from "../verdict.js";
 import { productAnnotations } from "./annotations.js";
@@ -26,9 +26,9 @@ export const RULES: readonly Rule[] = Object.freeze([
   authorityEnum,
   capiUnsupportedFields,
   awsUnsupportedFields,
+  unpauseTwin,
   productAnnotations,
   statusOwnedByControllers,
-  unpauseTwin,
   mapiFrozen,
   capiFrozen,
   frozenWhileMigrating,

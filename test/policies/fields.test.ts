@@ -1,0 +1,307 @@
+/**
+ * Table tests for the field, status and annotation rules (SPEC §2.3): `capi-unsupported-fields`,
+ * `aws-unsupported-fields`, `authority-enum`, `status-owned-by-controllers`, `product-annotations`.
+ */
+import { describe, it } from "vitest";
+import { ANNOTATIONS, PAUSED_BY_VALUE } from "../../src/kube/kinds.js";
+import { AWS_UNSUPPORTED } from "../../src/policies/rules/fields.js";
+import {
+  awsMachine,
+  awsMachineTemplate,
+  type Case,
+  capiMachine,
+  capiMachineSet,
+  checkCase,
+  createRequest,
+  edit,
+  mapiMachine,
+  mapiMachineSet,
+  statusRequest,
+  updateRequest,
+} from "./builders.js";
+
+/** Sets a dotted path on a draft object. */
+// biome-ignore lint/suspicious/noExplicitAny: tests reach into arbitrary JSON
+const setPath = (o: any, path: string[], value: unknown): void => {
+  let cur = o;
+  for (const seg of path.slice(0, -1)) cur = cur[seg] ??= {};
+  cur[path[path.length - 1]!] = value;
+};
+
+describe("capi-unsupported-fields", () => {
+  const cases: Case[] = [
+    {
+      name: "capi-unsupported-fields: denies spec.version on a new CAPI Machine",
+      request: createRequest(
+        edit(capiMachine({ name: "capi-only", paused: "none" }), (c) => {
+          c.spec.version = "v1.31.0";
+        }),
+      ),
+      allowed: false,
+      rule: "capi-unsupported-fields",
+      message:
+        "CAPI Machine openshift-cluster-api/capi-only: spec.version: Forbidden: Machine API cannot represent this field. Remove it from the manifest (or oc edit machines.cluster.x-k8s.io/capi-only -n openshift-cluster-api); the Machine API copy could not be kept in sync otherwise. (rule capi-unsupported-fields)",
+    },
+    {
+      name: "capi-unsupported-fields: denies readinessGates under spec.template.spec of a CAPI MachineSet update",
+      request: updateRequest(
+        capiMachineSet({ paused: "none" }),
+        edit(capiMachineSet({ paused: "none" }), (c) => {
+          c.spec.template.spec.readinessGates = [{ conditionType: "Example" }];
+        }),
+      ),
+      objects: [mapiMachineSet({ status: "ClusterAPI" })],
+      allowed: false,
+      rule: "capi-unsupported-fields",
+      message: /: spec\.template\.spec\.readinessGates: Forbidden/,
+    },
+    {
+      name: "capi-unsupported-fields: allows removing a finalizer from a Machine that already carries spec.version",
+      request: updateRequest(
+        edit(capiMachine({ name: "capi-only", paused: "none" }), (c) => {
+          c.spec.version = "v1.31.0";
+        }),
+        edit(capiMachine({ name: "capi-only", paused: "none" }), (c) => {
+          c.spec.version = "v1.31.0";
+          c.metadata.finalizers = [];
+        }),
+      ),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "capi-unsupported-fields: allows a CAPI Machine without them",
+      request: createRequest(capiMachine({ name: "capi-only", paused: "none" })),
+      allowed: true,
+      rule: "none",
+    },
+  ];
+  it.each(cases)("$name", (c) => {
+    checkCase(c);
+  });
+});
+
+describe("aws-unsupported-fields", () => {
+  const value = (field: string): unknown =>
+    field.endsWith("secretCount")
+      ? 2
+      : field.endsWith("SkipSecretsManager") || field === "uncompressedUserData"
+        ? true
+        : field === "networkInterfaces"
+          ? ["eni-1"]
+          : field.startsWith("ignition.")
+            ? { x: "y" }
+            : "custom";
+  const each: Case[] = AWS_UNSUPPORTED.map((field) => ({
+    name: `aws-unsupported-fields: denies ${field} on a new AWSMachine`,
+    request: createRequest(
+      edit(awsMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+        setPath(a, ["spec", ...field.split(".")], value(field));
+      }),
+    ),
+    allowed: false,
+    rule: "aws-unsupported-fields",
+    message: `AWSMachine openshift-cluster-api/capi-only: spec.${field}: Forbidden: the Machine API providerSpec cannot represent this field. Remove it from the manifest (or oc edit awsmachines.infrastructure.cluster.x-k8s.io/capi-only -n openshift-cluster-api); the Machine API copy could not be kept in sync otherwise. (rule aws-unsupported-fields)`,
+  }));
+  const cases: Case[] = [
+    ...each,
+    {
+      name: "aws-unsupported-fields: denies several fields of an AWSMachineTemplate at once",
+      request: createRequest(
+        edit(awsMachineTemplate({ machineSet: null }), (t) => {
+          t.spec.template.spec.imageLookupOrg = "123456789012";
+          t.spec.template.spec.securityGroupOverrides = { node: "sg-1" };
+        }),
+      ),
+      allowed: false,
+      rule: "aws-unsupported-fields",
+      message:
+        /: spec\.template\.spec\.imageLookupOrg, spec\.template\.spec\.securityGroupOverrides: Forbidden: the Machine API providerSpec cannot represent these fields\./,
+    },
+    {
+      name: "aws-unsupported-fields: allows an AWSMachine without them",
+      request: createRequest(awsMachine({ name: "capi-only", owner: null, paused: "none" })),
+      allowed: true,
+      rule: "none",
+    },
+  ];
+  it.each(cases)("$name", (c) => {
+    checkCase(c);
+  });
+});
+
+describe("authority-enum", () => {
+  const cases: Case[] = [
+    {
+      name: "authority-enum: denies spec.authoritativeAPI=Migrating",
+      request: updateRequest(
+        mapiMachine(),
+        edit(mapiMachine(), (m) => {
+          m.spec.authoritativeAPI = "Migrating";
+        }),
+      ),
+      allowed: false,
+      rule: "authority-enum",
+      message:
+        'MAPI Machine openshift-machine-api/worker-a: spec.authoritativeAPI: Unsupported value: "Migrating": supported values: "MachineAPI", "ClusterAPI". Use MachineAPI or ClusterAPI; Migrating is a status value only the migration controller writes. (rule authority-enum)',
+    },
+    {
+      name: "authority-enum: denies a bad spec.template.spec.authoritativeAPI on a new MachineSet",
+      request: createRequest(
+        edit(mapiMachineSet({ status: "absent" }), (m) => {
+          m.spec.template.spec.authoritativeAPI = "clusterapi";
+        }),
+      ),
+      allowed: false,
+      rule: "authority-enum",
+      message: /spec\.template\.spec\.authoritativeAPI: Unsupported value: "clusterapi"/,
+    },
+    {
+      name: "authority-enum: allows ClusterAPI",
+      request: createRequest(mapiMachine({ status: "absent", spec: "ClusterAPI" })),
+      allowed: true,
+      rule: "none",
+    },
+  ];
+  it.each(cases)("$name", (c) => {
+    checkCase(c);
+  });
+});
+
+describe("status-owned-by-controllers", () => {
+  const machine = mapiMachine();
+  const cases: Case[] = [
+    {
+      name: "status-owned-by-controllers: denies a user writing status.authoritativeAPI",
+      request: statusRequest(
+        machine,
+        edit(machine, (m) => {
+          m.status.authoritativeAPI = "ClusterAPI";
+        }),
+      ),
+      allowed: false,
+      rule: "status-owned-by-controllers",
+      message:
+        "MAPI Machine openshift-machine-api/worker-a: status.authoritativeAPI changed: these status fields are written only by the migration and sync controllers. To change authority set spec.authoritativeAPI instead: oc edit machines.machine.openshift.io/worker-a -n openshift-machine-api (rule status-owned-by-controllers)",
+    },
+    {
+      name: "status-owned-by-controllers: denies synchronizedGeneration and the Paused condition",
+      request: statusRequest(
+        mapiMachineSet(),
+        edit(mapiMachineSet(), (m) => {
+          m.status.synchronizedGeneration = 7;
+          m.status.conditions[1].status = "True";
+        }),
+      ),
+      allowed: false,
+      rule: "status-owned-by-controllers",
+      message: /: status\.synchronizedGeneration, status\.conditions\[type=Paused\] changed/,
+    },
+    {
+      name: "status-owned-by-controllers: denies removing the Synchronized condition and synchronizedAPI",
+      request: statusRequest(
+        machine,
+        edit(machine, (m) => {
+          m.status.conditions = m.status.conditions.filter(
+            (c: { type: string }) => c.type !== "Synchronized",
+          );
+          delete m.status.synchronizedAPI;
+        }),
+      ),
+      allowed: false,
+      rule: "status-owned-by-controllers",
+      message: /status\.synchronizedAPI, status\.conditions\[type=Synchronized\] changed/,
+    },
+    {
+      name: "status-owned-by-controllers: allows other status fields",
+      request: statusRequest(
+        machine,
+        edit(machine, (m) => {
+          m.status.phase = "Failed";
+          m.status.errorMessage = "instance terminated out of band";
+        }),
+      ),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "status-owned-by-controllers: the product's own identity is exempt",
+      request: {
+        ...statusRequest(
+          machine,
+          edit(machine, (m) => {
+            m.status.authoritativeAPI = "Migrating";
+          }),
+        ),
+        userInfo: { username: "system:serviceaccount:openshift-cluster-api:machine-api-migration" },
+      },
+      allowed: true,
+      rule: "controller-user",
+    },
+  ];
+  it.each(cases)("$name", (c) => {
+    checkCase(c);
+  });
+});
+
+describe("product-annotations", () => {
+  const cases: Case[] = [
+    {
+      name: "product-annotations: denies a user removing needs-attention",
+      request: updateRequest(
+        edit(capiMachine({ name: "capi-only", paused: "none" }), (c) => {
+          c.metadata.annotations[ANNOTATIONS.needsAttention] = "true";
+        }),
+        capiMachine({ name: "capi-only", paused: "none" }),
+      ),
+      allowed: false,
+      rule: "product-annotations",
+      message:
+        'CAPI Machine openshift-cluster-api/capi-only: metadata.annotations["machine-api-migration.openshift.io/needs-attention"] removed: machine-api-migration.openshift.io/* annotations are written only by the machine-api-migration controllers. Leave them as they are; the only one users set is machine-api-migration.openshift.io/confirm-delete: "true". (rule product-annotations)',
+    },
+    {
+      name: "product-annotations: denies adding paused-false-at to a MAPI Machine",
+      request: updateRequest(
+        mapiMachine(),
+        edit(mapiMachine(), (m) => {
+          m.metadata.annotations[ANNOTATIONS.pausedFalseAt] = "{}";
+        }),
+      ),
+      allowed: false,
+      rule: "product-annotations",
+      message: /paused-false-at"\] added/,
+    },
+    {
+      name: "product-annotations: denies a pause marker on a new MAPI Machine",
+      request: createRequest(
+        edit(mapiMachine({ status: "absent" }), (m) => {
+          m.metadata.annotations[ANNOTATIONS.pausedBy] = PAUSED_BY_VALUE;
+        }),
+      ),
+      allowed: false,
+      rule: "product-annotations",
+    },
+    {
+      name: "product-annotations: allows confirm-delete",
+      request: updateRequest(
+        capiMachine(),
+        edit(capiMachine(), (c) => {
+          c.metadata.annotations[ANNOTATIONS.confirmDelete] = "true";
+        }),
+      ),
+      objects: [mapiMachine()],
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "product-annotations: allows the pause + marker pair on a new CAPI object (what §2.4 adds)",
+      request: createRequest(capiMachine({ paused: "marked" })),
+      objects: [mapiMachine()],
+      allowed: true,
+      rule: "none",
+    },
+  ];
+  it.each(cases)("$name", (c) => {
+    checkCase(c);
+  });
+});
