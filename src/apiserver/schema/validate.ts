@@ -181,20 +181,18 @@ function checkListType(node: SchemaNode, list: unknown[], path: string, out: Sta
   }
 }
 
-/** Correlates an array item with its old counterpart the way kube does: by map keys, or by value for sets. */
+/** Correlates an array item with its old counterpart as kube does: only `listType: map` lists, by their keys. */
 function correlateItem(node: SchemaNode, item: unknown, old: Old): Old {
-  if (!old || !Array.isArray(old.value)) return undefined;
-  const listType = node.schema["x-kubernetes-list-type"];
-  if (listType === "map") {
-    const keys = node.schema["x-kubernetes-list-map-keys"] ?? [];
-    const k = mapKeyOf(item, keys);
-    if (k === undefined) return undefined;
-    const match = old.value.find((o) => mapKeyOf(o, keys) === k);
-    return match === undefined ? undefined : { value: match };
-  }
-  if (listType === "set") return old.value.some((o) => deepEqual(o, item)) ? { value: item } : undefined;
-  return undefined;
+  if (!old || !Array.isArray(old.value) || node.schema["x-kubernetes-list-type"] !== "map") return undefined;
+  const keys = node.schema["x-kubernetes-list-map-keys"] ?? [];
+  const k = mapKeyOf(item, keys);
+  if (k === undefined) return undefined;
+  const match = old.value.find((o) => mapKeyOf(o, keys) === k);
+  return match === undefined ? undefined : { value: match };
 }
+
+/** cel-go words a missing field "no such key: x"; @bufbuild/cel says "field not found: x". */
+const kubeCelError = (message: string): string => message.replace(/^field not found: /, "no such key: ");
 
 function runRules(
   node: SchemaNode,
@@ -217,14 +215,16 @@ function runRules(
     }
     const vars = { self, oldSelf };
     const result = rule.program(vars);
-    const at = rule.fieldPath ? appendFieldPath(path, rule.fieldPath) : path;
     const type = node.schema.type ?? "";
+    const ruleText = rule.message ?? rule.rule.trim();
     if (celFailed(result)) {
-      out.push(invalid(at, type, `rule evaluation error: ${result.message}`));
+      // kube: "<error> evaluating rule: <message or rule>" at the rule's own path (not its fieldPath)
+      out.push(invalid(path, type, `${kubeCelError(result.message)} evaluating rule: ${ruleText}`));
       continue;
     }
     if (result === true) continue;
-    let message = rule.message ?? `failed rule: ${rule.rule.trim()}`;
+    let message = rule.message ?? `failed rule: ${ruleText}`;
+    const at = rule.fieldPath ? appendFieldPath(path, rule.fieldPath) : path;
     if (rule.messageExpression) {
       const m = rule.messageExpression(vars);
       if (typeof m === "string" && m.trim() !== "" && !m.includes("\n")) message = m;

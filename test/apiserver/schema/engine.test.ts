@@ -604,7 +604,11 @@ describe("validate (x-kubernetes-validations CEL)", () => {
     });
     const causes = bad.validate("v1", widget({}), undefined);
     expect(causes).toHaveLength(1);
-    expect(causes[0]!.message).toMatch(/^Invalid value: "object": rule evaluation error: /);
+    expect(causes[0]).toEqual({
+      reason: "FieldValueInvalid",
+      field: "spec",
+      message: "Invalid value: \"object\": no such key: missing evaluating rule: self.missing == 'x'",
+    });
   });
 
   it("transition rules (oldSelf) are skipped on CREATE", () => {
