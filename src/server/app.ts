@@ -153,15 +153,14 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
     // Fastify's own per-request logging would double every decision line; the handler logs one line itself.
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
-    onProtoPoisoning: "error",
-    onConstructorPoisoning: "error",
     // While draining on shutdown, a request on a kept-alive connection is still answered, not given a 503.
     return503OnClosing: false,
     // A client that trickles a request for longer than kube's 30 s maximum timeout is not kube.
     requestTimeout: 30_000,
   }) as unknown as WebhookApp;
 
-  // Only JSON is accepted: any other content-type fails with 415 inside Fastify, mapped to 400 below.
+  // Only JSON is accepted: any other content-type fails with 415 inside Fastify, mapped to 400 below. The
+  // parser replaces Fastify's secure one to say which prototype key was refused (json-body.ts).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     const parsed = parseJsonBody(body as string);
@@ -193,6 +192,10 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
       let decision: Decision;
       try {
         decision = deps.decide(webhook, request);
+        // The engine is typed, but a malformed verdict must still end in a 200, never in a 5xx.
+        if (typeof decision?.allowed !== "boolean" || !Array.isArray(decision.warnings)) {
+          throw new Error(`engine returned a malformed decision: ${JSON.stringify(decision)?.slice(0, 200)}`);
+        }
       } catch (err) {
         log.error({ err, webhook, uid: request.uid }, "admission engine failed");
         decision = fallbackDecision(

@@ -252,6 +252,19 @@ describe("fallbacks: timeout budget and engine failures (SPEC §2.1, §2.2 failu
   );
 
   it.each([
+    ["undefined", undefined],
+    ["an object without allowed", { rule: "x", warnings: [] }],
+    ["warnings missing", { allowed: true, rule: "x" }],
+  ])("an engine answering %s is treated as a failure: HTTP 200 with the fallback", async (_what, answer) => {
+    const deps = fakeDeps(() => answer as unknown as Decision);
+    const app = build(deps);
+    const res = await post(app, "/validate", fixture("capi-machine-create"));
+    expect(res.statusCode).toBe(200);
+    expect(res.json().response).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect(deps.lines().some((l) => l.msg === "admission engine failed")).toBe(true);
+  });
+
+  it.each([
     ["validate", false],
     ["validate-warn", true],
     ["mutate", true],
