@@ -144,6 +144,9 @@ describe("kubectl against the local API server", () => {
     expect(selected.stdout.trim()).toBe("widget.example.com/w2");
     const yaml = await kubectl(["get", "widget", "w2", "-o", "yaml"]);
     expect(yaml.stdout).toContain("size: small");
+    const all = await kubectl(["get", "widgets", "-A", "--show-labels", "--sort-by=.metadata.name"]);
+    expect(all.stdout).toMatch(/NAMESPACE\s+NAME\s+SIZE\s+AGE\s+LABELS/);
+    expect(all.stdout).toMatch(/demo\s+w1\s+large\s+\S+\s+app=demo/);
     const missing = await kubectl(["get", "widget", "nope"]);
     expect(missing.stderr).toContain('Error from server (NotFound): widgets.example.com "nope" not found');
   });
@@ -297,6 +300,12 @@ describe("kubectl against the local API server", () => {
     const r = await pending;
     expect(r.stdout).toContain('widget.example.com "w3" deleted');
     expect((await kubectl(["get", "widget", "w3"])).stderr).toContain("NotFound");
+  });
+
+  it("delete -l deletes what the selector matches", async () => {
+    const r = await kubectl(["delete", "widgets", "-l", "app=other"]);
+    expect(r.stdout).toContain('widget.example.com "w2" deleted');
+    expect((await kubectl(["get", "widgets", "-o", "name"])).stdout.trim()).toBe("widget.example.com/w1");
   });
 
   it("deleting the CRD removes its objects and its type", async () => {
