@@ -6,7 +6,8 @@
  * desired state is already live ("desired ⊆ live"). A stale read surfaces as `ConflictError` (requeue).
  */
 import type { Operation } from "fast-json-patch";
-import type { KubeClient } from "./client.js";
+import type { KubeClient, Patch } from "./client.js";
+import { ConflictError, InvalidError } from "./errors.js";
 import type { ResourceType } from "./kinds.js";
 import type { KubeObject } from "./object.js";
 import { finalizersOf, isRecord, nameOf, namespaceOf } from "./object.js";
@@ -84,29 +85,44 @@ export interface WriteHelpers {
   ): Promise<unknown>;
 }
 
+/**
+ * kube-apiserver answers a failed JSON Patch `test` with 422 and no field causes; for our guarded patches
+ * that means "what you read is stale", the same as a 409, so callers see one error class for both. A 422
+ * with causes (e.g. no new finalizers on a deleting object) stays an InvalidError.
+ */
+const staleTestAsConflict = (e: unknown, what: string): unknown =>
+  e instanceof InvalidError && e.causes.length === 0
+    ? new ConflictError(
+        409,
+        "Conflict",
+        `${what} changed since it was read (JSON Patch test failed): ${e.message}`,
+      )
+    : e;
+
 export function createWriteHelpers(client: KubeClient, fieldManager: string): WriteHelpers {
+  const guardedJsonPatch = async (
+    type: ResourceType,
+    object: KubeObject,
+    ops: Operation[],
+  ): Promise<KubeObject> => {
+    const patch: Patch = { type: "json", body: ops };
+    try {
+      return await client.patch(type, namespaceOf(object), nameOf(object), patch, { fieldManager });
+    } catch (e) {
+      throw staleTestAsConflict(
+        e,
+        `metadata.finalizers of ${type.kind} ${namespaceOf(object)}/${nameOf(object)}`,
+      );
+    }
+  };
   return {
     async ensureFinalizer(type, object, finalizer) {
       const ops = finalizerAddPatch(object, finalizer);
-      if (!ops) return object;
-      return client.patch(
-        type,
-        namespaceOf(object),
-        nameOf(object),
-        { type: "json", body: ops },
-        { fieldManager },
-      );
+      return ops ? guardedJsonPatch(type, object, ops) : object;
     },
     async removeFinalizer(type, object, finalizer) {
       const ops = finalizerRemovePatch(object, finalizer);
-      if (!ops) return object;
-      return client.patch(
-        type,
-        namespaceOf(object),
-        nameOf(object),
-        { type: "json", body: ops },
-        { fieldManager },
-      );
+      return ops ? guardedJsonPatch(type, object, ops) : object;
     },
     async patchWithPrecondition(type, live, patch, options) {
       if (isSubset(patch, live)) return live;

@@ -13,10 +13,12 @@ import { systemClock } from "../../src/kube/clock.js";
 import type { KubeConnection } from "../../src/kube/config.js";
 import { connect } from "../../src/kube/config.js";
 import { createResourceResolver } from "../../src/kube/discovery.js";
-import { NotFoundError } from "../../src/kube/errors.js";
-import { KINDS } from "../../src/kube/kinds.js";
+import { ConflictError, NotFoundError } from "../../src/kube/errors.js";
+import { createEventRecorder } from "../../src/kube/events.js";
+import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import type { LeaderElector } from "../../src/kube/leader.js";
 import { createLeaderElector } from "../../src/kube/leader.js";
+import { createWriteHelpers } from "../../src/kube/write.js";
 import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
 import { silentLogger } from "./fakes.js";
 
@@ -246,5 +248,92 @@ describe("discovery against the local API server", () => {
       namespaced: true,
     });
     await expect(resolver.resolve("v1", "NoSuchKind")).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe("write discipline against the local API server (SPEC §7)", () => {
+  const seed = async () => {
+    const env = await startServer();
+    const live = await env.admin.client.create(KINDS.configMap, {
+      metadata: { name: "cm", namespace: NS, finalizers: ["example.com/keep"] },
+      data: { a: "1" },
+    });
+    return { ...env, live, write: createWriteHelpers(env.admin.client, "machine-api-migration") };
+  };
+
+  it("finalizer add/remove are JSON Patches guarded by a test of the list read", async () => {
+    const { admin, live, write } = await seed();
+    const added = await write.ensureFinalizer(KINDS.configMap, live, FINALIZERS.sync);
+    expect(added.metadata?.finalizers).toEqual(["example.com/keep", FINALIZERS.sync]);
+    // `live` is stale now: its finalizer list no longer matches.
+    await expect(write.removeFinalizer(KINDS.configMap, live, "example.com/keep")).rejects.toBeInstanceOf(
+      ConflictError,
+    );
+    const removed = await write.removeFinalizer(KINDS.configMap, added, "example.com/keep");
+    expect(removed.metadata?.finalizers).toEqual([FINALIZERS.sync]);
+    const bare = await admin.client.create(KINDS.configMap, { metadata: { name: "bare", namespace: NS } });
+    expect(
+      (await write.ensureFinalizer(KINDS.configMap, bare, FINALIZERS.sync)).metadata?.finalizers,
+    ).toEqual([FINALIZERS.sync]);
+  });
+
+  it("a merge patch carries the resourceVersion it was computed from: stale → 409", async () => {
+    const { live, write } = await seed();
+    const next = await write.patchWithPrecondition(KINDS.configMap, live, { data: { a: "2" } });
+    expect(next.data).toEqual({ a: "2" });
+    await expect(
+      write.patchWithPrecondition(KINDS.configMap, live, { data: { a: "3" } }),
+    ).rejects.toBeInstanceOf(ConflictError);
+  });
+
+  it("server-side apply under a named field manager", async () => {
+    const { write, server } = await seed();
+    const applied = await write.applyObject(
+      KINDS.configMap,
+      { metadata: { name: "applied", namespace: NS }, data: { owned: "yes" } },
+      "machine-api-migration",
+    );
+    expect(applied.data).toEqual({ owned: "yes" });
+    const stored = server.store.get({ group: "", plural: "configmaps" }, NS, "applied");
+    const managers = (stored?.metadata?.managedFields as { manager?: string }[] | undefined)?.map(
+      (m) => m.manager,
+    );
+    expect(managers).toContain("machine-api-migration");
+  });
+
+  it("deletes carry uid + resourceVersion preconditions: a stale read is refused", async () => {
+    const { admin, live, write } = await seed();
+    await admin.client.patch(KINDS.configMap, NS, "cm", { type: "merge", body: { data: { a: "changed" } } });
+    await expect(write.deleteWithPreconditions(KINDS.configMap, live)).rejects.toBeInstanceOf(ConflictError);
+    const fresh = await admin.client.get(KINDS.configMap, NS, "cm");
+    await write.deleteWithPreconditions(KINDS.configMap, fresh);
+    const after = await admin.client.get(KINDS.configMap, NS, "cm");
+    expect(after.metadata?.deletionTimestamp).toBeTruthy(); // held by its finalizer
+  });
+
+  it("typed errors carry the server's message", async () => {
+    const { admin } = await seed();
+    const e = await admin.client.get(KINDS.configMap, NS, "missing").catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(NotFoundError);
+    expect((e as NotFoundError).message).toContain("missing");
+  });
+
+  it("the event recorder aggregates repeats into one Event with a count", async () => {
+    const { admin, live } = await seed();
+    const recorder = createEventRecorder({
+      client: admin.client,
+      component: "machine-api-migration",
+      clock: systemClock,
+      logger: silentLogger(),
+    });
+    for (let i = 0; i < 3; i++) await recorder.record(live, "Warning", "SyncFailed", "conversion failed");
+    const { items } = await admin.client.list(KINDS.event, { namespace: NS });
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({
+      count: 3,
+      reason: "SyncFailed",
+      type: "Warning",
+      involvedObject: { kind: "ConfigMap", name: "cm", uid: live.metadata?.uid },
+    });
   });
 });

@@ -6,7 +6,7 @@
 import jsonpatch from "fast-json-patch";
 import { pino } from "pino";
 import type { KubeClient } from "../../src/kube/client.js";
-import { ConflictError, NotFoundError } from "../../src/kube/errors.js";
+import { ConflictError, InvalidError, NotFoundError } from "../../src/kube/errors.js";
 import type { Informer, InformerHandlers } from "../../src/kube/informer.js";
 import type { ResourceType } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
@@ -140,7 +140,12 @@ export function fakeClient() {
         try {
           next = jsonpatch.applyPatch(structuredClone(live), [...patch.body], true, false).newDocument;
         } catch {
-          throw new ConflictError(409, "Conflict", "test operation failed");
+          // As kube-apiserver: a failed `test` is 422 Invalid without field causes.
+          throw new InvalidError(
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request",
+          );
         }
       } else next = mergePatch(live, patch.body) as KubeObject;
       const wanted =
