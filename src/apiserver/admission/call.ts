@@ -112,9 +112,37 @@ export function callWebhook(
       req.destroy();
       finish({ ok: false, error: `failed to call webhook: ${display}: context deadline exceeded` });
     }, w.timeoutSeconds * 1000);
-    req.on("error", (e) => finish({ ok: false, error: `failed to call webhook: ${display}: ${e.message}` }));
+    req.on("error", (e) =>
+      finish({ ok: false, error: `failed to call webhook: ${display}: ${goNetworkError(e)}` }),
+    );
     req.end(body);
   });
+}
+
+const UNKNOWN_AUTHORITY = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_GET_ISSUER_CERT",
+]);
+
+/**
+ * Node's socket/TLS errors in the words of Go's net/http and crypto/x509, which is what a cluster admin sees
+ * from kube-apiserver (`dial tcp ...: connect: connection refused`, `x509: certificate signed by unknown
+ * authority`). Unknown errors keep Node's message.
+ */
+export function goNetworkError(e: Error & { code?: string; address?: string; port?: number }): string {
+  if (e.code === "ECONNREFUSED" && e.address)
+    return `dial tcp ${e.address}:${e.port ?? ""}: connect: connection refused`;
+  if (e.code && UNKNOWN_AUTHORITY.has(e.code))
+    return "tls: failed to verify certificate: x509: certificate signed by unknown authority";
+  if (e.code === "CERT_HAS_EXPIRED")
+    return "tls: failed to verify certificate: x509: certificate has expired or is not yet valid";
+  if (e.code === "ERR_TLS_CERT_ALTNAME_INVALID")
+    return `tls: failed to verify certificate: x509: ${e.message}`;
+  if (e.code === "ECONNRESET") return "EOF";
+  return e.message;
 }
 
 function parseReview(text: string, uid: string): CallResult {

@@ -267,8 +267,10 @@ function applyPatch(
   object: KubeObject,
   response: WebhookResponse,
 ): { object: KubeObject } | { error: string } {
+  if (response.patchType === undefined)
+    return { error: "webhook returned response.patch but not response.patchType" };
   if (response.patchType !== "JSONPatch")
-    return { error: `unsupported patch type ${JSON.stringify(response.patchType ?? "")}` };
+    return { error: `webhook returned invalid response.patchType of ${JSON.stringify(response.patchType)}` };
   try {
     const ops = JSON.parse(Buffer.from(response.patch ?? "", "base64").toString("utf8"));
     if (!Array.isArray(ops)) return { error: "patch is not a JSON array" };

@@ -396,12 +396,16 @@ describe("denials and failures (kube's messages)", () => {
   });
 
   describe.each([
-    ["dead endpoint", async () => "https://127.0.0.1:1/hook", /connect ECONNREFUSED 127\.0\.0\.1:1/],
+    [
+      "dead endpoint",
+      async () => "https://127.0.0.1:1/hook",
+      /failed to call webhook: Post "https:\/\/127\.0\.0\.1:1\/hook\?timeout=1s": dial tcp 127\.0\.0\.1:1: connect: connection refused$/,
+    ],
     ["timeout", async () => (await startWebhook(() => "hang")).url(), /context deadline exceeded/],
     [
       "caBundle mismatch",
       async () => (await startWebhook(() => ({ allowed: true }), foreignServing)).url(),
-      /certificate/,
+      /tls: failed to verify certificate: x509: certificate signed by unknown authority$/,
     ],
     [
       "response uid mismatch",
@@ -438,6 +442,23 @@ describe("denials and failures (kube's messages)", () => {
         ]),
       ]).mutate(attrs());
       expect(out).toEqual({ allowed: true, object: machine(), warnings: [] });
+    });
+  });
+
+  it.each([
+    [{ patchType: undefined }, "webhook returned response.patch but not response.patchType"],
+    [{ patchType: "MergePatch" }, 'webhook returned invalid response.patchType of "MergePatch"'],
+  ])("a mutating answer with a bad patch type fails the webhook: %j", async (over, error) => {
+    const hook = await startWebhook(() => ({ ...patch([]), ...over }));
+    const out = await dispatch([config("Mutating", "m", [webhook("m.example.com", hook.url())])]).mutate(
+      attrs(),
+    );
+    expect(out).toMatchObject({
+      allowed: false,
+      status: {
+        code: 500,
+        message: `Internal error occurred: failed calling webhook "m.example.com": ${error}`,
+      },
     });
   });
 
