@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import { KINDS } from "../../src/kube/kinds.js";
+import { nameOf } from "../../src/kube/object.js";
+import {
+  conversionFailed,
+  storageBeingRemoved,
+  synchronized,
+  unsupportedOwner,
+} from "../../src/sync/condition.js";
+import { defaultInfraTypeResolver, infrastructureRefOf } from "../../src/sync/snapshot.js";
+import {
+  awsMachine,
+  awsMachineTemplate,
+  capiCluster,
+  capiMachine,
+  capiMachineSet,
+  infrastructure,
+  mapiMachine,
+  mapiMachineSet,
+  ownerRef,
+  templateNameFor,
+  World,
+} from "./builders.js";
+
+describe("snapshot readers (SPEC §4.1)", () => {
+  it("a Machine snapshot holds both twins, the InfraMachine by infrastructureRef, the owners both ways, Infrastructure and Cluster", () => {
+    const mapiSet = mapiMachineSet("workers");
+    const capiSet = capiMachineSet("workers");
+    const world = new World([
+      infrastructure(),
+      capiCluster(),
+      mapiSet,
+      capiSet,
+      mapiMachine("m", { meta: { ownerReferences: [ownerRef(mapiSet)] } }),
+      capiMachine("m", {
+        meta: { ownerReferences: [ownerRef(capiSet)] },
+        spec: {
+          infrastructureRef: {
+            apiGroup: "infrastructure.cluster.x-k8s.io",
+            kind: "AWSMachine",
+            name: "m-infra",
+          },
+        },
+      }),
+      awsMachine("m-infra"),
+      awsMachine("m"),
+    ]);
+    const s = world.machineSnapshot("m");
+    expect(nameOf(s.infraMachine)).toBe("m-infra");
+    expect(nameOf(s.capiTwinOfMapiOwner)).toBe("workers");
+    expect(nameOf(s.capiOwnerMachineSet)).toBe("workers");
+    expect(s.mapiTwinOfCapiOwner?.kind).toBe("MachineSet");
+    expect(s.cluster?.kind).toBe("Cluster");
+    expect(s.infrastructure?.kind).toBe("Infrastructure");
+    expect(s.storageBeingRemoved).toBe(false);
+  });
+
+  it("without a CAPI Machine the InfraMachine is looked up by the same name (both-absent release)", () => {
+    const s = new World([awsMachine("m")]).machineSnapshot("m");
+    expect(nameOf(s.infraMachine)).toBe("m");
+    expect(s.mapi).toBeUndefined();
+  });
+
+  it("a MachineSet snapshot holds labelled templates, the referenced hand-made one, and the MAPI Machines it owns", () => {
+    const mapiSet = mapiMachineSet("workers");
+    const world = new World([
+      infrastructure(),
+      mapiSet,
+      capiMachineSet("workers", { template: "workers-by-hand" }),
+      awsMachineTemplate(templateNameFor("workers", "m6i.xlarge"), { setName: "workers" }),
+      awsMachineTemplate("workers-by-hand"),
+      awsMachineTemplate("unrelated"),
+      awsMachineTemplate("others-12345678", { setName: "others" }),
+      mapiMachine("workers-a", { meta: { ownerReferences: [ownerRef(mapiSet)] } }),
+      mapiMachine("standalone"),
+    ]);
+    const s = world.machineSetSnapshot("workers");
+    expect(s.templates.map(nameOf).sort()).toEqual([
+      templateNameFor("workers", "m6i.xlarge"),
+      "workers-by-hand",
+    ]);
+    expect(s.mapiMachines.map(nameOf)).toEqual(["workers-a"]);
+  });
+
+  it("infrastructure references: v1beta2 apiGroup, tolerated v1beta1 apiVersion, unknown kinds unresolved", () => {
+    expect(infrastructureRefOf(capiMachine("m"))).toEqual({
+      apiGroup: "infrastructure.cluster.x-k8s.io",
+      kind: "AWSMachine",
+      name: "m",
+    });
+    const legacy = capiMachine("m", {
+      spec: {
+        infrastructureRef: {
+          apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
+          kind: "AWSMachine",
+          name: "x",
+        },
+      },
+    });
+    expect(infrastructureRefOf(legacy)?.apiGroup).toBe("infrastructure.cluster.x-k8s.io");
+    expect(
+      defaultInfraTypeResolver({
+        apiGroup: "infrastructure.cluster.x-k8s.io",
+        kind: "AWSMachineTemplate",
+        name: "t",
+      }),
+    ).toBe(KINDS.awsMachineTemplate);
+    expect(
+      defaultInfraTypeResolver({
+        apiGroup: "infrastructure.cluster.x-k8s.io",
+        kind: "GCPMachine",
+        name: "g",
+      }),
+    ).toBeUndefined();
+  });
+});
+
+describe("Synchronized condition texts (SPEC §4.5)", () => {
+  it.each([
+    [
+      synchronized("Machine", "MAPItoCAPI"),
+      "ResourceSynchronized",
+      "Successfully synchronized MAPI Machine to CAPI",
+    ],
+    [
+      synchronized("Machine", "CAPItoMAPI", true),
+      "FinalSyncComplete",
+      "Successfully synchronized CAPI Machine to MAPI",
+    ],
+    [
+      synchronized("MachineSet", "MAPItoCAPI"),
+      "ResourceSynchronized",
+      "Successfully synchronized MAPI MachineSet to CAPI",
+    ],
+    [
+      conversionFailed("MachineSet", "CAPItoMAPI", [
+        { path: "spec.template.spec.version", value: "v1.30", message: "version is not supported" },
+        { path: "spec.deletion.nodeDeletionTimeoutSeconds", value: 30, message: "must be 10" },
+      ]),
+      "FailedToConvertCAPIMachineSetToMAPI",
+      'spec.template.spec.version: Invalid value: "v1.30": version is not supported; spec.deletion.nodeDeletionTimeoutSeconds: Invalid value: 30: must be 10',
+    ],
+    [
+      unsupportedOwner("Machine", mapiMachine("master-0"), "ControlPlaneMachineSet cluster"),
+      "UnsupportedOwnerReference",
+      "MAPI Machine openshift-machine-api/master-0 is owned by ControlPlaneMachineSet cluster; Machines with such owners are not synchronized",
+    ],
+    [
+      storageBeingRemoved("Machine"),
+      "StorageBeingRemoved",
+      "a namespace or CustomResourceDefinition of this Machine's twins is being deleted; no deletion is propagated and no finalizer is removed until that settles",
+    ],
+  ])("%#: %s", (c, reason, message) => {
+    expect(c.reason).toBe(reason);
+    expect(c.message).toBe(message);
+  });
+});
