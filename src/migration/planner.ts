@@ -174,19 +174,25 @@ const removeFinalizersStep = (
 
 // ---------------------------------------------------------------------------------------------------
 
-/** Step 3: steady state. Repairs `synchronizedAPI`, then makes the pause state match authority. */
-const planSteady = (s: HandoverSnapshot, mapi: KubeObject, authority: StableAuthority): Step => {
+/**
+ * Step 3's repairs under a stable status: `synchronizedAPI`, then the pause state that matches authority.
+ * They run before step 4 too (spec ≠ status): SPEC §0 asks for the CAPI side to be paused whenever status
+ * is MachineAPI, whatever spec says, and a completed step 11 is finished before a new handover starts.
+ */
+const stableRepair = (
+  s: HandoverSnapshot,
+  mapi: KubeObject,
+  authority: StableAuthority,
+): Step | undefined => {
   if (synchronizedAPIOf(mapi) !== authority)
     return {
       kind: "setSynchronizedAPI",
       target: refOf("mapi", mapi),
       statusPatch: { synchronizedAPI: authority },
     };
-  const details = HANDOVER_KINDS[s.kind];
-  const repair = firstStep(details.pauseTargets, (role) =>
+  return firstStep(HANDOVER_KINDS[s.kind].pauseTargets, (role) =>
     authority === "MachineAPI" ? pauseStep(s, role) : unpauseStep(s, role),
   );
-  return repair ?? { kind: "done", why: "steady" };
 };
 
 /**
@@ -423,7 +429,10 @@ export const planHandover = (s: HandoverSnapshot, now: Date): Step => {
       return planMigrating(s, mapi, spec, now);
     case "MachineAPI":
     case "ClusterAPI":
-      return spec === status ? planSteady(s, mapi, status) : planStart(s, mapi, status, spec, now);
+      return (
+        stableRepair(s, mapi, status) ??
+        (spec === status ? { kind: "done", why: "steady" } : planStart(s, mapi, status, spec, now))
+      );
     default: {
       const unreachable: never = status;
       return unreachable;

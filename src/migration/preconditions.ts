@@ -146,6 +146,13 @@ export const pausedFalseAcknowledgement = (
   for (const ack of HANDOVER_KINDS[s.kind].acknowledgers[from]) {
     const object = objectOf(s, ack.role);
     const at = ackTime(object, "False");
+    if (at === undefined && conditionOf(object, CONDITIONS.paused)?.status === "False")
+      return {
+        ok: false,
+        problem: blocked(
+          `${describeObject(s.kind, ack.role, object)} reports Paused=False without a lastTransitionTime, so its acknowledgement cannot be recorded`,
+        ),
+      };
     if (at === undefined)
       return {
         ok: false,

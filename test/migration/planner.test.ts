@@ -289,6 +289,40 @@ describe("step 4: preconditions and the start", () => {
     });
   }
 
+  it("status MachineAPI, spec ClusterAPI: an unpaused CAPI twin is paused before anything else (SPEC §0)", () => {
+    const s = edit(requested("Machine", "MachineAPI"), "infraMachine", (o) => {
+      o.metadata = { ...o.metadata, annotations: {} };
+    });
+    expect(plan(s)).toMatchObject({ kind: "pause", target: { role: "infraMachine" } });
+  });
+
+  it("status ClusterAPI, spec MachineAPI: a marked pause left before step 11 finished is removed first", () => {
+    const s = edit(requested("MachineSet", "ClusterAPI"), "capi", (o) => {
+      o.metadata = {
+        ...o.metadata,
+        annotations: { [ANNOTATIONS.paused]: "", [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE },
+      };
+    });
+    expect(plan(s)).toMatchObject({ kind: "unpause", target: { role: "capi" } });
+  });
+
+  it("status set by MAO without synchronizedAPI: repaired before the handover starts", () => {
+    const s = edit(requested("Machine", "MachineAPI"), "mapi", (o) =>
+      setStatusField(o, "synchronizedAPI", undefined),
+    );
+    expect(plan(s)).toMatchObject({
+      kind: "setSynchronizedAPI",
+      statusPatch: { synchronizedAPI: "MachineAPI" },
+    });
+  });
+
+  it("an acknowledger reporting Paused=False without lastTransitionTime: blocked (nothing to record)", () => {
+    const s = edit(requested("Machine", "MachineAPI"), "mapi", (o) =>
+      putCondition(o, { type: CONDITIONS.paused, status: "False" }),
+    );
+    expect(plan(s)).toMatchObject({ kind: "blocked", event: { reason: "MigrationBlocked" } });
+  });
+
   it("Machine leaving MachineAPI: waits with WaitingForProvisioning while status.phase is Provisioning or empty", () => {
     for (const phase of ["Provisioning", ""]) {
       const s = edit(requested("Machine", "MachineAPI"), "mapi", (o) => setStatusField(o, "phase", phase));
