@@ -102,8 +102,9 @@ describe("delete-authoritative-via-mirror", () => {
       options: { settings: { requireDeleteConfirmation: false } },
       allowed: true,
       rule: "delete-authoritative-via-mirror",
+      // 122 characters: the engine cuts warnings to 120 (SPEC §2.1) without splitting a character.
       warnings: [
-        `this also deletes the authoritative MAPI MachineSet openshift-machine-api/${SET} (and its 2 Machines)`,
+        `this also deletes the authoritative MAPI MachineSet openshift-machine-api/${SET} (and its 2 Machi...`,
       ],
     },
     {
