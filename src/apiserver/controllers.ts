@@ -60,6 +60,7 @@ export interface ControllerDeps {
   registry: Registry;
   rest: Rest;
   logger?: pino.Logger;
+  clock?: () => number;
   /** Base delay for retrying a task whose write failed (admission denial, conflict). */
   retryDelayMs?: number;
 }
@@ -243,7 +244,7 @@ export class Controllers {
   private async owner(ref: ObjectRef): Promise<void> {
     const found = this.resolve(ref);
     if (!found || !isDeleting(found.object)) return;
-    const { res, object } = found;
+    const { object } = found;
     const uid = object.metadata?.uid ?? "";
     const finalizers = object.metadata?.finalizers ?? [];
     const gc = this.ctx(GC_USER);
@@ -273,7 +274,6 @@ export class Controllers {
       }
       if (blocking === 0) await this.removeFinalizer(gc, ref, FOREGROUND_FINALIZER);
     }
-    void res;
   }
 
   private async removeFinalizer(ctx: RequestContext, ref: ObjectRef, finalizer: string): Promise<void> {
@@ -336,13 +336,36 @@ export class Controllers {
     const res = this.deps.registry.byKey(key);
     // kube removes the instances straight from storage (no webhooks), honouring their finalizers.
     const ctx = this.ctx(CRD_CONTROLLER_USER, true);
+    const crdRes = this.deps.registry.byKey(CRD_KEY)!;
+    const conditions = Array.isArray(crd.status?.conditions)
+      ? (crd.status.conditions as Array<Record<string, unknown>>)
+      : [];
+    if (!conditions.some((c) => c.type === "Terminating")) {
+      const terminating = {
+        type: "Terminating",
+        status: "True",
+        lastTransitionTime: new Date((this.deps.clock ?? Date.now)()).toISOString().replace(/\.\d{3}Z$/, "Z"),
+        reason: "InstanceDeletionInProgress",
+        message: "CustomResource deletion is in progress",
+      };
+      const next = { ...crd, status: { ...crd.status, conditions: [...conditions, terminating] } };
+      await this.deps.rest.applyUpdate(
+        ctx,
+        crdRes,
+        "v1",
+        crd,
+        next,
+        "status",
+        crd.metadata?.resourceVersion,
+        "Update",
+      );
+      return;
+    }
     if (res) {
       const objects = this.deps.storage.list(key);
       for (const o of objects) await this.deleteObject(ctx, res, o, "Background");
       if (this.deps.storage.count(key) > 0) return;
     }
-    const crdRes = this.deps.registry.byKey(CRD_KEY)!;
     await this.removeFinalizer(ctx, refOf(CRD_KEY, crd), CRD_CLEANUP_FINALIZER);
-    void crdRes;
   }
 }

@@ -167,6 +167,22 @@ const parseJson = (text: string): unknown => {
   }
 };
 
+/** POST/PUT bodies: JSON or YAML as kube accepts; protobuf (sent by kubectl's generator commands) is a 415. */
+const decodeBody = (contentType: string | undefined, text: string): unknown => {
+  const ct = (contentType ?? "application/json").split(";")[0]!.trim();
+  if (ct === "application/json" || ct === "") return parseJson(text);
+  if (ct === "application/yaml") {
+    try {
+      return YAML.parse(text);
+    } catch (e) {
+      throw badRequest(`error decoding YAML: ${(e as Error).message}`);
+    }
+  }
+  throw unsupportedMediaType(
+    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
+  );
+};
+
 const patchTypeOf = (contentType: string | undefined): PatchType => {
   const ct = (contentType ?? "").split(";")[0]!.trim();
   switch (ct) {
@@ -319,12 +335,12 @@ export class HttpApi {
       return this.list(req, res, type, version, namespace, q);
     }
     if (method === "POST" && !p.name) {
-      const body = parseJson(await readBody(req, this.maxBody()));
+      const body = decodeBody(req.headers["content-type"], await readBody(req, this.maxBody()));
       const created = await rest.create(ctx, type, version, needNamespace(), body);
       return send(res, 201, JSON.stringify(created), ctx.warnings);
     }
     if (method === "PUT" && p.name) {
-      const body = parseJson(await readBody(req, this.maxBody()));
+      const body = decodeBody(req.headers["content-type"], await readBody(req, this.maxBody()));
       const updated = await rest.update(ctx, type, version, needNamespace(), p.name, p.subresource, body);
       return send(res, 200, JSON.stringify(updated), ctx.warnings);
     }

@@ -122,6 +122,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     storage,
     registry,
     rest,
+    clock,
     ...(opts.logger ? { logger: opts.logger.child({ component: "controllers" }) } : {}),
   });
   const counters = new RequestCounters();

@@ -153,6 +153,14 @@ describe("CRD deletion", () => {
     expect(del.body.metadata.deletionTimestamp).toBeTruthy();
     await s.settled();
     expect((await call(s, "GET", `${WIDGETS("gc")}/w1`)).status).toBe(404);
+    const terminating = await call(
+      s,
+      "GET",
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+    );
+    expect(terminating.body.status.conditions).toContainEqual(
+      expect.objectContaining({ type: "Terminating", status: "True", reason: "InstanceDeletionInProgress" }),
+    );
     const held = await call(s, "GET", `${WIDGETS("gc")}/w2`);
     expect(held.body.metadata.deletionTimestamp).toBeTruthy();
     const refused = await call(s, "POST", WIDGETS("gc"), widget("w3", "gc"));

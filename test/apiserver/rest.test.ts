@@ -435,3 +435,20 @@ describe("namespace lifecycle", () => {
     expect((await call(s, "GET", "/api/v1/namespaces/doomed")).status).toBe(404);
   });
 });
+
+describe("request bodies", () => {
+  it("accepts YAML bodies and answers protobuf with 415", async () => {
+    const yaml = await call(s, "POST", "/api/v1/namespaces/ns1/configmaps", undefined, {
+      contentType: "application/yaml",
+      raw: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  a: b\n",
+    });
+    expect(yaml.status).toBe(201);
+    expect(yaml.body.data).toEqual({ a: "b" });
+    const proto = await call(s, "POST", "/api/v1/namespaces", undefined, {
+      contentType: "application/vnd.kubernetes.protobuf",
+      raw: "k8s\u0000",
+    });
+    expect(proto.status).toBe(415);
+    expect(proto.body.reason).toBe("UnsupportedMediaType");
+  });
+});
