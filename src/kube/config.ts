@@ -35,6 +35,12 @@ export function kubeConfigFor(source: KubeConfigSource): KubeConfig {
     throw new KubeConfigError(`cannot load ${what}: ${e instanceof Error ? e.message : String(e)}`);
   }
   const cluster = kc.getCurrentCluster();
+  // client-node builds "https://undefined:undefined" outside a pod instead of failing.
+  if ("inCluster" in source && (!cluster?.server || cluster.server.includes("undefined"))) {
+    throw new KubeConfigError(
+      "cannot load in-cluster service account configuration: not running in a pod (no Kubernetes service address); set kubeconfig (--kubeconfig) instead",
+    );
+  }
   if (!cluster?.server) {
     const what =
       "kubeconfigPath" in source ? `setting kubeconfig (${source.kubeconfigPath})` : "the configuration";
