@@ -1,0 +1,108 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadProjectCrds } from "../../../src/apiserver/fixtures/crds.js";
+import { type CompiledCrd, compileCrd } from "../../../src/apiserver/schema/index.js";
+import { isRecord, type KubeObject } from "../../../src/kube/object.js";
+import { demoSeed } from "../../../src/local/seed.js";
+import { convertDocuments } from "../../../src/sync/conversion/documents.js";
+
+/**
+ * Cross-check of manifests/crds against what the product really writes (SPEC §8: "nothing the product
+ * writes is pruned silently"): the local-mode seed and the converter's output, both directions.
+ */
+const byKind = new Map<string, CompiledCrd>();
+
+beforeAll(async () => {
+  for (const crd of await loadProjectCrds()) {
+    const r = compileCrd(crd);
+    if (!r.ok) throw new Error(JSON.stringify(r.causes));
+    byKind.set(`${r.value.group}/${r.value.names.kind}`, r.value);
+  }
+});
+
+/** Paths present in `before` that are gone or changed in `after` (added fields are fine: defaults). */
+function lost(before: unknown, after: unknown, path = ""): string[] {
+  if (isRecord(before)) {
+    if (!isRecord(after)) return [path];
+    return Object.entries(before).flatMap(([k, v]) =>
+      Object.hasOwn(after, k) ? lost(v, after[k], `${path}.${k}`) : [`${path}.${k}`],
+    );
+  }
+  if (Array.isArray(before)) {
+    if (!Array.isArray(after) || after.length !== before.length) return [path];
+    return before.flatMap((v, i) => lost(v, after[i], `${path}[${i}]`));
+  }
+  return before === after ? [] : [path];
+}
+
+const check = (o: KubeObject): { lost: string[]; causes: string[] } => {
+  const [group, version] = String(o.apiVersion).split("/") as [string, string];
+  const crd = byKind.get(`${group}/${o.kind}`);
+  if (!crd) throw new Error(`no CRD for ${o.apiVersion} ${o.kind}`);
+  const pruned = crd.pruneAndDefault(version, o);
+  return {
+    lost: lost(o, pruned),
+    causes: crd.validate(version, pruned, undefined).map((c) => `${c.field}: ${c.message}`),
+  };
+};
+
+const ns = { mapiNamespace: "openshift-machine-api", capiNamespace: "openshift-cluster-api" };
+const seed = demoSeed(ns);
+const seedObjects = (): KubeObject[] => [
+  ...seed.clusterScoped,
+  ...seed.capi,
+  ...seed.machineSets,
+  ...seed.machines.map((m) => m.machine),
+];
+const infrastructure = seed.clusterScoped.find((o) => o.kind === "Infrastructure")!;
+
+describe("project CRDs keep everything the product writes", () => {
+  it("the check itself notices a pruned field", () => {
+    const machine = structuredClone(seed.machines[0]!.machine);
+    (machine.spec as Record<string, unknown>).notInTheSchema = true;
+    expect(check(machine).lost).toEqual([".spec.notInTheSchema"]);
+  });
+
+  it.each(seedObjects().map((o) => [`${o.kind} ${o.metadata?.name}`, o] as const))(
+    "local-mode seed: %s survives pruning and validates",
+    (_name, o) => {
+      expect(check(o)).toEqual({ lost: [], causes: [] });
+    },
+  );
+
+  const toCapi = () =>
+    convertDocuments([...seed.machineSets, ...seed.machines.map((m) => m.machine)], infrastructure, {
+      to: "capi",
+      ...ns,
+    });
+
+  it("the seed converts to CAPI without errors (precondition)", () => {
+    const r = toCapi();
+    expect(r.errors).toEqual([]);
+    expect(r.objects.map((o) => o.kind).sort()).toEqual([
+      "AWSMachine",
+      "AWSMachine",
+      "AWSMachine",
+      "AWSMachineTemplate",
+      "AWSMachineTemplate",
+      "Machine",
+      "Machine",
+      "Machine",
+      "MachineSet",
+      "MachineSet",
+    ]);
+  });
+
+  it("every CAPI/CAPA object the converter writes survives pruning and validates", () => {
+    const results = toCapi().objects.map((o) => ({ object: `${o.kind} ${o.metadata?.name}`, ...check(o) }));
+    expect(results.filter((r) => r.lost.length > 0 || r.causes.length > 0)).toEqual([]);
+  });
+
+  it("converting back to MAPI produces objects the MAPI CRDs keep whole", () => {
+    const capi = toCapi().objects;
+    const back = convertDocuments([...capi, ...seed.capi], infrastructure, { to: "mapi", ...ns });
+    expect(back.errors).toEqual([]);
+    const results = back.objects.map((o) => ({ object: `${o.kind} ${o.metadata?.name}`, ...check(o) }));
+    expect(results.length).toBeGreaterThan(0);
+    expect(results.filter((r) => r.lost.length > 0 || r.causes.length > 0)).toEqual([]);
+  });
+});
