@@ -957,6 +957,10 @@ export class Rest {
       return { object: asRead(this.removeFinally(key, old)), gone: true };
     }
     if (alreadyDeleting) return { object: asRead(old), gone: false };
+    // The object moved during the admission round trip: decide again on its current state.
+    const current = this.deps.storage.get(key, old.metadata?.namespace ?? "", name);
+    if (current?.metadata?.resourceVersion !== old.metadata?.resourceVersion && !ctx.dryRun)
+      return this.delete(ctx, res, version, namespace, name, opts);
     const m: Record<string, unknown> = {
       ...meta(old),
       finalizers,

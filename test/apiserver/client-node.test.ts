@@ -155,3 +155,25 @@ describe("client-node", () => {
     expect(names).toEqual(["w"]);
   });
 });
+
+describe("client-node informers under injected watch drops", () => {
+  it("keep seeing every object when the server cuts watches", async () => {
+    s.faults.set({ dropWatchesEveryMs: 80, seed: 11, match: { verbs: ["watch"] } });
+    const informer = k8s.makeInformer(kc, "/api/v1/namespaces/cn/configmaps", () =>
+      core.listNamespacedConfigMap({ namespace: "cn" }),
+    );
+    const names = new Set<string>();
+    informer.on("add", (o) => names.add(String(o.metadata?.name)));
+    await informer.start();
+    for (let i = 0; i < 10; i++) {
+      await core.createNamespacedConfigMap({ namespace: "cn", body: { metadata: { name: `drop-${i}` } } });
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    await until(() => names.has("drop-9"));
+    await informer.stop();
+    s.faults.clear();
+    expect([...names].filter((n) => n.startsWith("drop-")).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `drop-${i}`),
+    );
+  });
+});
