@@ -9,9 +9,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { StableAuthority } from "../../src/kube/kinds.js";
+import { isDeleting } from "../../src/kube/object.js";
 import { planHandover } from "../../src/migration/planner.js";
 import type { HandoverKind, HandoverSnapshot, Role } from "../../src/migration/snapshot.js";
-import { opposite, statusAuthorityOf } from "../../src/migration/snapshot.js";
+import { objectOf, opposite, statusAuthorityOf } from "../../src/migration/snapshot.js";
 import { isWrite } from "../../src/migration/steps.js";
 import type { ActorName, World } from "./world.js";
 import {
@@ -22,16 +23,15 @@ import {
   markDeleting,
   runToRest,
   setSpecAuthority,
+  setStatusField,
   stableSnapshot,
   violationsOf,
   worldOf,
 } from "./world.js";
 
 type Action = { type: "plan"; lag: number } | { type: "actor"; actor: ActorName };
-type Intervention =
-  | { type: "none" }
-  | { type: "cancel"; at: number }
-  | { type: "delete"; at: number; role: Role };
+/** A user flips spec.authoritativeAPI (a new request or a cancel), or deletes one involved object. */
+type Intervention = { at: number } & ({ type: "flip" } | { type: "delete"; role: Role });
 
 const actionArb: fc.Arbitrary<Action> = fc.oneof(
   {
@@ -49,42 +49,53 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
 
 const interventionArb = (kind: HandoverKind): fc.Arbitrary<Intervention> =>
   fc.oneof(
-    fc.constant<Intervention>({ type: "none" }),
-    fc.record({ type: fc.constant("cancel" as const), at: fc.nat(80) }),
-    fc.record({
-      type: fc.constant("delete" as const),
-      at: fc.nat(80),
-      role: fc.constantFrom<Role>(
-        ...(kind === "Machine" ? (["mapi", "capi", "infraMachine"] as const) : (["mapi", "capi"] as const)),
-      ),
-    }),
+    { weight: 3, arbitrary: fc.record({ type: fc.constant("flip" as const), at: fc.nat(80) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        type: fc.constant("delete" as const),
+        at: fc.nat(80),
+        role: fc.constantFrom<Role>(
+          ...(kind === "Machine" ? (["mapi", "capi", "infraMachine"] as const) : (["mapi", "capi"] as const)),
+        ),
+      }),
+    },
   );
 
 const scenarioArb = fc
   .record({
     kind: fc.constantFrom<HandoverKind>("Machine", "MachineSet"),
     from: fc.constantFrom<StableAuthority>("MachineAPI", "ClusterAPI"),
+    // MAO copies spec → status without synchronizedAPI; the planner must repair it on the way.
+    withoutSynchronizedAPI: fc.boolean(),
   })
-  .chain(({ kind, from }) =>
+  .chain(({ kind, from, withoutSynchronizedAPI }) =>
     fc.record({
       kind: fc.constant(kind),
       from: fc.constant(from),
+      withoutSynchronizedAPI: fc.constant(withoutSynchronizedAPI),
       schedule: fc.array(actionArb, { maxLength: 80 }),
-      intervention: interventionArb(kind),
+      interventions: fc.array(interventionArb(kind), { maxLength: 3 }),
     }),
   );
 
-const intervene = (w: World, i: Intervention, from: StableAuthority): World => {
-  if (i.type === "cancel") return { ...w, s: setSpecAuthority(w.s, from), rv: w.rv + 1 };
-  if (i.type === "delete") return { ...w, rv: w.rv + 1, s: edit(w.s, i.role, (o) => markDeleting(o, w.now)) };
-  return w;
+const specOf = (s: HandoverSnapshot): StableAuthority =>
+  s.mapi?.spec?.authoritativeAPI === "ClusterAPI" ? "ClusterAPI" : "MachineAPI";
+
+const intervene = (w: World, i: Intervention): World => {
+  if (i.type === "flip") return { ...w, s: setSpecAuthority(w.s, opposite(specOf(w.s))), rv: w.rv + 1 };
+  if (isDeleting(objectOf(w.s, i.role))) return w;
+  return { ...w, rv: w.rv + 1, s: edit(w.s, i.role, (o) => markDeleting(o, w.now)) };
 };
 
 describe("model: random interleavings of planner, stand-ins, cancels and deletions", () => {
   it("always comes to rest in a stable state with I1–I4 holding after every observed change", () => {
     fc.assert(
-      fc.property(scenarioArb, ({ kind, from, schedule, intervention }) => {
-        let world = worldOf(setSpecAuthority(stableSnapshot(kind, from), opposite(from)));
+      fc.property(scenarioArb, ({ kind, from, withoutSynchronizedAPI, schedule, interventions }) => {
+        let initial = setSpecAuthority(stableSnapshot(kind, from), opposite(from));
+        if (withoutSynchronizedAPI)
+          initial = edit(initial, "mapi", (o) => setStatusField(o, "synchronizedAPI", undefined));
+        let world = worldOf(initial);
         const history: HandoverSnapshot[] = [world.s];
         const observe = (next: World): void => {
           if (next !== world) {
@@ -93,8 +104,7 @@ describe("model: random interleavings of planner, stand-ins, cancels and deletio
           }
         };
         for (const [index, action] of schedule.entries()) {
-          if (intervention.type !== "none" && intervention.at === index)
-            observe(intervene(world, intervention, from));
+          for (const i of interventions) if (i.at === index) observe(intervene(world, i));
           if (action.type === "actor") {
             observe(act(world, action.actor));
             continue;
@@ -116,13 +126,10 @@ describe("model: random interleavings of planner, stand-ins, cancels and deletio
         expect(status === "MachineAPI" || status === "ClusterAPI").toBe(true);
         expect(["done", "blocked"]).toContain(rest.last.kind);
         expect(violationsOf([...history, ...rest.history.slice(1)])).toEqual([]);
-        const intervened = intervention.type !== "none" && intervention.at < schedule.length;
-        if (!intervened) {
-          expect(status).toBe(opposite(from));
-          expect(rest.last).toEqual({ kind: "done", why: "steady" });
-        } else if (intervention.type === "cancel") {
-          // A cancel after completion starts a handover back, which then also completes.
-          expect(status).toBe(from);
+        const deleted = interventions.some((i) => i.type === "delete" && i.at < schedule.length);
+        if (!deleted) {
+          // Whatever the user flipped meanwhile, the last word wins.
+          expect(status).toBe(specOf(rest.world.s));
           expect(rest.last).toEqual({ kind: "done", why: "steady" });
         }
       }),
