@@ -1,0 +1,269 @@
+/**
+ * The `convert` CLI in-process: flag parsing (bad usage → exit 2 naming the flag), document handling
+ * (several documents, List kinds, pairing CAPI objects with their infra objects) and output/exit codes,
+ * with in-memory streams and files.
+ */
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
+import { parseConvertFlags, runConvert } from "../../../src/sync/conversion/cli.js";
+import { convertDocuments } from "../../../src/sync/conversion/documents.js";
+import { awsMachine, capiMachine, infrastructure, mapiMachine, providerSpec } from "./builders.js";
+
+const INFRA_YAML = `apiVersion: config.openshift.io/v1
+kind: Infrastructure
+metadata: {name: cluster}
+status:
+  infrastructureName: demo-x7k2p
+  platformStatus: {type: AWS, aws: {region: us-east-1}}
+`;
+
+const collect = () => {
+  const stream = new PassThrough();
+  const chunks: string[] = [];
+  stream.on("data", (c: Buffer) => chunks.push(c.toString()));
+  return { stream, text: () => chunks.join("") };
+};
+
+const run = async (argv: string[], files: Record<string, string>, stdinText = "") => {
+  const stdout = collect();
+  const stderr = collect();
+  const stdin = new PassThrough();
+  stdin.end(stdinText);
+  const code = await runConvert(argv, {
+    stdin,
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    readFile: async (path) => {
+      const text = files[path];
+      if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+      return text;
+    },
+  });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+};
+
+const yamlOf = (o: unknown) => JSON.stringify(o);
+
+describe("convert CLI: flags", () => {
+  it.each([
+    [[], "flag --to is required (capi or mapi)"],
+    [["--to", "xapi"], 'flag --to must be capi or mapi, not "xapi"'],
+    [["--to", "capi"], "flag --infrastructure is required (the Infrastructure cluster object)"],
+    [["--to", "capi", "--infrastructure", "i.yaml"], "flag -f is required (a file, or - for stdin)"],
+    [
+      ["--to", "capi", "--infrastructure", "i.yaml", "-f", "a", "-o", "xml"],
+      'flag -o must be yaml or json, not "xml"',
+    ],
+    [["--to", "capi", "--infrastructure"], "flag --infrastructure needs a value"],
+    [["--to", "capi", "--bogus"], "unknown flag --bogus"],
+    [["--to", "capi", "--to", "mapi"], "flag --to given twice"],
+    [["--to", "capi", "--infrastructure", "i", "-f", "-", "-f", "-"], "flag -f - (stdin) may be given once"],
+    [["stray"], 'unexpected argument "stray"'],
+  ])("%j → %s", (argv, message) => {
+    expect(parseConvertFlags(argv)).toEqual({ kind: "error", message });
+  });
+  it("accepts --flag=value, repeated -f and -o json", () => {
+    expect(
+      parseConvertFlags(["--to=mapi", "--infrastructure=i.yaml", "-f", "a", "--filename", "b", "-o", "json"]),
+    ).toEqual({
+      kind: "run",
+      flags: {
+        to: "mapi",
+        infrastructure: "i.yaml",
+        files: ["a", "b"],
+        output: "json",
+        capiNamespace: "openshift-cluster-api",
+        mapiNamespace: "openshift-machine-api",
+      },
+    });
+  });
+  it("bad usage exits 2 with the message and the usage on stderr", async () => {
+    const result = await run(["--to", "capi"], {});
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^error: flag --infrastructure is required/);
+    expect(result.stderr).toContain("Usage: convert");
+    expect(result.stdout).toBe("");
+  });
+  it("--help prints the usage and exits 0", async () => {
+    const result = await run(["--help"], {});
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("--to capi|mapi");
+  });
+});
+
+describe("convert CLI: documents", () => {
+  it("several documents and List kinds are all converted, in order", () => {
+    const result = convertDocuments(
+      [
+        mapiMachine({ name: "a" }),
+        { apiVersion: "v1", kind: "List", items: [mapiMachine({ name: "b" })] },
+        null,
+      ],
+      infrastructure(),
+      { to: "capi", capiNamespace: "openshift-cluster-api", mapiNamespace: "openshift-machine-api" },
+    );
+    expect(result.objects.map((o) => `${o.kind}/${o.metadata?.name}`)).toEqual([
+      "Machine/a",
+      "AWSMachine/a",
+      "Machine/b",
+      "AWSMachine/b",
+    ]);
+    expect(result.failed).toBe(0);
+  });
+  it("--to capi skips other kinds with a warning", () => {
+    const result = convertDocuments(
+      [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } }],
+      infrastructure(),
+      {
+        to: "capi",
+        capiNamespace: "c",
+        mapiNamespace: "m",
+      },
+    );
+    expect(result.warnings).toEqual([
+      "ConfigMap/x: skipped: not a machine.openshift.io/v1beta1 Machine or MachineSet",
+    ]);
+  });
+  it("--to mapi pairs each CAPI Machine with the AWSMachine it references", () => {
+    const result = convertDocuments(
+      [awsMachine({ name: "w" }), capiMachine({ name: "w" })],
+      infrastructure(),
+      {
+        to: "mapi",
+        capiNamespace: "c",
+        mapiNamespace: "openshift-machine-api",
+      },
+    );
+    expect(result.errors).toEqual([]);
+    expect(result.objects.map((o) => `${o.apiVersion} ${o.kind}/${o.metadata?.name}`)).toEqual([
+      "machine.openshift.io/v1beta1 Machine/w",
+    ]);
+  });
+  it("--to mapi without the AWSMachine → that Machine fails", () => {
+    const result = convertDocuments([capiMachine({ name: "w" })], infrastructure(), {
+      to: "mapi",
+      capiNamespace: "c",
+      mapiNamespace: "m",
+    });
+    expect(result.failed).toBe(1);
+    expect(result.errors).toEqual([
+      'Machine/w: spec.infrastructureRef: Invalid value: {"apiGroup":"infrastructure.cluster.x-k8s.io","kind":"AWSMachine","name":"w"}: the AWSMachine is required to convert',
+    ]);
+  });
+  it("an unsupported platform is one error for the run", () => {
+    const result = convertDocuments([mapiMachine()], infrastructure({ platform: "Azure" }), {
+      to: "capi",
+      capiNamespace: "c",
+      mapiNamespace: "m",
+    });
+    expect(result.errors).toEqual([
+      'Infrastructure/cluster: Infrastructure.status.platformStatus.type: Invalid value: "Azure": unsupported platform "Azure": supported platforms are AWS',
+    ]);
+  });
+});
+
+describe("convert CLI: run", () => {
+  it("prints converted objects as multi-document YAML and exits 0", async () => {
+    const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
+      "infra.yaml": INFRA_YAML,
+      "m.yaml": yamlOf(mapiMachine({ name: "w1" })),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe("");
+    const docs = parseAllDocuments(result.stdout).map((d) => d.toJS());
+    expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(["Machine/w1", "AWSMachine/w1"]);
+  });
+  it("-o json prints a List for several objects", async () => {
+    const result = await run(
+      ["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml", "-o", "json"],
+      {
+        "infra.yaml": INFRA_YAML,
+        "m.yaml": yamlOf(mapiMachine({ name: "w1" })),
+      },
+    );
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      apiVersion: "v1",
+      kind: "List",
+      items: [{ kind: "Machine" }, { kind: "AWSMachine" }],
+    });
+  });
+  it("a failing object: exit 1, every field error on stderr prefixed by kind/name, the others still printed", async () => {
+    const bad = mapiMachine({
+      name: "bad",
+      value: providerSpec({ deviceIndex: 1, networkInterfaceType: "X" }),
+    });
+    const result = await run(
+      ["--to", "capi", "--infrastructure", "infra.yaml", "-f", "-"],
+      { "infra.yaml": INFRA_YAML },
+      [yamlOf(mapiMachine({ name: "good" })), yamlOf(bad)].join("\n---\n"),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      [
+        "Machine/bad: spec.providerSpec.value.deviceIndex: Invalid value: 1: deviceIndex must be 0 or unset",
+        'Machine/bad: spec.providerSpec.value.networkInterfaceType: Invalid value: "X": networkInterfaceType must be ENA, EFA or empty',
+        "error: 1 object(s) failed to convert",
+        "",
+      ].join("\n"),
+    );
+    expect(parseAllDocuments(result.stdout).map((d) => d.toJS().metadata.name)).toEqual(["good", "good"]);
+  });
+  it("warnings go to stderr with a Warning: prefix, exit stays 0", async () => {
+    const lossy = mapiMachine({
+      name: "w",
+      value: providerSpec({ blockDevices: [{ ebs: { volumeSize: 100, deleteOnTermination: false } }] }),
+    });
+    const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
+      "infra.yaml": INFRA_YAML,
+      "m.yaml": yamlOf(lossy),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(
+      /^Warning: Machine\/w: spec\.providerSpec\.value\.blockDevices\[0\]\.ebs\.deleteOnTermination: /,
+    );
+  });
+  it("unreadable files and invalid YAML exit 1 naming the file", async () => {
+    expect((await run(["--to", "capi", "--infrastructure", "nope.yaml", "-f", "m.yaml"], {})).stderr).toBe(
+      "error: --infrastructure: cannot read nope.yaml: ENOENT: no such file or directory, open 'nope.yaml'\n",
+    );
+    const invalid = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
+      "infra.yaml": INFRA_YAML,
+      "m.yaml": "a: [1\n",
+    });
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/^error: m\.yaml(:\d+)?: invalid YAML: /);
+  });
+  it("an infrastructure file without an Infrastructure object exits 1", async () => {
+    const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
+      "infra.yaml": "kind: ConfigMap\n",
+      "m.yaml": "",
+    });
+    expect([result.code, result.stderr]).toEqual([
+      1,
+      "error: --infrastructure: infra.yaml holds no Infrastructure object\n",
+    ]);
+  });
+  it("nothing to convert exits 1", async () => {
+    const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
+      "infra.yaml": INFRA_YAML,
+      "m.yaml": "",
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      "error: nothing to convert: no Machine API Machines or MachineSets in the input\n",
+    );
+  });
+  it("the YAML printed parses back to the converted objects", async () => {
+    const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
+      "infra.yaml": INFRA_YAML,
+      "m.yaml": yamlOf(mapiMachine({ name: "w1" })),
+    });
+    const first = parse(result.stdout.split("---\n")[0] ?? "");
+    expect(first.spec.infrastructureRef).toEqual({
+      apiGroup: "infrastructure.cluster.x-k8s.io",
+      kind: "AWSMachine",
+      name: "w1",
+    });
+  });
+});
