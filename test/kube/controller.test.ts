@@ -1,3 +1,4 @@
+/** The controller loop on a manual clock: outcomes (success, error with backoff, conflict, terminal, requeueAfter), workers, stop, and the key mappers. */
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";

@@ -1,3 +1,4 @@
+/** Resolving apiVersion + kind to a ResourceType for dynamic watches, locally or through discovery. */
 import { describe, expect, it } from "vitest";
 import { createResourceResolver, splitApiVersion } from "../../src/kube/discovery.js";
 import { NotFoundError } from "../../src/kube/errors.js";

@@ -1,3 +1,4 @@
+/** Typed API errors, resource paths, and the informer store's indexes and trimming. */
 import { describe, expect, it } from "vitest";
 import {
   ConflictError,

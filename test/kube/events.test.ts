@@ -1,3 +1,4 @@
+/** The event recorder against an in-memory API: Event shape, aggregation of repeats, LRU, and never failing the caller. */
 import { describe, expect, it } from "vitest";
 import { createManualClock } from "../../src/kube/clock.js";
 import { createEventRecorder } from "../../src/kube/events.js";

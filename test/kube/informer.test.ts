@@ -1,3 +1,4 @@
+/** The informer's reflector logic on a manual clock over an in-process list/watch model with faults; freshness for admission. */
 import { describe, expect, it } from "vitest";
 import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";
 import type { Informer } from "../../src/kube/informer.js";

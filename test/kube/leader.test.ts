@@ -1,3 +1,4 @@
+/** Leader election as a state machine on a manual clock against an in-memory Lease API: contention, crash hand-over, clean release, renew deadline. */
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import type { KubeClient } from "../../src/kube/client.js";

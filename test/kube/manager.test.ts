@@ -1,3 +1,4 @@
+/** Controllers gated on leadership: started on election, cut off at once on loss. */
 import { describe, expect, it } from "vitest";
 import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";
 import { byName, createController } from "../../src/kube/controller.js";

@@ -1,3 +1,4 @@
+/** The work queue of SPEC §7 on a manual clock: dedup, one key at a time, re-add while processing, per-key backoff and reset, requeueAfter. */
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { createManualClock } from "../../src/kube/clock.js";

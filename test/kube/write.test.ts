@@ -1,3 +1,4 @@
+/** Write discipline helpers: desired ⊆ live, finalizer JSON Patches with `test`, resourceVersion preconditions, and the HTTP each helper sends. */
 import { describe, expect, it } from "vitest";
 import { createKubeClient } from "../../src/kube/client.js";
 import { ConflictError } from "../../src/kube/errors.js";
