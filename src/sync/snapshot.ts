@@ -251,3 +251,49 @@ export const readMachineSetSnapshot = (
     storageBeingRemoved: opts.storageBeingRemoved,
   };
 };
+
+/**
+ * §4.1 watch mapping for MachineSync: which reconcile key an event on `object` concerns. Machines of
+ * either API map to their name; an InfraMachine maps to its owning CAPI Machine, else to its own name.
+ */
+export const machineKeysFor = (object: KubeObject): string[] => {
+  if (object.kind === "Machine") return [nameOf(object)];
+  const owner = ownerReferencesOf(object).find(
+    (r) => r.kind === "Machine" && r.apiVersion.startsWith(`${KINDS.capiMachine.group}/`),
+  );
+  return [owner ? owner.name : nameOf(object)];
+};
+
+/**
+ * §4.1 watch mapping for MachineSetSync: MachineSets of either API map to their name; an
+ * InfraMachineTemplate maps to the set named by its template label, plus every CAPI MachineSet that
+ * references it (a hand-made template has no label).
+ */
+export const machineSetKeysFor = (object: KubeObject, store: ObjectStore, opts: SyncSettings): string[] => {
+  if (object.kind === "MachineSet") return [nameOf(object)];
+  const keys = new Set<string>();
+  const label = object.metadata?.labels?.[LABELS.templateMachineSet];
+  if (label) keys.add(label);
+  for (const set of store.list(KINDS.capiMachineSet, opts.capiNamespace)) {
+    const ref = infrastructureRefOf(set);
+    if (ref && ref.kind === object.kind && ref.name === nameOf(object)) keys.add(nameOf(set));
+  }
+  return [...keys];
+};
+
+/** What the shell reads live before a deletion step (§4.6): both namespaces and the twins' CRDs. */
+export const storageToCheck = (
+  kind: "Machine" | "MachineSet",
+  opts: SyncSettings,
+  infraType: ResourceType = kind === "Machine" ? KINDS.awsMachine : KINDS.awsMachineTemplate,
+): { namespaces: string[]; customResourceDefinitions: string[] } => {
+  const crd = (t: ResourceType) => `${t.plural}.${t.group}`;
+  const [mapiType, capiType] =
+    kind === "Machine"
+      ? [KINDS.mapiMachine, KINDS.capiMachine]
+      : [KINDS.mapiMachineSet, KINDS.capiMachineSet];
+  return {
+    namespaces: [opts.mapiNamespace, opts.capiNamespace],
+    customResourceDefinitions: [crd(mapiType), crd(capiType), crd(infraType)],
+  };
+};

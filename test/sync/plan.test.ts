@@ -728,3 +728,94 @@ describe("§4.4 CAPI → MAPI MachineSet", () => {
     expect(settleMachineSet(world).at(-1)?.writes).toEqual([]);
   });
 });
+
+describe("§4.2 final sync while Migrating", () => {
+  const ack = (from: "MachineAPI" | "ClusterAPI") =>
+    JSON.stringify(
+      from === "MachineAPI"
+        ? { mapi: "2026-11-30T09:00:00Z" }
+        : { capiMachine: "2026-11-30T09:00:00Z", infraMachine: "2026-11-30T09:00:00Z" },
+    );
+
+  it("from MachineAPI: writes what differs, keeps the twin paused, adds no finalizer, then FinalSyncComplete", () => {
+    const world = new World([...base(), mapiMachine("m")]);
+    settleMachine(world);
+    world.mutate(MAPI_API_VERSION, "Machine", MAPI_NS, "m", (o) => {
+      o.spec = { ...o.spec, providerID: "aws:///us-east-1a/i-0late" };
+      o.metadata = {
+        ...o.metadata,
+        generation: 3,
+        annotations: { [ANNOTATIONS.pausedFalseAt]: ack("MachineAPI") },
+      };
+      o.status = {
+        ...o.status,
+        authoritativeAPI: "Migrating",
+        synchronizedAPI: "MachineAPI",
+        conditions: [
+          { ...condition("Synchronized", "Unknown"), reason: "AwaitingFinalSync" },
+          condition("Paused", "True", "2026-11-30T09:30:00Z"),
+        ],
+      };
+    });
+    const plan = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
+    expect(plan.branch).toEqual({ kind: "finalSync", direction: "MachineAPI" });
+    expect(plan.writes.some((w) => w.kind === "addFinalizer")).toBe(false);
+    const apply = plan.writes.find((w) => w.kind === "apply") as Extract<SyncWrite, { kind: "apply" }>;
+    expect(apply.changedPaths).toEqual(["spec.providerID"]);
+    expect(annotationsOf(apply.body)[ANNOTATIONS.pausedBy]).toBe("machine-api-migration");
+    expect(plan.condition).toMatchObject({ status: "True", reason: "FinalSyncComplete" });
+    expect(plan.synchronizedGeneration).toBe(3);
+  });
+
+  it("from ClusterAPI: CAPI → MAPI with FinalSyncComplete and the CAPI Machine's generation", () => {
+    const world = new World([
+      ...base(),
+      mapiMachine("m", {
+        authority: "Migrating",
+        meta: {
+          finalizers: [FINALIZERS.sync],
+          annotations: { [ANNOTATIONS.pausedFalseAt]: ack("ClusterAPI") },
+        },
+        status: { synchronizedAPI: "ClusterAPI", conditions: [condition("Synchronized", "True")] },
+      }),
+      capiMachine("m", {
+        meta: { generation: 4 },
+        status: { conditions: [condition("Paused", "True", "2026-11-30T09:30:00Z")] },
+      }),
+      awsMachine("m", { status: { conditions: [condition("Paused", "True", "2026-11-30T09:30:00Z")] } }),
+    ]);
+    const plan = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
+    expect(plan.branch).toEqual({ kind: "finalSync", direction: "ClusterAPI" });
+    expect(plan.condition).toMatchObject({
+      reason: "FinalSyncComplete",
+      message: "Successfully synchronized CAPI Machine to MAPI",
+    });
+    expect(plan.synchronizedGeneration).toBe(4);
+    world.execute(plan.writes);
+    expect(settleMachine(world).at(-1)?.writes).toEqual([]);
+  });
+
+  it("before step 6 holds nothing at all is written", () => {
+    const world = new World([...base(), mapiMachine("m")]);
+    settleMachine(world);
+    world.mutate(MAPI_API_VERSION, "Machine", MAPI_NS, "m", (o) => {
+      o.spec = { ...o.spec, providerID: "aws:///us-east-1a/i-0late" };
+      o.status = { ...o.status, authoritativeAPI: "Migrating", synchronizedAPI: "MachineAPI" };
+    });
+    expect(planMachineSync(world.machineSnapshot("m"), deps(), NOW)).toMatchObject({
+      branch: { kind: "noop" },
+      writes: [],
+    });
+  });
+
+  it("MachineSet unpaused CAPI twin under MachineAPI: paused and marked needs-attention, never replaced", () => {
+    const world = new World([
+      ...base(),
+      mapiMachineSet("workers"),
+      capiMachineSet("workers", { meta: { annotations: {}, finalizers: [] } }),
+    ]);
+    const plan = planMachineSetSync(world.machineSetSnapshot("workers"), deps(), NOW);
+    expect(kinds(plan)).toEqual(["pause MachineSet", "applyStatus MachineSet"]);
+    expect(plan.condition?.reason).toBe("UnpausedTwinDetected");
+  });
+});

@@ -7,7 +7,13 @@ import {
   synchronized,
   unsupportedOwner,
 } from "../../src/sync/condition.js";
-import { defaultInfraTypeResolver, infrastructureRefOf } from "../../src/sync/snapshot.js";
+import {
+  defaultInfraTypeResolver,
+  infrastructureRefOf,
+  machineKeysFor,
+  machineSetKeysFor,
+  storageToCheck,
+} from "../../src/sync/snapshot.js";
 import {
   awsMachine,
   awsMachineTemplate,
@@ -112,6 +118,47 @@ describe("snapshot readers (SPEC §4.1)", () => {
         name: "g",
       }),
     ).toBeUndefined();
+  });
+});
+
+describe("watch mapping (SPEC §4.1)", () => {
+  const settings = { mapiNamespace: "openshift-machine-api", capiNamespace: "openshift-cluster-api" };
+
+  it("MachineSync: an InfraMachine maps to its owning CAPI Machine, else to its own name", () => {
+    const capi = capiMachine("m");
+    expect(machineKeysFor(awsMachine("m-infra", { meta: { ownerReferences: [ownerRef(capi)] } }))).toEqual([
+      "m",
+    ]);
+    expect(machineKeysFor(awsMachine("lonely"))).toEqual(["lonely"]);
+    expect(machineKeysFor(mapiMachine("x"))).toEqual(["x"]);
+  });
+
+  it("MachineSetSync: a template maps via its label and via every CAPI MachineSet referencing it", () => {
+    const world = new World([
+      capiMachineSet("workers", { template: "workers-by-hand" }),
+      capiMachineSet("other"),
+    ]);
+    expect(machineSetKeysFor(awsMachineTemplate("workers-by-hand"), world, settings)).toEqual(["workers"]);
+    expect(machineSetKeysFor(awsMachineTemplate("t-1", { setName: "infra" }), world, settings)).toEqual([
+      "infra",
+    ]);
+    expect(machineSetKeysFor(awsMachineTemplate("nobody"), world, settings)).toEqual([]);
+  });
+
+  it("§4.6 the live storage read covers both namespaces and the twins' CRDs", () => {
+    expect(storageToCheck("Machine", settings)).toEqual({
+      namespaces: ["openshift-machine-api", "openshift-cluster-api"],
+      customResourceDefinitions: [
+        "machines.machine.openshift.io",
+        "machines.cluster.x-k8s.io",
+        "awsmachines.infrastructure.cluster.x-k8s.io",
+      ],
+    });
+    expect(storageToCheck("MachineSet", settings).customResourceDefinitions).toEqual([
+      "machinesets.machine.openshift.io",
+      "machinesets.cluster.x-k8s.io",
+      "awsmachinetemplates.infrastructure.cluster.x-k8s.io",
+    ]);
   });
 });
 
