@@ -96,6 +96,10 @@ const conditionText = (object: KubeObject | undefined, type: string): string => 
 export const synchronizationProblem = (s: HandoverSnapshot, from: StableAuthority): Problem | undefined => {
   const mapi = s.mapi;
   if (!mapi) return undefined;
+  if (!s.capi && from === "ClusterAPI")
+    return blocked(
+      `${describeRole(s, "mapi")} is ClusterAPI-authoritative but its ${describeObject(s.kind, "capi", undefined)} twin does not exist; there is nothing to hand over`,
+    );
   if (!s.capi)
     return {
       reason: "WaitingForSync",

@@ -364,6 +364,17 @@ describe("step 4: preconditions and the start", () => {
     expect(plan({ ...s, infraMachine: undefined })).toMatchObject({ kind: "wait", for: "sync" });
   });
 
+  it("Machine leaving ClusterAPI without its authoritative CAPI Machine: blocked", () => {
+    const s = requested("Machine", "ClusterAPI");
+    expect(plan({ ...s, capi: undefined })).toMatchObject({
+      kind: "blocked",
+      event: {
+        message:
+          "MAPI Machine openshift-machine-api/worker-a is ClusterAPI-authoritative but its CAPI Machine twin does not exist; there is nothing to hand over",
+      },
+    });
+  });
+
   it("Machine owned by a ControlPlaneMachineSet: blocked (unsupported owner)", () => {
     const s = edit(requested("Machine", "MachineAPI"), "mapi", (o) => {
       o.metadata = {
