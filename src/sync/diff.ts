@@ -21,6 +21,8 @@ const join = (path: string, key: string | number): string =>
  */
 export const subsetDiff = (desired: unknown, live: unknown, path = ""): string[] => {
   if (desired === undefined) return [];
+  // null in an apply means "absent"; a server never stores it, so an absent live value satisfies it.
+  if (desired === null) return live === null || live === undefined ? [] : [path];
   if (live === undefined && isEmptyContainer(desired)) return [];
   if (Array.isArray(desired)) {
     if (!Array.isArray(live) || live.length !== desired.length) return [path];

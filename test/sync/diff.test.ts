@@ -32,6 +32,8 @@ describe("desired ⊆ live (SPEC §4.3)", () => {
       [],
     ],
     ["0 and false are values, not absence", { n: 0, f: false }, {}, ["n", "f"]],
+    ["null is satisfied by absence (servers never store it)", { gone: null }, {}, []],
+    ["null is not satisfied by a value", { gone: null }, { gone: "x" }, ["gone"]],
   ];
   it.each(cases)("%s", (_n, desired, live, paths) => {
     expect(subsetDiff(desired, live)).toEqual(paths);
