@@ -69,6 +69,29 @@ interface ResourcePath {
   watchPath: boolean;
 }
 
+interface ListSnapshot {
+  items: KubeObject[];
+  rv: string;
+  takenAt: number;
+}
+const SNAPSHOT_TTL_MS = 5 * 60_000;
+const MAX_SNAPSHOTS = 64;
+
+const encodeContinue = (c: { id: number; offset: number; rv: string }): string =>
+  Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: Number(c.rv), id: c.id, offset: c.offset })).toString(
+    "base64url",
+  );
+const decodeContinue = (token: string): { id: number; offset: number } | undefined => {
+  try {
+    const v = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as Record<string, unknown>;
+    return typeof v.id === "number" && typeof v.offset === "number"
+      ? { id: v.id, offset: v.offset }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
 const NOT_FOUND = (): ApiError =>
   new ApiError(404, "NotFound", "the server could not find the requested resource");
 
@@ -232,6 +255,8 @@ const byNamespaceName = (a: KubeObject, b: KubeObject): number => {
 
 export class HttpApi {
   private readonly openWatches = new Set<ServerResponse>();
+  private readonly snapshots = new Map<number, ListSnapshot>();
+  private nextSnapshotId = 1;
 
   constructor(private readonly deps: HttpDeps) {}
 
@@ -456,27 +481,77 @@ export class HttpApi {
     namespace: string | undefined,
     q: URLSearchParams,
   ): void {
-    const rv = String(this.deps.storage.currentRv());
-    const items = this.select(type, namespace, q).sort(byNamespaceName);
+    const page = this.page(type, namespace, q);
+    const metadata = {
+      resourceVersion: page.rv,
+      ...(page.continueToken ? { continue: page.continueToken, remainingItemCount: page.remaining } : {}),
+    };
     if (wantsTable(req)) {
       const table = tableFor(
         type,
-        items.map((o) => asVersion(type, version, o)),
-        rv,
+        page.items.map((o) => asVersion(type, version, o)),
+        page.rv,
         includeOf(q),
         this.deps.clock(),
       );
-      send(res, 200, JSON.stringify(table));
+      send(res, 200, JSON.stringify({ ...table, metadata }));
       return;
     }
-    const head = JSON.stringify({
-      kind: type.listKind,
-      apiVersion: gvOf(type, version),
-      metadata: { resourceVersion: rv },
-    });
+    const head = JSON.stringify({ kind: type.listKind, apiVersion: gvOf(type, version), metadata });
     // Items are serialised one by one into the list so that no list-sized intermediate object is built.
-    const parts = items.map((o) => JSON.stringify(asVersion(type, version, o)));
+    const parts = page.items.map((o) => JSON.stringify(asVersion(type, version, o)));
     send(res, 200, `${head.slice(0, -1)},"items":[${parts.join(",")}]}`);
+  }
+
+  /**
+   * `limit`/`continue` as kube serves them: every page of one list comes from the snapshot taken by the
+   * first page (same resourceVersion), so a client that pages sees one consistent state. Snapshots hold
+   * references, not copies, and expire like etcd compaction does (410 Expired for a stale token).
+   */
+  private page(
+    type: ResourceInfo,
+    namespace: string | undefined,
+    q: URLSearchParams,
+  ): { items: KubeObject[]; rv: string; continueToken?: string; remaining?: number } {
+    const limit = Math.max(0, Math.floor(Number(q.get("limit") ?? 0)) || 0);
+    const token = q.get("continue");
+    let snapshot: ListSnapshot;
+    let offset = 0;
+    if (token) {
+      const decoded = decodeContinue(token);
+      const found = decoded ? this.snapshots.get(decoded.id) : undefined;
+      if (!decoded || !found || this.deps.clock() - found.takenAt > SNAPSHOT_TTL_MS)
+        throw new ApiError(
+          410,
+          "Expired",
+          "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+        );
+      snapshot = found;
+      offset = decoded.offset;
+    } else {
+      snapshot = {
+        items: this.select(type, namespace, q).sort(byNamespaceName),
+        rv: String(this.deps.storage.currentRv()),
+        takenAt: this.deps.clock(),
+      };
+    }
+    if (limit === 0 || offset + limit >= snapshot.items.length)
+      return { items: offset === 0 ? snapshot.items : snapshot.items.slice(offset), rv: snapshot.rv };
+    const id = token ? decodeContinue(token)!.id : this.nextSnapshotId++;
+    if (!token) {
+      this.snapshots.set(id, snapshot);
+      for (const oldest of this.snapshots.keys()) {
+        if (this.snapshots.size <= MAX_SNAPSHOTS) break;
+        this.snapshots.delete(oldest);
+      }
+    }
+    const end = offset + limit;
+    return {
+      items: snapshot.items.slice(offset, end),
+      rv: snapshot.rv,
+      continueToken: encodeContinue({ id, offset: end, rv: snapshot.rv }),
+      remaining: snapshot.items.length - end,
+    };
   }
 
   private watch(

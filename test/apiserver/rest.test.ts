@@ -452,3 +452,35 @@ describe("request bodies", () => {
     expect(proto.body.reason).toBe("UnsupportedMediaType");
   });
 });
+
+describe("paging", () => {
+  it("limit/continue pages come from one snapshot with the first page's resourceVersion; stale tokens are 410", async () => {
+    await call(s, "POST", "/api/v1/namespaces", namespace("pages"));
+    for (let i = 0; i < 5; i++)
+      await call(s, "POST", "/api/v1/namespaces/pages/configmaps", configMap(`p${i}`, "pages"));
+    const first = await call(s, "GET", "/api/v1/namespaces/pages/configmaps?limit=2");
+    expect(first.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual([
+      "p0",
+      "p1",
+    ]);
+    expect(first.body.metadata.remainingItemCount).toBe(3);
+    await call(s, "DELETE", "/api/v1/namespaces/pages/configmaps/p3");
+    await call(s, "POST", "/api/v1/namespaces/pages/configmaps", configMap("p5", "pages"));
+    const names: string[] = [];
+    let token = first.body.metadata.continue;
+    while (token) {
+      const next = await call(
+        s,
+        "GET",
+        `/api/v1/namespaces/pages/configmaps?limit=2&continue=${encodeURIComponent(token)}`,
+      );
+      expect(next.body.metadata.resourceVersion).toBe(first.body.metadata.resourceVersion);
+      names.push(...next.body.items.map((i: { metadata: { name: string } }) => i.metadata.name));
+      token = next.body.metadata.continue;
+    }
+    expect(names).toEqual(["p2", "p3", "p4"]);
+    const stale = await call(s, "GET", "/api/v1/namespaces/pages/configmaps?limit=2&continue=bm9wZQ");
+    expect(stale.status).toBe(410);
+    expect(stale.body.reason).toBe("Expired");
+  });
+});
