@@ -474,6 +474,24 @@ describe("denials and failures (kube's messages)", () => {
     });
   });
 
+  it("clientConfig.service without a resolver fails per failurePolicy (no cluster DNS here)", async () => {
+    const service = {
+      clientConfig: { service: { namespace: "ns", name: "svc", path: "/v" }, caBundle: caBundle() },
+    };
+    const out = await dispatch(
+      [],
+      [config("Validating", "v", [webhook("svc.example.com", "unused", service)])],
+    ).validate(attrs());
+    expect(out).toMatchObject({
+      allowed: false,
+      status: {
+        code: 500,
+        message:
+          'Internal error occurred: failed calling webhook "svc.example.com": unable to resolve service ns/svc',
+      },
+    });
+  });
+
   it("dryRun is refused by a webhook that may have side effects", async () => {
     const hook = await startWebhook(() => ({ allowed: true }));
     const out = await dispatch(
