@@ -5,7 +5,7 @@
  * resourceVersion read). Pure.
  */
 
-import { CONDITIONS } from "../kube/kinds.js";
+import { CONDITIONS, MAPI_GROUP } from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
 import { nameOf, namespaceOf } from "../kube/object.js";
 import type { FieldError } from "../policies/types.js";
@@ -88,6 +88,29 @@ export const updateRefused = (
     `FailedToUpdate${side}${kind}`,
     `writing ${target.kind} ${target.namespace}/${target.name} was refused: ${serverMessage}`,
   );
+
+/**
+ * The condition for a plan write the API server refused (not a 409): which side and kind follow from the
+ * write's target (a MAPI group object is the MAPI side; anything else — Machine, InfraMachine, template —
+ * the CAPI side of this kind).
+ */
+export const refusedWriteCondition = (
+  kind: SyncKind,
+  write: SyncWrite,
+  serverMessage: string,
+): SynchronizedCondition => {
+  const target =
+    write.kind === "create"
+      ? {
+          apiVersion: write.object.apiVersion ?? "",
+          kind: write.object.kind ?? "",
+          namespace: namespaceOf(write.object),
+          name: nameOf(write.object),
+        }
+      : write.target;
+  const side = target.apiVersion.startsWith(`${MAPI_GROUP}/`) ? "MAPI" : "CAPI";
+  return updateRefused(kind, side, target, serverMessage);
+};
 
 export const unpausedTwinDetected = (
   kind: SyncKind,

@@ -11,6 +11,7 @@ export {
   formatFieldError,
   mapiStatusWrite,
   REASONS,
+  refusedWriteCondition,
   type SynchronizedCondition,
   type SyncKind,
   storageBeingRemoved,

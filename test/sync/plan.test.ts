@@ -9,7 +9,7 @@ import {
 } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { annotationsOf, conditionOf, finalizersOf, getPath, labelsOf } from "../../src/kube/object.js";
-import { updateRefused } from "../../src/sync/condition.js";
+import { refusedWriteCondition, updateRefused } from "../../src/sync/condition.js";
 import { CREATED_FOR_GENERATION } from "../../src/sync/desired.js";
 import { planMachineSetSync, planMachineSync, type SyncPlan } from "../../src/sync/plan.js";
 import type { SyncConverter } from "../../src/sync/snapshot.js";
@@ -241,6 +241,22 @@ describe("§4.3 MAPI → CAPI Machine", () => {
       status: "False",
       reason: "FailedToUpdateCAPIMachine",
       message: "writing Machine openshift-cluster-api/m was refused: admission webhook denied",
+    });
+  });
+
+  it("§4.5 a refused plan write maps to the side and kind of its target", () => {
+    const world = new World([...base(), mapiMachine("m")]);
+    const plan = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
+    const [addMapiFinalizer, createCapi, createInfra] = plan.writes;
+    expect(refusedWriteCondition("Machine", addMapiFinalizer as SyncWrite, "denied").reason).toBe(
+      "FailedToUpdateMAPIMachine",
+    );
+    expect(refusedWriteCondition("Machine", createCapi as SyncWrite, "denied").reason).toBe(
+      "FailedToUpdateCAPIMachine",
+    );
+    expect(refusedWriteCondition("Machine", createInfra as SyncWrite, "denied")).toMatchObject({
+      reason: "FailedToUpdateCAPIMachine",
+      message: "writing AWSMachine openshift-cluster-api/m was refused: denied",
     });
   });
 
