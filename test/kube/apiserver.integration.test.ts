@@ -12,6 +12,7 @@ import { createCache } from "../../src/kube/cache.js";
 import { systemClock } from "../../src/kube/clock.js";
 import type { KubeConnection } from "../../src/kube/config.js";
 import { connect } from "../../src/kube/config.js";
+import { byName, createController } from "../../src/kube/controller.js";
 import { createResourceResolver } from "../../src/kube/discovery.js";
 import { ConflictError, NotFoundError } from "../../src/kube/errors.js";
 import { createEventRecorder } from "../../src/kube/events.js";
@@ -334,6 +335,62 @@ describe("write discipline against the local API server (SPEC §7)", () => {
       reason: "SyncFailed",
       type: "Warning",
       involvedObject: { kind: "ConfigMap", name: "cm", uid: live.metadata?.uid },
+    });
+  });
+});
+
+describe("controller on the shared cache against the local API server", () => {
+  it("reconciles watched objects and starts a watch at run time for a kind first referenced then", async () => {
+    const env = await startServer();
+    const informerConnection = env.as("informer");
+    const cache = createCache({
+      transport: informerConnection.transport,
+      clock: systemClock,
+      logger: silentLogger(),
+      backoff: { initialMs: 20, maxMs: 200 },
+    });
+    stops.push(() => cache.stop());
+    const resolver = createResourceResolver(informerConnection.transport);
+    const reconciled: string[] = [];
+    const controller = createController({
+      name: "dynamic",
+      clock: systemClock,
+      logger: silentLogger(),
+      reconcile: async (key) => {
+        reconciled.push(key);
+        const holder = cache.get(KINDS.configMap, NS, key);
+        const ref = (holder?.data as Record<string, string> | undefined)?.ref;
+        if (!ref) return;
+        const [apiVersion, kind] = ref.split("|") as [string, string];
+        const type = await resolver.resolve(apiVersion, kind);
+        const before = cache.informers().length;
+        const informer = cache.informerFor(type, NS);
+        // A new kind: watch it and map its objects back to the ConfigMap of the same name.
+        if (cache.informers().length > before) controller.watch(informer, byName);
+      },
+    });
+    stops.push(() => controller.stop());
+    controller.watch(cache.informerFor(KINDS.configMap, NS), byName);
+    await cache.waitForSync(10_000);
+    await controller.start();
+
+    await env.admin.client.create(KINDS.configMap, {
+      metadata: { name: "holder", namespace: NS },
+      data: { ref: "v1|Secret" },
+    });
+    await vi.waitFor(() => expect(cache.informers().map((i) => i.type.plural)).toContain("secrets"), {
+      timeout: 10_000,
+    });
+    const count = reconciled.filter((k) => k === "holder").length;
+    await env.admin.client.create(
+      { group: "", version: "v1", kind: "Secret", plural: "secrets", namespaced: true },
+      {
+        metadata: { name: "holder", namespace: NS },
+        data: {},
+      },
+    );
+    await vi.waitFor(() => expect(reconciled.filter((k) => k === "holder").length).toBeGreaterThan(count), {
+      timeout: 10_000,
     });
   });
 });
