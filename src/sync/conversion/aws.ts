@@ -49,7 +49,7 @@ const PROVIDER_CONFIG_KIND = "AWSMachineProviderConfig";
 const PROVIDER_STATUS_KIND = "AWSMachineProviderStatus";
 
 /** Fields of `AWSMachineProviderConfig` the table converts (SPEC §5.3); any other field is an error. */
-const PROVIDER_SPEC_FIELDS = new Set([
+const PROVIDER_SPEC_FIELDS: ReadonlySet<string> = new Set([
   "apiVersion",
   "kind",
   "metadata",
@@ -78,7 +78,7 @@ const PROVIDER_SPEC_FIELDS = new Set([
 ]);
 
 /** AWSMachine spec fields the table converts back; `aws-unsupported-fields` (SPEC §2.3) and others fail. */
-const AWS_MACHINE_FIELDS = new Set([
+const AWS_MACHINE_FIELDS: ReadonlySet<string> = new Set([
   "ami",
   "instanceType",
   "cpuOptions",
@@ -266,7 +266,7 @@ const amiToCapi = (issues: Issues, spec: Record<string, unknown>, path: string) 
   return id === undefined ? undefined : { id };
 };
 
-const EBS_FIELDS = new Set([
+const EBS_FIELDS: ReadonlySet<string> = new Set([
   "volumeSize",
   "volumeType",
   "iops",

@@ -12,7 +12,7 @@ import {
   LABELS,
   MAPI_API_VERSION,
 } from "../../kube/kinds.js";
-import { annotationsOf, isRecord, type KubeObject, labelsOf, nameOf } from "../../kube/object.js";
+import { annotationsOf, getPath, isRecord, type KubeObject, labelsOf, nameOf } from "../../kube/object.js";
 import {
   annotationsToCapi,
   annotationsToMapi,
@@ -30,7 +30,7 @@ import { type ConversionResult, fieldPath, finish, type Issues, invalid, newIssu
 /** CAPI `spec.deletion.nodeDeletionTimeoutSeconds` written for every machine: MAPI's fixed node deletion wait. */
 export const NODE_DELETION_TIMEOUT_SECONDS = 10;
 
-const MAPI_MACHINE_SPEC_FIELDS = new Set([
+const MAPI_MACHINE_SPEC_FIELDS: ReadonlySet<string> = new Set([
   "metadata",
   "providerSpec",
   "providerID",
@@ -39,7 +39,7 @@ const MAPI_MACHINE_SPEC_FIELDS = new Set([
   // Authority is the sync's and the handover's business (SPEC §4.4); it has no CAPI counterpart.
   "authoritativeAPI",
 ]);
-const CAPI_MACHINE_SPEC_FIELDS = new Set([
+const CAPI_MACHINE_SPEC_FIELDS: ReadonlySet<string> = new Set([
   "clusterName",
   "bootstrap",
   "infrastructureRef",
@@ -304,8 +304,16 @@ export const capiMachinePartsToMapi = (
   };
 };
 
-const checkKind = (issues: Issues, object: KubeObject, apiVersion: string, kind: string) => {
+/** The source's kind, apiVersion and name: the twin gets the same name, so there must be one. */
+export const checkKind = (issues: Issues, object: KubeObject, apiVersion: string, kind: string): void => {
   if (object.kind !== kind) invalid(issues, "kind", object.kind ?? null, `must be ${kind}`);
+  if (nameOf(object) === "")
+    invalid(
+      issues,
+      "metadata.name",
+      object.metadata?.name ?? null,
+      "a name is required: the twin has the same name",
+    );
   if (object.apiVersion !== apiVersion)
     invalid(issues, "apiVersion", object.apiVersion ?? null, `must be ${apiVersion}`);
 };
@@ -408,6 +416,19 @@ export const capiMachineToMapi = (
     infrastructure,
     issues,
   );
+  // The instance is what must never be lost: if CAPA recorded it on the AWSMachine before the CAPI
+  // Machine copied it, the MAPI Machine still gets it.
+  const infraProviderID = getPath(infraMachine, ["spec", "providerID"]);
+  if (typeof infraProviderID === "string" && infraProviderID !== "") {
+    if (parts.spec.providerID === undefined) parts.spec.providerID = infraProviderID;
+    else if (parts.spec.providerID !== infraProviderID)
+      invalid(
+        issues,
+        `${infraKind}.spec.providerID`,
+        infraProviderID,
+        `differs from the Machine's spec.providerID ${JSON.stringify(parts.spec.providerID)}; resolve which instance this is by hand`,
+      );
+  }
   const labels = {
     ...parts.labels,
     ...platform.instanceLabels(parts.providerSpecValue, infrastructure, parts.failureDomain),

@@ -15,6 +15,7 @@ import { annotationsOf, getPath, isRecord, type KubeObject, labelsOf, nameOf } f
 import {
   type ConversionOptions,
   capiMachinePartsToMapi,
+  checkKind,
   infraMetadata,
   mapiMachinePartsToCapi,
   type ReverseConversionOptions,
@@ -35,7 +36,7 @@ import { type ConversionResult, fieldPath, finish, type Issues, invalid, newIssu
 export const DEFAULT_DELETE_POLICY = "Random";
 const DELETE_POLICIES = ["Random", "Newest", "Oldest"];
 
-const MAPI_MACHINESET_SPEC_FIELDS = new Set([
+const MAPI_MACHINESET_SPEC_FIELDS: ReadonlySet<string> = new Set([
   "replicas",
   "selector",
   "deletePolicy",
@@ -43,7 +44,13 @@ const MAPI_MACHINESET_SPEC_FIELDS = new Set([
   "template",
   "authoritativeAPI",
 ]);
-const CAPI_MACHINESET_SPEC_FIELDS = new Set(["clusterName", "replicas", "selector", "deletion", "template"]);
+const CAPI_MACHINESET_SPEC_FIELDS: ReadonlySet<string> = new Set([
+  "clusterName",
+  "replicas",
+  "selector",
+  "deletion",
+  "template",
+]);
 
 const readSelector = (
   issues: Issues,
@@ -86,9 +93,7 @@ export const mapiMachineSetToCapi = (
   if (!lookup.ok) return lookup;
   const { platform, infrastructure } = lookup;
   const issues = newIssues();
-  if (mapi.kind !== "MachineSet") invalid(issues, "kind", mapi.kind ?? null, "must be MachineSet");
-  if (mapi.apiVersion !== MAPI_API_VERSION)
-    invalid(issues, "apiVersion", mapi.apiVersion ?? null, `must be ${MAPI_API_VERSION}`);
+  checkKind(issues, mapi, MAPI_API_VERSION, "MachineSet");
   const name = nameOf(mapi);
   const spec = isRecord(mapi.spec) ? mapi.spec : {};
   for (const [key, value] of Object.entries(spec))
@@ -189,9 +194,7 @@ export const capiMachineSetToMapi = (
   if (!lookup.ok) return lookup;
   const { platform, infrastructure } = lookup;
   const issues = newIssues();
-  if (capi.kind !== "MachineSet") invalid(issues, "kind", capi.kind ?? null, "must be MachineSet");
-  if (capi.apiVersion !== CAPI_API_VERSION)
-    invalid(issues, "apiVersion", capi.apiVersion ?? null, `must be ${CAPI_API_VERSION}`);
+  checkKind(issues, capi, CAPI_API_VERSION, "MachineSet");
   const templateKind = platform.infraMachineTemplate.kind;
   const spec = isRecord(capi.spec) ? capi.spec : {};
   for (const [key, value] of Object.entries(spec))

@@ -6,6 +6,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
+import { getPath } from "../../../src/kube/object.js";
 import { parseConvertFlags, runConvert } from "../../../src/sync/conversion/cli.js";
 import { convertDocuments } from "../../../src/sync/conversion/documents.js";
 import { awsMachine, capiMachine, infrastructure, mapiMachine, providerSpec } from "./builders.js";
@@ -138,6 +139,28 @@ describe("convert CLI: documents", () => {
     expect(result.errors).toEqual([]);
     expect(result.objects.map((o) => `${o.apiVersion} ${o.kind}/${o.metadata?.name}`)).toEqual([
       "machine.openshift.io/v1beta1 Machine/w",
+    ]);
+  });
+  it("--to mapi hands the AWSCluster to control plane Machines for their load balancers", () => {
+    const awsCluster = {
+      apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+      kind: "AWSCluster",
+      metadata: { name: "demo-x7k2p", namespace: "openshift-cluster-api" },
+      spec: { controlPlaneLoadBalancer: { name: "demo-x7k2p-int", loadBalancerType: "nlb" } },
+    };
+    const master = capiMachine({
+      name: "m0",
+      labels: { "node-role.kubernetes.io/master": "", "cluster.x-k8s.io/control-plane": "" },
+    });
+    const result = convertDocuments([awsCluster, master, awsMachine({ name: "m0" })], infrastructure(), {
+      to: "mapi",
+      capiNamespace: "c",
+      mapiNamespace: "m",
+    });
+    expect(result.errors).toEqual([]);
+    expect(result.warnings).toEqual([]);
+    expect(getPath(result.objects[0], ["spec", "providerSpec", "value", "loadBalancers"])).toEqual([
+      { name: "demo-x7k2p-int", type: "network" },
     ]);
   });
   it("--to mapi without the AWSMachine → that Machine fails", () => {

@@ -12,6 +12,7 @@ import {
 } from "../../../src/sync/conversion/index.js";
 import {
   awsMachine,
+  awsMachineSpec,
   CAPI_NS,
   CLUSTER,
   capiMachine,
@@ -353,6 +354,29 @@ describe("SPEC §5.1 Machine level, CAPI → MAPI", () => {
     const result = capiMachineToMapi(capiMachine(), undefined, infrastructure(), { mapiNamespace: MAPI_NS });
     expect(result.ok ? [] : result.errors.map(formatFieldError)).toEqual([
       'spec.infrastructureRef: Invalid value: {"apiGroup":"infrastructure.cluster.x-k8s.io","kind":"AWSMachine","name":"worker-a"}: the AWSMachine is required to convert',
+    ]);
+  });
+  it("providerID: taken from the AWSMachine when the CAPI Machine has none yet (the instance is never lost)", () => {
+    const result = toMapi(
+      capiMachine(),
+      awsMachine({ spec: awsMachineSpec({ providerID: "aws:///us-east-1a/i-9", instanceID: "i-9" }) }),
+    );
+    expect(result.ok && result.value.machine.spec?.providerID).toBe("aws:///us-east-1a/i-9");
+  });
+  it("providerID: Machine and AWSMachine disagreeing → error", () => {
+    const result = toMapi(
+      capiMachine({ spec: { providerID: "aws:///us-east-1a/i-1" } }),
+      awsMachine({ spec: awsMachineSpec({ providerID: "aws:///us-east-1a/i-2" }) }),
+    );
+    expect(result.ok ? [] : result.errors.map(formatFieldError)).toEqual([
+      'AWSMachine.spec.providerID: Invalid value: "aws:///us-east-1a/i-2": differs from the Machine\'s spec.providerID "aws:///us-east-1a/i-1"; resolve which instance this is by hand',
+    ]);
+  });
+  it("a source without a name → error (the twin has the same name)", () => {
+    const machine = capiMachine({ name: "" });
+    expect(reverseErrors(machine).map((e) => e.split(":")[0])).toContain("metadata.name");
+    expect(errorsOf(mapiMachine({ name: "" }))).toEqual([
+      'metadata.name: Invalid value: "": a name is required: the twin has the same name',
     ]);
   });
   it("never writes spec.authoritativeAPI, finalizers or ownerReferences to MAPI", () => {
