@@ -131,9 +131,13 @@ const finish = (branch: Branch, mapi: KubeObject | undefined, draft: Draft, now:
         })
       : undefined;
   if (statusWrite) writes.push(statusWrite);
-  // Conversion warnings are reported when something changes, not on every quiet reconcile.
-  const events =
-    writes.length > 0 ? draft.events : draft.events.filter((e) => e.reason !== "ConversionWarning");
+  // Conversion warnings are reported when converted content is written or the condition changes, not on
+  // every reconcile a status change triggers.
+  const reportable =
+    writes.some((w) => w.kind === "create" || w.kind === "apply") ||
+    (statusWrite?.kind === "applyStatus" &&
+      statusWrite.changedPaths.includes("status.conditions[Synchronized]"));
+  const events = reportable ? draft.events : draft.events.filter((e) => e.reason !== "ConversionWarning");
   return {
     branch,
     writes,

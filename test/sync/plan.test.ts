@@ -227,6 +227,15 @@ describe("§4.3 MAPI → CAPI Machine", () => {
       message: "missing ebs configuration for block device",
     });
     expect(plan.condition?.status).toBe("True");
+    world.execute(plan.writes);
+    settleMachine(world);
+    // A later reconcile that only mirrors status does not repeat the warning.
+    world.mutate(MAPI_API_VERSION, "Machine", MAPI_NS, "m", (o) => {
+      o.status = { ...o.status, phase: "Provisioned" };
+    });
+    const later = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
+    expect(later.writes.length).toBeGreaterThan(0);
+    expect(later.events).toEqual([]);
   });
 
   it("§4.5 the API server refusing the sync's write → FailedToUpdateCAPIMachine with the server's message", () => {
