@@ -54,6 +54,22 @@ export function denialStatus(webhookName: string, status: WebhookResponse["statu
   return { code, reason: status?.reason ?? "", message };
 }
 
+type Invocation =
+  | { kind: "skip" }
+  | { kind: "dryRunUnsupported" }
+  | { kind: "fail"; error: string }
+  | { kind: "answer"; response: WebhookResponse };
+
+const dryRunDenial = (w: CompiledWebhook, warnings: string[]): Denial => ({
+  allowed: false,
+  status: {
+    code: 400,
+    reason: "BadRequest",
+    message: `admission webhook ${JSON.stringify(w.name)} does not support dry run`,
+  },
+  warnings,
+});
+
 /** kube wraps a webhook call failure under failurePolicy Fail in an InternalError. */
 const callFailure = (webhookName: string, error: string): Status => ({
   code: 500,
@@ -131,18 +147,14 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
     request: admissionRequest(a, uid),
   });
 
-  /** One webhook: matching, dry-run guard, call. `skip` = not reached or ignored failure. */
-  const invoke = async (
-    w: CompiledWebhook,
-    a: AdmissionAttributes,
-  ): Promise<
-    { kind: "skip" } | { kind: "fail"; error: string } | { kind: "answer"; response: WebhookResponse }
-  > => {
+  /** One webhook: matching, dry-run guard, call. */
+  const invoke = async (w: CompiledWebhook, a: AdmissionAttributes): Promise<Invocation> => {
     const m = reaches(w, a);
     if (!m.match) return { kind: "skip" };
     if (m.error) return { kind: "fail", error: m.error };
+    // kube refuses (whatever the failurePolicy) to dry-run a request through a webhook with side effects.
     if (a.dryRun && w.sideEffects !== "None" && w.sideEffects !== "NoneOnDryRun")
-      return { kind: "fail", error: "does not support dry run" };
+      return { kind: "dryRunUnsupported" };
     const uid = newUid();
     const started = process.hrtime.bigint();
     const result: CallResult = await callWebhook(w, review(a, uid), uid, opts.resolveService);
@@ -164,16 +176,6 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
   };
 
   const failureOutcome = (w: CompiledWebhook, error: string, warnings: string[]): Denial | undefined => {
-    if (error === "does not support dry run")
-      return {
-        allowed: false,
-        status: {
-          code: 400,
-          reason: "BadRequest",
-          message: `admission webhook ${JSON.stringify(w.name)} does not support dry run`,
-        },
-        warnings,
-      };
     if (w.failurePolicy === "Ignore") {
       log?.warn({ webhook: w.name, error }, "admission webhook failed; ignored by failurePolicy");
       return undefined;
@@ -192,6 +194,7 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
       const run = async (w: CompiledWebhook): Promise<Denial | undefined> => {
         const r = await invoke(w, { ...a, object });
         if (r.kind === "skip") return undefined;
+        if (r.kind === "dryRunUnsupported") return dryRunDenial(w, warnings);
         if (r.kind === "fail") return failureOutcome(w, r.error, warnings);
         warnings.push(...r.response.warnings);
         if (!r.response.allowed)
@@ -227,6 +230,7 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
       const warnings = results.flatMap((r) => (r.kind === "answer" ? r.response.warnings : []));
       for (const [i, r] of results.entries()) {
         const w = hooks[i]!;
+        if (r.kind === "dryRunUnsupported") return dryRunDenial(w, warnings);
         if (r.kind === "fail") {
           const denial = failureOutcome(w, r.error, warnings);
           if (denial) return denial;
