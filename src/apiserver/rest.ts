@@ -566,6 +566,23 @@ export class Rest {
       typeof bodyMeta.resourceVersion === "string" && bodyMeta.resourceVersion !== ""
         ? bodyMeta.resourceVersion
         : undefined;
+    // Custom resources do not allow unconditional updates (kube's customResourceStrategy).
+    if (precondition === undefined && res.crd)
+      throw invalid(res.group, res.kind, name, [
+        {
+          reason: "FieldValueInvalid",
+          field: "metadata.resourceVersion",
+          message: "Invalid value: 0x0: must be specified for an update",
+        },
+      ]);
+    const live = this.get(res, namespace, name);
+    if (typeof bodyMeta.uid === "string" && bodyMeta.uid !== "" && bodyMeta.uid !== live.metadata?.uid)
+      throw conflict(
+        res.group,
+        res.plural,
+        name,
+        `Precondition failed: UID in precondition: ${bodyMeta.uid}, UID in object meta: ${live.metadata?.uid ?? ""}`,
+      );
     return this.retrying(() =>
       this.applyUpdate(
         ctx,

@@ -484,3 +484,31 @@ describe("paging", () => {
     expect(stale.body.reason).toBe("Expired");
   });
 });
+
+describe("PUT preconditions", () => {
+  it("custom resources refuse unconditional updates (no resourceVersion) with 422, built-ins allow them; a foreign uid is 409", async () => {
+    const w = await call(s, "POST", WIDGETS("ns1"), widget("put", "ns1", { replicas: 1 }));
+    const { resourceVersion: _rv, ...metaNoRv } = w.body.metadata;
+    const noRv = await call(s, "PUT", `${WIDGETS("ns1")}/put`, {
+      ...w.body,
+      metadata: metaNoRv,
+      spec: { replicas: 2 },
+    });
+    expect(noRv.status).toBe(422);
+    expect(noRv.body.message).toBe(
+      'Widget.example.com "put" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+    );
+    const withRv = await call(s, "PUT", `${WIDGETS("ns1")}/put`, { ...w.body, spec: { replicas: 2 } });
+    expect(withRv.status).toBe(200);
+    const cm = await call(s, "PUT", "/api/v1/namespaces/ns1/configmaps/a", {
+      ...configMap("a", "ns1"),
+      data: { u: "1" },
+    });
+    expect(cm.status).toBe(200);
+    const uid = await call(s, "PUT", "/api/v1/namespaces/ns1/configmaps/a", {
+      ...configMap("a", "ns1"),
+      metadata: { name: "a", uid: "other" },
+    });
+    expect(uid.status).toBe(409);
+  });
+});
