@@ -416,6 +416,10 @@ const mirrorCapiOnlyMachine = (s: MachineSnapshot, deps: SyncDeps): Draft => {
     return { ...draft, requeue: "backoff" };
   }
   draft.events.push(...warningEvents(converted.warnings));
+  // Hold the CAPI side first: a CAPI Machine that vanished before its mirror was ever synchronized would
+  // make the mirror look born ClusterAPI, and the sync would create a twin (an instance) nobody asked for.
+  ensureSyncFinalizer(draft, capi);
+  ensureSyncFinalizer(draft, s.infraMachine);
   push(draft, createWrite(mirrorMapiMachine(converted.value.machine, mapiSet)));
   return draft;
 };

@@ -571,11 +571,23 @@ describe("§4.2 other Machine branches", () => {
     ]);
     const plan = planMachineSync(world.machineSnapshot("workers-x"), deps(), NOW);
     expect(plan.branch.kind).toBe("mirrorCapiOnlyMachine");
-    expect(plan.writes).toHaveLength(1);
-    const created = (plan.writes[0] as Extract<SyncWrite, { kind: "create" }>).object;
+    // The CAPI side is held by our finalizer before the mirror exists (it must never vanish unseen).
+    expect(kinds(plan)).toEqual(["addFinalizer Machine", "addFinalizer AWSMachine", "create Machine"]);
+    const created = (plan.writes[2] as Extract<SyncWrite, { kind: "create" }>).object;
     expect(created.metadata?.namespace).toBe(MAPI_NS);
     expect(created.spec?.authoritativeAPI).toBe("ClusterAPI");
     expect(created.metadata?.ownerReferences).toEqual([ownerRef(mapiSet)]);
+    world.execute(plan.writes);
+    // The CAPI Machine is deleted before the mirror was ever synchronized: deletion, never a new twin.
+    world.mutate(MAPI_API_VERSION, "Machine", MAPI_NS, "workers-x", (o) => {
+      o.status = { authoritativeAPI: "ClusterAPI", synchronizedAPI: "ClusterAPI" };
+    });
+    world.mutate(CAPI_API_VERSION, "Machine", CAPI_NS, "workers-x", (o) => {
+      o.metadata = { ...o.metadata, deletionTimestamp: NOW.toISOString() };
+    });
+    const next = planMachineSync(world.machineSnapshot("workers-x"), deps(), NOW);
+    expect(next.branch).toEqual({ kind: "deleting", authority: "ClusterAPI" });
+    expect(kinds(next)).toEqual(["delete Machine"]);
   });
 
   it("createBornClusterAPITwin: the twin of an object born ClusterAPI is created unpaused", () => {
