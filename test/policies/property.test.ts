@@ -203,7 +203,7 @@ describe("decide (property)", () => {
           expect(decide(webhook, r, ctx)).toEqual(d);
         },
       ),
-      { numRuns: 1500 },
+      { numRuns: 1000 },
     );
     // The generator reaches deep into the rules, not only the early exits.
     expect(
