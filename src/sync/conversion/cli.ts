@@ -24,7 +24,7 @@ Converts Machine API Machines/MachineSets to Cluster API (--to capi) or back (--
   -f, --filename FILE    input YAML or JSON, several documents and List kinds accepted; "-" reads stdin;
                          repeatable. --to mapi needs the AWSMachine/AWSMachineTemplate (and, for control
                          plane machines, the AWSCluster) documents beside the CAPI objects
-  -o, --output FORMAT    yaml (default) or json
+  -o, --output FORMAT    yaml (default, one document per object) or json (a List when several)
   --capi-namespace NS    namespace of produced CAPI objects (default openshift-cluster-api)
   --mapi-namespace NS    namespace of produced MAPI objects (default openshift-machine-api)
   -h, --help             show this help

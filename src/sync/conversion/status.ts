@@ -6,7 +6,7 @@
  * Paused and Synchronized) are left exactly as they were. Pure: the caller passes `now`.
  */
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import { labelsToCapi } from "./metadata.js";
+import { labelsToCapi, readStringMap } from "./metadata.js";
 import { platformFor } from "./registry.js";
 import { type ConversionResult, newIssues } from "./types.js";
 
@@ -203,11 +203,10 @@ export const mapiMachineSetStatusToCapi = (
   const status: Record<string, unknown> = {};
   const selector = getPath(mapi, ["spec", "selector"]);
   const issues = newIssues();
-  const matchLabels = getPath(selector, ["matchLabels"]);
   const converted = {
     matchLabels: labelsToCapi(
       issues,
-      isRecord(matchLabels) ? (matchLabels as Record<string, string>) : {},
+      readStringMap(issues, getPath(selector, ["matchLabels"]), "spec.selector.matchLabels"),
       {},
       lookup.infrastructure.clusterName,
       "spec.selector.matchLabels",
