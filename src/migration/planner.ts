@@ -158,7 +158,12 @@ const addFinalizersStep = (s: HandoverSnapshot, holder: FinalizerHolder): Step |
   const h = holding(s, holder);
   // The API server refuses new finalizers on a deleting object; such objects follow §3.5 instead.
   if (!h.object || isDeleting(h.object) || h.missing.length === 0) return undefined;
-  return { kind: "addFinalizers", target: refOf(holder.role, h.object), finalizers: h.missing };
+  return {
+    kind: "addFinalizers",
+    target: refOf(holder.role, h.object),
+    finalizers: h.missing,
+    observed: finalizersOf(h.object),
+  };
 };
 
 const removeFinalizersStep = (
@@ -169,7 +174,12 @@ const removeFinalizersStep = (
   const h = holding(s, holder);
   if (!h.object || h.present.length === 0) return undefined;
   if (isDeleting(h.object) && !options.fromDeleting) return undefined;
-  return { kind: "removeFinalizers", target: refOf(holder.role, h.object), finalizers: h.present };
+  return {
+    kind: "removeFinalizers",
+    target: refOf(holder.role, h.object),
+    finalizers: h.present,
+    observed: finalizersOf(h.object),
+  };
 };
 
 // ---------------------------------------------------------------------------------------------------

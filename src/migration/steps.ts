@@ -60,8 +60,14 @@ export type Step =
       to: StableAuthority;
       event: HandoverEvent;
     }
-  | { kind: "addFinalizers"; target: ObjectRef; finalizers: readonly string[] }
-  | { kind: "removeFinalizers"; target: ObjectRef; finalizers: readonly string[] }
+  /** `observed` is the finalizer list the step was planned from (the JSON Patch `test`, SPEC §7). */
+  | { kind: "addFinalizers"; target: ObjectRef; finalizers: readonly string[]; observed: readonly string[] }
+  | {
+      kind: "removeFinalizers";
+      target: ObjectRef;
+      finalizers: readonly string[];
+      observed: readonly string[];
+    }
   /** Step 10. */
   | {
       kind: "completeMigration";

@@ -5,6 +5,8 @@
  * controllers (MAO, CAPI, CAPA, the sync) that flip Paused conditions, move their own finalizers and
  * write the final sync. Tests drive these by hand, in a fixed order, or in a random order (the model test).
  */
+
+import jsonpatch from "fast-json-patch";
 import type { StableAuthority } from "../../src/kube/kinds.js";
 import {
   ANNOTATIONS,
@@ -22,7 +24,9 @@ import {
   conditionsOf,
   finalizersOf,
   generationOf,
+  getPath,
   isDeleting,
+  isRecord,
   setCondition,
 } from "../../src/kube/object.js";
 import { invariantViolations } from "../../src/migration/invariants.js";
@@ -38,6 +42,7 @@ import {
 } from "../../src/migration/snapshot.js";
 import type { Step } from "../../src/migration/steps.js";
 import { isWrite } from "../../src/migration/steps.js";
+import { requestOf } from "../../src/migration/write.js";
 
 export const MAPI_NS = "openshift-machine-api";
 export const CAPI_NS = "openshift-cluster-api";
@@ -272,49 +277,52 @@ const touch = (w: World, role: Role, change: (o: KubeObject) => void): World => 
 
 export class ApiRefusal extends Error {}
 
-/** Executes one planner step like the shell + API server would. Non-writing steps change nothing. */
+/** RFC 7386 JSON merge patch: objects merge, null deletes, everything else replaces. */
+const mergePatch = (target: unknown, patch: unknown): unknown => {
+  if (!isRecord(patch)) return clone(patch);
+  const out: Record<string, unknown> = isRecord(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+};
+
+/**
+ * Executes one planner step like the shell and the API server would: the step becomes the request
+ * `requestOf` builds, and that request is applied with the server's rules — a merge patch's
+ * resourceVersion must match (409), a JSON Patch's `test` must hold, the status subresource changes only
+ * status and the main resource never does, and a deleting object takes no new finalizer.
+ */
 export const applyStep = (w: World, step: Step): World => {
-  if (!isWrite(step)) return w;
-  if (!("target" in step)) throw new Error(`write step without target: ${step.kind}`);
-  const current = objectOf(w.s, step.target.role);
-  if (!current) throw new ApiRefusal(`404: ${step.target.role} ${step.target.name}`);
-  if (current.metadata?.resourceVersion !== step.target.resourceVersion)
-    throw new ApiRefusal(`409: ${step.target.role} changed since the step was planned`);
-  return touch(w, step.target.role, (o) => {
-    switch (step.kind) {
-      case "initStatus":
-      case "setSynchronizedAPI":
-      case "startMigration":
-      case "completeMigration":
-      case "cancelMigration":
-        o.status = { ...o.status, ...clone(step.statusPatch) };
-        return;
-      case "pause":
-        o.metadata = { ...o.metadata, annotations: { ...o.metadata?.annotations, ...step.addAnnotations } };
-        return;
-      case "unpause": {
-        const annotations = { ...o.metadata?.annotations };
-        for (const k of step.removeAnnotations) delete annotations[k];
-        o.metadata = { ...o.metadata, annotations };
-        return;
-      }
-      case "recordPausedFalseAt":
-        o.metadata = {
-          ...o.metadata,
-          annotations: { ...o.metadata?.annotations, [step.annotation]: step.value },
-        };
-        return;
-      case "addFinalizers":
-        if (isDeleting(o)) throw new ApiRefusal("422: new finalizers are refused on a deleting object");
-        o.metadata = { ...o.metadata, finalizers: [...finalizersOf(o), ...step.finalizers] };
-        return;
-      case "removeFinalizers":
-        o.metadata = {
-          ...o.metadata,
-          finalizers: finalizersOf(o).filter((f) => !step.finalizers.includes(f)),
-        };
-        return;
+  const request = requestOf(step);
+  if (!request) return w;
+  const role = request.target.role;
+  const current = objectOf(w.s, role);
+  if (!current) throw new ApiRefusal(`404: ${role} ${request.target.name}`);
+  let next: KubeObject;
+  if (request.patchType === "application/merge-patch+json") {
+    const rv = getPath(request.body, ["metadata", "resourceVersion"]);
+    if (rv !== current.metadata?.resourceVersion)
+      throw new ApiRefusal(`409: ${role} changed since the step was planned`);
+    const patched = mergePatch(current, request.body) as KubeObject;
+    next =
+      request.subresource === "status"
+        ? { ...clone(current), status: patched.status ?? {} }
+        : { ...patched, status: clone(current.status) };
+  } else {
+    try {
+      next = jsonpatch.applyPatch(clone(current), request.body, true, false).newDocument;
+    } catch (e) {
+      throw new ApiRefusal(`422: ${(e as Error).message}`);
     }
+  }
+  const before = finalizersOf(current);
+  if (isDeleting(current) && finalizersOf(next).some((f) => !before.includes(f)))
+    throw new ApiRefusal("422: new finalizers are refused on a deleting object");
+  return touch(w, role, (o) => {
+    for (const k of Object.keys(o)) delete o[k];
+    Object.assign(o, next);
   });
 };
 

@@ -1,0 +1,93 @@
+/**
+ * Turns a planner step into the one request that carries it out (SPEC §7 write discipline), so the
+ * controller shell only sends what it is given: status and annotation changes are merge patches that
+ * carry the resourceVersion the step was planned from (a stale plan gets 409); finalizer changes are JSON
+ * Patches whose `test` guards the finalizer list that was read. Pure; nothing here talks to a server.
+ */
+import type { Operation } from "fast-json-patch";
+import type { ObjectRef } from "./snapshot.js";
+import type { Step } from "./steps.js";
+
+export type PatchRequest =
+  | {
+      target: ObjectRef;
+      subresource?: "status";
+      patchType: "application/merge-patch+json";
+      body: Record<string, unknown>;
+    }
+  | { target: ObjectRef; patchType: "application/json-patch+json"; body: Operation[] };
+
+const withoutUndefined = (o: object): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+const metadataPatch = (target: ObjectRef, metadata: Record<string, unknown>): PatchRequest => ({
+  target,
+  patchType: "application/merge-patch+json",
+  body: { metadata: { resourceVersion: target.resourceVersion, ...metadata } },
+});
+
+/**
+ * The finalizer list after the change, guarded by a `test` of the list as read. An absent list cannot be
+ * tested (RFC 6902 `test` on a missing path fails), so then the resourceVersion is tested instead.
+ */
+const finalizerPatch = (target: ObjectRef, observed: readonly string[], next: string[]): PatchRequest => ({
+  target,
+  patchType: "application/json-patch+json",
+  body:
+    observed.length > 0
+      ? [
+          { op: "test", path: "/metadata/finalizers", value: [...observed] },
+          { op: "replace", path: "/metadata/finalizers", value: next },
+        ]
+      : [
+          { op: "test", path: "/metadata/resourceVersion", value: target.resourceVersion },
+          { op: "add", path: "/metadata/finalizers", value: next },
+        ],
+});
+
+/** The request that executes `step`, or undefined for steps that write nothing (done, wait, blocked). */
+export const requestOf = (step: Step): PatchRequest | undefined => {
+  switch (step.kind) {
+    case "done":
+    case "wait":
+    case "blocked":
+      return undefined;
+    case "initStatus":
+    case "setSynchronizedAPI":
+    case "startMigration":
+    case "completeMigration":
+    case "cancelMigration":
+      return {
+        target: step.target,
+        subresource: "status",
+        patchType: "application/merge-patch+json",
+        body: {
+          metadata: { resourceVersion: step.target.resourceVersion },
+          status: withoutUndefined(step.statusPatch),
+        },
+      };
+    case "pause":
+      return metadataPatch(step.target, { annotations: { ...step.addAnnotations } });
+    case "unpause":
+      return metadataPatch(step.target, {
+        annotations: Object.fromEntries(step.removeAnnotations.map((k) => [k, null])),
+      });
+    case "recordPausedFalseAt":
+      return metadataPatch(step.target, { annotations: { [step.annotation]: step.value } });
+    case "addFinalizers":
+      return finalizerPatch(step.target, step.observed, [
+        ...step.observed,
+        ...step.finalizers.filter((f) => !step.observed.includes(f)),
+      ]);
+    case "removeFinalizers":
+      return finalizerPatch(
+        step.target,
+        step.observed,
+        step.observed.filter((f) => !step.finalizers.includes(f)),
+      );
+    default: {
+      const unreachable: never = step;
+      return unreachable;
+    }
+  }
+};
