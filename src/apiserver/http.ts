@@ -381,6 +381,7 @@ export class HttpApi {
         }
       } else body = parseJson(text);
       const force = q.get("force") === "true";
+      ctx.patch = { force, apply: kind === "apply" };
       const out = await rest.patch(
         ctx,
         type,

@@ -58,6 +58,8 @@ export interface RequestContext {
   warnings: string[];
   /** Skip admission: storage-internal cleanups (CRD instance removal) as kube does them. */
   skipAdmission?: boolean;
+  /** Set for PATCH requests: admission then sees PatchOptions (with `force` for apply), as kube sends. */
+  patch?: { force: boolean; apply: boolean };
 }
 
 export interface DeleteOptions {
@@ -222,6 +224,10 @@ export class Rest {
       ...(ctx.fieldManager ? { fieldManager: ctx.fieldManager } : {}),
       ...extra,
     };
+  }
+
+  private patchOptions(ctx: RequestContext): Record<string, unknown> {
+    return this.options("PatchOptions", ctx, ctx.patch?.apply ? { force: ctx.patch.force } : {});
   }
 
   // ---------------------------------------------------------------- CRD kinds: prune, default, validate
@@ -395,7 +401,7 @@ export class Rest {
     if (res.statusSubresource && !(res.group === "" && res.plural === "namespaces")) delete object.status;
     object = this.defaultBuiltIn(res, object, undefined);
     object = this.pruneAndDefault(ctx, res, version, object);
-    const options = this.options("CreateOptions", ctx);
+    const options = ctx.patch ? this.patchOptions(ctx) : this.options("CreateOptions", ctx);
     object =
       (await this.admit("mutate", ctx, res, version, "CREATE", undefined, object, null, options)) ?? object;
     object = this.restoreServerFields(res, object, m, version);
@@ -770,7 +776,7 @@ export class Rest {
     this.checkFinalizers(res, old, next);
     next = this.defaultBuiltIn(res, next, old);
     next = this.pruneAndDefault(ctx, res, version, next);
-    const options = this.options(operation === "Apply" ? "PatchOptions" : "UpdateOptions", ctx);
+    const options = ctx.patch ? this.patchOptions(ctx) : this.options("UpdateOptions", ctx);
     const asRead = (o: KubeObject): KubeObject => asVersion(res, version, o);
     next =
       (await this.admit(

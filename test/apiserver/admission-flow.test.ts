@@ -87,7 +87,7 @@ describe("admission seam", () => {
     expect(u).toMatchObject({
       operation: "UPDATE",
       subResource: "status",
-      options: { kind: "UpdateOptions" },
+      options: { kind: "PatchOptions" },
     });
     expect(u.oldObject?.status).toBeUndefined();
     expect(u.object?.status).toEqual({ phase: "Ready" });
@@ -102,6 +102,28 @@ describe("admission seam", () => {
     });
     expect(d.oldObject?.metadata?.name).toBe("a1");
     expect((await call(s, "GET", `${WIDGETS("adm")}/a1`)).status).toBe(200);
+  });
+
+  it("PUT sends UpdateOptions; server-side apply sends PatchOptions with force", async () => {
+    const current = await call(s, "GET", `${WIDGETS("adm")}/a2`);
+    calls.length = 0;
+    await call(s, "PUT", `${WIDGETS("adm")}/a2`, { ...current.body, spec: { replicas: 3 } });
+    expect(calls.find((c) => c.phase === "validate")!.a.options).toMatchObject({ kind: "UpdateOptions" });
+    calls.length = 0;
+    await call(
+      s,
+      "PATCH",
+      `${WIDGETS("adm")}/a2?fieldManager=ssa&force=true`,
+      widget("a2", "adm", { replicas: 4 }),
+      {
+        contentType: "application/apply-patch+yaml",
+      },
+    );
+    expect(calls.find((c) => c.phase === "validate")!.a.options).toMatchObject({
+      kind: "PatchOptions",
+      fieldManager: "ssa",
+      force: true,
+    });
   });
 
   it("a denial reaches the client as the dispatcher's Status (code, reason, message, no details) with warnings", async () => {
