@@ -7,7 +7,7 @@
  * → `updateRefused` from condition.ts), and writes nothing else. Planning on the result of a plan's writes
  * converges to zero writes (tested as a property).
  */
-import { ANNOTATIONS, AUTHORITY, FINALIZERS, LABELS } from "../kube/kinds.js";
+import { ANNOTATIONS, AUTHORITY, CAPI_API_VERSION, FINALIZERS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import {
   annotationsOf,
@@ -86,6 +86,11 @@ export interface SyncPlan {
   needsStorageCheck?: boolean;
   /** What the reconcile waits for, for logs and tests. */
   waitingFor?: string;
+  /**
+   * The plan acts on the absence of this object (the authoritative twin, §4.2): the shell GETs it live
+   * first and drops the plan's writes if it exists (a lagging or re-listing cache is not proof of deletion).
+   */
+  confirmAbsent?: { apiVersion: string; kind: string; namespace: string; name: string };
 }
 
 /** CAPI condition types status mirroring never writes or removes (SPEC §5.4). */
@@ -106,6 +111,7 @@ interface Draft {
   requeue?: Requeue;
   needsStorageCheck?: boolean;
   waitingFor?: string;
+  confirmAbsent?: SyncPlan["confirmAbsent"];
 }
 
 const emptyDraft = (): Draft => ({ writes: [], events: [] });
@@ -149,8 +155,25 @@ const finish = (branch: Branch, mapi: KubeObject | undefined, draft: Draft, now:
     ...(draft.requeue ? { requeue: draft.requeue } : {}),
     ...(draft.needsStorageCheck ? { needsStorageCheck: true } : {}),
     ...(draft.waitingFor ? { waitingFor: draft.waitingFor } : {}),
+    ...(draft.confirmAbsent && writes.length > 0 ? { confirmAbsent: draft.confirmAbsent } : {}),
   };
 };
+
+/** §4.2 ClusterAPI without a twin after a sync: delete the MAPI copy, once the twin is known gone. */
+const propagateDeletion = (
+  kind: SyncKind,
+  mapi: KubeObject,
+  storage: boolean | undefined,
+  deps: SyncDeps,
+): Draft => ({
+  ...fromDeletion(planPropagateDeletionOfAuthoritative(kind, mapi, storage)),
+  confirmAbsent: {
+    apiVersion: CAPI_API_VERSION,
+    kind,
+    namespace: deps.settings.capiNamespace,
+    name: nameOf(mapi),
+  },
+});
 
 const fromDeletion = (plan: DeletionPlan): Draft => ({
   writes: plan.writes,
@@ -453,9 +476,7 @@ const machineDraft = (branch: Branch, s: MachineSnapshot, deps: SyncDeps, now: D
         ? syncMachineToCapi(s, deps, now, "final")
         : syncMachineToMapi(s, deps, now, true);
     case "propagateDeletionOfAuthoritative":
-      return fromDeletion(
-        planPropagateDeletionOfAuthoritative("Machine", s.mapi as KubeObject, s.storageBeingRemoved),
-      );
+      return propagateDeletion("Machine", s.mapi as KubeObject, s.storageBeingRemoved, deps);
     case "unpausedTwinDetected":
       return planUnpausedTwin("Machine", [s.capi, s.infraMachine], s.capi);
     default:
@@ -593,9 +614,7 @@ const machineSetDraft = (branch: Branch, s: MachineSetSnapshot, deps: SyncDeps, 
         ? syncMachineSetToCapi(s, deps, now, "final")
         : syncMachineSetToMapi(s, deps, true);
     case "propagateDeletionOfAuthoritative":
-      return fromDeletion(
-        planPropagateDeletionOfAuthoritative("MachineSet", s.mapi as KubeObject, s.storageBeingRemoved),
-      );
+      return propagateDeletion("MachineSet", s.mapi as KubeObject, s.storageBeingRemoved, deps);
     case "unpausedTwinDetected":
       return planUnpausedTwin("MachineSet", [s.capi], s.capi);
     default:

@@ -622,6 +622,13 @@ describe("§4.2 other Machine branches", () => {
         preconditions: expect.any(Object),
       },
     ]);
+    // The shell confirms the authoritative twin is really gone (live GET) before deleting the mirror.
+    expect(plan.confirmAbsent).toEqual({
+      apiVersion: CAPI_API_VERSION,
+      kind: "Machine",
+      namespace: CAPI_NS,
+      name: "m",
+    });
   });
 
   it("a failing converter for a CAPI-only Machine is reported by Event (no MAPI object to hold a condition)", () => {
