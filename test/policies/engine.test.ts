@@ -214,7 +214,13 @@ describe("engine: folding verdicts", () => {
   });
 
   it("DELETE is never patched and validating webhooks never carry a patch", () => {
-    const rules = [rule("m", "mutate", () => mutate((o) => void (o.spec = {})))];
+    const rules = [
+      rule("m", "mutate", () =>
+        mutate((o) => {
+          o.spec = {};
+        }),
+      ),
+    ];
     expect(decide("mutate", deleteRequest(capiMachine()), context([]), rules).patch).toBeUndefined();
     expect(decide("validate", createRequest(capiMachine()), context([mapiMachine()])).patch).toBeUndefined();
   });
