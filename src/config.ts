@@ -299,3 +299,18 @@ export function settingsReference(): string {
   });
   return ["| flag | environment | default | meaning |", "|---|---|---|---|", ...rows].join("\n");
 }
+
+export type RunMode = "local" | "kubeconfig" | "in-cluster";
+
+/**
+ * Where the product runs: an explicit kubeconfig wins; inside a pod (the service env Kubernetes injects)
+ * it uses its service account; otherwise local mode with the embedded API server (SPEC §8).
+ */
+export function runMode(
+  config: Pick<Config, "kubeconfig">,
+  env: Readonly<Record<string, string | undefined>>,
+): RunMode {
+  if (config.kubeconfig) return "kubeconfig";
+  if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) return "in-cluster";
+  return "local";
+}

@@ -1,0 +1,177 @@
+/**
+ * The composition root and the only place that wires things together: config → (local mode: embedded API
+ * server) → client → shared informer cache → cluster view → policy engine → HTTPS webhook. Signals end it:
+ * SIGTERM runs the graceful shutdown of SPEC §7 (readyz false, serve `shutdownDelay` more, drain); SIGINT (a
+ * person pressing Ctrl-C in local mode) skips the delay. Nothing here decides anything.
+ */
+
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import pino, { type Logger } from "pino";
+import { collectDefaultMetrics, Registry } from "prom-client";
+import { type Config, parseConfig, type RunMode, runMode } from "./config.js";
+import { type Cache, createCache } from "./kube/cache.js";
+import { systemClock } from "./kube/clock.js";
+import { connect, type KubeConnection } from "./kube/config.js";
+import { KINDS } from "./kube/kinds.js";
+import { type LocalCluster, startLocalCluster } from "./local/cluster.js";
+import { seedDemo } from "./local/demo.js";
+import { decide } from "./policies/engine.js";
+import type { PolicyContext } from "./policies/types.js";
+import { clusterView } from "./policies/view.js";
+import { webhookSans, writeDevelopmentCertificates } from "./server/certs.js";
+import { startWebhookServer, type WebhookServer } from "./server/serve.js";
+import { readSupport, type Support } from "./supported.js";
+import { checkConvertible } from "./sync/conversion/index.js";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The kinds admission reads (SPEC §2.3) and where: each gets one informer in the shared cache. */
+export function admissionInformers(config: Pick<Config, "mapiNamespace" | "capiNamespace">) {
+  return [
+    [KINDS.mapiMachine, config.mapiNamespace],
+    [KINDS.mapiMachineSet, config.mapiNamespace],
+    [KINDS.capiMachine, config.capiNamespace],
+    [KINDS.capiMachineSet, config.capiNamespace],
+    [KINDS.awsMachine, config.capiNamespace],
+    [KINDS.awsMachineTemplate, config.capiNamespace],
+    [KINDS.awsCluster, config.capiNamespace],
+    [KINDS.infrastructure, ""],
+  ] as const;
+}
+
+/** Local mode generates the webhook's serving certificate when the configured files are missing (issue 2). */
+async function ensureDevelopmentCertificates(config: Config, log: Logger): Promise<string> {
+  if (!existsSync(config.tlsCertFile) || !existsSync(config.tlsKeyFile) || !existsSync(config.tlsCaFile)) {
+    const dir = dirname(config.tlsCertFile);
+    const files = await writeDevelopmentCertificates(
+      dir,
+      webhookSans("machine-api-migration", config.capiNamespace),
+    );
+    log.info({ dir }, "generated development certificates");
+    return files.ca.certPem;
+  }
+  return readFile(config.tlsCaFile, "utf8");
+}
+
+interface Running {
+  webhook: WebhookServer;
+  cache: Cache;
+  local?: LocalCluster;
+}
+
+async function shutdown(running: Running, log: Logger, graceful: boolean): Promise<void> {
+  log.info({ graceful }, "shutting down");
+  await (graceful ? running.webhook.beginShutdown() : running.webhook.close());
+  await running.cache.stop();
+  await running.local?.stop();
+}
+
+export async function serve(args: readonly string[], env: Env): Promise<number> {
+  const parsed = parseConfig(args, env);
+  if (!parsed.ok) {
+    process.stderr.write(`machine-api-migration: ${parsed.error}\n`);
+    return 2;
+  }
+  if (parsed.rest.length > 0) {
+    process.stderr.write(`machine-api-migration: unexpected argument ${JSON.stringify(parsed.rest[0])}\n`);
+    return 2;
+  }
+  const config = parsed.config;
+  const mode: RunMode = runMode(config, env);
+  if (mode !== "local" && config.simulateProviders) {
+    process.stderr.write(
+      "machine-api-migration: setting simulateProviders (--simulate-providers) is refused in a cluster\n",
+    );
+    return 2;
+  }
+  const log = pino({ level: config.logLevel, base: { component: "machine-api-migration" } });
+  log.info({ mode }, "starting");
+
+  let local: LocalCluster | undefined;
+  let connection: KubeConnection;
+  if (mode === "local") {
+    const webhookCaPem = await ensureDevelopmentCertificates(config, log);
+    local = await startLocalCluster({
+      host: config.apiHost,
+      port: config.apiPort,
+      stateDir: config.stateDir,
+      mapiNamespace: config.mapiNamespace,
+      capiNamespace: config.capiNamespace,
+      controllerUsers: config.controllerUsers,
+      webhookCaPem,
+      logger: log.child({}, { level: config.logLevel === "info" ? "warn" : config.logLevel }),
+    });
+    connection = connect({ kubeconfigText: local.kubeconfigText, context: "controller" });
+  } else {
+    connection =
+      mode === "in-cluster" ? connect({ inCluster: true }) : connect({ kubeconfigPath: config.kubeconfig! });
+  }
+
+  const support: Support = await readSupport(connection.client);
+  for (const reason of support.reasons) log.warn({ check: "supported-cluster" }, reason);
+
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const cache = createCache({
+    transport: connection.transport,
+    logger: log.child({ component: "cache" }),
+    clock: systemClock,
+    watchSilenceTimeoutMs: config.watchSilenceTimeout * 1000,
+  });
+  for (const [type, namespace] of admissionInformers(config)) cache.informerFor(type, namespace);
+
+  const view = clusterView(cache, config);
+  const policy: PolicyContext = {
+    view,
+    settings: {
+      mapiNamespace: config.mapiNamespace,
+      capiNamespace: config.capiNamespace,
+      controllerUsers: config.controllerUsers,
+      requireDeleteConfirmation: config.requireDeleteConfirmation,
+      cacheStaleAfterMs: config.cacheStaleAfter * 1000,
+    },
+    checkConvertible,
+    enforcing: support.enforcing,
+  };
+  const webhook = await startWebhookServer({
+    host: config.webhookHost,
+    port: config.webhookPort,
+    certFile: config.tlsCertFile,
+    keyFile: config.tlsKeyFile,
+    shutdownDelayMs: config.shutdownDelay * 1000,
+    deps: {
+      decide: (webhookName, request) => decide(webhookName, request, policy),
+      logger: log.child({ component: "admission" }),
+      registry,
+      readiness: () =>
+        cache.synced() ? { ready: true } : { ready: false, reason: "informer caches not synced" },
+    },
+  });
+  const running: Running = { webhook, cache, ...(local ? { local } : {}) };
+
+  try {
+    await cache.waitForSync();
+    if (local) {
+      await local.registerProductWebhooks(webhook.url);
+      if (config.seed.includes("demo")) await seedDemo(local, config);
+      process.stdout.write(
+        `ready: kubeconfig=${local.kubeconfigPath} apiserver=${local.api.url} webhook=${webhook.url}\n` +
+          `  try: KUBECONFIG=${local.kubeconfigPath} kubectl get machines.machine.openshift.io\n`,
+      );
+    } else process.stdout.write(`ready: webhook=${webhook.url}\n`);
+  } catch (e) {
+    await shutdown(running, log, false);
+    throw e;
+  }
+
+  const signal = await Promise.race([
+    once(process, "SIGTERM").then(() => "SIGTERM"),
+    once(process, "SIGINT").then(() => "SIGINT"),
+  ]);
+  await shutdown(running, log, signal === "SIGTERM");
+  log.info({ signal }, "stopped");
+  return 0;
+}

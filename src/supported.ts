@@ -1,0 +1,129 @@
+/**
+ * The supported-cluster checks of SPEC §0.1, run once at start-up: the `MachineAPIMigration` feature gate
+ * and the MAPI CRDs' migration fields (without them there is no authority to enforce: every rule allows and
+ * no controller starts), and the platform's own migration controllers (if they run, the product must not
+ * run its controllers beside them). `assessSupport` is pure; `readSupport` fetches its inputs.
+ */
+import type { KubeClient } from "./kube/client.js";
+import { NotFoundError } from "./kube/errors.js";
+import { KINDS, type ResourceType } from "./kube/kinds.js";
+import { getPath, isRecord, type KubeObject } from "./kube/object.js";
+
+export const FEATURE_GATE = "MachineAPIMigration";
+const PLATFORM_CONTROLLERS = {
+  namespace: "openshift-cluster-api",
+  name: "capi-controllers",
+  container: "machine-api-migration",
+};
+
+export interface SupportInputs {
+  featureGate: KubeObject | undefined;
+  machineCrd: KubeObject | undefined;
+  machineSetCrd: KubeObject | undefined;
+  platformControllers: KubeObject | undefined;
+}
+
+export interface Support {
+  /** Admission enforces the rules (false: every rule allows). */
+  enforcing: boolean;
+  /** The sync and migration controllers may run. */
+  controllers: boolean;
+  /** One sentence per unmet check, for the log, the Event and the README. */
+  reasons: string[];
+}
+
+const gateEnabled = (gate: KubeObject | undefined): boolean => {
+  const versions = getPath(gate, ["status", "featureGates"]);
+  return (
+    Array.isArray(versions) &&
+    versions.some(
+      (v) =>
+        isRecord(v) &&
+        Array.isArray(v.enabled) &&
+        v.enabled.some((e) => isRecord(e) && e.name === FEATURE_GATE),
+    )
+  );
+};
+
+const MIGRATION_FIELDS: ReadonlyArray<readonly string[]> = [
+  ["spec", "authoritativeAPI"],
+  ["status", "authoritativeAPI"],
+  ["status", "synchronizedGeneration"],
+  ["status", "synchronizedAPI"],
+];
+
+/** The migration fields missing from the served version's schema of a MAPI CRD. */
+export const missingMigrationFields = (crd: KubeObject | undefined): string[] => {
+  const versions = getPath(crd, ["spec", "versions"]);
+  const served = Array.isArray(versions)
+    ? versions.find((v) => isRecord(v) && v.name === "v1beta1" && v.served !== false)
+    : undefined;
+  const root = getPath(served, ["schema", "openAPIV3Schema"]);
+  return MIGRATION_FIELDS.filter(
+    ([section, field]) => getPath(root, ["properties", section!, "properties", field!]) === undefined,
+  ).map((p) => p.join("."));
+};
+
+const runsPlatformMigration = (deployment: KubeObject | undefined): boolean => {
+  const containers = getPath(deployment, ["spec", "template", "spec", "containers"]);
+  const replicas = getPath(deployment, ["spec", "replicas"]);
+  return (
+    Array.isArray(containers) &&
+    containers.some((c) => isRecord(c) && c.name === PLATFORM_CONTROLLERS.container) &&
+    replicas !== 0
+  );
+};
+
+export function assessSupport(inputs: SupportInputs): Support {
+  const reasons: string[] = [];
+  if (!gateEnabled(inputs.featureGate))
+    reasons.push(
+      `FeatureGate/cluster does not report ${FEATURE_GATE} enabled: the MAPI CRDs carry no authority fields`,
+    );
+  for (const [label, crd] of [
+    ["machines.machine.openshift.io", inputs.machineCrd],
+    ["machinesets.machine.openshift.io", inputs.machineSetCrd],
+  ] as const) {
+    if (!crd) reasons.push(`CRD ${label} is not installed`);
+    else {
+      const missing = missingMigrationFields(crd);
+      if (missing.length > 0) reasons.push(`CRD ${label} lacks the migration fields ${missing.join(", ")}`);
+    }
+  }
+  const enforcing = reasons.length === 0;
+  let controllers = enforcing;
+  if (runsPlatformMigration(inputs.platformControllers)) {
+    controllers = false;
+    reasons.push(
+      `Deployment ${PLATFORM_CONTROLLERS.namespace}/${PLATFORM_CONTROLLERS.name} runs the platform's own migration controllers (container ${PLATFORM_CONTROLLERS.container}): this product starts no controllers beside them`,
+    );
+  }
+  return { enforcing, controllers, reasons };
+}
+
+const DEPLOYMENT: ResourceType = {
+  group: "apps",
+  version: "v1",
+  kind: "Deployment",
+  plural: "deployments",
+  namespaced: true,
+};
+
+const getOrUndefined = async (client: KubeClient, type: ResourceType, namespace: string, name: string) => {
+  try {
+    return await client.get(type, namespace, name);
+  } catch (e) {
+    if (e instanceof NotFoundError) return undefined;
+    throw e;
+  }
+};
+
+export async function readSupport(client: KubeClient): Promise<Support> {
+  const [featureGate, machineCrd, machineSetCrd, platformControllers] = await Promise.all([
+    getOrUndefined(client, KINDS.featureGate, "", "cluster"),
+    getOrUndefined(client, KINDS.customResourceDefinition, "", "machines.machine.openshift.io"),
+    getOrUndefined(client, KINDS.customResourceDefinition, "", "machinesets.machine.openshift.io"),
+    getOrUndefined(client, DEPLOYMENT, PLATFORM_CONTROLLERS.namespace, PLATFORM_CONTROLLERS.name),
+  ]);
+  return assessSupport({ featureGate, machineCrd, machineSetCrd, platformControllers });
+}
