@@ -194,6 +194,25 @@ export const SETTINGS = {
     boolean: true,
     description: "Local mode: also run the installer in-process.",
   },
+  installerClusterOperator: {
+    flag: "installer-cluster-operator",
+    schema: k8sName,
+    default: "machine-api-migration-installer",
+    description: "Installer mode: the ClusterOperator it reports on (never the platform's `cluster-api`).",
+  },
+  installerImagesConfigMap: {
+    flag: "installer-images-configmap",
+    schema: k8sName,
+    default: "machine-api-migration-images",
+    description: "Installer mode: ConfigMap (CAPI namespace) mapping provider image placeholders to images.",
+  },
+  installerDegradedAfter: {
+    flag: "installer-degraded-after",
+    schema: seconds,
+    default: 300,
+    description:
+      "Installer mode: seconds a failure must persist before the ClusterOperator reports Degraded.",
+  },
   logLevel: {
     flag: "log-level",
     schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
