@@ -647,8 +647,7 @@ describe("steps 8 and 9: finalizers move from the old side to the new side", () 
       while (step.kind === "addFinalizers" || step.kind === "removeFinalizers") {
         seen.push(`${step.kind} ${step.target.role} ${step.finalizers.join(",")}`);
         // Until the cache shows the write, re-planning answers the same step.
-        expect(plan(world.s)).toEqual(planHandover(world.s, new Date(world.now)));
-        expect(planHandover(world.s, new Date(world.now))).toEqual(step);
+        expect(planHandover(world.s, new Date(world.now + 60_000))).toEqual(step);
         world = applyStep(world, step);
         step = planHandover(world.s, new Date(world.now));
       }
