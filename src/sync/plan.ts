@@ -3,9 +3,11 @@
  * reconcile read, the injected converter and `now`, and return the writes to make in order, the
  * Synchronized condition and synchronizedGeneration the MAPI object should end with (already folded into the
  * plan's last write, the MAPI status patch), the Events to record, and whether to requeue. No I/O, no clock.
- * The shell executes the writes in order, stops at the first failure (409 → requeue; an admission refusal
- * → `updateRefused` from condition.ts), and writes nothing else. Planning on the result of a plan's writes
- * converges to zero writes (tested as a property).
+ * The shell executes the writes in order (chaining resourceVersions per object, see writes.ts), stops at
+ * the first failure (409 → requeue; an admission refusal → `refusedWriteCondition` from condition.ts),
+ * reads storage live when a plan says `needsStorageCheck`, confirms `confirmAbsent` live before acting on
+ * an absence, and writes nothing else. Planning on the result of a plan's writes converges to zero writes
+ * (tested as a property).
  */
 import { ANNOTATIONS, AUTHORITY, CAPI_API_VERSION, FINALIZERS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
@@ -17,6 +19,7 @@ import {
   isDeleting,
   labelsOf,
   nameOf,
+  namespaceOf,
 } from "../kube/object.js";
 import type { SynchronizedCondition, SyncKind } from "./condition.js";
 import {
@@ -250,12 +253,13 @@ const planUnpausedTwin = (
     .find((v): v is string => typeof v === "string" && v !== "");
   draft.condition = unpausedTwinDetected(kind, capi ?? present[0] ?? {}, instanceId);
   if (draft.writes.length > 0) {
+    const names = present.map((o) => `${o.kind} ${namespaceOf(o)}/${nameOf(o)}`).join(" and ");
     draft.events.push({
       type: "Warning",
       reason: "UnpausedTwinDetected",
       message:
-        `an unpaused CAPI ${kind} ${capi ? nameOf(capi) : ""} exists while MAPI is authoritative` +
-        `${instanceId ? `; it carries instance ${instanceId}` : ""}; it was paused and needs an admin's decision`,
+        `${names} existed unpaused while MAPI is authoritative` +
+        `${instanceId ? ` (instance ${instanceId})` : ""}; paused and marked needs-attention for an admin to decide`,
     });
   }
   return draft;
