@@ -301,6 +301,8 @@ export function parseConfig(
     return { ok: false, error: "setting renewDeadline must be less than leaseDuration" };
   if (c.retryPeriod >= c.renewDeadline)
     return { ok: false, error: "setting retryPeriod must be less than renewDeadline" };
+  if (c.installerClusterOperator === "cluster-api")
+    return { ok: false, error: "setting installerClusterOperator may not be the platform's own cluster-api" };
   if (c.mapiNamespace === c.capiNamespace)
     return { ok: false, error: "settings mapiNamespace and capiNamespace must differ" };
   return { ok: true, config: c, rest };
