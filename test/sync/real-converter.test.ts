@@ -83,6 +83,10 @@ describe("with the real converter (src/sync/conversion)", () => {
     const world = new World([infrastructure(), capiCluster(), mapi]);
     const plans = settle(() => planMachineSync(world.machineSnapshot("worker"), realDeps(), NOW), world);
     expect(plans[0]?.condition).toMatchObject({ status: "True", reason: "ResourceSynchronized" });
+    // Quiet means quiet at any later time too (no clock-derived field keeps changing).
+    expect(
+      planMachineSync(world.machineSnapshot("worker"), realDeps(), new Date("2027-01-01T00:00:00Z")).writes,
+    ).toEqual([]);
     const capi = world.find(CAPI_API_VERSION, "Machine", CAPI_NS, "worker") as KubeObject;
     expect(annotationsOf(capi)[ANNOTATIONS.pausedBy]).toBe("machine-api-migration");
     expect(world.find(INFRA_API_VERSION, "AWSMachine", CAPI_NS, "worker")?.spec?.instanceType).toBe(
@@ -102,6 +106,9 @@ describe("with the real converter (src/sync/conversion)", () => {
         : [],
     ).toEqual([]);
     settle(() => planMachineSync(world.machineSnapshot("worker"), realDeps(), NOW), world);
+    expect(
+      planMachineSync(world.machineSnapshot("worker"), realDeps(), new Date("2027-01-01T00:00:00Z")).writes,
+    ).toEqual([]);
     expect(
       conditionOf(world.find(MAPI_API_VERSION, "Machine", MAPI_NS, "worker"), "Synchronized"),
     ).toMatchObject({
@@ -125,6 +132,10 @@ describe("with the real converter (src/sync/conversion)", () => {
       world,
     );
     expect(plans.at(-1)?.writes).toEqual([]);
+    expect(
+      planMachineSetSync(world.machineSetSnapshot("worker"), realDeps(), new Date("2027-01-01T00:00:00Z"))
+        .writes,
+    ).toEqual([]);
     const templates = world.all().filter((o) => o.kind === "AWSMachineTemplate");
     expect(templates).toHaveLength(1);
     expect(templates[0]?.metadata?.name).toMatch(/^worker-[0-9a-f]{8}$/);
