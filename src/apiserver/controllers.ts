@@ -203,7 +203,6 @@ export class Controllers {
       next,
       undefined,
       old.metadata?.resourceVersion,
-      "Update",
     );
   }
 
@@ -349,16 +348,7 @@ export class Controllers {
         message: "CustomResource deletion is in progress",
       };
       const next = { ...crd, status: { ...crd.status, conditions: [...conditions, terminating] } };
-      await this.deps.rest.applyUpdate(
-        ctx,
-        crdRes,
-        "v1",
-        crd,
-        next,
-        "status",
-        crd.metadata?.resourceVersion,
-        "Update",
-      );
+      await this.deps.rest.applyUpdate(ctx, crdRes, "v1", crd, next, "status", crd.metadata?.resourceVersion);
       return;
     }
     if (res) {

@@ -590,16 +590,7 @@ export class Rest {
         `Precondition failed: UID in precondition: ${bodyMeta.uid}, UID in object meta: ${live.metadata?.uid ?? ""}`,
       );
     return this.retrying(() =>
-      this.applyUpdate(
-        ctx,
-        res,
-        version,
-        this.get(res, namespace, name),
-        body,
-        subresource,
-        precondition,
-        "Update",
-      ),
+      this.applyUpdate(ctx, res, version, this.get(res, namespace, name), body, subresource, precondition),
     );
   }
 
@@ -676,7 +667,6 @@ export class Rest {
           result.object,
           subresource,
           precondition,
-          "Apply",
           result.managedFields,
         );
       }
@@ -688,16 +678,7 @@ export class Rest {
         typeof pm.resourceVersion === "string" && pm.resourceVersion !== live.metadata?.resourceVersion
           ? pm.resourceVersion
           : undefined;
-      return this.applyUpdate(
-        ctx,
-        res,
-        version,
-        live,
-        patched as KubeObject,
-        subresource,
-        precondition,
-        "Update",
-      );
+      return this.applyUpdate(ctx, res, version, live, patched as KubeObject, subresource, precondition);
     });
     return { object, created };
   }
@@ -750,7 +731,6 @@ export class Rest {
     candidate: KubeObject,
     subresource: string | undefined,
     precondition: string | undefined,
-    operation: "Apply" | "Update",
     applyFields?: ManagedFieldsEntry[],
   ): Promise<KubeObject> {
     const key = resourceKey(res);
@@ -914,7 +894,7 @@ export class Rest {
       const precondition = typeof rv === "string" && rv !== old.metadata?.resourceVersion ? rv : undefined;
       const next = structuredClone(old) as Record<string, unknown>;
       setPath(next, res.scale!.specReplicasPath, replicas);
-      return this.applyUpdate(ctx, res, version, old, next as KubeObject, "scale", precondition, "Update");
+      return this.applyUpdate(ctx, res, version, old, next as KubeObject, "scale", precondition);
     });
     return this.scaleOf(res, updated);
   }
