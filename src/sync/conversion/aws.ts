@@ -1,6 +1,6 @@
 /**
  * AWS: the SPEC §5.3 table between the OpenShift `AWSMachineProviderConfig` (MAPI providerSpec) and the
- * CAPA v1beta2 `AWSMachine` spec, both ways, plus the AWS part of status mirroring (SPEC §5.4). The
+ * CAPA v1beta2 `AWSMachine` spec, both ways (status mirroring is in aws-status.ts). The
  * provider defaults this module writes out explicitly sit in `AWS_PROVIDER_DEFAULTS` right below, so the
  * sync's "desired ⊆ live" comparison never sees a false diff against a server that defaults them. Anything
  * the table does not cover is an error, never silently dropped: a field we cannot carry could be the one
@@ -8,13 +8,9 @@
  */
 import { KINDS, MAPI_API_VERSION } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import type {
-  InfrastructureInfo,
-  PlatformConverter,
-  ToCapiContext,
-  ToCapiProviderResult,
-  ToMapiContext,
-} from "./platform.js";
+import { infraMachineStatusFromMapi, instanceLabels, providerStatusFromCapi } from "./aws-status.js";
+import { put, readArray, readBoolean, readInteger, readRecord, readString, rejectUnknown } from "./fields.js";
+import type { PlatformConverter, ToCapiContext, ToCapiProviderResult, ToMapiContext } from "./platform.js";
 import { fieldPath, type Issues, invalid, warn } from "./types.js";
 
 /**
@@ -46,7 +42,6 @@ export const AWS_PROVIDER_DEFAULTS = Object.freeze({
 });
 
 const PROVIDER_CONFIG_KIND = "AWSMachineProviderConfig";
-const PROVIDER_STATUS_KIND = "AWSMachineProviderStatus";
 
 /** Fields of `AWSMachineProviderConfig` the table converts (SPEC §5.3); any other field is an error. */
 const PROVIDER_SPEC_FIELDS: ReadonlySet<string> = new Set([
@@ -117,74 +112,7 @@ const HOST_ID_PATTERN = /^h-([0-9a-f]{8}|[0-9a-f]{17})$/;
 const INSTANCE_ID_PATTERN = /^i-[0-9a-zA-Z]+$/;
 
 // ---------------------------------------------------------------------------------------------------
-// small readers: each reports a wrong type as an error and reads it as absent
-
-const readString = (issues: Issues, obj: Record<string, unknown>, key: string, path: string) => {
-  const v = obj[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== "string") {
-    invalid(issues, fieldPath(path, key), v, "must be a string");
-    return undefined;
-  }
-  return v;
-};
-
-const readInteger = (issues: Issues, obj: Record<string, unknown>, key: string, path: string) => {
-  const v = obj[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== "number" || !Number.isInteger(v)) {
-    invalid(issues, fieldPath(path, key), v, "must be an integer");
-    return undefined;
-  }
-  return v;
-};
-
-const readBoolean = (issues: Issues, obj: Record<string, unknown>, key: string, path: string) => {
-  const v = obj[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== "boolean") {
-    invalid(issues, fieldPath(path, key), v, "must be a boolean");
-    return undefined;
-  }
-  return v;
-};
-
-const readRecord = (issues: Issues, obj: Record<string, unknown>, key: string, path: string) => {
-  const v = obj[key];
-  if (v === undefined || v === null) return undefined;
-  if (!isRecord(v)) {
-    invalid(issues, fieldPath(path, key), v, "must be an object");
-    return undefined;
-  }
-  return v;
-};
-
-const readArray = (issues: Issues, obj: Record<string, unknown>, key: string, path: string) => {
-  const v = obj[key];
-  if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v)) {
-    invalid(issues, fieldPath(path, key), v, "must be a list");
-    return undefined;
-  }
-  return v as unknown[];
-};
-
-const rejectUnknown = (
-  issues: Issues,
-  obj: Record<string, unknown>,
-  known: ReadonlySet<string>,
-  path: string,
-  message: string,
-) => {
-  for (const [key, value] of Object.entries(obj)) {
-    if (!known.has(key) && value !== undefined) invalid(issues, fieldPath(path, key), value, message);
-  }
-};
-
-/** Sets `key` only when `value` is defined, so absent stays absent both ways. */
-const put = (target: Record<string, unknown>, key: string, value: unknown) => {
-  if (value !== undefined) target[key] = value;
-};
+// shared AWS shapes
 
 /** `[{name, values[]}]`, the filter shape MAPI and CAPA share. */
 const copyFilters = (issues: Issues, filters: unknown[], path: string): Record<string, unknown>[] =>
@@ -907,85 +835,6 @@ const infraSpecToProviderSpec = (
       `only ${AWS_PROVIDER_DEFAULTS.ignitionStorageType} can be represented in Machine API`,
     );
   return value;
-};
-
-// ---------------------------------------------------------------------------------------------------
-// labels and status
-
-const instanceLabels = (
-  providerSpecValue: Record<string, unknown>,
-  infrastructure: InfrastructureInfo,
-  failureDomain: string | undefined,
-): Record<string, string> => {
-  const labels: Record<string, string> = {};
-  if (typeof providerSpecValue.instanceType === "string" && providerSpecValue.instanceType !== "")
-    labels["machine.openshift.io/instance-type"] = providerSpecValue.instanceType;
-  if (infrastructure.region !== "") labels["machine.openshift.io/region"] = infrastructure.region;
-  if (failureDomain !== undefined && failureDomain !== "")
-    labels["machine.openshift.io/zone"] = failureDomain;
-  return labels;
-};
-
-const infraMachineStatusFromMapi = (mapiMachine: KubeObject): Record<string, unknown> => {
-  const providerStatus = getPath(mapiMachine, ["status", "providerStatus"]);
-  const value = getPath(mapiMachine, ["spec", "providerSpec", "value"]);
-  const status: Record<string, unknown> = {};
-  const state = isRecord(providerStatus) ? providerStatus.instanceState : undefined;
-  if (typeof state === "string") status.instanceState = state;
-  status.ready = state === "running";
-  const spot = isRecord(value) && (isRecord(value.spotMarketOptions) || value.marketType === "Spot");
-  status.interruptible = spot;
-  const dedicated = isRecord(providerStatus) ? providerStatus.dedicatedHost : undefined;
-  if (isRecord(dedicated) && typeof dedicated.id === "string") status.dedicatedHost = { id: dedicated.id };
-  return status;
-};
-
-/** MAPI's MachineCreation condition from the InfraMachine: whether AWS ever gave us an instance. */
-const machineCreationCondition = (infraMachine: KubeObject, capiMachine: KubeObject) => {
-  const instanceID = getPath(infraMachine, ["spec", "instanceID"]);
-  if (typeof instanceID === "string" && instanceID !== "")
-    return {
-      type: "MachineCreation",
-      status: "True",
-      reason: "MachineCreationSucceeded",
-      message: "Machine successfully created",
-    };
-  const failure = getPath(capiMachine, ["status", "deprecated", "v1beta1", "failureMessage"]);
-  if (typeof failure === "string" && failure !== "")
-    return { type: "MachineCreation", status: "False", reason: "MachineCreationFailed", message: failure };
-  return undefined;
-};
-
-const providerStatusFromCapi = (
-  infraMachine: KubeObject,
-  capiMachine: KubeObject,
-  existing: unknown,
-  now: string,
-): Record<string, unknown> => {
-  const status: Record<string, unknown> = { apiVersion: MAPI_API_VERSION, kind: PROVIDER_STATUS_KIND };
-  const instanceID = getPath(infraMachine, ["spec", "instanceID"]);
-  if (typeof instanceID === "string" && instanceID !== "") status.instanceId = instanceID;
-  const state = getPath(infraMachine, ["status", "instanceState"]);
-  if (typeof state === "string") status.instanceState = state;
-  const dedicated = getPath(infraMachine, ["status", "dedicatedHost"]);
-  if (isRecord(dedicated) && typeof dedicated.id === "string") status.dedicatedHost = { id: dedicated.id };
-  const previous =
-    isRecord(existing) && Array.isArray(existing.conditions) ? existing.conditions.filter(isRecord) : [];
-  const creation = machineCreationCondition(infraMachine, capiMachine);
-  const others = previous.filter((c) => c.type !== "MachineCreation");
-  if (creation === undefined) {
-    const kept = previous.find((c) => c.type === "MachineCreation");
-    const conditions = kept === undefined ? others : [...others, kept];
-    if (conditions.length > 0) status.conditions = conditions;
-    return status;
-  }
-  const before = previous.find((c) => c.type === "MachineCreation");
-  const lastTransitionTime =
-    before !== undefined && before.status === creation.status && typeof before.lastTransitionTime === "string"
-      ? before.lastTransitionTime
-      : now;
-  status.conditions = [...others, { ...creation, lastTransitionTime }];
-  return status;
 };
 
 export const awsPlatform: PlatformConverter = Object.freeze({

@@ -20,6 +20,7 @@ export {
   type ReverseConversionOptions,
 } from "./machine.js";
 export { capiMachineSetToMapi, DEFAULT_DELETE_POLICY, mapiMachineSetToCapi } from "./machineset.js";
+export { CAPI_CONTROL_PLANE_LABEL, HOOK_PREFIXES, MAPI_LABELS } from "./metadata.js";
 export type { InfrastructureInfo, PlatformConverter } from "./platform.js";
 export { PLATFORMS, platformFor } from "./registry.js";
 export {
@@ -29,6 +30,8 @@ export {
   mapiMachineSetStatusToCapi,
   mapiMachineStatusToCapi,
   mergeConditions,
+  PRODUCED_CAPI_MACHINE_CONDITIONS,
+  UNTOUCHED_CONDITIONS,
 } from "./status.js";
 export { fnv1a32, templateHash, templateName } from "./template-name.js";
 export { type ConversionResult, type FieldError, formatFieldError, formatFieldErrors } from "./types.js";

@@ -1,0 +1,86 @@
+/**
+ * AWS status mirroring (SPEC §5.4) and the instance labels MAO puts on AWS Machines: AWSMachine status
+ * from the MAPI providerStatus, and the MAPI providerStatus (instanceId, instanceState, MachineCreation
+ * condition) from the AWSMachine. Split from aws.ts, which holds the spec table.
+ */
+import { MAPI_API_VERSION } from "../../kube/kinds.js";
+import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
+import type { InfrastructureInfo } from "./platform.js";
+
+const PROVIDER_STATUS_KIND = "AWSMachineProviderStatus";
+
+export const instanceLabels = (
+  providerSpecValue: Record<string, unknown>,
+  infrastructure: InfrastructureInfo,
+  failureDomain: string | undefined,
+): Record<string, string> => {
+  const labels: Record<string, string> = {};
+  if (typeof providerSpecValue.instanceType === "string" && providerSpecValue.instanceType !== "")
+    labels["machine.openshift.io/instance-type"] = providerSpecValue.instanceType;
+  if (infrastructure.region !== "") labels["machine.openshift.io/region"] = infrastructure.region;
+  if (failureDomain !== undefined && failureDomain !== "")
+    labels["machine.openshift.io/zone"] = failureDomain;
+  return labels;
+};
+
+export const infraMachineStatusFromMapi = (mapiMachine: KubeObject): Record<string, unknown> => {
+  const providerStatus = getPath(mapiMachine, ["status", "providerStatus"]);
+  const value = getPath(mapiMachine, ["spec", "providerSpec", "value"]);
+  const status: Record<string, unknown> = {};
+  const state = isRecord(providerStatus) ? providerStatus.instanceState : undefined;
+  if (typeof state === "string") status.instanceState = state;
+  status.ready = state === "running";
+  const spot = isRecord(value) && (isRecord(value.spotMarketOptions) || value.marketType === "Spot");
+  status.interruptible = spot;
+  const dedicated = isRecord(providerStatus) ? providerStatus.dedicatedHost : undefined;
+  if (isRecord(dedicated) && typeof dedicated.id === "string") status.dedicatedHost = { id: dedicated.id };
+  return status;
+};
+
+/** MAPI's MachineCreation condition from the InfraMachine: whether AWS ever gave us an instance. */
+const machineCreationCondition = (infraMachine: KubeObject, capiMachine: KubeObject) => {
+  const instanceID = getPath(infraMachine, ["spec", "instanceID"]);
+  if (typeof instanceID === "string" && instanceID !== "")
+    return {
+      type: "MachineCreation",
+      status: "True",
+      reason: "MachineCreationSucceeded",
+      message: "Machine successfully created",
+    };
+  const failure = getPath(capiMachine, ["status", "deprecated", "v1beta1", "failureMessage"]);
+  if (typeof failure === "string" && failure !== "")
+    return { type: "MachineCreation", status: "False", reason: "MachineCreationFailed", message: failure };
+  return undefined;
+};
+
+export const providerStatusFromCapi = (
+  infraMachine: KubeObject,
+  capiMachine: KubeObject,
+  existing: unknown,
+  now: string,
+): Record<string, unknown> => {
+  const status: Record<string, unknown> = { apiVersion: MAPI_API_VERSION, kind: PROVIDER_STATUS_KIND };
+  const instanceID = getPath(infraMachine, ["spec", "instanceID"]);
+  if (typeof instanceID === "string" && instanceID !== "") status.instanceId = instanceID;
+  const state = getPath(infraMachine, ["status", "instanceState"]);
+  if (typeof state === "string") status.instanceState = state;
+  const dedicated = getPath(infraMachine, ["status", "dedicatedHost"]);
+  if (isRecord(dedicated) && typeof dedicated.id === "string") status.dedicatedHost = { id: dedicated.id };
+  const previous =
+    isRecord(existing) && Array.isArray(existing.conditions) ? existing.conditions.filter(isRecord) : [];
+  const creation = machineCreationCondition(infraMachine, capiMachine);
+  const others = previous.filter((c) => c.type !== "MachineCreation");
+  if (creation === undefined) {
+    const kept = previous.find((c) => c.type === "MachineCreation");
+    const conditions = kept === undefined ? others : [...others, kept];
+    if (conditions.length > 0) status.conditions = conditions;
+    return status;
+  }
+  const before = previous.find((c) => c.type === "MachineCreation");
+  const lastTransitionTime =
+    before !== undefined && before.status === creation.status && typeof before.lastTransitionTime === "string"
+      ? before.lastTransitionTime
+      : now;
+  status.conditions = [...others, { ...creation, lastTransitionTime }];
+  return status;
+};
