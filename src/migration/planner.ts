@@ -379,7 +379,13 @@ const endingRoles = (s: HandoverSnapshot): Role[] =>
     return object === undefined || isDeleting(object);
   });
 
-const planMigrating = (s: HandoverSnapshot, mapi: KubeObject, spec: StableAuthority, now: Date): Step => {
+const planMigrating = (
+  s: HandoverSnapshot,
+  mapi: KubeObject,
+  spec: StableAuthority,
+  now: Date,
+  options: PlanOptions,
+): Step => {
   const old = synchronizedAPIOf(mapi);
   if (old === undefined) {
     const inferred = inferSourceAuthority(s);
@@ -407,12 +413,24 @@ const planMigrating = (s: HandoverSnapshot, mapi: KubeObject, spec: StableAuthor
       ? planCompletion(c, `${what}; ${c.target} performs the deletion`)
       : planRollback(c, `${what}; ${c.old} stays authoritative and performs the deletion`);
   }
+  if (options.resolveOpenHandovers)
+    return stepNineBegun(c)
+      ? planCompletion(c, "resolved before the product is removed")
+      : planRollback(c, "resolved before the product is removed");
   if (spec === old) return planRollback(c, `spec.authoritativeAPI was set back to ${old}`);
   return planForward(c);
 };
 
+export interface PlanOptions {
+  /**
+   * `cli uninstall-prepare --resolve-migrations` (SPEC §9): end every open handover now — complete it
+   * where step 9 has begun, as §3.5 does, otherwise cancel it as §3.3 does — and never start a new one.
+   */
+  resolveOpenHandovers?: boolean;
+}
+
 /** SPEC §3.1: the next step of the handover of `snapshot.mapi`. Pure; `now` stamps condition transitions. */
-export const planHandover = (s: HandoverSnapshot, now: Date): Step => {
+export const planHandover = (s: HandoverSnapshot, now: Date, options: PlanOptions = {}): Step => {
   if (s.unsyncedKinds && s.unsyncedKinds.length > 0)
     return {
       kind: "wait",
@@ -436,12 +454,14 @@ export const planHandover = (s: HandoverSnapshot, now: Date): Step => {
         statusPatch: { authoritativeAPI: spec, synchronizedAPI: spec },
       };
     case "Migrating":
-      return planMigrating(s, mapi, spec, now);
+      return planMigrating(s, mapi, spec, now, options);
     case "MachineAPI":
     case "ClusterAPI":
       return (
         stableRepair(s, mapi, status) ??
-        (spec === status ? { kind: "done", why: "steady" } : planStart(s, mapi, status, spec, now))
+        (spec === status || options.resolveOpenHandovers
+          ? { kind: "done", why: "steady" }
+          : planStart(s, mapi, status, spec, now))
       );
     default: {
       const unreachable: never = status;

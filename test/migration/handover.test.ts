@@ -219,3 +219,25 @@ describe("deletion at every intermediate state (SPEC §3.5)", () => {
     expect(finalizersOf(end.capi)).not.toContain(FINALIZERS.capiMachine);
   });
 });
+
+describe("uninstall-prepare --resolve-migrations (SPEC §9): the same planner ends every open handover", () => {
+  for (const { kind, from } of CASES)
+    it(`${kind} ${from} → ${opposite(from)}: completes once step 9 began, else cancels; never starts one`, () => {
+      for (const [i, world] of migratingStates(kind, from).entries()) {
+        const where = `state ${i}`;
+        const expected = stepNineBegun(world.s, from) ? opposite(from) : from;
+        const run = runToRest(world, { resolveOpenHandovers: true });
+        expect(statusAuthorityOf(run.world.s.mapi!), where).toBe(expected);
+        expect(run.last, where).toEqual({ kind: "done", why: "steady" });
+        expectFinalizersOf(run.world.s, expected);
+        expectPauseStateOf(run.world.s, expected);
+        expect(violationsOf([world.s, ...run.history]), where).toEqual([]);
+      }
+      // A stable object whose spec asks for a handover is left as it is.
+      const pending = runToRest(worldOf(setSpecAuthority(stableSnapshot(kind, from), opposite(from))), {
+        resolveOpenHandovers: true,
+      });
+      expect(statusAuthorityOf(pending.world.s.mapi!)).toBe(from);
+      expect(pending.steps.filter((s) => s.kind !== "done")).toEqual([]);
+    });
+});

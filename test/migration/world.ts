@@ -30,6 +30,7 @@ import {
   setCondition,
 } from "../../src/kube/object.js";
 import { invariantViolations } from "../../src/migration/invariants.js";
+import type { PlanOptions } from "../../src/migration/planner.js";
 import { planHandover } from "../../src/migration/planner.js";
 import { pauseAcknowledged } from "../../src/migration/preconditions.js";
 import type { HandoverKind, HandoverSnapshot, Role } from "../../src/migration/snapshot.js";
@@ -441,12 +442,12 @@ export interface Run {
  * Drives planner and stand-ins in a fixed, fair order until nothing changes: the planner writes one step,
  * then each stand-in reconciles once; stops when a round changes nothing.
  */
-export const runToRest = (start: World, maxRounds = 200): Run => {
+export const runToRest = (start: World, options: PlanOptions = {}, maxRounds = 200): Run => {
   let world = start;
   const steps: Step[] = [];
   const history: HandoverSnapshot[] = [start.s];
   for (let round = 0; round < maxRounds; round++) {
-    const step = planHandover(world.s, new Date(world.now));
+    const step = planHandover(world.s, new Date(world.now), options);
     steps.push(step);
     let changed = false;
     if (isWrite(step)) {
