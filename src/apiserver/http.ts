@@ -75,6 +75,7 @@ interface ListSnapshot {
   takenAt: number;
 }
 const SNAPSHOT_TTL_MS = 5 * 60_000;
+const MAX_WATCH_BACKLOG_BYTES = 64 * 1024 * 1024;
 const MAX_SNAPSHOTS = 64;
 
 const encodeContinue = (c: { id: number; offset: number; rv: string }): string =>
@@ -603,7 +604,17 @@ export class HttpApi {
       return `{"type":"${type_}","object":${JSON.stringify(asVersion(type, version, o))}}\n`;
     };
     const write = (text: string): void => {
-      if (!res.writableEnded && !res.destroyed) res.write(text);
+      if (res.writableEnded || res.destroyed) return;
+      // A watcher that stopped reading is cut, as kube-apiserver does, rather than buffered without bound.
+      if (res.writableLength > MAX_WATCH_BACKLOG_BYTES) {
+        this.deps.logger?.warn(
+          { resource: info.resource, user: info.user },
+          "closing a watch that stopped reading",
+        );
+        res.end();
+        return;
+      }
+      res.write(text);
     };
 
     if (since !== undefined) {

@@ -13,12 +13,7 @@ import type { KubeObject } from "../kube/object.js";
 import { createCertificateAuthority, issueServingCertificate } from "../server/certs.js";
 import { createAdmissionDispatcher } from "./admission/index.js";
 import { Controllers } from "./controllers.js";
-import {
-  FaultInjector,
-  type FaultInjector as FaultInjectorType,
-  type FaultOptions,
-  RequestCounters,
-} from "./faults.js";
+import { FaultInjector, type FaultOptions, RequestCounters } from "./faults.js";
 import { HttpApi } from "./http.js";
 import { Registry } from "./registry.js";
 import { Rest } from "./rest.js";
@@ -74,7 +69,7 @@ export interface ApiServer {
   caPem: string;
   stop(): Promise<void>;
   counters: RequestCounters;
-  faults: FaultInjectorType;
+  faults: FaultInjector;
   kubeconfig(username: string, context?: string, namespace?: string): string;
   store: DirectStore;
   /** Resolves when the in-process controllers (GC, namespace, CRD cleanup) have nothing queued. */

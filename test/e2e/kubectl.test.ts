@@ -265,6 +265,30 @@ describe("kubectl against the local API server", () => {
     expect(out).toContain('"watched": "yes"');
   });
 
+  it("get -w prints Table rows for the list and then for each change", async () => {
+    const child = spawn(
+      KUBECTL,
+      ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), "-n", "demo", "get", "widgets", "-w"],
+      {
+        env: env(),
+      },
+    );
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    const until = async (pred: () => boolean): Promise<void> => {
+      for (let i = 0; i < 200 && !pred(); i++) await new Promise((r) => setTimeout(r, 50));
+    };
+    await until(() => /w1\s+large/.test(out));
+    await kubectl(["patch", "widget", "w1", "--type=merge", "-p", '{"spec":{"size":"small"}}']);
+    await until(() => /w1\s+small/.test(out));
+    child.kill();
+    expect(out.match(/NAME\s+SIZE\s+AGE/g)).toHaveLength(1);
+    expect(out).toMatch(/w1\s+small/);
+    await kubectl(["patch", "widget", "w1", "--type=merge", "-p", '{"spec":{"size":"large"}}']);
+  });
+
   it("delete waits for finalizers, then the object is gone", async () => {
     await kubectl([
       "patch",
