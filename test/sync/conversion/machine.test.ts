@@ -191,6 +191,18 @@ describe("SPEC §5.1 Machine level, MAPI → CAPI", () => {
       'spec.metadata.namespace: Invalid value: "ns": metadata.namespace is not supported in CAPI',
     ]);
   });
+  it("errors: a spec field outside SPEC §5.1 (and spec.metadata.ownerReferences) is refused, not dropped", () => {
+    expect(
+      errorsOf(
+        mapiMachine({
+          spec: {
+            unknownThing: 1,
+            metadata: { ownerReferences: [{ apiVersion: "v1", kind: "X", name: "x", uid: "u" }] },
+          },
+        }),
+      ).map((e) => e.split(":")[0]),
+    ).toEqual(["spec.unknownThing", "spec.metadata.ownerReferences"]);
+  });
   it("errors are collected across the Machine level and the providerSpec", () => {
     const machine = mapiMachine({ spec: { taints: [{ key: "k" }] } });
     (machine.spec as { providerSpec: { value: Record<string, unknown> } }).providerSpec.value.deviceIndex = 1;

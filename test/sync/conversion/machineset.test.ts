@@ -250,6 +250,18 @@ describe("SPEC §5.2 MachineSet level, CAPI → MAPI", () => {
       "spec.template.spec.readinessGates",
     ]);
   });
+  it("lifecycle hook annotations on the MachineSet itself → warning (MAPI has hooks only on Machines)", () => {
+    const capi = capiMachineSet(name);
+    capi.metadata = {
+      ...capi.metadata,
+      annotations: { "pre-drain.delete.hook.machine.cluster.x-k8s.io/h": "o" },
+    };
+    const result = toMapi(capi, awsMachineTemplate(name));
+    expect(result.ok && result.warnings).toEqual([
+      "metadata.annotations: lifecycle hook annotations on a MachineSet itself have no Machine API equivalent",
+    ]);
+    expect(result.ok && result.value.machineSet.metadata).not.toHaveProperty("annotations");
+  });
   it("never writes the template's authoritativeAPI", () => {
     const ms = mapiOf(capiMachineSet(name), awsMachineTemplate(name));
     expect((ms.spec as unknown as MachineSetSpec).template.spec).not.toHaveProperty("authoritativeAPI");
