@@ -39,6 +39,7 @@ import {
 } from "./deletion.js";
 import {
   CREATED_FOR_GENERATION,
+  capiMustBePaused,
   deleteMarkToCopy,
   desiredCapiMachine,
   desiredCapiMachineSet,
@@ -348,7 +349,7 @@ const syncMachineToCapi = (s: MachineSnapshot, deps: SyncDeps, now: Date, mode: 
     ...(s.cluster ? { cluster: s.cluster } : {}),
     ...(s.capi ? { liveCapi: s.capi } : {}),
     ...(s.infraMachine ? { liveInfraMachine: s.infraMachine } : {}),
-    paused: mode !== "born",
+    paused: capiMustBePaused(statusAuthorityOf(mapi)),
   });
   // A delete mark set on the paused CAPI copy travels to the MAPI copy (and the converter carries MAPI's back).
   const markToMapi = mode === "born" ? undefined : deleteMarkToCopy(s.capi, "CAPI", mapi);
@@ -515,7 +516,7 @@ const syncMachineSetToCapi = (s: MachineSetSnapshot, deps: SyncDeps, now: Date, 
     converted: converted.value,
     mapi,
     ...(s.cluster ? { cluster: s.cluster } : {}),
-    paused: mode !== "born",
+    paused: capiMustBePaused(statusAuthorityOf(mapi)),
   });
   // Templates are immutable and content-addressed: the right content has the right name (§4.3).
   const templateName = nameOf(desired.infraTemplate);
