@@ -134,6 +134,7 @@ export const mapiMachinePartsToCapi = (
   const capiSpec: Record<string, unknown> = {
     clusterName: infrastructure.clusterName,
     bootstrap: provider.dataSecretName === undefined ? {} : { dataSecretName: provider.dataSecretName },
+    // Named by the caller (InfraMachine vs hashed template); set here only to keep the usual field order.
     infrastructureRef: { apiGroup: INFRA_GROUP, kind: "", name: "" },
   };
   if (providerID !== undefined && providerID !== "") capiSpec.providerID = providerID;
