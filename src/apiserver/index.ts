@@ -113,6 +113,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     clock,
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
+  // Every real cluster starts with these; product code may rely on `default` or `kube-system` existing.
+  const namespaces = registry.byKey("/namespaces")!;
+  for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"])
+    rest.createDirect(namespaces, { apiVersion: "v1", kind: "Namespace", metadata: { name } });
   const controllers = new Controllers({
     storage,
     registry,

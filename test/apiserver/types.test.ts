@@ -172,3 +172,18 @@ describe("built-in kinds", () => {
     expect(s.store.list({ group: "", plural: "configmaps" }, "nowhere")).toHaveLength(1);
   });
 });
+
+describe("a fresh server", () => {
+  it("has the namespaces every cluster starts with", async () => {
+    const fresh = await start({ admission: allowAll });
+    const r = await call(fresh, "GET", "/api/v1/namespaces");
+    await fresh.stop();
+    expect(r.body.items.map((n: { metadata: { name: string } }) => n.metadata.name)).toEqual([
+      "default",
+      "kube-node-lease",
+      "kube-public",
+      "kube-system",
+    ]);
+    expect(r.body.items[0].status).toEqual({ phase: "Active" });
+  });
+});
