@@ -113,8 +113,12 @@ const specOf = (res: ResourceInfo, o: KubeObject): string => {
 
 /** Compare ignoring what a no-op write would still touch (resourceVersion, managedFields timestamps). */
 const comparable = (o: KubeObject): string => {
-  const { managedFields: _f, resourceVersion: _r, ...m } = meta(o);
-  return canonicalJson({ ...o, metadata: m });
+  const { managedFields, resourceVersion: _r, ...m } = meta(o);
+  // Ownership changes are real changes (a second applier becomes co-owner); timestamps alone are not.
+  const owners = Array.isArray(managedFields)
+    ? managedFields.map((e) => (isRecord(e) ? { ...e, time: undefined } : e))
+    : undefined;
+  return canonicalJson({ ...o, metadata: { ...m, managedFields: owners } });
 };
 
 /** Paths present in `before` but dropped by pruning (`after`): the unknown fields of a CRD object. */

@@ -328,3 +328,30 @@ describe("patches over HTTP", () => {
     ).toContain("my-controller/Update");
   });
 });
+
+describe("shared ownership over HTTP", () => {
+  let s: ApiServer;
+  beforeAll(async () => {
+    s = await start({ admission: allowAll });
+    await call(s, "POST", "/api/v1/namespaces", namespace("o"));
+  });
+  afterAll(() => s.stop());
+
+  it("a second manager applying the same value becomes co-owner, so the first dropping it keeps the field", async () => {
+    const APPLY = { contentType: "application/apply-patch+yaml" };
+    const cm = (data: Record<string, string>) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "shared" },
+      data,
+    });
+    const path = "/api/v1/namespaces/o/configmaps/shared";
+    await call(s, "PATCH", `${path}?fieldManager=a`, cm({ x: "1", y: "1" }), APPLY);
+    const b = await call(s, "PATCH", `${path}?fieldManager=b`, cm({ x: "1" }), APPLY);
+    expect(b.body.metadata.managedFields.map((m: { manager: string }) => m.manager)).toEqual(["a", "b"]);
+    const same = await call(s, "PATCH", `${path}?fieldManager=b`, cm({ x: "1" }), APPLY);
+    expect(same.body.metadata.resourceVersion).toBe(b.body.metadata.resourceVersion);
+    const dropped = await call(s, "PATCH", `${path}?fieldManager=a`, cm({}), APPLY);
+    expect(dropped.body.data).toEqual({ x: "1" });
+  });
+});
