@@ -1,0 +1,347 @@
+/**
+ * The handover controller shell (SPEC §3, §7): one implementation for Machines and MachineSets, keyed by
+ * MAPI name. Every reconcile reads the snapshot from the informer cache, asks the pure planner for the
+ * next step, executes at most ONE guarded write (the request ./write.ts builds) and returns; the watch
+ * event of that write brings the next step. Waits requeue with a per-key growing delay, blocks requeue
+ * slowly, a 409 is thrown for the runtime to back off. It reports per SPEC §3.4 (./reporting.ts,
+ * ./metrics.ts). The planning itself, the checks and the request bodies are not here.
+ */
+import type { Logger } from "pino";
+import { Registry } from "prom-client";
+import type { Cache } from "../kube/cache.js";
+import type { KubeClient } from "../kube/client.js";
+import type { Clock } from "../kube/clock.js";
+import type { Controller, KeyMapper, ReconcileResult } from "../kube/controller.js";
+import { anyOf, byLabel, byName, createController } from "../kube/controller.js";
+import type { EventRecorder } from "../kube/events.js";
+import type { ResourceType } from "../kube/kinds.js";
+import { CAPI_GROUP, KINDS, LABELS, MAPI_API_VERSION } from "../kube/kinds.js";
+import type { RuntimeMetrics } from "../kube/metrics.js";
+import { runtimeMetrics } from "../kube/metrics.js";
+import { ownerReferencesOf } from "../kube/object.js";
+import type { ObjectStore } from "../policies/types.js";
+import type { MigrationMetrics } from "./metrics.js";
+import { migrationMetrics } from "./metrics.js";
+import type { PlanOptions } from "./planner.js";
+import { planHandover } from "./planner.js";
+import type { SnapshotNamespaces } from "./read-snapshot.js";
+import { readHandoverSnapshot } from "./read-snapshot.js";
+import type { GaugeRows, KeyMemory, WaitBackoff } from "./reporting.js";
+import {
+  DEFAULT_WAIT_BACKOFF,
+  directionOf,
+  inProgressNames,
+  NO_ROWS,
+  nextWaitDelay,
+  progressRows,
+  startedAtOf,
+  synchronizedFalseRows,
+  transitionEvent,
+  withStep,
+} from "./reporting.js";
+import type { HandoverKind, HandoverSnapshot, ObjectRef } from "./snapshot.js";
+import { opposite } from "./snapshot.js";
+import type { Step } from "./steps.js";
+import { stepName } from "./steps.js";
+import type { PatchRequest } from "./write.js";
+import { requestOf } from "./write.js";
+
+/** SPEC §3.4 default of `migrationStuckAfter`. */
+export const DEFAULT_STUCK_AFTER_MS = 15 * 60_000;
+/** A blocked handover needs a person; re-planning now and then only catches a change nobody watched. */
+export const DEFAULT_BLOCKED_REQUEUE_MS = 5 * 60_000;
+/** The field manager of the controller's writes (shown in managedFields). */
+export const MIGRATION_FIELD_MANAGER = "machine-api-migration";
+
+export interface MigrationReconcilerOptions {
+  kind: HandoverKind;
+  /** Reads: the informer cache in production, any ObjectStore in tests. */
+  store: ObjectStore;
+  client: KubeClient;
+  events: EventRecorder;
+  metrics: MigrationMetrics;
+  clock: Clock;
+  logger: Logger;
+  namespaces: SnapshotNamespaces;
+  /** The InfraMachine kinds the cache watches (default: AWSMachine). */
+  infraMachineTypes?: readonly ResourceType[];
+  migrationStuckAfterMs?: number;
+  waitBackoff?: WaitBackoff;
+  blockedRequeueMs?: number;
+  fieldManager?: string;
+  planOptions?: PlanOptions;
+}
+
+export interface MigrationReconciler {
+  reconcile(name: string, signal?: AbortSignal): Promise<ReconcileResult>;
+  /** The gauge rows as the cache shows now (SPEC §3.4). */
+  gaugeRows(): GaugeRows;
+  /** What is remembered about `name` (tests, debugging). */
+  memoryOf(name: string): Readonly<KeyMemory> | undefined;
+}
+
+const typeOfTarget = (
+  target: ObjectRef,
+  kind: HandoverKind,
+  infraMachineTypes: readonly ResourceType[],
+): ResourceType => {
+  if (target.role === "mapi") return kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
+  if (target.role === "capi") return kind === "Machine" ? KINDS.capiMachine : KINDS.capiMachineSet;
+  const group = target.apiVersion.includes("/") ? target.apiVersion.split("/")[0] : "";
+  const type = infraMachineTypes.find((t) => t.kind === target.kind && t.group === group);
+  // The planner only targets an InfraMachine it read through one of these types.
+  if (!type) throw new Error(`no watched type for ${target.kind} ${target.apiVersion}`);
+  return type;
+};
+
+/** The reconciler alone (no queue, no watches): `createMigrationController` runs it; unit tests call it. */
+export function createMigrationReconciler(options: MigrationReconcilerOptions): MigrationReconciler {
+  const { kind, store, client, events, metrics, clock, namespaces } = options;
+  const infraMachineTypes = options.infraMachineTypes ?? [KINDS.awsMachine];
+  const backoff = options.waitBackoff ?? DEFAULT_WAIT_BACKOFF;
+  const stuckAfterMs = options.migrationStuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
+  const blockedRequeueMs = options.blockedRequeueMs ?? DEFAULT_BLOCKED_REQUEUE_MS;
+  const fieldManager = options.fieldManager ?? MIGRATION_FIELD_MANAGER;
+  const planOptions = options.planOptions ?? {};
+  const mapiType = kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
+  const memory = new Map<string, KeyMemory>();
+  const logger = options.logger.child({ kind });
+
+  const snapshotOf = (name: string): HandoverSnapshot =>
+    readHandoverSnapshot(store, kind, name, namespaces, infraMachineTypes);
+
+  const emit = async (s: HandoverSnapshot, m: KeyMemory, step: Step): Promise<KeyMemory> => {
+    const event = transitionEvent(m, step);
+    // Without the MAPI object there is nothing to attach an Event to (a cache wait before it is seen).
+    if (!event || !s.mapi) return m;
+    await events.record(s.mapi, event.type, event.reason, event.message);
+    return { ...m, lastEvent: { reason: event.reason, message: event.message } };
+  };
+
+  const send = async (request: PatchRequest): Promise<void> => {
+    const { target } = request;
+    const type = typeOfTarget(target, kind, infraMachineTypes);
+    await client.patch(
+      type,
+      target.namespace,
+      target.name,
+      request.patchType === "application/merge-patch+json"
+        ? { type: "merge", body: request.body }
+        : { type: "json", body: request.body },
+      {
+        fieldManager,
+        ...(request.patchType === "application/merge-patch+json" && request.subresource
+          ? { subresource: request.subresource }
+          : {}),
+      },
+    );
+  };
+
+  /** Bookkeeping of the writes that end or start a handover: start time, counters, duration. */
+  const account = (m: KeyMemory, step: Step, now: number): KeyMemory => {
+    switch (step.kind) {
+      case "startMigration":
+        return { ...m, startedAt: now };
+      case "completeMigration": {
+        const direction = directionOf(opposite(step.to), step.to);
+        metrics.migrationsTotal.inc({ kind, direction, result: "completed" });
+        if (m.startedAt !== undefined)
+          metrics.migrationDuration.observe({ kind, direction }, Math.max(0, now - m.startedAt) / 1000);
+        return { ...m, startedAt: undefined };
+      }
+      case "cancelMigration":
+        // `to` is the old authority: the cancelled handover went from it to the other one.
+        metrics.migrationsTotal.inc({
+          kind,
+          direction: directionOf(step.to, opposite(step.to)),
+          result: "cancelled",
+        });
+        return { ...m, startedAt: undefined };
+      default:
+        return m;
+    }
+  };
+
+  const reconcile = async (name: string, signal?: AbortSignal): Promise<ReconcileResult> => {
+    const now = clock.now();
+    const s = snapshotOf(name);
+    const step = planHandover(s, new Date(now), planOptions);
+    if (step.kind === "done") {
+      // Gone or steady: nothing to remember; a later handover starts with a clean slate.
+      memory.delete(name);
+      return {};
+    }
+    const previous = memory.get(name) ?? {};
+    const label = stepName(step);
+    let m = withStep(previous, label, now);
+    if (m.startedAt === undefined) {
+      const started = startedAtOf(s.mapi);
+      if (started !== undefined) m = { ...m, startedAt: started };
+    }
+    const log = logger.child({ name, step: label });
+
+    switch (step.kind) {
+      case "wait": {
+        const delay = nextWaitDelay(previous, label, backoff);
+        m = await emit(s, { ...m, waitDelayMs: delay }, step);
+        memory.set(name, m);
+        log.debug({ waitFor: step.for, requeueAfterMs: delay }, "waiting");
+        return { requeueAfterMs: delay };
+      }
+      case "blocked": {
+        m = await emit(s, m, step);
+        memory.set(name, m);
+        log.debug("blocked");
+        return { requeueAfterMs: blockedRequeueMs };
+      }
+      default: {
+        const request = requestOf(step);
+        if (!request) {
+          memory.set(name, m);
+          return {};
+        }
+        const pending = m.pendingWrite;
+        if (
+          pending &&
+          pending.role === request.target.role &&
+          pending.name === request.target.name &&
+          pending.plannedResourceVersion === request.target.resourceVersion
+        ) {
+          // Our last write is not in the cache yet; its watch event will bring this key back.
+          memory.set(name, m);
+          return { requeueAfterMs: backoff.initialMs };
+        }
+        if (signal?.aborted) return {};
+        await send(request);
+        log.info(
+          { target: `${request.target.role} ${request.target.namespace}/${request.target.name}` },
+          "wrote",
+        );
+        m = account(
+          {
+            ...m,
+            waitDelayMs: undefined,
+            pendingWrite: {
+              role: request.target.role,
+              name: request.target.name,
+              plannedResourceVersion: request.target.resourceVersion,
+            },
+          },
+          step,
+          now,
+        );
+        m = await emit(s, m, step);
+        memory.set(name, m);
+        return {};
+      }
+    }
+  };
+
+  return {
+    reconcile,
+    gaugeRows() {
+      const now = clock.now();
+      const mapis = store.list(mapiType, namespaces.mapiNamespace);
+      const handovers = inProgressNames(mapis).map((name) => ({
+        name,
+        step: planHandover(snapshotOf(name), new Date(now), planOptions),
+      }));
+      return {
+        ...progressRows(kind, handovers, (n) => memory.get(n), now, stuckAfterMs),
+        synchronizedFalse: synchronizedFalseRows(kind, mapis),
+      };
+    },
+    memoryOf: (name) => memory.get(name),
+  };
+}
+
+export interface MigrationControllerOptions extends Omit<MigrationReconcilerOptions, "store" | "metrics"> {
+  cache: Cache;
+  /** Where the metrics go: a registry (metrics created or reused there) or ready-made metrics. */
+  registry?: Registry;
+  metrics?: MigrationMetrics;
+  /** The runtime's reconcile/workqueue metrics; default: on `registry` when given. */
+  runtimeMetrics?: RuntimeMetrics;
+  workers?: number;
+}
+
+/** The CAPI MachineSet that owns a CAPI Machine (any version of the CAPI group). */
+const byCapiMachineSetOwner: KeyMapper = (o) =>
+  ownerReferencesOf(o)
+    .filter((r) => r.kind === "MachineSet" && r.apiVersion.startsWith(`${CAPI_GROUP}/`))
+    .map((r) => r.name);
+
+/** The CAPI Machine that owns an InfraMachine (AWS: also the same name). */
+const byCapiMachineOwner: KeyMapper = (o) =>
+  ownerReferencesOf(o)
+    .filter((r) => r.kind === "Machine" && r.apiVersion.startsWith(`${CAPI_GROUP}/`))
+    .map((r) => r.name);
+
+const byMapiMachineSetOwner: KeyMapper = (o) =>
+  ownerReferencesOf(o)
+    .filter((r) => r.kind === "MachineSet" && r.apiVersion === MAPI_API_VERSION)
+    .map((r) => r.name);
+
+/** The keys of the watches of one kind's controller (SPEC §3: MAPI object, twin, InfraMachine, members). */
+export const migrationWatches = (
+  kind: HandoverKind,
+  namespaces: SnapshotNamespaces,
+  infraMachineTypes: readonly ResourceType[],
+): { type: ResourceType; namespace: string; mapper: KeyMapper }[] => {
+  const { mapiNamespace, capiNamespace } = namespaces;
+  if (kind === "Machine")
+    return [
+      { type: KINDS.mapiMachine, namespace: mapiNamespace, mapper: byName },
+      { type: KINDS.capiMachine, namespace: capiNamespace, mapper: byName },
+      ...infraMachineTypes.map((type) => ({
+        type,
+        namespace: capiNamespace,
+        mapper: anyOf(byCapiMachineOwner, byName),
+      })),
+    ];
+  return [
+    { type: KINDS.mapiMachineSet, namespace: mapiNamespace, mapper: byName },
+    { type: KINDS.capiMachineSet, namespace: capiNamespace, mapper: byName },
+    {
+      type: KINDS.mapiMachine,
+      namespace: mapiNamespace,
+      mapper: anyOf(byMapiMachineSetOwner, byLabel(LABELS.templateMachineSet)),
+    },
+    {
+      type: KINDS.capiMachine,
+      namespace: capiNamespace,
+      mapper: anyOf(byCapiMachineSetOwner, byLabel(LABELS.capiSetName), byLabel(LABELS.templateMachineSet)),
+    },
+  ];
+};
+
+/**
+ * The migration controller of one kind ("migration-machine" or "migration-machineset"), ready to
+ * `start()` under leadership. Its gauges report only while it runs, so a replica that does not lead
+ * exports none of them.
+ */
+export function createMigrationController(options: MigrationControllerOptions): Controller {
+  const registry = options.registry;
+  const metrics = options.metrics ?? migrationMetrics(registry ?? new Registry());
+  const runtime = options.runtimeMetrics ?? (registry ? runtimeMetrics(registry) : undefined);
+  const infraMachineTypes = options.infraMachineTypes ?? [KINDS.awsMachine];
+  const reconciler = createMigrationReconciler({
+    ...options,
+    store: options.cache,
+    metrics,
+    infraMachineTypes,
+  });
+  const name = options.kind === "Machine" ? "migration-machine" : "migration-machineset";
+  const controller = createController({
+    name,
+    clock: options.clock,
+    logger: options.logger,
+    reconcile: (key, context) => reconciler.reconcile(key, context.signal),
+    ...(runtime ? { metrics: runtime } : {}),
+    ...(options.workers !== undefined ? { workers: options.workers } : {}),
+  });
+  for (const w of migrationWatches(options.kind, options.namespaces, infraMachineTypes))
+    controller.watch(options.cache.informerFor(w.type, w.namespace), w.mapper);
+  metrics.addGaugeSource(name, () => (controller.isRunning() ? reconciler.gaugeRows() : NO_ROWS));
+  return controller;
+}
