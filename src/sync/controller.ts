@@ -1,0 +1,293 @@
+/**
+ * The sync controllers' shell (SPEC §4, §7): MachineSync and MachineSetSync, one implementation with a
+ * small per-kind table (which types, which reader and planner, how InfraMachines or templates map back to
+ * a key). A reconcile reads one snapshot from the shared informer cache, asks the pure planner
+ * (plan.ts) what to do, does the two live reads a plan may ask for (§4.6 storage, `confirmAbsent`),
+ * executes the writes in order (execute.ts), reports an API server refusal as `Synchronized=False` on the
+ * MAPI object, records the plan's Events and hands requeues to the runtime. Nothing here decides what
+ * to write; queueing, backoff and metrics are the runtime's (src/kube/controller.ts).
+ */
+import type { Logger } from "pino";
+import type { Cache } from "../kube/cache.js";
+import type { KubeClient } from "../kube/client.js";
+import type { Clock } from "../kube/clock.js";
+import type { Controller, KeyMapper, ReconcileResult } from "../kube/controller.js";
+import { byName, createController } from "../kube/controller.js";
+import { NotFoundError } from "../kube/errors.js";
+import type { EventRecorder } from "../kube/events.js";
+import type { ResourceType } from "../kube/kinds.js";
+import { KINDS } from "../kube/kinds.js";
+import type { RuntimeMetrics } from "../kube/metrics.js";
+import type { KubeObject } from "../kube/object.js";
+import { nameOf, ownerReferencesOf } from "../kube/object.js";
+import type { Transport } from "../kube/transport.js";
+import type { ObjectStore } from "../policies/types.js";
+import type { SyncKind } from "./condition.js";
+import { mapiStatusWrite, refusedWriteCondition } from "./condition.js";
+import { executeWrites } from "./execute.js";
+import type { SyncPlan } from "./plan.js";
+import { planMachineSetSync, planMachineSync } from "./plan.js";
+import { createInfraTypes } from "./shell/infra-types.js";
+import { readStorageBeingRemoved } from "./shell/storage.js";
+import type {
+  MachineSetSnapshot,
+  MachineSnapshot,
+  SnapshotReadOptions,
+  SyncConverter,
+  SyncDeps,
+  SyncSettings,
+} from "./snapshot.js";
+import {
+  infrastructureRefOf,
+  machineKeysFor,
+  machineSetKeysFor,
+  readMachineSetSnapshot,
+  readMachineSnapshot,
+  storageToCheck,
+} from "./snapshot.js";
+
+export interface SyncControllerDeps {
+  /** Writes and the live reads (§4.6 storage, confirmAbsent), as the product's own identity. */
+  client: KubeClient;
+  /** Discovery for infrastructure kinds first referenced at run time. */
+  transport: Transport;
+  /** The shared informer cache; the controller starts the informers it watches in it. */
+  cache: Cache;
+  converter: SyncConverter;
+  settings: SyncSettings;
+  events: EventRecorder;
+  clock: Clock;
+  logger: Logger;
+  metrics?: RuntimeMetrics;
+  workers?: number;
+  /** Work-queue backoff (SPEC §7 defaults: 5 ms doubling to 1000 s). */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** When a `confirmAbsent` GET finds the object the cache lacks: look again after this long. Default 5 s. */
+  confirmAbsentRetryMs?: number;
+}
+
+/** Thrown so the runtime backs off: the plan asked for `requeue: "backoff"` (conversion error, waiting). */
+export class SyncPendingError extends Error {
+  override name = "SyncPendingError";
+}
+
+/** Thrown after a refused write was reported on the MAPI object, so the key backs off. */
+export class SyncWriteRefusedError extends Error {
+  override name = "SyncWriteRefusedError";
+}
+
+interface SnapshotBase {
+  name: string;
+  mapi?: KubeObject;
+  capi?: KubeObject;
+  storageBeingRemoved?: boolean;
+}
+
+/** What differs between MachineSync and MachineSetSync; everything else is shared. */
+interface KindShell<S extends SnapshotBase> {
+  kind: SyncKind;
+  controllerName: string;
+  mapiType: ResourceType;
+  capiType: ResourceType;
+  /** The platform's infrastructure kind, watched from the start. */
+  defaultInfraType: ResourceType;
+  read(store: ObjectStore, name: string, options: SnapshotReadOptions): S;
+  plan(snapshot: S, deps: SyncDeps, now: Date): SyncPlan;
+  /** §4.1: the keys an InfraMachine / template event concerns. */
+  infraKeys(object: KubeObject, cache: Cache, settings: SyncSettings): readonly string[];
+  /** Further watches on read-only inputs of the snapshot (owners, twins of owners). */
+  extraWatches(
+    cache: Cache,
+    settings: SyncSettings,
+  ): readonly { type: ResourceType; namespace: string; mapper: KeyMapper }[];
+}
+
+const controllerOwnerNamed =
+  (kind: string, name: string) =>
+  (o: KubeObject): boolean =>
+    ownerReferencesOf(o).some((r) => r.controller === true && r.kind === kind && r.name === name);
+
+const machineShell: KindShell<MachineSnapshot> = {
+  kind: "Machine",
+  controllerName: "machine-sync",
+  mapiType: KINDS.mapiMachine,
+  capiType: KINDS.capiMachine,
+  defaultInfraType: KINDS.awsMachine,
+  read: readMachineSnapshot,
+  plan: planMachineSync,
+  infraKeys: (o) => machineKeysFor(o),
+  extraWatches(cache, settings) {
+    // A Machine's owner references (§4.3) and the mirror decision (§4.2) read the MachineSets of both APIs:
+    // an event on a set (either API) concerns the Machines of either API that a set of that name controls.
+    const machinesOfSet: KeyMapper = (set) => {
+      const owned = controllerOwnerNamed("MachineSet", nameOf(set));
+      return [
+        ...cache.list(KINDS.mapiMachine, settings.mapiNamespace).filter(owned),
+        ...cache.list(KINDS.capiMachine, settings.capiNamespace).filter(owned),
+      ].map(nameOf);
+    };
+    const everyMachine: KeyMapper = () => [
+      ...new Set([
+        ...cache.list(KINDS.mapiMachine, settings.mapiNamespace).map(nameOf),
+        ...cache.list(KINDS.capiMachine, settings.capiNamespace).map(nameOf),
+      ]),
+    ];
+    return [
+      { type: KINDS.mapiMachineSet, namespace: settings.mapiNamespace, mapper: machinesOfSet },
+      { type: KINDS.capiMachineSet, namespace: settings.capiNamespace, mapper: machinesOfSet },
+      // The InfraCluster (AWSCluster) feeds the conversion of control-plane Machines.
+      { type: KINDS.awsCluster, namespace: settings.capiNamespace, mapper: everyMachine },
+    ];
+  },
+};
+
+const machineSetShell: KindShell<MachineSetSnapshot> = {
+  kind: "MachineSet",
+  controllerName: "machineset-sync",
+  mapiType: KINDS.mapiMachineSet,
+  capiType: KINDS.capiMachineSet,
+  defaultInfraType: KINDS.awsMachineTemplate,
+  read: readMachineSetSnapshot,
+  plan: planMachineSetSync,
+  infraKeys: (o, cache, settings) => machineSetKeysFor(o, cache, settings),
+  extraWatches(_cache, settings) {
+    // Orphaning on deletion (§4.6) reads the MAPI Machines a MAPI MachineSet owns.
+    const ownerSets: KeyMapper = (m) =>
+      ownerReferencesOf(m)
+        .filter((r) => r.kind === "MachineSet")
+        .map((r) => r.name);
+    return [{ type: KINDS.mapiMachine, namespace: settings.mapiNamespace, mapper: ownerSets }];
+  },
+};
+
+export function createMachineSyncController(deps: SyncControllerDeps): Controller {
+  return createSyncController(deps, machineShell);
+}
+
+export function createMachineSetSyncController(deps: SyncControllerDeps): Controller {
+  return createSyncController(deps, machineSetShell);
+}
+
+function createSyncController<S extends SnapshotBase>(
+  deps: SyncControllerDeps,
+  shell: KindShell<S>,
+): Controller {
+  const { cache, client, clock, settings } = deps;
+  const syncDeps: SyncDeps = { converter: deps.converter, settings };
+  const confirmRetryMs = deps.confirmAbsentRetryMs ?? 5_000;
+
+  // Read-only inputs every key may depend on: a change there concerns every object either API holds.
+  const everyKey: KeyMapper = () => [
+    ...new Set([
+      ...cache.list(shell.mapiType, settings.mapiNamespace).map(nameOf),
+      ...cache.list(shell.capiType, settings.capiNamespace).map(nameOf),
+    ]),
+  ];
+
+  const reconcile = async (
+    name: string,
+    context: { logger: Logger; signal: AbortSignal },
+  ): Promise<ReconcileResult | undefined> => {
+    const log = context.logger;
+    const capi = cache.get(shell.capiType, settings.capiNamespace, name);
+    const ref = infrastructureRefOf(capi);
+    // A kind first referenced now: start and sync its informer before reading (§4.1 dynamic watches).
+    const infraType = ref ? await infra.ensure(ref) : shell.defaultInfraType;
+    const readOptions: SnapshotReadOptions = { ...settings, resolveInfraType: infra.resolve };
+    let snapshot = shell.read(cache, name, readOptions);
+    const now = new Date(clock.now());
+    let plan = shell.plan(snapshot, syncDeps, now);
+    if (plan.needsStorageCheck) {
+      const removing = await readStorageBeingRemoved(client, storageToCheck(shell.kind, settings, infraType));
+      snapshot = { ...snapshot, storageBeingRemoved: removing };
+      plan = shell.plan(snapshot, syncDeps, now);
+    }
+    log.debug(
+      { branch: plan.branch.kind, writes: plan.writes.map((w) => w.kind), waitingFor: plan.waitingFor },
+      "planned",
+    );
+
+    if (plan.confirmAbsent && plan.writes.length > 0) {
+      const { apiVersion, kind, namespace, name: absentName } = plan.confirmAbsent;
+      const type = await infra.typeOf(apiVersion, kind);
+      const live = await client.get(type, namespace, absentName).catch((e: unknown) => {
+        if (e instanceof NotFoundError) return undefined;
+        throw e;
+      });
+      if (live) {
+        // The cache is behind (or re-listing): the authoritative twin exists, so nothing is deleted.
+        log.info(
+          { twin: `${kind} ${namespace}/${absentName}` },
+          "authoritative twin exists live; not propagating",
+        );
+        return { requeueAfterMs: confirmRetryMs };
+      }
+    }
+
+    const outcome = await executeWrites(
+      { client, typeOf: infra.typeOf, signal: context.signal },
+      plan.writes,
+    );
+    if (outcome.kind === "aborted") return undefined;
+    const subject = snapshot.mapi ?? snapshot.capi;
+
+    if (outcome.kind === "refused") {
+      const condition = refusedWriteCondition(shell.kind, outcome.write, outcome.message);
+      const mapi = snapshot.mapi;
+      const refusedTheStatusWrite =
+        outcome.write.kind === "applyStatus" &&
+        mapi !== undefined &&
+        outcome.write.target.uid === mapi.metadata?.uid;
+      if (mapi && !refusedTheStatusWrite && !context.signal.aborted) {
+        const rv = outcome.resourceVersions.get(mapi.metadata?.uid ?? "");
+        const current = rv ? { ...mapi, metadata: { ...mapi.metadata, resourceVersion: rv } } : mapi;
+        const statusWrite = mapiStatusWrite(current, { now, condition });
+        if (statusWrite) {
+          const reported = await executeWrites({ client, typeOf: infra.typeOf }, [statusWrite]);
+          if (reported.kind === "refused")
+            log.error({ err: reported.message }, "could not report a refused write");
+        }
+      }
+      if (subject) await deps.events.record(subject, "Warning", condition.reason, condition.message);
+      throw new SyncWriteRefusedError(condition.message);
+    }
+
+    if (subject) for (const e of plan.events) await deps.events.record(subject, e.type, e.reason, e.message);
+    if (outcome.written > 0)
+      log.info({ branch: plan.branch.kind, writes: plan.writes.map((w) => w.kind) }, "synchronized");
+    if (plan.requeue === "backoff")
+      throw new SyncPendingError(
+        plan.waitingFor ??
+          (plan.condition ? `${plan.condition.reason}: ${plan.condition.message}` : "requeue"),
+      );
+    if (plan.requeue) return { requeueAfterMs: plan.requeue.afterMs };
+    return undefined;
+  };
+
+  const controller = createController({
+    name: shell.controllerName,
+    clock,
+    logger: deps.logger,
+    reconcile,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    ...(deps.workers !== undefined ? { workers: deps.workers } : {}),
+    ...(deps.baseDelayMs !== undefined ? { baseDelayMs: deps.baseDelayMs } : {}),
+    ...(deps.maxDelayMs !== undefined ? { maxDelayMs: deps.maxDelayMs } : {}),
+  });
+
+  controller.watch(cache.informerFor(shell.mapiType, settings.mapiNamespace), byName);
+  controller.watch(cache.informerFor(shell.capiType, settings.capiNamespace), byName);
+  controller.watch(cache.informerFor(KINDS.infrastructure), everyKey);
+  controller.watch(cache.informerFor(KINDS.capiCluster, settings.capiNamespace), everyKey);
+  for (const w of shell.extraWatches(cache, settings))
+    controller.watch(cache.informerFor(w.type, w.namespace), w.mapper);
+  const infra = createInfraTypes({
+    cache,
+    transport: deps.transport,
+    namespace: settings.capiNamespace,
+    initial: [shell.defaultInfraType],
+    onInformer: (informer) => controller.watch(informer, (o) => shell.infraKeys(o, cache, settings)),
+  });
+  return controller;
+}
