@@ -148,7 +148,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   let tls = opts.tls;
   if (!tls) {
     const ca = createCertificateAuthority("local kube-apiserver CA");
-    const serving = issueServingCertificate(ca, ["localhost", "127.0.0.1", "kubernetes.default.svc"]);
+    const sans = ["localhost", "127.0.0.1", "kubernetes.default.svc"];
+    if (opts.host && !["0.0.0.0", "::"].includes(opts.host) && !sans.includes(opts.host))
+      sans.push(opts.host);
+    const serving = issueServingCertificate(ca, sans);
     tls = { certPem: serving.certPem, keyPem: serving.keyPem, caPem: ca.certPem };
   }
   const server: Server = createServer(
@@ -158,12 +161,14 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   server.headersTimeout = 0;
   server.requestTimeout = 0;
   const host = opts.host ?? "127.0.0.1";
+  // A wildcard listen address is reached through loopback, which the generated certificate names.
+  const dialHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const url = `https://${dialHost.includes(":") ? `[${dialHost}]` : dialHost}:${port}`;
   const caPem = tls.caPem;
 
   const store: DirectStore = {
