@@ -1,0 +1,420 @@
+/**
+ * The Cluster API core stand-in (SPEC §1.1): a Machine controller and a MachineSet controller acting as
+ * `capi-manager`. Both are stopped only by their object's own pause annotation and acknowledge it with the
+ * v1beta2 `Paused` condition. The sharp edge kept on purpose: a deleting Machine keeps
+ * `machine.cluster.x-k8s.io` until its InfraMachine is NotFound (read live, not from the cache), so a
+ * paused AWSMachine that still holds CAPA's finalizer holds the Machine too. Pure planners decide one
+ * action per reconcile; the shell executes it.
+ */
+import type { Logger } from "pino";
+import type { Cache } from "../kube/cache.js";
+import type { Clock } from "../kube/clock.js";
+import type { KubeConnection } from "../kube/config.js";
+import type { Controller } from "../kube/controller.js";
+import { byName, byOwner, createController } from "../kube/controller.js";
+import { ConflictError, NotFoundError } from "../kube/errors.js";
+import {
+  CAPI_API_VERSION,
+  FINALIZERS,
+  INFRA_API_VERSION,
+  INFRA_GROUP,
+  KINDS,
+  LABELS,
+} from "../kube/kinds.js";
+import type { Condition, KubeObject } from "../kube/object.js";
+import { getPath, hasFinalizer, isDeleting, isRecord, nameOf, ownerReferencesOf } from "../kube/object.js";
+import { createWriteHelpers } from "../kube/write.js";
+import {
+  assertNever,
+  capiPausedConditions,
+  desiredReplicas,
+  hasPauseAnnotation,
+  liveReplicas,
+  nodeNameFor,
+  stringAt,
+  timestamp,
+} from "./common.js";
+import type { InstanceLedger } from "./ledger.js";
+import { instanceIdOfProviderID } from "./ledger.js";
+import { scaleDownVictim } from "./mao.js";
+import { createExpectations, randomSuffix } from "./runtime.js";
+
+export const CAPI_FIELD_MANAGER = "capi-manager";
+
+/** Is the InfraMachine provisioned (CAPA v1beta2 `initialization.provisioned`, or the older field name)? */
+export const infraProvisioned = (infra: KubeObject | undefined): boolean =>
+  getPath(infra, ["status", "initialization", "provisioned"]) === true ||
+  getPath(infra, ["status", "initialization", "infrastructureProvisioned"]) === true;
+
+export type CapiMachineAction =
+  | { kind: "none"; why: string }
+  | { kind: "setConditions"; conditions: Condition[] }
+  | { kind: "addFinalizer" }
+  /** The Machine controller makes itself the controller owner of its InfraMachine (reconcileExternal). */
+  | { kind: "adoptInfraMachine" }
+  | { kind: "deleteInfraMachine" }
+  /** Removes the finalizer once a live read confirms the InfraMachine is NotFound. */
+  | { kind: "removeFinalizerIfInfraGone" }
+  | { kind: "setProviderID"; providerID: string }
+  | { kind: "setRunning"; nodeName: string; at: string };
+
+export interface CapiMachineInput {
+  machine: KubeObject | undefined;
+  /** The InfraMachine named by `spec.infrastructureRef`, from the cache. */
+  infraMachine: KubeObject | undefined;
+  nowMs: number;
+}
+
+const ownsAsController = (owner: KubeObject, child: KubeObject): boolean =>
+  ownerReferencesOf(child).some((r) => r.controller === true && r.uid === owner.metadata?.uid);
+
+/** The CAPI Machine controller's decision for one reconcile (SPEC §1.1). */
+export function planCapiMachine({ machine, infraMachine, nowMs }: CapiMachineInput): CapiMachineAction {
+  if (!machine) return { kind: "none", why: "gone" };
+  const conditions = capiPausedConditions(machine, nowMs);
+  if (conditions) return { kind: "setConditions", conditions };
+  if (hasPauseAnnotation(machine)) return { kind: "none", why: "paused" };
+
+  if (isDeleting(machine)) {
+    if (!hasFinalizer(machine, FINALIZERS.capiMachine))
+      return { kind: "none", why: `deleting without ${FINALIZERS.capiMachine}` };
+    if (infraMachine && !isDeleting(infraMachine)) return { kind: "deleteInfraMachine" };
+    if (infraMachine) return { kind: "none", why: "waiting for the InfraMachine to be gone" };
+    return { kind: "removeFinalizerIfInfraGone" };
+  }
+  if (!hasFinalizer(machine, FINALIZERS.capiMachine)) return { kind: "addFinalizer" };
+  if (!infraMachine) return { kind: "none", why: "waiting for the InfraMachine" };
+  if (!isDeleting(infraMachine) && !ownsAsController(machine, infraMachine))
+    return { kind: "adoptInfraMachine" };
+  if (!infraProvisioned(infraMachine)) return { kind: "none", why: "InfraMachine not provisioned" };
+  const infraProviderID = stringAt(infraMachine, ["spec", "providerID"]);
+  if (!infraProviderID) return { kind: "none", why: "InfraMachine has no providerID" };
+  const providerID = stringAt(machine, ["spec", "providerID"]);
+  if (!providerID) return { kind: "setProviderID", providerID: infraProviderID };
+  const done =
+    stringAt(machine, ["status", "phase"]) === "Running" &&
+    stringAt(machine, ["status", "nodeRef", "name"]) !== "" &&
+    getPath(machine, ["status", "initialization", "infrastructureProvisioned"]) === true;
+  if (done) return { kind: "none", why: "Running" };
+  const instanceId = instanceIdOfProviderID(providerID) ?? nameOf(machine);
+  return { kind: "setRunning", nodeName: nodeNameFor(instanceId), at: timestamp(nowMs) };
+}
+
+export type CapiMachineSetAction =
+  | { kind: "none"; why: string }
+  | { kind: "setConditions"; conditions: Condition[] }
+  | { kind: "addFinalizer" }
+  | { kind: "createMachine"; machine: KubeObject; infraMachine: KubeObject }
+  | { kind: "deleteMachine"; machine: KubeObject }
+  | { kind: "removeFinalizer" };
+
+export interface CapiMachineSetInput {
+  machineSet: KubeObject | undefined;
+  /** The template named by `spec.template.spec.infrastructureRef`, from the cache. */
+  infraTemplate: KubeObject | undefined;
+  /** Machines the set controls, from the cache. */
+  machines: readonly KubeObject[];
+  pendingCreates: readonly string[];
+  pendingDeletes: readonly string[];
+  /** Name for a Machine created now (the Machine and its AWSMachine share it). */
+  newName: string;
+  nowMs: number;
+}
+
+/** A CAPI Machine and its InfraMachine stamped from a MachineSet's template and infrastructure template. */
+export function capiMachineFromTemplate(
+  machineSet: KubeObject,
+  infraTemplate: KubeObject,
+  name: string,
+): { machine: KubeObject; infraMachine: KubeObject } {
+  const namespace = machineSet.metadata?.namespace ?? "";
+  const template = getPath(machineSet, ["spec", "template"]);
+  const templateMeta = getPath(template, ["metadata"]);
+  const labels = {
+    ...(isRecord(getPath(templateMeta, ["labels"])) ? (getPath(templateMeta, ["labels"]) as object) : {}),
+    [LABELS.capiSetName]: nameOf(machineSet),
+    [LABELS.capiClusterName]: stringAt(machineSet, ["spec", "clusterName"]),
+  };
+  const annotations = getPath(templateMeta, ["annotations"]);
+  const spec = isRecord(getPath(template, ["spec"]))
+    ? structuredClone(getPath(template, ["spec"]) as object)
+    : {};
+  const infraSpec = getPath(infraTemplate, ["spec", "template", "spec"]);
+  const setOwner = {
+    apiVersion: CAPI_API_VERSION,
+    kind: "MachineSet",
+    name: nameOf(machineSet),
+    uid: machineSet.metadata?.uid ?? "",
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  return {
+    // CAPI creates the InfraMachine owned by the MachineSet; the Machine controller then adopts it.
+    infraMachine: {
+      apiVersion: INFRA_API_VERSION,
+      kind: "AWSMachine",
+      metadata: { name, namespace, labels, ownerReferences: [setOwner] },
+      spec: isRecord(infraSpec) ? structuredClone(infraSpec) : {},
+    },
+    machine: {
+      apiVersion: CAPI_API_VERSION,
+      kind: "Machine",
+      metadata: {
+        name,
+        namespace,
+        labels,
+        ...(isRecord(annotations) ? { annotations: annotations as Record<string, string> } : {}),
+        ownerReferences: [setOwner],
+      },
+      spec: { ...spec, infrastructureRef: { apiGroup: INFRA_GROUP, kind: "AWSMachine", name } },
+    },
+  };
+}
+
+/** The CAPI MachineSet controller's decision for one reconcile: scale Machines + AWSMachines while unpaused. */
+export function planCapiMachineSet(input: CapiMachineSetInput): CapiMachineSetAction {
+  const set = input.machineSet;
+  if (!set) return { kind: "none", why: "gone" };
+  const conditions = capiPausedConditions(set, input.nowMs);
+  if (conditions) return { kind: "setConditions", conditions };
+  if (hasPauseAnnotation(set)) return { kind: "none", why: "paused" };
+  const { live, count } = liveReplicas(input.machines, input.pendingCreates, input.pendingDeletes);
+  if (isDeleting(set)) {
+    if (!hasFinalizer(set, FINALIZERS.capiMachineSet)) return { kind: "none", why: "deleting" };
+    const victim = live[0];
+    if (victim) return { kind: "deleteMachine", machine: victim };
+    if (count > 0 || input.machines.length > 0)
+      return { kind: "none", why: "waiting for its Machines to go" };
+    return { kind: "removeFinalizer" };
+  }
+  if (!hasFinalizer(set, FINALIZERS.capiMachineSet)) return { kind: "addFinalizer" };
+  const want = desiredReplicas(set);
+  if (count < want) {
+    if (!input.infraTemplate)
+      return {
+        kind: "none",
+        why: `infrastructure template ${stringAt(set, ["spec", "template", "spec", "infrastructureRef", "name"])} not found`,
+      };
+    return { kind: "createMachine", ...capiMachineFromTemplate(set, input.infraTemplate, input.newName) };
+  }
+  if (count > want) {
+    const victim = scaleDownVictim(live);
+    if (victim) return { kind: "deleteMachine", machine: victim };
+  }
+  return { kind: "none", why: `${count} of ${want} replicas` };
+}
+
+export interface CapiDeps {
+  connection: KubeConnection;
+  namespace: string;
+  ledger: InstanceLedger;
+  clock: Clock;
+  /** Names for new MachineSet Machines; default `<set>-<5 random>`. */
+  newName?: (machineSet: string) => string;
+}
+
+/** The CAPI stand-in's controllers over `cache`. */
+export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): Controller[] {
+  const { namespace, ledger, clock } = deps;
+  const client = deps.connection.client;
+  const write = createWriteHelpers(client, CAPI_FIELD_MANAGER);
+  const machines = cache.informerFor(KINDS.capiMachine, namespace);
+  const machineSets = cache.informerFor(KINDS.capiMachineSet, namespace);
+  const awsMachines = cache.informerFor(KINDS.awsMachine, namespace);
+  const templates = cache.informerFor(KINDS.awsMachineTemplate, namespace);
+  const infraOf = (machine: KubeObject | undefined): KubeObject | undefined => {
+    const name = stringAt(machine, ["spec", "infrastructureRef", "name"]);
+    return name ? awsMachines.get(namespace, name) : undefined;
+  };
+
+  const machineController = createController({
+    name: "simulated-capi-machine",
+    clock,
+    logger,
+    reconcile: async (name) => {
+      const machine = machines.get(namespace, name);
+      const infraMachine = infraOf(machine);
+      const action = planCapiMachine({ machine, infraMachine, nowMs: clock.now() });
+      if (!machine) return;
+      const type = KINDS.capiMachine;
+      switch (action.kind) {
+        case "none":
+          return;
+        case "setConditions":
+          await write.patchWithPrecondition(
+            type,
+            machine,
+            { status: { conditions: action.conditions } },
+            { subresource: "status" },
+          );
+          return;
+        case "addFinalizer":
+          await write.ensureFinalizer(type, machine, FINALIZERS.capiMachine);
+          return;
+        case "adoptInfraMachine": {
+          const infra = infraMachine!;
+          const others = ownerReferencesOf(infra).filter((r) => !r.controller);
+          await write.patchWithPrecondition(KINDS.awsMachine, infra, {
+            metadata: {
+              ownerReferences: [
+                ...others,
+                {
+                  apiVersion: CAPI_API_VERSION,
+                  kind: "Machine",
+                  name,
+                  uid: machine.metadata?.uid ?? "",
+                  controller: true,
+                  blockOwnerDeletion: true,
+                },
+              ],
+            },
+          });
+          return;
+        }
+        case "deleteInfraMachine":
+          try {
+            await write.deleteWithPreconditions(KINDS.awsMachine, infraMachine!);
+          } catch (e) {
+            if (!(e instanceof NotFoundError)) throw e;
+          }
+          return;
+        case "removeFinalizerIfInfraGone": {
+          // The cache cannot prove absence (it may not have seen a new InfraMachine yet): ask the server.
+          const infraName = stringAt(machine, ["spec", "infrastructureRef", "name"]);
+          if (infraName) {
+            try {
+              await client.get(KINDS.awsMachine, namespace, infraName);
+              throw new ConflictError(409, "Conflict", `InfraMachine ${namespace}/${infraName} still exists`);
+            } catch (e) {
+              if (!(e instanceof NotFoundError)) throw e;
+            }
+          }
+          await write.removeFinalizer(type, machine, FINALIZERS.capiMachine);
+          return;
+        }
+        case "setProviderID":
+          ledger.recordExisting({ machineName: name, providerID: action.providerID });
+          await write.patchWithPrecondition(type, machine, { spec: { providerID: action.providerID } });
+          return;
+        case "setRunning":
+          await write.patchWithPrecondition(
+            type,
+            machine,
+            {
+              status: {
+                phase: "Running",
+                nodeRef: { name: action.nodeName },
+                initialization: { infrastructureProvisioned: true },
+                lastUpdated: action.at,
+              },
+            },
+            { subresource: "status" },
+          );
+          return;
+        default:
+          return assertNever(action);
+      }
+    },
+  });
+  machineController.watch(machines, byName);
+  // An InfraMachine event reaches the Machine that references it (same name by convention, and its owner).
+  machineController.watch(awsMachines, (o) => [
+    ...new Set([nameOf(o), ...byOwner("Machine", CAPI_API_VERSION)(o)].filter(Boolean)),
+  ]);
+
+  const expectations = createExpectations(clock);
+  const newName = deps.newName ?? ((set: string) => `${set}-${randomSuffix()}`);
+  const machineSetController = createController({
+    name: "simulated-capi-machineset",
+    clock,
+    logger,
+    reconcile: async (name) => {
+      const set = machineSets.get(namespace, name);
+      const uid = set?.metadata?.uid ?? "";
+      const owned = machines
+        .list(namespace)
+        .filter((m) => ownerReferencesOf(m).some((r) => r.controller && r.uid === uid));
+      const pending = expectations.pending(name, (n) => {
+        const m = machines.get(namespace, n);
+        return !m ? "absent" : isDeleting(m) ? "deleting" : "present";
+      });
+      const templateName = stringAt(set, ["spec", "template", "spec", "infrastructureRef", "name"]);
+      const action = planCapiMachineSet({
+        machineSet: set,
+        infraTemplate: templateName ? templates.get(namespace, templateName) : undefined,
+        machines: owned,
+        pendingCreates: pending.creating,
+        pendingDeletes: pending.deleting,
+        newName: newName(name),
+        nowMs: clock.now(),
+      });
+      if (!set) return;
+      const type = KINDS.capiMachineSet;
+      switch (action.kind) {
+        case "none":
+          return;
+        case "setConditions":
+          await write.patchWithPrecondition(
+            type,
+            set,
+            { status: { conditions: action.conditions } },
+            { subresource: "status" },
+          );
+          return;
+        case "addFinalizer":
+          await write.ensureFinalizer(type, set, FINALIZERS.capiMachineSet);
+          return;
+        case "createMachine": {
+          const machineName = nameOf(action.machine);
+          await createTolerant(client, KINDS.awsMachine, action.infraMachine);
+          try {
+            await createTolerant(client, KINDS.capiMachine, action.machine);
+          } catch (e) {
+            // As CAPI does: an InfraMachine whose Machine could not be created would be orphaned under a fresh name.
+            await client.delete(KINDS.awsMachine, namespace, machineName).catch(() => undefined);
+            throw e;
+          }
+          expectations.created(name, machineName);
+          logger.info(
+            { machineSet: name, machine: machineName },
+            "MachineSet created a Machine and AWSMachine",
+          );
+          return;
+        }
+        case "deleteMachine": {
+          const victim = nameOf(action.machine);
+          ledger.deletionRequested(victim, `scale-down or deletion of MachineSet ${namespace}/${name}`);
+          try {
+            await write.deleteWithPreconditions(KINDS.capiMachine, action.machine);
+          } catch (e) {
+            if (!(e instanceof NotFoundError)) throw e;
+          }
+          expectations.deleted(name, victim);
+          logger.info({ machineSet: name, machine: victim }, "MachineSet deleted a Machine");
+          return;
+        }
+        case "removeFinalizer":
+          await write.removeFinalizer(type, set, FINALIZERS.capiMachineSet);
+          return;
+        default:
+          return assertNever(action);
+      }
+    },
+  });
+  machineSetController.watch(machineSets, byName);
+  machineSetController.watch(machines, byOwner("MachineSet", CAPI_API_VERSION));
+  return [machineController, machineSetController];
+}
+
+/** Create, treating AlreadyExists as done: a retried create of a fixed-name child is not an error. */
+async function createTolerant(
+  client: KubeConnection["client"],
+  type: (typeof KINDS)[keyof typeof KINDS],
+  object: KubeObject,
+): Promise<void> {
+  try {
+    await client.create(type, object, { fieldManager: CAPI_FIELD_MANAGER });
+  } catch (e) {
+    if (!(e instanceof ConflictError && e.alreadyExists)) throw e;
+  }
+}

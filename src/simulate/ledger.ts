@@ -1,0 +1,228 @@
+/**
+ * The simulated cloud's instance ledger (SPEC §1.1): every instance the stand-ins create or terminate, with
+ * the Machine it belongs to, so a test can prove the product's first duty after any scenario — no instance
+ * created twice for one Machine, none left without a Machine, none terminated that a user did not delete.
+ * It is also the "cloud API" of the stand-ins: a provider finds a live instance it created for a Machine
+ * by name before creating one, as MAO's and CAPA's AWS actuators find theirs by tag, so a retried reconcile
+ * never creates twice — but MAO never finds CAPA's instance or vice versa (different tags), which is exactly
+ * how two active controllers double-create in a real cluster.
+ *
+ * Instances are keyed by Machine *name*: twins share a name, so a MAPI Machine and its CAPI twin (and the
+ * AWSMachine) refer to one instance after a handover. This file holds state per ledger object, never per
+ * module; it does no Kubernetes I/O.
+ */
+import type { Logger } from "pino";
+
+/** Which controller created (or, for `existing`, first saw) an instance. */
+export type InstanceSide = "MachineAPI" | "ClusterAPI" | "existing";
+
+export interface InstanceRecord {
+  instanceId: string;
+  providerID: string;
+  /** The Machine name (shared by MAPI Machine, CAPI Machine and AWSMachine). */
+  machineName: string;
+  side: InstanceSide;
+  /** Ledger sequence number of the create (or adoption) event. */
+  createdSeq: number;
+  terminatedSeq?: number;
+  terminatedBy?: Exclude<InstanceSide, "existing">;
+  /** The object the terminate was for, as `Kind namespace/name`, and whether it was being deleted. */
+  terminatedFor?: { object: string; deleting: boolean };
+}
+
+export type LedgerEvent =
+  | { seq: number; type: "created"; instanceId: string; machineName: string; side: InstanceSide }
+  | { seq: number; type: "existing"; instanceId: string; machineName: string }
+  | { seq: number; type: "terminated"; instanceId: string; machineName: string; by: InstanceSide }
+  | { seq: number; type: "deletionRequested"; machineName: string; why: string };
+
+export interface LedgerSnapshot {
+  instances: InstanceRecord[];
+  events: LedgerEvent[];
+  /** Machine names whose deletion a user (or a user's scale-down) requested. */
+  deletionsRequested: string[];
+}
+
+/** What exists now, for `violations`: the names of every MAPI and CAPI Machine (either twin keeps an instance). */
+export interface ExistingMachines {
+  mapi: Iterable<string>;
+  capi: Iterable<string>;
+}
+
+export interface InstanceLedger {
+  /** A live instance `side` created for `machineName` (the actuator's lookup by tag), if any. */
+  findLive(machineName: string, side: Exclude<InstanceSide, "existing">): InstanceRecord | undefined;
+  /** Creates an instance in `zone` for `machineName`. */
+  created(input: {
+    machineName: string;
+    side: Exclude<InstanceSide, "existing">;
+    zone: string;
+  }): InstanceRecord;
+  /**
+   * Adopts an instance the ledger did not create (seeded objects that already carry a providerID). Does
+   * nothing when the instance is already known, live or terminated.
+   */
+  recordExisting(input: { machineName: string; providerID: string }): void;
+  /**
+   * Terminates `instanceId` (idempotent, as EC2's TerminateInstances is) on behalf of `object`, which the
+   * caller reports as being deleted or not. An unknown id is adopted first, then terminated.
+   */
+  terminated(input: {
+    instanceId: string;
+    machineName: string;
+    by: Exclude<InstanceSide, "existing">;
+    object: string;
+    deleting: boolean;
+  }): void;
+  /** A user (directly, or by scaling a MachineSet down) asked for `machineName` to go. */
+  deletionRequested(machineName: string, why: string): void;
+  /** Is `instanceId` known and not terminated? */
+  isLive(instanceId: string): boolean;
+  snapshot(): LedgerSnapshot;
+  /** Every broken promise of SPEC's first duty, one sentence each; empty when none. */
+  violations(existing: ExistingMachines): string[];
+}
+
+export interface LedgerOptions {
+  logger?: Logger;
+  /**
+   * When true, a terminate counts as user-requested only if `deletionRequested` was called for its Machine
+   * name (tests that record every user delete). When false (default), the deletionTimestamp on the object
+   * the terminate was for is taken as the request: every deletion in a simulation starts with someone
+   * deleting a Machine, a MachineSet or an owner, so a terminate for a non-deleting object is the violation.
+   */
+  requireRecordedDeletes?: boolean;
+  /** Source of the instance-id prefix (default Math.random): ids need only be distinct, not secret. */
+  random?: () => number;
+}
+
+/** `aws:///<zone>/<instance-id>`, the providerID form of MAO's and CAPA's AWS actuators. */
+export const awsProviderID = (zone: string, instanceId: string): string => `aws:///${zone}/${instanceId}`;
+
+/** The instance id at the end of an AWS providerID, or undefined for anything else. */
+export const instanceIdOfProviderID = (providerID: string): string | undefined => {
+  const last = providerID.split("/").pop() ?? "";
+  return /^i-[0-9a-f]+$/.test(last) ? last : undefined;
+};
+
+export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedger {
+  const random = options.random ?? Math.random;
+  const byId = new Map<string, InstanceRecord>();
+  const events: LedgerEvent[] = [];
+  const requested = new Set<string>();
+  let seq = 0;
+  // 17 hex digits like EC2's ids: a random 32-bit prefix keeps ids distinct across ledgers, a counter within one.
+  const prefix = Math.floor(random() * 0xffffffff)
+    .toString(16)
+    .padStart(8, "0");
+  let counter = 0;
+  const nextId = (): string => `i-${prefix}${(counter++).toString(16).padStart(9, "0")}`;
+
+  const log = (event: LedgerEvent, extra: Record<string, unknown> = {}): void => {
+    events.push(event);
+    options.logger?.info({ instanceEvent: event.type, ...event, ...extra }, `instance ${event.type}`);
+  };
+
+  const adopt = (machineName: string, instanceId: string, providerID: string): InstanceRecord => {
+    const record: InstanceRecord = {
+      instanceId,
+      providerID,
+      machineName,
+      side: "existing",
+      createdSeq: ++seq,
+    };
+    byId.set(instanceId, record);
+    log({ seq: record.createdSeq, type: "existing", instanceId, machineName });
+    return record;
+  };
+
+  const ledger: InstanceLedger = {
+    findLive(machineName, side) {
+      for (const r of byId.values())
+        if (r.machineName === machineName && r.side === side && r.terminatedSeq === undefined) return r;
+      return undefined;
+    },
+    created({ machineName, side, zone }) {
+      const instanceId = nextId();
+      const record: InstanceRecord = {
+        instanceId,
+        providerID: awsProviderID(zone, instanceId),
+        machineName,
+        side,
+        createdSeq: ++seq,
+      };
+      byId.set(instanceId, record);
+      log(
+        { seq: record.createdSeq, type: "created", instanceId, machineName, side },
+        { providerID: record.providerID },
+      );
+      return record;
+    },
+    recordExisting({ machineName, providerID }) {
+      const instanceId = instanceIdOfProviderID(providerID);
+      if (instanceId === undefined || byId.has(instanceId)) return;
+      adopt(machineName, instanceId, providerID);
+    },
+    terminated({ instanceId, machineName, by, object, deleting }) {
+      const record = byId.get(instanceId) ?? adopt(machineName, instanceId, "");
+      if (record.terminatedSeq !== undefined) return;
+      record.terminatedSeq = ++seq;
+      record.terminatedBy = by;
+      record.terminatedFor = { object, deleting };
+      log({ seq: record.terminatedSeq, type: "terminated", instanceId, machineName, by }, { object });
+    },
+    deletionRequested(machineName, why) {
+      requested.add(machineName);
+      log({ seq: ++seq, type: "deletionRequested", machineName, why });
+    },
+    isLive: (instanceId) => {
+      const r = byId.get(instanceId);
+      return r !== undefined && r.terminatedSeq === undefined;
+    },
+    snapshot: () => ({
+      instances: [...byId.values()].map((r) => ({
+        ...r,
+        ...(r.terminatedFor ? { terminatedFor: { ...r.terminatedFor } } : {}),
+      })),
+      events: events.map((e) => ({ ...e })),
+      deletionsRequested: [...requested],
+    }),
+    violations(existing) {
+      const names = new Set([...existing.mapi, ...existing.capi]);
+      const out: string[] = [];
+      const records = [...byId.values()].sort((a, b) => a.createdSeq - b.createdSeq);
+      // Created twice: two instances of one Machine alive at the same time.
+      const byMachine = new Map<string, InstanceRecord[]>();
+      for (const r of records) byMachine.set(r.machineName, [...(byMachine.get(r.machineName) ?? []), r]);
+      for (const [machine, list] of byMachine)
+        for (let i = 0; i < list.length; i++)
+          for (let j = i + 1; j < list.length; j++) {
+            const a = list[i]!;
+            const b = list[j]!;
+            if (a.terminatedSeq === undefined || a.terminatedSeq > b.createdSeq)
+              out.push(
+                `Machine ${machine}: instance ${b.instanceId} (${b.side}) was created while ${a.instanceId} (${a.side}) was still running: created twice`,
+              );
+          }
+      for (const r of records) {
+        if (r.terminatedSeq === undefined && !names.has(r.machineName))
+          out.push(
+            `instance ${r.instanceId} (${r.side}) is running but neither Machine ${r.machineName} nor its twin exists: leaked`,
+          );
+        if (r.terminatedSeq !== undefined) {
+          const what = r.terminatedFor?.object ?? r.machineName;
+          if (!r.terminatedFor?.deleting)
+            out.push(
+              `instance ${r.instanceId} was terminated by ${r.terminatedBy} for ${what}, which was not being deleted`,
+            );
+          else if (options.requireRecordedDeletes && !requested.has(r.machineName))
+            out.push(
+              `instance ${r.instanceId} was terminated by ${r.terminatedBy} for ${what}, but no user deleted Machine ${r.machineName} or its twin`,
+            );
+        }
+      }
+      return out;
+    },
+  };
+  return ledger;
+}
