@@ -1,0 +1,644 @@
+/**
+ * The handover controller shell (SPEC §3, §3.4, §7) against a fake cluster: the planner's world of
+ * ./world.ts as the live state, a cache that shows it only when the test syncs it (so a lagging cache is
+ * easy to stage), a client whose patches follow the API server's rules (resourceVersion preconditions,
+ * JSON Patch tests, the status subresource), the stand-in controllers of ./world.ts, a manual clock and a
+ * recording event recorder. Covers: one write per reconcile, waits requeue with a growing delay, one
+ * Event per transition, the metrics, stuck detection, 409 → error, and the watches' key mappers.
+ */
+import jsonpatch from "fast-json-patch";
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import type { KubeClient } from "../../src/kube/client.js";
+import { createManualClock } from "../../src/kube/clock.js";
+import { ConflictError, InvalidError, NotFoundError } from "../../src/kube/errors.js";
+import type { EventRecorder } from "../../src/kube/events.js";
+import type { StableAuthority } from "../../src/kube/kinds.js";
+import { CAPI_API_VERSION, CONDITIONS, KINDS, LABELS, MAPI_API_VERSION } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { getPath, isRecord, nameOf, namespaceOf } from "../../src/kube/object.js";
+import { createMigrationReconciler, migrationWatches } from "../../src/migration/controller.js";
+import type { MigrationMetrics } from "../../src/migration/metrics.js";
+import { migrationMetrics } from "../../src/migration/metrics.js";
+import type { HandoverKind, HandoverSnapshot, Role } from "../../src/migration/snapshot.js";
+import { objectOf, opposite, statusAuthorityOf } from "../../src/migration/snapshot.js";
+import { memoryStore } from "../../src/policies/memory-store.js";
+import { silentLogger } from "../kube/fakes.js";
+import type { World } from "./world.js";
+import {
+  ACTORS,
+  act,
+  CAPI_NS,
+  clone,
+  edit,
+  MAPI_NS,
+  putCondition,
+  setSpecAuthority,
+  stableSnapshot,
+  worldOf,
+} from "./world.js";
+
+const NAMESPACES = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
+const STUCK_AFTER_MS = 15 * 60_000;
+
+interface RecordedEvent {
+  name: string;
+  type: string;
+  reason: string;
+  message: string;
+}
+
+interface Call {
+  role: Role;
+  verb: string;
+  subresource?: string;
+}
+
+const ROLES: readonly Role[] = ["mapi", "capi", "infraMachine"];
+
+const mergePatch = (target: unknown, patch: unknown): unknown => {
+  if (!isRecord(patch)) return clone(patch);
+  const out: Record<string, unknown> = isRecord(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+};
+
+const objectsOf = (s: HandoverSnapshot): KubeObject[] =>
+  [s.mapi, s.capi, s.infraMachine, ...(s.members?.mapi ?? []), ...(s.members?.capi ?? [])].filter(
+    (o): o is KubeObject => o !== undefined,
+  );
+
+/** The live world, a cache of it that moves only on `sync()`, a rule-following client, events, metrics. */
+const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
+  let world: World = worldOf(start);
+  let cache = memoryStore(objectsOf(start));
+  const calls: Call[] = [];
+  const events: RecordedEvent[] = [];
+  let failNext: Error | undefined;
+
+  const roleOf = (namespace: string, name: string, kind: string): Role => {
+    const role = ROLES.find((r) => {
+      const o = objectOf(world.s, r);
+      return o && namespaceOf(o) === namespace && nameOf(o) === name && o.kind === kind;
+    });
+    if (!role) throw new NotFoundError(404, "NotFound", `${kind} ${namespace}/${name} not found`);
+    return role;
+  };
+
+  const replace = (role: Role, next: KubeObject): void => {
+    const rv = world.rv + 1;
+    world = {
+      rv,
+      now: world.now + 1000,
+      s: edit(world.s, role, (o) => {
+        for (const k of Object.keys(o)) delete o[k];
+        Object.assign(o, next, { metadata: { ...next.metadata, resourceVersion: String(rv) } });
+      }),
+    };
+  };
+
+  const unsupported = (): never => {
+    throw new Error("the migration controller only patches");
+  };
+  const client: KubeClient = {
+    get: unsupported,
+    list: unsupported,
+    create: unsupported,
+    update: unsupported,
+    updateStatus: unsupported,
+    delete: unsupported,
+    async patch(type, namespace, name, patch, options) {
+      if (failNext) {
+        const e = failNext;
+        failNext = undefined;
+        throw e;
+      }
+      const role = roleOf(namespace, name, type.kind);
+      calls.push({
+        role,
+        verb: patch.type,
+        ...(options?.subresource ? { subresource: options.subresource } : {}),
+      });
+      const current = clone(objectOf(world.s, role)!);
+      let next: KubeObject;
+      if (patch.type === "merge") {
+        const rv = getPath(patch.body, ["metadata", "resourceVersion"]);
+        if (rv !== current.metadata?.resourceVersion)
+          throw new ConflictError(409, "Conflict", "the object has been modified");
+        const patched = mergePatch(current, patch.body) as KubeObject;
+        next =
+          options?.subresource === "status"
+            ? { ...current, status: patched.status ?? {} }
+            : { ...patched, status: current.status };
+      } else if (patch.type === "json") {
+        try {
+          next = jsonpatch.applyPatch(current, [...patch.body], true, false).newDocument;
+        } catch {
+          throw new InvalidError(422, "Invalid", "the server rejected our request");
+        }
+      } else throw new Error("no apply here");
+      replace(role, next);
+      return clone(next);
+    },
+  };
+  const recorder: EventRecorder = {
+    async record(object, type, reason, message) {
+      events.push({ name: nameOf(object), type, reason, message });
+    },
+  };
+  return {
+    client,
+    recorder,
+    registry,
+    store: {
+      get: (t, ns, n) => cache.get(t, ns, n),
+      list: (t, ns) => cache.list(t, ns),
+      freshness: (t) => cache.freshness(t),
+    } as ReturnType<typeof memoryStore>,
+    calls,
+    events,
+    world: () => world,
+    /** The cache catches up with the live state. */
+    sync() {
+      cache = memoryStore(objectsOf(world.s));
+    },
+    /** Every stand-in reconciles once (MAO, CAPI, CAPA, the sync); returns whether anything changed. */
+    actors(): boolean {
+      const before = world;
+      for (const a of ACTORS) world = act(world, a);
+      return world !== before;
+    },
+    /** A change made by someone else, straight to the live state. */
+    change(role: Role, fn: (o: KubeObject) => void) {
+      const next = clone(objectOf(world.s, role)!);
+      fn(next);
+      replace(role, next);
+    },
+    failNextPatch(e: Error) {
+      failNext = e;
+    },
+  };
+};
+
+const setup = (start: HandoverSnapshot, options: { metrics?: MigrationMetrics } = {}) => {
+  const c = fakeCluster(start);
+  const clock = createManualClock(Date.parse("2026-11-30T10:00:00Z"));
+  const metrics = options.metrics ?? migrationMetrics(c.registry);
+  const reconciler = createMigrationReconciler({
+    kind: start.kind,
+    store: c.store,
+    client: c.client,
+    events: c.recorder,
+    metrics,
+    clock,
+    logger: silentLogger(),
+    namespaces: NAMESPACES,
+    migrationStuckAfterMs: STUCK_AFTER_MS,
+  });
+  return { ...c, clock, reconciler, name: nameOf(start.mapi) };
+};
+
+const requestHandover = (kind: HandoverKind, from: StableAuthority): HandoverSnapshot =>
+  setSpecAuthority(stableSnapshot(kind, from), opposite(from));
+
+type Env = ReturnType<typeof setup>;
+
+/**
+ * Drives the shell like the runtime would, one reconcile at a time, the cache syncing after each write and
+ * the stand-ins acting after each reconcile; returns the write count of every reconcile.
+ */
+const driveToRest = async (env: Env, maxRounds = 200, advanceMs = 1_000): Promise<number[]> => {
+  const writesPerReconcile: number[] = [];
+  for (let round = 0; round < maxRounds; round++) {
+    const before = env.calls.length;
+    await env.reconciler.reconcile(env.name);
+    const wrote = env.calls.length - before;
+    writesPerReconcile.push(wrote);
+    env.sync();
+    const acted = env.actors();
+    env.sync();
+    await env.clock.advance(advanceMs);
+    if (wrote === 0 && !acted) return writesPerReconcile;
+  }
+  throw new Error("no rest");
+};
+
+const metricValue = async (
+  registry: Registry,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number | undefined> => {
+  const metric = registry.getSingleMetric(name);
+  if (!metric) return undefined;
+  const { values } = await metric.get();
+  const match = values.find((v) =>
+    Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want),
+  );
+  return match?.value;
+};
+
+describe("one step per reconcile (SPEC §3: one write, then return)", () => {
+  for (const kind of ["Machine", "MachineSet"] as const)
+    for (const from of ["MachineAPI", "ClusterAPI"] as const) {
+      it(`${kind} ${from} → ${opposite(from)}: every reconcile writes at most once and the handover completes`, async () => {
+        const env = setup(requestHandover(kind, from));
+        const writes = await driveToRest(env);
+        expect(Math.max(...writes)).toBe(1);
+        expect(statusAuthorityOf(env.world().s.mapi!)).toBe(opposite(from));
+        expect(env.calls.length).toBe(writes.reduce((a, b) => a + b, 0));
+      });
+    }
+
+  it("Machine MachineAPI → ClusterAPI: the writes in SPEC order, each through the request requestOf builds", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    await driveToRest(env);
+    expect(env.calls.map((c) => `${c.verb}${c.subresource ? `/${c.subresource}` : ""} ${c.role}`)).toEqual([
+      "merge mapi", // step 4: paused-false-at
+      "merge/status mapi", // step 4: Migrating
+      "json capi", // step 8
+      "json infraMachine", // step 8
+      "json mapi", // step 9
+      "merge/status mapi", // step 10
+      "merge capi", // step 11
+      "merge infraMachine", // step 11
+    ]);
+  });
+
+  it("steady state (spec == status, pauses right): no write, no requeue, no Event", async () => {
+    const env = setup(stableSnapshot("Machine", "MachineAPI"));
+    expect(await env.reconciler.reconcile(env.name)).toEqual({});
+    expect(env.calls).toEqual([]);
+    expect(env.events).toEqual([]);
+  });
+
+  it("gone (step 1): nothing to do", async () => {
+    const env = setup(stableSnapshot("Machine", "MachineAPI"));
+    expect(await env.reconciler.reconcile("no-such-machine")).toEqual({});
+    expect(env.calls).toEqual([]);
+  });
+
+  it("a write not yet observed in the cache is not repeated: requeue until the cache shows it", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    await env.reconciler.reconcile(env.name);
+    expect(env.calls).toHaveLength(1);
+    // The cache still shows the state the write was planned from.
+    const again = await env.reconciler.reconcile(env.name);
+    expect(env.calls).toHaveLength(1);
+    expect(again.requeueAfterMs).toBeGreaterThan(0);
+    env.sync();
+    await env.reconciler.reconcile(env.name);
+    expect(env.calls).toHaveLength(2);
+    expect(env.calls[1]).toMatchObject({ role: "mapi", subresource: "status" });
+  });
+
+  it("a stopped controller (aborted signal) does not write", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    const abort = new AbortController();
+    abort.abort();
+    await env.reconciler.reconcile(env.name, abort.signal);
+    expect(env.calls).toEqual([]);
+  });
+});
+
+describe("409 and other API errors are thrown for the runtime to back off (SPEC §7)", () => {
+  it("a stale cache: the resourceVersion precondition fails with 409 and the reconcile throws", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    // Someone else changes the MAPI Machine; the cache has not seen it.
+    env.change("mapi", (o) => {
+      o.metadata = { ...o.metadata, labels: { ...o.metadata?.labels, team: "a" } };
+    });
+    await expect(env.reconciler.reconcile(env.name)).rejects.toBeInstanceOf(ConflictError);
+    expect(env.events).toEqual([]);
+  });
+
+  it("a 409 from the server is rethrown as is; the next reconcile tries again", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    env.failNextPatch(new ConflictError(409, "Conflict", "the object has been modified"));
+    await expect(env.reconciler.reconcile(env.name)).rejects.toBeInstanceOf(ConflictError);
+    await env.reconciler.reconcile(env.name);
+    expect(env.calls).toHaveLength(1);
+  });
+});
+
+describe("waits requeue with a growing per-key delay (SPEC §3.1 step 7)", () => {
+  it("wait: 1 s doubling to 60 s while the same wait repeats; no write", async () => {
+    const env = setup(
+      edit(requestHandover("Machine", "MachineAPI"), "mapi", (o) =>
+        putCondition(o, {
+          type: CONDITIONS.synchronized,
+          status: "False",
+          reason: "ConversionFailed",
+          message: "spec.providerSpec.value.instanceType: Required value",
+        }),
+      ),
+    );
+    const delays: (number | undefined)[] = [];
+    for (let i = 0; i < 9; i++) {
+      delays.push((await env.reconciler.reconcile(env.name)).requeueAfterMs);
+      await env.clock.advance(delays.at(-1) ?? 0);
+    }
+    expect(delays).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000, 60_000]);
+    expect(env.calls).toEqual([]);
+  });
+
+  it("progress resets the delay: a new step starts again at 1 s", async () => {
+    const start = edit(requestHandover("Machine", "MachineAPI"), "mapi", (o) =>
+      putCondition(o, { type: CONDITIONS.synchronized, status: "False", reason: "ConversionFailed" }),
+    );
+    const env = setup(start);
+    await env.reconciler.reconcile(env.name);
+    expect((await env.reconciler.reconcile(env.name)).requeueAfterMs).toBe(2_000);
+    // The sync catches up: the preconditions hold, the shell writes (step 4), the delay memory is gone.
+    env.actors();
+    env.sync();
+    await env.reconciler.reconcile(env.name);
+    expect(env.calls).toHaveLength(1);
+    expect(env.reconciler.memoryOf(env.name)?.waitDelayMs).toBeUndefined();
+  });
+
+  it("blocked: a Warning MigrationBlocked, a slow requeue, no write", async () => {
+    const env = setup(
+      edit(requestHandover("Machine", "MachineAPI"), "mapi", (o) => {
+        o.metadata = {
+          ...o.metadata,
+          ownerReferences: [
+            {
+              apiVersion: "machine.openshift.io/v1",
+              kind: "ControlPlaneMachineSet",
+              name: "cluster",
+              uid: "u",
+            },
+          ],
+        };
+      }),
+    );
+    const result = await env.reconciler.reconcile(env.name);
+    expect(result.requeueAfterMs).toBe(5 * 60_000);
+    expect(env.calls).toEqual([]);
+    expect(env.events).toEqual([
+      expect.objectContaining({ type: "Warning", reason: "MigrationBlocked", name: env.name }),
+    ]);
+    expect(env.events[0]?.message).toContain("ControlPlaneMachineSet");
+  });
+});
+
+describe("one Event per transition, not per reconcile (SPEC §3.4)", () => {
+  it("a repeated wait emits one Event; a different wait emits the next", async () => {
+    const start = edit(requestHandover("Machine", "MachineAPI"), "mapi", (o) =>
+      putCondition(o, { type: CONDITIONS.synchronized, status: "False", reason: "ConversionFailed" }),
+    );
+    const env = setup(start);
+    for (let i = 0; i < 5; i++) await env.reconciler.reconcile(env.name);
+    expect(env.events.map((e) => e.reason)).toEqual(["WaitingForSync"]);
+    // Now the Machine is provisioning instead: another wait, another Event.
+    env.change("mapi", (o) => {
+      putCondition(o, { type: CONDITIONS.synchronized, status: "True", reason: "ResourceSynchronized" });
+      o.status = { ...o.status, phase: "Provisioning" };
+    });
+    env.sync();
+    for (let i = 0; i < 3; i++) await env.reconciler.reconcile(env.name);
+    expect(env.events.map((e) => e.reason)).toEqual(["WaitingForSync", "WaitingForProvisioning"]);
+  });
+
+  it("a whole handover: MigrationStarted once, MigrationCompleted once, never the same Event twice in a row", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    await driveToRest(env);
+    const reasons = env.events.map((e) => e.reason);
+    expect(reasons.filter((r) => r === "MigrationStarted")).toHaveLength(1);
+    expect(reasons.filter((r) => r === "MigrationCompleted")).toHaveLength(1);
+    expect(reasons.indexOf("MigrationStarted")).toBeLessThan(reasons.indexOf("MigrationCompleted"));
+    for (let i = 1; i < env.events.length; i++)
+      expect(env.events[i], `event ${i}`).not.toEqual(env.events[i - 1]);
+    expect(env.events.find((e) => e.reason === "MigrationCompleted")?.message).toBe(
+      `Migration of MAPI Machine ${MAPI_NS}/worker-a from MachineAPI to ClusterAPI completed`,
+    );
+  });
+
+  it("a second handover of the same object reports its start and completion again", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    await driveToRest(env);
+    env.change("mapi", (o) => {
+      o.spec = { ...o.spec, authoritativeAPI: "MachineAPI" };
+    });
+    env.sync();
+    await driveToRest(env);
+    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("MachineAPI");
+    const reasons = env.events.map((e) => e.reason);
+    expect(reasons.filter((r) => r === "MigrationStarted")).toHaveLength(2);
+    expect(reasons.filter((r) => r === "MigrationCompleted")).toHaveLength(2);
+  });
+
+  it("a cancel (SPEC §3.3) emits MigrationCancelled", async () => {
+    const env = await startedWithoutFinalSync();
+    env.change("mapi", (o) => {
+      o.spec = { ...o.spec, authoritativeAPI: "MachineAPI" };
+    });
+    env.sync();
+    await driveToRest(env);
+    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("MachineAPI");
+    expect(env.events.map((e) => e.reason)).toContain("MigrationCancelled");
+  });
+});
+
+/** A Machine handover MachineAPI → ClusterAPI started (status Migrating) whose final sync has not come. */
+async function startedWithoutFinalSync(): Promise<Env> {
+  const env = setup(requestHandover("Machine", "MachineAPI"));
+  for (let i = 0; i < 2; i++) {
+    await env.reconciler.reconcile(env.name);
+    env.sync();
+  }
+  expect(statusAuthorityOf(env.world().s.mapi!)).toBe("Migrating");
+  return env;
+}
+
+describe("metrics (SPEC §3.4)", () => {
+  it("migrations_total and migration_duration_seconds count a completed handover from its start write", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    await driveToRest(env, 200, 10_000);
+    const labels = { kind: "Machine", direction: "MachineAPIToClusterAPI" };
+    expect(await metricValue(env.registry, "migrations_total", { ...labels, result: "completed" })).toBe(1);
+    const duration = await env.registry.getSingleMetric("migration_duration_seconds")!.get();
+    const count = duration.values.find(
+      (v) => (v as { metricName?: string }).metricName === "migration_duration_seconds_count",
+    );
+    const sum = duration.values.find(
+      (v) => (v as { metricName?: string }).metricName === "migration_duration_seconds_sum",
+    );
+    expect(count?.value).toBe(1);
+    // The start write came in the 2nd reconcile, the completion in the 6th, 10 s of manual time apart each.
+    expect(sum?.value).toBe(40);
+  });
+
+  it("migrations_total counts a cancel with the direction that was cancelled", async () => {
+    const env = await startedWithoutFinalSync();
+    env.change("mapi", (o) => {
+      o.spec = { ...o.spec, authoritativeAPI: "MachineAPI" };
+    });
+    env.sync();
+    await driveToRest(env);
+    expect(
+      await metricValue(env.registry, "migrations_total", {
+        kind: "Machine",
+        direction: "MachineAPIToClusterAPI",
+        result: "cancelled",
+      }),
+    ).toBe(1);
+    expect(
+      await metricValue(env.registry, "migrations_total", { kind: "Machine", result: "completed" }),
+    ).toBeUndefined();
+  });
+
+  it("migrations_in_progress is recomputed from the cache: the step of each handover, gone once steady", async () => {
+    const env = await startedWithoutFinalSync();
+    const source = env.registry;
+    const remove = migrationMetrics(source).addGaugeSource("test", () => env.reconciler.gaugeRows());
+    // MAO has not acknowledged the stop yet: the planner waits for the pause (step 6).
+    expect(
+      await metricValue(source, "migrations_in_progress", { kind: "Machine", step: "wait:pauseAck" }),
+    ).toBe(1);
+    await driveToRest(env);
+    const after = await source.getSingleMetric("migrations_in_progress")!.get();
+    expect(after.values.filter((v) => v.value > 0)).toEqual([]);
+    remove();
+  });
+
+  it("synchronized_false counts MAPI objects whose Synchronized is False, by reason", async () => {
+    const start = edit(stableSnapshot("Machine", "MachineAPI"), "mapi", (o) =>
+      putCondition(o, { type: CONDITIONS.synchronized, status: "False", reason: "ConversionFailed" }),
+    );
+    const env = setup(start);
+    expect(env.reconciler.gaugeRows().synchronizedFalse).toEqual([
+      { labels: { kind: "Machine", reason: "ConversionFailed" }, value: 1 },
+    ]);
+    migrationMetrics(env.registry).addGaugeSource("test", () => env.reconciler.gaugeRows());
+    expect(
+      await metricValue(env.registry, "synchronized_false", { kind: "Machine", reason: "ConversionFailed" }),
+    ).toBe(1);
+    env.change("mapi", (o) =>
+      putCondition(o, { type: CONDITIONS.synchronized, status: "True", reason: "ResourceSynchronized" }),
+    );
+    env.sync();
+    expect(env.reconciler.gaugeRows().synchronizedFalse).toEqual([]);
+  });
+
+  it("two controllers share one set of metrics on one registry; each source reports its own kind", async () => {
+    const registry = new Registry();
+    const a = migrationMetrics(registry);
+    const b = migrationMetrics(registry);
+    expect(b.migrationsTotal).toBe(a.migrationsTotal);
+    a.addGaugeSource("machine", () => ({
+      inProgress: [{ labels: { kind: "Machine", step: "wait:sync" }, value: 2 }],
+      stuck: [],
+      synchronizedFalse: [],
+    }));
+    b.addGaugeSource("machineset", () => ({
+      inProgress: [{ labels: { kind: "MachineSet", step: "pause" }, value: 1 }],
+      stuck: [],
+      synchronizedFalse: [],
+    }));
+    expect(await metricValue(registry, "migrations_in_progress", { kind: "Machine" })).toBe(2);
+    expect(await metricValue(registry, "migrations_in_progress", { kind: "MachineSet" })).toBe(1);
+  });
+});
+
+describe("migration_stuck (SPEC §3.4: reported, never cancelled)", () => {
+  it("0 while a handover waits at one step less than migrationStuckAfter, 1 after; nothing is written", async () => {
+    const env = await startedWithoutFinalSync();
+    // No stand-in acts: MAO never acknowledges the stop, so the handover waits at step 6 for good.
+    const writesBefore = env.calls.length;
+    const stuck = () => env.reconciler.gaugeRows().stuck;
+    const wait = async (ms: number) => {
+      await env.clock.advance(ms);
+      await env.reconciler.reconcile(env.name);
+    };
+    await wait(0);
+    const step = stuck()[0]?.labels.step;
+    expect(stuck()).toEqual([{ labels: { kind: "Machine", name: env.name, step }, value: 0 }]);
+    await wait(STUCK_AFTER_MS - 1_000);
+    expect(stuck()[0]?.value).toBe(0);
+    await wait(1_000);
+    expect(stuck()).toEqual([{ labels: { kind: "Machine", name: env.name, step }, value: 1 }]);
+    expect(env.calls.length).toBe(writesBefore);
+    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("Migrating");
+  });
+
+  it("a new step restarts the clock", async () => {
+    const env = await startedWithoutFinalSync();
+    await env.reconciler.reconcile(env.name);
+    await env.clock.advance(STUCK_AFTER_MS);
+    await env.reconciler.reconcile(env.name);
+    expect(env.reconciler.gaugeRows().stuck[0]?.value).toBe(1);
+    // The acknowledgements arrive: the handover moves on to another step.
+    env.actors();
+    env.sync();
+    await env.reconciler.reconcile(env.name);
+    expect(env.reconciler.gaugeRows().stuck.every((r) => r.value === 0)).toBe(true);
+  });
+});
+
+describe("watches map every related object to the MAPI name (SPEC §3)", () => {
+  const watches = (kind: HandoverKind) => migrationWatches(kind, NAMESPACES, [KINDS.awsMachine]);
+  const mapperFor = (kind: HandoverKind, group: string, k: string) => {
+    const w = watches(kind).find((x) => x.type.group === group && x.type.kind === k);
+    if (!w) throw new Error(`no watch of ${k}.${group}`);
+    return w.mapper;
+  };
+
+  it("Machine: the MAPI Machine, its CAPI twin and the AWSMachine (owner, or same name)", () => {
+    const m = (g: string, k: string) => mapperFor("Machine", g, k);
+    expect(m("machine.openshift.io", "Machine")({ metadata: { name: "w-1" } })).toEqual(["w-1"]);
+    expect(m("cluster.x-k8s.io", "Machine")({ metadata: { name: "w-1" } })).toEqual(["w-1"]);
+    expect(
+      m(
+        "infrastructure.cluster.x-k8s.io",
+        "AWSMachine",
+      )({
+        metadata: {
+          name: "w-1-aws",
+          ownerReferences: [{ apiVersion: CAPI_API_VERSION, kind: "Machine", name: "w-1", uid: "u" }],
+        },
+      }),
+    ).toEqual(["w-1", "w-1-aws"]);
+  });
+
+  it("MachineSet: the sets and their member Machines on both sides (owner or label)", () => {
+    const m = (g: string, k: string) => mapperFor("MachineSet", g, k);
+    expect(m("machine.openshift.io", "MachineSet")({ metadata: { name: "s" } })).toEqual(["s"]);
+    expect(m("cluster.x-k8s.io", "MachineSet")({ metadata: { name: "s" } })).toEqual(["s"]);
+    expect(
+      m(
+        "machine.openshift.io",
+        "Machine",
+      )({
+        metadata: {
+          name: "s-1",
+          ownerReferences: [{ apiVersion: MAPI_API_VERSION, kind: "MachineSet", name: "s", uid: "u" }],
+        },
+      }),
+    ).toEqual(["s"]);
+    expect(
+      m(
+        "machine.openshift.io",
+        "Machine",
+      )({ metadata: { name: "s-2", labels: { [LABELS.templateMachineSet]: "t" } } }),
+    ).toEqual(["t"]);
+    expect(
+      m("cluster.x-k8s.io", "Machine")({ metadata: { name: "s-3", labels: { [LABELS.capiSetName]: "c" } } }),
+    ).toEqual(["c"]);
+    expect(
+      m(
+        "cluster.x-k8s.io",
+        "Machine",
+      )({
+        metadata: {
+          name: "s-4",
+          ownerReferences: [{ apiVersion: CAPI_API_VERSION, kind: "MachineSet", name: "o", uid: "u" }],
+        },
+      }),
+    ).toEqual(["o"]);
+    expect(m("cluster.x-k8s.io", "Machine")({ metadata: { name: "lonely" } })).toEqual([]);
+  });
+});
