@@ -8,6 +8,7 @@ import { Agent, request as httpsRequest } from "node:https";
 import { type ApiServer, type ApiServerOptions, startApiServer } from "../../src/apiserver/index.js";
 import type { AdmissionDispatcher } from "../../src/apiserver/types.js";
 import type { KubeObject } from "../../src/kube/object.js";
+import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
 
 export const ADMIN_TOKEN = "admin-token";
 export const USER_TOKEN = "user-token";
@@ -18,8 +19,16 @@ export const allowAll: AdmissionDispatcher = {
   validate: async (a) => ({ allowed: true, object: a.object, warnings: [] }),
 };
 
+/** One PKI per test file: key generation is the slow part of starting a server. */
+const TLS: ApiServerOptions["tls"] = (() => {
+  const ca = createCertificateAuthority("apiserver test CA");
+  const serving = issueServingCertificate(ca, ["localhost", "127.0.0.1"]);
+  return { certPem: serving.certPem, keyPem: serving.keyPem, caPem: ca.certPem };
+})();
+
 export const start = (extra: Partial<ApiServerOptions> = {}): Promise<ApiServer> =>
   startApiServer({
+    tls: TLS,
     users: [
       { token: ADMIN_TOKEN, username: "kube:admin", groups: ["system:masters"] },
       { token: USER_TOKEN, username: "alice", groups: ["devs"] },

@@ -174,8 +174,8 @@ describe("built-in kinds", () => {
 });
 
 describe("a fresh server", () => {
-  it("has the namespaces every cluster starts with", async () => {
-    const fresh = await start({ admission: allowAll });
+  it("generates its own CA and serving certificate, and has the namespaces every cluster starts with", async () => {
+    const fresh = await start({ admission: allowAll, tls: undefined });
     const r = await call(fresh, "GET", "/api/v1/namespaces");
     await fresh.stop();
     expect(r.body.items.map((n: { metadata: { name: string } }) => n.metadata.name)).toEqual([
