@@ -1,0 +1,184 @@
+/**
+ * `pack-provider` as a pure function (SPEC §6, manifests-gen style): a provider's released components YAML →
+ * its transport ConfigMap. cert-manager does not run on OpenShift, so cert-manager objects are rewritten to
+ * OpenShift service-ca: `Certificate`s become the serving-cert annotation on the Service their DNS names
+ * point at, `Issuer`s disappear, `cert-manager.io/inject-ca-from` becomes `inject-cabundle`, and any
+ * `caBundle` is dropped (service-ca injects it). Documents are edited as YAML nodes, not re-serialised, so
+ * `${VAR}` placeholders keep their plain style and substitute to numbers and booleans later. Refuses a
+ * ConfigMap over 1 MiB, the API server's limit. The command-line wrapper is in cli.ts.
+ */
+import { type Document, parseAllDocuments, stringify } from "yaml";
+import type { KubeObject } from "../kube/object.js";
+import { isRecord } from "../kube/object.js";
+import {
+  COMPONENTS_KEY,
+  CORE_PROVIDER_NAME,
+  PROVIDER_TYPES,
+  type ProviderType,
+  providerLabelValue,
+  TRANSPORT_LABELS,
+} from "./model.js";
+
+export const MAX_CONFIGMAP_BYTES = 1024 * 1024;
+
+export const SERVICE_CA = Object.freeze({
+  injectCabundle: "service.beta.openshift.io/inject-cabundle",
+  servingCertSecretName: "service.beta.openshift.io/serving-cert-secret-name",
+});
+const CERT_MANAGER_GROUP = "cert-manager.io";
+const INJECT_CA_ANNOTATIONS = ["cert-manager.io/inject-ca-from", "cert-manager.io/inject-ca-from-secret"];
+
+export interface PackInput {
+  name: string;
+  type: string;
+  version: string;
+  namespace: string;
+  /** Default `capi-provider-<provider label value>` (`capi-provider-infrastructure-aws`). */
+  configMapName?: string;
+  components: string;
+}
+
+export type PackResult =
+  | { ok: true; configMap: KubeObject; yaml: string; bytes: number; warnings: string[] }
+  | { ok: false; error: string };
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+const groupOfApiVersion = (v: unknown): string =>
+  typeof v === "string" && v.includes("/") ? v.slice(0, v.indexOf("/")) : "";
+
+interface CertificateInfo {
+  namespace: string;
+  name: string;
+  secretName: string;
+  dnsNames: string[];
+  used: boolean;
+}
+
+const validate = (input: PackInput): string | undefined => {
+  if (!PROVIDER_TYPES.includes(input.type as ProviderType))
+    return `--type must be one of ${PROVIDER_TYPES.join(", ")}, not ${JSON.stringify(input.type)}`;
+  if (!DNS_LABEL.test(input.name) || input.name.length > 63)
+    return `--name must be a DNS label (lower-case letters, digits, '-'), not ${JSON.stringify(input.name)}`;
+  if (input.type === "core" && input.name !== CORE_PROVIDER_NAME)
+    return `the core provider is named ${CORE_PROVIDER_NAME}, not ${JSON.stringify(input.name)}`;
+  if (!LABEL_VALUE.test(input.version) || input.version.length > 63)
+    return `--version must be a label value such as v2.9.0, not ${JSON.stringify(input.version)}`;
+  if (!DNS_LABEL.test(input.namespace))
+    return `--namespace must be a DNS label, not ${JSON.stringify(input.namespace)}`;
+  return undefined;
+};
+
+export function packProvider(input: PackInput): PackResult {
+  const invalid = validate(input);
+  if (invalid) return { ok: false, error: invalid };
+  const type = input.type as ProviderType;
+  const docs = parseAllDocuments(input.components);
+  for (const [i, doc] of docs.entries()) {
+    const e = doc.errors[0];
+    if (e)
+      return {
+        ok: false,
+        error: `components document ${i + 1} line ${e.linePos?.[0].line ?? "?"}: ${e.message.split("\n")[0]}`,
+      };
+  }
+  const entries = docs
+    .map((doc) => ({ doc, value: doc.toJS() as unknown }))
+    .filter((d): d is { doc: Document.Parsed; value: Record<string, unknown> } => isRecord(d.value));
+
+  const certificates: CertificateInfo[] = [];
+  const kept: { doc: Document.Parsed; value: Record<string, unknown> }[] = [];
+  let issuers = 0;
+  for (const entry of entries) {
+    const { value } = entry;
+    if (groupOfApiVersion(value.apiVersion) !== CERT_MANAGER_GROUP) {
+      kept.push(entry);
+      continue;
+    }
+    if (value.kind === "Certificate") {
+      const meta = isRecord(value.metadata) ? value.metadata : {};
+      const spec = isRecord(value.spec) ? value.spec : {};
+      certificates.push({
+        namespace: typeof meta.namespace === "string" ? meta.namespace : "",
+        name: typeof meta.name === "string" ? meta.name : "",
+        secretName: typeof spec.secretName === "string" ? spec.secretName : "",
+        dnsNames: Array.isArray(spec.dnsNames) ? spec.dnsNames.filter((d) => typeof d === "string") : [],
+        used: false,
+      });
+    } else if (value.kind === "Issuer" || value.kind === "ClusterIssuer") issuers++;
+    else kept.push(entry); // other cert-manager kinds are the admin's business: kept, not guessed at
+  }
+
+  for (const { doc, value } of kept) {
+    const meta = isRecord(value.metadata) ? value.metadata : {};
+    const annotations = isRecord(meta.annotations) ? meta.annotations : {};
+    const injected = INJECT_CA_ANNOTATIONS.filter((a) => a in annotations);
+    for (const a of injected) doc.deleteIn(["metadata", "annotations", a]);
+    if (injected.length > 0) doc.setIn(["metadata", "annotations", SERVICE_CA.injectCabundle], "true");
+
+    const group = groupOfApiVersion(value.apiVersion);
+    if (group === "" && value.kind === "Service") {
+      const namespace = typeof meta.namespace === "string" ? meta.namespace : "";
+      const names = [
+        `${String(meta.name)}.${namespace}.svc`,
+        `${String(meta.name)}.${namespace}.svc.cluster.local`,
+      ];
+      const certificate = certificates.find((c) => c.secretName && c.dnsNames.some((d) => names.includes(d)));
+      if (certificate) {
+        certificate.used = true;
+        doc.setIn(["metadata", "annotations", SERVICE_CA.servingCertSecretName], certificate.secretName);
+      }
+    }
+    if (
+      group === "admissionregistration.k8s.io" &&
+      (value.kind === "MutatingWebhookConfiguration" || value.kind === "ValidatingWebhookConfiguration") &&
+      Array.isArray(value.webhooks)
+    )
+      value.webhooks.forEach((w, i) => {
+        if (isRecord(w) && isRecord(w.clientConfig) && "caBundle" in w.clientConfig)
+          doc.deleteIn(["webhooks", i, "clientConfig", "caBundle"]);
+      });
+    if (group === "apiextensions.k8s.io" && value.kind === "CustomResourceDefinition") {
+      const clientConfig = ["spec", "conversion", "webhook", "clientConfig"] as const;
+      let cur: unknown = value;
+      for (const k of clientConfig) cur = isRecord(cur) ? cur[k] : undefined;
+      if (isRecord(cur) && "caBundle" in cur) doc.deleteIn([...clientConfig, "caBundle"]);
+    }
+  }
+
+  const warnings = certificates
+    .filter((c) => !c.used)
+    .map(
+      (c) =>
+        `Certificate ${c.namespace}/${c.name}: no Service in the components matches its dnsNames (${c.dnsNames.join(", ")}); Secret ${c.secretName || "(none)"} will not be created by service-ca`,
+    );
+  if (certificates.length > 0 || issuers > 0)
+    warnings.unshift(
+      `rewrote ${certificates.length} cert-manager Certificate(s) to service-ca serving-cert annotations and dropped ${issuers} Issuer(s)`,
+    );
+
+  const components = kept.map(({ doc }) => doc.toString().replace(/^---\n/, "")).join("---\n");
+  const label = providerLabelValue(type, input.name);
+  const configMap: KubeObject = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: input.configMapName ?? `capi-provider-${label}`,
+      namespace: input.namespace,
+      labels: {
+        [TRANSPORT_LABELS.name]: input.name,
+        [TRANSPORT_LABELS.type]: type,
+        [TRANSPORT_LABELS.version]: input.version,
+      },
+    },
+    data: { [COMPONENTS_KEY]: components },
+  };
+  const bytes = Buffer.byteLength(JSON.stringify(configMap), "utf8");
+  if (bytes > MAX_CONFIGMAP_BYTES)
+    return {
+      ok: false,
+      error: `the transport ConfigMap would be ${bytes} bytes, over the ${MAX_CONFIGMAP_BYTES}-byte (1 MiB) limit of a ConfigMap; trim the components (for example CRD descriptions) or split the provider`,
+    };
+  return { ok: true, configMap, yaml: stringify(configMap), bytes, warnings };
+}

@@ -1,0 +1,373 @@
+/**
+ * Installer mode against the local API server (SPEC §6 "Done when"): core + AWS applied in phase order on
+ * an AWS Infrastructure, nothing on an unsupported platform, images and variables substituted, zero
+ * writes on an unchanged re-run, pruning of a removed object but never of a removed CRD (named in the
+ * status), no pruning at all when a ConfigMap is missing or broken, Progressing then Degraded after five
+ * minutes on the manual clock for a broken manifest, and re-applying on a ConfigMap update. Assertions are
+ * on the server's objects, its request counters and the ClusterOperator — never on elapsed time.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { RESYNC_AFTER_MS } from "../../src/installer/cli.js";
+import {
+  DEMO_AWS_COMPONENTS,
+  DEMO_CORE_COMPONENTS,
+  DEMO_IMAGES,
+} from "../../src/installer/demo-providers.js";
+import { FIELD_MANAGER, HASH_ANNOTATION, PROVIDER_LABEL } from "../../src/installer/model.js";
+import { KINDS } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { conditionOf, getPath } from "../../src/kube/object.js";
+import { type Bed, NS, startBed, transport } from "./harness.js";
+
+const beds: Bed[] = [];
+afterEach(async () => {
+  for (const b of beds.splice(0)) await b.stop();
+});
+
+const CORE_CM = "capi-provider-cluster-api";
+const AWS_CM = "capi-provider-infrastructure-aws";
+const IMAGES_CM = "machine-api-migration-images";
+
+const types = {
+  deployments: { group: "apps", plural: "deployments" },
+  roles: { group: "rbac.authorization.k8s.io", plural: "roles" },
+  rolebindings: { group: "rbac.authorization.k8s.io", plural: "rolebindings" },
+  clusterrolebindings: { group: "rbac.authorization.k8s.io", plural: "clusterrolebindings" },
+  crds: { group: "apiextensions.k8s.io", plural: "customresourcedefinitions" },
+  services: { group: "", plural: "services" },
+  serviceaccounts: { group: "", plural: "serviceaccounts" },
+  namespaces: { group: "", plural: "namespaces" },
+  configmaps: { group: "", plural: "configmaps" },
+};
+
+/** Drops the documents of `components` whose text contains every one of `needles`. */
+const withoutDocument = (components: string, ...needles: string[]): string =>
+  components
+    .split(/^---$/m)
+    .filter((d) => !needles.every((n) => d.includes(n)))
+    .join("---");
+
+const imagesConfigMap = (extra: Record<string, string> = {}): KubeObject => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name: IMAGES_CM, namespace: NS },
+  data: { ...DEMO_IMAGES, ...extra },
+});
+
+async function awsBed(options: { variables?: Record<string, string>; core?: string; aws?: string } = {}) {
+  const bed = await startBed();
+  beds.push(bed);
+  await bed.setPlatform("AWS");
+  await bed.admin.client.create(KINDS.configMap, imagesConfigMap(options.variables));
+  await bed.admin.client.create(
+    KINDS.configMap,
+    transport("cluster-api", "core", "v1.10.0", options.core ?? DEMO_CORE_COMPONENTS),
+  );
+  await bed.admin.client.create(
+    KINDS.configMap,
+    transport("aws", "infrastructure", "v2.9.0", options.aws ?? DEMO_AWS_COMPONENTS),
+  );
+  await bed.start();
+  return bed;
+}
+
+const replaceConfigMap = async (bed: Bed, next: KubeObject): Promise<void> => {
+  const live = await bed.admin.client.get(KINDS.configMap, NS, String(next.metadata?.name));
+  await bed.admin.client.update(KINDS.configMap, {
+    ...next,
+    metadata: { ...next.metadata, resourceVersion: live.metadata?.resourceVersion },
+  });
+};
+
+const rv = (o: KubeObject | undefined): number => Number(o?.metadata?.resourceVersion);
+const condition = async (bed: Bed, type: string) => conditionOf(await bed.clusterOperator(), type);
+
+describe("installer: apply (SPEC §6)", () => {
+  it("core + AWS applied on an AWS Infrastructure: CRDs first, then the rest, then Deployments", async () => {
+    const bed = await awsBed();
+    const run = bed.runs.at(-1)!;
+    expect(run.report.kind).toBe("installed");
+    const store = bed.server.store;
+
+    const crdNames = [
+      "machinehealthchecks.cluster.x-k8s.io",
+      "clusterclasses.cluster.x-k8s.io",
+      "awsclustertemplates.infrastructure.cluster.x-k8s.io",
+      "awsclustercontrolleridentities.infrastructure.cluster.x-k8s.io",
+    ];
+    const crds = crdNames.map((n) => store.get(types.crds, "", n));
+    for (const c of crds) expect(conditionOf(c, "Established")?.status).toBe("True");
+    const deployments = ["capi-controller-manager", "capa-controller-manager"].map((n) =>
+      store.get(types.deployments, NS, n),
+    );
+    const middle = [
+      store.get(types.serviceaccounts, NS, "capi-manager"),
+      store.get(types.roles, NS, "capa-leader-election-role"),
+      store.get(types.clusterrolebindings, "", "capi-manager-rolebinding"),
+      store.get(types.services, NS, "capa-webhook-service"),
+    ];
+    for (const o of [...crds, ...deployments, ...middle]) expect(o).toBeDefined();
+    // One global resourceVersion counter: creation order is resourceVersion order.
+    expect(Math.max(...crds.map(rv))).toBeLessThan(Math.min(...middle.map(rv)));
+    expect(Math.max(...middle.map(rv))).toBeLessThan(Math.min(...deployments.map(rv)));
+    // Core before infrastructure within a phase.
+    expect(rv(deployments[0])).toBeLessThan(rv(deployments[1]));
+    expect(run.outcome?.written.map((r) => r.kind).indexOf("Deployment")).toBe(
+      (run.outcome?.written.length ?? 0) - 2,
+    );
+
+    // Rendering: namespace forced, labels, subjects, no Namespace object, service-ca annotations.
+    expect(store.get(types.namespaces, "", "capi-system")).toBeUndefined();
+    const binding = store.get(types.clusterrolebindings, "", "capi-manager-rolebinding");
+    expect(binding?.subjects).toEqual([{ kind: "ServiceAccount", name: "capi-manager", namespace: NS }]);
+    expect(binding?.metadata?.labels?.[PROVIDER_LABEL]).toBe("cluster-api");
+    expect(deployments[1]?.metadata?.labels?.[PROVIDER_LABEL]).toBe("infrastructure-aws");
+    expect(store.get(types.services, NS, "capi-webhook-service")?.metadata?.annotations).toMatchObject({
+      "service.beta.openshift.io/serving-cert-secret-name": "capi-webhook-service-cert",
+    });
+
+    const co = await bed.clusterOperator();
+    expect(conditionOf(co, "Available")).toMatchObject({ status: "True", reason: "AsExpected" });
+    expect(conditionOf(co, "Available")?.message).toMatch(
+      /^Installed cluster-api v1\.10\.0 \(revision [0-9a-f]{16}\), infrastructure-aws v2\.9\.0 \(revision [0-9a-f]{16}\)\.$/,
+    );
+    expect(conditionOf(co, "Progressing")?.status).toBe("False");
+    expect(conditionOf(co, "Degraded")?.status).toBe("False");
+    expect(co?.status?.versions).toEqual([
+      { name: "cluster-api", version: "v1.10.0" },
+      { name: "infrastructure-aws", version: "v2.9.0" },
+    ]);
+  });
+
+  it("images and variables substituted (defaults and values from the images ConfigMap)", async () => {
+    const bed = await awsBed({ variables: { CAPA_LOGLEVEL: "4", MANAGER_REPLICAS: "2" } });
+    const capa = bed.server.store.get(types.deployments, NS, "capa-controller-manager");
+    const capi = bed.server.store.get(types.deployments, NS, "capi-controller-manager");
+    const container = (d: KubeObject | undefined) =>
+      (getPath(d, ["spec", "template", "spec", "containers"]) as { image: string; args: string[] }[])[0]!;
+    expect(container(capi).image).toBe(DEMO_IMAGES["cluster-api"]);
+    expect(container(capa).image).toBe(DEMO_IMAGES["infrastructure-aws"]);
+    expect(container(capa).args).toEqual([
+      "--leader-elect",
+      "--v=4",
+      "--diagnostics-address=:8443",
+      "--feature-gates=EKS=false,MachinePool=false",
+    ]);
+    expect(capa?.spec?.replicas).toBe(2);
+    expect(capi?.spec?.replicas).toBe(2);
+  });
+
+  it("a second run with no change makes zero writes", async () => {
+    const bed = await awsBed();
+    const writes = bed.installerWrites();
+    expect(writes).toBeGreaterThan(0);
+    const runs = bed.runs.length;
+    await bed.clock.advance(RESYNC_AFTER_MS);
+    const again = await bed.nextRun(runs);
+    expect(again.report.kind).toBe("installed");
+    expect(again.outcome?.written).toEqual([]);
+    expect(again.outcome?.unchanged).toBeGreaterThan(10);
+    expect(again.statusWritten).toBe(false);
+    expect(bed.installerWrites()).toBe(writes);
+  });
+
+  it("drift on an applied field is repaired on the next run", async () => {
+    const bed = await awsBed();
+    const live = await bed.admin.client.get(KINDS.configMap, NS, CORE_CM);
+    expect(live).toBeDefined();
+    const sa = await bed.admin.client.get(
+      { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts", namespaced: true },
+      NS,
+      "capi-manager",
+    );
+    await bed.admin.client.patch(
+      { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts", namespaced: true },
+      NS,
+      "capi-manager",
+      { type: "merge", body: { metadata: { labels: { [PROVIDER_LABEL]: "someone-else" } } } },
+    );
+    expect(sa.metadata?.annotations?.[HASH_ANNOTATION]).toMatch(/^[0-9a-f]{16}$/);
+    const runs = bed.runs.length;
+    await bed.clock.advance(RESYNC_AFTER_MS);
+    const again = await bed.nextRun(runs, (r) => (r.outcome?.written.length ?? 0) > 0);
+    expect(again.outcome?.written.map((r) => r.name)).toEqual(["capi-manager"]);
+    expect(
+      bed.server.store.get(types.serviceaccounts, NS, "capi-manager")?.metadata?.labels?.[PROVIDER_LABEL],
+    ).toBe("cluster-api");
+  });
+
+  it("nothing applied on an unsupported platform, reported as such", async () => {
+    const bed = await startBed();
+    beds.push(bed);
+    await bed.setPlatform("BareMetal");
+    await bed.admin.client.create(KINDS.configMap, imagesConfigMap());
+    await bed.admin.client.create(
+      KINDS.configMap,
+      transport("cluster-api", "core", "v1.10.0", DEMO_CORE_COMPONENTS),
+    );
+    await bed.start();
+    expect(bed.runs.at(-1)?.report).toEqual({ kind: "unsupportedPlatform", platform: "BareMetal" });
+    expect(bed.server.store.list(types.deployments, NS)).toEqual([]);
+    expect(bed.server.store.get(types.crds, "", "clusterclasses.cluster.x-k8s.io")).toBeUndefined();
+    expect(await condition(bed, "Available")).toMatchObject({
+      status: "True",
+      reason: "UnsupportedPlatform",
+      message:
+        "Platform BareMetal has no Cluster API infrastructure provider in this installer; nothing is installed.",
+    });
+    // The only writes: creating the ClusterOperator and its status.
+    expect(bed.installerWrites()).toBe(2);
+  });
+});
+
+describe("installer: prune (SPEC §6 safety rules)", () => {
+  it("a removed object is pruned, a removed CRD is not and is named in the status", async () => {
+    const bed = await awsBed();
+    const store = bed.server.store;
+    // Someone else's object with the provider label: never ours to delete.
+    await bed.admin.client.create(KINDS.configMap, {
+      metadata: { name: "admin-notes", namespace: NS, labels: { [PROVIDER_LABEL]: "cluster-api" } },
+      data: { note: "kept" },
+    });
+    const core = withoutDocument(
+      withoutDocument(
+        withoutDocument(DEMO_CORE_COMPONENTS, "kind: RoleBinding", "capi-leader-election-rolebinding"),
+        "kind: Role\n",
+        "capi-leader-election-role",
+      ),
+      "kind: CustomResourceDefinition",
+      "clusterclasses",
+    );
+    expect(core).not.toContain("capi-leader-election-role");
+    const runs = bed.runs.length;
+    await replaceConfigMap(bed, transport("cluster-api", "core", "v1.10.0", core));
+    const run = await bed.nextRun(runs, (r) => (r.outcome?.pruned.length ?? 0) > 0);
+
+    expect(run.report.kind).toBe("installed");
+    expect(run.outcome?.pruned.map((r) => `${r.kind} ${r.name}`).sort()).toEqual([
+      "Role capi-leader-election-role",
+      "RoleBinding capi-leader-election-rolebinding",
+    ]);
+    expect(store.get(types.roles, NS, "capi-leader-election-role")).toBeUndefined();
+    expect(store.get(types.rolebindings, NS, "capi-leader-election-rolebinding")).toBeUndefined();
+    expect(store.get(types.crds, "", "clusterclasses.cluster.x-k8s.io")).toBeDefined();
+    expect(store.get(types.configmaps, NS, "admin-notes")).toBeDefined();
+    expect(store.get(types.roles, NS, "capa-leader-election-role")).toBeDefined();
+    expect((await condition(bed, "Available"))?.message).toContain(
+      "Left the provider manifests but never deleted automatically (remove by hand once nothing uses them): CustomResourceDefinition clusterclasses.cluster.x-k8s.io.",
+    );
+  });
+
+  const countAll = (bed: Bed) =>
+    Object.values(types).reduce(
+      (n, t) => n + bed.server.store.list(t).filter((o) => o.metadata?.labels?.[PROVIDER_LABEL]).length,
+      0,
+    );
+
+  it("a missing ConfigMap prunes nothing", async () => {
+    const bed = await awsBed();
+    const before = countAll(bed);
+    const runs = bed.runs.length;
+    await bed.admin.client.delete(KINDS.configMap, NS, AWS_CM);
+    const run = await bed.nextRun(runs, (r) => r.report.kind === "failed");
+    expect(run.report.kind).toBe("failed");
+    expect(run.outcome?.pruned).toEqual([]);
+    expect(run.outcome?.pruneHeld).toBe("a transport ConfigMap is missing or does not render");
+    expect(countAll(bed)).toBe(before);
+    expect(bed.server.store.get(types.deployments, NS, "capa-controller-manager")).toBeDefined();
+    expect((await condition(bed, "Progressing"))?.message).toContain(
+      `no transport ConfigMap for the infrastructure provider aws (ConfigMap in ${NS} labelled provider.cluster.x-k8s.io/name=aws, provider.cluster.x-k8s.io/type=infrastructure)`,
+    );
+  });
+
+  it("a broken (unparseable) ConfigMap prunes nothing", async () => {
+    const bed = await awsBed();
+    const before = countAll(bed);
+    const runs = bed.runs.length;
+    const broken = transport("cluster-api", "core", "v1.10.0", "kind: ServiceAccount\n");
+    broken.data = { components: "apiVersion: v1\nkind: [ServiceAccount\n" };
+    await replaceConfigMap(bed, broken);
+    const run = await bed.nextRun(runs, (r) => r.report.kind === "failed");
+    expect(run.report.kind).toBe("failed");
+    expect(run.outcome?.pruned).toEqual([]);
+    expect(countAll(bed)).toBe(before);
+    expect(bed.server.store.get(types.deployments, NS, "capi-controller-manager")).toBeDefined();
+    expect((await condition(bed, "Progressing"))?.message).toContain(
+      `ConfigMap ${NS}/${CORE_CM}: YAML document 1 line`,
+    );
+  });
+});
+
+describe("installer: status and re-runs (SPEC §6)", () => {
+  it("a broken manifest: Progressing at once, Degraded only after failures persist 5 minutes, the object named", async () => {
+    const brokenCrd = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: awsmanagedthings.infrastructure.cluster.x-k8s.io
+spec:
+  group: infrastructure.cluster.x-k8s.io
+  names: {kind: AWSManagedWidget, plural: awsmanagedwidgets}
+  scope: Namespaced
+  versions:
+  - name: v1beta2
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object}}
+`;
+    const bed = await awsBed({ aws: `${DEMO_AWS_COMPONENTS}---${brokenCrd}` });
+    const first = bed.runs.at(-1)!;
+    expect(first.report.kind).toBe("failed");
+    const progressing = await condition(bed, "Progressing");
+    expect(progressing).toMatchObject({ status: "True", reason: "InstallFailed" });
+    expect(progressing?.message).toContain(
+      "CustomResourceDefinition awsmanagedthings.infrastructure.cluster.x-k8s.io (provider infrastructure-aws):",
+    );
+    expect(progressing?.message).toContain('must be spec.names.plural+"."+spec.group');
+    expect(await condition(bed, "Degraded")).toMatchObject({ status: "False" });
+    expect(await condition(bed, "Available")).toMatchObject({ status: "False", reason: "NotInstalled" });
+    // The broken provider goes no further than its failed phase; core installs completely.
+    expect(bed.server.store.get(types.deployments, NS, "capa-controller-manager")).toBeUndefined();
+    expect(bed.server.store.get(types.deployments, NS, "capi-controller-manager")).toBeDefined();
+
+    const before = bed.runs.length;
+    await bed.clock.advance(4 * 60_000);
+    expect((await bed.nextRun(before)).report.kind).toBe("failed");
+    expect(await condition(bed, "Degraded")).toMatchObject({ status: "False" });
+
+    await vi.waitFor(
+      async () => {
+        await bed.clock.advance(30_000);
+        expect((await condition(bed, "Degraded"))?.status).toBe("True");
+      },
+      { timeout: 15_000, interval: 50 },
+    );
+    const degraded = await condition(bed, "Degraded");
+    expect(degraded?.reason).toBe("InstallFailed");
+    expect(degraded?.message).toContain(
+      "CustomResourceDefinition awsmanagedthings.infrastructure.cluster.x-k8s.io",
+    );
+  });
+
+  it("a ConfigMap update re-applies: new version and changed Deployment", async () => {
+    const bed = await awsBed();
+    const runs = bed.runs.length;
+    const next = DEMO_AWS_COMPONENTS.replace("--leader-elect", "--leader-elect=true");
+    await replaceConfigMap(bed, transport("aws", "infrastructure", "v2.9.1", next));
+    const run = await bed.nextRun(runs, (r) => (r.outcome?.written.length ?? 0) > 0);
+    expect(run.outcome?.written.map((r) => `${r.kind} ${r.name}`)).toEqual([
+      "Deployment capa-controller-manager",
+    ]);
+    const capa = bed.server.store.get(types.deployments, NS, "capa-controller-manager");
+    expect(JSON.stringify(capa?.spec)).toContain("--leader-elect=true");
+    expect(
+      (capa?.metadata?.managedFields as { manager?: string }[] | undefined)?.some(
+        (f) => f.manager === FIELD_MANAGER,
+      ),
+    ).toBe(true);
+    expect((await bed.clusterOperator())?.status?.versions).toEqual([
+      { name: "cluster-api", version: "v1.10.0" },
+      { name: "infrastructure-aws", version: "v2.9.1" },
+    ]);
+  });
+});
