@@ -1,0 +1,484 @@
+/**
+ * A whole Machine handover against the local API server (SPEC §10): the local cluster of src/local (CRDs
+ * with their CEL transition rules, one identity per actor), the migration controller running on its own
+ * informer cache as the product's service account, and the acknowledgers driven by this test as the real
+ * controllers' identities would act — MAO writing the MAPI `Paused` condition and its finalizer, CAPI and
+ * CAPA writing their `Paused` conditions and finalizers from their own pause annotation, and the sync's
+ * final sync writing `Synchronized=True FinalSyncComplete` with synchronizedGeneration (src/simulate and
+ * src/sync's controllers are not wired here). An observer cache checks I1–I4 (`observeInvariants`) after
+ * every watch event it sees. Real time with short requeues; assertions are on state and Events, never time.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Cache } from "../../src/kube/cache.js";
+import { createCache } from "../../src/kube/cache.js";
+import type { KubeClient } from "../../src/kube/client.js";
+import { systemClock } from "../../src/kube/clock.js";
+import { connect } from "../../src/kube/config.js";
+import type { Controller } from "../../src/kube/controller.js";
+import { createEventRecorder } from "../../src/kube/events.js";
+import type { StableAuthority } from "../../src/kube/kinds.js";
+import {
+  ANNOTATIONS,
+  CAPI_API_VERSION,
+  CONDITIONS,
+  FINALIZERS,
+  KINDS,
+  PAUSED_BY_VALUE,
+} from "../../src/kube/kinds.js";
+import type { Condition, KubeObject } from "../../src/kube/object.js";
+import {
+  conditionOf,
+  conditionsOf,
+  finalizersOf,
+  generationOf,
+  getPath,
+  setCondition,
+} from "../../src/kube/object.js";
+import type { LocalCluster } from "../../src/local/cluster.js";
+import { startLocalCluster } from "../../src/local/cluster.js";
+import { provisionedMapiStatus } from "../../src/local/demo.js";
+import { capiCluster, infrastructure, mapiMachine } from "../../src/local/seed.js";
+import { createMigrationController } from "../../src/migration/controller.js";
+import type { InvariantState, Violation } from "../../src/migration/invariants.js";
+import { initialInvariantState, observeInvariants } from "../../src/migration/invariants.js";
+import { pauseAcknowledged } from "../../src/migration/preconditions.js";
+import { readHandoverSnapshot } from "../../src/migration/read-snapshot.js";
+import type { HandoverSnapshot } from "../../src/migration/snapshot.js";
+import {
+  hasPause,
+  hasPauseMarker,
+  statusAuthorityOf,
+  synchronizedAPIOf,
+} from "../../src/migration/snapshot.js";
+import { mapiMachineStatusToCapi, mapiMachineToCapi } from "../../src/sync/conversion/index.js";
+import { silentLogger } from "../kube/fakes.js";
+
+const NS = { mapiNamespace: "openshift-machine-api", capiNamespace: "openshift-cluster-api" };
+const PRODUCT_USER = `system:serviceaccount:${NS.capiNamespace}:machine-api-migration`;
+const NAME = "worker-handover-a";
+const stamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+
+let stateDir: string;
+let cluster: LocalCluster;
+let observer: Cache;
+let controllerCache: Cache;
+let controller: Controller;
+const stops: (() => Promise<unknown>)[] = [];
+
+/** What the test's acknowledgers and observer share. */
+const world = {
+  invariants: initialInvariantState as InvariantState,
+  violations: [] as (Violation & { at: string })[],
+  observed: 0,
+  /** While set, the sync stand-in performs no final sync (a handover waits at step 7; a cancel can land). */
+  holdFinalSync: false,
+};
+
+const snapshot = (): HandoverSnapshot => readHandoverSnapshot(observer, "Machine", NAME, NS);
+
+const observe = (): void => {
+  const s = snapshot();
+  if (!s.mapi) return;
+  world.observed++;
+  const r = observeInvariants(world.invariants, s);
+  world.invariants = r.state;
+  for (const v of r.violations)
+    world.violations.push({
+      ...v,
+      at: `status=${statusAuthorityOf(s.mapi)} rv=${s.mapi.metadata?.resourceVersion}`,
+    });
+};
+
+// ---------------------------------------------------------------------------------------------------
+// The acknowledgers, each acting as its controller's identity. Every write carries the resourceVersion it
+// was computed from; a conflict is simply retried on the next watch event.
+
+const statusPatch = async (
+  client: KubeClient,
+  type: (typeof KINDS)[keyof typeof KINDS],
+  o: KubeObject,
+  status: Record<string, unknown>,
+) =>
+  client.patch(
+    type,
+    o.metadata!.namespace!,
+    o.metadata!.name!,
+    { type: "merge", body: { metadata: { resourceVersion: o.metadata!.resourceVersion }, status } },
+    { subresource: "status" },
+  );
+
+const finalizerPatch = async (
+  client: KubeClient,
+  type: (typeof KINDS)[keyof typeof KINDS],
+  o: KubeObject,
+  finalizers: string[],
+) =>
+  client.patch(type, o.metadata!.namespace!, o.metadata!.name!, {
+    type: "merge",
+    body: { metadata: { resourceVersion: o.metadata!.resourceVersion, finalizers } },
+  });
+
+const withCondition = (o: KubeObject, c: Omit<Condition, "lastTransitionTime">): Condition[] | undefined => {
+  const before = conditionsOf(o);
+  const after = setCondition(before, c, new Date());
+  return after === before ? undefined : [...after];
+};
+
+/** MAO: `Paused` from status.authoritativeAPI (False only under MachineAPI); its finalizer while active. */
+const mao = async (s: HandoverSnapshot, client: KubeClient): Promise<void> => {
+  const mapi = s.mapi;
+  if (!mapi) return;
+  const status = statusAuthorityOf(mapi);
+  if (status === "absent" || status === "invalid") return;
+  const active = status === "MachineAPI";
+  const conditions = withCondition(
+    mapi,
+    active
+      ? { type: "Paused", status: "False", reason: "AuthoritativeAPIMachineAPI", severity: "" }
+      : { type: "Paused", status: "True", reason: "AuthoritativeAPINotMachineAPI", severity: "Info" },
+  );
+  if (conditions) return void (await statusPatch(client, KINDS.mapiMachine, mapi, { conditions }));
+  if (active && !finalizersOf(mapi).includes(FINALIZERS.mapiMachine))
+    await finalizerPatch(client, KINDS.mapiMachine, mapi, [...finalizersOf(mapi), FINALIZERS.mapiMachine]);
+};
+
+/** CAPI and CAPA: `Paused` from the object's own annotation; their finalizer while unpaused. */
+const capiLike =
+  (type: typeof KINDS.capiMachine | typeof KINDS.awsMachine, finalizer: string) =>
+  async (o: KubeObject | undefined, client: KubeClient): Promise<void> => {
+    if (!o) return;
+    const paused = hasPause(o);
+    const conditions = withCondition(
+      o,
+      paused
+        ? { type: "Paused", status: "True", reason: "Paused", message: "" }
+        : { type: "Paused", status: "False", reason: "NotPaused", message: "" },
+    );
+    if (conditions) return void (await statusPatch(client, type, o, { conditions }));
+    if (!paused && !finalizersOf(o).includes(finalizer))
+      await finalizerPatch(client, type, o, [...finalizersOf(o), finalizer]);
+  };
+const capi = capiLike(KINDS.capiMachine, FINALIZERS.capiMachine);
+const capa = capiLike(KINDS.awsMachine, FINALIZERS.awsMachine);
+
+/**
+ * The sync, as far as the handover sees it (SPEC §4.5): under a stable status, Synchronized=True with the
+ * authoritative side's generation; while Migrating, only the final sync — once the old authority's
+ * acknowledgers report Paused=True after the recorded time — with reason FinalSyncComplete.
+ */
+const sync = async (s: HandoverSnapshot, client: KubeClient): Promise<void> => {
+  const { mapi, capi: twin } = s;
+  if (!mapi || !twin) return;
+  const status = statusAuthorityOf(mapi);
+  let reason: string;
+  let source: StableAuthority;
+  if (status === "MachineAPI" || status === "ClusterAPI") {
+    reason = "ResourceSynchronized";
+    source = status;
+  } else if (status === "Migrating") {
+    const old = synchronizedAPIOf(mapi);
+    if (world.holdFinalSync || !old || !pauseAcknowledged(s, old)) return;
+    reason = "FinalSyncComplete";
+    source = old;
+  } else return;
+  const generation = generationOf(source === "MachineAPI" ? mapi : twin);
+  const conditions = withCondition(mapi, {
+    type: CONDITIONS.synchronized,
+    status: "True",
+    reason,
+    message: `Successfully synchronized from ${source}`,
+    severity: "",
+  });
+  if (!conditions && getPath(mapi, ["status", "synchronizedGeneration"]) === generation) return;
+  await statusPatch(client, KINDS.mapiMachine, mapi, {
+    synchronizedGeneration: generation,
+    conditions: conditions ?? conditionsOf(mapi),
+  });
+};
+
+let acting: Promise<void> = Promise.resolve();
+let again = false;
+/** Runs every acknowledger once per observed change, one round at a time. */
+const kick = (): void => {
+  if (again) return;
+  again = true;
+  acting = acting.then(async () => {
+    again = false;
+    const s = snapshot();
+    const actors: [() => Promise<void>][] = [
+      [() => mao(s, cluster.clientAs("mao"))],
+      [() => capi(s.capi, cluster.clientAs("capi"))],
+      [() => capa(s.infraMachine, cluster.clientAs("capa"))],
+      [() => sync(s, cluster.clientAs("controller"))],
+    ];
+    for (const [run] of actors)
+      await run().catch(() => {
+        // A conflict: the watch event of the write that won brings another round.
+        setTimeout(kick, 20);
+      });
+  });
+};
+
+// ---------------------------------------------------------------------------------------------------
+
+const events = async (): Promise<{ reason: string; type: string; message: string; count: number }[]> => {
+  const list = await cluster.clientAs("admin").list(KINDS.event, { namespace: NS.mapiNamespace });
+  return list.items
+    .filter((e) => getPath(e, ["involvedObject", "name"]) === NAME)
+    .sort((a, b) =>
+      String(a.metadata?.resourceVersion).localeCompare(String(b.metadata?.resourceVersion), "en", {
+        numeric: true,
+      }),
+    )
+    .map((e) => ({
+      reason: String(e.reason),
+      type: String(e.type),
+      message: String(e.message),
+      count: Number(e.count ?? 1),
+    }));
+};
+const reasons = async () => (await events()).map((e) => e.reason);
+
+const setSpecAuthority = async (authority: StableAuthority): Promise<void> => {
+  await cluster.clientAs("admin").patch(KINDS.mapiMachine, NS.mapiNamespace, NAME, {
+    type: "merge",
+    body: { spec: { authoritativeAPI: authority } },
+  });
+};
+
+const untilSteady = async (authority: StableAuthority): Promise<HandoverSnapshot> => {
+  await vi.waitFor(
+    () => {
+      const s = snapshot();
+      expect(statusAuthorityOf(s.mapi!)).toBe(authority);
+      expect(synchronizedAPIOf(s.mapi!)).toBe(authority);
+      expect(conditionOf(s.mapi, CONDITIONS.synchronized)).toMatchObject({ status: "True" });
+      for (const o of [s.capi, s.infraMachine]) {
+        expect(hasPause(o)).toBe(authority === "MachineAPI");
+        expect(hasPauseMarker(o)).toBe(authority === "MachineAPI");
+      }
+      expect(conditionOf(s.mapi, "Paused")?.status).toBe(authority === "MachineAPI" ? "False" : "True");
+    },
+    { timeout: 20_000, interval: 50 },
+  );
+  return snapshot();
+};
+
+beforeAll(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), "handover-it-"));
+  cluster = await startLocalCluster({
+    host: "127.0.0.1",
+    port: 0,
+    stateDir,
+    ...NS,
+    controllerUsers: [PRODUCT_USER],
+    // The product's webhooks are not registered here: the controller and its writes are under test.
+    webhookCaPem: "",
+    logger: silentLogger(),
+    bookmarkIntervalMs: 1_000,
+  });
+  stops.push(() => cluster.stop());
+  const admin = cluster.clientAs("admin");
+  const createdInfra = await admin.create(KINDS.infrastructure, infrastructure());
+  const infra = await admin.updateStatus(KINDS.infrastructure, {
+    ...createdInfra,
+    status: infrastructure().status,
+  });
+  const [capiClusterObject, awsCluster] = capiCluster(NS);
+  await admin.create(KINDS.capiCluster, capiClusterObject!);
+  await admin.create(KINDS.awsCluster, awsCluster!);
+
+  // The MAPI Machine, created and provisioned by MAO; status.authoritativeAPI is left to the controller
+  // (SPEC §3.1 step 2).
+  const maoClient = cluster.clientAs("mao");
+  const seed = mapiMachine(NS, NAME, "a");
+  const { _providerID: providerID, ...provisioned } = provisionedMapiStatus(seed, 7, "MachineAPI");
+  const { authoritativeAPI: _a, synchronizedAPI: _s, conditions: _c, ...mapiStatus } = provisioned;
+  const created = await maoClient.create(KINDS.mapiMachine, { ...seed, spec: { ...seed.spec, providerID } });
+  const mapi = await maoClient.updateStatus(KINDS.mapiMachine, { ...created, status: mapiStatus });
+
+  // Its CAPI twin and AWSMachine as the sync creates them: converted, paused with the product's marker.
+  const product = cluster.clientAs("controller");
+  const converted = mapiMachineToCapi(mapi, infra, { capiNamespace: NS.capiNamespace });
+  if (!converted.ok) throw new Error(JSON.stringify(converted.errors));
+  const pause = { [ANNOTATIONS.paused]: "", [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE };
+  const capiMachine = await product.create(KINDS.capiMachine, {
+    ...converted.value.machine,
+    metadata: {
+      ...converted.value.machine.metadata,
+      annotations: { ...converted.value.machine.metadata?.annotations, ...pause },
+    },
+  });
+  const awsMachine = await product.create(KINDS.awsMachine, {
+    ...converted.value.infraMachine,
+    metadata: {
+      ...converted.value.infraMachine.metadata,
+      annotations: { ...converted.value.infraMachine.metadata?.annotations, ...pause },
+      ownerReferences: [
+        {
+          apiVersion: CAPI_API_VERSION,
+          kind: "Machine",
+          name: NAME,
+          uid: capiMachine.metadata!.uid!,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+  });
+  const statuses = mapiMachineStatusToCapi({ ...mapi, status: { ...mapiStatus } }, infra, {
+    capiMachine,
+    now: stamp(),
+  });
+  if (!statuses.ok) throw new Error(JSON.stringify(statuses.errors));
+  await cluster
+    .clientAs("capi")
+    .updateStatus(KINDS.capiMachine, { ...capiMachine, status: statuses.value.machineStatus });
+  await cluster
+    .clientAs("capa")
+    .updateStatus(KINDS.awsMachine, { ...awsMachine, status: statuses.value.infraMachineStatus });
+
+  // The observer: every watch event is checked against I1–I4 and gives the acknowledgers a turn.
+  const adminConnection = connect({ kubeconfigText: cluster.kubeconfigText, context: "admin" });
+  observer = createCache({
+    transport: adminConnection.transport,
+    clock: systemClock,
+    logger: silentLogger(),
+  });
+  stops.push(() => observer.stop());
+  for (const [type, ns] of [
+    [KINDS.mapiMachine, NS.mapiNamespace],
+    [KINDS.capiMachine, NS.capiNamespace],
+    [KINDS.awsMachine, NS.capiNamespace],
+  ] as const)
+    observer.informerFor(type, ns).addHandlers({
+      onAdd: () => {
+        observe();
+        kick();
+      },
+      onUpdate: () => {
+        observe();
+        kick();
+      },
+      onDelete: () => {
+        observe();
+        kick();
+      },
+    });
+  await observer.waitForSync(10_000);
+
+  // The controller, on its own cache, as the product's service account.
+  const productConnection = connect({ kubeconfigText: cluster.kubeconfigText, context: "controller" });
+  controllerCache = createCache({
+    transport: productConnection.transport,
+    clock: systemClock,
+    logger: silentLogger(),
+  });
+  stops.push(() => controllerCache.stop());
+  controller = createMigrationController({
+    kind: "Machine",
+    cache: controllerCache,
+    client: productConnection.client,
+    events: createEventRecorder({
+      client: productConnection.client,
+      component: "machine-api-migration",
+      clock: systemClock,
+      logger: silentLogger(),
+    }),
+    registry: new Registry(),
+    clock: systemClock,
+    logger: silentLogger(),
+    namespaces: NS,
+    waitBackoff: { initialMs: 50, maxMs: 500 },
+    blockedRequeueMs: 500,
+  });
+  stops.push(() => controller.stop());
+  await controller.start();
+}, 60_000);
+
+afterAll(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+describe("Machine handover against the local API server (SPEC §3, §10)", () => {
+  it("step 2: the controller initialises status from spec; the acknowledgers settle under MachineAPI", async () => {
+    await untilSteady("MachineAPI");
+    expect(world.violations).toEqual([]);
+  });
+
+  it("MachineAPI → ClusterAPI: the whole handover, I1–I4 after every observed event, one Event per transition", async () => {
+    const observedBefore = world.observed;
+    await setSpecAuthority("ClusterAPI");
+    const s = await untilSteady("ClusterAPI");
+    expect(finalizersOf(s.capi)).toContain(FINALIZERS.capiMachine);
+    expect(finalizersOf(s.infraMachine)).toContain(FINALIZERS.awsMachine);
+    expect(finalizersOf(s.mapi)).not.toContain(FINALIZERS.mapiMachine);
+    expect(world.observed - observedBefore).toBeGreaterThan(5);
+    expect(world.violations).toEqual([]);
+    await vi.waitFor(async () => expect(await reasons()).toContain("MigrationCompleted"), { timeout: 5_000 });
+    const r = await reasons();
+    expect(r.filter((x) => x === "MigrationStarted")).toHaveLength(1);
+    expect(r.filter((x) => x === "MigrationCompleted")).toHaveLength(1);
+    expect(r.indexOf("MigrationStarted")).toBeLessThan(r.indexOf("MigrationCompleted"));
+  });
+
+  it("ClusterAPI → MachineAPI: back again, the CAPI side paused with the marker before MAPI is active", async () => {
+    await setSpecAuthority("MachineAPI");
+    const s = await untilSteady("MachineAPI");
+    expect(finalizersOf(s.mapi)).toContain(FINALIZERS.mapiMachine);
+    expect(finalizersOf(s.capi)).not.toContain(FINALIZERS.capiMachine);
+    expect(finalizersOf(s.infraMachine)).not.toContain(FINALIZERS.awsMachine);
+    expect(world.violations).toEqual([]);
+    await vi.waitFor(
+      async () => expect((await reasons()).filter((x) => x === "MigrationCompleted")).toHaveLength(2),
+      { timeout: 5_000 },
+    );
+    expect((await reasons()).filter((x) => x === "MigrationStarted")).toHaveLength(2);
+  });
+
+  it("a cancel (SPEC §3.3): the final sync never comes, spec goes back, status returns to MachineAPI", async () => {
+    world.holdFinalSync = true;
+    const before = (await reasons()).length;
+    await setSpecAuthority("ClusterAPI");
+    await vi.waitFor(() => expect(statusAuthorityOf(snapshot().mapi!)).toBe("Migrating"), {
+      timeout: 20_000,
+    });
+    // The controller waits at step 7 and says so once.
+    await vi.waitFor(async () => expect((await reasons()).slice(before)).toContain("WaitingForSync"), {
+      timeout: 10_000,
+    });
+    await setSpecAuthority("MachineAPI");
+    await vi.waitFor(
+      () => {
+        const mapi = snapshot().mapi!;
+        expect(statusAuthorityOf(mapi)).toBe("MachineAPI");
+      },
+      { timeout: 20_000 },
+    );
+    world.holdFinalSync = false;
+    const s = await untilSteady("MachineAPI");
+    expect(finalizersOf(s.mapi)).toContain(FINALIZERS.mapiMachine);
+    expect(world.violations).toEqual([]);
+    await vi.waitFor(async () => expect(await reasons()).toContain("MigrationCancelled"), { timeout: 5_000 });
+    const all = await events();
+    // The recorder aggregates a repeat of the first start (same message) into its Event: count 2.
+    const total = (reason: string) => all.filter((e) => e.reason === reason).reduce((n, e) => n + e.count, 0);
+    expect(total("MigrationStarted")).toBe(3);
+    expect(total("MigrationCancelled")).toBe(1);
+    expect(all.find((e) => e.reason === "MigrationCancelled")?.message).toBe(
+      `Migration of MAPI Machine ${NS.mapiNamespace}/${NAME} to ClusterAPI cancelled: spec.authoritativeAPI was set back to MachineAPI`,
+    );
+  });
+
+  it("the controller's pause and finalizer writes on the CAPI side were made as the product's identity", () => {
+    const byKey = cluster.api.counters.snapshot().byKey;
+    // The acknowledgers patch these kinds as capi/capa; only the migration controller does as the product.
+    expect(byKey[`patch cluster.x-k8s.io/machines ${PRODUCT_USER}`]).toBeGreaterThan(0);
+    expect(byKey[`patch infrastructure.cluster.x-k8s.io/awsmachines ${PRODUCT_USER}`]).toBeGreaterThan(0);
+  });
+});
