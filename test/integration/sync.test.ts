@@ -1,0 +1,633 @@
+/**
+ * The sync controllers (SPEC §4) against the local API server set up as local mode sets it up: the
+ * project's CRDs, CAPA's AWSMachine defaulter, and the product's real admission webhook over HTTPS
+ * (policy engine and informer cache as src/main.ts builds them), with MachineSync and MachineSetSync
+ * running as the product's identity on the real converter. The providers are played by the tests, each
+ * write under the identity of the controller it stands for (MAO, CAPI, CAPA), so the API server's request
+ * counters separate the product's writes. One cluster for the file; every test uses its own names.
+ * Waiting is polling for a state, never asserting elapsed time.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Cache, createCache } from "../../src/kube/cache.js";
+import type { KubeClient } from "../../src/kube/client.js";
+import { systemClock } from "../../src/kube/clock.js";
+import { connect } from "../../src/kube/config.js";
+import type { Controller } from "../../src/kube/controller.js";
+import { NotFoundError } from "../../src/kube/errors.js";
+import { createEventRecorder } from "../../src/kube/events.js";
+import type { ResourceType } from "../../src/kube/kinds.js";
+import { ANNOTATIONS, FINALIZERS, KINDS, LABELS, PAUSED_BY_VALUE } from "../../src/kube/kinds.js";
+import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
+import { createIfMissing, type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
+import {
+  awsProviderSpec,
+  capiCluster,
+  infrastructure,
+  mapiMachine,
+  mapiMachineSet,
+} from "../../src/local/seed.js";
+import { decide } from "../../src/policies/engine.js";
+import type { PolicyContext } from "../../src/policies/types.js";
+import { clusterView } from "../../src/policies/view.js";
+import {
+  createCertificateAuthority,
+  issueServingCertificate,
+  webhookSans,
+  writeDevelopmentCertificates,
+} from "../../src/server/certs.js";
+import { startWebhookServer, type WebhookServer } from "../../src/server/serve.js";
+import { createMachineSetSyncController, createMachineSyncController } from "../../src/sync/controller.js";
+import { checkConvertible } from "../../src/sync/conversion/index.js";
+import { conversionConverter } from "../../src/sync/converter.js";
+
+const MAPI_NS = "openshift-machine-api";
+const CAPI_NS = "openshift-cluster-api";
+const ns = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
+const PRODUCT = "system:serviceaccount:openshift-cluster-api:machine-api-migration";
+const CONTROLLER_USERS = [
+  PRODUCT,
+  "system:serviceaccount:openshift-machine-api:machine-api-controllers",
+  "system:serviceaccount:openshift-cluster-api:capi-manager",
+  "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
+  "system:serviceaccount:kube-system:generic-garbage-collector",
+  "system:serviceaccount:kube-system:namespace-controller",
+];
+/** Names the deny webhook refuses CAPI Machine creates for (the §4.5 admission-refusal row). */
+const REFUSED_PREFIX = "refused-";
+const REFUSAL_TEXT = "CAPI Machines named refused-* are not admitted here";
+
+let dir: string;
+let local: LocalCluster;
+let webhook: WebhookServer;
+let denier: Server;
+let cache: Cache;
+let controllers: Controller[] = [];
+let metrics: RuntimeMetrics;
+let admin: KubeClient;
+let mao: KubeClient;
+let capa: KubeClient;
+let product: KubeClient;
+
+/** A validating webhook that refuses CAPI Machine creates named `refused-*`, whoever sends them. */
+const startDenier = async (): Promise<{ server: Server; url: string; caBundle: string }> => {
+  const ca = createCertificateAuthority("sync test deny webhook CA");
+  const serving = issueServingCertificate(ca, ["127.0.0.1"]);
+  const server = createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const review = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      const name = String(review.request?.name || review.request?.object?.metadata?.name || "");
+      const allowed = !name.startsWith(REFUSED_PREFIX);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          apiVersion: "admission.k8s.io/v1",
+          kind: "AdmissionReview",
+          response: {
+            uid: review.request?.uid,
+            allowed,
+            ...(allowed ? {} : { status: { code: 403, message: REFUSAL_TEXT } }),
+          },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    url: `https://127.0.0.1:${port}/validate`,
+    caBundle: Buffer.from(ca.certPem).toString("base64"),
+  };
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "sync-integration-"));
+  const logger = pino({ level: "silent" });
+  const certs = await writeDevelopmentCertificates(
+    join(dir, "certs"),
+    webhookSans("machine-api-migration", CAPI_NS),
+  );
+  local = await startLocalCluster({
+    host: "127.0.0.1",
+    port: 0,
+    stateDir: dir,
+    ...ns,
+    controllerUsers: CONTROLLER_USERS,
+    webhookCaPem: certs.ca.certPem,
+    logger,
+    bookmarkIntervalMs: 500,
+  });
+  admin = local.clientAs("admin");
+  mao = local.clientAs("mao");
+  capa = local.clientAs("capa");
+  product = local.clientAs("controller");
+
+  const infra = infrastructure();
+  const createdInfra = await createIfMissing(admin, KINDS.infrastructure, infra);
+  if (createdInfra) await admin.updateStatus(KINDS.infrastructure, { ...createdInfra, status: infra.status });
+  for (const o of capiCluster(ns))
+    await admin.create(o.kind === "Cluster" ? KINDS.capiCluster : KINDS.awsCluster, o);
+
+  const connection = connect({ kubeconfigText: local.kubeconfigText, context: "controller" });
+  cache = createCache({ transport: connection.transport, logger, clock: systemClock });
+  const policy: PolicyContext = {
+    view: clusterView(cache, ns),
+    settings: {
+      ...ns,
+      controllerUsers: CONTROLLER_USERS,
+      requireDeleteConfirmation: false,
+      cacheStaleAfterMs: 30_000,
+    },
+    checkConvertible,
+    enforcing: true,
+  };
+  for (const [type, namespace] of [
+    [KINDS.mapiMachine, MAPI_NS],
+    [KINDS.mapiMachineSet, MAPI_NS],
+    [KINDS.capiMachine, CAPI_NS],
+    [KINDS.capiMachineSet, CAPI_NS],
+    [KINDS.awsMachine, CAPI_NS],
+    [KINDS.awsMachineTemplate, CAPI_NS],
+    [KINDS.awsCluster, CAPI_NS],
+    [KINDS.infrastructure, ""],
+  ] as const)
+    cache.informerFor(type, namespace);
+  const registry = new Registry();
+  webhook = await startWebhookServer({
+    host: "127.0.0.1",
+    port: 0,
+    certFile: certs.certFile,
+    keyFile: certs.keyFile,
+    shutdownDelayMs: 0,
+    deps: {
+      decide: (name, request) => decide(name, request, policy),
+      logger,
+      registry,
+      readiness: () => ({ ready: true }),
+    },
+  });
+  await cache.waitForSync();
+  await local.registerProductWebhooks(webhook.url);
+
+  const deny = await startDenier();
+  denier = deny.server;
+  await admin.create(
+    {
+      group: "admissionregistration.k8s.io",
+      version: "v1",
+      kind: "ValidatingWebhookConfiguration",
+      plural: "validatingwebhookconfigurations",
+      namespaced: false,
+    },
+    {
+      metadata: { name: "sync-test-deny" },
+      webhooks: [
+        {
+          name: "deny.sync-test.example.com",
+          admissionReviewVersions: ["v1"],
+          clientConfig: { url: deny.url, caBundle: deny.caBundle },
+          failurePolicy: "Fail",
+          sideEffects: "None",
+          rules: [
+            {
+              apiGroups: ["cluster.x-k8s.io"],
+              apiVersions: ["v1beta2"],
+              operations: ["CREATE"],
+              resources: ["machines"],
+            },
+          ],
+        },
+      ],
+    },
+  );
+
+  metrics = runtimeMetrics(registry);
+  const deps = {
+    client: connection.client,
+    transport: connection.transport,
+    cache,
+    converter: conversionConverter,
+    settings: ns,
+    events: createEventRecorder({
+      client: connection.client,
+      component: "machine-api-migration",
+      clock: systemClock,
+      logger,
+    }),
+    clock: systemClock,
+    logger,
+    metrics,
+    workers: 2,
+    // Fast backoff keeps the retries of the 409 and refusal rows quick; the runtime's doubling still applies.
+    baseDelayMs: 5,
+    maxDelayMs: 500,
+  };
+  controllers = [createMachineSyncController(deps), createMachineSetSyncController(deps)];
+  await Promise.all(controllers.map((c) => c.start()));
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(controllers.map((c) => c.stop()));
+  await cache?.stop();
+  await webhook?.close();
+  await new Promise<void>((r) => (denier ? denier.close(() => r()) : r()));
+  await local?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+// ------------------------------------------------------------------------------------------------ helpers
+
+const waitFor = async <T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+const getOrUndefined = (client: KubeClient, type: ResourceType, namespace: string, name: string) =>
+  client.get(type, namespace, name).catch((e: unknown) => {
+    if (e instanceof NotFoundError) return undefined;
+    throw e;
+  });
+
+const synchronizedOf = (o: KubeObject | undefined) => conditionOf(o, "Synchronized");
+
+/** MAO's part: the Machine exists with status.authoritativeAPI set (as MAO and the migration controller do). */
+const createMapiMachine = async (
+  name: string,
+  authority: "MachineAPI" | "ClusterAPI",
+  change: (m: KubeObject) => KubeObject = (m) => m,
+): Promise<KubeObject> => {
+  const base = mapiMachine(ns, name, "a");
+  const created = await mao.create(
+    KINDS.mapiMachine,
+    change({
+      ...base,
+      metadata: {
+        ...base.metadata,
+        ...(authority === "MachineAPI" ? { finalizers: [FINALIZERS.mapiMachine] } : {}),
+      },
+      spec: { ...base.spec, authoritativeAPI: authority },
+    }),
+  );
+  return mao.updateStatus(KINDS.mapiMachine, {
+    ...created,
+    status: { authoritativeAPI: authority, synchronizedAPI: authority },
+  });
+};
+
+const synchronizedMapi = (type: ResourceType, name: string, reason = "ResourceSynchronized") =>
+  waitFor(`${type.kind} ${name} Synchronized=True`, async () => {
+    const o = await product.get(type, MAPI_NS, name);
+    const c = synchronizedOf(o);
+    return c?.status === "True" &&
+      c.reason === reason &&
+      getPath(o, ["status", "synchronizedGeneration"]) === o.metadata?.generation
+      ? o
+      : undefined;
+  });
+
+/** Writes by the product's identity to the machine kinds, from the API server's own counters. */
+const productMachineWrites = (): number => {
+  const byKey = local.api.counters.snapshot().byKey;
+  const machineResources = [
+    "machine.openshift.io/machines",
+    "machine.openshift.io/machinesets",
+    "cluster.x-k8s.io/machines",
+    "cluster.x-k8s.io/machinesets",
+    "infrastructure.cluster.x-k8s.io/awsmachines",
+    "infrastructure.cluster.x-k8s.io/awsmachinetemplates",
+  ];
+  let n = 0;
+  for (const [key, count] of Object.entries(byKey)) {
+    const [verb, resource, user] = key.split(" ");
+    if (user !== PRODUCT || !["create", "update", "patch", "delete"].includes(verb ?? "")) continue;
+    if (machineResources.some((r) => resource === r || resource?.startsWith(`${r}/`))) n += count;
+  }
+  return n;
+};
+
+const reconciles = async (): Promise<number> =>
+  (await metrics.reconcileTotal.get()).values.reduce((sum, v) => sum + v.value, 0);
+
+const idle = () =>
+  controllers.every((c) => (c.queue()?.len() ?? 0) === 0 && (c.queue()?.processing().length ?? 0) === 0);
+
+// ---------------------------------------------------------------------------------------------- the tests
+
+describe("SPEC §4.2/§4.3 MAPI → CAPI", () => {
+  it("a MachineAPI Machine gets a paused, marked, finalized CAPI Machine and AWSMachine; Synchronized=True", async () => {
+    await createMapiMachine("sync-m1", "MachineAPI");
+    const mapi = await synchronizedMapi(KINDS.mapiMachine, "sync-m1");
+    expect(mapi.metadata?.finalizers).toContain(FINALIZERS.sync);
+    for (const type of [KINDS.capiMachine, KINDS.awsMachine]) {
+      const o = await product.get(type, CAPI_NS, "sync-m1");
+      expect(o.metadata?.annotations?.[ANNOTATIONS.paused]).toBe("");
+      expect(o.metadata?.annotations?.[ANNOTATIONS.pausedBy]).toBe(PAUSED_BY_VALUE);
+      expect(o.metadata?.finalizers).toContain(FINALIZERS.sync);
+    }
+    const capi = await product.get(KINDS.capiMachine, CAPI_NS, "sync-m1");
+    expect(getPath(capi, ["spec", "infrastructureRef"])).toMatchObject({
+      kind: "AWSMachine",
+      name: "sync-m1",
+    });
+    expect(synchronizedOf(mapi)?.message).toBe("Successfully synchronized MAPI Machine to CAPI");
+  });
+
+  it("a MachineAPI MachineSet gets a paused CAPI MachineSet and a labelled AWSMachineTemplate", async () => {
+    const set = mapiMachineSet(ns, "a", 0);
+    const name = "sync-ms1";
+    const created = await mao.create(KINDS.mapiMachineSet, renamed(set, name));
+    await mao.updateStatus(KINDS.mapiMachineSet, {
+      ...created,
+      status: { authoritativeAPI: "MachineAPI", synchronizedAPI: "MachineAPI", replicas: 0 },
+    });
+    await synchronizedMapi(KINDS.mapiMachineSet, name);
+    const capi = await product.get(KINDS.capiMachineSet, CAPI_NS, name);
+    const templateName = String(getPath(capi, ["spec", "template", "spec", "infrastructureRef", "name"]));
+    expect(templateName).toMatch(new RegExp(`^${name}-[0-9a-f]{8}$`));
+    const template = await product.get(KINDS.awsMachineTemplate, CAPI_NS, templateName);
+    expect(template.metadata?.labels?.[LABELS.templateMachineSet]).toBe(name);
+    expect(capi.metadata?.annotations?.[ANNOTATIONS.pausedBy]).toBe(PAUSED_BY_VALUE);
+  });
+
+  it("after convergence a reconcile of every key writes nothing to any machine kind (quiet interval)", async () => {
+    await waitFor("controllers idle", async () => idle());
+    const writesBefore = productMachineWrites();
+    const reconcilesBefore = await reconciles();
+    const keys =
+      new Set([
+        ...cache.list(KINDS.mapiMachine, MAPI_NS).map(nameOf),
+        ...cache.list(KINDS.capiMachine, CAPI_NS).map(nameOf),
+      ]).size +
+      new Set([
+        ...cache.list(KINDS.mapiMachineSet, MAPI_NS).map(nameOf),
+        ...cache.list(KINDS.capiMachineSet, CAPI_NS).map(nameOf),
+      ]).size;
+    // The event that drives the interval: a change to the Infrastructure concerns every key of both controllers.
+    const infra = await admin.get(KINDS.infrastructure, "", "cluster");
+    await admin.patch(KINDS.infrastructure, "", "cluster", {
+      type: "merge",
+      body: {
+        metadata: {
+          annotations: { "sync-test/touched": String(Date.now()) },
+          resourceVersion: infra.metadata?.resourceVersion,
+        },
+      },
+    });
+    await waitFor(
+      "every key reconciled",
+      async () => (await reconciles()) >= reconcilesBefore + keys && idle(),
+    );
+    expect(productMachineWrites()).toBe(writesBefore);
+  });
+
+  it("a providerSpec change on a MachineSet rotates the template: old labelled one deleted, hand-made kept", async () => {
+    const name = "sync-ms1";
+    const handMade = await admin.create(KINDS.awsMachineTemplate, {
+      apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+      kind: "AWSMachineTemplate",
+      metadata: { name: `${name}-handmade`, namespace: CAPI_NS },
+      spec: { template: { spec: { instanceType: "m6i.large", ami: { id: "ami-0c5d61202c3b9c33e" } } } },
+    });
+    const before = await product.get(KINDS.capiMachineSet, CAPI_NS, name);
+    const oldTemplate = String(getPath(before, ["spec", "template", "spec", "infrastructureRef", "name"]));
+    const live = await admin.get(KINDS.mapiMachineSet, MAPI_NS, name);
+    await admin.patch(KINDS.mapiMachineSet, MAPI_NS, name, {
+      type: "merge",
+      body: {
+        metadata: { resourceVersion: live.metadata?.resourceVersion },
+        spec: {
+          template: { spec: { providerSpec: { value: awsProviderSpec("us-east-1a", "m6i.2xlarge") } } },
+        },
+      },
+    });
+    const synced = await waitFor("rotation complete", async () => {
+      const mapi = await product.get(KINDS.mapiMachineSet, MAPI_NS, name);
+      const c = synchronizedOf(mapi);
+      return c?.status === "True" &&
+        getPath(mapi, ["status", "synchronizedGeneration"]) === mapi.metadata?.generation
+        ? mapi
+        : undefined;
+    });
+    expect(synced.metadata?.generation).toBe(2);
+    const after = await product.get(KINDS.capiMachineSet, CAPI_NS, name);
+    const newTemplate = String(getPath(after, ["spec", "template", "spec", "infrastructureRef", "name"]));
+    expect(newTemplate).not.toBe(oldTemplate);
+    const rotated = await product.get(KINDS.awsMachineTemplate, CAPI_NS, newTemplate);
+    expect(getPath(rotated, ["spec", "template", "spec", "instanceType"])).toBe("m6i.2xlarge");
+    await waitFor("old template gone", async () =>
+      (await getOrUndefined(product, KINDS.awsMachineTemplate, CAPI_NS, oldTemplate)) === undefined
+        ? true
+        : undefined,
+    );
+    expect((await product.get(KINDS.awsMachineTemplate, CAPI_NS, nameOf(handMade))).metadata?.uid).toBe(
+      handMade.metadata?.uid,
+    );
+  });
+
+  it("an InfraMachine deleted out of band is released and recreated (new uid), the Machine stays synchronized", async () => {
+    const name = "sync-m1";
+    const before = await product.get(KINDS.awsMachine, CAPI_NS, name);
+    await capa.delete(KINDS.awsMachine, CAPI_NS, name);
+    const recreated = await waitFor("AWSMachine recreated", async () => {
+      const o = await getOrUndefined(product, KINDS.awsMachine, CAPI_NS, name);
+      return o && o.metadata?.uid !== before.metadata?.uid && !o.metadata?.deletionTimestamp ? o : undefined;
+    });
+    expect(recreated.metadata?.annotations?.[ANNOTATIONS.pausedBy]).toBe(PAUSED_BY_VALUE);
+    await waitFor("sync finalizer back", async () =>
+      (await product.get(KINDS.awsMachine, CAPI_NS, name)).metadata?.finalizers?.includes(FINALIZERS.sync)
+        ? true
+        : undefined,
+    );
+    expect(synchronizedOf(await product.get(KINDS.mapiMachine, MAPI_NS, name))?.status).toBe("True");
+  });
+});
+
+describe("SPEC §4.5 failure modes", () => {
+  it("conversion error: Synchronized=False with every field error, no CAPI twin, synchronizedGeneration unchanged", async () => {
+    const name = "sync-bad1";
+    await createMapiMachine(name, "MachineAPI", (m) => ({
+      ...m,
+      spec: {
+        ...(m.spec as Record<string, unknown>),
+        providerSpec: { value: { ...awsProviderSpec("us-east-1a"), deviceIndex: 1 } },
+      },
+    }));
+    const mapi = await waitFor("Synchronized=False", async () => {
+      const o = await product.get(KINDS.mapiMachine, MAPI_NS, name);
+      return synchronizedOf(o)?.status === "False" ? o : undefined;
+    });
+    const c = synchronizedOf(mapi);
+    expect(c?.reason).toBe("FailedToConvertMAPIMachineToCAPI");
+    expect(c?.message).toContain(
+      "spec.providerSpec.value.deviceIndex: Invalid value: 1: deviceIndex must be 0 or unset",
+    );
+    expect(getPath(mapi, ["status", "synchronizedGeneration"])).toBeUndefined();
+    expect(await getOrUndefined(product, KINDS.capiMachine, CAPI_NS, name)).toBeUndefined();
+  });
+
+  it("409 on the sync's own write: retried with backoff, never reported as a condition", async () => {
+    const name = "sync-conflict1";
+    const match = { users: [PRODUCT], verbs: ["create"], resources: ["cluster.x-k8s.io/machines"] };
+    const counted = () =>
+      local.api.counters.snapshot().byKey[`create cluster.x-k8s.io/machines ${PRODUCT}`] ?? 0;
+    const attemptsBefore = counted();
+    local.api.faults.set({ rate409: 1, match });
+    try {
+      await createMapiMachine(name, "MachineAPI");
+      await waitFor("three refused creates", async () => counted() >= attemptsBefore + 3);
+      const mapi = await product.get(KINDS.mapiMachine, MAPI_NS, name);
+      expect(synchronizedOf(mapi)).toBeUndefined();
+    } finally {
+      local.api.faults.clear();
+    }
+    await synchronizedMapi(KINDS.mapiMachine, name);
+  });
+
+  it("admission refusal: Synchronized=False, reason FailedToUpdateCAPIMachine, with the server's message", async () => {
+    const name = `${REFUSED_PREFIX}m1`;
+    await createMapiMachine(name, "MachineAPI");
+    const mapi = await waitFor("Synchronized=False", async () => {
+      const o = await product.get(KINDS.mapiMachine, MAPI_NS, name);
+      return synchronizedOf(o)?.status === "False" ? o : undefined;
+    });
+    const c = synchronizedOf(mapi);
+    expect(c?.reason).toBe("FailedToUpdateCAPIMachine");
+    expect(c?.message).toContain('admission webhook "deny.sync-test.example.com" denied the request');
+    expect(c?.message).toContain(REFUSAL_TEXT);
+    expect(c?.message).toContain(`Machine ${CAPI_NS}/${name}`);
+  });
+});
+
+describe("SPEC §4.2 ClusterAPI and §4.4 CAPI → MAPI", () => {
+  it("a Machine born ClusterAPI gets an unpaused twin; a CAPI label change is synchronized back", async () => {
+    const name = "sync-born1";
+    await createMapiMachine(name, "ClusterAPI");
+    const capi = await waitFor("CAPI twin", () => getOrUndefined(product, KINDS.capiMachine, CAPI_NS, name));
+    expect(capi.metadata?.annotations?.[ANNOTATIONS.paused]).toBeUndefined();
+    await waitFor("AWSMachine", () => getOrUndefined(product, KINDS.awsMachine, CAPI_NS, name));
+    const live = await admin.get(KINDS.capiMachine, CAPI_NS, name);
+    await admin.patch(KINDS.capiMachine, CAPI_NS, name, {
+      type: "merge",
+      body: {
+        metadata: { resourceVersion: live.metadata?.resourceVersion, labels: { "example.com/team": "blue" } },
+      },
+    });
+    const mapi = await waitFor("label on MAPI copy", async () => {
+      const o = await product.get(KINDS.mapiMachine, MAPI_NS, name);
+      return o.metadata?.labels?.["example.com/team"] === "blue" ? o : undefined;
+    });
+    expect(synchronizedOf(mapi)).toMatchObject({
+      status: "True",
+      message: "Successfully synchronized CAPI Machine to MAPI",
+    });
+  });
+});
+
+describe("SPEC §4.6 deletion", () => {
+  it("MachineAPI: deleting the MAPI Machine deletes the twins, waits for MAO, then releases all; nothing leaks", async () => {
+    const name = "sync-del1";
+    await createMapiMachine(name, "MachineAPI");
+    await synchronizedMapi(KINDS.mapiMachine, name);
+    await admin.delete(KINDS.mapiMachine, MAPI_NS, name);
+    // The twins are deleted, but held: MAO has not terminated the instance yet.
+    await waitFor("CAPI Machine deleting", async () =>
+      (await product.get(KINDS.capiMachine, CAPI_NS, name)).metadata?.deletionTimestamp ? true : undefined,
+    );
+    await waitFor("AWSMachine deleting", async () =>
+      (await product.get(KINDS.awsMachine, CAPI_NS, name)).metadata?.deletionTimestamp ? true : undefined,
+    );
+    expect((await product.get(KINDS.awsMachine, CAPI_NS, name)).metadata?.finalizers).toContain(
+      FINALIZERS.sync,
+    );
+    // MAO terminates the instance and removes its finalizer.
+    const mapi = await mao.get(KINDS.mapiMachine, MAPI_NS, name);
+    await mao.patch(KINDS.mapiMachine, MAPI_NS, name, {
+      type: "json",
+      body: [
+        { op: "test", path: "/metadata/finalizers", value: mapi.metadata?.finalizers },
+        {
+          op: "replace",
+          path: "/metadata/finalizers",
+          value: (mapi.metadata?.finalizers ?? []).filter((f) => f !== FINALIZERS.mapiMachine),
+        },
+      ],
+    });
+    for (const [type, namespace] of [
+      [KINDS.awsMachine, CAPI_NS],
+      [KINDS.capiMachine, CAPI_NS],
+      [KINDS.mapiMachine, MAPI_NS],
+    ] as const)
+      await waitFor(`${type.kind} ${name} gone`, async () =>
+        (await getOrUndefined(product, type, namespace, name)) === undefined ? true : undefined,
+      );
+  });
+
+  it("ClusterAPI: deleting the CAPI Machine deletes the MAPI copy and releases it; nothing leaks", async () => {
+    const name = "sync-del2";
+    await createMapiMachine(name, "ClusterAPI");
+    await synchronizedMapi(KINDS.mapiMachine, name);
+    await waitFor("AWSMachine", () => getOrUndefined(product, KINDS.awsMachine, CAPI_NS, name));
+    await admin.delete(KINDS.capiMachine, CAPI_NS, name);
+    await waitFor("MAPI copy deleting", async () =>
+      (await product.get(KINDS.mapiMachine, MAPI_NS, name)).metadata?.deletionTimestamp ? true : undefined,
+    );
+    // The CAPI Machine controller's part under ClusterAPI: it deletes the InfraMachine itself.
+    await local.clientAs("capi").delete(KINDS.awsMachine, CAPI_NS, name);
+    for (const [type, namespace] of [
+      [KINDS.mapiMachine, MAPI_NS],
+      [KINDS.capiMachine, CAPI_NS],
+      [KINDS.awsMachine, CAPI_NS],
+    ] as const)
+      await waitFor(`${type.kind} ${name} gone`, async () =>
+        (await getOrUndefined(product, type, namespace, name)) === undefined ? true : undefined,
+      );
+  });
+
+  it("MachineSet, MachineAPI: deleting the MAPI copy deletes the CAPI MachineSet and its labelled templates", async () => {
+    const name = "sync-ms1";
+    const capi = await product.get(KINDS.capiMachineSet, CAPI_NS, name);
+    const template = String(getPath(capi, ["spec", "template", "spec", "infrastructureRef", "name"]));
+    await admin.delete(KINDS.mapiMachineSet, MAPI_NS, name);
+    for (const [type, namespace, n] of [
+      [KINDS.mapiMachineSet, MAPI_NS, name],
+      [KINDS.capiMachineSet, CAPI_NS, name],
+      [KINDS.awsMachineTemplate, CAPI_NS, template],
+    ] as const)
+      await waitFor(`${type.kind} ${n} gone`, async () =>
+        (await getOrUndefined(product, type, namespace, n)) === undefined ? true : undefined,
+      );
+    // The hand-made template of the rotation test is not the product's to delete.
+    expect(await product.get(KINDS.awsMachineTemplate, CAPI_NS, `${name}-handmade`)).toBeDefined();
+  });
+});
+
+/** The seed MachineSet under another name (its selector and template labels follow the name). */
+function renamed(set: KubeObject, name: string): KubeObject {
+  return JSON.parse(JSON.stringify(set).replaceAll(nameOf(set), name)) as KubeObject;
+}
