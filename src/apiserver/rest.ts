@@ -138,6 +138,62 @@ export const unknownFields = (before: unknown, after: unknown, path = ""): strin
   return out;
 };
 
+const QUALIFIED_NAME =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const QUALIFIED_NAME_MESSAGE =
+  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
+
+const validKey = (k: string): boolean => {
+  if (!QUALIFIED_NAME.test(k)) return false;
+  const slash = k.lastIndexOf("/");
+  return k.length - slash - 1 <= 63 && (slash < 0 || slash <= 253);
+};
+
+/** kube's ObjectMeta validation beyond the name: label and annotation keys, ownerReferences. */
+const metadataCauses = (o: KubeObject): StatusCause[] => {
+  const causes: StatusCause[] = [];
+  const m = meta(o);
+  for (const [field, map] of [
+    ["metadata.labels", m.labels],
+    ["metadata.annotations", m.annotations],
+  ] as const)
+    for (const k of Object.keys(isRecord(map) ? map : {}))
+      if (!validKey(k))
+        causes.push({
+          reason: "FieldValueInvalid",
+          field,
+          message: `Invalid value: ${JSON.stringify(k)}: ${QUALIFIED_NAME_MESSAGE}`,
+        });
+  const annotationBytes = Object.entries(isRecord(m.annotations) ? m.annotations : {}).reduce(
+    (n, [k, v]) => n + k.length + String(v).length,
+    0,
+  );
+  if (annotationBytes > 262_144)
+    causes.push({
+      reason: "FieldValueTooLong",
+      field: "metadata.annotations",
+      message: "Too long: must have at most 262144 bytes",
+    });
+  const refs = Array.isArray(m.ownerReferences) ? m.ownerReferences : [];
+  refs.forEach((r, i) => {
+    const ref = isRecord(r) ? r : {};
+    for (const f of ["apiVersion", "kind", "name", "uid"])
+      if (typeof ref[f] !== "string" || ref[f] === "")
+        causes.push({
+          reason: "FieldValueInvalid",
+          field: `metadata.ownerReferences[${i}].${f}`,
+          message: `Invalid value: "": ${f} must not be empty`,
+        });
+  });
+  if (refs.filter((r) => isRecord(r) && r.controller === true).length > 1)
+    causes.push({
+      reason: "FieldValueInvalid",
+      field: "metadata.ownerReferences",
+      message: "Invalid value: []v1.OwnerReference: Only one reference can have Controller set to true",
+    });
+  return causes;
+};
+
 const setPath = (o: Record<string, unknown>, dotted: string, value: unknown): void => {
   const segs = dotted.replace(/^\./, "").split(".");
   let cur = o;
@@ -278,6 +334,7 @@ export class Rest {
           field: `metadata.labels`,
           message: `Invalid value: ${JSON.stringify(v)}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
         });
+    causes.push(...metadataCauses(o));
     if (res.crd) causes.push(...res.crd.validate(version, o, old));
     if (causes.length > 0) throw invalid(res.group, res.kind, name, causes);
   }

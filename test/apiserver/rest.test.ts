@@ -512,3 +512,42 @@ describe("PUT preconditions", () => {
     expect(uid.status).toBe(409);
   });
 });
+
+describe("metadata validation", () => {
+  it.each([
+    ["a label key that is not a qualified name", { labels: { "bad key": "v" } }, "metadata.labels"],
+    ["an annotation key with two slashes", { annotations: { "a/b/c": "v" } }, "metadata.annotations"],
+    [
+      "an ownerReference without uid",
+      { ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "o" }] },
+      "metadata.ownerReferences[0].uid",
+    ],
+    [
+      "two controller ownerReferences",
+      {
+        ownerReferences: [
+          { apiVersion: "v1", kind: "ConfigMap", name: "a", uid: "1", controller: true },
+          { apiVersion: "v1", kind: "ConfigMap", name: "b", uid: "2", controller: true },
+        ],
+      },
+      "metadata.ownerReferences",
+    ],
+  ])("refuses %s with 422", async (_what, metadata, field) => {
+    const r = await call(s, "POST", "/api/v1/namespaces/ns1/configmaps", {
+      metadata: { name: "meta-check", ...metadata },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.details.causes.map((c: { field: string }) => c.field)).toContain(field);
+  });
+
+  it("accepts prefixed keys such as machine.openshift.io/cluster-api-machineset", async () => {
+    const r = await call(s, "POST", "/api/v1/namespaces/ns1/configmaps", {
+      metadata: {
+        name: "meta-ok",
+        labels: { "machine.openshift.io/cluster-api-machineset": "ms-1" },
+        annotations: { "cluster.x-k8s.io/paused": "" },
+      },
+    });
+    expect(r.status).toBe(201);
+  });
+});
