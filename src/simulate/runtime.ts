@@ -32,6 +32,8 @@ export interface StandInOptions {
 export interface RunningStandIn {
   readonly name: string;
   readonly cache: Cache;
+  /** True while every controller runs with nothing queued or in flight (tests wait for quiescence with it). */
+  idle(): boolean;
   /** Stops controllers, leader election (without releasing: as a crash would, unless `release`) and the cache. */
   stop(options?: { release?: boolean }): Promise<void>;
 }
@@ -69,6 +71,11 @@ export async function startStandIn(options: StandInOptions): Promise<RunningStan
   return {
     name: options.name,
     cache,
+    idle: () =>
+      controllers.every((c) => {
+        const q = c.queue();
+        return q !== undefined && q.len() === 0 && q.processing().length === 0;
+      }),
     async stop(stopOptions) {
       if (elector) await (stopOptions?.release ? elector.release() : elector.stop());
       await Promise.all(controllers.map((c) => c.stop()));

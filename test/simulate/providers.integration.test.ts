@@ -1,0 +1,449 @@
+/**
+ * The stand-ins against the local API server with the project's CRDs, each under its real controller's
+ * identity (SPEC §1.1): MAO provisions a MachineAPI Machine to Running; MAO ignores a deleting Machine
+ * without its finalizer and the ledger reports the leaked instance; the CAPI Machine finalizer is held
+ * until the AWSMachine is NotFound; CAPA provisions an unpaused AWSMachine whose Machine is paused; both
+ * MachineSet stand-ins scale up and down; the request counters attribute every write to its identity.
+ * Real time with zero provisioning delay; waits poll for state, never assert elapsed time.
+ */
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadProjectCrds } from "../../src/apiserver/fixtures/crds.js";
+import type { ApiServer, ApiServerOptions } from "../../src/apiserver/index.js";
+import { startApiServer } from "../../src/apiserver/index.js";
+import { flushMicrotasks } from "../../src/kube/clock.js";
+import type { KubeConnection } from "../../src/kube/config.js";
+import { connect } from "../../src/kube/config.js";
+import { NotFoundError } from "../../src/kube/errors.js";
+import type { ResourceType } from "../../src/kube/kinds.js";
+import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { conditionOf, getPath, isDeleting, nameOf } from "../../src/kube/object.js";
+import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
+import type { SimulatedProviders } from "../../src/simulate/index.js";
+import { createInstanceLedger, startSimulatedProviders } from "../../src/simulate/index.js";
+import { silentLogger } from "../kube/fakes.js";
+import {
+  awsMachineOf,
+  awsMachineTemplateOf,
+  CAPI_NS,
+  capiMachineOf,
+  capiMachineSetOf,
+  controlledBy,
+  MAPI_NS,
+  mapiMachineOf,
+  mapiMachineSetOf,
+  paused,
+} from "./builders.js";
+
+const IDENTITY = {
+  mao: `system:serviceaccount:${MAPI_NS}:machine-api-controllers`,
+  capi: `system:serviceaccount:${CAPI_NS}:capi-manager`,
+  capa: `system:serviceaccount:${CAPI_NS}:capa-controller-manager`,
+};
+const users = [
+  { token: "admin-token", username: "admin", groups: ["system:masters"] },
+  ...Object.entries(IDENTITY).map(([k, username]) => ({
+    token: `${k}-token`,
+    username,
+    groups: ["system:serviceaccounts", "system:authenticated"],
+  })),
+];
+
+let tls: ApiServerOptions["tls"];
+let crds: KubeObject[] = [];
+beforeAll(async () => {
+  const ca = createCertificateAuthority("simulate test CA");
+  const serving = issueServingCertificate(ca, ["localhost", "127.0.0.1"]);
+  tls = { certPem: serving.certPem, keyPem: serving.keyPem, caPem: ca.certPem };
+  crds = await loadProjectCrds();
+});
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const s of stops.splice(0).reverse()) await s();
+});
+
+interface Env {
+  server: ApiServer;
+  admin: KubeConnection;
+  providers: SimulatedProviders;
+}
+
+const start = async (options: { requireRecordedDeletes?: boolean } = {}): Promise<Env> => {
+  const server = await startApiServer({ port: 0, users, bookmarkIntervalMs: 500, ...(tls ? { tls } : {}) });
+  stops.push(() => server.stop());
+  const as = (username: string) => connect({ kubeconfigText: server.kubeconfig(username) });
+  const admin = as("admin");
+  for (const name of [MAPI_NS, CAPI_NS]) await admin.client.create(KINDS.namespace, { metadata: { name } });
+  for (const crd of crds) await admin.client.create(KINDS.customResourceDefinition, crd);
+  const providers = await startSimulatedProviders({
+    connections: { mao: as(IDENTITY.mao), capi: as(IDENTITY.capi), capa: as(IDENTITY.capa) },
+    mapiNamespace: MAPI_NS,
+    capiNamespace: CAPI_NS,
+    logger: silentLogger(),
+    ledger: createInstanceLedger(options),
+  });
+  stops.push(() => providers.stop());
+  return { server, admin, providers };
+};
+
+/** Polls `check` until it returns a value other than undefined/false (or stops throwing). */
+async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v as T;
+      last = v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}; last: ${last instanceof Error ? last.message : String(last)}`,
+      );
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Waits until every stand-in is idle several checks in a row and the server's own controllers settled. */
+async function quiesce(env: Env): Promise<void> {
+  let calm = 0;
+  await eventually("the stand-ins to go idle", async () => {
+    await env.server.settled();
+    await flushMicrotasks();
+    const idle = [env.providers.mao, env.providers.capi, env.providers.capa].every((s) => s.idle());
+    calm = idle ? calm + 1 : 0;
+    return calm >= 5;
+  });
+}
+
+const get = (env: Env, type: ResourceType, ns: string, name: string) => env.admin.client.get(type, ns, name);
+const gone = async (env: Env, type: ResourceType, ns: string, name: string): Promise<boolean> => {
+  try {
+    await get(env, type, ns, name);
+    return false;
+  } catch (e) {
+    if (e instanceof NotFoundError) return true;
+    throw e;
+  }
+};
+const writesBy = (env: Env, user: string): string[] =>
+  Object.entries(env.server.counters.snapshot().byKey)
+    .filter(([k]) => k.endsWith(` ${user}`) && /^(create|update|patch|delete) /.test(k))
+    .map(([k]) => k.slice(0, k.length - user.length - 1))
+    .sort();
+const names = async (env: Env, type: ResourceType, ns: string) =>
+  (await env.admin.client.list(type, { namespace: ns })).items.map(nameOf);
+const existing = async (env: Env) => ({
+  mapi: await names(env, KINDS.mapiMachine, MAPI_NS),
+  capi: await names(env, KINDS.capiMachine, CAPI_NS),
+});
+
+describe("MAO stand-in against the local API server", () => {
+  it("provisions a MachineAPI Machine to Running with a providerID and Paused=False, as machine-api-controllers", async () => {
+    const env = await start();
+    await env.admin.client.create(KINDS.mapiMachine, mapiMachineOf("worker-0"));
+    const running = await eventually("Running", async () => {
+      const m = await get(env, KINDS.mapiMachine, MAPI_NS, "worker-0");
+      return getPath(m, ["status", "phase"]) === "Running" ? m : undefined;
+    });
+    const [instance] = env.providers.ledger.snapshot().instances;
+    expect(instance).toMatchObject({ machineName: "worker-0", side: "MachineAPI" });
+    expect(running.spec?.providerID).toBe(instance?.providerID);
+    expect(running.spec?.providerID).toMatch(/^aws:\/\/\/us-east-1a\/i-[0-9a-f]+$/);
+    expect(running.metadata?.finalizers).toEqual([FINALIZERS.mapiMachine]);
+    expect(getPath(running, ["status", "authoritativeAPI"])).toBe("MachineAPI");
+    expect(getPath(running, ["status", "nodeRef", "name"])).toMatch(/\.ec2\.internal$/);
+    expect(conditionOf(running, "Paused")).toMatchObject({
+      status: "False",
+      reason: "AuthoritativeAPIMachineAPI",
+      lastTransitionTime: expect.any(String),
+    });
+    await quiesce(env);
+    expect(writesBy(env, IDENTITY.mao)).toEqual([
+      "patch machine.openshift.io/machines",
+      "patch machine.openshift.io/machines/status",
+    ]);
+    expect(writesBy(env, IDENTITY.capi)).toEqual([]);
+    expect(writesBy(env, IDENTITY.capa)).toEqual([]);
+    expect(env.providers.ledger.violations(await existing(env))).toEqual([]);
+  });
+
+  it("terminates the instance and removes its finalizer when an active Machine is deleted", async () => {
+    const env = await start();
+    await env.admin.client.create(KINDS.mapiMachine, mapiMachineOf("worker-0"));
+    await eventually("a providerID", async () =>
+      getPath(await get(env, KINDS.mapiMachine, MAPI_NS, "worker-0"), ["spec", "providerID"]),
+    );
+    await env.admin.client.delete(KINDS.mapiMachine, MAPI_NS, "worker-0");
+    await eventually("the Machine gone", () => gone(env, KINDS.mapiMachine, MAPI_NS, "worker-0"));
+    const [instance] = env.providers.ledger.snapshot().instances;
+    expect(instance).toMatchObject({ terminatedBy: "MachineAPI", terminatedFor: { deleting: true } });
+    expect(env.providers.ledger.violations(await existing(env))).toEqual([]);
+  });
+
+  it("ignores a deleting Machine without machine.machine.openshift.io: the instance leaks and the ledger says so", async () => {
+    const env = await start();
+    await env.admin.client.create(KINDS.mapiMachine, mapiMachineOf("worker-0"));
+    const running = await eventually("Running", async () => {
+      const m = await get(env, KINDS.mapiMachine, MAPI_NS, "worker-0");
+      return getPath(m, ["status", "phase"]) === "Running" ? m : undefined;
+    });
+    // Someone swaps MAO's finalizer for another one, then the user deletes the Machine.
+    await env.admin.client.patch(KINDS.mapiMachine, MAPI_NS, "worker-0", {
+      type: "json",
+      body: [
+        { op: "test", path: "/metadata/finalizers", value: running.metadata?.finalizers },
+        { op: "replace", path: "/metadata/finalizers", value: [FINALIZERS.sync] },
+      ],
+    });
+    await env.admin.client.delete(KINDS.mapiMachine, MAPI_NS, "worker-0");
+    await quiesce(env);
+    const deleting = await get(env, KINDS.mapiMachine, MAPI_NS, "worker-0");
+    expect(isDeleting(deleting)).toBe(true);
+    expect(deleting.metadata?.finalizers).toEqual([FINALIZERS.sync]);
+    const [instance] = env.providers.ledger.snapshot().instances;
+    expect(instance?.terminatedSeq).toBeUndefined();
+
+    await env.admin.client.patch(KINDS.mapiMachine, MAPI_NS, "worker-0", {
+      type: "json",
+      body: [{ op: "remove", path: "/metadata/finalizers/0" }],
+    });
+    await eventually("the Machine gone", () => gone(env, KINDS.mapiMachine, MAPI_NS, "worker-0"));
+    expect(env.providers.ledger.violations(await existing(env))).toEqual([
+      `instance ${instance?.instanceId} (MachineAPI) is running but neither Machine worker-0 nor its twin exists: leaked`,
+    ]);
+  });
+
+  it("a MachineSet scales Machines up and down while MAPI-authoritative; scale-down terminates", async () => {
+    const env = await start();
+    const set = await env.admin.client.create(KINDS.mapiMachineSet, mapiMachineSetOf(2));
+    const setName = nameOf(set);
+    const runningMachines = async (n: number) =>
+      eventually(`${n} Running Machines`, async () => {
+        const items = (await env.admin.client.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items;
+        const live = items.filter((m) => !isDeleting(m));
+        return items.length === n && live.every((m) => getPath(m, ["status", "phase"]) === "Running")
+          ? live
+          : undefined;
+      });
+    const two = await runningMachines(2);
+    for (const m of two) {
+      expect(m.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "MachineSet", name: setName });
+      expect(m.spec?.authoritativeAPI).toBe("MachineAPI");
+    }
+    await env.admin.client.patch(KINDS.mapiMachineSet, MAPI_NS, setName, {
+      type: "merge",
+      body: { spec: { replicas: 1 } },
+    });
+    await runningMachines(1);
+    await quiesce(env);
+    const snapshot = env.providers.ledger.snapshot();
+    expect(snapshot.instances).toHaveLength(2);
+    expect(snapshot.instances.filter((i) => i.terminatedSeq !== undefined)).toHaveLength(1);
+    expect(snapshot.deletionsRequested).toHaveLength(1);
+    expect(env.providers.ledger.violations(await existing(env))).toEqual([]);
+    expect(writesBy(env, IDENTITY.mao)).toContain("create machine.openshift.io/machines");
+    expect(writesBy(env, IDENTITY.mao)).toContain("delete machine.openshift.io/machines");
+  });
+
+  it("a MachineSet that is not MAPI-authoritative does not scale", async () => {
+    const env = await start();
+    const set = mapiMachineSetOf(2, { spec: { authoritativeAPI: "ClusterAPI" } });
+    await env.admin.client.create(KINDS.mapiMachineSet, set);
+    const acknowledged = await eventually("Paused=True", async () => {
+      const s = await get(env, KINDS.mapiMachineSet, MAPI_NS, nameOf(set));
+      return conditionOf(s, "Paused")?.status === "True" ? s : undefined;
+    });
+    expect(getPath(acknowledged, ["status", "authoritativeAPI"])).toBe("ClusterAPI");
+    await quiesce(env);
+    expect(await names(env, KINDS.mapiMachine, MAPI_NS)).toEqual([]);
+  });
+});
+
+describe("CAPI and CAPA stand-ins against the local API server", () => {
+  /** A CAPI Machine and its AWSMachine (owned by the Machine, as the sync creates them). */
+  const createPair = async (
+    env: Env,
+    name: string,
+    annotations: { machine?: object; infra?: object } = {},
+  ) => {
+    const machine = await env.admin.client.create(
+      KINDS.capiMachine,
+      capiMachineOf(name, annotations.machine ? { meta: { annotations: { ...annotations.machine } } } : {}),
+    );
+    await env.admin.client.create(
+      KINDS.awsMachine,
+      awsMachineOf(name, {
+        meta: {
+          ownerReferences: [controlledBy(machine)],
+          ...(annotations.infra ? { annotations: { ...annotations.infra } } : {}),
+        },
+      }),
+    );
+  };
+  const capiRunning = (env: Env, name: string) =>
+    eventually(`CAPI Machine ${name} Running`, async () => {
+      const m = await get(env, KINDS.capiMachine, CAPI_NS, name);
+      return getPath(m, ["status", "phase"]) === "Running" ? m : undefined;
+    });
+
+  it("unpaused: CAPA provisions the AWSMachine, CAPI copies providerID, nodeRef, Running, infrastructureProvisioned", async () => {
+    const env = await start();
+    await createPair(env, "m-0");
+    const machine = await capiRunning(env, "m-0");
+    const infra = await get(env, KINDS.awsMachine, CAPI_NS, "m-0");
+    expect(infra.spec?.instanceID).toMatch(/^i-[0-9a-f]+$/);
+    expect(infra.spec?.providerID).toBe(`aws:///us-east-1a/${infra.spec?.instanceID}`);
+    expect(machine.spec?.providerID).toBe(infra.spec?.providerID);
+    expect(getPath(machine, ["status", "initialization", "infrastructureProvisioned"])).toBe(true);
+    expect(getPath(machine, ["status", "nodeRef", "name"])).toMatch(/\.ec2\.internal$/);
+    expect(machine.metadata?.finalizers).toEqual([FINALIZERS.capiMachine]);
+    expect(infra.metadata?.finalizers).toEqual([FINALIZERS.awsMachine]);
+    for (const o of [machine, infra])
+      expect(conditionOf(o, "Paused")).toMatchObject({ status: "False", reason: "NotPaused" });
+    await quiesce(env);
+    expect(writesBy(env, IDENTITY.capa)).toEqual([
+      "patch infrastructure.cluster.x-k8s.io/awsmachines",
+      "patch infrastructure.cluster.x-k8s.io/awsmachines/status",
+    ]);
+    expect(writesBy(env, IDENTITY.capi)).toEqual([
+      "patch cluster.x-k8s.io/machines",
+      "patch cluster.x-k8s.io/machines/status",
+    ]);
+    expect(writesBy(env, IDENTITY.mao)).toEqual([]);
+    expect(env.providers.ledger.snapshot().instances).toMatchObject([
+      { machineName: "m-0", side: "ClusterAPI" },
+    ]);
+  });
+
+  it("CAPA provisions an unpaused AWSMachine even when its Machine is paused", async () => {
+    const env = await start();
+    await createPair(env, "m-0", { machine: paused });
+    const infra = await eventually("the AWSMachine provisioned", async () => {
+      const a = await get(env, KINDS.awsMachine, CAPI_NS, "m-0");
+      return getPath(a, ["status", "initialization", "provisioned"]) === true ? a : undefined;
+    });
+    expect(infra.spec?.instanceID).toMatch(/^i-/);
+    expect(getPath(infra, ["status", "initialization", "infrastructureProvisioned"])).toBe(true);
+    await quiesce(env);
+    const machine = await get(env, KINDS.capiMachine, CAPI_NS, "m-0");
+    expect(conditionOf(machine, "Paused")).toMatchObject({ status: "True", reason: "Paused" });
+    expect(machine.spec?.providerID).toBeUndefined();
+    expect(machine.metadata?.finalizers ?? []).toEqual([]);
+  });
+
+  it("a paused AWSMachine gets Paused=True and nothing else", async () => {
+    const env = await start();
+    await createPair(env, "m-0", { machine: paused, infra: paused });
+    await eventually("Paused=True on the AWSMachine", async () => {
+      const a = await get(env, KINDS.awsMachine, CAPI_NS, "m-0");
+      return conditionOf(a, "Paused")?.status === "True";
+    });
+    await quiesce(env);
+    const infra = await get(env, KINDS.awsMachine, CAPI_NS, "m-0");
+    expect(infra.metadata?.finalizers ?? []).toEqual([]);
+    expect(infra.spec?.instanceID).toBeUndefined();
+    expect(env.providers.ledger.snapshot().instances).toEqual([]);
+  });
+
+  it("the CAPI Machine keeps its finalizer until the AWSMachine is NotFound", async () => {
+    const env = await start();
+    await createPair(env, "m-0");
+    await capiRunning(env, "m-0");
+    // CAPA stops for this AWSMachine (its own pause), so it will not release its finalizer.
+    await env.admin.client.patch(KINDS.awsMachine, CAPI_NS, "m-0", {
+      type: "merge",
+      body: { metadata: { annotations: paused } },
+    });
+    await eventually(
+      "CAPA acknowledged the pause",
+      async () => conditionOf(await get(env, KINDS.awsMachine, CAPI_NS, "m-0"), "Paused")?.status === "True",
+    );
+    await env.admin.client.delete(KINDS.capiMachine, CAPI_NS, "m-0");
+    await eventually("the CAPI stand-in deleted the AWSMachine", async () =>
+      isDeleting(await get(env, KINDS.awsMachine, CAPI_NS, "m-0")),
+    );
+    await quiesce(env);
+    const held = await get(env, KINDS.capiMachine, CAPI_NS, "m-0");
+    expect(isDeleting(held)).toBe(true);
+    expect(held.metadata?.finalizers).toEqual([FINALIZERS.capiMachine]);
+    expect(env.providers.ledger.snapshot().instances[0]?.terminatedSeq).toBeUndefined();
+
+    await env.admin.client.patch(KINDS.awsMachine, CAPI_NS, "m-0", {
+      type: "json",
+      body: [{ op: "remove", path: "/metadata/annotations/cluster.x-k8s.io~1paused" }],
+    });
+    await eventually("the CAPI Machine gone", () => gone(env, KINDS.capiMachine, CAPI_NS, "m-0"));
+    expect(await gone(env, KINDS.awsMachine, CAPI_NS, "m-0")).toBe(true);
+    expect(env.providers.ledger.snapshot().instances[0]).toMatchObject({
+      terminatedBy: "ClusterAPI",
+      terminatedFor: { object: `AWSMachine ${CAPI_NS}/m-0`, deleting: true },
+    });
+    expect(env.providers.ledger.violations(await existing(env))).toEqual([]);
+  });
+
+  it("a CAPI MachineSet scales Machines and their AWSMachines from the template, up and down", async () => {
+    const env = await start();
+    await env.admin.client.create(KINDS.awsMachineTemplate, awsMachineTemplateOf("workers"));
+    await env.admin.client.create(KINDS.capiMachineSet, capiMachineSetOf("workers", 2));
+    const runningPairs = (n: number) =>
+      eventually(`${n} Running Machines with AWSMachines`, async () => {
+        const machines = (await env.admin.client.list(KINDS.capiMachine, { namespace: CAPI_NS })).items;
+        const infras = (await env.admin.client.list(KINDS.awsMachine, { namespace: CAPI_NS })).items;
+        const ok =
+          machines.length === n &&
+          infras.length === n &&
+          machines.every((m) => getPath(m, ["status", "phase"]) === "Running");
+        return ok ? { machines, infras } : undefined;
+      });
+    const { machines, infras } = await runningPairs(2);
+    expect(infras.map(nameOf).sort()).toEqual(machines.map(nameOf).sort());
+    for (const a of infras) {
+      expect(a.spec?.instanceType).toBe("m6i.xlarge");
+      expect(a.spec?.providerID).toMatch(/^aws:\/\/\/us-east-1b\//);
+      expect(a.metadata?.ownerReferences).toMatchObject([
+        { kind: "Machine", name: nameOf(a), controller: true },
+      ]);
+    }
+    const set = await get(env, KINDS.capiMachineSet, CAPI_NS, "workers");
+    expect(set.metadata?.finalizers).toEqual([FINALIZERS.capiMachineSet]);
+
+    await env.admin.client.patch(KINDS.capiMachineSet, CAPI_NS, "workers", {
+      type: "merge",
+      body: { spec: { replicas: 1 } },
+    });
+    await runningPairs(1);
+    await quiesce(env);
+    const snapshot = env.providers.ledger.snapshot();
+    expect(snapshot.instances).toHaveLength(2);
+    expect(snapshot.instances.filter((i) => i.terminatedSeq !== undefined)).toHaveLength(1);
+    expect(env.providers.ledger.violations(await existing(env))).toEqual([]);
+    expect(writesBy(env, IDENTITY.capi)).toEqual(
+      expect.arrayContaining([
+        "create cluster.x-k8s.io/machines",
+        "create infrastructure.cluster.x-k8s.io/awsmachines",
+        "delete cluster.x-k8s.io/machines",
+        "delete infrastructure.cluster.x-k8s.io/awsmachines",
+      ]),
+    );
+  });
+
+  it("a paused CAPI MachineSet acknowledges and does not scale", async () => {
+    const env = await start();
+    await env.admin.client.create(KINDS.awsMachineTemplate, awsMachineTemplateOf("workers"));
+    await env.admin.client.create(
+      KINDS.capiMachineSet,
+      capiMachineSetOf("workers", 2, { meta: { annotations: paused } }),
+    );
+    await eventually(
+      "Paused=True",
+      async () =>
+        conditionOf(await get(env, KINDS.capiMachineSet, CAPI_NS, "workers"), "Paused")?.status === "True",
+    );
+    await quiesce(env);
+    expect(await names(env, KINDS.capiMachine, CAPI_NS)).toEqual([]);
+  });
+});
