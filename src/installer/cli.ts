@@ -328,7 +328,7 @@ export async function runPackProvider(argv: readonly string[], io: PackProviderI
   });
   if (!result.ok) {
     io.stderr.write(`pack-provider: ${result.error}\n`);
-    return result.error.startsWith("--") ? 2 : 1;
+    return result.usage ? 2 : 1;
   }
   for (const w of result.warnings) io.stderr.write(`pack-provider: ${w}\n`);
   io.stdout.write(result.yaml);

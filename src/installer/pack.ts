@@ -40,7 +40,7 @@ export interface PackInput {
 
 export type PackResult =
   | { ok: true; configMap: KubeObject; yaml: string; bytes: number; warnings: string[] }
-  | { ok: false; error: string };
+  | { ok: false; error: string /** the arguments, not the components, are at fault */; usage?: boolean };
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
@@ -72,7 +72,7 @@ const validate = (input: PackInput): string | undefined => {
 
 export function packProvider(input: PackInput): PackResult {
   const invalid = validate(input);
-  if (invalid) return { ok: false, error: invalid };
+  if (invalid) return { ok: false, error: invalid, usage: true };
   const type = input.type as ProviderType;
   const docs = parseAllDocuments(input.components);
   for (const [i, doc] of docs.entries()) {

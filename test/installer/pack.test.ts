@@ -1,0 +1,170 @@
+/**
+ * pack-provider (SPEC §6): a released components file becomes a transport ConfigMap with the SPEC labels,
+ * cert-manager rewritten to OpenShift service-ca, caBundles dropped, variables left for the installer in
+ * their plain style, and a refusal over 1 MiB. Also the command's exit codes and messages.
+ */
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: clusterctl's ${VAR} syntax is what these tests are about
+import { readFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
+import { runPackProvider } from "../../src/installer/cli.js";
+import { MAX_CONFIGMAP_BYTES, packProvider, SERVICE_CA } from "../../src/installer/pack.js";
+import type { KubeObject } from "../../src/kube/object.js";
+
+const FIXTURE = "test/fixtures/providers/capz-like-components.yaml";
+const components = await readFile(FIXTURE, "utf8");
+
+const pack = (overrides: Partial<Parameters<typeof packProvider>[0]> = {}) =>
+  packProvider({
+    name: "azure",
+    type: "infrastructure",
+    version: "v1.17.2",
+    namespace: "openshift-cluster-api",
+    components,
+    ...overrides,
+  });
+
+const documentsOf = (configMap: KubeObject): KubeObject[] =>
+  parseAllDocuments(String((configMap.data as Record<string, string>).components)).map(
+    (d) => d.toJS() as KubeObject,
+  );
+
+describe("pack-provider: the transport ConfigMap", () => {
+  it("carries the SPEC §6 labels, name and namespace, components under data.components", () => {
+    const result = pack();
+    if (!result.ok) throw new Error(result.error);
+    expect(result.configMap.metadata).toEqual({
+      name: "capi-provider-infrastructure-azure",
+      namespace: "openshift-cluster-api",
+      labels: {
+        "provider.cluster.x-k8s.io/name": "azure",
+        "provider.cluster.x-k8s.io/type": "infrastructure",
+        "provider.cluster.x-k8s.io/version": "v1.17.2",
+      },
+    });
+    expect(parse(result.yaml)).toEqual(result.configMap);
+  });
+
+  it("cert-manager: Certificate → serving-cert annotation on its Service, Issuer dropped, inject-ca-from → inject-cabundle", () => {
+    const result = pack();
+    if (!result.ok) throw new Error(result.error);
+    const docs = documentsOf(result.configMap);
+    expect(docs.map((d) => d.kind)).toEqual([
+      "Namespace",
+      "CustomResourceDefinition",
+      "ServiceAccount",
+      "ClusterRoleBinding",
+      "Service",
+      "Deployment",
+      "ValidatingWebhookConfiguration",
+    ]);
+    const byKind = (k: string) => docs.find((d) => d.kind === k)!;
+    expect(byKind("Service").metadata?.annotations).toEqual({
+      [SERVICE_CA.servingCertSecretName]: "capz-webhook-service-cert",
+    });
+    for (const k of ["CustomResourceDefinition", "ValidatingWebhookConfiguration"]) {
+      expect(byKind(k).metadata?.annotations?.[SERVICE_CA.injectCabundle]).toBe("true");
+      expect(byKind(k).metadata?.annotations).not.toHaveProperty("cert-manager.io/inject-ca-from");
+    }
+    expect(JSON.stringify(docs)).not.toContain("caBundle");
+    expect(result.warnings).toEqual([
+      "rewrote 1 cert-manager Certificate(s) to service-ca serving-cert annotations and dropped 1 Issuer(s)",
+    ]);
+  });
+
+  it("variables stay plain so they substitute to numbers and booleans at install time", () => {
+    const result = pack();
+    if (!result.ok) throw new Error(result.error);
+    const text = String((result.configMap.data as Record<string, string>).components);
+    expect(text).toContain("replicas: ${CAPZ_REPLICAS:=1}");
+    expect(text).toContain("- --v=${CAPZ_LOGLEVEL:=0}");
+    expect(text).toContain("image: to.be/replaced:v99");
+  });
+
+  it("a Certificate whose DNS names match no Service is reported", () => {
+    const result = pack({
+      components: components.replaceAll("capz-webhook-service.capz-system", "elsewhere.capz-system"),
+    });
+    if (!result.ok) throw new Error(result.error);
+    expect(result.warnings).toContain(
+      "Certificate capz-system/capz-serving-cert: no Service in the components matches its dnsNames (elsewhere.capz-system.svc, elsewhere.capz-system.svc.cluster.local); Secret capz-webhook-service-cert will not be created by service-ca",
+    );
+  });
+
+  it("refuses a ConfigMap over 1 MiB", () => {
+    const big = `${components}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: padding\ndata:\n  blob: "${"x".repeat(MAX_CONFIGMAP_BYTES)}"\n`;
+    const result = pack({ components: big });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error).toMatch(
+      /^the transport ConfigMap would be \d+ bytes, over the 1048576-byte \(1 MiB\) limit of a ConfigMap; trim the components \(for example CRD descriptions\) or split the provider$/,
+    );
+  });
+
+  it.each([
+    [{ type: "bootstrap" }, '--type must be one of core, infrastructure, not "bootstrap"'],
+    [{ type: "core", name: "capi" }, 'the core provider is named cluster-api, not "capi"'],
+    [{ name: "AWS" }, `--name must be a DNS label (lower-case letters, digits, '-'), not "AWS"`],
+    [{ version: "v 2" }, '--version must be a label value such as v2.9.0, not "v 2"'],
+  ])("refuses bad arguments %o", (overrides, message) => {
+    expect(pack(overrides)).toEqual({ ok: false, error: message, usage: true });
+  });
+
+  it("refuses components that are not YAML", () => {
+    const result = pack({ components: "kind: [Deployment\n" });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatch(/^components document 1 line \d+: /);
+  });
+});
+
+describe("pack-provider: the command", () => {
+  const io = (files: Record<string, string>) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    return {
+      out,
+      err,
+      io: {
+        stdout: { write: (s: string) => out.push(s) },
+        stderr: { write: (s: string) => err.push(s) },
+        readFile: async (p: string) => {
+          const f = files[p];
+          if (f === undefined) throw new Error(`ENOENT: no such file, open '${p}'`);
+          return f;
+        },
+      },
+    };
+  };
+
+  it("prints the ConfigMap and exits 0", async () => {
+    const t = io({ "components.yaml": components });
+    const code = await runPackProvider(
+      ["--name", "aws", "--type", "infrastructure", "--version=v2.9.0", "-f", "components.yaml"],
+      t.io,
+    );
+    expect(code).toBe(0);
+    const cm = parse(t.out.join("")) as KubeObject;
+    expect(cm.metadata?.name).toBe("capi-provider-infrastructure-aws");
+    expect(t.err.join("")).toContain("rewrote 1 cert-manager Certificate(s)");
+  });
+
+  it.each([
+    [["--name", "aws", "--type", "infrastructure", "-f", "c.yaml"], 2, "pack-provider: missing --version"],
+    [["--name", "aws", "--bogus", "x"], 2, 'pack-provider: unknown argument "--bogus"'],
+    [
+      ["--name", "aws", "--type", "infrastructure", "--version", "v1", "-f", "nope.yaml"],
+      1,
+      "pack-provider: cannot read nope.yaml",
+    ],
+    [
+      ["--name", "aws", "--type", "other", "--version", "v1", "-f", "c.yaml"],
+      2,
+      "pack-provider: --type must be one of core, infrastructure",
+    ],
+  ])("%j exits %i", async (argv, code, message) => {
+    const t = io({ "c.yaml": components });
+    expect(await runPackProvider(argv, t.io)).toBe(code);
+    expect(t.err.join("")).toContain(message);
+    expect(t.out).toEqual([]);
+  });
+});
