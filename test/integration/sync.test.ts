@@ -549,6 +549,138 @@ describe("SPEC §4.2 ClusterAPI and §4.4 CAPI → MAPI", () => {
   });
 });
 
+describe("SPEC §4.2/§4.5 Events and §4.1 dynamic watches", () => {
+  const eventsFor = async (name: string, reason: string) =>
+    (await admin.list(KINDS.event, { namespace: MAPI_NS })).items.filter(
+      (e) => getPath(e, ["involvedObject", "name"]) === name && e.reason === reason,
+    );
+
+  it("converter warnings become Warning Events ConversionWarning; the condition is still True", async () => {
+    const name = "sync-warn1";
+    const tags = [
+      { name: "team", value: "blue" },
+      { name: "team", value: "green" },
+    ];
+    await createMapiMachine(name, "MachineAPI", (m) => ({
+      ...m,
+      spec: {
+        ...(m.spec as Record<string, unknown>),
+        providerSpec: { value: { ...awsProviderSpec("us-east-1a"), tags } },
+      },
+    }));
+    await synchronizedMapi(KINDS.mapiMachine, name);
+    const events = await waitFor("ConversionWarning event", async () => {
+      const found = await eventsFor(name, "ConversionWarning");
+      return found.length > 0 ? found : undefined;
+    });
+    expect(events[0]?.type).toBe("Warning");
+    expect(String(events[0]?.message)).toContain('duplicate tag name "team"');
+  });
+
+  it("an unpaused CAPI twin of a MachineAPI Machine is paused, marked needs-attention, reported with its instance", async () => {
+    const name = "sync-race1";
+    // A user's CAPI Machine and AWSMachine (with an instance) exist before the MAPI Machine: the race of §4.2.
+    await admin.create(KINDS.awsMachine, {
+      apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+      kind: "AWSMachine",
+      metadata: { name, namespace: CAPI_NS },
+      spec: {
+        instanceType: "m6i.xlarge",
+        ami: { id: "ami-0c5d61202c3b9c33e" },
+        instanceID: "i-0abc1234def567890",
+      },
+    });
+    await admin.create(KINDS.capiMachine, {
+      apiVersion: "cluster.x-k8s.io/v1beta2",
+      kind: "Machine",
+      metadata: { name, namespace: CAPI_NS },
+      spec: {
+        clusterName: "demo-7xk2p",
+        bootstrap: { dataSecretName: "worker-user-data" },
+        infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "AWSMachine", name },
+      },
+    });
+    await createMapiMachine(name, "MachineAPI");
+    const mapi = await waitFor("Synchronized=False UnpausedTwinDetected", async () => {
+      const o = await product.get(KINDS.mapiMachine, MAPI_NS, name);
+      return synchronizedOf(o)?.reason === "UnpausedTwinDetected" ? o : undefined;
+    });
+    expect(synchronizedOf(mapi)?.message).toContain("i-0abc1234def567890");
+    for (const type of [KINDS.capiMachine, KINDS.awsMachine]) {
+      const o = await waitFor(`${type.kind} paused and marked`, async () => {
+        const live = await product.get(type, CAPI_NS, name);
+        return live.metadata?.annotations?.[ANNOTATIONS.needsAttention] !== undefined ? live : undefined;
+      });
+      expect(o.metadata?.annotations?.[ANNOTATIONS.paused]).toBe("");
+      expect(o.metadata?.deletionTimestamp).toBeUndefined();
+    }
+    const events = await waitFor("UnpausedTwinDetected event", async () => {
+      const found = await eventsFor(name, "UnpausedTwinDetected");
+      return found.length > 0 ? found : undefined;
+    });
+    expect(events[0]?.type).toBe("Warning");
+    expect(String(events[0]?.message)).toContain("i-0abc1234def567890");
+  });
+
+  it("a CAPI Machine referencing a new infrastructure kind starts its informer at run time and maps it back", async () => {
+    const crdName = "demomachines.infrastructure.cluster.x-k8s.io";
+    await admin.create(KINDS.customResourceDefinition, {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: crdName },
+      spec: {
+        group: "infrastructure.cluster.x-k8s.io",
+        scope: "Namespaced",
+        names: {
+          plural: "demomachines",
+          singular: "demomachine",
+          kind: "DemoMachine",
+          listKind: "DemoMachineList",
+        },
+        versions: [
+          {
+            name: "v1beta2",
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          },
+        ],
+      },
+    });
+    await waitFor("CRD served", async () => {
+      const crd = await admin.get(KINDS.customResourceDefinition, "", crdName);
+      return conditionOf(crd, "Established")?.status === "True" ? true : undefined;
+    });
+    const demoType = { ...KINDS.awsMachine, kind: "DemoMachine", plural: "demomachines" };
+    const name = "sync-dyn1";
+    const watched = () => cache.informers().some((i) => i.type.kind === "DemoMachine");
+    expect(watched()).toBe(false);
+    // A CAPI-only Machine (no MAPI twin, no set): the sync ignores it, but still watches what it references.
+    await admin.create(KINDS.capiMachine, {
+      apiVersion: "cluster.x-k8s.io/v1beta2",
+      kind: "Machine",
+      metadata: { name, namespace: CAPI_NS },
+      spec: {
+        clusterName: "demo-7xk2p",
+        bootstrap: { dataSecretName: "worker-user-data" },
+        infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "DemoMachine", name },
+      },
+    });
+    await waitFor("DemoMachine informer started", async () => watched() || undefined);
+    const before = await reconciles();
+    await admin.create(demoType, {
+      apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+      kind: "DemoMachine",
+      metadata: { name, namespace: CAPI_NS },
+      spec: {},
+    });
+    // The new kind's events reach the controller: the DemoMachine is in the cache and its key reconciled.
+    await waitFor("DemoMachine event reconciled", async () =>
+      cache.get(demoType, CAPI_NS, name) && (await reconciles()) > before ? true : undefined,
+    );
+  });
+});
+
 describe("SPEC §4.6 deletion", () => {
   it("MachineAPI: deleting the MAPI Machine deletes the twins, waits for MAO, then releases all; nothing leaks", async () => {
     const name = "sync-del1";
@@ -624,6 +756,27 @@ describe("SPEC §4.6 deletion", () => {
       );
     // The hand-made template of the rotation test is not the product's to delete.
     expect(await product.get(KINDS.awsMachineTemplate, CAPI_NS, `${name}-handmade`)).toBeDefined();
+  });
+});
+
+describe("SPEC §4.6 storage being removed (last: it deletes the CAPI namespace)", () => {
+  it("a deleting CAPI namespace: nothing is propagated, no finalizer removed, Synchronized=False StorageBeingRemoved", async () => {
+    const name = "sync-storage1";
+    await createMapiMachine(name, "MachineAPI");
+    await synchronizedMapi(KINDS.mapiMachine, name);
+    await admin.delete(KINDS.namespace, "", CAPI_NS);
+    const mapi = await waitFor("StorageBeingRemoved", async () => {
+      const o = await product.get(KINDS.mapiMachine, MAPI_NS, name);
+      return synchronizedOf(o)?.reason === "StorageBeingRemoved" ? o : undefined;
+    });
+    expect(synchronizedOf(mapi)?.status).toBe("False");
+    expect(mapi.metadata?.deletionTimestamp).toBeUndefined();
+    const capi = await product.get(KINDS.capiMachine, CAPI_NS, name);
+    expect(capi.metadata?.deletionTimestamp).toBeDefined();
+    expect(capi.metadata?.finalizers).toContain(FINALIZERS.sync);
+    expect((await product.get(KINDS.awsMachine, CAPI_NS, name)).metadata?.finalizers).toContain(
+      FINALIZERS.sync,
+    );
   });
 });
 
