@@ -18,6 +18,7 @@ import type { ResourceType } from "../kube/kinds.js";
 import { CAPI_GROUP, KINDS, LABELS, MAPI_API_VERSION } from "../kube/kinds.js";
 import type { RuntimeMetrics } from "../kube/metrics.js";
 import { runtimeMetrics } from "../kube/metrics.js";
+import type { KubeObject } from "../kube/object.js";
 import { ownerReferencesOf } from "../kube/object.js";
 import type { ObjectStore } from "../policies/types.js";
 import type { MigrationMetrics } from "./metrics.js";
@@ -28,6 +29,7 @@ import type { SnapshotNamespaces } from "./read-snapshot.js";
 import { readHandoverSnapshot } from "./read-snapshot.js";
 import type { GaugeRows, KeyMemory, WaitBackoff } from "./reporting.js";
 import {
+  completionDue,
   DEFAULT_WAIT_BACKOFF,
   directionOf,
   inProgressNames,
@@ -40,7 +42,7 @@ import {
   withStep,
 } from "./reporting.js";
 import type { HandoverKind, HandoverSnapshot, ObjectRef } from "./snapshot.js";
-import { opposite } from "./snapshot.js";
+import { opposite, statusAuthorityOf } from "./snapshot.js";
 import type { Step } from "./steps.js";
 import { stepName } from "./steps.js";
 import type { PatchRequest } from "./write.js";
@@ -138,16 +140,17 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
   };
 
   /** Bookkeeping of the writes that end or start a handover: start time, counters, duration. */
-  const account = (m: KeyMemory, step: Step, now: number): KeyMemory => {
+  const account = (m: KeyMemory, step: Step, now: number, subject: KubeObject | undefined): KeyMemory => {
     switch (step.kind) {
       case "startMigration":
         return { ...m, startedAt: now };
       case "completeMigration": {
         const direction = directionOf(opposite(step.to), step.to);
+        const held: KeyMemory = subject ? { ...m, pendingCompletion: { event: step.event, subject } } : m;
         metrics.migrationsTotal.inc({ kind, direction, result: "completed" });
         if (m.startedAt !== undefined)
           metrics.migrationDuration.observe({ kind, direction }, Math.max(0, now - m.startedAt) / 1000);
-        return { ...m, startedAt: undefined };
+        return { ...held, startedAt: undefined };
       }
       case "cancelMigration":
         // `to` is the old authority: the cancelled handover went from it to the other one.
@@ -166,12 +169,24 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     const now = clock.now();
     const s = snapshotOf(name);
     const step = planHandover(s, new Date(now), planOptions);
+    let previous = memory.get(name) ?? {};
+    const status = s.mapi ? statusAuthorityOf(s.mapi) : "absent";
+    if (completionDue(previous, status === "MachineAPI" || status === "ClusterAPI", step)) {
+      const { event, subject } = previous.pendingCompletion!;
+      // Gone before step 11 was seen: the Event goes to the object as it was at the step-10 write.
+      await events.record(s.mapi ?? subject, event.type, event.reason, event.message);
+      previous = {
+        ...previous,
+        pendingCompletion: undefined,
+        lastEvent: { reason: event.reason, message: event.message },
+      };
+      memory.set(name, previous);
+    }
     if (step.kind === "done") {
       // Gone or steady: nothing to remember; a later handover starts with a clean slate.
       memory.delete(name);
       return {};
     }
-    const previous = memory.get(name) ?? {};
     const label = stepName(step);
     let m = withStep(previous, label, now);
     if (m.startedAt === undefined) {
@@ -229,6 +244,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
           },
           step,
           now,
+          s.mapi,
         );
         m = await emit(s, m, step);
         memory.set(name, m);

@@ -32,6 +32,11 @@ export interface KeyMemory {
    * repeat it (and get 409), so the shell requeues instead.
    */
   pendingWrite?: { role: string; name: string; plannedResourceVersion: string };
+  /**
+   * The `MigrationCompleted` Event of a step-10 write, held until step 11 is done (SPEC §3.1: the new
+   * authority's side is active, not merely named in status).
+   */
+  pendingCompletion?: { event: HandoverEvent; subject: KubeObject };
 }
 
 export interface WaitBackoff {
@@ -45,18 +50,31 @@ export const DEFAULT_WAIT_BACKOFF: WaitBackoff = Object.freeze({ initialMs: 1_00
 export const eventOf = (step: Step): HandoverEvent | undefined => ("event" in step ? step.event : undefined);
 
 /**
- * The Event to emit for `step`, or undefined. Start, completion and cancellation ride on their write and
- * are emitted each time that write succeeds (each is a transition by itself; a second handover of the same
+ * The Event to emit for `step`, or undefined. Start and cancellation ride on their write and are
+ * emitted each time that write succeeds (each is a transition by itself; a second handover of the same
  * object repeats the same message legitimately). Waits and blocks are emitted only when their reason or
  * message differs from the last Event of this key, so a handover waiting for an hour reports once.
  */
 export const transitionEvent = (memory: KeyMemory, step: Step): HandoverEvent | undefined => {
   const event = eventOf(step);
   if (!event) return undefined;
+  // Held until step 11 is done; the shell emits it through `completionDue`.
+  if (step.kind === "completeMigration") return undefined;
   if (step.kind !== "wait" && step.kind !== "blocked") return event;
   const last = memory.lastEvent;
   return last && last.reason === event.reason && last.message === event.message ? undefined : event;
 };
+
+/** Step 3's repairs, which finish step 11 after a completion (pause state and synchronizedAPI). */
+const STEADY_REPAIRS: readonly Step["kind"][] = ["pause", "unpause", "setSynchronizedAPI"];
+
+/**
+ * Whether a held `MigrationCompleted` is due: the cache shows a stable status (the step-10 write landed)
+ * and the plan is no longer one of step 3's repairs (step 11 is done). Also due when the object is gone.
+ */
+export const completionDue = (memory: KeyMemory, statusIsStable: boolean, step: Step): boolean =>
+  memory.pendingCompletion !== undefined &&
+  ((step.kind === "done" && step.why === "gone") || (statusIsStable && !STEADY_REPAIRS.includes(step.kind)));
 
 /**
  * The requeue delay of a wait: `initialMs` when the key starts waiting at this step, doubling (up to

@@ -42,6 +42,8 @@ const NAMESPACES = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
 const STUCK_AFTER_MS = 15 * 60_000;
 
 interface RecordedEvent {
+  /** How many patches had been sent when the Event was recorded. */
+  afterCalls: number;
   name: string;
   type: string;
   reason: string;
@@ -146,7 +148,7 @@ const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
   };
   const recorder: EventRecorder = {
     async record(object, type, reason, message) {
-      events.push({ name: nameOf(object), type, reason, message });
+      events.push({ afterCalls: calls.length, name: nameOf(object), type, reason, message });
     },
   };
   return {
@@ -410,11 +412,31 @@ describe("one Event per transition, not per reconcile (SPEC §3.4)", () => {
     expect(reasons.filter((r) => r === "MigrationStarted")).toHaveLength(1);
     expect(reasons.filter((r) => r === "MigrationCompleted")).toHaveLength(1);
     expect(reasons.indexOf("MigrationStarted")).toBeLessThan(reasons.indexOf("MigrationCompleted"));
-    for (let i = 1; i < env.events.length; i++)
-      expect(env.events[i], `event ${i}`).not.toEqual(env.events[i - 1]);
+    const said = env.events.map((e) => `${e.reason}: ${e.message}`);
+    for (let i = 1; i < said.length; i++) expect(said[i], `event ${i}`).not.toBe(said[i - 1]);
     expect(env.events.find((e) => e.reason === "MigrationCompleted")?.message).toBe(
       `Migration of MAPI Machine ${MAPI_NS}/worker-a from MachineAPI to ClusterAPI completed`,
     );
+  });
+
+  it("MigrationCompleted waits for step 11: after both unpause writes, not at the step-10 write", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    await driveToRest(env);
+    // The step-10 write is the last status write; two unpause writes (step 11) follow it.
+    const completeAt = env.calls.map((c) => c.subresource).lastIndexOf("status") + 1;
+    expect(env.calls.length - completeAt).toBe(2);
+    expect(env.calls.slice(-2).map((c) => c.role)).toEqual(["capi", "infraMachine"]);
+    const completed = env.events.find((e) => e.reason === "MigrationCompleted");
+    expect(completed?.afterCalls).toBe(env.calls.length);
+    expect(completed?.afterCalls).toBeGreaterThan(completeAt);
+  });
+
+  it("MigrationCompleted to MachineAPI (no step 11) once the cache shows the step-10 write", async () => {
+    const env = setup(requestHandover("Machine", "ClusterAPI"));
+    await driveToRest(env);
+    const lastStatusWrite = env.calls.map((c) => c.subresource).lastIndexOf("status") + 1;
+    expect(env.events.find((e) => e.reason === "MigrationCompleted")?.afterCalls).toBe(lastStatusWrite);
+    expect(env.events.map((e) => e.reason)).toContain("MigrationCompleted");
   });
 
   it("a second handover of the same object reports its start and completion again", async () => {
