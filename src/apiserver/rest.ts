@@ -91,6 +91,13 @@ const LABEL_MESSAGE =
 
 const MAX_RETRIES = 16;
 
+/** How admission sees a subresource whose wire type differs from the stored kind (scale → Scale). */
+interface AdmissionView {
+  kind: AdmissionAttributes["kind"];
+  toView(o: KubeObject): KubeObject;
+  fromView(view: KubeObject, o: KubeObject): KubeObject;
+}
+
 /** Thrown inside an update attempt when the stored object moved under an unconditional write: retry. */
 class RetryUpdate extends Error {}
 
@@ -236,6 +243,7 @@ export class Rest {
     object: KubeObject | null,
     oldObject: KubeObject | null,
     options: Record<string, unknown> | null,
+    kind?: AdmissionAttributes["kind"],
   ): Promise<KubeObject | null> {
     // kube never sends webhook configuration objects to webhooks (so a broken webhook cannot lock itself in).
     if (ctx.skipAdmission || res.group === "admissionregistration.k8s.io") return object;
@@ -249,7 +257,7 @@ export class Rest {
           : undefined;
     const attrs: AdmissionAttributes = {
       operation,
-      kind: { group: res.group, version, kind: res.kind },
+      kind: kind ?? { group: res.group, version, kind: res.kind },
       resource: { group: res.group, version, resource: res.plural },
       ...(subResource ? { subResource } : {}),
       name: ref?.metadata?.name ?? "",
@@ -793,6 +801,7 @@ export class Rest {
     subresource: string | undefined,
     precondition: string | undefined,
     applyFields?: ManagedFieldsEntry[],
+    view?: AdmissionView,
   ): Promise<KubeObject> {
     const key = resourceKey(res);
     const name = String(old.metadata?.name ?? "");
@@ -819,18 +828,20 @@ export class Rest {
     next = this.pruneAndDefault(ctx, res, version, next);
     const options = ctx.patch ? this.patchOptions(ctx) : this.options("UpdateOptions", ctx);
     const asRead = (o: KubeObject): KubeObject => asVersion(res, version, o);
-    next =
-      (await this.admit(
-        "mutate",
-        ctx,
-        res,
-        version,
-        "UPDATE",
-        subresource,
-        asRead(next),
-        asRead(old),
-        options,
-      )) ?? next;
+    const toAdmission = (o: KubeObject): KubeObject => (view ? view.toView(o) : asRead(o));
+    const mutated = await this.admit(
+      "mutate",
+      ctx,
+      res,
+      version,
+      "UPDATE",
+      subresource,
+      toAdmission(next),
+      toAdmission(old),
+      options,
+      view?.kind,
+    );
+    if (mutated) next = view ? view.fromView(mutated, next) : mutated;
     next = this.restoreServerFields(res, next, server, version);
     if (subresource === "status") next = { ...old, status: next.status, metadata: next.metadata };
     this.checkFinalizers(res, old, next);
@@ -845,9 +856,10 @@ export class Rest {
       version,
       "UPDATE",
       subresource,
-      asRead(next),
-      asRead(old),
+      toAdmission(next),
+      toAdmission(old),
       options,
+      view?.kind,
     );
     if (specOf(res, next) !== specOf(res, old))
       next = {
@@ -955,7 +967,29 @@ export class Rest {
       const precondition = typeof rv === "string" && rv !== old.metadata?.resourceVersion ? rv : undefined;
       const next = structuredClone(old) as Record<string, unknown>;
       setPath(next, res.scale!.specReplicasPath, replicas);
-      return this.applyUpdate(ctx, res, version, old, next as KubeObject, "scale", precondition);
+      // Admission sees autoscaling/v1 Scale objects for this subresource, as in kube.
+      const view: AdmissionView = {
+        kind: { group: "autoscaling", version: "v1", kind: "Scale" },
+        toView: (o) => this.scaleOf(res, o),
+        fromView: (scaleView, o) => {
+          const r = getPath(scaleView, ["spec", "replicas"]);
+          if (typeof r !== "number") return o;
+          const copy = structuredClone(o) as Record<string, unknown>;
+          setPath(copy, res.scale!.specReplicasPath, r);
+          return copy as KubeObject;
+        },
+      };
+      return this.applyUpdate(
+        ctx,
+        res,
+        version,
+        old,
+        next as KubeObject,
+        "scale",
+        precondition,
+        undefined,
+        view,
+      );
     });
     return this.scaleOf(res, updated);
   }

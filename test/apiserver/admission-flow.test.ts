@@ -126,6 +126,33 @@ describe("admission seam", () => {
     });
   });
 
+  it("the scale subresource is admitted as autoscaling/v1 Scale objects; a mutated Scale is applied", async () => {
+    await call(s, "POST", WIDGETS("adm"), widget("scaled", "adm", { replicas: 1 }));
+    calls.length = 0;
+    verdict = (phase, a) =>
+      phase === "mutate" && a.subResource === "scale"
+        ? { allowed: true, object: { ...a.object, spec: { replicas: 5 } }, warnings: [] }
+        : undefined;
+    const r = await call(
+      s,
+      "PATCH",
+      `${WIDGETS("adm")}/scaled/scale`,
+      { spec: { replicas: 3 } },
+      { contentType: "application/merge-patch+json" },
+    );
+    verdict = () => undefined;
+    expect(r.body).toMatchObject({ kind: "Scale", spec: { replicas: 5 } });
+    const v = calls.find((c) => c.phase === "validate")!.a;
+    expect(v).toMatchObject({
+      kind: { group: "autoscaling", version: "v1", kind: "Scale" },
+      resource: { group: "example.com", version: "v1", resource: "widgets" },
+      subResource: "scale",
+      object: { apiVersion: "autoscaling/v1", kind: "Scale", spec: { replicas: 5 } },
+      oldObject: { kind: "Scale", spec: { replicas: 1 } },
+    });
+    expect((await call(s, "GET", `${WIDGETS("adm")}/scaled`)).body.spec.replicas).toBe(5);
+  });
+
   it("a denial reaches the client as the dispatcher's Status (code, reason, message, no details) with warnings", async () => {
     verdict = (phase) =>
       phase === "validate"
