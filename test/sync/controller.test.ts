@@ -1,0 +1,172 @@
+/**
+ * The sync controller shell's live reads, with an in-memory cache (fake informers the test fills) and the
+ * in-memory API of test/kube/fakes.ts standing for the API server, so the cache and the live answers can
+ * disagree on purpose: SPEC §4.2 `confirmAbsent` (a lagging cache is no proof that an authoritative twin
+ * was deleted) and the §4.6 storage read (namespaces and CRDs read live, never from the cache).
+ */
+import { Registry } from "prom-client";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Cache } from "../../src/kube/cache.js";
+import type { KubeClient } from "../../src/kube/client.js";
+import { systemClock } from "../../src/kube/clock.js";
+import type { Controller } from "../../src/kube/controller.js";
+import type { EventRecorder } from "../../src/kube/events.js";
+import type { ResourceType } from "../../src/kube/kinds.js";
+import { KINDS } from "../../src/kube/kinds.js";
+import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import type { Transport } from "../../src/kube/transport.js";
+import { createMachineSyncController } from "../../src/sync/controller.js";
+import { type FakeInformer, fakeClient, fakeInformer, silentLogger } from "../kube/fakes.js";
+import { CAPI_NS, capiMachine, condition, MAPI_NS, mapiMachine, deps as syncDeps } from "./builders.js";
+
+/** A Cache over fake informers: one per (type, namespace), created on first use like the real one. */
+const fakeCache = (): Cache & { informer(type: ResourceType, namespace: string): FakeInformer } => {
+  const informers = new Map<string, FakeInformer>();
+  const informer = (type: ResourceType, namespace = ""): FakeInformer => {
+    const key = `${type.plural}.${type.group}@${type.namespaced ? namespace : ""}`;
+    let i = informers.get(key);
+    if (!i) {
+      i = fakeInformer(type);
+      informers.set(key, i);
+    }
+    return i;
+  };
+  return {
+    informer,
+    informerFor: informer,
+    informers: () => [...informers.values()],
+    synced: () => true,
+    waitForSync: async () => {},
+    stop: async () => {},
+    get: (type, namespace, name) => informer(type, namespace).get(namespace, name),
+    list: (type, namespace) => informer(type, namespace ?? "").list(namespace),
+    freshness: () => ({ synced: true, disconnectedForMs: 0 }),
+  };
+};
+
+const noDiscovery: Transport = {
+  request: async () => {
+    throw new Error("no discovery in this test");
+  },
+  stream: async () => {
+    throw new Error("no streams in this test");
+  },
+};
+
+const running: Controller[] = [];
+afterEach(async () => {
+  for (const c of running.splice(0)) await c.stop();
+});
+
+const reconciled = async (metrics: RuntimeMetrics, result: string): Promise<void> => {
+  for (let i = 0; i < 400; i++) {
+    const values = (await metrics.reconcileTotal.get()).values;
+    if (values.some((v) => v.labels.result === result && v.value > 0)) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`no reconcile with result ${result}`);
+};
+
+/** The world of one test: a ClusterAPI MAPI Machine that was synchronized, whose CAPI twin the cache lacks. */
+const setup = async (options: { capiLive: boolean; capiNamespaceDeleting?: boolean }) => {
+  const cache = fakeCache();
+  const fake = fakeClient();
+  // The API server and the cache agree on the MAPI copy (same resourceVersion); they differ on the twin.
+  const mapi = await fake.client.create(
+    KINDS.mapiMachine,
+    mapiMachine("m-1", {
+      authority: "ClusterAPI",
+      status: { conditions: [condition("Synchronized", "True")] },
+    }),
+  );
+  cache.informer(KINDS.mapiMachine, MAPI_NS).add(mapi);
+  for (const name of [MAPI_NS, CAPI_NS])
+    await fake.client.create(KINDS.namespace, {
+      metadata: {
+        name,
+        ...(options.capiNamespaceDeleting && name === CAPI_NS
+          ? { deletionTimestamp: "2026-11-30T10:00:00Z" }
+          : {}),
+      },
+    });
+  for (const name of [
+    "machines.machine.openshift.io",
+    "machines.cluster.x-k8s.io",
+    "awsmachines.infrastructure.cluster.x-k8s.io",
+  ])
+    await fake.client.create(KINDS.customResourceDefinition, { metadata: { name } });
+  if (options.capiLive) await fake.client.create(KINDS.capiMachine, capiMachine("m-1"));
+  const deletes: { kind: string; name: string; preconditions: unknown }[] = [];
+  const client: KubeClient = {
+    ...fake.client,
+    async delete(type, namespace, name, opts) {
+      deletes.push({ kind: type.kind, name, preconditions: opts?.preconditions });
+      return fake.client.delete(type, namespace, name, opts);
+    },
+  };
+  const recorded: string[] = [];
+  const events: EventRecorder = {
+    record: async (_o: KubeObject, _type, reason) => {
+      recorded.push(reason);
+    },
+  };
+  const metrics = runtimeMetrics(new Registry());
+  const { converter, settings } = syncDeps();
+  const controller = createMachineSyncController({
+    client,
+    transport: noDiscovery,
+    cache,
+    converter,
+    settings,
+    events,
+    clock: systemClock,
+    logger: silentLogger(),
+    metrics,
+    confirmAbsentRetryMs: 60_000,
+  });
+  running.push(controller);
+  await controller.start();
+  return { fake, deletes, metrics, mapi, recorded };
+};
+
+describe("SPEC §4.2 ClusterAPI without twin: the deletion is confirmed live before it is propagated", () => {
+  it("the cache lacks the CAPI twin but the API server has it: nothing is deleted, the key is looked at again", async () => {
+    const { fake, deletes, metrics } = await setup({ capiLive: true });
+    await reconciled(metrics, "requeue_after");
+    expect(fake.calls.some((c) => c.verb === "get" && c.type === "Machine" && c.name === "m-1")).toBe(true);
+    expect(deletes).toEqual([]);
+  });
+
+  it("the API server confirms the twin is gone: the MAPI copy is deleted with uid and resourceVersion preconditions", async () => {
+    const { deletes, metrics, mapi } = await setup({ capiLive: false });
+    await reconciled(metrics, "success");
+    expect(deletes).toEqual([
+      {
+        kind: "Machine",
+        name: "m-1",
+        preconditions: { uid: mapi.metadata?.uid, resourceVersion: mapi.metadata?.resourceVersion },
+      },
+    ]);
+  });
+});
+
+describe("SPEC §4.6 storage read", () => {
+  it("reads both namespaces and the twins' CRDs live; a deleting namespace stops the deletion", async () => {
+    const { fake, deletes, metrics } = await setup({ capiLive: false, capiNamespaceDeleting: true });
+    await reconciled(metrics, "success");
+    const liveReads = fake.calls.filter((c) => c.verb === "get").map((c) => `${c.type}/${c.name}`);
+    expect(liveReads).toEqual(
+      expect.arrayContaining([
+        `Namespace/${MAPI_NS}`,
+        `Namespace/${CAPI_NS}`,
+        "CustomResourceDefinition/machines.machine.openshift.io",
+        "CustomResourceDefinition/machines.cluster.x-k8s.io",
+        "CustomResourceDefinition/awsmachines.infrastructure.cluster.x-k8s.io",
+      ]),
+    );
+    expect(deletes).toEqual([]);
+    const statusPatch = fake.calls.find((c) => c.verb === "patch:merge" && c.name === "m-1");
+    expect(JSON.stringify(statusPatch?.body)).toContain("StorageBeingRemoved");
+  });
+});
