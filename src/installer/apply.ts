@@ -144,7 +144,7 @@ export async function applyProviders(
     const { ref } = rendered;
     const what = `${describeRef(ref)} (provider ${provider.label})`;
     try {
-      const type = await resolver.resolve(ref.apiVersion, ref.kind);
+      const type = await resolveFresh(resolver, ref);
       const live = await getIfExists(client, type, ref);
       if (live && isDeleting(live)) {
         fail(`${what} is being deleted; it is applied again once it is gone`, ref, provider.label);
@@ -199,6 +199,19 @@ export async function applyProviders(
     outcome.pruneHeld = "the desired set is empty";
   else await prune(providers, options, options.prune.labels, outcome, deps);
   return outcome;
+}
+
+/**
+ * Resolves a kind, asking discovery once more when it is unknown: a CRD applied moments ago in this run
+ * serves kinds a discovery document fetched before it did not list (the resolver drops such a document).
+ */
+async function resolveFresh(resolver: ResourceResolver, ref: KindRef): Promise<ResourceType> {
+  try {
+    return await resolver.resolve(ref.apiVersion, ref.kind);
+  } catch (e) {
+    if (!(e instanceof NotFoundError)) throw e;
+    return resolver.resolve(ref.apiVersion, ref.kind);
+  }
 }
 
 async function getIfExists(
