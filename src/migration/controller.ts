@@ -120,10 +120,11 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     return { ...m, lastEvent: { reason: event.reason, message: event.message } };
   };
 
-  const send = async (request: PatchRequest): Promise<void> => {
+  /** Sends the request; answers the resourceVersion the server gave the object. */
+  const send = async (request: PatchRequest): Promise<string | undefined> => {
     const { target } = request;
     const type = typeOfTarget(target, kind, infraMachineTypes);
-    await client.patch(
+    const written = await client.patch(
       type,
       target.namespace,
       target.name,
@@ -137,6 +138,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
           : {}),
       },
     );
+    return written.metadata?.resourceVersion;
   };
 
   /** Bookkeeping of the writes that end or start a handover: start time, counters, duration. */
@@ -227,7 +229,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
           return { requeueAfterMs: backoff.initialMs };
         }
         if (signal?.aborted) return {};
-        await send(request);
+        const writtenVersion = await send(request);
         log.info(
           { target: `${request.target.role} ${request.target.namespace}/${request.target.name}` },
           "wrote",
@@ -236,11 +238,15 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
           {
             ...m,
             waitDelayMs: undefined,
-            pendingWrite: {
-              role: request.target.role,
-              name: request.target.name,
-              plannedResourceVersion: request.target.resourceVersion,
-            },
+            // A write the server took as a no-op (same resourceVersion) brings no watch event to wait for.
+            pendingWrite:
+              writtenVersion === request.target.resourceVersion
+                ? undefined
+                : {
+                    role: request.target.role,
+                    name: request.target.name,
+                    plannedResourceVersion: request.target.resourceVersion,
+                  },
           },
           step,
           now,

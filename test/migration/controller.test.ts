@@ -80,6 +80,7 @@ const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
   const calls: Call[] = [];
   const events: RecordedEvent[] = [];
   let failNext: Error | undefined;
+  let noopNext = false;
 
   const roleOf = (namespace: string, name: string, kind: string): Role => {
     const role = ROLES.find((r) => {
@@ -125,6 +126,11 @@ const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
         ...(options?.subresource ? { subresource: options.subresource } : {}),
       });
       const current = clone(objectOf(world.s, role)!);
+      if (noopNext) {
+        // The server found nothing to change: same object, same resourceVersion, no watch event.
+        noopNext = false;
+        return current;
+      }
       let next: KubeObject;
       if (patch.type === "merge") {
         const rv = getPath(patch.body, ["metadata", "resourceVersion"]);
@@ -143,7 +149,7 @@ const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
         }
       } else throw new Error("no apply here");
       replace(role, next);
-      return clone(next);
+      return clone(objectOf(world.s, role)!);
     },
   };
   const recorder: EventRecorder = {
@@ -181,6 +187,9 @@ const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
     },
     failNextPatch(e: Error) {
       failNext = e;
+    },
+    noopNextPatch() {
+      noopNext = true;
     },
   };
 };
@@ -294,6 +303,14 @@ describe("one step per reconcile (SPEC §3: one write, then return)", () => {
     await env.reconciler.reconcile(env.name);
     expect(env.calls).toHaveLength(2);
     expect(env.calls[1]).toMatchObject({ role: "mapi", subresource: "status" });
+  });
+
+  it("a write the server took as a no-op (same resourceVersion) is not waited for", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    env.noopNextPatch();
+    await env.reconciler.reconcile(env.name);
+    await env.reconciler.reconcile(env.name);
+    expect(env.calls).toHaveLength(2);
   });
 
   it("a stopped controller (aborted signal) does not write", async () => {
