@@ -14,7 +14,7 @@ import { capiControllers } from "./capi.js";
 import type { InstanceLedger } from "./ledger.js";
 import { createInstanceLedger } from "./ledger.js";
 import { maoControllers } from "./mao.js";
-import type { RunningStandIn } from "./runtime.js";
+import type { LeaseTimings, RunningStandIn } from "./runtime.js";
 import { startStandIn } from "./runtime.js";
 
 export type {
@@ -25,7 +25,7 @@ export type {
   LedgerSnapshot,
 } from "./ledger.js";
 export { createInstanceLedger } from "./ledger.js";
-export type { RunningStandIn } from "./runtime.js";
+export type { LeaseTimings, RunningStandIn } from "./runtime.js";
 
 /** The Lease names the stand-ins campaign for (each in the namespace its real controller runs in). */
 export const STAND_IN_LEASES = Object.freeze({
@@ -43,22 +43,16 @@ export interface StandInCommon {
   clock?: Clock;
   /** Campaign for the stand-in's own Lease (local mode); off in most tests. */
   leaderElection?: boolean;
-  /** Lease retry period when leader-elected (default the runtime's 2 s). */
-  leaseRetryPeriodMs?: number;
+  /** Lease timings when leader-elected (default the runtime's). */
+  leaseTimings?: LeaseTimings;
 }
 
 const leaderElectionFor = (
   o: StandInCommon,
   namespace: string,
   leaseName: string,
-): { namespace: string; leaseName: string; retryPeriodMs?: number } | undefined =>
-  o.leaderElection
-    ? {
-        namespace,
-        leaseName,
-        ...(o.leaseRetryPeriodMs !== undefined ? { retryPeriodMs: o.leaseRetryPeriodMs } : {}),
-      }
-    : undefined;
+): ({ namespace: string; leaseName: string } & LeaseTimings) | undefined =>
+  o.leaderElection ? { namespace, leaseName, ...o.leaseTimings } : undefined;
 
 export function startMaoStandIn(
   o: StandInCommon & { provisioningDelayMs?: number },
@@ -135,6 +129,7 @@ export interface SimulatedProvidersOptions {
   logger: Logger;
   clock?: Clock;
   leaderElection?: boolean;
+  leaseTimings?: LeaseTimings;
   /** How long a MAPI Machine stays Provisioning once its instance exists (default 0). */
   provisioningDelayMs?: number;
   /** Default: a new ledger that logs one line per instance event on `logger`. */
@@ -159,6 +154,7 @@ export async function startSimulatedProviders(opts: SimulatedProvidersOptions): 
     ledger,
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.leaderElection !== undefined ? { leaderElection: opts.leaderElection } : {}),
+    ...(opts.leaseTimings ? { leaseTimings: opts.leaseTimings } : {}),
   };
   const started: RunningStandIn[] = [];
   try {

@@ -17,6 +17,13 @@ import type { LeaderElector } from "../kube/leader.js";
 import { createLeaderElector } from "../kube/leader.js";
 import { leaderGatedControllers } from "../kube/manager.js";
 
+/** Lease timings (default the runtime's 15 s / 10 s / 2 s); tests shorten them to crash and fail over quickly. */
+export interface LeaseTimings {
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
 export interface StandInOptions {
   /** Short name used in logs and the Lease name (`mao`, `capi`, `capa`). */
   name: string;
@@ -24,7 +31,7 @@ export interface StandInOptions {
   logger: Logger;
   clock: Clock;
   /** When set, the stand-in campaigns for this Lease and runs its controllers only while leading. */
-  leaderElection?: { namespace: string; leaseName: string; retryPeriodMs?: number } | undefined;
+  leaderElection?: ({ namespace: string; leaseName: string } & LeaseTimings) | undefined;
   /** Builds the controllers over the stand-in's own cache (creating the informers they watch). */
   controllers(cache: Cache, logger: Logger): Controller[];
 }
@@ -32,6 +39,8 @@ export interface StandInOptions {
 export interface RunningStandIn {
   readonly name: string;
   readonly cache: Cache;
+  /** True while this stand-in runs its controllers (always, without leader election). */
+  leading(): boolean;
   /** True while every controller runs with nothing queued or in flight (tests wait for quiescence with it). */
   idle(): boolean;
   /** Stops controllers, leader election (without releasing: as a crash would, unless `release`) and the cache. */
@@ -52,9 +61,7 @@ export async function startStandIn(options: StandInOptions): Promise<RunningStan
       identity: `${options.name}-${randomBytes(4).toString("hex")}`,
       clock: options.clock,
       logger,
-      ...(options.leaderElection.retryPeriodMs !== undefined
-        ? { retryPeriodMs: options.leaderElection.retryPeriodMs }
-        : {}),
+      ...timings(options.leaderElection),
       onStartedLeading: gate.onStartedLeading,
       onStoppedLeading: gate.onStoppedLeading,
     });
@@ -71,6 +78,7 @@ export async function startStandIn(options: StandInOptions): Promise<RunningStan
   return {
     name: options.name,
     cache,
+    leading: () => elector?.isLeader() ?? true,
     idle: () =>
       controllers.every((c) => {
         const q = c.queue();
@@ -83,6 +91,12 @@ export async function startStandIn(options: StandInOptions): Promise<RunningStan
     },
   };
 }
+
+const timings = (t: LeaseTimings): LeaseTimings => ({
+  ...(t.leaseDurationMs !== undefined ? { leaseDurationMs: t.leaseDurationMs } : {}),
+  ...(t.renewDeadlineMs !== undefined ? { renewDeadlineMs: t.renewDeadlineMs } : {}),
+  ...(t.retryPeriodMs !== undefined ? { retryPeriodMs: t.retryPeriodMs } : {}),
+});
 
 /**
  * Per-owner record of children a set controller wrote but its cache does not yet reflect: created names
