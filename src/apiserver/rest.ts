@@ -81,6 +81,8 @@ export interface RestDeps {
 
 export type PatchType = "merge" | "json" | "strategic" | "apply";
 
+/** The label kube-apiserver keeps equal to a Namespace's name. */
+const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
 const NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789";
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -407,8 +409,16 @@ export class Rest {
       const { stringData: _s, ...rest } = o;
       return { ...rest, data };
     }
-    if (res.group === "" && res.plural === "namespaces" && !old) {
-      return { ...o, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } };
+    if (res.group === "" && res.plural === "namespaces") {
+      // kube-apiserver's namespace strategy always sets this label to the name (Kubernetes ≥ 1.21); webhook
+      // namespaceSelectors (ours included, SPEC §2.2) depend on it.
+      const metadata = {
+        ...o.metadata,
+        labels: { ...o.metadata?.labels, [NAMESPACE_NAME_LABEL]: String(o.metadata?.name ?? "") },
+      };
+      return old
+        ? { ...o, metadata }
+        : { ...o, metadata, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } };
     }
     return o;
   }

@@ -551,3 +551,15 @@ describe("metadata validation", () => {
     expect(r.status).toBe(201);
   });
 });
+
+describe("namespaces carry kubernetes.io/metadata.name like kube-apiserver's", () => {
+  it("on create, on update (restored if removed), and on the system namespaces", async () => {
+    const created = await call(s, "POST", "/api/v1/namespaces", namespace("labelled"));
+    expect(created.body.metadata.labels).toMatchObject({ "kubernetes.io/metadata.name": "labelled" });
+    const stripped = { ...created.body, metadata: { ...created.body.metadata, labels: { team: "a" } } };
+    const updated = await call(s, "PUT", "/api/v1/namespaces/labelled", stripped);
+    expect(updated.body.metadata.labels).toEqual({ team: "a", "kubernetes.io/metadata.name": "labelled" });
+    const system = await call(s, "GET", "/api/v1/namespaces/kube-system");
+    expect(system.body.metadata.labels).toMatchObject({ "kubernetes.io/metadata.name": "kube-system" });
+  });
+});
