@@ -8,22 +8,28 @@
  */
 import jsonpatch from "fast-json-patch";
 import { Registry } from "prom-client";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import type { Cache } from "../../src/kube/cache.js";
 import type { KubeClient } from "../../src/kube/client.js";
 import { createManualClock } from "../../src/kube/clock.js";
 import { ConflictError, InvalidError, NotFoundError } from "../../src/kube/errors.js";
 import type { EventRecorder } from "../../src/kube/events.js";
-import type { StableAuthority } from "../../src/kube/kinds.js";
+import type { ResourceType, StableAuthority } from "../../src/kube/kinds.js";
 import { CAPI_API_VERSION, CONDITIONS, KINDS, LABELS, MAPI_API_VERSION } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { getPath, isRecord, nameOf, namespaceOf } from "../../src/kube/object.js";
-import { createMigrationReconciler, migrationWatches } from "../../src/migration/controller.js";
+import {
+  createMigrationController,
+  createMigrationReconciler,
+  migrationWatches,
+} from "../../src/migration/controller.js";
 import type { MigrationMetrics } from "../../src/migration/metrics.js";
 import { migrationMetrics } from "../../src/migration/metrics.js";
 import type { HandoverKind, HandoverSnapshot, Role } from "../../src/migration/snapshot.js";
 import { objectOf, opposite, statusAuthorityOf } from "../../src/migration/snapshot.js";
 import { memoryStore } from "../../src/policies/memory-store.js";
-import { silentLogger } from "../kube/fakes.js";
+import type { FakeInformer } from "../kube/fakes.js";
+import { fakeInformer, silentLogger } from "../kube/fakes.js";
 import type { World } from "./world.js";
 import {
   ACTORS,
@@ -679,5 +685,76 @@ describe("watches map every related object to the MAPI name (SPEC §3)", () => {
       }),
     ).toEqual(["o"]);
     expect(m("cluster.x-k8s.io", "Machine")({ metadata: { name: "lonely" } })).toEqual([]);
+  });
+});
+
+describe("createMigrationController: watches, queue and gauges under the runtime (SPEC §3, §7)", () => {
+  /** A Cache over fake informers, one per type, fed from the fake cluster's live state on `feed()`. */
+  const fakeCache = (env: ReturnType<typeof fakeCluster>): Cache & { feed(): void } => {
+    const informers = new Map<string, FakeInformer>();
+    const informerOf = (type: ResourceType): FakeInformer => {
+      const key = `${type.group}/${type.kind}`;
+      let i = informers.get(key);
+      if (!i) {
+        i = fakeInformer(type);
+        informers.set(key, i);
+      }
+      return i;
+    };
+    const typeOfObject = (o: KubeObject): ResourceType | undefined =>
+      Object.values(KINDS).find(
+        (t) => o.kind === t.kind && String(o.apiVersion).startsWith(t.group ? `${t.group}/` : ""),
+      );
+    return {
+      informerFor: (type) => informerOf(type),
+      informers: () => [...informers.values()],
+      synced: () => true,
+      waitForSync: async () => {},
+      stop: async () => {},
+      get: (t, ns, n) => informerOf(t).get(ns, n),
+      list: (t, ns) => informerOf(t).list(ns),
+      freshness: () => ({ synced: true, disconnectedForMs: 0 }),
+      feed() {
+        for (const o of objectsOf(env.world().s)) {
+          const type = typeOfObject(o);
+          if (!type) continue;
+          const informer = informerOf(type);
+          if (informer.get(namespaceOf(o), nameOf(o))) informer.update(clone(o));
+          else informer.add(clone(o));
+        }
+      },
+    };
+  };
+
+  it("the initial replay and watched changes drive the handover one write at a time; gauges report only while it runs", async () => {
+    const env = fakeCluster(requestHandover("Machine", "MachineAPI"));
+    const cache = fakeCache(env);
+    cache.feed();
+    const controller = createMigrationController({
+      kind: "Machine",
+      cache,
+      client: env.client,
+      events: env.recorder,
+      registry: env.registry,
+      clock: createManualClock(),
+      logger: silentLogger(),
+      namespaces: NAMESPACES,
+    });
+    expect(await metricValue(env.registry, "migrations_in_progress", { kind: "Machine" })).toBeUndefined();
+    await controller.start();
+    // The initial replay reconciles the key: step 4's first write.
+    await vi.waitFor(() => expect(env.calls).toHaveLength(1));
+    cache.feed();
+    await vi.waitFor(() => expect(env.calls).toHaveLength(2));
+    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("Migrating");
+    cache.feed();
+    await vi.waitFor(async () =>
+      expect(await metricValue(env.registry, "migrations_in_progress", { kind: "Machine" })).toBe(1),
+    );
+    expect(
+      await metricValue(env.registry, "reconcile_total", { controller: "migration-machine" }),
+    ).toBeGreaterThan(0);
+    await controller.stop();
+    expect(await metricValue(env.registry, "migrations_in_progress", { kind: "Machine" })).toBeUndefined();
   });
 });
