@@ -300,6 +300,21 @@ const createMapiMachine = async (
   });
 };
 
+/** A MAPI MachineSet (0 replicas) with status.authoritativeAPI set, as MAO and the migration controller leave it. */
+const createMapiMachineSet = async (
+  name: string,
+  authority: "MachineAPI" | "ClusterAPI",
+): Promise<KubeObject> => {
+  const set = renamed(mapiMachineSet(ns, "a", 0), name);
+  const spec = structuredClone(set.spec) as Record<string, unknown>;
+  spec.authoritativeAPI = authority;
+  const created = await mao.create(KINDS.mapiMachineSet, { ...set, spec });
+  return mao.updateStatus(KINDS.mapiMachineSet, {
+    ...created,
+    status: { authoritativeAPI: authority, synchronizedAPI: authority, replicas: 0 },
+  });
+};
+
 const synchronizedMapi = (type: ResourceType, name: string, reason = "ResourceSynchronized") =>
   waitFor(`${type.kind} ${name} Synchronized=True`, async () => {
     const o = await product.get(type, MAPI_NS, name);
@@ -359,13 +374,8 @@ describe("SPEC §4.2/§4.3 MAPI → CAPI", () => {
   });
 
   it("a MachineAPI MachineSet gets a paused CAPI MachineSet and a labelled AWSMachineTemplate", async () => {
-    const set = mapiMachineSet(ns, "a", 0);
     const name = "sync-ms1";
-    const created = await mao.create(KINDS.mapiMachineSet, renamed(set, name));
-    await mao.updateStatus(KINDS.mapiMachineSet, {
-      ...created,
-      status: { authoritativeAPI: "MachineAPI", synchronizedAPI: "MachineAPI", replicas: 0 },
-    });
+    await createMapiMachineSet(name, "MachineAPI");
     await synchronizedMapi(KINDS.mapiMachineSet, name);
     const capi = await product.get(KINDS.capiMachineSet, CAPI_NS, name);
     const templateName = String(getPath(capi, ["spec", "template", "spec", "infrastructureRef", "name"]));
@@ -587,6 +597,7 @@ describe("SPEC §4.2/§4.5 Events and §4.1 dynamic watches", () => {
       spec: {
         instanceType: "m6i.xlarge",
         ami: { id: "ami-0c5d61202c3b9c33e" },
+        ignition: { storageType: "UnencryptedUserData" },
         instanceID: "i-0abc1234def567890",
       },
     });
@@ -756,6 +767,66 @@ describe("SPEC §4.6 deletion", () => {
       );
     // The hand-made template of the rotation test is not the product's to delete.
     expect(await product.get(KINDS.awsMachineTemplate, CAPI_NS, `${name}-handmade`)).toBeDefined();
+  });
+});
+
+describe("SPEC §4.6 MachineSets under ClusterAPI", () => {
+  it("deleting the non-authoritative MAPI copy orphans its Machines first; the CAPI MachineSet keeps running", async () => {
+    const name = "sync-ms2";
+    const set = await createMapiMachineSet(name, "ClusterAPI");
+    await synchronizedMapi(KINDS.mapiMachineSet, name);
+    const capiSet = await product.get(KINDS.capiMachineSet, CAPI_NS, name);
+    expect(capiSet.metadata?.annotations?.[ANNOTATIONS.paused]).toBeUndefined();
+    // A Machine the MAPI MachineSet created earlier (MAO's part), owned by it.
+    await createMapiMachine(`${name}-x1`, "ClusterAPI", (m) => ({
+      ...m,
+      metadata: {
+        ...m.metadata,
+        ownerReferences: [
+          {
+            apiVersion: "machine.openshift.io/v1beta1",
+            kind: "MachineSet",
+            name,
+            uid: set.metadata?.uid ?? "",
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+    }));
+    await waitFor(
+      "the set's Machine synchronized",
+      async () =>
+        synchronizedOf(await product.get(KINDS.mapiMachine, MAPI_NS, `${name}-x1`))?.status === "True" ||
+        undefined,
+    );
+    await admin.delete(KINDS.mapiMachineSet, MAPI_NS, name);
+    await waitFor(
+      "MAPI MachineSet gone",
+      async () =>
+        (await getOrUndefined(product, KINDS.mapiMachineSet, MAPI_NS, name)) === undefined || undefined,
+    );
+    const machine = await product.get(KINDS.mapiMachine, MAPI_NS, `${name}-x1`);
+    expect(machine.metadata?.deletionTimestamp).toBeUndefined();
+    expect(machine.metadata?.ownerReferences ?? []).toEqual([]);
+    const still = await product.get(KINDS.capiMachineSet, CAPI_NS, name);
+    expect(still.metadata?.uid).toBe(capiSet.metadata?.uid);
+    expect(still.metadata?.deletionTimestamp).toBeUndefined();
+  });
+
+  it("deleting the authoritative CAPI copy deletes the MAPI copy", async () => {
+    const name = "sync-ms3";
+    await createMapiMachineSet(name, "ClusterAPI");
+    await synchronizedMapi(KINDS.mapiMachineSet, name);
+    await admin.delete(KINDS.capiMachineSet, CAPI_NS, name);
+    for (const [type, namespace] of [
+      [KINDS.mapiMachineSet, MAPI_NS],
+      [KINDS.capiMachineSet, CAPI_NS],
+    ] as const)
+      await waitFor(
+        `${type.kind} ${name} gone`,
+        async () => (await getOrUndefined(product, type, namespace, name)) === undefined || undefined,
+      );
   });
 });
 
