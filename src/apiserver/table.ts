@@ -42,7 +42,7 @@ export const evalJsonPath = (o: unknown, path: string): unknown => {
     } else if (/^\[\d+\]$/.test(t)) {
       cur = Array.isArray(cur) ? cur[Number(t.slice(1, -1))] : undefined;
     } else if (/^\[\*\]$/.test(t)) {
-    } else cur = isRecord(cur) ? cur[t.replace(/^\['?|'?\]$/g, "")] : undefined;
+    } else cur = isRecord(cur) ? cur[t.replace(/^\['?|'?\]$/g, "").replace(/\\(.)/g, "$1")] : undefined;
   }
   return cur;
 };
