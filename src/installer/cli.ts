@@ -4,13 +4,14 @@
  * reads (reader.ts), renders (render.ts), applies and prunes (apply.ts) and reports on the ClusterOperator
  * (status.ts), re-running on every change of a transport or images ConfigMap or of the Infrastructure, after
  * failures, and periodically to repair drift. `runPackProvider` is the `pack-provider` command around
- * pack.ts. Neither reads the environment or exits the process: the caller passes config and I/O in.
+ * pack.ts, and `runInstallerCommand` the `installer` subcommand around `runInstaller`. None reads the
+ * environment or exits the process: the caller passes arguments, environment and I/O in.
  */
-import type { Logger } from "pino";
-import type { Config } from "../config.js";
+import pino, { type Logger } from "pino";
+import { type Config, parseConfig, runMode } from "../config.js";
 import { createCache } from "../kube/cache.js";
-import type { Clock } from "../kube/clock.js";
-import type { KubeConnection } from "../kube/config.js";
+import { type Clock, systemClock } from "../kube/clock.js";
+import { connect, KubeConfigError, type KubeConnection } from "../kube/config.js";
 import { createController } from "../kube/controller.js";
 import { createResourceResolver } from "../kube/discovery.js";
 import { NotFoundError } from "../kube/errors.js";
@@ -252,6 +253,68 @@ async function writeClusterOperatorStatus(
       spec: {},
     }));
   await client.updateStatus(KINDS.clusterOperator, { ...base, status });
+}
+
+// -----------------------------------------------------------------------------------------------------------
+
+export interface CommandIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+/**
+ * `cli installer`: the installer's own process (its own Deployment and service account, SPEC §6). It needs a
+ * cluster (in-cluster or `--kubeconfig`); local mode runs the installer in-process instead
+ * (`npm start -- --with-installer`). Runs until SIGTERM/SIGINT; 2 on bad configuration.
+ */
+export async function runInstallerCommand(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  io: CommandIo,
+  signals: Pick<NodeJS.Process, "once" | "removeListener"> = process,
+): Promise<number> {
+  const parsed = parseConfig(args, env);
+  if (!parsed.ok) {
+    io.stderr.write(`machine-api-migration installer: ${parsed.error}\n`);
+    return 2;
+  }
+  if (parsed.rest.length > 0) {
+    io.stderr.write(
+      `machine-api-migration installer: unexpected argument ${JSON.stringify(parsed.rest[0])}\n`,
+    );
+    return 2;
+  }
+  const config = parsed.config;
+  const mode = runMode(config, env);
+  if (mode === "local") {
+    io.stderr.write(
+      "machine-api-migration installer: installer mode acts on a cluster: run it in a pod or set kubeconfig (--kubeconfig); for local mode use `npm start -- --with-installer`\n",
+    );
+    return 2;
+  }
+  let connection: KubeConnection;
+  try {
+    connection =
+      mode === "in-cluster" ? connect({ inCluster: true }) : connect({ kubeconfigPath: config.kubeconfig! });
+  } catch (e) {
+    if (!(e instanceof KubeConfigError)) throw e;
+    io.stderr.write(`machine-api-migration installer: ${e.message}\n`);
+    return 2;
+  }
+  const logger = pino({ level: config.logLevel, base: { component: "machine-api-migration-installer" } });
+  const abort = new AbortController();
+  const stop = (): void => abort.abort();
+  signals.once("SIGTERM", stop);
+  signals.once("SIGINT", stop);
+  logger.info({ mode, clusterOperator: config.installerClusterOperator }, "installer starting");
+  try {
+    await runInstaller(config, { connection, logger, clock: systemClock, signal: abort.signal });
+  } finally {
+    signals.removeListener("SIGTERM", stop);
+    signals.removeListener("SIGINT", stop);
+  }
+  logger.info("installer stopped");
+  return 0;
 }
 
 // -----------------------------------------------------------------------------------------------------------
