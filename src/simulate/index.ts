@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../kube/clock.js";
 import { systemClock } from "../kube/clock.js";
 import type { KubeConnection } from "../kube/config.js";
+import { connect } from "../kube/config.js";
 import { capaControllers } from "./capa.js";
 import { capiControllers } from "./capi.js";
 import type { InstanceLedger } from "./ledger.js";
@@ -181,4 +182,31 @@ export async function startSimulatedProviders(opts: SimulatedProvidersOptions): 
     await Promise.all(started.map((s) => s.stop()));
     throw e;
   }
+}
+
+/**
+ * Local mode's one-call start (SPEC §1.1): the three stand-ins leader-elected under the `mao`, `capi` and
+ * `capa` contexts of the local kubeconfig (src/local/identities.ts). Start it after the demo seed is
+ * written: the seed writes status with the resourceVersion of its own create, which a stand-in's first
+ * write would otherwise make stale.
+ */
+export function startLocalSimulatedProviders(opts: {
+  kubeconfigText: string;
+  mapiNamespace: string;
+  capiNamespace: string;
+  logger: Logger;
+  ledger: InstanceLedger;
+  provisioningDelayMs?: number;
+}): Promise<SimulatedProviders> {
+  const as = (context: string) => connect({ kubeconfigText: opts.kubeconfigText, context });
+  return startSimulatedProviders({
+    connections: { mao: as("mao"), capi: as("capi"), capa: as("capa") },
+    mapiNamespace: opts.mapiNamespace,
+    capiNamespace: opts.capiNamespace,
+    logger: opts.logger,
+    ledger: opts.ledger,
+    leaderElection: true,
+    // Slow enough that a person watching `kubectl get machines -w` sees Provisioning.
+    provisioningDelayMs: opts.provisioningDelayMs ?? 2_000,
+  });
 }
