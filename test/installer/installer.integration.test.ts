@@ -370,4 +370,38 @@ spec:
       { name: "infrastructure-aws", version: "v2.9.1" },
     ]);
   });
+
+  it("an Infrastructure change re-runs: unsupported, then AWS installs", async () => {
+    const bed = await startBed();
+    beds.push(bed);
+    await bed.setPlatform("None");
+    await bed.admin.client.create(KINDS.configMap, imagesConfigMap());
+    await bed.admin.client.create(
+      KINDS.configMap,
+      transport("cluster-api", "core", "v1.10.0", DEMO_CORE_COMPONENTS),
+    );
+    await bed.admin.client.create(
+      KINDS.configMap,
+      transport("aws", "infrastructure", "v2.9.0", DEMO_AWS_COMPONENTS),
+    );
+    await bed.start();
+    expect(bed.runs.at(-1)?.report.kind).toBe("unsupportedPlatform");
+    const runs = bed.runs.length;
+    await bed.setPlatform("AWS");
+    await bed.nextRun(runs, (r) => r.report.kind === "installed");
+    expect(bed.server.store.get(types.deployments, NS, "capa-controller-manager")).toBeDefined();
+    expect(await condition(bed, "Available")).toMatchObject({ status: "True", reason: "AsExpected" });
+  });
+
+  it("an images ConfigMap change re-applies the Deployments with the new image", async () => {
+    const bed = await awsBed();
+    const runs = bed.runs.length;
+    await replaceConfigMap(bed, imagesConfigMap({ "infrastructure-aws": "quay.io/openshift/capa:4.21" }));
+    const run = await bed.nextRun(runs, (r) => (r.outcome?.written.length ?? 0) > 0);
+    expect(run.outcome?.written.map((r) => `${r.kind} ${r.name}`)).toEqual([
+      "Deployment capa-controller-manager",
+    ]);
+    const capa = bed.server.store.get(types.deployments, NS, "capa-controller-manager");
+    expect(JSON.stringify(capa?.spec)).toContain('"image":"quay.io/openshift/capa:4.21"');
+  });
 });
