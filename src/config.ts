@@ -10,7 +10,7 @@ const ENV_PREFIX = "MACHINE_API_MIGRATION_";
 const boolFromText = z
   .union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no"])])
   .transform((v) => v === true || v === "true" || v === "1" || v === "yes");
-const port = z.coerce.number().int().min(1).max(65535);
+const port = z.coerce.number().int().min(0).max(65535); // 0: any free port (tests)
 const seconds = z.coerce.number().positive().max(86_400);
 const list = z
   .union([z.array(z.string()), z.string()])

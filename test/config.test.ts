@@ -47,6 +47,7 @@ describe("config", () => {
 
   it.each([
     [["--webhook-port", "70000"], "flag --webhook-port (setting webhookPort)"],
+    [["--api-port", "-1"], "flag --api-port (setting apiPort)"],
     [["--webhook-port", "abc"], "flag --webhook-port (setting webhookPort)"],
     [["--mapi-namespace", "Bad_Name"], "setting mapiNamespace"],
     [["--seed", "nonsense"], "setting seed"],

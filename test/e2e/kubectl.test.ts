@@ -4,48 +4,20 @@
  * (merge, json, status subresource, strategic for built-ins, 415 for CRDs), edit through KUBE_EDITOR,
  * delete (incl. waiting on finalizers) and get -w. Each server start gets its own HOME and cache dir.
  */
-import { execFile, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiServer } from "../../src/apiserver/index.js";
 import { start } from "../apiserver/helpers.js";
-
-const KUBECTL = "/usr/bin/kubectl";
+import { type Result, runKubectl, spawnKubectl } from "./helpers.js";
 
 let server: ApiServer;
 let dir: string;
 let kubeconfig: string;
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const env = (): NodeJS.ProcessEnv => ({
-  PATH: "/usr/bin:/bin",
-  HOME: dir,
-  KUBECACHEDIR: join(dir, "cache"),
-});
-
 const kubectl = (args: string[], extraEnv: Record<string, string> = {}): Promise<Result> =>
-  new Promise((resolve) => {
-    execFile(
-      KUBECTL,
-      ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), "-n", "demo", ...args],
-      { env: { ...env(), ...extraEnv }, timeout: 20_000 },
-      (err, stdout, stderr) => {
-        const code = err
-          ? typeof (err as { code?: unknown }).code === "number"
-            ? (err as { code: number }).code
-            : 1
-          : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+  runKubectl(dir, kubeconfig, ["-n", "demo", ...args], extraEnv);
 
 const file = async (name: string, text: string): Promise<string> => {
   const p = join(dir, name);
@@ -231,26 +203,7 @@ describe("kubectl against the local API server", () => {
   });
 
   it("get -w -o json streams the current object and then changes", async () => {
-    const child = spawn(
-      KUBECTL,
-      [
-        "--kubeconfig",
-        kubeconfig,
-        "--cache-dir",
-        join(dir, "cache"),
-        "-n",
-        "demo",
-        "get",
-        "widget",
-        "w1",
-        "-w",
-        "-o",
-        "json",
-      ],
-      {
-        env: env(),
-      },
-    );
+    const child = spawnKubectl(dir, kubeconfig, ["-n", "demo", "get", "widget", "w1", "-w", "-o", "json"]);
     let out = "";
     child.stdout.on("data", (c: Buffer) => {
       out += c.toString();
@@ -266,13 +219,7 @@ describe("kubectl against the local API server", () => {
   });
 
   it("get -w prints Table rows for the list and then for each change", async () => {
-    const child = spawn(
-      KUBECTL,
-      ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), "-n", "demo", "get", "widgets", "-w"],
-      {
-        env: env(),
-      },
-    );
+    const child = spawnKubectl(dir, kubeconfig, ["-n", "demo", "get", "widgets", "-w"]);
     let out = "";
     child.stdout.on("data", (c: Buffer) => {
       out += c.toString();

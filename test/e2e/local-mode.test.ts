@@ -1,0 +1,123 @@
+/**
+ * `npm start -- --seed demo` as a person meets it (issue 3; spawned as the `tsx src/cli.ts serve` that npm start runs): it starts its embedded API server and
+ * webhook in a child process, prints `ready:` with the kubeconfig, and the real kubectl sees the seeded
+ * machines and the webhook's explanation when it edits a non-authoritative copy. SIGTERM stops it with 0.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runKubectl } from "./helpers.js";
+
+let dir: string;
+let child: ChildProcess;
+let kubeconfig: string;
+let output = "";
+
+const kubectl = (args: string[]) => runKubectl(dir, kubeconfig, args);
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mam-local-"));
+  // node itself (not npx) is the child, so SIGTERM reaches the product's own handler.
+  child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "src/cli.ts",
+      "serve",
+      "--seed",
+      "demo",
+      "--api-port",
+      "0",
+      "--webhook-port",
+      "0",
+      "--webhook-host",
+      "127.0.0.1",
+      "--state-dir",
+      join(dir, "state"),
+      "--tls-cert-file",
+      join(dir, "certs", "tls.crt"),
+      "--tls-key-file",
+      join(dir, "certs", "tls.key"),
+      "--tls-ca-file",
+      join(dir, "certs", "ca.crt"),
+      "--shutdown-delay",
+      "0",
+    ],
+    { env: { ...process.env, KUBERNETES_SERVICE_HOST: "", HOME: dir }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  child.stdout?.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr?.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  for (let i = 0; i < 600 && !/^ready: /m.test(output); i++) {
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const ready = /^ready: kubeconfig=(\S+)/m.exec(output);
+  if (!ready) throw new Error(`npm start did not become ready:\n${output}`);
+  kubeconfig = ready[1]!;
+}, 90_000);
+
+afterAll(async () => {
+  if (child.exitCode === null) child.kill("SIGKILL");
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("npm start -- --seed demo (local mode)", () => {
+  it("serves the seeded MAPI Machines to kubectl, provisioned, with OpenShift's printer columns", async () => {
+    const r = await kubectl(["get", "machines.machine.openshift.io", "-n", "openshift-machine-api"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/NAME\s+PHASE\s+TYPE\s+REGION\s+ZONE\s+AGE/);
+    expect(r.stdout).toMatch(/demo-7xk2p-infra-0\s+Running\s+m6i\.xlarge\s+us-east-1\s+us-east-1c/);
+    expect(r.stdout.match(/Running/g)).toHaveLength(3);
+  });
+
+  it("refuses an edit of the non-authoritative MAPI copy with the webhook's explanation", async () => {
+    const r = await kubectl([
+      "patch",
+      "machines.machine.openshift.io/demo-7xk2p-infra-0",
+      "-n",
+      "openshift-machine-api",
+      "--type",
+      "merge",
+      "-p",
+      '{"spec":{"providerSpec":{"value":{"instanceType":"m6i.2xlarge"}}}}',
+    ]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(
+      'admission webhook "deny.machine-api-migration.openshift.io" denied the request: MAPI Machine openshift-machine-api/demo-7xk2p-infra-0 is not authoritative (status.authoritativeAPI=ClusterAPI): spec.providerSpec.value.instanceType changed. Edit the Cluster API copy instead: oc edit awsmachines.infrastructure.cluster.x-k8s.io/demo-7xk2p-infra-0 -n openshift-cluster-api',
+    );
+    const after = await kubectl([
+      "get",
+      "machines.machine.openshift.io/demo-7xk2p-infra-0",
+      "-n",
+      "openshift-machine-api",
+      "-o",
+      "json",
+    ]);
+    expect(JSON.parse(after.stdout).spec.providerSpec.value.instanceType).toBe("m6i.xlarge");
+  });
+
+  it("lets the authoritative CAPI copy be edited (the mirror of the refusal)", async () => {
+    const r = await kubectl([
+      "label",
+      "machines.cluster.x-k8s.io/demo-7xk2p-infra-0",
+      "-n",
+      "openshift-cluster-api",
+      "team=infra",
+    ]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+  });
+
+  it("stops with exit code 0 on SIGTERM", async () => {
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+});
