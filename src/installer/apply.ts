@@ -183,6 +183,7 @@ export async function applyProviders(
     if (phase === "crds")
       for (const crd of crds)
         if (!(await waitEstablished(crd.ref, crd.live, deps))) {
+          if (deps.signal?.aborted) return outcome;
           blocked.add(crd.provider.label);
           fail(
             `${describeRef(crd.ref)} (provider ${crd.provider.label}) is not Established after ${(deps.establishedTimeoutMs ?? 60_000) / 1000} s`,
