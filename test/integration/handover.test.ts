@@ -1,5 +1,5 @@
 /**
- * A whole Machine handover against the local API server (SPEC §10): the local cluster of src/local (CRDs
+ * Whole Machine and MachineSet handovers against the local API server (SPEC §10): the local cluster of src/local (CRDs
  * with their CEL transition rules, one identity per actor), the migration controller running on its own
  * informer cache as the product's service account, and the acknowledgers driven by this test as the real
  * controllers' identities would act — MAO writing the MAPI `Paused` condition and its finalizer, CAPI and
@@ -20,7 +20,7 @@ import { systemClock } from "../../src/kube/clock.js";
 import { connect } from "../../src/kube/config.js";
 import type { Controller } from "../../src/kube/controller.js";
 import { createEventRecorder } from "../../src/kube/events.js";
-import type { StableAuthority } from "../../src/kube/kinds.js";
+import type { ResourceType, StableAuthority } from "../../src/kube/kinds.js";
 import {
   ANNOTATIONS,
   CAPI_API_VERSION,
@@ -41,53 +41,72 @@ import {
 import type { LocalCluster } from "../../src/local/cluster.js";
 import { startLocalCluster } from "../../src/local/cluster.js";
 import { provisionedMapiStatus } from "../../src/local/demo.js";
-import { capiCluster, infrastructure, mapiMachine } from "../../src/local/seed.js";
+import { capiCluster, infrastructure, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
 import { createMigrationController } from "../../src/migration/controller.js";
 import type { InvariantState, Violation } from "../../src/migration/invariants.js";
 import { initialInvariantState, observeInvariants } from "../../src/migration/invariants.js";
 import { pauseAcknowledged } from "../../src/migration/preconditions.js";
 import { readHandoverSnapshot } from "../../src/migration/read-snapshot.js";
-import type { HandoverSnapshot } from "../../src/migration/snapshot.js";
+import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
 import {
   hasPause,
   hasPauseMarker,
   statusAuthorityOf,
   synchronizedAPIOf,
 } from "../../src/migration/snapshot.js";
-import { mapiMachineStatusToCapi, mapiMachineToCapi } from "../../src/sync/conversion/index.js";
+import {
+  mapiMachineSetToCapi,
+  mapiMachineStatusToCapi,
+  mapiMachineToCapi,
+} from "../../src/sync/conversion/index.js";
 import { silentLogger } from "../kube/fakes.js";
 
 const NS = { mapiNamespace: "openshift-machine-api", capiNamespace: "openshift-cluster-api" };
 const PRODUCT_USER = `system:serviceaccount:${NS.capiNamespace}:machine-api-migration`;
 const NAME = "worker-handover-a";
+/** A MachineSet with no replicas: its handover has no member Machines to check (SPEC §3.1 step 4). */
+const SET_NAME = "workers-handover-b";
 const stamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 
 let stateDir: string;
 let cluster: LocalCluster;
 let observer: Cache;
 let controllerCache: Cache;
-let controller: Controller;
+let controllers: Controller[] = [];
 const stops: (() => Promise<unknown>)[] = [];
 
-/** What the test's acknowledgers and observer share. */
-const world = {
-  invariants: initialInvariantState as InvariantState,
-  violations: [] as (Violation & { at: string })[],
+/** One observed handover: its invariant fold and what it showed. */
+interface Observed {
+  kind: HandoverKind;
+  name: string;
+  invariants: InvariantState;
+  violations: (Violation & { at: string })[];
+  observed: number;
+}
+const observedOf = (kind: HandoverKind, name: string): Observed => ({
+  kind,
+  name,
+  invariants: initialInvariantState,
+  violations: [],
   observed: 0,
-  /** While set, the sync stand-in performs no final sync (a handover waits at step 7; a cancel can land). */
-  holdFinalSync: false,
-};
+});
+const MACHINE = observedOf("Machine", NAME);
+const MACHINE_SET = observedOf("MachineSet", SET_NAME);
 
-const snapshot = (): HandoverSnapshot => readHandoverSnapshot(observer, "Machine", NAME, NS);
+/** While set, the sync stand-in performs no final sync (a handover waits at step 7; a cancel can land). */
+const hold = { finalSync: false };
 
-const observe = (): void => {
-  const s = snapshot();
+const snapshotOf = (h: Observed): HandoverSnapshot => readHandoverSnapshot(observer, h.kind, h.name, NS);
+const snapshot = (): HandoverSnapshot => snapshotOf(MACHINE);
+
+const observe = (h: Observed): void => {
+  const s = snapshotOf(h);
   if (!s.mapi) return;
-  world.observed++;
-  const r = observeInvariants(world.invariants, s);
-  world.invariants = r.state;
+  h.observed++;
+  const r = observeInvariants(h.invariants, s);
+  h.invariants = r.state;
   for (const v of r.violations)
-    world.violations.push({
+    h.violations.push({
       ...v,
       at: `status=${statusAuthorityOf(s.mapi)} rv=${s.mapi.metadata?.resourceVersion}`,
     });
@@ -99,7 +118,7 @@ const observe = (): void => {
 
 const statusPatch = async (
   client: KubeClient,
-  type: (typeof KINDS)[keyof typeof KINDS],
+  type: ResourceType,
   o: KubeObject,
   status: Record<string, unknown>,
 ) =>
@@ -111,12 +130,7 @@ const statusPatch = async (
     { subresource: "status" },
   );
 
-const finalizerPatch = async (
-  client: KubeClient,
-  type: (typeof KINDS)[keyof typeof KINDS],
-  o: KubeObject,
-  finalizers: string[],
-) =>
+const finalizerPatch = async (client: KubeClient, type: ResourceType, o: KubeObject, finalizers: string[]) =>
   client.patch(type, o.metadata!.namespace!, o.metadata!.name!, {
     type: "merge",
     body: { metadata: { resourceVersion: o.metadata!.resourceVersion, finalizers } },
@@ -128,8 +142,12 @@ const withCondition = (o: KubeObject, c: Omit<Condition, "lastTransitionTime">):
   return after === before ? undefined : [...after];
 };
 
-/** MAO: `Paused` from status.authoritativeAPI (False only under MachineAPI); its finalizer while active. */
+/**
+ * MAO: `Paused` from status.authoritativeAPI (False only under MachineAPI); its finalizer on a Machine
+ * while active (MAPI MachineSets carry none).
+ */
 const mao = async (s: HandoverSnapshot, client: KubeClient): Promise<void> => {
+  const type = s.kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
   const mapi = s.mapi;
   if (!mapi) return;
   const status = statusAuthorityOf(mapi);
@@ -141,14 +159,14 @@ const mao = async (s: HandoverSnapshot, client: KubeClient): Promise<void> => {
       ? { type: "Paused", status: "False", reason: "AuthoritativeAPIMachineAPI", severity: "" }
       : { type: "Paused", status: "True", reason: "AuthoritativeAPINotMachineAPI", severity: "Info" },
   );
-  if (conditions) return void (await statusPatch(client, KINDS.mapiMachine, mapi, { conditions }));
-  if (active && !finalizersOf(mapi).includes(FINALIZERS.mapiMachine))
+  if (conditions) return void (await statusPatch(client, type, mapi, { conditions }));
+  if (s.kind === "Machine" && active && !finalizersOf(mapi).includes(FINALIZERS.mapiMachine))
     await finalizerPatch(client, KINDS.mapiMachine, mapi, [...finalizersOf(mapi), FINALIZERS.mapiMachine]);
 };
 
 /** CAPI and CAPA: `Paused` from the object's own annotation; their finalizer while unpaused. */
 const capiLike =
-  (type: typeof KINDS.capiMachine | typeof KINDS.awsMachine, finalizer: string) =>
+  (type: ResourceType, finalizer: string) =>
   async (o: KubeObject | undefined, client: KubeClient): Promise<void> => {
     if (!o) return;
     const paused = hasPause(o);
@@ -164,6 +182,7 @@ const capiLike =
   };
 const capi = capiLike(KINDS.capiMachine, FINALIZERS.capiMachine);
 const capa = capiLike(KINDS.awsMachine, FINALIZERS.awsMachine);
+const capiMachineSet = capiLike(KINDS.capiMachineSet, FINALIZERS.capiMachineSet);
 
 /**
  * The sync, as far as the handover sees it (SPEC §4.5): under a stable status, Synchronized=True with the
@@ -181,7 +200,7 @@ const sync = async (s: HandoverSnapshot, client: KubeClient): Promise<void> => {
     source = status;
   } else if (status === "Migrating") {
     const old = synchronizedAPIOf(mapi);
-    if (world.holdFinalSync || !old || !pauseAcknowledged(s, old)) return;
+    if (hold.finalSync || !old || !pauseAcknowledged(s, old)) return;
     reason = "FinalSyncComplete";
     source = old;
   } else return;
@@ -194,7 +213,7 @@ const sync = async (s: HandoverSnapshot, client: KubeClient): Promise<void> => {
     severity: "",
   });
   if (!conditions && getPath(mapi, ["status", "synchronizedGeneration"]) === generation) return;
-  await statusPatch(client, KINDS.mapiMachine, mapi, {
+  await statusPatch(client, s.kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet, mapi, {
     synchronizedGeneration: generation,
     conditions: conditions ?? conditionsOf(mapi),
   });
@@ -208,14 +227,18 @@ const kick = (): void => {
   again = true;
   acting = acting.then(async () => {
     again = false;
-    const s = snapshot();
-    const actors: [() => Promise<void>][] = [
-      [() => mao(s, cluster.clientAs("mao"))],
-      [() => capi(s.capi, cluster.clientAs("capi"))],
-      [() => capa(s.infraMachine, cluster.clientAs("capa"))],
-      [() => sync(s, cluster.clientAs("controller"))],
+    const m = snapshotOf(MACHINE);
+    const set = snapshotOf(MACHINE_SET);
+    const actors: (() => Promise<void>)[] = [
+      () => mao(m, cluster.clientAs("mao")),
+      () => capi(m.capi, cluster.clientAs("capi")),
+      () => capa(m.infraMachine, cluster.clientAs("capa")),
+      () => sync(m, cluster.clientAs("controller")),
+      () => mao(set, cluster.clientAs("mao")),
+      () => capiMachineSet(set.capi, cluster.clientAs("capi")),
+      () => sync(set, cluster.clientAs("controller")),
     ];
-    for (const [run] of actors)
+    for (const run of actors)
       await run().catch(() => {
         // A conflict: the watch event of the write that won brings another round.
         setTimeout(kick, 20);
@@ -225,10 +248,16 @@ const kick = (): void => {
 
 // ---------------------------------------------------------------------------------------------------
 
-const events = async (): Promise<{ reason: string; type: string; message: string; count: number }[]> => {
+const events = async (
+  h: Observed = MACHINE,
+): Promise<{ reason: string; type: string; message: string; count: number }[]> => {
   const list = await cluster.clientAs("admin").list(KINDS.event, { namespace: NS.mapiNamespace });
   return list.items
-    .filter((e) => getPath(e, ["involvedObject", "name"]) === NAME)
+    .filter(
+      (e) =>
+        getPath(e, ["involvedObject", "name"]) === h.name &&
+        getPath(e, ["involvedObject", "kind"]) === h.kind,
+    )
     .sort((a, b) =>
       String(a.metadata?.resourceVersion).localeCompare(String(b.metadata?.resourceVersion), "en", {
         numeric: true,
@@ -241,23 +270,24 @@ const events = async (): Promise<{ reason: string; type: string; message: string
       count: Number(e.count ?? 1),
     }));
 };
-const reasons = async () => (await events()).map((e) => e.reason);
+const reasons = async (h: Observed = MACHINE) => (await events(h)).map((e) => e.reason);
 
-const setSpecAuthority = async (authority: StableAuthority): Promise<void> => {
-  await cluster.clientAs("admin").patch(KINDS.mapiMachine, NS.mapiNamespace, NAME, {
+const setSpecAuthority = async (authority: StableAuthority, h: Observed = MACHINE): Promise<void> => {
+  const type = h.kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
+  await cluster.clientAs("admin").patch(type, NS.mapiNamespace, h.name, {
     type: "merge",
     body: { spec: { authoritativeAPI: authority } },
   });
 };
 
-const untilSteady = async (authority: StableAuthority): Promise<HandoverSnapshot> => {
+const untilSteady = async (authority: StableAuthority, h: Observed = MACHINE): Promise<HandoverSnapshot> => {
   await vi.waitFor(
     () => {
-      const s = snapshot();
+      const s = snapshotOf(h);
       expect(statusAuthorityOf(s.mapi!)).toBe(authority);
       expect(synchronizedAPIOf(s.mapi!)).toBe(authority);
       expect(conditionOf(s.mapi, CONDITIONS.synchronized)).toMatchObject({ status: "True" });
-      for (const o of [s.capi, s.infraMachine]) {
+      for (const o of h.kind === "Machine" ? [s.capi, s.infraMachine] : [s.capi]) {
         expect(hasPause(o)).toBe(authority === "MachineAPI");
         expect(hasPauseMarker(o)).toBe(authority === "MachineAPI");
       }
@@ -265,7 +295,7 @@ const untilSteady = async (authority: StableAuthority): Promise<HandoverSnapshot
     },
     { timeout: 20_000, interval: 50 },
   );
-  return snapshot();
+  return snapshotOf(h);
 };
 
 beforeAll(async () => {
@@ -342,6 +372,23 @@ beforeAll(async () => {
     .clientAs("capa")
     .updateStatus(KINDS.awsMachine, { ...awsMachine, status: statuses.value.infraMachineStatus });
 
+  // The MachineSet (no replicas) as the admin creates it, and its CAPI twin and template as the sync does.
+  const seedSet = mapiMachineSet(NS, "b", 0);
+  const mapiSet = await admin.create(KINDS.mapiMachineSet, {
+    ...seedSet,
+    metadata: { ...seedSet.metadata, name: SET_NAME },
+  });
+  const convertedSet = mapiMachineSetToCapi(mapiSet, infra, { capiNamespace: NS.capiNamespace });
+  if (!convertedSet.ok) throw new Error(JSON.stringify(convertedSet.errors));
+  await product.create(KINDS.awsMachineTemplate, convertedSet.value.infraTemplate);
+  await product.create(KINDS.capiMachineSet, {
+    ...convertedSet.value.machineSet,
+    metadata: {
+      ...convertedSet.value.machineSet.metadata,
+      annotations: { ...convertedSet.value.machineSet.metadata?.annotations, ...pause },
+    },
+  });
+
   // The observer: every watch event is checked against I1–I4 and gives the acknowledgers a turn.
   const adminConnection = connect({ kubeconfigText: cluster.kubeconfigText, context: "admin" });
   observer = createCache({
@@ -350,25 +397,19 @@ beforeAll(async () => {
     logger: silentLogger(),
   });
   stops.push(() => observer.stop());
+  const changed = (): void => {
+    observe(MACHINE);
+    observe(MACHINE_SET);
+    kick();
+  };
   for (const [type, ns] of [
     [KINDS.mapiMachine, NS.mapiNamespace],
     [KINDS.capiMachine, NS.capiNamespace],
     [KINDS.awsMachine, NS.capiNamespace],
+    [KINDS.mapiMachineSet, NS.mapiNamespace],
+    [KINDS.capiMachineSet, NS.capiNamespace],
   ] as const)
-    observer.informerFor(type, ns).addHandlers({
-      onAdd: () => {
-        observe();
-        kick();
-      },
-      onUpdate: () => {
-        observe();
-        kick();
-      },
-      onDelete: () => {
-        observe();
-        kick();
-      },
-    });
+    observer.informerFor(type, ns).addHandlers({ onAdd: changed, onUpdate: changed, onDelete: changed });
   await observer.waitForSync(10_000);
 
   // The controller, on its own cache, as the product's service account.
@@ -379,25 +420,29 @@ beforeAll(async () => {
     logger: silentLogger(),
   });
   stops.push(() => controllerCache.stop());
-  controller = createMigrationController({
-    kind: "Machine",
-    cache: controllerCache,
+  const events = createEventRecorder({
     client: productConnection.client,
-    events: createEventRecorder({
-      client: productConnection.client,
-      component: "machine-api-migration",
-      clock: systemClock,
-      logger: silentLogger(),
-    }),
-    registry: new Registry(),
+    component: "machine-api-migration",
     clock: systemClock,
     logger: silentLogger(),
-    namespaces: NS,
-    waitBackoff: { initialMs: 50, maxMs: 500 },
-    blockedRequeueMs: 500,
   });
-  stops.push(() => controller.stop());
-  await controller.start();
+  const registry = new Registry();
+  controllers = (["Machine", "MachineSet"] as const).map((kind) =>
+    createMigrationController({
+      kind,
+      cache: controllerCache,
+      client: productConnection.client,
+      events,
+      registry,
+      clock: systemClock,
+      logger: silentLogger(),
+      namespaces: NS,
+      waitBackoff: { initialMs: 50, maxMs: 500 },
+      blockedRequeueMs: 500,
+    }),
+  );
+  for (const c of controllers) stops.push(() => c.stop());
+  await Promise.all(controllers.map((c) => c.start()));
 }, 60_000);
 
 afterAll(async () => {
@@ -405,21 +450,21 @@ afterAll(async () => {
   await rm(stateDir, { recursive: true, force: true });
 });
 
-describe("Machine handover against the local API server (SPEC §3, §10)", () => {
+describe("handovers against the local API server (SPEC §3, §10)", () => {
   it("step 2: the controller initialises status from spec; the acknowledgers settle under MachineAPI", async () => {
     await untilSteady("MachineAPI");
-    expect(world.violations).toEqual([]);
+    expect(MACHINE.violations).toEqual([]);
   });
 
   it("MachineAPI → ClusterAPI: the whole handover, I1–I4 after every observed event, one Event per transition", async () => {
-    const observedBefore = world.observed;
+    const observedBefore = MACHINE.observed;
     await setSpecAuthority("ClusterAPI");
     const s = await untilSteady("ClusterAPI");
     expect(finalizersOf(s.capi)).toContain(FINALIZERS.capiMachine);
     expect(finalizersOf(s.infraMachine)).toContain(FINALIZERS.awsMachine);
     expect(finalizersOf(s.mapi)).not.toContain(FINALIZERS.mapiMachine);
-    expect(world.observed - observedBefore).toBeGreaterThan(5);
-    expect(world.violations).toEqual([]);
+    expect(MACHINE.observed - observedBefore).toBeGreaterThan(5);
+    expect(MACHINE.violations).toEqual([]);
     await vi.waitFor(async () => expect(await reasons()).toContain("MigrationCompleted"), { timeout: 5_000 });
     const r = await reasons();
     expect(r.filter((x) => x === "MigrationStarted")).toHaveLength(1);
@@ -433,7 +478,7 @@ describe("Machine handover against the local API server (SPEC §3, §10)", () =>
     expect(finalizersOf(s.mapi)).toContain(FINALIZERS.mapiMachine);
     expect(finalizersOf(s.capi)).not.toContain(FINALIZERS.capiMachine);
     expect(finalizersOf(s.infraMachine)).not.toContain(FINALIZERS.awsMachine);
-    expect(world.violations).toEqual([]);
+    expect(MACHINE.violations).toEqual([]);
     await vi.waitFor(
       async () => expect((await reasons()).filter((x) => x === "MigrationCompleted")).toHaveLength(2),
       { timeout: 5_000 },
@@ -442,7 +487,7 @@ describe("Machine handover against the local API server (SPEC §3, §10)", () =>
   });
 
   it("a cancel (SPEC §3.3): the final sync never comes, spec goes back, status returns to MachineAPI", async () => {
-    world.holdFinalSync = true;
+    hold.finalSync = true;
     const before = (await reasons()).length;
     await setSpecAuthority("ClusterAPI");
     await vi.waitFor(() => expect(statusAuthorityOf(snapshot().mapi!)).toBe("Migrating"), {
@@ -460,10 +505,10 @@ describe("Machine handover against the local API server (SPEC §3, §10)", () =>
       },
       { timeout: 20_000 },
     );
-    world.holdFinalSync = false;
+    hold.finalSync = false;
     const s = await untilSteady("MachineAPI");
     expect(finalizersOf(s.mapi)).toContain(FINALIZERS.mapiMachine);
-    expect(world.violations).toEqual([]);
+    expect(MACHINE.violations).toEqual([]);
     await vi.waitFor(async () => expect(await reasons()).toContain("MigrationCancelled"), { timeout: 5_000 });
     const all = await events();
     // The recorder aggregates a repeat of the first start (same message) into its Event: count 2.
@@ -473,6 +518,24 @@ describe("Machine handover against the local API server (SPEC §3, §10)", () =>
     expect(all.find((e) => e.reason === "MigrationCancelled")?.message).toBe(
       `Migration of MAPI Machine ${NS.mapiNamespace}/${NAME} to ClusterAPI cancelled: spec.authoritativeAPI was set back to MachineAPI`,
     );
+  });
+
+  it("MachineSet MachineAPI → ClusterAPI and back: the CAPI MachineSet's finalizer moves, I1–I4 hold", async () => {
+    await untilSteady("MachineAPI", MACHINE_SET);
+    await setSpecAuthority("ClusterAPI", MACHINE_SET);
+    const there = await untilSteady("ClusterAPI", MACHINE_SET);
+    expect(finalizersOf(there.capi)).toContain(FINALIZERS.capiMachineSet);
+    await setSpecAuthority("MachineAPI", MACHINE_SET);
+    const back = await untilSteady("MachineAPI", MACHINE_SET);
+    expect(finalizersOf(back.capi)).not.toContain(FINALIZERS.capiMachineSet);
+    expect(MACHINE_SET.observed).toBeGreaterThan(5);
+    expect(MACHINE_SET.violations).toEqual([]);
+    await vi.waitFor(
+      async () =>
+        expect((await reasons(MACHINE_SET)).filter((r) => r === "MigrationCompleted")).toHaveLength(2),
+      { timeout: 5_000 },
+    );
+    expect((await reasons(MACHINE_SET)).filter((r) => r === "MigrationStarted")).toHaveLength(2);
   });
 
   it("the controller's pause and finalizer writes on the CAPI side were made as the product's identity", () => {
