@@ -1,12 +1,13 @@
 /**
- * Whole Machine and MachineSet handovers against the local API server (SPEC §10): the local cluster of src/local (CRDs
- * with their CEL transition rules, one identity per actor), the migration controller running on its own
- * informer cache as the product's service account, and the acknowledgers driven by this test as the real
- * controllers' identities would act — MAO writing the MAPI `Paused` condition and its finalizer, CAPI and
- * CAPA writing their `Paused` conditions and finalizers from their own pause annotation, and the sync's
- * final sync writing `Synchronized=True FinalSyncComplete` with synchronizedGeneration (src/simulate and
- * src/sync's controllers are not wired here). An observer cache checks I1–I4 (`observeInvariants`) after
- * every watch event it sees. Real time with short requeues; assertions are on state and Events, never time.
+ * Whole Machine and MachineSet handovers against the local API server (SPEC §10): the local cluster of
+ * src/local (CRDs with their CEL transition rules, one identity per actor), both migration controllers
+ * running on their own informer cache as the product's service account, and the acknowledgers driven by
+ * this test as the real controllers' identities would act — MAO writing the MAPI `Paused` condition and its
+ * finalizer, CAPI and CAPA writing their `Paused` conditions and finalizers from their own pause
+ * annotation, and the sync's final sync writing `Synchronized=True FinalSyncComplete` with
+ * synchronizedGeneration (src/simulate and src/sync's controllers are not wired here). An observer cache
+ * checks I1–I4 (`observeInvariants`) after every watch event it sees. The MachineSet has no replicas, so its
+ * member-Machine checks hold trivially. Real time with short requeues; assertions are on state and Events.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
