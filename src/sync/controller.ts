@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import type { Cache } from "../kube/cache.js";
 import type { KubeClient } from "../kube/client.js";
 import type { Clock } from "../kube/clock.js";
-import type { Controller, KeyMapper, ReconcileResult } from "../kube/controller.js";
+import type { Controller, KeyMapper, ReconcileContext, ReconcileResult } from "../kube/controller.js";
 import { byName, createController } from "../kube/controller.js";
 import { NotFoundError } from "../kube/errors.js";
 import type { EventRecorder } from "../kube/events.js";
@@ -24,7 +24,7 @@ import type { Transport } from "../kube/transport.js";
 import type { ObjectStore } from "../policies/types.js";
 import type { SyncKind } from "./condition.js";
 import { mapiStatusWrite, refusedWriteCondition } from "./condition.js";
-import { executeWrites } from "./execute.js";
+import { type ExecuteOutcome, executeWrites } from "./execute.js";
 import type { SyncPlan } from "./plan.js";
 import { planMachineSetSync, planMachineSync } from "./plan.js";
 import { createInfraTypes } from "./shell/infra-types.js";
@@ -185,17 +185,52 @@ function createSyncController<S extends SnapshotBase>(
     ]),
   ];
 
-  const reconcile = async (
-    name: string,
-    context: { logger: Logger; signal: AbortSignal },
-  ): Promise<ReconcileResult | undefined> => {
+  /** §4.2 `confirmAbsent`: is the twin the plan believes deleted really gone from the API server? */
+  const existsLive = async (ref: NonNullable<SyncPlan["confirmAbsent"]>): Promise<boolean> => {
+    const type = await infra.typeOf(ref.apiVersion, ref.kind);
+    try {
+      await client.get(type, ref.namespace, ref.name);
+      return true;
+    } catch (e) {
+      if (e instanceof NotFoundError) return false;
+      throw e;
+    }
+  };
+
+  /** §4.5: a write the API server refused becomes Synchronized=False on the MAPI object, and an Event. */
+  const reportRefusal = async (
+    snapshot: S,
+    refused: Extract<ExecuteOutcome, { kind: "refused" }>,
+    now: Date,
+    context: ReconcileContext,
+  ): Promise<string> => {
+    const condition = refusedWriteCondition(shell.kind, refused.write, refused.message);
+    const mapi = snapshot.mapi;
+    // When the refused write was the MAPI status write itself, writing the condition would be refused too.
+    const refusedTheStatusWrite =
+      refused.write.kind === "applyStatus" && refused.write.target.uid === mapi?.metadata?.uid;
+    if (mapi && !refusedTheStatusWrite && !context.signal.aborted) {
+      // Earlier writes of the plan may have changed the MAPI object: start from what they returned.
+      const rv = refused.resourceVersions.get(mapi.metadata?.uid ?? "");
+      const current = rv ? { ...mapi, metadata: { ...mapi.metadata, resourceVersion: rv } } : mapi;
+      const statusWrite = mapiStatusWrite(current, { now, condition });
+      if (statusWrite) {
+        const reported = await executeWrites({ client, typeOf: infra.typeOf }, [statusWrite]);
+        if (reported.kind === "refused")
+          context.logger.error({ err: reported.message }, "could not report a refused write");
+      }
+    }
+    const subject = snapshot.mapi ?? snapshot.capi;
+    if (subject) await deps.events.record(subject, "Warning", condition.reason, condition.message);
+    return condition.message;
+  };
+
+  const reconcile = async (name: string, context: ReconcileContext): Promise<ReconcileResult | undefined> => {
     const log = context.logger;
-    const capi = cache.get(shell.capiType, settings.capiNamespace, name);
-    const ref = infrastructureRefOf(capi);
+    const ref = infrastructureRefOf(cache.get(shell.capiType, settings.capiNamespace, name));
     // A kind first referenced now: start and sync its informer before reading (§4.1 dynamic watches).
     const infraType = ref ? await infra.ensure(ref) : shell.defaultInfraType;
-    const readOptions: SnapshotReadOptions = { ...settings, resolveInfraType: infra.resolve };
-    let snapshot = shell.read(cache, name, readOptions);
+    let snapshot = shell.read(cache, name, { ...settings, resolveInfraType: infra.resolve });
     const now = new Date(clock.now());
     let plan = shell.plan(snapshot, syncDeps, now);
     if (plan.needsStorageCheck) {
@@ -207,22 +242,10 @@ function createSyncController<S extends SnapshotBase>(
       { branch: plan.branch.kind, writes: plan.writes.map((w) => w.kind), waitingFor: plan.waitingFor },
       "planned",
     );
-
-    if (plan.confirmAbsent && plan.writes.length > 0) {
-      const { apiVersion, kind, namespace, name: absentName } = plan.confirmAbsent;
-      const type = await infra.typeOf(apiVersion, kind);
-      const live = await client.get(type, namespace, absentName).catch((e: unknown) => {
-        if (e instanceof NotFoundError) return undefined;
-        throw e;
-      });
-      if (live) {
-        // The cache is behind (or re-listing): the authoritative twin exists, so nothing is deleted.
-        log.info(
-          { twin: `${kind} ${namespace}/${absentName}` },
-          "authoritative twin exists live; not propagating",
-        );
-        return { requeueAfterMs: confirmRetryMs };
-      }
+    if (plan.confirmAbsent && plan.writes.length > 0 && (await existsLive(plan.confirmAbsent))) {
+      // The cache is behind (or re-listing): the authoritative twin exists, so nothing is deleted.
+      log.info({ twin: plan.confirmAbsent }, "authoritative twin exists live; not propagating its deletion");
+      return { requeueAfterMs: confirmRetryMs };
     }
 
     const outcome = await executeWrites(
@@ -230,29 +253,10 @@ function createSyncController<S extends SnapshotBase>(
       plan.writes,
     );
     if (outcome.kind === "aborted") return undefined;
+    if (outcome.kind === "refused")
+      throw new SyncWriteRefusedError(await reportRefusal(snapshot, outcome, now, context));
+
     const subject = snapshot.mapi ?? snapshot.capi;
-
-    if (outcome.kind === "refused") {
-      const condition = refusedWriteCondition(shell.kind, outcome.write, outcome.message);
-      const mapi = snapshot.mapi;
-      const refusedTheStatusWrite =
-        outcome.write.kind === "applyStatus" &&
-        mapi !== undefined &&
-        outcome.write.target.uid === mapi.metadata?.uid;
-      if (mapi && !refusedTheStatusWrite && !context.signal.aborted) {
-        const rv = outcome.resourceVersions.get(mapi.metadata?.uid ?? "");
-        const current = rv ? { ...mapi, metadata: { ...mapi.metadata, resourceVersion: rv } } : mapi;
-        const statusWrite = mapiStatusWrite(current, { now, condition });
-        if (statusWrite) {
-          const reported = await executeWrites({ client, typeOf: infra.typeOf }, [statusWrite]);
-          if (reported.kind === "refused")
-            log.error({ err: reported.message }, "could not report a refused write");
-        }
-      }
-      if (subject) await deps.events.record(subject, "Warning", condition.reason, condition.message);
-      throw new SyncWriteRefusedError(condition.message);
-    }
-
     if (subject) for (const e of plan.events) await deps.events.record(subject, e.type, e.reason, e.message);
     if (outcome.written > 0)
       log.info({ branch: plan.branch.kind, writes: plan.writes.map((w) => w.kind) }, "synchronized");
@@ -261,8 +265,7 @@ function createSyncController<S extends SnapshotBase>(
         plan.waitingFor ??
           (plan.condition ? `${plan.condition.reason}: ${plan.condition.message}` : "requeue"),
       );
-    if (plan.requeue) return { requeueAfterMs: plan.requeue.afterMs };
-    return undefined;
+    return plan.requeue ? { requeueAfterMs: plan.requeue.afterMs } : undefined;
   };
 
   const controller = createController({
@@ -287,6 +290,7 @@ function createSyncController<S extends SnapshotBase>(
     transport: deps.transport,
     namespace: settings.capiNamespace,
     initial: [shell.defaultInfraType],
+    clock,
     onInformer: (informer) => controller.watch(informer, (o) => shell.infraKeys(o, cache, settings)),
   });
   return controller;

@@ -7,6 +7,7 @@
  * State lives per instance (one per controller), never per module.
  */
 import type { Cache } from "../../kube/cache.js";
+import type { Clock } from "../../kube/clock.js";
 import type { ResourceResolver } from "../../kube/discovery.js";
 import { createResourceResolver } from "../../kube/discovery.js";
 import type { Informer } from "../../kube/informer.js";
@@ -36,12 +37,35 @@ export interface InfraTypesOptions {
   /** Watched from the start (the platform's own kinds), so the common case needs no discovery. */
   initial: readonly ResourceType[];
   onInformer(informer: Informer): void;
+  clock: Clock;
+  /**
+   * How long a reconcile waits for a new kind's informer to sync before it fails (and backs off) instead:
+   * an informer that cannot list (RBAC, a CRD being removed) must not hold a worker forever. Default 30 s.
+   */
+  syncTimeoutMs?: number;
 }
 
 const groupKind = (group: string, kind: string): string => `${kind}.${group}`;
 
+/** `informer.synced`, or a rejection after `ms` on `clock`. */
+const syncedWithin = async (informer: Informer, clock: Clock, ms: number): Promise<void> => {
+  let timer: { cancel(): void } | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = clock.setTimeout(
+      () => reject(new Error(`the informer for ${informer.type.kind} has not synced after ${ms} ms`)),
+      ms,
+    );
+  });
+  try {
+    await Promise.race([informer.synced, timeout]);
+  } finally {
+    timer?.cancel();
+  }
+};
+
 export function createInfraTypes(options: InfraTypesOptions): InfraTypes {
-  const { cache, transport, namespace } = options;
+  const { cache, transport, namespace, clock } = options;
+  const syncTimeoutMs = options.syncTimeoutMs ?? 30_000;
   const resolver: ResourceResolver = createResourceResolver(transport);
   const watched = new Map<string, ResourceType>();
   const pending = new Map<string, Promise<ResourceType>>();
@@ -73,14 +97,14 @@ export function createInfraTypes(options: InfraTypesOptions): InfraTypes {
     ensure(ref) {
       const key = groupKind(ref.apiGroup, ref.kind);
       const have = watched.get(key);
-      if (have) return cache.informerFor(have, namespace).synced.then(() => have);
+      if (have)
+        return syncedWithin(cache.informerFor(have, namespace), clock, syncTimeoutMs).then(() => have);
       let p = pending.get(key);
       if (!p) {
         p = (async () => {
           const version = await preferredVersion(ref.apiGroup);
           const type = await resolver.resolve(`${ref.apiGroup}/${version}`, ref.kind);
-          const informer = watch(type);
-          await informer.synced;
+          await syncedWithin(watch(type), clock, syncTimeoutMs);
           return type;
         })();
         // A failure is not remembered: the CRD may be installed a moment later.
