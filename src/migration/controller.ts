@@ -12,7 +12,7 @@ import type { Cache } from "../kube/cache.js";
 import type { KubeClient } from "../kube/client.js";
 import type { Clock } from "../kube/clock.js";
 import type { Controller, KeyMapper, ReconcileResult } from "../kube/controller.js";
-import { anyOf, byLabel, byName, createController } from "../kube/controller.js";
+import { anyOf, byLabel, byName, createController, TerminalError } from "../kube/controller.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { ResourceType } from "../kube/kinds.js";
 import { CAPI_GROUP, KINDS, LABELS, MAPI_API_VERSION } from "../kube/kinds.js";
@@ -91,8 +91,8 @@ const typeOfTarget = (
   if (target.role === "capi") return kind === "Machine" ? KINDS.capiMachine : KINDS.capiMachineSet;
   const group = target.apiVersion.includes("/") ? target.apiVersion.split("/")[0] : "";
   const type = infraMachineTypes.find((t) => t.kind === target.kind && t.group === group);
-  // The planner only targets an InfraMachine it read through one of these types.
-  if (!type) throw new Error(`no watched type for ${target.kind} ${target.apiVersion}`);
+  // The planner only targets an InfraMachine it read through one of these types; retrying cannot help.
+  if (!type) throw new TerminalError(`no watched type for ${target.kind} ${target.apiVersion}`);
   return type;
 };
 
@@ -279,7 +279,10 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
 
 export interface MigrationControllerOptions extends Omit<MigrationReconcilerOptions, "store" | "metrics"> {
   cache: Cache;
-  /** Where the metrics go: a registry (metrics created or reused there) or ready-made metrics. */
+  /**
+   * Where the metrics go: a registry (metrics created or reused there) or ready-made metrics. With
+   * neither, they are kept on a private registry nobody scrapes.
+   */
   registry?: Registry;
   metrics?: MigrationMetrics;
   /** The runtime's reconcile/workqueue metrics; default: on `registry` when given. */
