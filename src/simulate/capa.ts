@@ -133,10 +133,12 @@ export function capaControllers(deps: CapaDeps, cache: Cache, logger: Logger): C
             { subresource: "status" },
           );
           return;
-        case "terminate":
-          if (action.instanceId)
+        case "terminate": {
+          // Like the real actuator, without an id on the object it looks the instance up by its tags.
+          const instanceId = action.instanceId ?? ledger.findLive(name, "ClusterAPI")?.instanceId;
+          if (instanceId)
             ledger.terminated({
-              instanceId: action.instanceId,
+              instanceId,
               machineName: name,
               by: "ClusterAPI",
               object: `AWSMachine ${namespace}/${name}`,
@@ -144,6 +146,7 @@ export function capaControllers(deps: CapaDeps, cache: Cache, logger: Logger): C
             });
           await write.removeFinalizer(type, awsMachine, FINALIZERS.awsMachine);
           return;
+        }
         default:
           return assertNever(action);
       }

@@ -15,12 +15,11 @@ export const timestamp = (nowMs: number): string => new Date(nowMs).toISOString(
 export const hasPauseAnnotation = (o: KubeObject | undefined): boolean =>
   Object.hasOwn(annotationsOf(o), ANNOTATIONS.paused);
 
-const stringAt = (o: unknown, path: readonly string[]): string => {
+/** The string at `path`, or "" when absent or not a string. */
+export const stringAt = (o: unknown, path: readonly string[]): string => {
   const v = getPath(o, path);
   return typeof v === "string" ? v : "";
 };
-
-export { stringAt };
 
 /** Where a zone is not written anywhere the actuator looks, it launches in the simulated region's first zone. */
 export const DEFAULT_ZONE = "us-east-1a";

@@ -255,10 +255,12 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
             providerStatus: { instanceId: action.instanceId, instanceState: "running" },
           });
           return;
-        case "terminate":
-          if (action.instanceId)
+        case "terminate": {
+          // Like the real actuator, without an id on the object it looks the instance up by its tags.
+          const instanceId = action.instanceId ?? ledger.findLive(name, "MachineAPI")?.instanceId;
+          if (instanceId)
             ledger.terminated({
-              instanceId: action.instanceId,
+              instanceId,
               machineName: name,
               by: "MachineAPI",
               object: `Machine ${namespace}/${name}`,
@@ -266,6 +268,7 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
             });
           await write.removeFinalizer(type, machine, FINALIZERS.mapiMachine);
           return;
+        }
         default:
           return assertNever(action);
       }

@@ -190,6 +190,31 @@ describe("MAO stand-in against the local API server", () => {
     expect(env.providers.ledger.violations(await existing(env))).toEqual([]);
   });
 
+  it("a Machine deleted before its providerID could be written: MAO finds the instance by its tags and terminates it", async () => {
+    const env = await start();
+    await env.admin.client.create(KINDS.mapiMachine, mapiMachineOf("worker-0"));
+    await eventually("Provisioning with MAO's finalizer", async () => {
+      const m = await get(env, KINDS.mapiMachine, MAPI_NS, "worker-0");
+      return getPath(m, ["status", "phase"]) === "Provisioning" && m.metadata?.finalizers?.length === 1;
+    });
+    // Every spec write of MAO fails from now on, so the launched instance never reaches spec.providerID.
+    env.server.faults.set({
+      rate500: 1,
+      match: { verbs: ["patch"], resources: ["machine.openshift.io/machines"], users: [IDENTITY.mao] },
+    });
+    await eventually(
+      "an instance launched",
+      async () => env.providers.ledger.snapshot().instances.length === 1,
+    );
+    await env.admin.client.delete(KINDS.mapiMachine, MAPI_NS, "worker-0");
+    env.server.faults.clear();
+    await eventually("the Machine gone", () => gone(env, KINDS.mapiMachine, MAPI_NS, "worker-0"));
+    expect(env.providers.ledger.snapshot().instances).toMatchObject([
+      { machineName: "worker-0", terminatedBy: "MachineAPI" },
+    ]);
+    expect(env.providers.ledger.violations(await existing(env))).toEqual([]);
+  });
+
   it("ignores a deleting Machine without machine.machine.openshift.io: the instance leaks and the ledger says so", async () => {
     const env = await start();
     await env.admin.client.create(KINDS.mapiMachine, mapiMachineOf("worker-0"));
