@@ -345,4 +345,39 @@ describe("SPEC §4 with the simulated providers and the instance ledger", () => 
       expect(instancesOf(m)).toMatchObject([{ side: "MachineAPI", terminatedBy: "MachineAPI" }]);
     expect(providers.ledger.violations(await existing())).toEqual([]);
   });
+  it("MachineSet born ClusterAPI: CAPI's Machine is mirrored to MAPI (never provisioned twice); deleting the CAPI set ends all", async () => {
+    const base = mapiMachineSet(ns, "c", 1);
+    const set = JSON.parse(JSON.stringify(base).replaceAll('"MachineAPI"', '"ClusterAPI"')) as KubeObject;
+    const name = nameOf(set);
+    await admin.create(KINDS.mapiMachineSet, set);
+    const mirror = await waitFor("a mirrored MAPI Machine, synchronized", async () => {
+      const items = (await admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.filter((m) =>
+        nameOf(m).startsWith(`${name}-`),
+      );
+      return items.length === 1 &&
+        typeof items[0]?.spec?.providerID === "string" &&
+        conditionOf(items[0], "Synchronized")?.status === "True"
+        ? items[0]
+        : undefined;
+    });
+    expect(mirror.spec?.authoritativeAPI).toBe("ClusterAPI");
+    expect(mirror.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: "MachineSet",
+      name,
+      controller: true,
+    });
+    await quiesce();
+    expect(instancesOf(nameOf(mirror))).toMatchObject([
+      { side: "ClusterAPI", providerID: mirror.spec?.providerID },
+    ]);
+
+    await admin.delete(KINDS.capiMachineSet, CAPI_NS, name);
+    await gone(KINDS.mapiMachineSet, MAPI_NS, name);
+    await gone(KINDS.capiMachineSet, CAPI_NS, name);
+    await gone(KINDS.capiMachine, CAPI_NS, nameOf(mirror));
+    await gone(KINDS.mapiMachine, MAPI_NS, nameOf(mirror));
+    await quiesce();
+    expect(instancesOf(nameOf(mirror))).toMatchObject([{ side: "ClusterAPI", terminatedBy: "ClusterAPI" }]);
+    expect(providers.ledger.violations(await existing())).toEqual([]);
+  });
 });
