@@ -27,6 +27,19 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "write a development CA and serving certificate into certs/ (or --dir D)",
     run: async (args) => (await import("./server/certs.js")).runCertsCommand(args),
   },
+  installer: {
+    summary: "install Cluster API provider components from transport ConfigMaps (SPEC §6)",
+    run: async (args) =>
+      (await import("./installer/cli.js")).runInstallerCommand(args, env, { stdout, stderr }),
+  },
+  "pack-provider": {
+    summary: "turn a provider's components YAML into a transport ConfigMap (--name --type --version -f)",
+    run: async (args) => {
+      const { runPackProvider } = await import("./installer/cli.js");
+      const { readFile } = await import("node:fs/promises");
+      return runPackProvider(args, { stdout, stderr, readFile: (p) => readFile(p, "utf8") });
+    },
+  },
   "config-reference": {
     summary: "print the configuration reference (every flag and environment variable) as Markdown",
     run: async () => {

@@ -12,6 +12,8 @@ import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { type Config, parseConfig, type RunMode, runMode } from "./config.js";
+import { runInstaller } from "./installer/cli.js";
+import { seedDemoProviders } from "./installer/demo-providers.js";
 import { type Cache, createCache } from "./kube/cache.js";
 import { systemClock } from "./kube/clock.js";
 import { connect, type KubeConnection } from "./kube/config.js";
@@ -60,12 +62,20 @@ interface Running {
   webhook: WebhookServer;
   cache: Cache;
   local?: LocalCluster;
+  /** Local mode `--with-installer`: the in-process installer and how to stop it. */
+  installer?: { abort: AbortController; done: Promise<void> };
 }
 
 async function shutdown(running: Running, log: Logger, graceful: boolean): Promise<void> {
   log.info({ graceful }, "shutting down");
   await (graceful ? running.webhook.beginShutdown() : running.webhook.close());
   await running.cache.stop();
+  if (running.installer) {
+    running.installer.abort.abort();
+    await running.installer.done.catch((e: unknown) =>
+      log.error({ err: String(e) }, "installer stopped with an error"),
+    );
+  }
   await running.local?.stop();
 }
 
@@ -157,6 +167,17 @@ export async function serve(args: readonly string[], env: Env): Promise<number> 
     if (local) {
       await local.registerProductWebhooks(webhook.url);
       if (config.seed.includes("demo")) await seedDemo(local, config);
+      if (config.seed.includes("demo-providers")) await seedDemoProviders(local.clientAs("admin"), config);
+      if (config.withInstaller) {
+        const abort = new AbortController();
+        const done = runInstaller(config, {
+          connection: connect({ kubeconfigText: local.kubeconfigText, context: "installer" }),
+          logger: log.child({ component: "installer" }),
+          clock: systemClock,
+          signal: abort.signal,
+        });
+        running.installer = { abort, done };
+      }
       process.stdout.write(
         `ready: kubeconfig=${local.kubeconfigPath} apiserver=${local.api.url} webhook=${webhook.url}\n` +
           `  try: KUBECONFIG=${local.kubeconfigPath} kubectl get machines.machine.openshift.io\n`,

@@ -27,5 +27,7 @@ export function localUsers(ns: { mapiNamespace: string; capiNamespace: string })
     serviceAccount(ns.mapiNamespace, "machine-api-controllers", "mao"),
     serviceAccount(ns.capiNamespace, "capi-manager", "capi"),
     serviceAccount(ns.capiNamespace, "capa-controller-manager", "capa"),
+    // Installer mode runs under its own, more privileged identity (SPEC §6).
+    serviceAccount(ns.capiNamespace, "machine-api-migration-installer", "installer"),
   ].map((u) => ({ ...u, token: token() }));
 }

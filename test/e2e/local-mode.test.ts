@@ -1,6 +1,6 @@
 /**
  * `npm start -- --seed demo` as a person meets it (issue 3; spawned as the `tsx src/cli.ts serve` that npm start runs): it starts its embedded API server and
- * webhook in a child process, prints `ready:` with the kubeconfig, and the real kubectl sees the seeded
+ * webhook in a child process (here also the in-process installer with the demo providers), prints `ready:` with the kubeconfig, and the real kubectl sees the seeded
  * machines and the webhook's explanation when it edits a non-authoritative copy. SIGTERM stops it with 0.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -28,7 +28,8 @@ beforeAll(async () => {
       "src/cli.ts",
       "serve",
       "--seed",
-      "demo",
+      "demo,demo-providers",
+      "--with-installer",
       "--api-port",
       "0",
       "--webhook-port",
@@ -113,6 +114,33 @@ describe("npm start -- --seed demo (local mode)", () => {
     ]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
+  });
+
+  it("--with-installer --seed demo-providers installs the core and AWS providers and reports on its ClusterOperator", async () => {
+    let available = "";
+    for (let i = 0; i < 100 && available !== "True"; i++) {
+      const r = await kubectl([
+        "get",
+        "clusteroperators.config.openshift.io/machine-api-migration-installer",
+        "-o",
+        'jsonpath={.status.conditions[?(@.type=="Available")].status}',
+      ]);
+      available = r.stdout.trim();
+      if (available !== "True") await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(available).toBe("True");
+    const deployments = await kubectl([
+      "get",
+      "deployments.apps",
+      "-n",
+      "openshift-cluster-api",
+      "-o",
+      "name",
+    ]);
+    expect(deployments.stdout.split("\n").filter(Boolean).sort()).toEqual([
+      "deployment.apps/capa-controller-manager",
+      "deployment.apps/capi-controller-manager",
+    ]);
   });
 
   it("stops with exit code 0 on SIGTERM", async () => {
