@@ -332,7 +332,7 @@ describe("handover with the real webhook, the sync controllers and the simulated
     expect(providers.ledger.violations(await existing())).toEqual([]);
   });
 
-  it("MachineSet MachineAPI → ClusterAPI: its Machine's twin is the new set's, no new instance, I1–I4 hold", async () => {
+  it("MachineSet MachineAPI → ClusterAPI → MachineAPI: its Machine's twin is the new set's, no new instance, I1–I4 hold", async () => {
     const set = mapiMachineSet(ns, "b", 1);
     const name = nameOf(set);
     const w = watch("MachineSet", name);
@@ -363,7 +363,19 @@ describe("handover with the real webhook, the sync controllers and the simulated
     expect(
       providers.ledger.snapshot().instances.filter((i) => i.machineName.startsWith(`${name}-`)),
     ).toHaveLength(1);
+
+    await setSpecAuthority("MachineSet", name, "MachineAPI");
+    const back = await steady(w, "MachineAPI");
+    await quiesce();
+    expect(finalizersOf(back.capi)).not.toContain(FINALIZERS.capiMachineSet);
+    expect((await existing()).mapi.filter((n) => n.startsWith(`${name}-`))).toEqual([nameOf(member)]);
+    expect(
+      providers.ledger.snapshot().instances.filter((i) => i.machineName.startsWith(`${name}-`)),
+    ).toHaveLength(1);
+    expect(w.observed).toBeGreaterThan(5);
     expect(w.violations).toEqual([]);
+    const reasons = await eventReasons(w);
+    expect(reasons.filter((r) => r === "MigrationCompleted")).toHaveLength(2);
     expect(providers.ledger.violations(await existing())).toEqual([]);
   });
 });
