@@ -1,0 +1,230 @@
+/**
+ * The pure half of `cli uninstall-prepare` (SPEC §9): whether the product's controllers still hold their
+ * Lease, which objects are mid-handover, which sync finalizers must go and the guarded request that removes
+ * each, how a planner step reads to an admin, and how a request would change an object (the dry run applies
+ * requests in memory instead of sending them). The order of the work and all I/O live in ./uninstall.ts.
+ */
+import jsonpatch from "fast-json-patch";
+import type { ResourceType } from "../kube/kinds.js";
+import { CAPI_GROUP, FINALIZERS, KINDS, MAPI_GROUP } from "../kube/kinds.js";
+import type { KubeObject } from "../kube/object.js";
+import { finalizersOf, getPath, isRecord, nameOf } from "../kube/object.js";
+import type { HandoverKind, ObjectRef, Role } from "../migration/snapshot.js";
+import { refOf, statusAuthorityOf } from "../migration/snapshot.js";
+import type { Step } from "../migration/steps.js";
+import type { PatchRequest } from "../migration/write.js";
+import type { ObjectStore } from "../policies/types.js";
+import type { Namespaces } from "./shell.js";
+
+/** The three webhook configurations of SPEC §2.2, removed first so the command's own writes pass. */
+export const WEBHOOK_CONFIGURATIONS: ReadonlyArray<{ type: ResourceType; name: string }> = Object.freeze([
+  {
+    type: {
+      group: "admissionregistration.k8s.io",
+      version: "v1",
+      kind: "ValidatingWebhookConfiguration",
+      plural: "validatingwebhookconfigurations",
+      namespaced: false,
+    },
+    name: "machine-api-migration-deny",
+  },
+  {
+    type: {
+      group: "admissionregistration.k8s.io",
+      version: "v1",
+      kind: "ValidatingWebhookConfiguration",
+      plural: "validatingwebhookconfigurations",
+      namespaced: false,
+    },
+    name: "machine-api-migration-warn",
+  },
+  {
+    type: {
+      group: "admissionregistration.k8s.io",
+      version: "v1",
+      kind: "MutatingWebhookConfiguration",
+      plural: "mutatingwebhookconfigurations",
+      namespaced: false,
+    },
+    name: "machine-api-migration-mutate",
+  },
+]);
+
+// ---------------------------------------------------------------------------------------------------
+// The Lease
+
+export type LeaseState =
+  | { held: false; why: string }
+  | { held: true; holder: string; renewedAt: string; expiresAt: string };
+
+const timeOf = (v: unknown): number | undefined => {
+  if (typeof v !== "string" || v === "") return undefined;
+  // MicroTime carries six fraction digits; Date.parse wants at most three.
+  const ms = Date.parse(v.replace(/(\.\d{3})\d+/, "$1"));
+  return Number.isNaN(ms) ? undefined : ms;
+};
+
+/**
+ * Whether the leader's Lease is in force at `now`: a holder whose last renewal plus the lease duration lies
+ * in the future. A released Lease (empty holder, SIGTERM path) or an expired one is free.
+ */
+export function leaseState(lease: KubeObject | undefined, now: number): LeaseState {
+  if (!lease) return { held: false, why: "no Lease" };
+  const holder = getPath(lease, ["spec", "holderIdentity"]);
+  if (typeof holder !== "string" || holder === "") return { held: false, why: "released (no holder)" };
+  const renewed =
+    timeOf(getPath(lease, ["spec", "renewTime"])) ?? timeOf(getPath(lease, ["spec", "acquireTime"]));
+  const seconds = getPath(lease, ["spec", "leaseDurationSeconds"]);
+  if (renewed === undefined || typeof seconds !== "number")
+    return { held: false, why: `held by ${holder} but carries no renewTime or leaseDurationSeconds` };
+  const expires = renewed + seconds * 1000;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return expires > now
+    ? { held: true, holder, renewedAt: iso(renewed), expiresAt: iso(expires) }
+    : { held: false, why: `expired at ${iso(expires)} (last holder ${holder})` };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What there is to do
+
+/** The MAPI objects whose handover is open (status Migrating), MachineSets first. */
+export function openHandovers(
+  store: ObjectStore,
+  ns: Namespaces,
+): Array<{ kind: HandoverKind; name: string }> {
+  const of = (kind: HandoverKind, type: ResourceType) =>
+    store
+      .list(type, ns.mapiNamespace)
+      .filter((o) => statusAuthorityOf(o) === "Migrating")
+      .map((o) => ({ kind, name: nameOf(o) }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  return [...of("MachineSet", KINDS.mapiMachineSet), ...of("Machine", KINDS.mapiMachine)];
+}
+
+/** Every MAPI Machine and MachineSet, MachineSets first: each gets its pause state made to match authority. */
+export function mapiObjects(store: ObjectStore, ns: Namespaces): Array<{ kind: HandoverKind; name: string }> {
+  const of = (kind: HandoverKind, type: ResourceType) =>
+    store
+      .list(type, ns.mapiNamespace)
+      .map((o) => ({ kind, name: nameOf(o) }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  return [...of("MachineSet", KINDS.mapiMachineSet), ...of("Machine", KINDS.mapiMachine)];
+}
+
+/** The kinds that may carry the sync finalizer (SPEC §4.6), in the order it is released. */
+export const SYNC_FINALIZER_HOLDERS: ReadonlyArray<{
+  type: ResourceType;
+  role: Role;
+  namespace: keyof Namespaces;
+}> = Object.freeze([
+  { type: KINDS.awsMachine, role: "infraMachine", namespace: "capiNamespace" },
+  { type: KINDS.awsMachineTemplate, role: "capi", namespace: "capiNamespace" },
+  { type: KINDS.capiMachine, role: "capi", namespace: "capiNamespace" },
+  { type: KINDS.capiMachineSet, role: "capi", namespace: "capiNamespace" },
+  { type: KINDS.mapiMachine, role: "mapi", namespace: "mapiNamespace" },
+  { type: KINDS.mapiMachineSet, role: "mapi", namespace: "mapiNamespace" },
+]);
+
+/** The step that removes the sync finalizer from `object`, or undefined when it has none. */
+export const syncFinalizerStep = (role: Role, object: KubeObject): Step | undefined =>
+  finalizersOf(object).includes(FINALIZERS.sync)
+    ? {
+        kind: "removeFinalizers",
+        target: refOf(role, object),
+        finalizers: [FINALIZERS.sync],
+        observed: finalizersOf(object),
+      }
+    : undefined;
+
+/** Every sync-finalizer removal the store calls for, InfraMachines first, then CAPI, then MAPI. */
+export function syncFinalizerSteps(store: ObjectStore, ns: Namespaces): Step[] {
+  const steps: Step[] = [];
+  for (const holder of SYNC_FINALIZER_HOLDERS)
+    for (const object of [...store.list(holder.type, ns[holder.namespace])].sort((a, b) =>
+      nameOf(a).localeCompare(nameOf(b)),
+    )) {
+      const step = syncFinalizerStep(holder.role, object);
+      if (step) steps.push(step);
+    }
+  return steps;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Words
+
+const groupOf = (apiVersion: string): string => (apiVersion.includes("/") ? apiVersion.split("/")[0]! : "");
+
+/** `MAPI Machine openshift-machine-api/x`, `CAPI MachineSet …`, `AWSMachine …`. */
+export const describeTarget = (
+  ref: Pick<ObjectRef, "apiVersion" | "kind" | "namespace" | "name">,
+): string => {
+  const group = groupOf(ref.apiVersion);
+  const api = group === MAPI_GROUP ? "MAPI " : group === CAPI_GROUP ? "CAPI " : "";
+  return `${api}${ref.kind} ${ref.namespace}/${ref.name}`;
+};
+
+/** One line per executed (or, in a dry run, planned) step, for the admin's terminal. */
+export function describeStep(step: Step): string {
+  switch (step.kind) {
+    case "done":
+      return step.why === "gone" ? "gone" : "nothing to do";
+    case "wait":
+    case "blocked":
+      return `${step.event.reason}: ${step.event.message}`;
+    case "initStatus":
+    case "setSynchronizedAPI": {
+      const fields = Object.entries(step.statusPatch)
+        .map(([k, v]) => `status.${k}=${String(v)}`)
+        .join(", ");
+      return `${describeTarget(step.target)}: set ${fields}`;
+    }
+    case "pause":
+      return `${describeTarget(step.target)}: paused (${Object.keys(step.addAnnotations).join(", ")})`;
+    case "unpause":
+      return `${describeTarget(step.target)}: removed the product's pause (${step.removeAnnotations.join(", ")})`;
+    case "recordPausedFalseAt":
+      return `${describeTarget(step.target)}: recorded ${step.annotation}`;
+    case "startMigration":
+      return `${describeTarget(step.target)}: started a handover from ${step.from} to ${step.to}`;
+    case "addFinalizers":
+      return `${describeTarget(step.target)}: added finalizer ${step.finalizers.join(", ")}`;
+    case "removeFinalizers":
+      return `${describeTarget(step.target)}: removed finalizer ${step.finalizers.join(", ")}`;
+    case "completeMigration":
+      return `${describeTarget(step.target)}: completed the handover, ${step.to} is authoritative`;
+    case "cancelMigration":
+      return `${describeTarget(step.target)}: cancelled the handover, ${step.to} stays authoritative`;
+    default: {
+      const unreachable: never = step;
+      return unreachable;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The dry run's stand-in for the API server
+
+/** RFC 7386 JSON merge patch: objects merge, `null` removes, everything else replaces. */
+export function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (!isRecord(patch)) return structuredClone(patch);
+  const out: Record<string, unknown> = isRecord(target) ? structuredClone(target) : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = applyMergePatch(out[k], v);
+  }
+  return out;
+}
+
+/**
+ * The object as `request` would leave it. The resourceVersion precondition is checked as the API server
+ * would; a failed `test` throws as a 409 would. The resourceVersion itself does not move (no write happened).
+ */
+export function applyRequest(object: KubeObject, request: PatchRequest): KubeObject {
+  if (request.patchType === "application/merge-patch+json") {
+    const wanted = getPath(request.body, ["metadata", "resourceVersion"]);
+    if (typeof wanted === "string" && wanted !== object.metadata?.resourceVersion)
+      throw new Error(`resourceVersion ${wanted} is stale`);
+    return applyMergePatch(object, request.body) as KubeObject;
+  }
+  return jsonpatch.applyPatch(structuredClone(object), request.body, true, false).newDocument;
+}

@@ -1,0 +1,363 @@
+/**
+ * `cli uninstall-prepare` (SPEC §9): makes the cluster safe to remove the product from, in this order —
+ * (1) refuse while the product's controllers hold their Lease; (2) delete the three webhook configurations,
+ * so the command's own writes are not refused (the product's pods are gone by then, and a Fail webhook
+ * without a server refuses every edit); (3) refuse while any handover is open unless `--resolve-migrations`,
+ * which ends each one with the planner itself (cancel per §3.3, or complete per §3.5 where step 9 has
+ * begun); (4) make every pause state match authority (the planner's step 3 repair); (5) remove the sync
+ * finalizer from every MAPI and CAPI machine object and InfraMachine. Without `--yes` it is a dry run: it
+ * reads the cluster, applies every request to an in-memory copy instead of sending it, prints what it would
+ * do and changes nothing. Every write is guarded (resourceVersion or a JSON Patch `test`); a 409 re-reads
+ * and re-plans. The pure parts are in ./uninstall-plan.ts.
+ */
+import type { KubeClient } from "../kube/client.js";
+import { type Clock, systemClock } from "../kube/clock.js";
+import { ConflictError, NotFoundError } from "../kube/errors.js";
+import type { ResourceType } from "../kube/kinds.js";
+import { KINDS } from "../kube/kinds.js";
+import type { KubeObject } from "../kube/object.js";
+import { finalizersOf, isDeleting } from "../kube/object.js";
+import { planHandover } from "../migration/planner.js";
+import { describeObject } from "../migration/preconditions.js";
+import { readHandoverSnapshot } from "../migration/read-snapshot.js";
+import type { HandoverKind, ObjectRef } from "../migration/snapshot.js";
+import { synchronizedAPIOf } from "../migration/snapshot.js";
+import type { Step } from "../migration/steps.js";
+import type { PatchRequest } from "../migration/write.js";
+import { requestOf } from "../migration/write.js";
+import type { MemoryStore } from "../policies/memory-store.js";
+import {
+  type CommandIo,
+  connectFromSettings,
+  errorText,
+  type Namespaces,
+  readCluster,
+  takeOwnFlags,
+} from "./shell.js";
+import {
+  applyRequest,
+  describeStep,
+  describeTarget,
+  leaseState,
+  mapiObjects,
+  openHandovers,
+  syncFinalizerStep,
+  syncFinalizerSteps,
+  WEBHOOK_CONFIGURATIONS,
+} from "./uninstall-plan.js";
+
+/** The field manager of the command's writes (shown in managedFields). */
+export const UNINSTALL_FIELD_MANAGER = "machine-api-migration-uninstall";
+/** A handover ends in a handful of steps; more means something keeps undoing them. */
+const MAX_STEPS_PER_OBJECT = 30;
+/** Conflicts tolerated per object before giving up on it (another writer keeps changing it). */
+const MAX_CONFLICTS_PER_OBJECT = 5;
+
+export interface UninstallSettings extends Namespaces {
+  leaseName: string;
+  /** The product's Deployment, named in the refusal's command. */
+  deploymentName?: string;
+}
+
+export interface UninstallOptions {
+  /** End open handovers instead of refusing (SPEC §9). */
+  resolveMigrations: boolean;
+  /** Send the writes; false is the dry run. */
+  apply: boolean;
+}
+
+export interface UninstallDeps {
+  client: KubeClient;
+  clock: Clock;
+  /** One line of the report. */
+  print: (line: string) => void;
+}
+
+export interface UninstallOutcome {
+  /** 0: done (or, dry run, would be done); 1: refused or left work that needs a person. */
+  code: 0 | 1;
+  webhooksRemoved: number;
+  handoversResolved: number;
+  repairs: number;
+  finalizersRemoved: number;
+  problems: string[];
+}
+
+const typeOfRef = (ref: Pick<ObjectRef, "apiVersion" | "kind">): ResourceType => {
+  const group = ref.apiVersion.includes("/") ? ref.apiVersion.split("/")[0] : "";
+  const type = Object.values(KINDS).find((t) => t.group === group && t.kind === ref.kind);
+  if (!type) throw new Error(`no known resource for ${ref.kind} ${ref.apiVersion}`);
+  return type;
+};
+
+const getOrUndefined = async (client: KubeClient, type: ResourceType, namespace: string, name: string) => {
+  try {
+    return await client.get(type, namespace, name);
+  } catch (e) {
+    if (e instanceof NotFoundError) return undefined;
+    throw e;
+  }
+};
+
+/** Steps 1–5 of SPEC §9 as described at the top of this file. */
+export async function uninstallPrepare(
+  settings: UninstallSettings,
+  options: UninstallOptions,
+  deps: UninstallDeps,
+): Promise<UninstallOutcome> {
+  const { client, clock } = deps;
+  const dry = !options.apply;
+  const say = (line: string) => deps.print(dry ? `(dry run) ${line}` : line);
+  const ns: Namespaces = { mapiNamespace: settings.mapiNamespace, capiNamespace: settings.capiNamespace };
+  const outcome: UninstallOutcome = {
+    code: 0,
+    webhooksRemoved: 0,
+    handoversResolved: 0,
+    repairs: 0,
+    finalizersRemoved: 0,
+    problems: [],
+  };
+  const refuse = (lines: string[]): UninstallOutcome => {
+    for (const l of lines) deps.print(l);
+    return { ...outcome, code: 1 };
+  };
+
+  // (1) The Lease: while a leader runs, it would re-plan (and undo) every write made here.
+  const leaseName = `${settings.capiNamespace}/${settings.leaseName}`;
+  const lease = leaseState(
+    await getOrUndefined(client, KINDS.lease, settings.capiNamespace, settings.leaseName),
+    clock.now(),
+  );
+  if (lease.held) {
+    const deployment = settings.deploymentName ?? "machine-api-migration";
+    return refuse([
+      `refusing: the product's controllers hold Lease ${leaseName} (holder ${lease.holder}, renewed ${lease.renewedAt}, valid until ${lease.expiresAt}).`,
+      `Scale the product to zero first, then run this again once the Lease is released or expired:`,
+      `  oc scale deployment/${deployment} -n ${settings.capiNamespace} --replicas=0`,
+    ]);
+  }
+  deps.print(`Lease ${leaseName}: not held (${lease.why})`);
+
+  // (2) The webhook configurations, each deleted with the uid and resourceVersion it was read at.
+  for (const { type, name } of WEBHOOK_CONFIGURATIONS) {
+    const found = await getOrUndefined(client, type, "", name);
+    if (!found) {
+      deps.print(`${type.kind} ${name}: already absent`);
+      continue;
+    }
+    if (!dry) {
+      try {
+        await client.delete(type, "", name, {
+          preconditions: {
+            uid: found.metadata?.uid ?? "",
+            resourceVersion: found.metadata?.resourceVersion ?? "",
+          },
+        });
+      } catch (e) {
+        if (!(e instanceof NotFoundError)) throw e;
+      }
+    }
+    outcome.webhooksRemoved++;
+    say(`deleted ${type.kind} ${name}`);
+  }
+
+  // (3) Open handovers.
+  let store: MemoryStore = await readCluster(client, ns);
+  const open = openHandovers(store, ns);
+  if (open.length > 0 && !options.resolveMigrations) {
+    const lines = open.map(({ kind, name }) => {
+      const mapi = store.get(
+        kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet,
+        ns.mapiNamespace,
+        name,
+      );
+      const old = mapi ? synchronizedAPIOf(mapi) : undefined;
+      return `  ${describeObject(kind, "mapi", mapi)} is Migrating${old ? ` (from ${old})` : ""}`;
+    });
+    return refuse([
+      `refusing: ${open.length} handover${open.length === 1 ? " is" : "s are"} open:`,
+      ...lines,
+      "Re-run with --resolve-migrations to end each one now (cancelled, or completed where its old side already released its finalizers),",
+      "or scale the product back up and re-apply its manifests to let them finish.",
+    ]);
+  }
+
+  /**
+   * Sends (or, dry run, applies in memory) one request and keeps the store in step with the answer: the
+   * object as the server returned it, or gone when the write released its last finalizer while deleting.
+   */
+  const execute = async (request: PatchRequest): Promise<void> => {
+    const { target } = request;
+    const type = typeOfRef(target);
+    let after: KubeObject;
+    if (dry) {
+      const current = store.get(type, target.namespace, target.name);
+      if (!current) throw new NotFoundError(404, "NotFound", `${describeTarget(target)} not found`);
+      after = applyRequest(current, request);
+    } else {
+      after = await client.patch(
+        type,
+        target.namespace,
+        target.name,
+        request.patchType === "application/merge-patch+json"
+          ? { type: "merge", body: request.body }
+          : { type: "json", body: request.body },
+        {
+          fieldManager: UNINSTALL_FIELD_MANAGER,
+          ...(request.patchType === "application/merge-patch+json" && request.subresource
+            ? { subresource: request.subresource }
+            : {}),
+        },
+      );
+    }
+    const withType: KubeObject = {
+      ...after,
+      apiVersion: after.apiVersion ?? target.apiVersion,
+      kind: after.kind ?? target.kind,
+    };
+    if (isDeleting(withType) && finalizersOf(withType).length === 0) store.remove(withType);
+    else store.put(withType);
+  };
+
+  /** A conflict or a vanished object: read everything again and re-plan from what the server holds. */
+  const reread = async (): Promise<void> => {
+    if (!dry) store = await readCluster(client, ns);
+  };
+
+  // (3, resolved) and (4): re-plan each MAPI object until the planner has nothing left to do.
+  const settle = async (kind: HandoverKind, name: string, now: Date): Promise<void> => {
+    let conflicts = 0;
+    for (let i = 0; i < MAX_STEPS_PER_OBJECT; i++) {
+      const snapshot = readHandoverSnapshot(store, kind, name, ns);
+      const step: Step = planHandover(snapshot, now, { resolveOpenHandovers: true });
+      if (step.kind === "done") return;
+      const request = requestOf(step);
+      if (!request) {
+        outcome.problems.push(`${describeObject(kind, "mapi", snapshot.mapi)}: ${describeStep(step)}`);
+        return;
+      }
+      try {
+        await execute(request);
+      } catch (e) {
+        if (
+          (e instanceof ConflictError || e instanceof NotFoundError) &&
+          ++conflicts <= MAX_CONFLICTS_PER_OBJECT
+        ) {
+          await reread();
+          continue;
+        }
+        outcome.problems.push(
+          `${describeTarget(request.target)}: ${describeStep(step)} failed: ${errorText(e)}`,
+        );
+        return;
+      }
+      if (step.kind === "completeMigration" || step.kind === "cancelMigration") outcome.handoversResolved++;
+      else outcome.repairs++;
+      say(describeStep(step));
+    }
+    outcome.problems.push(
+      `${describeObject(kind, "mapi", undefined)} ${ns.mapiNamespace}/${name}: still changing after ${MAX_STEPS_PER_OBJECT} steps; another writer may be undoing them`,
+    );
+  };
+
+  const now = new Date(clock.now());
+  const openKeys = new Set(open.map((o) => `${o.kind}/${o.name}`));
+  const rest = mapiObjects(store, ns).filter((o) => !openKeys.has(`${o.kind}/${o.name}`));
+  for (const { kind, name } of [...open, ...rest]) await settle(kind, name, now);
+
+  if (outcome.problems.length > 0)
+    return refuse([
+      "refusing to remove the sync finalizers: these need a person first (the cluster is otherwise unchanged from here on):",
+      ...outcome.problems.map((p) => `  ${p}`),
+      "Fix them and run this again; every step it already took is kept and will not be repeated.",
+    ]);
+
+  // (5) The sync finalizer, InfraMachines first, then CAPI, then MAPI objects.
+  for (const planned of syncFinalizerSteps(store, ns)) {
+    if (planned.kind !== "removeFinalizers") continue;
+    let step: Step | undefined = planned;
+    for (let attempt = 0; step; attempt++) {
+      const request = requestOf(step);
+      if (!request) break;
+      try {
+        await execute(request);
+        outcome.finalizersRemoved++;
+        say(describeStep(step));
+        break;
+      } catch (e) {
+        const target: ObjectRef = request.target;
+        if (e instanceof ConflictError && attempt < MAX_CONFLICTS_PER_OBJECT && !dry) {
+          const fresh = await getOrUndefined(client, typeOfRef(target), target.namespace, target.name);
+          step = fresh ? syncFinalizerStep(target.role, fresh) : undefined;
+          continue;
+        }
+        if (e instanceof NotFoundError) break;
+        outcome.problems.push(
+          `${describeTarget(target)}: removing the sync finalizer failed: ${errorText(e)}`,
+        );
+        break;
+      }
+    }
+  }
+  if (outcome.problems.length > 0)
+    return refuse([
+      "some sync finalizers are left:",
+      ...outcome.problems.map((p) => `  ${p}`),
+      "Run this again.",
+    ]);
+
+  const summary = `removed ${outcome.webhooksRemoved} webhook configuration(s), resolved ${outcome.handoversResolved} handover(s), made ${outcome.repairs} pause/status repair(s), removed ${outcome.finalizersRemoved} sync finalizer(s)`;
+  if (dry) {
+    deps.print(`dry run: would have ${summary}. Nothing was changed; run again with --yes to do it.`);
+  } else {
+    deps.print(`done: ${summary}.`);
+    deps.print(
+      "The product can now be removed (oc delete -k manifests/); every Machine keeps the authority shown by status.authoritativeAPI.",
+    );
+  }
+  return outcome;
+}
+
+export const UNINSTALL_USAGE =
+  "usage: uninstall-prepare [--kubeconfig FILE] [--resolve-migrations] [--yes] [--lease-name NAME] [--mapi-namespace NS] [--capi-namespace NS]";
+
+/**
+ * `cli uninstall-prepare`. Exit 0 when done (dry run: when it would be done), 1 when it refused or left
+ * work for a person, 2 on bad usage, bad settings or a cluster that cannot be reached.
+ */
+export async function runUninstallPrepare(
+  args: readonly string[],
+  io: CommandIo,
+  env: Readonly<Record<string, string | undefined>>,
+  clock: Clock = systemClock,
+): Promise<number> {
+  const own = takeOwnFlags(args, [
+    { names: ["--resolve-migrations"], takesValue: false },
+    { names: ["--yes", "-y"], takesValue: false },
+  ]);
+  if (!own.ok) {
+    io.stderr.write(`machine-api-migration uninstall-prepare: ${own.error}\n${UNINSTALL_USAGE}\n`);
+    return 2;
+  }
+  const connected = connectFromSettings("uninstall-prepare", own.rest, env);
+  if (!connected.ok) {
+    io.stderr.write(`machine-api-migration uninstall-prepare: ${connected.error}\n${UNINSTALL_USAGE}\n`);
+    return 2;
+  }
+  const { config, connection } = connected;
+  try {
+    const outcome = await uninstallPrepare(
+      {
+        mapiNamespace: config.mapiNamespace,
+        capiNamespace: config.capiNamespace,
+        leaseName: config.leaseName,
+      },
+      { resolveMigrations: own.values.has("--resolve-migrations"), apply: own.values.has("--yes") },
+      { client: connection.client, clock, print: (line) => io.stdout.write(`${line}\n`) },
+    );
+    return outcome.code;
+  } catch (e) {
+    io.stderr.write(`machine-api-migration uninstall-prepare: ${errorText(e)}\n`);
+    return 2;
+  }
+}
