@@ -31,6 +31,7 @@ import {
   hasPauseAnnotation,
   liveReplicas,
   nodeNameFor,
+  replicaStatus,
   stringAt,
   timestamp,
 } from "./common.js";
@@ -106,6 +107,7 @@ export type CapiMachineSetAction =
   | { kind: "addFinalizer" }
   | { kind: "createMachine"; machine: KubeObject; infraMachine: KubeObject }
   | { kind: "deleteMachine"; machine: KubeObject }
+  | { kind: "setReplicaStatus"; status: Record<string, number> }
   | { kind: "removeFinalizer" };
 
 export interface CapiMachineSetInput {
@@ -201,6 +203,8 @@ export function planCapiMachineSet(input: CapiMachineSetInput): CapiMachineSetAc
     const victim = scaleDownVictim(live);
     if (victim) return { kind: "deleteMachine", machine: victim };
   }
+  const replicas = count === live.length ? replicaStatus(set, live, false) : undefined;
+  if (replicas) return { kind: "setReplicaStatus", status: replicas };
   return { kind: "none", why: `${count} of ${want} replicas` };
 }
 
@@ -393,6 +397,9 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
           logger.info({ machineSet: name, machine: victim }, "MachineSet deleted a Machine");
           return;
         }
+        case "setReplicaStatus":
+          await write.patchWithPrecondition(type, set, { status: action.status }, { subresource: "status" });
+          return;
         case "removeFinalizer":
           await write.removeFinalizer(type, set, FINALIZERS.capiMachineSet);
           return;
@@ -403,6 +410,13 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
   });
   machineSetController.watch(machineSets, byName);
   machineSetController.watch(machines, byOwner("MachineSet", CAPI_API_VERSION));
+  // A template created after its MachineSet lets the set scale: map it to the sets that reference it.
+  machineSetController.watch(templates, (t) =>
+    machineSets
+      .list(namespace)
+      .filter((s) => stringAt(s, ["spec", "template", "spec", "infrastructureRef", "name"]) === nameOf(t))
+      .map(nameOf),
+  );
   return [machineController, machineSetController];
 }
 

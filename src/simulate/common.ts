@@ -107,3 +107,26 @@ export function liveReplicas(
 export const assertNever = (x: never): never => {
   throw new Error(`unhandled action ${JSON.stringify(x)}`);
 };
+
+/**
+ * The replica counts a set controller reports once it has nothing to create or delete: every live child,
+ * and the Running ones as ready and available. `fullyLabeled` adds MAPI's `fullyLabeledReplicas`.
+ * Undefined when the set's status already says so.
+ */
+export function replicaStatus(
+  set: KubeObject,
+  live: readonly KubeObject[],
+  fullyLabeled: boolean,
+): Record<string, number> | undefined {
+  const running = live.filter((m) => stringAt(m, ["status", "phase"]) === "Running").length;
+  const desired: Record<string, number> = {
+    replicas: live.length,
+    readyReplicas: running,
+    availableReplicas: running,
+    ...(fullyLabeled ? { fullyLabeledReplicas: live.length } : {}),
+    ...(typeof set.metadata?.generation === "number" ? { observedGeneration: set.metadata.generation } : {}),
+  };
+  const current = getPath(set, ["status"]);
+  const same = Object.entries(desired).every(([k, v]) => getPath(current, [k]) === v);
+  return same ? undefined : desired;
+}

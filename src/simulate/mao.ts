@@ -31,6 +31,7 @@ import {
   liveReplicas,
   mapiPausedConditions,
   nodeNameFor,
+  replicaStatus,
   stringAt,
   timestamp,
 } from "./common.js";
@@ -114,7 +115,8 @@ export type MapiMachineSetAction =
   | { kind: "copyAuthority"; to: string }
   | { kind: "setConditions"; conditions: Condition[] }
   | { kind: "createMachine"; machine: KubeObject }
-  | { kind: "deleteMachine"; machine: KubeObject };
+  | { kind: "deleteMachine"; machine: KubeObject }
+  | { kind: "setReplicaStatus"; status: Record<string, number> };
 
 export interface MapiMachineSetInput {
   machineSet: KubeObject | undefined;
@@ -186,6 +188,8 @@ export function planMapiMachineSet(input: MapiMachineSetInput): MapiMachineSetAc
     const victim = scaleDownVictim(live);
     if (victim) return { kind: "deleteMachine", machine: victim };
   }
+  const replicas = count === live.length ? replicaStatus(set, live, true) : undefined;
+  if (replicas) return { kind: "setReplicaStatus", status: replicas };
   return { kind: "none", why: `${count} of ${want} replicas` };
 }
 
@@ -318,6 +322,9 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
             { status: { conditions: action.conditions } },
             { subresource: "status" },
           );
+          return;
+        case "setReplicaStatus":
+          await write.patchWithPrecondition(type, set, { status: action.status }, { subresource: "status" });
           return;
         case "createMachine": {
           const created = await client.create(KINDS.mapiMachine, action.machine, {

@@ -208,6 +208,13 @@ describe("CAPI MachineSet stand-in (SPEC §1.1)", () => {
     });
     expect(action.machine.spec?.failureDomain).toBe("us-east-1b");
   });
+  it("reports v1beta2 replica counts once steady (no fullyLabeledReplicas in CAPI)", () => {
+    const running = capiMachineOf("b", { meta: { uid: "b-uid" }, status: { phase: "Running" } });
+    expect(plan(set(2), [child("a"), running])).toEqual({
+      kind: "setReplicaStatus",
+      status: { replicas: 2, readyReplicas: 1, availableReplicas: 1 },
+    });
+  });
   it("waits when the infrastructure template is missing", () => {
     expect(
       planCapiMachineSet({

@@ -211,13 +211,23 @@ describe("MAO MachineSet stand-in (SPEC §1, §1.1)", () => {
 
   it("scales up to replicas while MAPI-authoritative", () => {
     expect(planSet(set(2), [child("a")]).kind).toBe("createMachine");
-    expect(planSet(set(1), [child("a")]).kind).toBe("none");
+    expect(planSet(set(1), [child("a")]).kind).not.toMatch(/Machine$/);
   });
 
   it("counts created Machines the cache does not show yet, and not the ones it just deleted", () => {
     expect(planSet(set(2), [child("a")], { creates: ["b"] }).kind).toBe("none");
-    expect(planSet(set(1), [child("a"), child("b")], { deletes: ["b"] }).kind).toBe("none");
-    expect(planSet(set(1), [child("a"), child("b", { deletionTimestamp: EARLIER })]).kind).toBe("none");
+    expect(planSet(set(1), [child("a"), child("b")], { deletes: ["b"] }).kind).not.toMatch(/Machine$/);
+    expect(planSet(set(1), [child("a"), child("b", { deletionTimestamp: EARLIER })]).kind).not.toMatch(
+      /Machine$/,
+    );
+  });
+
+  it("reports replica counts once it has nothing to create or delete (Running = ready and available)", () => {
+    const running = mapiMachineOf("b", { meta: { uid: "b-uid" }, status: { phase: "Running" } });
+    const status = { replicas: 2, readyReplicas: 1, availableReplicas: 1, fullyLabeledReplicas: 2 };
+    expect(planSet(set(2), [child("a"), running])).toEqual({ kind: "setReplicaStatus", status });
+    expect(planSet(set(2, status), [child("a"), running]).kind).toBe("none");
+    expect(planSet(set(3), [child("a"), running]).kind).toBe("createMachine");
   });
 
   it("scales down, delete-marked Machines first", () => {

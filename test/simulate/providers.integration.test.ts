@@ -65,6 +65,7 @@ afterEach(async () => {
 
 interface Env {
   server: ApiServer;
+  as(username: string): KubeConnection;
   admin: KubeConnection;
   providers: SimulatedProviders;
 }
@@ -90,7 +91,7 @@ const start = async (options: { requireRecordedDeletes?: boolean } = {}): Promis
     ledger: createInstanceLedger(options),
   });
   stops.push(() => providers.stop());
-  return { server, admin, providers };
+  return { server, as, admin, providers };
 };
 
 /** Polls `check` until it returns a value other than undefined/false (or stops throwing). */
@@ -190,7 +191,7 @@ describe("MAO stand-in against the local API server", () => {
     expect(env.providers.ledger.violations(await existing(env))).toEqual([]);
   });
 
-  it("a Machine deleted before its providerID could be written: MAO finds the instance by its tags and terminates it", async () => {
+  it("MAO crashed between launching the instance and writing providerID: its successor finds the instance by its tags and terminates it", async () => {
     const env = await start();
     await env.admin.client.create(KINDS.mapiMachine, mapiMachineOf("worker-0"));
     await eventually("Provisioning with MAO's finalizer", async () => {
@@ -206,8 +207,20 @@ describe("MAO stand-in against the local API server", () => {
       "an instance launched",
       async () => env.providers.ledger.snapshot().instances.length === 1,
     );
-    await env.admin.client.delete(KINDS.mapiMachine, MAPI_NS, "worker-0");
+    await env.providers.mao.stop();
     env.server.faults.clear();
+    const orphaned = await get(env, KINDS.mapiMachine, MAPI_NS, "worker-0");
+    expect(orphaned.spec?.providerID).toBeUndefined();
+    await env.admin.client.delete(KINDS.mapiMachine, MAPI_NS, "worker-0");
+
+    const successor = await startMaoStandIn({
+      connection: env.as(IDENTITY.mao),
+      mapiNamespace: MAPI_NS,
+      capiNamespace: CAPI_NS,
+      logger: silentLogger(),
+      ledger: env.providers.ledger,
+    });
+    stops.push(() => successor.stop());
     await eventually("the Machine gone", () => gone(env, KINDS.mapiMachine, MAPI_NS, "worker-0"));
     expect(env.providers.ledger.snapshot().instances).toMatchObject([
       { machineName: "worker-0", terminatedBy: "MachineAPI" },
@@ -276,6 +289,11 @@ describe("MAO stand-in against the local API server", () => {
     expect(snapshot.instances.filter((i) => i.terminatedSeq !== undefined)).toHaveLength(1);
     expect(snapshot.deletionsRequested).toHaveLength(1);
     expect(env.providers.ledger.violations(await existing(env))).toEqual([]);
+    const reported = await eventually("status.replicas 1", async () => {
+      const s = await get(env, KINDS.mapiMachineSet, MAPI_NS, setName);
+      return getPath(s, ["status", "readyReplicas"]) === 1 ? s : undefined;
+    });
+    expect(reported.status).toMatchObject({ replicas: 1, availableReplicas: 1, fullyLabeledReplicas: 1 });
     expect(writesBy(env, IDENTITY.mao)).toContain("create machine.openshift.io/machines");
     expect(writesBy(env, IDENTITY.mao)).toContain("delete machine.openshift.io/machines");
   });
@@ -439,8 +457,12 @@ describe("CAPI and CAPA stand-ins against the local API server", () => {
         { kind: "Machine", name: nameOf(a), controller: true },
       ]);
     }
-    const set = await get(env, KINDS.capiMachineSet, CAPI_NS, "workers");
+    const set = await eventually("status.readyReplicas 2", async () => {
+      const s = await get(env, KINDS.capiMachineSet, CAPI_NS, "workers");
+      return getPath(s, ["status", "readyReplicas"]) === 2 ? s : undefined;
+    });
     expect(set.metadata?.finalizers).toEqual([FINALIZERS.capiMachineSet]);
+    expect(set.status).toMatchObject({ replicas: 2, availableReplicas: 2, observedGeneration: 1 });
 
     await env.admin.client.patch(KINDS.capiMachineSet, CAPI_NS, "workers", {
       type: "merge",
