@@ -319,11 +319,23 @@ const synchronizedMapi = (type: ResourceType, name: string, reason = "ResourceSy
   waitFor(`${type.kind} ${name} Synchronized=True`, async () => {
     const o = await product.get(type, MAPI_NS, name);
     const c = synchronizedOf(o);
-    return c?.status === "True" &&
+    // §4.5: the generation of the source object — the MAPI copy, or the CAPI twin under ClusterAPI.
+    const source =
+      getPath(o, ["status", "authoritativeAPI"]) === "ClusterAPI"
+        ? await product.get(
+            type === KINDS.mapiMachine ? KINDS.capiMachine : KINDS.capiMachineSet,
+            CAPI_NS,
+            name,
+          )
+        : o;
+    if (
+      c?.status === "True" &&
       c.reason === reason &&
-      getPath(o, ["status", "synchronizedGeneration"]) === o.metadata?.generation
-      ? o
-      : undefined;
+      getPath(o, ["status", "synchronizedGeneration"]) === source.metadata?.generation
+    )
+      return o;
+    // Thrown, not returned: a timeout then names what was last seen.
+    throw new Error(`last seen: status ${JSON.stringify(o.status)}, generation ${o.metadata?.generation}`);
   });
 
 /** Writes by the product's identity to the machine kinds, from the API server's own counters. */
