@@ -3,6 +3,8 @@
  * Machine, none left running without a Machine (either twin), none terminated that was not deleted; plus
  * the actuator lookup that makes a retried create idempotent per side, and adoption of seeded instances.
  */
+import { Writable } from "node:stream";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { awsProviderID, createInstanceLedger, instanceIdOfProviderID } from "../../src/simulate/ledger.js";
 
@@ -149,6 +151,30 @@ describe("instance ledger", () => {
     const ledger = createInstanceLedger();
     ledger.recordExisting({ machineName: "seeded", providerID: "aws:///us-east-1a/i-05a3c9e1b7d2f5" });
     expect(ledger.violations(none)).toHaveLength(1);
+  });
+
+  it("logs one line per instance event (local mode shows the ledger in its log)", () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    });
+    const ledger = createInstanceLedger({ logger: pino({ level: "info" }, sink) });
+    const r = ledger.created({ machineName: "m-0", side: "MachineAPI", zone: "us-east-1a" });
+    ledger.terminated({
+      instanceId: r.instanceId,
+      machineName: "m-0",
+      by: "MachineAPI",
+      object: "Machine ns/m-0",
+      deleting: true,
+    });
+    expect(lines.map((l) => [l.msg, l.instanceId, l.machineName])).toEqual([
+      ["instance created", r.instanceId, "m-0"],
+      ["instance terminated", r.instanceId, "m-0"],
+    ]);
+    expect(lines[0]?.providerID).toBe(r.providerID);
   });
 
   it("snapshot is a copy: changing it does not change the ledger", () => {
