@@ -9,6 +9,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Logger } from "pino";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,7 +38,9 @@ import { webhookSans, writeDevelopmentCertificates } from "../../src/server/cert
 import { startWebhookServer, type WebhookServer } from "../../src/server/serve.js";
 import {
   createInstanceLedger,
+  type RunningStandIn,
   type SimulatedProviders,
+  startMaoStandIn,
   startSimulatedProviders,
 } from "../../src/simulate/index.js";
 import { createMachineSetSyncController, createMachineSyncController } from "../../src/sync/controller.js";
@@ -65,6 +68,9 @@ let cache: Cache;
 let observer: Cache;
 let controllers: Controller[] = [];
 let providers: SimulatedProviders;
+/** The MAO stand-in now running (a test stops and restarts it). */
+let mao: RunningStandIn;
+let logger: Logger;
 let admin: KubeClient;
 
 /** One watched handover: the invariant fold over every snapshot the observer saw. */
@@ -99,7 +105,7 @@ const observeAll = (): void => {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "handover-e2e-"));
-  const logger = pino({ level: "silent" });
+  logger = pino({ level: "silent" });
   const certs = await writeDevelopmentCertificates(
     join(dir, "certs"),
     webhookSans("machine-api-migration", CAPI_NS),
@@ -215,10 +221,12 @@ beforeAll(async () => {
     ledger: createInstanceLedger(),
     provisioningDelayMs: 0,
   });
+  mao = providers.mao;
 }, 60_000);
 
 afterAll(async () => {
   await providers?.stop();
+  if (mao && mao !== providers?.mao) await mao.stop({ release: true });
   await Promise.all(controllers.map((c) => c.stop()));
   await observer?.stop();
   await cache?.stop();
@@ -249,7 +257,7 @@ const waitFor = async <T>(
 
 const idle = (): boolean =>
   controllers.every((c) => (c.queue()?.len() ?? 0) === 0 && (c.queue()?.processing().length ?? 0) === 0) &&
-  [providers.mao, providers.capi, providers.capa].every((s) => s.idle());
+  [mao, providers.capi, providers.capa].every((s) => s.idle());
 
 const quiesce = async (): Promise<void> => {
   let calm = 0;
@@ -284,6 +292,17 @@ const steady = (w: Watched, authority: StableAuthority) =>
     const pauseTargets = w.kind === "Machine" ? [s.capi, s.infraMachine] : [s.capi];
     return pauseTargets.every((o) => o !== undefined && hasPause(o) === (authority === "MachineAPI")) && s;
   });
+
+/** How many more times each reason was reported than in `before` (the recorder aggregates repeats). */
+const newReasons = (before: readonly string[], after: readonly string[]): string[] => {
+  const left = [...before];
+  return after.filter((r) => {
+    const i = left.indexOf(r);
+    if (i < 0) return true;
+    left.splice(i, 1);
+    return false;
+  });
+};
 
 const eventReasons = async (w: Watched): Promise<string[]> =>
   (await admin.list(KINDS.event, { namespace: MAPI_NS })).items
@@ -329,6 +348,39 @@ describe("handover with the real webhook, the sync controllers and the simulated
     const reasons = await eventReasons(w);
     expect(reasons.filter((r) => r === "MigrationStarted")).toHaveLength(2);
     expect(reasons.filter((r) => r === "MigrationCompleted")).toHaveLength(2);
+    expect(providers.ledger.violations(await existing())).toEqual([]);
+  });
+
+  it("a cancel (SPEC §3.3) while MAO is down: the stop is never acknowledged, spec goes back, nothing moved", async () => {
+    const w = watched.find((x) => x.kind === "Machine" && x.name === MACHINE)!;
+    await steady(w, "MachineAPI");
+    await quiesce();
+    const before = await eventReasons(w);
+    await mao.stop();
+    await setSpecAuthority("Machine", MACHINE, "ClusterAPI");
+    await waitFor("status Migrating", () => statusAuthorityOf(snapshotOf(w).mapi!) === "Migrating");
+    // Step 6 waits for MAO's Paused=True, which cannot come.
+    await waitFor("WaitingForPause", async () =>
+      newReasons(before, await eventReasons(w)).includes("WaitingForPause"),
+    );
+    await setSpecAuthority("Machine", MACHINE, "MachineAPI");
+    await waitFor("status MachineAPI", () => statusAuthorityOf(snapshotOf(w).mapi!) === "MachineAPI");
+    mao = await startMaoStandIn({
+      connection: connect({ kubeconfigText: local.kubeconfigText, context: "mao" }),
+      ...ns,
+      logger,
+      ledger: providers.ledger,
+      provisioningDelayMs: 0,
+    });
+    const s = await steady(w, "MachineAPI");
+    await quiesce();
+    expect(finalizersOf(s.mapi)).toContain(FINALIZERS.mapiMachine);
+    expect(finalizersOf(s.capi)).not.toContain(FINALIZERS.capiMachine);
+    expect(instancesOf(MACHINE)).toHaveLength(1);
+    expect(w.violations).toEqual([]);
+    const after = newReasons(before, await eventReasons(w));
+    expect(after.filter((r) => r === "MigrationCancelled")).toHaveLength(1);
+    expect(after).not.toContain("MigrationCompleted");
     expect(providers.ledger.violations(await existing())).toEqual([]);
   });
 
