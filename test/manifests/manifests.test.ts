@@ -1,0 +1,789 @@
+/**
+ * The deployable manifests (SPEC §9, §2.2, §3.4; issue 9): the kustomize base, the cert-manager overlay and
+ * the installer are rendered with the real `kubectl kustomize` and their objects checked — RBAC by the
+ * requests the product makes (and must never be able to make), the webhook configurations against the
+ * settings table of src/config.ts so they cannot drift, the Deployment's placement, probes, shutdown
+ * timing and hardening, and the cert-manager overlay's replacement of the service-ca annotations.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseConfig, SETTINGS } from "../../src/config.js";
+import { getPath, isRecord, type KubeObject } from "../../src/kube/object.js";
+import { METRIC_NAMES } from "../../src/migration/metrics.js";
+import {
+  type Access,
+  allRules,
+  grants,
+  ofKind,
+  renderKustomization,
+  selectorMatches,
+  theOne,
+} from "./helpers.js";
+
+const MAPI_NS = SETTINGS.mapiNamespace.default;
+const CAPI_NS = SETTINGS.capiNamespace.default;
+const CONTROLLER_USERS = SETTINGS.controllerUsers.default;
+const PRODUCT = { namespace: CAPI_NS, name: "machine-api-migration" };
+const INSTALLER = { namespace: CAPI_NS, name: "machine-api-migration-installer" };
+const SERVICE_CA_CABUNDLE = "service.beta.openshift.io/inject-cabundle";
+const SERVICE_CA_SECRET = "service.beta.openshift.io/serving-cert-secret-name";
+const CERT_MANAGER_INJECT = "cert-manager.io/inject-ca-from";
+
+let base: KubeObject[];
+let certManager: KubeObject[];
+let installer: KubeObject[];
+
+beforeAll(async () => {
+  [base, certManager, installer] = await Promise.all([
+    renderKustomization("manifests"),
+    renderKustomization("manifests/overlays/cert-manager"),
+    renderKustomization("manifests/installer"),
+  ]);
+}, 60_000);
+
+const renders = () =>
+  [
+    ["base", base],
+    ["cert-manager overlay", certManager],
+    ["installer", installer],
+  ] as const;
+
+type Container = Record<string, unknown> & { name: string; args?: string[]; command?: string[] };
+const podSpec = (d: KubeObject): Record<string, unknown> => {
+  const spec = getPath(d, ["spec", "template", "spec"]);
+  if (!isRecord(spec)) throw new Error(`Deployment ${d.metadata?.name} has no pod spec`);
+  return spec;
+};
+const containerOf = (d: KubeObject): Container => {
+  const containers = podSpec(d).containers;
+  if (!Array.isArray(containers) || containers.length !== 1)
+    throw new Error(`Deployment ${d.metadata?.name} should run exactly one container`);
+  return containers[0] as Container;
+};
+const productDeployment = (objects: readonly KubeObject[]) =>
+  theOne(objects, "Deployment", "machine-api-migration");
+
+describe("every kustomization (SPEC §9)", () => {
+  it("renders with kubectl kustomize and holds no Namespace", () => {
+    for (const [label, objects] of renders()) {
+      expect(objects.length, label).toBeGreaterThan(0);
+      expect(ofKind(objects, "Namespace"), label).toEqual([]);
+    }
+  });
+
+  it("RBAC has no wildcard verb, resource, group or name, and no non-resource URLs", () => {
+    for (const [label, objects] of renders()) {
+      const rules = allRules(objects);
+      expect(rules.length, label).toBeGreaterThan(0);
+      for (const { where, rule } of rules) {
+        const fields = [rule.verbs, rule.resources ?? [], rule.apiGroups ?? [], rule.resourceNames ?? []];
+        for (const field of fields)
+          expect(
+            field.filter((v) => v.includes("*")),
+            `${label}: ${where}`,
+          ).toEqual([]);
+        expect(rule.nonResourceURLs, `${label}: ${where}`).toBeUndefined();
+      }
+    }
+  });
+
+  it("every namespaced object names its namespace (the base has no kustomize namespace override)", () => {
+    const clusterScoped = new Set([
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "ValidatingWebhookConfiguration",
+      "MutatingWebhookConfiguration",
+    ]);
+    for (const [label, objects] of renders())
+      for (const o of objects.filter((x) => !clusterScoped.has(String(x.kind))))
+        expect(o.metadata?.namespace, `${label}: ${o.kind} ${o.metadata?.name}`).toMatch(/^openshift-/);
+  });
+});
+
+describe("product RBAC: least privilege by request (SPEC §9, §3, §4, §7)", () => {
+  const all = (group: string, resources: string[], namespace: string, verbs: string[]): Access[] =>
+    resources.flatMap((resource) => verbs.map((verb) => ({ verb, group, resource, namespace })));
+  const READ_WRITE = ["get", "list", "watch", "create", "update", "patch", "delete"];
+  const STATUS = ["get", "update", "patch"];
+  const needed: [string, Access[]][] = [
+    [
+      "MAPI machines and machinesets",
+      all("machine.openshift.io", ["machines", "machinesets"], MAPI_NS, READ_WRITE),
+    ],
+    [
+      "MAPI status subresources",
+      all("machine.openshift.io", ["machines/status", "machinesets/status"], MAPI_NS, STATUS),
+    ],
+    [
+      "CAPI machines and machinesets",
+      all("cluster.x-k8s.io", ["machines", "machinesets"], CAPI_NS, READ_WRITE),
+    ],
+    [
+      "CAPI status subresources",
+      all("cluster.x-k8s.io", ["machines/status", "machinesets/status"], CAPI_NS, STATUS),
+    ],
+    ["CAPI clusters (read)", all("cluster.x-k8s.io", ["clusters"], CAPI_NS, ["get", "list", "watch"])],
+    [
+      "AWS machines and templates",
+      all("infrastructure.cluster.x-k8s.io", ["awsmachines", "awsmachinetemplates"], CAPI_NS, READ_WRITE),
+    ],
+    ["AWSMachine status", all("infrastructure.cluster.x-k8s.io", ["awsmachines/status"], CAPI_NS, STATUS)],
+    [
+      "AWSClusters (read)",
+      all("infrastructure.cluster.x-k8s.io", ["awsclusters"], CAPI_NS, ["get", "list", "watch"]),
+    ],
+    [
+      "Infrastructure informer",
+      all("config.openshift.io", ["infrastructures"], "", ["get", "list", "watch"]),
+    ],
+    [
+      "FeatureGate/cluster (§0.1)",
+      [
+        {
+          verb: "get",
+          group: "config.openshift.io",
+          resource: "featuregates",
+          namespace: "",
+          name: "cluster",
+        },
+      ],
+    ],
+    [
+      "the MAPI CRDs (§0.1) and the twins' CRDs (§4.6)",
+      [
+        "machines.machine.openshift.io",
+        "machinesets.machine.openshift.io",
+        "machines.cluster.x-k8s.io",
+        "machinesets.cluster.x-k8s.io",
+        "awsmachines.infrastructure.cluster.x-k8s.io",
+      ].map((name) => ({
+        verb: "get",
+        group: "apiextensions.k8s.io",
+        resource: "customresourcedefinitions",
+        namespace: "",
+        name,
+      })),
+    ],
+    [
+      "the two namespaces (§4.6)",
+      [MAPI_NS, CAPI_NS].map((name) => ({
+        verb: "get",
+        group: "",
+        resource: "namespaces",
+        namespace: "",
+        name,
+      })),
+    ],
+    [
+      "leader election Lease (§7)",
+      [
+        { verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: CAPI_NS },
+        ...["get", "update"].map((verb) => ({
+          verb,
+          group: "coordination.k8s.io",
+          resource: "leases",
+          namespace: CAPI_NS,
+          name: SETTINGS.leaseName.default,
+        })),
+      ],
+    ],
+    [
+      "Events in both namespaces (§3.4)",
+      [MAPI_NS, CAPI_NS].flatMap((namespace) => all("", ["events"], namespace, ["create", "patch"])),
+    ],
+    [
+      "the platform's migration controllers check (§0.1)",
+      [{ verb: "get", group: "apps", resource: "deployments", namespace: CAPI_NS, name: "capi-controllers" }],
+    ],
+  ];
+  it.each(needed)("grants %s", (_what, accesses) => {
+    for (const access of accesses) expect(grants(base, PRODUCT, access), JSON.stringify(access)).toBe(true);
+  });
+
+  const forbidden: [string, Access][] = [
+    ["reading Secrets", { verb: "get", group: "", resource: "secrets", namespace: CAPI_NS }],
+    ["listing Secrets", { verb: "list", group: "", resource: "secrets", namespace: MAPI_NS }],
+    ["reading ConfigMaps", { verb: "list", group: "", resource: "configmaps", namespace: CAPI_NS }],
+    ["touching Pods", { verb: "delete", group: "", resource: "pods", namespace: CAPI_NS }],
+    [
+      "MAPI machines outside the MAPI namespace",
+      { verb: "update", group: "machine.openshift.io", resource: "machines", namespace: "kube-system" },
+    ],
+    [
+      "CAPI machines in the MAPI namespace",
+      { verb: "create", group: "cluster.x-k8s.io", resource: "machines", namespace: MAPI_NS },
+    ],
+    [
+      "deleting CRDs",
+      { verb: "delete", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "" },
+    ],
+    [
+      "reading an unrelated CRD",
+      {
+        verb: "get",
+        group: "apiextensions.k8s.io",
+        resource: "customresourcedefinitions",
+        namespace: "",
+        name: "clusterversions.config.openshift.io",
+      },
+    ],
+    [
+      "another Lease",
+      {
+        verb: "update",
+        group: "coordination.k8s.io",
+        resource: "leases",
+        namespace: CAPI_NS,
+        name: "cluster-capi-operator-leader",
+      },
+    ],
+    [
+      "editing webhook configurations",
+      {
+        verb: "update",
+        group: "admissionregistration.k8s.io",
+        resource: "validatingwebhookconfigurations",
+        namespace: "",
+      },
+    ],
+    [
+      "editing the Infrastructure",
+      { verb: "update", group: "config.openshift.io", resource: "infrastructures", namespace: "" },
+    ],
+    [
+      "creating RBAC",
+      { verb: "create", group: "rbac.authorization.k8s.io", resource: "rolebindings", namespace: CAPI_NS },
+    ],
+    [
+      "the MachineSet scale subresource (controllers patch spec.replicas)",
+      { verb: "update", group: "machine.openshift.io", resource: "machinesets/scale", namespace: MAPI_NS },
+    ],
+  ];
+  it.each(forbidden)("never grants %s", (_what, access) => {
+    expect(grants(base, PRODUCT, access)).toBe(false);
+  });
+
+  it("binds the service account whose user name is the first controller user (SPEC §2.2)", () => {
+    expect(CONTROLLER_USERS[0]).toBe(`system:serviceaccount:${PRODUCT.namespace}:${PRODUCT.name}`);
+    expect(theOne(base, "ServiceAccount", PRODUCT.name).metadata?.namespace).toBe(PRODUCT.namespace);
+    expect(podSpec(productDeployment(base)).serviceAccountName).toBe(PRODUCT.name);
+  });
+});
+
+describe("webhook configurations (SPEC §2.2)", () => {
+  const CONFIGURATIONS = [
+    {
+      name: "machine-api-migration-deny",
+      kind: "ValidatingWebhookConfiguration",
+      failurePolicy: "Fail",
+      path: "/validate",
+      operations: ["CREATE", "UPDATE"],
+    },
+    {
+      name: "machine-api-migration-warn",
+      kind: "ValidatingWebhookConfiguration",
+      failurePolicy: "Ignore",
+      path: "/validate-warn",
+      operations: ["DELETE", "UPDATE"],
+    },
+    {
+      name: "machine-api-migration-mutate",
+      kind: "MutatingWebhookConfiguration",
+      failurePolicy: "Ignore",
+      path: "/mutate",
+      operations: ["CREATE"],
+    },
+  ];
+  /** The machine kinds and the only subresources admission may see, per group (SPEC §2.2). */
+  const MACHINE_RESOURCES: Record<string, string[]> = {
+    "machine.openshift.io": [
+      "machines",
+      "machinesets",
+      "machines/status",
+      "machinesets/status",
+      "machinesets/scale",
+    ],
+    "cluster.x-k8s.io": ["machines", "machinesets", "machinesets/scale"],
+    "infrastructure.cluster.x-k8s.io": ["awsmachines", "awsmachinetemplates"],
+  };
+  const webhooksOf = (c: KubeObject): Record<string, unknown>[] =>
+    Array.isArray(c.webhooks) ? (c.webhooks as Record<string, unknown>[]) : [];
+  const rulesOf = (w: Record<string, unknown>) =>
+    (Array.isArray(w.rules) ? w.rules : []) as {
+      operations: string[];
+      apiGroups: string[];
+      apiVersions: string[];
+      resources: string[];
+      scope?: string;
+    }[];
+
+  it("the base holds exactly the three configurations, one webhook each", () => {
+    const configurations = [
+      ...ofKind(base, "ValidatingWebhookConfiguration"),
+      ...ofKind(base, "MutatingWebhookConfiguration"),
+    ];
+    expect(configurations.map((c) => c.metadata?.name).sort()).toEqual(
+      CONFIGURATIONS.map((c) => c.name).sort(),
+    );
+    for (const c of configurations) expect(webhooksOf(c)).toHaveLength(1);
+  });
+
+  describe.each(CONFIGURATIONS)("$name", (expected) => {
+    const webhook = () => webhooksOf(theOne(base, expected.kind, expected.name))[0]!;
+
+    it(`failurePolicy ${expected.failurePolicy}, sideEffects None, admissionReviewVersions [v1], timeoutSeconds 5, matchPolicy Equivalent`, () => {
+      expect(webhook()).toMatchObject({
+        failurePolicy: expected.failurePolicy,
+        sideEffects: "None",
+        admissionReviewVersions: ["v1"],
+        timeoutSeconds: 5,
+        matchPolicy: "Equivalent",
+      });
+    });
+
+    it(`rules: only the machine kinds and their subresources, operations ${expected.operations.join(", ")}, namespaced`, () => {
+      const rules = rulesOf(webhook());
+      expect(rules.length).toBeGreaterThan(0);
+      for (const rule of rules) {
+        expect([...rule.operations].sort()).toEqual(expected.operations);
+        expect(rule.scope).toBe("Namespaced");
+        expect(rule.apiVersions.filter((v) => v.includes("*"))).toEqual([]);
+        for (const group of rule.apiGroups) {
+          expect(Object.keys(MACHINE_RESOURCES)).toContain(group);
+          for (const resource of rule.resources) expect(MACHINE_RESOURCES[group]).toContain(resource);
+        }
+      }
+      const matched = rules.flatMap((r) => r.resources);
+      for (const never of ["pods", "leases", "events", "configmaps", "secrets", "namespaces", "*"])
+        expect(matched).not.toContain(never);
+    });
+
+    it("namespaceSelector matches only the MAPI and CAPI namespaces", () => {
+      const selector = webhook().namespaceSelector;
+      expect(selector).toBeDefined();
+      const namespaces = [
+        MAPI_NS,
+        CAPI_NS,
+        "kube-system",
+        "kube-node-lease",
+        "default",
+        "openshift-monitoring",
+      ];
+      const matched = namespaces.filter((n) =>
+        selectorMatches(selector, { "kubernetes.io/metadata.name": n }),
+      );
+      expect(matched).toEqual([MAPI_NS, CAPI_NS]);
+    });
+
+    it("matchConditions skip exactly the default controllerUsers of src/config.ts", () => {
+      const conditions = webhook().matchConditions as { name: string; expression: string }[];
+      expect(conditions).toHaveLength(1);
+      const list = CONTROLLER_USERS.map((u) => `'${u}'`).join(", ");
+      expect(conditions[0]!.expression).toBe(`!(request.userInfo.username in [${list}])`);
+    });
+
+    it("calls the product Service on its HTTPS port", () => {
+      const service = theOne(base, "Service", "machine-api-migration");
+      const ports = getPath(service, ["spec", "ports"]) as { port: number; targetPort: unknown }[];
+      expect(webhook().clientConfig).toEqual({
+        service: {
+          name: "machine-api-migration",
+          namespace: CAPI_NS,
+          path: expected.path,
+          port: ports[0]!.port,
+        },
+      });
+    });
+  });
+
+  it("the mutating webhook may be re-invoked after other mutations (reinvocationPolicy IfNeeded)", () => {
+    expect(
+      webhooksOf(theOne(base, "MutatingWebhookConfiguration", "machine-api-migration-mutate"))[0],
+    ).toMatchObject({
+      reinvocationPolicy: "IfNeeded",
+    });
+  });
+
+  it("the deny webhook sees the status subresource of the MAPI kinds only (SPEC §2.2)", () => {
+    const rules = rulesOf(
+      webhooksOf(theOne(base, "ValidatingWebhookConfiguration", "machine-api-migration-deny"))[0]!,
+    );
+    const statuses = rules.flatMap((r) =>
+      r.resources.filter((x) => x.endsWith("/status")).map((x) => `${r.apiGroups.join(",")}:${x}`),
+    );
+    expect(statuses.sort()).toEqual([
+      "machine.openshift.io:machines/status",
+      "machine.openshift.io:machinesets/status",
+    ]);
+  });
+});
+
+describe("product Deployment (SPEC §9, §7)", () => {
+  const deployment = () => productDeployment(base);
+  const config = () => {
+    const parsed = parseConfig(containerOf(deployment()).args ?? [], {});
+    if (!parsed.ok) throw new Error(parsed.error);
+    return parsed.config;
+  };
+
+  it("container args are valid serve flags (parsed by src/config.ts)", () => {
+    const parsed = parseConfig(containerOf(deployment()).args ?? [], {});
+    expect(parsed).toMatchObject({ ok: true, rest: [] });
+  });
+
+  it("2 replicas in the CAPI namespace, priorityClass system-cluster-critical, never below 2 during a rollout", () => {
+    expect(deployment().metadata?.namespace).toBe(CAPI_NS);
+    expect(getPath(deployment(), ["spec", "replicas"])).toBe(2);
+    expect(podSpec(deployment()).priorityClassName).toBe("system-cluster-critical");
+    expect(getPath(deployment(), ["spec", "strategy", "rollingUpdate", "maxUnavailable"])).toBe(0);
+  });
+
+  it("runs only on control-plane nodes and tolerates their taints", () => {
+    const terms = getPath(podSpec(deployment()), [
+      "affinity",
+      "nodeAffinity",
+      "requiredDuringSchedulingIgnoredDuringExecution",
+      "nodeSelectorTerms",
+    ]) as { matchExpressions: { key: string; operator: string }[] }[];
+    const controlPlaneKeys = ["node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"];
+    expect(terms.length).toBeGreaterThan(0);
+    // Terms are ORed: each one must on its own require a control-plane label.
+    for (const term of terms)
+      expect(
+        term.matchExpressions.some((e) => controlPlaneKeys.includes(e.key) && e.operator === "Exists"),
+      ).toBe(true);
+    const tolerations = podSpec(deployment()).tolerations as {
+      key: string;
+      operator: string;
+      effect: string;
+    }[];
+    for (const key of controlPlaneKeys)
+      expect(tolerations).toContainEqual({ key, operator: "Exists", effect: "NoSchedule" });
+  });
+
+  it("spreads its replicas over nodes (pod anti-affinity on the hostname, selecting its own pods)", () => {
+    const terms = getPath(podSpec(deployment()), [
+      "affinity",
+      "podAntiAffinity",
+      "preferredDuringSchedulingIgnoredDuringExecution",
+    ]) as { podAffinityTerm: { topologyKey: string; labelSelector: unknown } }[];
+    const podLabels = getPath(deployment(), ["spec", "template", "metadata", "labels"]) as Record<
+      string,
+      string
+    >;
+    expect(terms.map((t) => t.podAffinityTerm.topologyKey)).toContain("kubernetes.io/hostname");
+    for (const t of terms) expect(selectorMatches(t.podAffinityTerm.labelSelector, podLabels)).toBe(true);
+  });
+
+  it("the Deployment selector, Service, PodDisruptionBudget (minAvailable 1) all select its pods and only them", () => {
+    const podLabels = getPath(deployment(), ["spec", "template", "metadata", "labels"]) as Record<
+      string,
+      string
+    >;
+    const installerPodLabels = getPath(theOne(installer, "Deployment", INSTALLER.name), [
+      "spec",
+      "template",
+      "metadata",
+      "labels",
+    ]) as Record<string, string>;
+    const pdb = theOne(base, "PodDisruptionBudget", "machine-api-migration");
+    expect(getPath(pdb, ["spec", "minAvailable"])).toBe(1);
+    const serviceSelector = getPath(theOne(base, "Service", "machine-api-migration"), ["spec", "selector"]);
+    for (const selector of [
+      getPath(deployment(), ["spec", "selector"]),
+      getPath(pdb, ["spec", "selector"]),
+      { matchLabels: serviceSelector },
+    ]) {
+      expect(selectorMatches(selector, podLabels)).toBe(true);
+      expect(selectorMatches(selector, installerPodLabels)).toBe(false);
+    }
+  });
+
+  it("probes /healthz (liveness) and /readyz (readiness) over HTTPS on the webhook port", () => {
+    const c = containerOf(deployment());
+    const ports = c.ports as { name: string; containerPort: number }[];
+    const https = ports.find((p) => p.name === "https");
+    expect(https?.containerPort).toBe(config().webhookPort);
+    expect(getPath(c, ["livenessProbe", "httpGet"])).toEqual({
+      path: "/healthz",
+      port: "https",
+      scheme: "HTTPS",
+    });
+    expect(getPath(c, ["readinessProbe", "httpGet"])).toEqual({
+      path: "/readyz",
+      port: "https",
+      scheme: "HTTPS",
+    });
+    const service = theOne(base, "Service", "machine-api-migration");
+    expect(getPath(service, ["spec", "ports"])).toContainEqual(
+      expect.objectContaining({ port: 443, targetPort: "https" }),
+    );
+  });
+
+  it("preStop sleeps at least the shutdown delay, and the grace period outlasts preStop + delay + a webhook timeout", () => {
+    const command = getPath(containerOf(deployment()), [
+      "lifecycle",
+      "preStop",
+      "exec",
+      "command",
+    ]) as string[];
+    expect(command[0]).toBe("sleep");
+    const preStop = Number(command[1]);
+    const delay = config().shutdownDelay;
+    expect(preStop).toBeGreaterThanOrEqual(delay);
+    const grace = podSpec(deployment()).terminationGracePeriodSeconds as number;
+    expect(grace).toBeGreaterThan(preStop + delay + 5);
+  });
+
+  it("is hardened: non-root, read-only root FS, no privilege escalation, no capabilities, RuntimeDefault seccomp", () => {
+    for (const d of [deployment(), theOne(installer, "Deployment", INSTALLER.name)]) {
+      const pod = podSpec(d);
+      expect(pod.securityContext, String(d.metadata?.name)).toMatchObject({
+        runAsNonRoot: true,
+        seccompProfile: { type: "RuntimeDefault" },
+      });
+      // A fixed UID would be refused by OpenShift's restricted SCC, which assigns one.
+      expect(getPath(pod, ["securityContext", "runAsUser"])).toBeUndefined();
+      expect(containerOf(d).securityContext, String(d.metadata?.name)).toEqual({
+        runAsNonRoot: true,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ["ALL"] },
+      });
+      expect(pod.hostNetwork).toBeUndefined();
+      expect(getPath(containerOf(d), ["resources", "requests", "cpu"])).toBeDefined();
+      expect(getPath(containerOf(d), ["resources", "requests", "memory"])).toBeDefined();
+    }
+  });
+
+  it("mounts the serving certificate Secret where --tls-cert-file and --tls-key-file point", () => {
+    const c = containerOf(deployment());
+    const mounts = c.volumeMounts as { name: string; mountPath: string; readOnly?: boolean }[];
+    const volumes = podSpec(deployment()).volumes as { name: string; secret?: { secretName: string } }[];
+    const secretName = getPath(theOne(base, "Service", "machine-api-migration"), [
+      "metadata",
+      "annotations",
+      SERVICE_CA_SECRET,
+    ]);
+    const certVolume = volumes.find((v) => v.secret?.secretName === secretName);
+    expect(certVolume).toBeDefined();
+    const mount = mounts.find((m) => m.name === certVolume!.name);
+    expect(mount?.readOnly).toBe(true);
+    expect(config().tlsCertFile).toBe(`${mount!.mountPath}/tls.crt`);
+    expect(config().tlsKeyFile).toBe(`${mount!.mountPath}/tls.key`);
+  });
+});
+
+describe("OpenShift service-ca (base) and cert-manager (overlay)", () => {
+  const webhookConfigurations = (objects: readonly KubeObject[]) => [
+    ...ofKind(objects, "ValidatingWebhookConfiguration"),
+    ...ofKind(objects, "MutatingWebhookConfiguration"),
+  ];
+  const annotations = (o: KubeObject) => o.metadata?.annotations ?? {};
+
+  it("base: service-ca injects every caBundle and issues the serving Secret; no cert-manager objects", () => {
+    for (const c of webhookConfigurations(base)) {
+      expect(annotations(c)[SERVICE_CA_CABUNDLE], c.metadata?.name).toBe("true");
+      expect(annotations(c)[CERT_MANAGER_INJECT]).toBeUndefined();
+    }
+    expect(annotations(theOne(base, "Service", "machine-api-migration"))[SERVICE_CA_SECRET]).toBe(
+      "machine-api-migration-tls",
+    );
+    expect(base.filter((o) => String(o.apiVersion).startsWith("cert-manager.io/"))).toEqual([]);
+  });
+
+  it("overlay: no service-ca annotation is left anywhere", () => {
+    for (const o of certManager) {
+      expect(annotations(o)[SERVICE_CA_CABUNDLE], `${o.kind} ${o.metadata?.name}`).toBeUndefined();
+      expect(annotations(o)[SERVICE_CA_SECRET], `${o.kind} ${o.metadata?.name}`).toBeUndefined();
+    }
+  });
+
+  it("overlay: every webhook configuration injects the CA of a Certificate that writes the mounted Secret for the Service's DNS name", () => {
+    const configurations = webhookConfigurations(certManager);
+    expect(configurations).toHaveLength(3);
+    const volumes = podSpec(productDeployment(certManager)).volumes as { secret?: { secretName: string } }[];
+    const mounted = volumes.flatMap((v) => (v.secret ? [v.secret.secretName] : []));
+    for (const c of configurations) {
+      const [namespace, name] = String(annotations(c)[CERT_MANAGER_INJECT]).split("/");
+      const certificate = certManager.find(
+        (o) => o.kind === "Certificate" && o.metadata?.namespace === namespace && o.metadata?.name === name,
+      );
+      expect(certificate, c.metadata?.name).toBeDefined();
+      expect(mounted).toContain(getPath(certificate, ["spec", "secretName"]));
+      expect(getPath(certificate, ["spec", "dnsNames"])).toContain(`machine-api-migration.${CAPI_NS}.svc`);
+      const issuer = getPath(certificate, ["spec", "issuerRef"]) as { name: string; kind: string };
+      expect(certManager.some((o) => o.kind === issuer.kind && o.metadata?.name === issuer.name)).toBe(true);
+    }
+  });
+
+  it("overlay: the serving certificate is signed by a CA Issuer, so its renewal does not change the caBundle", () => {
+    const serving = theOne(certManager, "Certificate", "machine-api-migration-serving-cert");
+    const issuerName = getPath(serving, ["spec", "issuerRef", "name"]);
+    const issuer = theOne(certManager, "Issuer", String(issuerName));
+    expect(getPath(issuer, ["spec", "ca", "secretName"])).toBeDefined();
+  });
+
+  it("overlay: the Deployment and the webhooks' rules are the base's, unchanged", () => {
+    expect(productDeployment(certManager)).toEqual(productDeployment(base));
+    for (const c of webhookConfigurations(base))
+      expect(theOne(certManager, String(c.kind), String(c.metadata?.name)).webhooks).toEqual(c.webhooks);
+  });
+});
+
+describe("PrometheusRule and ServiceMonitor (SPEC §3.4)", () => {
+  const alerts = () =>
+    (
+      getPath(theOne(base, "PrometheusRule", "machine-api-migration"), ["spec", "groups"]) as {
+        rules: { alert: string; expr: string; for?: string; labels?: Record<string, string> }[];
+      }[]
+    ).flatMap((g) => g.rules);
+
+  it.each([
+    ["MachineMigrationStuck", METRIC_NAMES.migrationStuck],
+    ["MachineNotSynchronized", METRIC_NAMES.synchronizedFalse],
+  ])("%s alerts on %s, the name the product exports", (alert, metric) => {
+    const rule = alerts().find((r) => r.alert === alert);
+    expect(rule?.expr).toMatch(new RegExp(`\\b${metric}\\b`));
+    expect(rule?.for).toBeDefined();
+    expect(rule?.labels?.severity).toBeDefined();
+  });
+
+  it("the ServiceMonitor scrapes /metrics over HTTPS on the Service's port, selecting the product Service", () => {
+    const monitor = theOne(base, "ServiceMonitor", "machine-api-migration");
+    const service = theOne(base, "Service", "machine-api-migration");
+    expect(selectorMatches(getPath(monitor, ["spec", "selector"]), service.metadata?.labels ?? {})).toBe(
+      true,
+    );
+    expect(getPath(monitor, ["spec", "endpoints"])).toEqual([
+      expect.objectContaining({ port: "https", path: "/metrics", scheme: "https" }),
+    ]);
+  });
+});
+
+describe("installer (SPEC §6): its own Deployment, service account and RBAC", () => {
+  it("the base does not contain it; its kustomization does, under its own service account", () => {
+    expect(base.some((o) => o.metadata?.name === INSTALLER.name)).toBe(false);
+    const d = theOne(installer, "Deployment", INSTALLER.name);
+    expect(podSpec(d).serviceAccountName).toBe(INSTALLER.name);
+    expect(theOne(installer, "ServiceAccount", INSTALLER.name).metadata?.namespace).toBe(INSTALLER.namespace);
+  });
+
+  it("runs `node dist/cli.js installer` as one replica that never overlaps (Recreate), on control-plane nodes", () => {
+    const d = theOne(installer, "Deployment", INSTALLER.name);
+    expect(containerOf(d).command?.slice(-3)).toEqual(["node", "dist/cli.js", "installer"]);
+    expect(getPath(d, ["spec", "replicas"])).toBe(1);
+    expect(getPath(d, ["spec", "strategy", "type"])).toBe("Recreate");
+    const tolerations = podSpec(d).tolerations as { key: string }[];
+    expect(tolerations.map((t) => t.key)).toContain("node-role.kubernetes.io/master");
+  });
+
+  const may: [string, Access][] = [
+    ["read transport ConfigMaps", { verb: "watch", group: "", resource: "configmaps", namespace: CAPI_NS }],
+    [
+      "apply CRDs",
+      { verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "" },
+    ],
+    [
+      "create CRDs",
+      { verb: "create", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "" },
+    ],
+    [
+      "apply provider Deployments",
+      { verb: "patch", group: "apps", resource: "deployments", namespace: CAPI_NS },
+    ],
+    [
+      "prune provider Deployments",
+      { verb: "delete", group: "apps", resource: "deployments", namespace: CAPI_NS },
+    ],
+    ["list Secrets to prune", { verb: "list", group: "", resource: "secrets", namespace: CAPI_NS }],
+    [
+      "apply ClusterRoles",
+      { verb: "patch", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "" },
+    ],
+    [
+      "escalate ClusterRoles",
+      { verb: "escalate", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "" },
+    ],
+    [
+      "bind ClusterRoles",
+      { verb: "bind", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "" },
+    ],
+    [
+      "apply webhook configurations",
+      {
+        verb: "patch",
+        group: "admissionregistration.k8s.io",
+        resource: "validatingwebhookconfigurations",
+        namespace: "",
+      },
+    ],
+    [
+      "create its ClusterOperator",
+      { verb: "create", group: "config.openshift.io", resource: "clusteroperators", namespace: "" },
+    ],
+    [
+      "write its ClusterOperator status",
+      {
+        verb: "update",
+        group: "config.openshift.io",
+        resource: "clusteroperators/status",
+        namespace: "",
+        name: SETTINGS.installerClusterOperator.default,
+      },
+    ],
+    [
+      "watch the Infrastructure",
+      { verb: "watch", group: "config.openshift.io", resource: "infrastructures", namespace: "" },
+    ],
+  ];
+  it.each(may)("may %s", (_what, access) => {
+    expect(grants(installer, INSTALLER, access)).toBe(true);
+  });
+
+  const mayNot: [string, Access][] = [
+    [
+      "delete CRDs (never pruned)",
+      { verb: "delete", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", namespace: "" },
+    ],
+    [
+      "delete webhook configurations (never pruned)",
+      {
+        verb: "delete",
+        group: "admissionregistration.k8s.io",
+        resource: "mutatingwebhookconfigurations",
+        namespace: "",
+      },
+    ],
+    [
+      "write another ClusterOperator",
+      {
+        verb: "update",
+        group: "config.openshift.io",
+        resource: "clusteroperators/status",
+        namespace: "",
+        name: "cluster-api",
+      },
+    ],
+    [
+      "write outside the CAPI namespace",
+      { verb: "create", group: "apps", resource: "deployments", namespace: "kube-system" },
+    ],
+    [
+      "read Secrets outside the CAPI namespace",
+      { verb: "list", group: "", resource: "secrets", namespace: MAPI_NS },
+    ],
+    [
+      "touch machines",
+      { verb: "update", group: "machine.openshift.io", resource: "machines", namespace: MAPI_NS },
+    ],
+    ["delete Namespaces", { verb: "delete", group: "", resource: "namespaces", namespace: "" }],
+  ];
+  it.each(mayNot)("may not %s", (_what, access) => {
+    expect(grants(installer, INSTALLER, access)).toBe(false);
+  });
+
+  it("the product's service account gets none of the installer's powers (reading the Infrastructure aside)", () => {
+    for (const [what, access] of may.filter(([w]) => w !== "watch the Infrastructure"))
+      expect(grants([...base, ...installer], PRODUCT, access), what).toBe(false);
+  });
+});
