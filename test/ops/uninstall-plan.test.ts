@@ -1,0 +1,156 @@
+/**
+ * The pure parts of `uninstall-prepare` (SPEC §9): when the Lease counts as held, which sync finalizers go
+ * and with which guarded request, how steps read, and the dry run's in-memory application of requests.
+ */
+import { describe, expect, it } from "vitest";
+import { FINALIZERS } from "../../src/kube/kinds.js";
+import { planHandover } from "../../src/migration/planner.js";
+import { requestOf } from "../../src/migration/write.js";
+import {
+  applyMergePatch,
+  applyRequest,
+  describeStep,
+  leaseState,
+  openHandovers,
+  syncFinalizerSteps,
+} from "../../src/ops/uninstall-plan.js";
+import { memoryStore } from "../../src/policies/memory-store.js";
+import { CAPI_NS, edit, MAPI_NS, stableSnapshot, T0 } from "../migration/world.js";
+
+const NS = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
+const lease = (spec: Record<string, unknown>) => ({
+  apiVersion: "coordination.k8s.io/v1",
+  kind: "Lease",
+  metadata: { name: "machine-api-migration", namespace: CAPI_NS },
+  spec,
+});
+const RENEWED = "2026-11-30T09:00:00.123456Z";
+const renewedMs = Date.parse("2026-11-30T09:00:00.123Z");
+
+describe("leaseState: SPEC §9 refuses while the product's controllers hold the Lease", () => {
+  it.each([
+    ["no Lease", undefined, renewedMs, false],
+    [
+      "released: empty holder",
+      lease({ holderIdentity: "", leaseDurationSeconds: 15, renewTime: RENEWED }),
+      renewedMs,
+      false,
+    ],
+    [
+      "renewed 5 s ago, 15 s lease",
+      lease({ holderIdentity: "pod-a", leaseDurationSeconds: 15, renewTime: RENEWED }),
+      renewedMs + 5_000,
+      true,
+    ],
+    [
+      "renewed 16 s ago, 15 s lease",
+      lease({ holderIdentity: "pod-a", leaseDurationSeconds: 15, renewTime: RENEWED }),
+      renewedMs + 16_000,
+      false,
+    ],
+    [
+      "acquired, never renewed",
+      lease({ holderIdentity: "pod-a", leaseDurationSeconds: 15, acquireTime: RENEWED }),
+      renewedMs + 1_000,
+      true,
+    ],
+  ])("%s", (_name, object, now, held) => {
+    expect(leaseState(object, now).held).toBe(held);
+  });
+
+  it("names the holder and the expiry", () => {
+    expect(
+      leaseState(lease({ holderIdentity: "pod-a", leaseDurationSeconds: 15, renewTime: RENEWED }), renewedMs),
+    ).toEqual({
+      held: true,
+      holder: "pod-a",
+      renewedAt: "2026-11-30T09:00:00.123Z",
+      expiresAt: "2026-11-30T09:00:15.123Z",
+    });
+  });
+});
+
+describe("sync finalizers: every machine object and InfraMachine, InfraMachines first, MAPI last", () => {
+  it("one guarded JSON Patch per object that carries it", () => {
+    const s = stableSnapshot("Machine", "ClusterAPI");
+    const store = memoryStore([s.mapi!, s.capi!, s.infraMachine!]);
+    const steps = syncFinalizerSteps(store, NS);
+    expect(
+      steps.map((st) => (st.kind === "removeFinalizers" ? st.target.kind + "/" + st.target.role : st.kind)),
+    ).toEqual(["AWSMachine/infraMachine", "Machine/capi", "Machine/mapi"]);
+    expect(requestOf(steps[0]!)).toEqual({
+      target: expect.objectContaining({ kind: "AWSMachine", name: "worker-a" }),
+      patchType: "application/json-patch+json",
+      body: [
+        { op: "test", path: "/metadata/finalizers", value: [FINALIZERS.awsMachine, FINALIZERS.sync] },
+        { op: "replace", path: "/metadata/finalizers", value: [FINALIZERS.awsMachine] },
+      ],
+    });
+  });
+
+  it("nothing to remove when no object carries it", () => {
+    const s = edit(stableSnapshot("Machine", "MachineAPI"), "mapi", (o) => {
+      o.metadata = { ...o.metadata, finalizers: [FINALIZERS.mapiMachine] };
+    });
+    const store = memoryStore([s.mapi!]);
+    expect(syncFinalizerSteps(store, NS)).toEqual([]);
+  });
+});
+
+describe("openHandovers", () => {
+  it("lists the MAPI objects whose status is Migrating, MachineSets first", () => {
+    const migrating = edit(stableSnapshot("Machine", "MachineAPI", "m-1"), "mapi", (o) => {
+      o.status = { ...o.status, authoritativeAPI: "Migrating" };
+    });
+    const setMigrating = edit(stableSnapshot("MachineSet", "ClusterAPI", "s-1"), "mapi", (o) => {
+      o.status = { ...o.status, authoritativeAPI: "Migrating" };
+    });
+    const store = memoryStore([
+      migrating.mapi!,
+      setMigrating.mapi!,
+      stableSnapshot("Machine", "MachineAPI", "m-2").mapi!,
+    ]);
+    expect(openHandovers(store, NS)).toEqual([
+      { kind: "MachineSet", name: "s-1" },
+      { kind: "Machine", name: "m-1" },
+    ]);
+  });
+});
+
+describe("dry run: requests applied in memory", () => {
+  it("applyMergePatch follows RFC 7386 (null removes, objects merge)", () => {
+    expect(applyMergePatch({ a: { b: 1, c: 2 }, d: [1] }, { a: { b: null, e: 3 }, d: [2] })).toEqual({
+      a: { c: 2, e: 3 },
+      d: [2],
+    });
+  });
+
+  it("a planner step changes the copy as the server would, and a stale resourceVersion fails", () => {
+    const s = edit(stableSnapshot("Machine", "MachineAPI"), "capi", (o) => {
+      o.metadata = { ...o.metadata, annotations: {} };
+    });
+    const step = planHandover(s, new Date(T0));
+    expect(step.kind).toBe("pause");
+    const request = requestOf(step)!;
+    const after = applyRequest(s.capi!, request);
+    expect(after.metadata?.annotations).toEqual({
+      "cluster.x-k8s.io/paused": "",
+      "machine-api-migration.openshift.io/paused-by": "machine-api-migration",
+    });
+    expect(describeStep(step)).toBe(
+      "CAPI Machine openshift-cluster-api/worker-a: paused (cluster.x-k8s.io/paused, machine-api-migration.openshift.io/paused-by)",
+    );
+    const stale = { ...s.capi!, metadata: { ...s.capi!.metadata, resourceVersion: "99" } };
+    expect(() => applyRequest(stale, request)).toThrow(/stale/);
+  });
+
+  it("a JSON Patch whose test fails is refused, as a 409 would be", () => {
+    const s = stableSnapshot("Machine", "ClusterAPI");
+    const [step] = syncFinalizerSteps(memoryStore([s.infraMachine!]), NS);
+    const moved = {
+      ...s.infraMachine!,
+      metadata: { ...s.infraMachine!.metadata, finalizers: [FINALIZERS.sync] },
+    };
+    expect(() => applyRequest(moved, requestOf(step!)!)).toThrow();
+  });
+});
