@@ -41,7 +41,10 @@ export interface RunningStandIn {
   readonly cache: Cache;
   /** True while this stand-in runs its controllers (always, without leader election). */
   leading(): boolean;
-  /** True while every controller runs with nothing queued or in flight (tests wait for quiescence with it). */
+  /**
+   * True while every controller runs with nothing queued or in flight (tests wait for quiescence with it).
+   * False while not leading; keys waiting out a requeue delay do not count as queued.
+   */
   idle(): boolean;
   /** Stops controllers, leader election (without releasing: as a crash would, unless `release`) and the cache. */
   stop(options?: { release?: boolean }): Promise<void>;
