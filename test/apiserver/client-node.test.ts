@@ -105,7 +105,7 @@ describe("client-node", () => {
     const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
     const ns = await objects.read({ apiVersion: "v1", kind: "Namespace", metadata: { name: "cn" } });
     expect(ns.metadata?.name).toBe("cn");
-    const created = await objects.create({
+    const created: k8s.KubernetesObject = await objects.create({
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: { name: "generic", namespace: "cn" },
