@@ -1,0 +1,283 @@
+/**
+ * `preflight` and `uninstall-prepare` against the local API server seeded with the demo plus crafted
+ * Machines (provisioning, deleting, unconvertible, ready with twins, mid-handover before and after step 9).
+ * The tests run in order on one cluster: preflight reads it, then uninstall-prepare is refused by the
+ * Lease, refused by open handovers (after removing the webhooks, SPEC §9), previewed as a dry run, and run.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/kube/clock.js";
+import { NotFoundError } from "../../src/kube/errors.js";
+import { ANNOTATIONS, FINALIZERS, KINDS } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { finalizersOf, getPath } from "../../src/kube/object.js";
+import { runPreflight } from "../../src/ops/preflight.js";
+import { runUninstallPrepare } from "../../src/ops/uninstall.js";
+import { WEBHOOK_CONFIGURATIONS } from "../../src/ops/uninstall-plan.js";
+import {
+  captureIo,
+  createMapiMachine,
+  createTwinnedMachine,
+  deviceIndexOne,
+  type Harness,
+  markMigrating,
+  NS,
+  startSeededCluster,
+} from "./fixtures.js";
+
+let h: Harness;
+const admin = () => h.cluster.clientAs("admin");
+const args = (...extra: string[]) => ["--kubeconfig", h.cluster.kubeconfigPath, ...extra];
+const RENEWED_MS = Date.parse("2026-11-30T12:00:00.000Z");
+const clockAt = (ms: number) => ({ ...systemClock, now: () => ms });
+
+beforeAll(async () => {
+  h = await startSeededCluster();
+  const mao = h.cluster.clientAs("mao");
+  await createMapiMachine(h.cluster, "worker-prov", {
+    status: { phase: "Provisioning", authoritativeAPI: "MachineAPI", synchronizedAPI: "MachineAPI" },
+  });
+  await createMapiMachine(h.cluster, "worker-deleting");
+  await mao.delete(KINDS.mapiMachine, NS.mapiNamespace, "worker-deleting");
+  await createMapiMachine(h.cluster, "worker-device", { providerSpec: deviceIndexOne() });
+  await createTwinnedMachine(h.cluster, "worker-ready", "MachineAPI", { paused: true });
+  // Mid-handover MachineAPI → ClusterAPI, step 8 done (the CAPI side holds its finalizers too): cancel.
+  await createTwinnedMachine(h.cluster, "worker-cancel", "MachineAPI", {
+    paused: true,
+    capiFinalizers: [FINALIZERS.capiMachine, FINALIZERS.sync],
+    awsFinalizers: [FINALIZERS.awsMachine, FINALIZERS.sync],
+  });
+  await markMigrating(h.cluster, "worker-cancel", "MachineAPI");
+  // Mid-handover MachineAPI → ClusterAPI, step 9 begun (MAO's finalizer already gone): complete.
+  await createTwinnedMachine(h.cluster, "worker-complete", "MachineAPI", {
+    paused: true,
+    mapiFinalizers: [FINALIZERS.sync],
+    capiFinalizers: [FINALIZERS.capiMachine, FINALIZERS.sync],
+    awsFinalizers: [FINALIZERS.awsMachine, FINALIZERS.sync],
+  });
+  await markMigrating(h.cluster, "worker-complete", "MachineAPI");
+}, 60_000);
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+const lineOf = (text: string, name: string): string =>
+  text.split("\n").find((l) => l.includes(`openshift-machine-api/${name} `)) ?? "";
+const reasonsUnder = (text: string, name: string): string[] => {
+  const lines = text.split("\n");
+  const i = lines.findIndex((l) => l.includes(`openshift-machine-api/${name} `));
+  const out: string[] = [];
+  for (let j = i + 1; j < lines.length && lines[j]!.startsWith("    "); j++) out.push(lines[j]!.trim());
+  return out;
+};
+
+describe("preflight against the local API server", () => {
+  it("lists every MAPI object with its authority, Synchronized and why it cannot migrate; exit 1", async () => {
+    const { io, out } = captureIo();
+    const code = await runPreflight(args(), io, {});
+    expect(out.stderr).toBe("");
+    expect(code).toBe(1);
+    const text = out.stdout;
+    expect(text).toMatch(/^supported cluster: yes/);
+    expect(lineOf(text, "worker-ready")).toMatch(
+      /^Machine\s+openshift-machine-api\/worker-ready\s+MachineAPI\s+MachineAPI\s+True \(ResourceSynchronized\)\s+could migrate to ClusterAPI$/,
+    );
+    expect(reasonsUnder(text, "worker-ready")).toEqual([]);
+    expect(reasonsUnder(text, "worker-prov")[0]).toMatch(
+      /^admission migration-machine-busy: MAPI Machine openshift-machine-api\/worker-prov cannot migrate to ClusterAPI yet: it is still provisioning/,
+    );
+    expect(reasonsUnder(text, "worker-deleting")[0]).toMatch(
+      /^admission migration-machine-busy: .* it is being deleted/,
+    );
+    expect(reasonsUnder(text, "worker-device")).toContain(
+      "admission migration-unconvertible: spec.providerSpec.value.deviceIndex: Invalid value: 1: deviceIndex must be 0 or unset",
+    );
+    expect(lineOf(text, "worker-cancel")).toMatch(
+      /Migrating\s+Unknown \(AwaitingFinalSync\)\s+migrating to ClusterAPI$/,
+    );
+    // The demo's MachineAPI MachineSets have no CAPI twins yet (no sync ran): the handover would wait for it.
+    expect(reasonsUnder(text, "demo-7xk2p-worker-us-east-1a")).toContain(
+      "handover WaitingForSync: MAPI MachineSet openshift-machine-api/demo-7xk2p-worker-us-east-1a has no CAPI MachineSet twin yet; the sync creates it",
+    );
+    // 2 MachineSets + 3 demo Machines + 6 crafted: only worker-ready could migrate, 2 are mid-handover.
+    expect(text.trimEnd().split("\n").at(-1)).toBe("11 objects: 1 could migrate now, 8 blocked, 2 migrating");
+  });
+
+  it("-o json prints the same report as JSON", async () => {
+    const { io, out } = captureIo();
+    expect(await runPreflight(args("-o", "json"), io, {})).toBe(1);
+    const report = JSON.parse(out.stdout);
+    expect(report.summary).toEqual({ objects: 11, ready: 1, blocked: 8, migrating: 2 });
+    const device = report.rows.find((r: { name: string }) => r.name === "worker-device");
+    expect(device.blockers[0]).toMatchObject({ source: "admission", rule: "migration-unconvertible" });
+  });
+
+  it.each([
+    ["an unknown output format", ["-o", "yaml"], /-o must be table or json/],
+    ["no cluster to act on (local mode)", [], /preflight acts on a cluster: set kubeconfig/],
+    ["an unknown flag", ["--bogus"], /unknown flag --bogus/],
+  ])("bad usage: %s → exit 2", async (_name, extra, message) => {
+    const { io, out } = captureIo();
+    const withConfig = extra.length === 0 ? [] : args(...extra);
+    expect(await runPreflight(withConfig, io, {})).toBe(2);
+    expect(out.stderr).toMatch(message);
+  });
+});
+
+const getOrGone = async (type: typeof KINDS.mapiMachine, namespace: string, name: string) => {
+  try {
+    return await admin().get(type, namespace, name);
+  } catch (e) {
+    if (e instanceof NotFoundError) return undefined;
+    throw e;
+  }
+};
+
+const everyMachineObject = async (): Promise<KubeObject[]> => {
+  const lists = await Promise.all(
+    [
+      [KINDS.mapiMachine, NS.mapiNamespace],
+      [KINDS.mapiMachineSet, NS.mapiNamespace],
+      [KINDS.capiMachine, NS.capiNamespace],
+      [KINDS.capiMachineSet, NS.capiNamespace],
+      [KINDS.awsMachine, NS.capiNamespace],
+    ].map(([type, namespace]) =>
+      admin().list(type as typeof KINDS.mapiMachine, { namespace: namespace as string }),
+    ),
+  );
+  return lists.flatMap((l) => l.items);
+};
+
+describe("uninstall-prepare against the local API server (SPEC §9)", () => {
+  beforeAll(async () => {
+    await admin().create(KINDS.lease, {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: "machine-api-migration", namespace: NS.capiNamespace },
+      spec: {
+        holderIdentity: "machine-api-migration-7d9f-abcde",
+        leaseDurationSeconds: 15,
+        renewTime: "2026-11-30T12:00:00.000000Z",
+      },
+    });
+    // The product's webhooks, registered but with nothing listening (its pods are scaled to zero): the
+    // deny configuration fails closed, so every edit by a user is refused until they are removed.
+    await h.cluster.registerProductWebhooks("https://127.0.0.1:9");
+  });
+
+  it("the webhooks of a product without pods refuse edits (why they must go first)", async () => {
+    await expect(
+      admin().patch(KINDS.mapiMachine, NS.mapiNamespace, "worker-ready", {
+        type: "merge",
+        body: { metadata: { labels: { probe: "x" } } },
+      }),
+    ).rejects.toThrow();
+  });
+
+  it("refuses while the controllers hold the Lease, and changes nothing", async () => {
+    const { io, out } = captureIo();
+    const code = await runUninstallPrepare(args("--yes"), io, {}, clockAt(RENEWED_MS + 5_000));
+    expect(code).toBe(1);
+    expect(out.stdout).toContain(
+      "refusing: the product's controllers hold Lease openshift-cluster-api/machine-api-migration (holder machine-api-migration-7d9f-abcde",
+    );
+    expect(out.stdout).toContain(
+      "oc scale deployment/machine-api-migration -n openshift-cluster-api --replicas=0",
+    );
+    for (const { type, name } of WEBHOOK_CONFIGURATIONS)
+      expect(await getOrGone(type, "", name)).toBeDefined();
+  });
+
+  it("once the Lease expired: removes the webhooks, then refuses because handovers are open", async () => {
+    const { io, out } = captureIo();
+    const code = await runUninstallPrepare(args("--yes"), io, {}, clockAt(RENEWED_MS + 60_000));
+    expect(code).toBe(1);
+    expect(out.stdout).toContain("deleted ValidatingWebhookConfiguration machine-api-migration-deny");
+    expect(out.stdout).toContain("deleted MutatingWebhookConfiguration machine-api-migration-mutate");
+    expect(out.stdout).toContain("refusing: 2 handovers are open:");
+    expect(out.stdout).toContain(
+      "MAPI Machine openshift-machine-api/worker-cancel is Migrating (from MachineAPI)",
+    );
+    for (const { type, name } of WEBHOOK_CONFIGURATIONS)
+      expect(await getOrGone(type, "", name)).toBeUndefined();
+    const mapi = await admin().get(KINDS.mapiMachine, NS.mapiNamespace, "worker-cancel");
+    expect(getPath(mapi, ["status", "authoritativeAPI"])).toBe("Migrating");
+  });
+
+  it("without --yes it is a dry run: prints every step it would take and changes nothing", async () => {
+    const before = await everyMachineObject();
+    const { io, out } = captureIo();
+    const code = await runUninstallPrepare(
+      args("--resolve-migrations"),
+      io,
+      {},
+      clockAt(RENEWED_MS + 60_000),
+    );
+    expect(out.stderr).toBe("");
+    expect(code).toBe(0);
+    expect(out.stdout).toContain(
+      "(dry run) MAPI Machine openshift-machine-api/worker-cancel: cancelled the handover, MachineAPI stays authoritative",
+    );
+    expect(out.stdout).toContain(
+      "(dry run) MAPI Machine openshift-machine-api/worker-complete: completed the handover, ClusterAPI is authoritative",
+    );
+    expect(out.stdout).toMatch(/dry run: would have .*Nothing was changed; run again with --yes to do it\./);
+    const after = await everyMachineObject();
+    expect(after.map((o) => o.metadata?.resourceVersion)).toEqual(
+      before.map((o) => o.metadata?.resourceVersion),
+    );
+  });
+
+  it("--resolve-migrations --yes: ends each handover with the planner, matches pauses to authority, removes every sync finalizer", async () => {
+    const { io, out } = captureIo();
+    const code = await runUninstallPrepare(
+      args("--resolve-migrations", "--yes"),
+      io,
+      {},
+      clockAt(RENEWED_MS + 60_000),
+    );
+    expect(out.stderr).toBe("");
+    expect(code).toBe(0);
+    const lines = out.stdout.split("\n");
+    // §3.3 roll-back of worker-cancel: step 8's finalizers come off the CAPI side before the status write.
+    const cancelSteps = lines.filter((l) => l.includes("/worker-cancel:"));
+    expect(cancelSteps.slice(0, 3)).toEqual([
+      "CAPI Machine openshift-cluster-api/worker-cancel: removed finalizer machine.cluster.x-k8s.io",
+      "AWSMachine openshift-cluster-api/worker-cancel: removed finalizer awsmachine.infrastructure.cluster.x-k8s.io",
+      "MAPI Machine openshift-machine-api/worker-cancel: cancelled the handover, MachineAPI stays authoritative",
+    ]);
+    expect(out.stdout).toContain(
+      "MAPI Machine openshift-machine-api/worker-complete: completed the handover, ClusterAPI is authoritative",
+    );
+    expect(out.stdout).toMatch(/^done: removed 0 webhook configuration\(s\), resolved 2 handover\(s\)/m);
+
+    const get = (type: typeof KINDS.mapiMachine, ns: string, name: string) => admin().get(type, ns, name);
+    const cancelled = await get(KINDS.mapiMachine, NS.mapiNamespace, "worker-cancel");
+    expect(getPath(cancelled, ["status", "authoritativeAPI"])).toBe("MachineAPI");
+    expect(finalizersOf(cancelled)).toEqual([FINALIZERS.mapiMachine]);
+    const cancelledCapi = await get(KINDS.capiMachine, NS.capiNamespace, "worker-cancel");
+    expect(finalizersOf(cancelledCapi)).toEqual([]);
+    expect(cancelledCapi.metadata?.annotations?.[ANNOTATIONS.pausedBy]).toBeDefined();
+
+    const completed = await get(KINDS.mapiMachine, NS.mapiNamespace, "worker-complete");
+    expect(getPath(completed, ["status", "authoritativeAPI"])).toBe("ClusterAPI");
+    expect(getPath(completed, ["status", "synchronizedGeneration"])).toBe(0);
+    for (const type of [KINDS.capiMachine, KINDS.awsMachine]) {
+      const o = await get(type, NS.capiNamespace, "worker-complete");
+      expect(Object.keys(o.metadata?.annotations ?? {})).not.toContain(ANNOTATIONS.paused);
+      expect(finalizersOf(o)).not.toContain(FINALIZERS.sync);
+      expect(finalizersOf(o).length).toBe(1);
+    }
+    const carriers = (await everyMachineObject()).filter((o) => finalizersOf(o).includes(FINALIZERS.sync));
+    expect(carriers.map((o) => `${o.kind} ${o.metadata?.name}`)).toEqual([]);
+  });
+
+  it("is idempotent: a second run finds nothing left to do", async () => {
+    const { io, out } = captureIo();
+    const code = await runUninstallPrepare(args("--yes"), io, {}, clockAt(RENEWED_MS + 60_000));
+    expect(code).toBe(0);
+    expect(out.stdout).toContain(
+      "done: removed 0 webhook configuration(s), resolved 0 handover(s), made 0 pause/status repair(s), removed 0 sync finalizer(s).",
+    );
+  });
+});
