@@ -131,7 +131,9 @@ export async function createTwinnedMachine(
   const infra = await product.get(KINDS.infrastructure, "", "cluster");
   const converted = mapiMachineToCapi(mapi, infra, { capiNamespace: NS.capiNamespace });
   if (!converted.ok) throw new Error(JSON.stringify(converted.errors));
-  const pause = twin.paused ? { [ANNOTATIONS.paused]: "", [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE } : {};
+  const pause: Record<string, string> = twin.paused
+    ? { [ANNOTATIONS.paused]: "", [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE }
+    : {};
   const capiActive = authority === "ClusterAPI";
   const capi = await product.create(KINDS.capiMachine, {
     ...converted.value.machine,
