@@ -1,0 +1,68 @@
+/**
+ * `machine-api-migration preflight` as an admin runs it (issue 9): the real CLI as a child process
+ * (`node --import tsx src/cli.ts preflight --kubeconfig F`) against a local API server seeded with the demo
+ * plus a Machine whose providerSpec does not convert. It prints the supported-cluster check, one line per
+ * object with its reasons indented beneath (the unconvertible field Kubernetes-style), the summary line,
+ * and exits 1 because not everything could migrate.
+ */
+import { execFile } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMapiMachine, deviceIndexOne, type Harness, startSeededCluster } from "../ops/fixtures.js";
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startSeededCluster();
+  await createMapiMachine(h.cluster, "worker-device", { providerSpec: deviceIndexOne() });
+}, 60_000);
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+const runCli = (args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "src/cli.ts", ...args],
+      // No in-cluster service variables: the kubeconfig flag alone names the cluster.
+      { env: { ...process.env, KUBERNETES_SERVICE_HOST: "", KUBERNETES_SERVICE_PORT: "" }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error && typeof error.code === "number" ? error.code : error ? -1 : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+
+describe("cli preflight (child process)", () => {
+  it("reports every MAPI object, the unconvertible field, the summary, and exits 1", async () => {
+    const r = await runCli(["preflight", "--kubeconfig", h.cluster.kubeconfigPath]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(1);
+    const lines = r.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^supported cluster: yes/);
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^Machine\s+openshift-machine-api\/worker-device\s+MachineAPI\s+MachineAPI\s+\(unset\)\s+blocked \(to ClusterAPI\)$/,
+      ),
+    );
+    expect(lines).toContain(
+      "    admission migration-unconvertible: spec.providerSpec.value.deviceIndex: Invalid value: 1: deviceIndex must be 0 or unset",
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^Machine\s+openshift-machine-api\/demo-7xk2p-infra-0\s+ClusterAPI\s+ClusterAPI\s/,
+      ),
+    );
+    expect(lines.at(-1)).toBe("6 objects: 0 could migrate now, 6 blocked");
+  }, 60_000);
+
+  it("-o json is machine-readable and exits 2 on a bad format", async () => {
+    const json = await runCli(["preflight", "--kubeconfig", h.cluster.kubeconfigPath, "-o", "json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).summary).toEqual({ objects: 6, ready: 0, blocked: 6, migrating: 0 });
+    const bad = await runCli(["preflight", "--kubeconfig", h.cluster.kubeconfigPath, "-o", "yaml"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("-o must be table or json");
+  }, 60_000);
+});
