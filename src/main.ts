@@ -5,9 +5,11 @@
  * person pressing Ctrl-C in local mode) skips the delay. Nothing here decides anything.
  */
 
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
@@ -17,16 +19,26 @@ import { seedDemoProviders } from "./installer/demo-providers.js";
 import { type Cache, createCache } from "./kube/cache.js";
 import { systemClock } from "./kube/clock.js";
 import { connect, type KubeConnection } from "./kube/config.js";
+import type { Controller } from "./kube/controller.js";
+import { createEventRecorder } from "./kube/events.js";
 import { KINDS } from "./kube/kinds.js";
+import { createLeaderElector, type LeaderElector } from "./kube/leader.js";
+import { type LeaderGate, leaderGatedControllers } from "./kube/manager.js";
+import { runtimeMetrics } from "./kube/metrics.js";
 import { type LocalCluster, startLocalCluster } from "./local/cluster.js";
 import { seedDemo } from "./local/demo.js";
+import { createMigrationController } from "./migration/controller.js";
 import { decide } from "./policies/engine.js";
 import type { PolicyContext } from "./policies/types.js";
 import { clusterView } from "./policies/view.js";
 import { webhookSans, writeDevelopmentCertificates } from "./server/certs.js";
 import { startWebhookServer, type WebhookServer } from "./server/serve.js";
+import { type SimulatedProviders, startLocalSimulatedProviders } from "./simulate/index.js";
+import { createInstanceLedger, type InstanceLedger } from "./simulate/ledger.js";
 import { readSupport, type Support } from "./supported.js";
+import { createMachineSetSyncController, createMachineSyncController } from "./sync/controller.js";
 import { checkConvertible } from "./sync/conversion/index.js";
+import { conversionConverter } from "./sync/converter.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -64,10 +76,20 @@ interface Running {
   local?: LocalCluster;
   /** Local mode `--with-installer`: the in-process installer and how to stop it. */
   installer?: { abort: AbortController; done: Promise<void> };
+  /** The leader elector and the controllers it gates (absent with --no-controllers or an unsupported cluster). */
+  leadership?: { elector: LeaderElector; gate: LeaderGate };
+  simulated?: SimulatedProviders;
 }
 
 async function shutdown(running: Running, log: Logger, graceful: boolean): Promise<void> {
   log.info({ graceful }, "shutting down");
+  // Controllers stop first and the Lease is released at once, so a successor leads without waiting for
+  // expiry while this replica still drains admission (SPEC §7).
+  if (running.leadership) {
+    await running.leadership.elector.release();
+    await running.leadership.gate.drained();
+  }
+  await running.simulated?.stop();
   await (graceful ? running.webhook.beginShutdown() : running.webhook.close());
   await running.cache.stop();
   if (running.installer) {
@@ -77,6 +99,55 @@ async function shutdown(running: Running, log: Logger, graceful: boolean): Promi
     );
   }
   await running.local?.stop();
+}
+
+/**
+ * The product's four controllers (SPEC §3, §4) on the shared cache, as the product's identity. They are
+ * built (so their informers start and admission's readiness waits for them) but run only while leading.
+ */
+function buildControllers(
+  config: Config,
+  connection: KubeConnection,
+  cache: Cache,
+  registry: Registry,
+  log: Logger,
+): Controller[] {
+  const namespaces = { mapiNamespace: config.mapiNamespace, capiNamespace: config.capiNamespace };
+  const metrics = runtimeMetrics(registry);
+  const events = createEventRecorder({
+    client: connection.client,
+    component: "machine-api-migration",
+    clock: systemClock,
+    logger: log.child({ component: "events" }),
+  });
+  const syncDeps = {
+    client: connection.client,
+    transport: connection.transport,
+    cache,
+    converter: conversionConverter,
+    settings: namespaces,
+    events,
+    clock: systemClock,
+    metrics,
+  };
+  return [
+    createMachineSyncController({ ...syncDeps, logger: log.child({ controller: "machine-sync" }) }),
+    createMachineSetSyncController({ ...syncDeps, logger: log.child({ controller: "machineset-sync" }) }),
+    ...(["Machine", "MachineSet"] as const).map((kind) =>
+      createMigrationController({
+        kind,
+        cache,
+        client: connection.client,
+        events,
+        registry,
+        runtimeMetrics: metrics,
+        clock: systemClock,
+        logger: log.child({ controller: `migration-${kind.toLowerCase()}` }),
+        namespaces,
+        migrationStuckAfterMs: config.migrationStuckAfter * 1000,
+      }),
+    ),
+  ];
 }
 
 export async function serve(args: readonly string[], env: Env): Promise<number> {
@@ -146,6 +217,17 @@ export async function serve(args: readonly string[], env: Env): Promise<number> 
     checkConvertible,
     enforcing: support.enforcing,
   };
+  const runtime = runtimeMetrics(registry);
+  const controllers =
+    support.controllers && config.controllers
+      ? buildControllers(config, connection, cache, registry, log)
+      : [];
+  if (!config.controllers) log.info("controllers disabled (--no-controllers): admission only");
+  const simulate = mode === "local" && (config.simulateProviders ?? config.controllers);
+  const ledger: InstanceLedger | undefined = simulate
+    ? createInstanceLedger({ logger: log.child({ simulated: "cloud" }) })
+    : undefined;
+
   const webhook = await startWebhookServer({
     host: config.webhookHost,
     port: config.webhookPort,
@@ -158,6 +240,8 @@ export async function serve(args: readonly string[], env: Env): Promise<number> 
       registry,
       readiness: () =>
         cache.synced() ? { ready: true } : { ready: false, reason: "informer caches not synced" },
+      // Local mode only (SPEC §2.1): the simulated instance ledger.
+      ...(ledger ? { debugRoutes: { instances: () => ledger.snapshot() } } : {}),
     },
   });
   const running: Running = { webhook, cache, ...(local ? { local } : {}) };
@@ -166,7 +250,16 @@ export async function serve(args: readonly string[], env: Env): Promise<number> 
     await cache.waitForSync();
     if (local) {
       await local.registerProductWebhooks(webhook.url);
-      if (config.seed.includes("demo")) await seedDemo(local, config);
+      // With the stand-ins running, the demo seed leaves provisioning to them (and the sync), as a cluster would.
+      if (config.seed.includes("demo")) await seedDemo(local, config, { provisioned: !simulate });
+      if (simulate && ledger)
+        running.simulated = await startLocalSimulatedProviders({
+          kubeconfigText: local.kubeconfigText,
+          mapiNamespace: config.mapiNamespace,
+          capiNamespace: config.capiNamespace,
+          logger: log,
+          ledger,
+        });
       if (config.seed.includes("demo-providers")) await seedDemoProviders(local.clientAs("admin"), config);
       if (config.withInstaller) {
         const abort = new AbortController();
@@ -183,6 +276,25 @@ export async function serve(args: readonly string[], env: Env): Promise<number> 
           `  try: KUBECONFIG=${local.kubeconfigPath} kubectl get machines.machine.openshift.io\n`,
       );
     } else process.stdout.write(`ready: webhook=${webhook.url}\n`);
+    if (controllers.length > 0) {
+      const gate = leaderGatedControllers(controllers, log.child({ component: "controllers" }));
+      const elector = createLeaderElector({
+        client: connection.client,
+        namespace: config.capiNamespace,
+        name: config.leaseName,
+        identity: `${hostname()}_${randomBytes(4).toString("hex")}`,
+        leaseDurationMs: config.leaseDuration * 1000,
+        renewDeadlineMs: config.renewDeadline * 1000,
+        retryPeriodMs: config.retryPeriod * 1000,
+        clock: systemClock,
+        logger: log.child({ component: "leader-election" }),
+        metrics: runtime,
+        onStartedLeading: gate.onStartedLeading,
+        onStoppedLeading: gate.onStoppedLeading,
+      });
+      elector.start();
+      running.leadership = { elector, gate };
+    }
   } catch (e) {
     await shutdown(running, log, false);
     throw e;

@@ -58,7 +58,21 @@ const instanceLabels = (machine: KubeObject): Record<string, string> => {
   };
 };
 
-export async function seedDemo(cluster: LocalCluster, ns: SeedNamespaces): Promise<void> {
+export interface SeedOptions {
+  /**
+   * true: write the Machines as MAO would have left them once provisioned (status, providerID, finalizers) and
+   * the handed-over Machine's CAPI twin — for admission-only runs, where no stand-in provisions anything.
+   * false: write only what a user and the MachineSet controller create; the simulated providers provision the
+   * instances and the sync creates the twins (the handed-over Machine is born ClusterAPI).
+   */
+  provisioned: boolean;
+}
+
+export async function seedDemo(
+  cluster: LocalCluster,
+  ns: SeedNamespaces,
+  options: SeedOptions,
+): Promise<void> {
   const admin = cluster.clientAs("admin");
   const mao = cluster.clientAs("mao");
   const seed = demoSeed(ns);
@@ -75,17 +89,18 @@ export async function seedDemo(cluster: LocalCluster, ns: SeedNamespaces): Promi
     const created = await createIfMissing(admin, KINDS.mapiMachineSet, set);
     if (!created) continue;
     setUids.set(created.metadata!.name!, created.metadata!.uid!);
-    await mao.updateStatus(KINDS.mapiMachineSet, {
-      ...created,
-      status: {
-        authoritativeAPI: "MachineAPI",
-        replicas: 1,
-        readyReplicas: 1,
-        availableReplicas: 1,
-        fullyLabeledReplicas: 1,
-        observedGeneration: 1,
-      },
-    });
+    if (options.provisioned)
+      await mao.updateStatus(KINDS.mapiMachineSet, {
+        ...created,
+        status: {
+          authoritativeAPI: "MachineAPI",
+          replicas: 1,
+          readyReplicas: 1,
+          availableReplicas: 1,
+          fullyLabeledReplicas: 1,
+          observedGeneration: 1,
+        },
+      });
   }
 
   let index = 0;
@@ -95,6 +110,29 @@ export async function seedDemo(cluster: LocalCluster, ns: SeedNamespaces): Promi
     const authority = handedOver ? "ClusterAPI" : "MachineAPI";
     const ownerUid = ownerSetName ? setUids.get(ownerSetName) : undefined;
     const { _providerID: providerID, ...status } = provisionedMapiStatus(machine, index, authority);
+    const owner =
+      ownerSetName && ownerUid
+        ? {
+            ownerReferences: [
+              {
+                apiVersion: MAPI_API_VERSION,
+                kind: "MachineSet",
+                name: ownerSetName,
+                uid: ownerUid,
+                controller: true,
+                blockOwnerDeletion: true,
+              },
+            ],
+          }
+        : {};
+    if (!options.provisioned) {
+      await createIfMissing(mao, KINDS.mapiMachine, {
+        ...machine,
+        metadata: { ...machine.metadata, ...owner },
+        spec: { ...machine.spec, authoritativeAPI: authority },
+      });
+      continue;
+    }
     const toCreate: KubeObject = {
       ...machine,
       metadata: {
@@ -104,20 +142,7 @@ export async function seedDemo(cluster: LocalCluster, ns: SeedNamespaces): Promi
         annotations: { ...machine.metadata?.annotations, "machine.openshift.io/instance-state": "running" },
         // MAO's finalizer while MAPI is authoritative; the sync's own on both twins of a handed-over Machine.
         finalizers: handedOver ? [FINALIZERS.sync] : [FINALIZERS.mapiMachine],
-        ...(ownerSetName && ownerUid
-          ? {
-              ownerReferences: [
-                {
-                  apiVersion: MAPI_API_VERSION,
-                  kind: "MachineSet",
-                  name: ownerSetName,
-                  uid: ownerUid,
-                  controller: true,
-                  blockOwnerDeletion: true,
-                },
-              ],
-            }
-          : {}),
+        ...owner,
       },
       spec: { ...machine.spec, authoritativeAPI: authority, providerID },
     };

@@ -4,7 +4,8 @@
  * machines and the webhook's explanation when it edits a non-authoritative copy. SIGTERM stops it with 0.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { get } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,15 +71,78 @@ afterAll(async () => {
 });
 
 describe("npm start -- --seed demo (local mode)", () => {
-  it("serves the seeded MAPI Machines to kubectl, provisioned, with OpenShift's printer columns", async () => {
-    const r = await kubectl(["get", "machines.machine.openshift.io", "-n", "openshift-machine-api"]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/NAME\s+PHASE\s+TYPE\s+REGION\s+ZONE\s+AGE/);
-    expect(r.stdout).toMatch(/demo-7xk2p-infra-0\s+Running\s+m6i\.xlarge\s+us-east-1\s+us-east-1c/);
-    expect(r.stdout.match(/Running/g)).toHaveLength(3);
+  it("the simulated providers provision the seeded Machines and the sync gives each a CAPI twin", async () => {
+    let table = "";
+    for (let i = 0; i < 150; i++) {
+      table = (await kubectl(["get", "machines.machine.openshift.io", "-n", "openshift-machine-api"])).stdout;
+      if ((table.match(/Running/g) ?? []).length === 3 && /infra-0\s+Running\s+m6i/.test(table)) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(table).toMatch(/NAME\s+PHASE\s+TYPE\s+REGION\s+ZONE\s+AGE/);
+    expect(table).toMatch(/demo-7xk2p-infra-0\s+Running\s+m6i\.xlarge\s+us-east-1\s+us-east-1c/);
+    expect(table.match(/Running/g)).toHaveLength(3);
+
+    // Every MAPI Machine has a CAPI twin; the MAPI-authoritative ones are paused with the product's marker.
+    let twins: Array<{ metadata: { name: string; annotations?: Record<string, string> } }> = [];
+    for (let i = 0; i < 100 && twins.length < 3; i++) {
+      const r = await kubectl([
+        "get",
+        "machines.cluster.x-k8s.io",
+        "-n",
+        "openshift-cluster-api",
+        "-o",
+        "json",
+      ]);
+      twins = JSON.parse(r.stdout).items;
+      if (twins.length < 3) await new Promise((r) => setTimeout(r, 200));
+    }
+    const paused = Object.fromEntries(
+      twins.map((t) => [
+        t.metadata.name,
+        t.metadata.annotations?.["machine-api-migration.openshift.io/paused-by"],
+      ]),
+    );
+    expect(paused).toEqual({
+      "demo-7xk2p-infra-0": undefined,
+      "demo-7xk2p-worker-us-east-1a-4qzbx": "machine-api-migration",
+      "demo-7xk2p-worker-us-east-1b-8n2vd": "machine-api-migration",
+    });
+  });
+
+  it("shows the simulated instance ledger on the webhook port: one live instance per Machine", async () => {
+    const url = /webhook=(\S+)/.exec(output)![1]!;
+    const ca = await readFile(join(dir, "certs", "ca.crt"));
+    const body = await new Promise<string>((resolve, reject) => {
+      get(`${url}/debug/instances`, { ca }, (res) => {
+        let text = "";
+        res.on("data", (c: Buffer) => {
+          text += c.toString();
+        });
+        res.on("end", () => resolve(text));
+      }).on("error", reject);
+    });
+    const ledger = JSON.parse(body) as { instances: Array<{ machineName: string; terminatedSeq?: number }> };
+    const live = ledger.instances.filter((i) => i.terminatedSeq === undefined).map((i) => i.machineName);
+    expect(live.sort()).toEqual([
+      "demo-7xk2p-infra-0",
+      "demo-7xk2p-worker-us-east-1a-4qzbx",
+      "demo-7xk2p-worker-us-east-1b-8n2vd",
+    ]);
   });
 
   it("refuses an edit of the non-authoritative MAPI copy with the webhook's explanation", async () => {
+    for (let i = 0; i < 100; i++) {
+      const r = await kubectl([
+        "get",
+        "machines.machine.openshift.io/demo-7xk2p-infra-0",
+        "-n",
+        "openshift-machine-api",
+        "-o",
+        "jsonpath={.status.authoritativeAPI}",
+      ]);
+      if (r.stdout === "ClusterAPI") break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
     const r = await kubectl([
       "patch",
       "machines.machine.openshift.io/demo-7xk2p-infra-0",
