@@ -53,6 +53,15 @@ export const columnsFor = (res: ResourceInfo): PrinterColumn[] => {
   if (res.printerColumns.length > 0) return [...res.printerColumns];
   if (res.group === "" && res.plural === "namespaces")
     return [{ name: "Status", type: "string", jsonPath: ".status.phase" }, AGE];
+  // What kube-apiserver's own table for core Events shows (`kubectl get events`).
+  if (res.group === "" && res.plural === "events")
+    return [
+      { name: "Last Seen", type: "date", jsonPath: ".lastTimestamp" },
+      { name: "Type", type: "string", jsonPath: ".type" },
+      { name: "Reason", type: "string", jsonPath: ".reason" },
+      { name: "Object", type: "string", jsonPath: ".involvedObject.name" },
+      { name: "Message", type: "string", jsonPath: ".message" },
+    ];
   return [AGE];
 };
 
