@@ -8,11 +8,12 @@ import jsonpatch from "fast-json-patch";
 import type { ResourceType } from "../kube/kinds.js";
 import { CAPI_GROUP, FINALIZERS, KINDS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { finalizersOf, getPath, isRecord, nameOf } from "../kube/object.js";
+import { finalizersOf, getPath, isDeleting, isRecord, nameOf } from "../kube/object.js";
 import type { HandoverKind, ObjectRef, Role } from "../migration/snapshot.js";
 import { refOf, statusAuthorityOf } from "../migration/snapshot.js";
 import type { Step } from "../migration/steps.js";
 import type { PatchRequest } from "../migration/write.js";
+import { capiResource, mapiResource } from "../policies/subject.js";
 import type { ObjectStore } from "../policies/types.js";
 import type { Namespaces } from "./shell.js";
 
@@ -147,6 +148,38 @@ export function syncFinalizerSteps(store: ObjectStore, ns: Namespaces): Step[] {
       if (step) steps.push(step);
     }
   return steps;
+}
+
+/**
+ * Deletions only half propagated: a Machine or MachineSet of one API is being deleted and still holds the
+ * sync finalizer, while its twin is not being deleted. The sync would have deleted the twin (SPEC §4.6);
+ * removing the finalizer now would drop the user's delete for the other side, so a person deletes the twin
+ * first. One sentence per case, with the command.
+ */
+export function halfDeletedTwins(store: ObjectStore, ns: Namespaces): string[] {
+  const pairs: Array<[HandoverKind, ResourceType, ResourceType]> = [
+    ["MachineSet", KINDS.mapiMachineSet, KINDS.capiMachineSet],
+    ["Machine", KINDS.mapiMachine, KINDS.capiMachine],
+  ];
+  const out: string[] = [];
+  for (const [kind, mapiType, capiType] of pairs) {
+    const names = new Set(
+      [...store.list(mapiType, ns.mapiNamespace), ...store.list(capiType, ns.capiNamespace)].map(nameOf),
+    );
+    for (const name of [...names].sort()) {
+      const mapi = store.get(mapiType, ns.mapiNamespace, name);
+      const capi = store.get(capiType, ns.capiNamespace, name);
+      if (!mapi || !capi || isDeleting(mapi) === isDeleting(capi)) continue;
+      const [deleting, other, otherApi, resource, namespace] = isDeleting(mapi)
+        ? [mapi, capi, "CAPI", capiResource(kind), ns.capiNamespace]
+        : [capi, mapi, "MAPI", mapiResource(kind), ns.mapiNamespace];
+      if (!finalizersOf(deleting).includes(FINALIZERS.sync)) continue;
+      out.push(
+        `${isDeleting(mapi) ? `MAPI ${kind} ${ns.mapiNamespace}` : `CAPI ${kind} ${ns.capiNamespace}`}/${name} is being deleted but its twin ${otherApi} ${kind} ${namespace}/${nameOf(other)} is not (the sync would have deleted it): oc delete ${resource}/${name} -n ${namespace}`,
+      );
+    }
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------

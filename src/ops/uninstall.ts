@@ -38,6 +38,7 @@ import {
   applyRequest,
   describeStep,
   describeTarget,
+  halfDeletedTwins,
   leaseState,
   mapiObjects,
   openHandovers,
@@ -265,11 +266,12 @@ export async function uninstallPrepare(
   const rest = mapiObjects(store, ns).filter((o) => !openKeys.has(`${o.kind}/${o.name}`));
   for (const { kind, name } of [...open, ...rest]) await settle(kind, name, now);
 
+  outcome.problems.push(...halfDeletedTwins(store, ns));
   if (outcome.problems.length > 0)
     return refuse([
-      "refusing to remove the sync finalizers: these need a person first (the cluster is otherwise unchanged from here on):",
+      "refusing to remove the sync finalizers until these are dealt with:",
       ...outcome.problems.map((p) => `  ${p}`),
-      "Fix them and run this again; every step it already took is kept and will not be repeated.",
+      "Deal with them and run this again; the steps already taken are kept and will not be repeated.",
     ]);
 
   // (5) The sync finalizer, InfraMachines first, then CAPI, then MAPI objects.

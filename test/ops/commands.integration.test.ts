@@ -272,6 +272,28 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
     expect(carriers.map((o) => `${o.kind} ${o.metadata?.name}`)).toEqual([]);
   });
 
+  it("refuses to drop a delete only half propagated, until the twin is deleted too (SPEC §4.6)", async () => {
+    // A user deleted the MAPI copy of a ClusterAPI Machine after the sync stopped: its CAPI twin still runs.
+    await createTwinnedMachine(h.cluster, "worker-half", "ClusterAPI", { paused: false });
+    await admin().delete(KINDS.mapiMachine, NS.mapiNamespace, "worker-half");
+    const first = captureIo();
+    expect(await runUninstallPrepare(args("--yes"), first.io, {}, clockAt(RENEWED_MS + 60_000))).toBe(1);
+    expect(first.out.stdout).toContain(
+      "  MAPI Machine openshift-machine-api/worker-half is being deleted but its twin CAPI Machine openshift-cluster-api/worker-half is not (the sync would have deleted it): oc delete machines.cluster.x-k8s.io/worker-half -n openshift-cluster-api",
+    );
+    const mapi = await getOrGone(KINDS.mapiMachine, NS.mapiNamespace, "worker-half");
+    expect(finalizersOf(mapi)).toEqual([FINALIZERS.sync]);
+
+    await admin().delete(KINDS.capiMachine, NS.capiNamespace, "worker-half");
+    const second = captureIo();
+    expect(await runUninstallPrepare(args("--yes"), second.io, {}, clockAt(RENEWED_MS + 60_000))).toBe(0);
+    // The MAPI copy had only the sync finalizer left: releasing it completes the user's delete.
+    expect(await getOrGone(KINDS.mapiMachine, NS.mapiNamespace, "worker-half")).toBeUndefined();
+    // The CAPI side keeps the CAPI and CAPA finalizers: their controllers terminate the instance.
+    const capi = await getOrGone(KINDS.capiMachine, NS.capiNamespace, "worker-half");
+    expect(finalizersOf(capi)).toEqual([FINALIZERS.capiMachine]);
+  });
+
   it("is idempotent: a second run finds nothing left to do", async () => {
     const { io, out } = captureIo();
     const code = await runUninstallPrepare(args("--yes"), io, {}, clockAt(RENEWED_MS + 60_000));

@@ -10,12 +10,13 @@ import {
   applyMergePatch,
   applyRequest,
   describeStep,
+  halfDeletedTwins,
   leaseState,
   openHandovers,
   syncFinalizerSteps,
 } from "../../src/ops/uninstall-plan.js";
 import { memoryStore } from "../../src/policies/memory-store.js";
-import { CAPI_NS, edit, MAPI_NS, stableSnapshot, T0 } from "../migration/world.js";
+import { CAPI_NS, edit, MAPI_NS, markDeleting, stableSnapshot, T0 } from "../migration/world.js";
 
 const NS = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
 const lease = (spec: Record<string, unknown>) => ({
@@ -152,5 +153,42 @@ describe("dry run: requests applied in memory", () => {
       metadata: { ...s.infraMachine!.metadata, finalizers: [FINALIZERS.sync] },
     };
     expect(() => applyRequest(moved, requestOf(step!)!)).toThrow();
+  });
+});
+
+describe("halfDeletedTwins: SPEC §4.6 deletion propagation the sync would have done", () => {
+  it.each([
+    [
+      "MAPI deleting, CAPI twin not",
+      "mapi",
+      [
+        "MAPI Machine openshift-machine-api/worker-a is being deleted but its twin CAPI Machine openshift-cluster-api/worker-a is not (the sync would have deleted it): oc delete machines.cluster.x-k8s.io/worker-a -n openshift-cluster-api",
+      ],
+    ],
+    [
+      "CAPI deleting, MAPI twin not",
+      "capi",
+      [
+        "CAPI Machine openshift-cluster-api/worker-a is being deleted but its twin MAPI Machine openshift-machine-api/worker-a is not (the sync would have deleted it): oc delete machines.machine.openshift.io/worker-a -n openshift-machine-api",
+      ],
+    ],
+  ] as const)("%s", (_name, role, expected) => {
+    const s = edit(stableSnapshot("Machine", "ClusterAPI"), role, (o) => markDeleting(o, T0));
+    expect(halfDeletedTwins(memoryStore([s.mapi!, s.capi!]), NS)).toEqual(expected);
+  });
+
+  it("both deleting, neither deleting, or no sync finalizer on the deleting side: nothing to say", () => {
+    const both = edit(
+      edit(stableSnapshot("Machine", "ClusterAPI"), "mapi", (o) => markDeleting(o, T0)),
+      "capi",
+      (o) => markDeleting(o, T0),
+    );
+    const neither = stableSnapshot("Machine", "ClusterAPI");
+    const released = edit(stableSnapshot("Machine", "ClusterAPI"), "mapi", (o) => {
+      markDeleting(o, T0);
+      o.metadata = { ...o.metadata, finalizers: [] };
+    });
+    for (const s of [both, neither, released])
+      expect(halfDeletedTwins(memoryStore([s.mapi!, s.capi!]), NS)).toEqual([]);
   });
 });
