@@ -1,26 +1,28 @@
 /**
- * The stand-ins as local mode runs them (`npm start -- --seed demo`): the local cluster of src/local with
- * the demo seed written first, then `startLocalSimulatedProviders` leader-elected under the kubeconfig's
- * `mao`, `capi` and `capa` contexts. The seeded instances are adopted by the ledger (not created again),
- * every seeded MAPI Machine is Running with a providerID and acknowledged, and scaling a seeded MachineSet
- * provisions one new instance — with no ledger violation.
+ * The stand-ins as local mode runs them: the local cluster of src/local (kubeconfig contexts per identity,
+ * CRDs, CAPA's defaulting webhook) with the demo's MachineSets and one Machine that was provisioned before
+ * the stand-ins started (as a seed that writes provisioned Machines leaves it), then
+ * `startLocalSimulatedProviders` leader-elected under the `mao`, `capi` and `capa` contexts. The MachineSets'
+ * Machines are created and provisioned by the stand-ins, the pre-provisioned instance is adopted (not
+ * created again), and scaling a set provisions exactly one new instance — with no ledger violation.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flushMicrotasks } from "../../src/kube/clock.js";
-import { KINDS } from "../../src/kube/kinds.js";
+import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
 import type { LocalCluster } from "../../src/local/cluster.js";
 import { startLocalCluster } from "../../src/local/cluster.js";
-import { seedDemo } from "../../src/local/demo.js";
+import { demoSeed } from "../../src/local/seed.js";
 import { createCertificateAuthority } from "../../src/server/certs.js";
 import type { SimulatedProviders } from "../../src/simulate/index.js";
 import { createInstanceLedger, startLocalSimulatedProviders } from "../../src/simulate/index.js";
 import { silentLogger } from "../kube/fakes.js";
 import { NS } from "./builders.js";
 
+const PREEXISTING = "aws:///us-east-1c/i-05a3c9e1b7d2f7";
 let stateDir = "";
 let local: LocalCluster;
 let providers: SimulatedProviders;
@@ -36,7 +38,20 @@ beforeAll(async () => {
     webhookCaPem: createCertificateAuthority("unused webhook CA").certPem,
     logger: silentLogger(),
   });
-  await seedDemo(local, NS);
+  const seed = demoSeed(NS);
+  for (const set of seed.machineSets) await local.clientAs("admin").create(KINDS.mapiMachineSet, set);
+  // A Machine MAO provisioned before this process started: providerID, finalizer, Running.
+  const mao = local.clientAs("mao");
+  const standalone = seed.machines.find((m) => m.ownerSetName === undefined)!.machine;
+  const created = await mao.create(KINDS.mapiMachine, {
+    ...standalone,
+    metadata: { ...standalone.metadata, finalizers: [FINALIZERS.mapiMachine] },
+    spec: { ...standalone.spec, authoritativeAPI: "MachineAPI", providerID: PREEXISTING },
+  });
+  await mao.updateStatus(KINDS.mapiMachine, {
+    ...created,
+    status: { authoritativeAPI: "MachineAPI", phase: "Running" },
+  });
   providers = await startLocalSimulatedProviders({
     kubeconfigText: local.kubeconfigText,
     ...NS,
@@ -79,17 +94,22 @@ const existing = async () => ({
   capi: (await admin().list(KINDS.capiMachine, { namespace: NS.capiNamespace })).items.map(nameOf),
 });
 
-describe("simulated providers in local mode with the demo seed", () => {
-  it("adopts the seeded instances: every MAPI Machine Running with a providerID, nothing created", async () => {
+describe("simulated providers in local mode with the demo MachineSets", () => {
+  it("MachineSet Machines are created and provisioned; the pre-provisioned instance is adopted", async () => {
+    const machines = await eventually("three Running Machines", async () => {
+      const items = (await admin().list(KINDS.mapiMachine, { namespace: NS.mapiNamespace })).items;
+      return items.length === 3 && items.every((m) => getPath(m, ["status", "phase"]) === "Running")
+        ? items
+        : undefined;
+    });
     await quiesce();
-    const machines = (await admin().list(KINDS.mapiMachine, { namespace: NS.mapiNamespace })).items;
-    expect(machines).toHaveLength(3);
     for (const m of machines) {
-      expect(getPath(m, ["status", "phase"])).toBe("Running");
       expect(m.spec?.providerID).toMatch(/^aws:\/\/\/us-east-1[abc]\/i-[0-9a-f]+$/);
+      expect(conditionOf(m, "Paused")?.status).toBe("False");
     }
     const snapshot = providers.ledger.snapshot();
-    expect(snapshot.instances.map((i) => i.side)).toEqual(["existing", "existing", "existing"]);
+    expect(snapshot.instances.map((i) => i.side).sort()).toEqual(["MachineAPI", "MachineAPI", "existing"]);
+    expect(snapshot.instances.find((i) => i.side === "existing")?.providerID).toBe(PREEXISTING);
     expect(snapshot.instances.map((i) => i.providerID).sort()).toEqual(
       machines.map((m) => m.spec?.providerID).sort(),
     );
@@ -98,22 +118,20 @@ describe("simulated providers in local mode with the demo seed", () => {
     expect(providers.ledger.violations(await existing())).toEqual([]);
   });
 
-  it("scaling a seeded MachineSet up provisions exactly one new instance", async () => {
+  it("scaling a MachineSet up provisions exactly one new instance", async () => {
     const [set] = (await admin().list(KINDS.mapiMachineSet, { namespace: NS.mapiNamespace })).items;
+    const before = providers.ledger.snapshot().instances.length;
     await admin().patch(KINDS.mapiMachineSet, NS.mapiNamespace, nameOf(set), {
       type: "merge",
       body: { spec: { replicas: 2 } },
     });
-    const added = await eventually("a new Running Machine", async () => {
+    await eventually("two Running Machines in the set", async () => {
       const items = (await admin().list(KINDS.mapiMachine, { namespace: NS.mapiNamespace })).items;
-      const fresh = items.filter((m) => m.metadata?.generateName === `${nameOf(set)}-`);
-      return fresh.length === 1 && getPath(fresh[0], ["status", "phase"]) === "Running"
-        ? fresh[0]
-        : undefined;
+      const mine = items.filter((m) => m.metadata?.ownerReferences?.[0]?.name === nameOf(set));
+      return mine.length === 2 && mine.every((m) => getPath(m, ["status", "phase"]) === "Running");
     });
     await quiesce();
-    const created = providers.ledger.snapshot().instances.filter((i) => i.side === "MachineAPI");
-    expect(created).toMatchObject([{ machineName: nameOf(added), providerID: added.spec?.providerID }]);
+    expect(providers.ledger.snapshot().instances).toHaveLength(before + 1);
     expect(providers.ledger.violations(await existing())).toEqual([]);
   });
 });

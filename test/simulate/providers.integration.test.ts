@@ -193,16 +193,15 @@ describe("MAO stand-in against the local API server", () => {
 
   it("MAO crashed between launching the instance and writing providerID: its successor finds the instance by its tags and terminates it", async () => {
     const env = await start();
-    await env.admin.client.create(KINDS.mapiMachine, mapiMachineOf("worker-0"));
-    await eventually("Provisioning with MAO's finalizer", async () => {
-      const m = await get(env, KINDS.mapiMachine, MAPI_NS, "worker-0");
-      return getPath(m, ["status", "phase"]) === "Provisioning" && m.metadata?.finalizers?.length === 1;
-    });
-    // Every spec write of MAO fails from now on, so the launched instance never reaches spec.providerID.
+    // MAO's finalizer is already there, so providerID is the only spec write MAO makes: make every one fail.
     env.server.faults.set({
       rate500: 1,
       match: { verbs: ["patch"], resources: ["machine.openshift.io/machines"], users: [IDENTITY.mao] },
     });
+    await env.admin.client.create(
+      KINDS.mapiMachine,
+      mapiMachineOf("worker-0", { meta: { finalizers: [FINALIZERS.mapiMachine] } }),
+    );
     await eventually(
       "an instance launched",
       async () => env.providers.ledger.snapshot().instances.length === 1,
