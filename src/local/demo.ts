@@ -7,6 +7,7 @@
  */
 import { CAPI_API_VERSION, FINALIZERS, KINDS, MAPI_API_VERSION } from "../kube/kinds.js";
 import { getPath, type KubeObject } from "../kube/object.js";
+import { instanceLabels } from "../simulate/mao.js";
 import { mapiMachineStatusToCapi, mapiMachineToCapi } from "../sync/conversion/index.js";
 import type { LocalCluster } from "./cluster.js";
 import { createIfMissing } from "./cluster.js";
@@ -47,16 +48,6 @@ export function provisionedMapiStatus(
     _providerID: `aws:///${zone}/${instanceId}`,
   };
 }
-
-const instanceLabels = (machine: KubeObject): Record<string, string> => {
-  const value = getPath(machine, ["spec", "providerSpec", "value"]);
-  const zone = String(getPath(value, ["placement", "availabilityZone"]));
-  return {
-    "machine.openshift.io/instance-type": String(getPath(value, ["instanceType"])),
-    "machine.openshift.io/region": String(getPath(value, ["placement", "region"])),
-    "machine.openshift.io/zone": zone,
-  };
-};
 
 export interface SeedOptions {
   /**

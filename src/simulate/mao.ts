@@ -65,6 +65,20 @@ const specAuthorityOf = (o: KubeObject): string => stringAt(o, ["spec", "authori
 const phaseOf = (o: KubeObject): string => stringAt(o, ["status", "phase"]);
 
 /** The MAO Machine controller's decision for one reconcile (SPEC §1, §1.1). */
+
+/** The labels MAO's AWS actuator puts on a Machine once its instance exists. */
+export const instanceLabels = (machine: KubeObject): Record<string, string> => {
+  const value = getPath(machine, ["spec", "providerSpec", "value"]);
+  const labels: Record<string, string> = {};
+  const put = (key: string, v: unknown) => {
+    if (typeof v === "string" && v !== "") labels[`machine.openshift.io/${key}`] = v;
+  };
+  put("instance-type", getPath(value, ["instanceType"]));
+  put("region", getPath(value, ["placement", "region"]));
+  put("zone", getPath(value, ["placement", "availabilityZone"]));
+  return labels;
+};
+
 export function planMapiMachine({
   machine,
   nowMs,
@@ -246,7 +260,14 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
           const instance =
             ledger.findLive(name, "MachineAPI") ??
             ledger.created({ machineName: name, side: "MachineAPI", zone: action.zone });
-          await write.patchWithPrecondition(type, machine, { spec: { providerID: instance.providerID } });
+          // The actuator's update also labels the Machine with what it launched (OpenShift's printer columns read them).
+          await write.patchWithPrecondition(type, machine, {
+            metadata: {
+              labels: instanceLabels(machine),
+              annotations: { "machine.openshift.io/instance-state": "running" },
+            },
+            spec: { providerID: instance.providerID },
+          });
           return;
         }
         case "requeue":

@@ -161,6 +161,12 @@ describe("MAO stand-in against the local API server", () => {
     expect(running.spec?.providerID).toBe(instance?.providerID);
     expect(running.spec?.providerID).toMatch(/^aws:\/\/\/us-east-1a\/i-[0-9a-f]+$/);
     expect(running.metadata?.finalizers).toEqual([FINALIZERS.mapiMachine]);
+    // What the AWS actuator labels a Machine with once its instance exists (OpenShift's printer columns).
+    expect(running.metadata?.labels).toMatchObject({
+      "machine.openshift.io/instance-type": "m6i.xlarge",
+      "machine.openshift.io/zone": "us-east-1a",
+    });
+    expect(running.metadata?.annotations).toMatchObject({ "machine.openshift.io/instance-state": "running" });
     expect(getPath(running, ["status", "authoritativeAPI"])).toBe("MachineAPI");
     expect(getPath(running, ["status", "nodeRef", "name"])).toMatch(/\.ec2\.internal$/);
     expect(conditionOf(running, "Paused")).toMatchObject({
