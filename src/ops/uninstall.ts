@@ -12,7 +12,7 @@
  */
 import type { KubeClient } from "../kube/client.js";
 import { type Clock, systemClock } from "../kube/clock.js";
-import { ConflictError, NotFoundError } from "../kube/errors.js";
+import { ConflictError, InvalidError, NotFoundError } from "../kube/errors.js";
 import type { ResourceType } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
@@ -90,6 +90,15 @@ const typeOfRef = (ref: Pick<ObjectRef, "apiVersion" | "kind">): ResourceType =>
   if (!type) throw new Error(`no known resource for ${ref.kind} ${ref.apiVersion}`);
   return type;
 };
+
+/**
+ * A write that lost a race with another writer: a stale resourceVersion (409), an object gone meanwhile, or
+ * a JSON Patch whose `test` failed — kube-apiserver answers that with 422, the local API server with 409.
+ */
+const lostRace = (e: unknown, request: PatchRequest): boolean =>
+  e instanceof ConflictError ||
+  e instanceof NotFoundError ||
+  (e instanceof InvalidError && request.patchType === "application/json-patch+json");
 
 const getOrUndefined = async (client: KubeClient, type: ResourceType, namespace: string, name: string) => {
   try {
@@ -240,10 +249,7 @@ export async function uninstallPrepare(
       try {
         await execute(request);
       } catch (e) {
-        if (
-          (e instanceof ConflictError || e instanceof NotFoundError) &&
-          ++conflicts <= MAX_CONFLICTS_PER_OBJECT
-        ) {
+        if (lostRace(e, request) && ++conflicts <= MAX_CONFLICTS_PER_OBJECT) {
           await reread();
           continue;
         }
@@ -288,7 +294,12 @@ export async function uninstallPrepare(
         break;
       } catch (e) {
         const target: ObjectRef = request.target;
-        if (e instanceof ConflictError && attempt < MAX_CONFLICTS_PER_OBJECT && !dry) {
+        if (
+          lostRace(e, request) &&
+          !(e instanceof NotFoundError) &&
+          attempt < MAX_CONFLICTS_PER_OBJECT &&
+          !dry
+        ) {
           const fresh = await getOrUndefined(client, typeOfRef(target), target.namespace, target.name);
           step = fresh ? syncFinalizerStep(target.role, fresh) : undefined;
           continue;

@@ -4,14 +4,17 @@
  * The tests run in order on one cluster: preflight reads it, then uninstall-prepare is refused by the
  * Lease, refused by open handovers (after removing the webhooks, SPEC §9), previewed as a dry run, and run.
  */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { KubeClient } from "../../src/kube/client.js";
 import { systemClock } from "../../src/kube/clock.js";
-import { NotFoundError } from "../../src/kube/errors.js";
+import { ConflictError, InvalidError, NotFoundError } from "../../src/kube/errors.js";
 import { ANNOTATIONS, FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { finalizersOf, getPath } from "../../src/kube/object.js";
 import { runPreflight } from "../../src/ops/preflight.js";
-import { runUninstallPrepare } from "../../src/ops/uninstall.js";
+import { runUninstallPrepare, uninstallPrepare } from "../../src/ops/uninstall.js";
 import { WEBHOOK_CONFIGURATIONS } from "../../src/ops/uninstall-plan.js";
 import {
   captureIo,
@@ -110,6 +113,18 @@ describe("preflight against the local API server", () => {
     expect(report.summary).toEqual({ objects: 11, ready: 1, blocked: 8, migrating: 2 });
     const device = report.rows.find((r: { name: string }) => r.name === "worker-device");
     expect(device.blockers[0]).toMatchObject({ source: "admission", rule: "migration-unconvertible" });
+  });
+
+  it("a cluster that cannot be reached → exit 2 with the reason", async () => {
+    const unreachable = join(h.dir, "unreachable.kubeconfig");
+    await writeFile(
+      unreachable,
+      h.cluster.kubeconfigText.replace(/server: \S+/, "server: https://127.0.0.1:1"),
+    );
+    const { io, out } = captureIo();
+    expect(await runPreflight(["--kubeconfig", unreachable], io, {})).toBe(2);
+    expect(out.stderr).toMatch(/^machine-api-migration preflight: cannot read the cluster: /);
+    expect(out.stdout).toBe("");
   });
 
   it.each([
@@ -292,6 +307,53 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
     // The CAPI side keeps the CAPI and CAPA finalizers: their controllers terminate the instance.
     const capi = await getOrGone(KINDS.capiMachine, NS.capiNamespace, "worker-half");
     expect(finalizersOf(capi)).toEqual([FINALIZERS.capiMachine]);
+  });
+
+  it("a write that loses a race (a failed JSON Patch test) is re-read and re-planned, never forced", async () => {
+    await createTwinnedMachine(h.cluster, "worker-race", "MachineAPI", {
+      paused: true,
+      capiFinalizers: [FINALIZERS.capiMachine, FINALIZERS.sync],
+      awsFinalizers: [FINALIZERS.sync],
+    });
+    await markMigrating(h.cluster, "worker-race", "MachineAPI");
+    const real = admin();
+    let lostRaces = 0;
+    let raced = false;
+    // Another writer changes the target just before the command's first write lands.
+    const racing: KubeClient = {
+      ...real,
+      async patch(type, namespace, name, patch, options) {
+        if (!raced) {
+          raced = true;
+          const current = await real.get(type, namespace, name);
+          await real.patch(type, namespace, name, {
+            type: "merge",
+            body: { metadata: { finalizers: [...finalizersOf(current), "example.com/raced"] } },
+          });
+        }
+        try {
+          return await real.patch(type, namespace, name, patch, options);
+        } catch (e) {
+          // kube-apiserver answers a failed `test` with 422 (Invalid), a stale resourceVersion with 409.
+          if (e instanceof InvalidError || e instanceof ConflictError) lostRaces++;
+          throw e;
+        }
+      },
+    };
+    const lines: string[] = [];
+    const outcome = await uninstallPrepare(
+      { ...NS, leaseName: "machine-api-migration" },
+      { resolveMigrations: true, apply: true },
+      { client: racing, clock: clockAt(RENEWED_MS + 60_000), print: (l) => lines.push(l) },
+    );
+    expect(outcome.problems).toEqual([]);
+    expect(outcome.code).toBe(0);
+    expect(lostRaces).toBe(1);
+    const mapi = await real.get(KINDS.mapiMachine, NS.mapiNamespace, "worker-race");
+    expect(getPath(mapi, ["status", "authoritativeAPI"])).toBe("MachineAPI");
+    const capi = await real.get(KINDS.capiMachine, NS.capiNamespace, "worker-race");
+    // The other writer's finalizer survives: the command re-planned from the server's copy.
+    expect(finalizersOf(capi)).toEqual(["example.com/raced"]);
   });
 
   it("is idempotent: a second run finds nothing left to do", async () => {
