@@ -143,23 +143,21 @@ const admissionBlockers = (
 };
 
 /**
- * The handover's own refusals, less those an admission rule above already explains (the same owner or
- * deletion, said twice, would read as two problems).
+ * The handover's own refusals, less those an admission rule above already explains (the same owner,
+ * provisioning state or deletion, said twice, would read as two problems). Machine-busy speaks for the
+ * MAPI Machine, twin-not-ready for its CAPI twin.
  */
 const handoverBlockers = (problems: readonly Problem[], admission: readonly Blocker[]): Blocker[] => {
   const rules = new Set(admission.map((b) => b.rule));
-  return problems
-    .filter((p) => {
-      if (rules.has(migrationUnsupportedOwner.id) && / cannot be migrated: it is owned by /.test(p.message))
-        return false;
-      if (
-        (rules.has(migrationMachineBusy.id) || rules.has(migrationTwinNotReady.id)) &&
-        (p.reason === "WaitingForProvisioning" ||
-          /^(MAPI|CAPI) Machine \S+ is being deleted;/.test(p.message))
-      )
-        return false;
+  const explained = (p: Problem): boolean => {
+    if (rules.has(migrationUnsupportedOwner.id) && / cannot be migrated: it is owned by /.test(p.message))
       return true;
-    })
+    const about = /^(MAPI|CAPI) Machine \S+ (is being deleted;|is not provisioned:)/.exec(p.message);
+    if (!about) return false;
+    return about[1] === "MAPI" ? rules.has(migrationMachineBusy.id) : rules.has(migrationTwinNotReady.id);
+  };
+  return problems
+    .filter((p) => !explained(p))
     .map((p) => ({ source: "handover", rule: p.reason, message: p.message }));
 };
 

@@ -154,6 +154,18 @@ describe("preflight rows (SPEC §2.3 migration rules, §3.1 step 4)", () => {
     expect(rules).not.toContain("WaitingForProvisioning");
   });
 
+  it("an InfraMachine being deleted is the handover's refusal (no admission rule speaks for it)", () => {
+    const snapshot = edit(machine(), "infraMachine", (o) => markDeleting(o, T0));
+    const blockers = reportOf([snapshot]).rows[0]!.blockers;
+    expect(blockers).toEqual([
+      {
+        source: "handover",
+        rule: "MigrationBlocked",
+        message: "AWSMachine openshift-cluster-api/worker-a is being deleted; a migration cannot start",
+      },
+    ]);
+  });
+
   it("migration-unconvertible: lists every field error Kubernetes-style", () => {
     const errors: FieldError[] = [
       { path: "spec.providerSpec.value.deviceIndex", value: 1, message: "deviceIndex must be 0 or unset" },
