@@ -10,9 +10,11 @@
  * do and changes nothing. Every write is guarded (resourceVersion or a JSON Patch `test`); a 409 re-reads
  * and re-plans. The pure parts are in ./uninstall-plan.ts.
  */
+import pino from "pino";
 import type { KubeClient } from "../kube/client.js";
 import { type Clock, systemClock } from "../kube/clock.js";
 import { ConflictError, InvalidError, NotFoundError } from "../kube/errors.js";
+import { createEventRecorder, type EventRecorder } from "../kube/events.js";
 import type { ResourceType } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
@@ -72,6 +74,8 @@ export interface UninstallDeps {
   clock: Clock;
   /** One line of the report. */
   print: (line: string) => void;
+  /** Events on the MAPI object when a handover is ended (SPEC §3.4), as the controller would record them. */
+  events?: EventRecorder;
 }
 
 export interface UninstallOutcome {
@@ -258,8 +262,12 @@ export async function uninstallPrepare(
         );
         return;
       }
-      if (step.kind === "completeMigration" || step.kind === "cancelMigration") outcome.handoversResolved++;
-      else outcome.repairs++;
+      if (step.kind === "completeMigration" || step.kind === "cancelMigration") {
+        outcome.handoversResolved++;
+        const mapi = snapshot.mapi;
+        if (!dry && mapi && deps.events)
+          await deps.events.record(mapi, step.event.type, step.event.reason, step.event.message);
+      } else outcome.repairs++;
       say(describeStep(step));
     }
     outcome.problems.push(
@@ -366,7 +374,18 @@ export async function runUninstallPrepare(
         leaseName: config.leaseName,
       },
       { resolveMigrations: own.values.has("--resolve-migrations"), apply: own.values.has("--yes") },
-      { client: connection.client, clock, print: (line) => io.stdout.write(`${line}\n`) },
+      {
+        client: connection.client,
+        clock,
+        print: (line) => io.stdout.write(`${line}\n`),
+        // The report is the command's output; the recorder's own log lines would only interleave with it.
+        events: createEventRecorder({
+          client: connection.client,
+          component: UNINSTALL_FIELD_MANAGER,
+          clock,
+          logger: pino({ level: "silent" }),
+        }),
+      },
     );
     return outcome.code;
   } catch (e) {

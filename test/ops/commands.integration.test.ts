@@ -283,6 +283,13 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
       expect(finalizersOf(o)).not.toContain(FINALIZERS.sync);
       expect(finalizersOf(o).length).toBe(1);
     }
+    // SPEC §3.4: each ended handover leaves its Event on the MAPI object, as the controller's would.
+    const events = (await admin().list(KINDS.event, { namespace: NS.mapiNamespace })).items;
+    const reasonsFor = (name: string) =>
+      events.filter((e) => getPath(e, ["involvedObject", "name"]) === name).map((e) => e.reason);
+    expect(reasonsFor("worker-cancel")).toEqual(["MigrationCancelled"]);
+    expect(reasonsFor("worker-complete")).toEqual(["MigrationCompleted"]);
+
     const carriers = (await everyMachineObject()).filter((o) => finalizersOf(o).includes(FINALIZERS.sync));
     expect(carriers.map((o) => `${o.kind} ${o.metadata?.name}`)).toEqual([]);
   });
