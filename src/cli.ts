@@ -27,6 +27,16 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "write a development CA and serving certificate into certs/ (or --dir D)",
     run: async (args) => (await import("./server/certs.js")).runCertsCommand(args),
   },
+  preflight: {
+    summary:
+      "would each MAPI Machine/MachineSet migrate now, and why not (-o table|json; exit 1 if any is blocked)",
+    run: async (args) => (await import("./ops/preflight.js")).runPreflight(args, { stdout, stderr }, env),
+  },
+  "uninstall-prepare": {
+    summary: "make the cluster safe to remove the product (dry run unless --yes; --resolve-migrations)",
+    run: async (args) =>
+      (await import("./ops/uninstall.js")).runUninstallPrepare(args, { stdout, stderr }, env),
+  },
   installer: {
     summary: "install Cluster API provider components from transport ConfigMaps (SPEC §6)",
     run: async (args) =>
