@@ -2,14 +2,20 @@
  * The supported-cluster checks of SPEC §0.1, run once at start-up: the `MachineAPIMigration` feature gate
  * and the MAPI CRDs' migration fields (without them there is no authority to enforce: every rule allows and
  * no controller starts), and the platform's own migration controllers (if they run, the product must not
- * run its controllers beside them). `assessSupport` is pure; `readSupport` fetches its inputs.
+ * run its controllers beside them). `assessSupport` and `supportEvent` are pure; `readSupport` fetches the
+ * inputs and `reportSupport` says why on the product's own Deployment — best effort, because a cluster the
+ * product cannot act on must still get a webhook that answers (every rule allows, /readyz stays true).
  */
+import type { Logger } from "pino";
 import type { KubeClient } from "./kube/client.js";
 import { NotFoundError } from "./kube/errors.js";
+import type { EventRecorder, EventType } from "./kube/events.js";
 import { KINDS, type ResourceType } from "./kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "./kube/object.js";
 
 export const FEATURE_GATE = "MachineAPIMigration";
+/** The product's own Deployment (manifests/base), which carries the supported-cluster Event. */
+export const PRODUCT_DEPLOYMENT = "machine-api-migration";
 const PLATFORM_CONTROLLERS = {
   namespace: "openshift-cluster-api",
   name: "capi-controllers",
@@ -126,4 +132,60 @@ export async function readSupport(client: KubeClient): Promise<Support> {
     getOrUndefined(client, DEPLOYMENT, PLATFORM_CONTROLLERS.namespace, PLATFORM_CONTROLLERS.name),
   ]);
   return assessSupport({ featureGate, machineCrd, machineSetCrd, platformControllers });
+}
+
+export interface SupportEvent {
+  type: EventType;
+  reason: "UnsupportedCluster" | "PlatformMigrationControllersRunning";
+  message: string;
+}
+
+/**
+ * The Event that tells an admin why the product is not enforcing or runs no controllers; undefined on a
+ * supported cluster (nothing to say: a Normal Event at every start would only be noise).
+ */
+export function supportEvent(support: Support): SupportEvent | undefined {
+  if (support.reasons.length === 0) return undefined;
+  const effect = !support.enforcing
+    ? "every admission rule allows and no controller starts"
+    : "admission enforces, but no sync or migration controller starts";
+  return {
+    type: "Warning",
+    reason: support.enforcing ? "PlatformMigrationControllersRunning" : "UnsupportedCluster",
+    message: `${effect}: ${support.reasons.join("; ")}`,
+  };
+}
+
+export interface ReportSupportDeps {
+  client: KubeClient;
+  events: EventRecorder;
+  /** The CAPI namespace, where the product's Deployment runs. */
+  namespace: string;
+  logger: Logger;
+}
+
+/**
+ * Records `supportEvent` on the product's Deployment (SPEC §0.1). Never throws: the Deployment may be
+ * missing (local mode, a renamed install) or unreadable, and the log line main.ts writes already says why.
+ */
+export async function reportSupport(deps: ReportSupportDeps, support: Support): Promise<void> {
+  const event = supportEvent(support);
+  if (!event) return;
+  let deployment: KubeObject | undefined;
+  try {
+    deployment = await getOrUndefined(deps.client, DEPLOYMENT, deps.namespace, PRODUCT_DEPLOYMENT);
+  } catch (e) {
+    deps.logger.warn(
+      { err: e instanceof Error ? e.message : String(e) },
+      `could not read Deployment ${deps.namespace}/${PRODUCT_DEPLOYMENT} for the supported-cluster Event`,
+    );
+    return;
+  }
+  if (!deployment) {
+    deps.logger.info(
+      `no Deployment ${deps.namespace}/${PRODUCT_DEPLOYMENT}: supported-cluster Event not recorded`,
+    );
+    return;
+  }
+  await deps.events.record(deployment, event.type, event.reason, event.message);
 }
