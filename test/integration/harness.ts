@@ -1,0 +1,481 @@
+/**
+ * The whole product in one place for integration and model tests (SPEC §10): the local API server with the
+ * product's real admission webhook (real policy engine), the sync controllers and both migration
+ * controllers on one informer cache as the product's service account (as src/main.ts composes them), and
+ * the simulated providers of SPEC §1.1 sharing one instance ledger. Around it: an observer cache (as
+ * `admin`) that folds every watch event it sees through `observeInvariants` (I1–I4) for every handover
+ * object, the ledger check (I6), a quiet-interval helper, and "crash" helpers — the product's controllers
+ * and cache stopped without releasing anything and a fresh set started, or one stand-in restarted. The
+ * migration controller's "wrote" log lines are captured so a test can attribute the product's writes to
+ * handover steps. All state lives in the returned object; nothing here is module-level.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import type { CounterSnapshot } from "../../src/apiserver/index.js";
+import { type Cache, createCache } from "../../src/kube/cache.js";
+import type { KubeClient } from "../../src/kube/client.js";
+import { flushMicrotasks, systemClock } from "../../src/kube/clock.js";
+import { connect } from "../../src/kube/config.js";
+import type { Controller } from "../../src/kube/controller.js";
+import { createEventRecorder } from "../../src/kube/events.js";
+import type { StableAuthority } from "../../src/kube/kinds.js";
+import { KINDS } from "../../src/kube/kinds.js";
+import { runtimeMetrics } from "../../src/kube/metrics.js";
+import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
+import { createIfMissing, type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
+import { capiCluster, infrastructure } from "../../src/local/seed.js";
+import { createMigrationController } from "../../src/migration/controller.js";
+import type { InvariantState, Violation } from "../../src/migration/invariants.js";
+import { initialInvariantState, observeInvariants } from "../../src/migration/invariants.js";
+import { readHandoverSnapshot } from "../../src/migration/read-snapshot.js";
+import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
+import { hasPause, statusAuthorityOf, synchronizedAPIOf } from "../../src/migration/snapshot.js";
+import { decide } from "../../src/policies/engine.js";
+import type { PolicyContext } from "../../src/policies/types.js";
+import { clusterView } from "../../src/policies/view.js";
+import { webhookSans, writeDevelopmentCertificates } from "../../src/server/certs.js";
+import { startWebhookServer, type WebhookServer } from "../../src/server/serve.js";
+import {
+  createInstanceLedger,
+  type InstanceLedger,
+  type RunningStandIn,
+  startCapaStandIn,
+  startCapiStandIn,
+  startMaoStandIn,
+} from "../../src/simulate/index.js";
+import { createMachineSetSyncController, createMachineSyncController } from "../../src/sync/controller.js";
+import { checkConvertible } from "../../src/sync/conversion/index.js";
+import { conversionConverter } from "../../src/sync/converter.js";
+
+export const MAPI_NS = "openshift-machine-api";
+export const CAPI_NS = "openshift-cluster-api";
+export const ns = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
+export const PRODUCT = "system:serviceaccount:openshift-cluster-api:machine-api-migration";
+export const CONTROLLER_USERS = [
+  PRODUCT,
+  "system:serviceaccount:openshift-machine-api:machine-api-controllers",
+  "system:serviceaccount:openshift-cluster-api:capi-manager",
+  "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
+  "system:serviceaccount:kube-system:generic-garbage-collector",
+  "system:serviceaccount:kube-system:namespace-controller",
+];
+
+/** One watched handover object: the invariant fold over every snapshot the observer saw. */
+export interface Watched {
+  kind: HandoverKind;
+  name: string;
+  state: InvariantState;
+  violations: (Violation & { at: string })[];
+  observed: number;
+}
+
+/** One write the migration controller reported (its `wrote` log line): which step, which object. */
+export interface MigrationWrite {
+  kind: HandoverKind;
+  name: string;
+  step: string;
+  target: string;
+}
+
+export type StandInName = "mao" | "capi" | "capa";
+
+export interface HarnessOptions {
+  /** Prefix of the temporary directory. */
+  name: string;
+  provisioningDelayMs?: number;
+  /** Watch every MAPI Machine and MachineSet the observer sees (the model test), not only `watch`ed ones. */
+  watchEverything?: boolean;
+  /** Migration controller backoff (default 50–500 ms). */
+  waitBackoff?: { initialMs: number; maxMs: number };
+  /** Requeue delay of the sync controllers' backoff cap (default 500 ms). */
+  syncMaxDelayMs?: number;
+}
+
+export interface Harness {
+  local: LocalCluster;
+  admin: KubeClient;
+  ledger: InstanceLedger;
+  /** The stand-in now running under each name (restarts replace them). */
+  standIns(): Record<StandInName, RunningStandIn>;
+  /** The product's controllers now running (a crash replaces them). */
+  controllers(): readonly Controller[];
+  watch(kind: HandoverKind, name: string): Watched;
+  watched(): readonly Watched[];
+  snapshotOf(w: Pick<Watched, "kind" | "name">): HandoverSnapshot;
+  /** Every I1–I4 violation any watched object showed so far. */
+  violations(): { kind: HandoverKind; name: string; invariant: string; message: string; at: string }[];
+  /** Every broken promise of the first duty (I6) given what exists now. */
+  ledgerViolations(): Promise<string[]>;
+  existing(): Promise<{ mapi: string[]; capi: string[] }>;
+  waitFor<T>(
+    what: string,
+    probe: () => Promise<T | undefined | false> | T | undefined | false,
+    timeoutMs?: number,
+  ): Promise<T>;
+  /** Controllers' queues and the stand-ins idle, the server's own controllers settled, five polls in a row. */
+  quiesce(timeoutMs?: number): Promise<void>;
+  setSpecAuthority(kind: HandoverKind, name: string, authority: StableAuthority): Promise<void>;
+  /** Status, synchronizedAPI and pause state all match `authority`, and Synchronized=True. */
+  steady(
+    w: Pick<Watched, "kind" | "name">,
+    authority: StableAuthority,
+    timeoutMs?: number,
+  ): Promise<HandoverSnapshot>;
+  eventReasons(w: Pick<Watched, "kind" | "name">): Promise<string[]>;
+  /** Crash: stop the product's controllers and cache (nothing released, nothing flushed) and start fresh ones. */
+  restartProduct(): Promise<void>;
+  /** Crash one stand-in and start a fresh one on the same ledger. */
+  restartStandIn(which: StandInName): Promise<void>;
+  stopStandIn(which: StandInName): Promise<void>;
+  startStandIn(which: StandInName): Promise<void>;
+  /** The migration controller's writes since the harness started (from its log). */
+  migrationWrites(): readonly MigrationWrite[];
+  counters(): CounterSnapshot;
+  stop(): Promise<void>;
+}
+
+/** The product's writes to machine kinds in `after` minus `before`, by `verb resource` (events, leases excluded). */
+export const productMachineWrites = (
+  before: CounterSnapshot,
+  after: CounterSnapshot,
+): Record<string, number> => {
+  const out: Record<string, number> = {};
+  for (const [key, n] of Object.entries(after.byKey)) {
+    const [verb, resource, user] = key.split(" ");
+    if (user !== PRODUCT || !verb || !resource) continue;
+    if (!["create", "update", "patch", "delete", "deletecollection"].includes(verb)) continue;
+    if (/events|leases/.test(resource)) continue;
+    if (!/machine|cluster\.x-k8s\.io|awsmachine/i.test(resource)) continue;
+    const d = n - (before.byKey[key] ?? 0);
+    if (d > 0) out[`${verb} ${resource}`] = d;
+  }
+  return out;
+};
+
+export const sumOf = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
+
+export async function startHarness(options: HarnessOptions): Promise<Harness> {
+  const dir = await mkdtemp(join(tmpdir(), `${options.name}-`));
+  const writes: MigrationWrite[] = [];
+  // The product's logger keeps only the migration controller's "wrote" lines (step attribution); the
+  // stand-ins and the server log nothing.
+  const productLogger: Logger = pino(
+    { level: "info" },
+    {
+      write(line: string) {
+        if (!line.includes('"wrote"')) return;
+        const o = JSON.parse(line) as Record<string, unknown>;
+        if (o.msg === "wrote" && typeof o.step === "string")
+          writes.push({
+            kind: o.kind as HandoverKind,
+            name: String(o.name),
+            step: o.step,
+            target: String(o.target),
+          });
+      },
+    },
+  );
+  const quiet = pino({ level: "silent" });
+  const certs = await writeDevelopmentCertificates(
+    join(dir, "certs"),
+    webhookSans("machine-api-migration", CAPI_NS),
+  );
+  const local = await startLocalCluster({
+    host: "127.0.0.1",
+    port: 0,
+    stateDir: dir,
+    ...ns,
+    controllerUsers: CONTROLLER_USERS,
+    webhookCaPem: certs.ca.certPem,
+    logger: quiet,
+    bookmarkIntervalMs: 500,
+  });
+  const admin = local.clientAs("admin");
+  const infra = infrastructure();
+  const createdInfra = await createIfMissing(admin, KINDS.infrastructure, infra);
+  if (createdInfra) await admin.updateStatus(KINDS.infrastructure, { ...createdInfra, status: infra.status });
+  for (const o of capiCluster(ns))
+    await admin.create(o.kind === "Cluster" ? KINDS.capiCluster : KINDS.awsCluster, o);
+
+  const registry = new Registry();
+  const metrics = runtimeMetrics(registry);
+  const settings = {
+    ...ns,
+    controllerUsers: CONTROLLER_USERS,
+    requireDeleteConfirmation: false,
+    cacheStaleAfterMs: 30_000,
+  };
+  // The webhook reads the product's current cache, as in src/main.ts; a crash gives it the new one.
+  let policy: PolicyContext | undefined;
+  const webhook: WebhookServer = await startWebhookServer({
+    host: "127.0.0.1",
+    port: 0,
+    certFile: certs.certFile,
+    keyFile: certs.keyFile,
+    shutdownDelayMs: 0,
+    deps: {
+      decide: (name, request) => {
+        if (!policy) throw new Error("webhook called before the product's cache exists");
+        return decide(name, request, policy);
+      },
+      logger: quiet,
+      registry,
+      readiness: () => ({ ready: true }),
+    },
+  });
+
+  let cache: Cache | undefined;
+  let controllers: Controller[] = [];
+  const startProduct = async (): Promise<void> => {
+    const connection = connect({ kubeconfigText: local.kubeconfigText, context: "controller" });
+    const c = createCache({ transport: connection.transport, logger: quiet, clock: systemClock });
+    policy = { view: clusterView(c, ns), settings, checkConvertible, enforcing: true };
+    const events = createEventRecorder({
+      client: connection.client,
+      component: "machine-api-migration",
+      clock: systemClock,
+      logger: quiet,
+    });
+    const syncDeps = {
+      client: connection.client,
+      transport: connection.transport,
+      cache: c,
+      converter: conversionConverter,
+      settings: ns,
+      events,
+      clock: systemClock,
+      logger: quiet,
+      metrics,
+      workers: 2,
+      maxDelayMs: options.syncMaxDelayMs ?? 500,
+    };
+    const migration = (kind: HandoverKind) =>
+      createMigrationController({
+        kind,
+        cache: c,
+        client: connection.client,
+        events,
+        // A fresh registry per start: the controller registers its metrics once per registry.
+        registry: new Registry(),
+        clock: systemClock,
+        logger: productLogger,
+        namespaces: ns,
+        waitBackoff: options.waitBackoff ?? { initialMs: 50, maxMs: 500 },
+        blockedRequeueMs: 1_000,
+      });
+    const built = [
+      createMachineSyncController(syncDeps),
+      createMachineSetSyncController(syncDeps),
+      migration("Machine"),
+      migration("MachineSet"),
+    ];
+    await c.waitForSync(10_000);
+    cache = c;
+    controllers = built;
+    await Promise.all(built.map((x) => x.start()));
+  };
+  await startProduct();
+  await local.registerProductWebhooks(webhook.url);
+
+  const ledger = createInstanceLedger();
+  const as = (context: string) => connect({ kubeconfigText: local.kubeconfigText, context });
+  const standInStarters: Record<StandInName, () => Promise<RunningStandIn>> = {
+    mao: () =>
+      startMaoStandIn({
+        connection: as("mao"),
+        ...ns,
+        logger: quiet,
+        ledger,
+        provisioningDelayMs: options.provisioningDelayMs ?? 0,
+      }),
+    capi: () => startCapiStandIn({ connection: as("capi"), ...ns, logger: quiet, ledger }),
+    capa: () => startCapaStandIn({ connection: as("capa"), ...ns, logger: quiet, ledger }),
+  };
+  const running: Partial<Record<StandInName, RunningStandIn>> = {};
+  for (const n of ["mao", "capi", "capa"] as const) running[n] = await standInStarters[n]();
+
+  const adminConnection = connect({ kubeconfigText: local.kubeconfigText, context: "admin" });
+  const observer = createCache({ transport: adminConnection.transport, logger: quiet, clock: systemClock });
+  const watchedList: Watched[] = [];
+  const snapshotOf = (w: Pick<Watched, "kind" | "name">): HandoverSnapshot =>
+    readHandoverSnapshot(observer, w.kind, w.name, ns);
+  const watch = (kind: HandoverKind, name: string): Watched => {
+    const found = watchedList.find((x) => x.kind === kind && x.name === name);
+    if (found) return found;
+    const w: Watched = { kind, name, state: initialInvariantState, violations: [], observed: 0 };
+    watchedList.push(w);
+    return w;
+  };
+  const observeAll = (): void => {
+    if (options.watchEverything) {
+      for (const o of observer.informerFor(KINDS.mapiMachine, MAPI_NS).list()) watch("Machine", nameOf(o));
+      for (const o of observer.informerFor(KINDS.mapiMachineSet, MAPI_NS).list())
+        watch("MachineSet", nameOf(o));
+    }
+    for (const w of watchedList) {
+      const s = snapshotOf(w);
+      if (!s.mapi) continue;
+      w.observed++;
+      const r = observeInvariants(w.state, s);
+      w.state = r.state;
+      for (const v of r.violations)
+        w.violations.push({
+          ...v,
+          at: `status=${statusAuthorityOf(s.mapi)} rv=${s.mapi.metadata?.resourceVersion}`,
+        });
+    }
+  };
+  for (const [type, namespace] of [
+    [KINDS.mapiMachine, MAPI_NS],
+    [KINDS.mapiMachineSet, MAPI_NS],
+    [KINDS.capiMachine, CAPI_NS],
+    [KINDS.capiMachineSet, CAPI_NS],
+    [KINDS.awsMachine, CAPI_NS],
+  ] as const)
+    observer.informerFor(type, namespace).addHandlers({
+      onAdd: observeAll,
+      onUpdate: observeAll,
+      onDelete: observeAll,
+    });
+  await observer.waitForSync(10_000);
+
+  const waitFor = async <T>(
+    what: string,
+    probe: () => Promise<T | undefined | false> | T | undefined | false,
+    timeoutMs = 20_000,
+  ): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    let last: unknown;
+    for (;;) {
+      try {
+        const v = await probe();
+        if (v !== undefined && v !== false) return v;
+      } catch (e) {
+        last = e;
+      }
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  const standIns = (): Record<StandInName, RunningStandIn> => {
+    const { mao, capi, capa } = running;
+    if (!mao || !capi || !capa) throw new Error("a stand-in is stopped");
+    return { mao, capi, capa };
+  };
+  const idle = (): boolean =>
+    controllers.every((c) => (c.queue()?.len() ?? 0) === 0 && (c.queue()?.processing().length ?? 0) === 0) &&
+    Object.values(running).every((s) => s.idle());
+  const existing = async () => ({
+    mapi: (await admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.map(nameOf),
+    capi: (await admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items.map(nameOf),
+  });
+
+  const harness: Harness = {
+    local,
+    admin,
+    ledger,
+    standIns,
+    controllers: () => controllers,
+    watch,
+    watched: () => watchedList,
+    snapshotOf,
+    violations: () =>
+      watchedList.flatMap((w) => w.violations.map((v) => ({ kind: w.kind, name: w.name, ...v }))),
+    ledgerViolations: async () => ledger.violations(await existing()),
+    existing,
+    waitFor,
+    async quiesce(timeoutMs = 20_000) {
+      let calm = 0;
+      await waitFor(
+        "controllers and stand-ins idle",
+        async () => {
+          await local.api.settled();
+          await flushMicrotasks();
+          calm = idle() ? calm + 1 : 0;
+          return calm >= 5;
+        },
+        timeoutMs,
+      );
+    },
+    async setSpecAuthority(kind, name, authority) {
+      const type = kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
+      await admin.patch(type, MAPI_NS, name, {
+        type: "merge",
+        body: { spec: { authoritativeAPI: authority } },
+      });
+    },
+    steady: (w, authority, timeoutMs) =>
+      waitFor(
+        `${w.kind} ${w.name} steady under ${authority}`,
+        () => {
+          const s = snapshotOf(w);
+          if (!s.mapi || statusAuthorityOf(s.mapi) !== authority || synchronizedAPIOf(s.mapi) !== authority)
+            return false;
+          if (conditionOf(s.mapi, "Synchronized")?.status !== "True") return false;
+          const pauseTargets = w.kind === "Machine" ? [s.capi, s.infraMachine] : [s.capi];
+          return (
+            pauseTargets.every((o) => o !== undefined && hasPause(o) === (authority === "MachineAPI")) && s
+          );
+        },
+        timeoutMs,
+      ),
+    async eventReasons(w) {
+      return (await admin.list(KINDS.event, { namespace: MAPI_NS })).items
+        .filter(
+          (e) =>
+            getPath(e, ["involvedObject", "name"]) === w.name &&
+            getPath(e, ["involvedObject", "kind"]) === w.kind,
+        )
+        .flatMap((e) => Array.from({ length: Number(e.count ?? 1) }, () => String(e.reason)));
+    },
+    async restartProduct() {
+      const old = controllers;
+      const oldCache = cache;
+      controllers = [];
+      await Promise.all(old.map((c) => c.stop()));
+      await oldCache?.stop();
+      await startProduct();
+    },
+    async stopStandIn(which) {
+      const s = running[which];
+      delete running[which];
+      await s?.stop();
+    },
+    async startStandIn(which) {
+      if (!running[which]) running[which] = await standInStarters[which]();
+    },
+    async restartStandIn(which) {
+      await harness.stopStandIn(which);
+      await harness.startStandIn(which);
+    },
+    migrationWrites: () => writes,
+    counters: () => local.api.counters.snapshot(),
+    async stop() {
+      local.api.faults.clear();
+      await Promise.all(Object.values(running).map((s) => s.stop({ release: true })));
+      await Promise.all(controllers.map((c) => c.stop()));
+      await observer.stop();
+      await cache?.stop();
+      await webhook.close();
+      await local.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
+
+/** How many more times each reason was reported than in `before` (the recorder aggregates repeats). */
+export const newReasons = (before: readonly string[], after: readonly string[]): string[] => {
+  const left = [...before];
+  return after.filter((r) => {
+    const i = left.indexOf(r);
+    if (i < 0) return true;
+    left.splice(i, 1);
+    return false;
+  });
+};
