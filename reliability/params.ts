@@ -1,0 +1,25 @@
+/**
+ * Campaign sizes, each overridable by an environment variable so a run can be made larger (or shorter on a
+ * slow machine) without editing code. Test code, not product code: the product reads its environment only in
+ * src/config.ts.
+ */
+const int = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  const n = raw === undefined ? Number.NaN : Number(raw);
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : fallback;
+};
+
+export const PARAMS = Object.freeze({
+  /** Item 1: generated AdmissionReviews sent through `inject`. */
+  hostileRuns: int("RELIABILITY_HOSTILE_RUNS", 100_000),
+  /** Item 1: the share of them also sent over real HTTPS. */
+  hostileHttpsRuns: int("RELIABILITY_HOSTILE_HTTPS_RUNS", 2_000),
+  /** Items 2, 3: autocannon connections and seconds. */
+  loadConnections: int("RELIABILITY_LOAD_CONNECTIONS", 20),
+  loadSeconds: int("RELIABILITY_LOAD_SECONDS", 8),
+  /** Item 2: how many times the certificate files are replaced under load. */
+  certRotations: int("RELIABILITY_CERT_ROTATIONS", 4),
+  /** Item 6: stall rounds and the silence timeout the informer is given. */
+  stallRounds: int("RELIABILITY_STALL_ROUNDS", 3),
+  watchSilenceMs: int("RELIABILITY_WATCH_SILENCE_MS", 1_000),
+});
