@@ -1,0 +1,296 @@
+/**
+ * Items 3 and 4 of the bench: handovers driven the way a cluster admin drives them (a merge patch of
+ * `spec.authoritativeAPI`), with the product (cache, webhook, sync and migration controllers), the simulated
+ * providers and the local API server each in their own process. Writes are read from the API server's
+ * request counters: by the product's identity, to machine kinds only (Events and Leases are other kinds; the
+ * providers write as their own users), broken down by verb and resource — the step that made them.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { CounterSnapshot } from "../src/apiserver/index.js";
+import type { KubeClient } from "../src/kube/client.js";
+import { connect } from "../src/kube/config.js";
+import { KINDS, type StableAuthority } from "../src/kube/kinds.js";
+import { conditionOf, getPath, type KubeObject, nameOf } from "../src/kube/object.js";
+import { mapiMachine, mapiMachineSet } from "../src/local/seed.js";
+import { statusAuthorityOf, synchronizedAPIOf } from "../src/migration/snapshot.js";
+import { PRODUCT_USER } from "./identities.js";
+import { type Child, startChild } from "./ipc.js";
+import type { BenchOptions } from "./options.js";
+import { NAMESPACES } from "./population.js";
+import type { WriteCount } from "./report.js";
+import type { Workspace } from "./static.js";
+import { ratio, round } from "./stats.js";
+
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const WRITE_VERBS = new Set(["create", "update", "patch", "delete", "deletecollection"]);
+const MACHINE_GROUPS = new Set([
+  "machine.openshift.io",
+  "cluster.x-k8s.io",
+  "infrastructure.cluster.x-k8s.io",
+]);
+const MACHINE_RESOURCES = new Set(["machines", "machinesets", "awsmachines", "awsmachinetemplates"]);
+
+/** `verb group/resource[/sub]` → count of writes to machine kinds by `user` (counter keys are `verb resource user`). */
+export function machineWrites(
+  snapshot: CounterSnapshot,
+  user: (u: string) => boolean,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, n] of Object.entries(snapshot.byKey)) {
+    const [verb, resource, who] = key.split(" ");
+    if (!verb || !resource || who === undefined || !WRITE_VERBS.has(verb) || !user(who)) continue;
+    const [group, plural] = resource.split("/");
+    if (!MACHINE_GROUPS.has(group ?? "") || !MACHINE_RESOURCES.has(plural ?? "")) continue;
+    out[`${verb} ${resource}`] = (out[`${verb} ${resource}`] ?? 0) + n;
+  }
+  return out;
+}
+
+const PROVIDER_USERS = [
+  "system:serviceaccount:openshift-machine-api:machine-api-controllers",
+  "system:serviceaccount:openshift-cluster-api:capi-manager",
+  "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
+];
+
+const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
+
+export function writeCount(snapshot: CounterSnapshot, machines: number): WriteCount {
+  const byStep = machineWrites(snapshot, (u) => u === PRODUCT_USER);
+  const productWrites = sum(byStep);
+  return {
+    machines,
+    productWrites,
+    perMachine: round(productWrites / machines, 2),
+    byStep,
+    providerWrites: sum(machineWrites(snapshot, (u) => PROVIDER_USERS.includes(u))),
+  };
+}
+
+interface Stack {
+  api: Child;
+  product: Child;
+  providers: Child;
+  admin: KubeClient;
+  stop(): Promise<void>;
+}
+
+async function startStack(ws: Workspace, name: string): Promise<Stack> {
+  const api = await startChild(join(HERE, "apiserver.ts"), [join(ws.dir, name), ws.caFile]);
+  const children: Child[] = [api];
+  const stop = async (): Promise<void> => {
+    for (const c of [...children].reverse()) await c.stop();
+  };
+  try {
+    await api.ask("seed", { n: 0 });
+    const kubeconfigPath = join(ws.dir, name, "kubeconfig");
+    const product = await startChild(join(HERE, "product.ts"), [kubeconfigPath, ws.certDir, "--controllers"]);
+    children.push(product);
+    await api.ask("register", { url: (product.ready as { url: string }).url });
+    const providers = await startChild(join(HERE, "providers.ts"), [kubeconfigPath]);
+    children.push(providers);
+    const admin = connect({ kubeconfigPath, context: "admin" }).client;
+    return { api, product, providers, admin, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `fn` over `items` with at most `limit` in flight (a client-side burst as a script would send). */
+async function eachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (t: T) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+async function waitUntil(what: string, probe: () => Promise<boolean>, timeoutMs: number, everyMs = 200) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Nothing queued in the product, the providers idle and the API server's own controllers settled, 5× in a row. */
+async function quiesce(s: Stack, timeoutMs = 120_000): Promise<void> {
+  let calm = 0;
+  await waitUntil(
+    "the product and the providers to go idle",
+    async () => {
+      await s.api.ask("settled");
+      const idle = (await s.product.ask<boolean>("idle")) && (await s.providers.ask<boolean>("idle"));
+      calm = idle ? calm + 1 : 0;
+      return calm >= 5;
+    },
+    timeoutMs,
+    100,
+  );
+}
+
+const steadyUnder = (o: KubeObject, authority: StableAuthority): boolean =>
+  statusAuthorityOf(o) === authority &&
+  synchronizedAPIOf(o) === authority &&
+  conditionOf(o, "Synchronized")?.status === "True";
+
+const provisioned = (o: KubeObject): boolean =>
+  getPath(o, ["status", "phase"]) === "Running" && steadyUnder(o, "MachineAPI");
+
+async function allMachines(s: Stack, names: ReadonlySet<string>, pred: (o: KubeObject) => boolean) {
+  const { items } = await s.admin.list(KINDS.mapiMachine, { namespace: NAMESPACES.mapiNamespace });
+  return items.filter((o) => names.has(nameOf(o)) && pred(o)).length === names.size;
+}
+
+const waitBudgetMs = (n: number): number => 60_000 + n * 200;
+
+async function createMachines(s: Stack, prefix: string, n: number): Promise<Set<string>> {
+  const names = Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+  await eachLimited(names, 20, (name) =>
+    s.admin.create(
+      KINDS.mapiMachine,
+      mapiMachine(NAMESPACES, name, String.fromCharCode(97 + (name.length % 3))),
+    ),
+  );
+  const set = new Set(names);
+  await waitUntil(
+    "Machines Running and synchronized",
+    () => allMachines(s, set, provisioned),
+    waitBudgetMs(n),
+    500,
+  );
+  return set;
+}
+
+async function handOver(
+  s: Stack,
+  kind: "Machine" | "MachineSet",
+  names: ReadonlySet<string>,
+  to: StableAuthority,
+) {
+  const type = kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
+  await eachLimited([...names], 20, (name) =>
+    s.admin.patch(type, NAMESPACES.mapiNamespace, name, {
+      type: "merge",
+      body: { spec: { authoritativeAPI: to } },
+    }),
+  );
+  await waitUntil(
+    `${names.size} ${kind}(s) steady under ${to}`,
+    async () => {
+      const { items } = await s.admin.list(type, { namespace: NAMESPACES.mapiNamespace });
+      return items.filter((o) => names.has(nameOf(o)) && steadyUnder(o, to)).length === names.size;
+    },
+    waitBudgetMs(names.size),
+    100,
+  );
+}
+
+/** Item 3: writes per Machine and per MachineSet handover in each direction, and during a quiet interval. */
+export async function runHandover(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
+  const s = await startStack(ws, "handover");
+  try {
+    const n = o.handoverMachines;
+    log(`handover: provisioning ${n} Machines and a MachineSet`);
+    const machines = await createMachines(s, "bench-h", n);
+    const set = mapiMachineSet(NAMESPACES, "b", 1);
+    await s.admin.create(KINDS.mapiMachineSet, set);
+    const setNames = new Set([nameOf(set)]);
+    await waitUntil(
+      "the MachineSet and its Machine steady",
+      async () => {
+        const sets = (await s.admin.list(KINDS.mapiMachineSet, { namespace: NAMESPACES.mapiNamespace }))
+          .items;
+        const members = (
+          await s.admin.list(KINDS.mapiMachine, { namespace: NAMESPACES.mapiNamespace })
+        ).items.filter((m) => nameOf(m).startsWith(`${nameOf(set)}-`));
+        return (
+          sets.some((x) => setNames.has(nameOf(x)) && steadyUnder(x, "MachineAPI")) &&
+          members.length === 1 &&
+          members.every(provisioned)
+        );
+      },
+      waitBudgetMs(1),
+      250,
+    );
+    await quiesce(s);
+
+    const measure = async (what: string, fn: () => Promise<void>, count: number): Promise<WriteCount> => {
+      log(`handover: ${what}`);
+      await s.api.ask("reset");
+      await fn();
+      await quiesce(s);
+      return writeCount(await s.api.ask<CounterSnapshot>("counters"), count);
+    };
+    await s.api.ask("reset");
+    await sleep(o.quietMs);
+    const quietSnapshot = await s.api.ask<CounterSnapshot>("counters");
+    const quietWrites = machineWrites(quietSnapshot, (u) => u === PRODUCT_USER);
+    return {
+      quiet: { ms: o.quietMs, productWrites: sum(quietWrites), byStep: quietWrites },
+      machineToClusterAPI: await measure(
+        "Machines → ClusterAPI",
+        () => handOver(s, "Machine", machines, "ClusterAPI"),
+        n,
+      ),
+      machineToMachineAPI: await measure(
+        "Machines → MachineAPI",
+        () => handOver(s, "Machine", machines, "MachineAPI"),
+        n,
+      ),
+      machineSetToClusterAPI: await measure(
+        "MachineSet → ClusterAPI",
+        () => handOver(s, "MachineSet", setNames, "ClusterAPI"),
+        1,
+      ),
+      machineSetToMachineAPI: await measure(
+        "MachineSet → MachineAPI",
+        () => handOver(s, "MachineSet", setNames, "MachineAPI"),
+        1,
+      ),
+    };
+  } finally {
+    await s.stop();
+  }
+}
+
+/** Item 4: N Machines handed over MAPI → CAPI at once, per N on a fresh stack; provisioning time is the baseline. */
+export async function runScale(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
+  const rows = [];
+  for (const n of o.scale) {
+    const s = await startStack(ws, `scale-${n}`);
+    try {
+      log(`scale: provisioning ${n} Machines`);
+      const t0 = performance.now();
+      const names = await createMachines(s, "bench-s", n);
+      const provisionMs = performance.now() - t0;
+      await quiesce(s);
+      await s.api.ask("reset");
+      log(`scale: handing ${n} Machines over to ClusterAPI`);
+      const t1 = performance.now();
+      await handOver(s, "Machine", names, "ClusterAPI");
+      const handoverMs = performance.now() - t1;
+      await quiesce(s);
+      const writes = writeCount(await s.api.ask<CounterSnapshot>("counters"), n);
+      rows.push({
+        machines: n,
+        provisionMs: round(provisionMs),
+        handoverMs: round(handoverMs),
+        msPerMachine: round(handoverMs / n, 3),
+        handoverToProvision: ratio(handoverMs, provisionMs),
+        writesPerMachine: writes.perMachine,
+        byStep: writes.byStep,
+      });
+    } finally {
+      await s.stop();
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,113 @@
+/**
+ * The bench's command line, parsed into one options record (pure, tested): which sections run and how big
+ * and long each is. `--quick` is the ~1-minute profile; flags after it override single values.
+ */
+
+export const SECTIONS = ["admission", "decision", "memory", "handover", "scale"] as const;
+export type Section = (typeof SECTIONS)[number];
+
+export interface BenchOptions {
+  quick: boolean;
+  only: readonly Section[];
+  /** Machines (each with its two twins) in the cache for admission, decision and memory. */
+  machines: number;
+  /** autocannon connection counts and seconds per measured run. */
+  connections: readonly number[];
+  durationS: number;
+  /** Timed rounds (of `batch` calls each) per decision measurement. */
+  decisionRounds: number;
+  /** Machines handed over in each direction for the write counts (item 3). */
+  handoverMachines: number;
+  /** Length of the quiet interval in which no machine-kind write is expected. */
+  quietMs: number;
+  /** Fleet sizes handed over concurrently (item 4). */
+  scale: readonly number[];
+  /** Where the JSON result goes (default bench/results). */
+  outDir?: string;
+}
+
+const FULL: Omit<BenchOptions, "only"> = {
+  quick: false,
+  machines: 1000,
+  connections: [1, 10, 50],
+  durationS: 10,
+  decisionRounds: 400,
+  handoverMachines: 10,
+  quietMs: 10_000,
+  scale: [100, 1000],
+};
+
+const QUICK: Omit<BenchOptions, "only"> = {
+  quick: true,
+  machines: 1000,
+  connections: [1, 10, 50],
+  durationS: 3,
+  decisionRounds: 100,
+  handoverMachines: 3,
+  quietMs: 3_000,
+  scale: [20, 100],
+};
+
+const positiveInts = (flag: string, v: string): number[] => {
+  const xs = v.split(",").map((s) => Number(s.trim()));
+  if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x <= 0))
+    throw new Error(`${flag}: expected positive integers separated by commas, got ${JSON.stringify(v)}`);
+  return xs;
+};
+const positiveInt = (flag: string, v: string): number => {
+  const [x, ...rest] = positiveInts(flag, v);
+  if (x === undefined || rest.length > 0) throw new Error(`${flag}: expected one positive integer`);
+  return x;
+};
+
+export const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join(",")}]
+  [--machines N] [--connections 1,10,50] [--duration S] [--decision-rounds N]
+  [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--out DIR]`;
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const quick = argv.includes("--quick");
+  const o: BenchOptions = { ...(quick ? QUICK : FULL), only: SECTIONS };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] as string;
+    if (flag === "--quick") continue;
+    const value = argv[i + 1];
+    if (value === undefined || value.startsWith("--")) throw new Error(`${flag}: missing value\n${USAGE}`);
+    i++;
+    switch (flag) {
+      case "--only": {
+        const names = value.split(",").map((s) => s.trim());
+        const unknown = names.filter((n) => !(SECTIONS as readonly string[]).includes(n));
+        if (unknown.length > 0) throw new Error(`--only: unknown section(s) ${unknown.join(", ")}\n${USAGE}`);
+        o.only = SECTIONS.filter((s) => names.includes(s));
+        break;
+      }
+      case "--machines":
+        o.machines = positiveInt(flag, value);
+        break;
+      case "--connections":
+        o.connections = positiveInts(flag, value);
+        break;
+      case "--duration":
+        o.durationS = positiveInt(flag, value);
+        break;
+      case "--decision-rounds":
+        o.decisionRounds = positiveInt(flag, value);
+        break;
+      case "--handover-machines":
+        o.handoverMachines = positiveInt(flag, value);
+        break;
+      case "--quiet-ms":
+        o.quietMs = positiveInt(flag, value);
+        break;
+      case "--scale":
+        o.scale = positiveInts(flag, value);
+        break;
+      case "--out":
+        o.outDir = value;
+        break;
+      default:
+        throw new Error(`unknown flag ${flag}\n${USAGE}`);
+    }
+  }
+  return o;
+}

@@ -1,0 +1,164 @@
+/**
+ * Bench child: the product as src/main.ts composes it — shared informer cache over the admission kinds, the
+ * cluster view, the policy engine behind the real HTTPS webhook server — against the bench's API server
+ * (argv: <kubeconfig file> <cert dir> [--controllers]). With `--controllers` it also runs the two sync and
+ * two migration controllers on the same cache as the product identity (started directly: one replica, no
+ * Lease to wait for). Commands: `memory` (RSS after a full GC), `decide` (µs per decision, median of many,
+ * with a same-run JSON.parse baseline) and `idle` (controllers have nothing queued or in flight).
+ */
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { createCache } from "../src/kube/cache.js";
+import { systemClock } from "../src/kube/clock.js";
+import { connect } from "../src/kube/config.js";
+import type { Controller } from "../src/kube/controller.js";
+import { createEventRecorder } from "../src/kube/events.js";
+import { runtimeMetrics } from "../src/kube/metrics.js";
+import { admissionInformers } from "../src/main.js";
+import { createMigrationController } from "../src/migration/controller.js";
+import { decide } from "../src/policies/engine.js";
+import type { PolicyContext } from "../src/policies/types.js";
+import { clusterView } from "../src/policies/view.js";
+import { decodeAdmissionReview } from "../src/server/admission-review.js";
+import { startWebhookServer } from "../src/server/serve.js";
+import { createMachineSetSyncController, createMachineSyncController } from "../src/sync/controller.js";
+import { checkConvertible } from "../src/sync/conversion/index.js";
+import { conversionConverter } from "../src/sync/converter.js";
+import { CONTROLLER_USERS } from "./identities.js";
+import { serveParent } from "./ipc.js";
+import { migrationReviewBody, NAMESPACES, reviewBody } from "./population.js";
+import { median } from "./stats.js";
+
+const [kubeconfigPath, certDir, ...flags] = process.argv.slice(2);
+if (!kubeconfigPath || !certDir) throw new Error("usage: product.ts <kubeconfig> <cert dir> [--controllers]");
+const withControllers = flags.includes("--controllers");
+// The product logs one info line per decision; it goes to /dev/null here, but it is still built and written.
+const logger = pino({ level: "info" }, pino.destination({ dest: "/dev/null", sync: false }));
+const connection = connect({ kubeconfigPath, context: "controller" });
+const cache = createCache({ transport: connection.transport, logger, clock: systemClock });
+for (const [type, namespace] of admissionInformers(NAMESPACES)) cache.informerFor(type, namespace);
+const policy: PolicyContext = {
+  view: clusterView(cache, NAMESPACES),
+  settings: {
+    ...NAMESPACES,
+    controllerUsers: CONTROLLER_USERS,
+    requireDeleteConfirmation: false,
+    cacheStaleAfterMs: 30_000,
+  },
+  checkConvertible,
+  enforcing: true,
+};
+const registry = new Registry();
+const controllers: Controller[] = [];
+if (withControllers) {
+  const metrics = runtimeMetrics(registry);
+  const events = createEventRecorder({
+    client: connection.client,
+    component: "machine-api-migration",
+    clock: systemClock,
+    logger,
+  });
+  const syncDeps = {
+    client: connection.client,
+    transport: connection.transport,
+    cache,
+    converter: conversionConverter,
+    settings: NAMESPACES,
+    events,
+    clock: systemClock,
+    logger,
+    metrics,
+  };
+  controllers.push(
+    createMachineSyncController(syncDeps),
+    createMachineSetSyncController(syncDeps),
+    ...(["Machine", "MachineSet"] as const).map((kind) =>
+      createMigrationController({
+        kind,
+        cache,
+        client: connection.client,
+        events,
+        registry,
+        runtimeMetrics: metrics,
+        clock: systemClock,
+        logger,
+        namespaces: NAMESPACES,
+      }),
+    ),
+  );
+}
+const webhook = await startWebhookServer({
+  host: "127.0.0.1",
+  port: 0,
+  certFile: join(certDir, "tls.crt"),
+  keyFile: join(certDir, "tls.key"),
+  shutdownDelayMs: 0,
+  deps: {
+    decide: (name, request) => decide(name, request, policy),
+    logger,
+    registry,
+    readiness: () => (cache.synced() ? { ready: true } : { ready: false, reason: "not synced" }),
+  },
+});
+const syncStart = performance.now();
+await cache.waitForSync();
+const readyMs = performance.now();
+if (withControllers) await Promise.all(controllers.map((c) => c.start()));
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/** µs per call of `fn`, median over `rounds` rounds of `batch` calls (a batch amortises the timer's cost). */
+const microsPerCall = (fn: () => unknown, rounds: number, batch: number): number => {
+  const samples: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < batch; i++) fn();
+    samples.push(Number(process.hrtime.bigint() - t) / 1e3 / batch);
+  }
+  return median(samples);
+};
+
+serveParent(
+  {
+    url: webhook.url,
+    pid: process.pid,
+    // From process start (module loading included) and from the first informer to synced caches.
+    startToReadyMs: readyMs,
+    syncMs: readyMs - syncStart,
+  },
+  {
+    memory: () => {
+      for (let i = 0; i < 3; i++) gc?.();
+      const m = process.memoryUsage();
+      return { rss: m.rss, heapUsed: m.heapUsed, gc: gc !== undefined };
+    },
+    decide: ({ review, rounds, batch }) => {
+      const body = review === "migration" ? migrationReviewBody() : reviewBody(String(review));
+      const decoded = decodeAdmissionReview(JSON.parse(body));
+      if (!decoded.ok) throw new Error(decoded.error);
+      const request = decoded.request;
+      const decision = decide("validate", request, policy);
+      const r = Number(rounds ?? 200);
+      const b = Number(batch ?? 50);
+      // Warm up both paths so the JIT has compiled them before anything is timed.
+      microsPerCall(() => decide("validate", request, policy), 20, b);
+      microsPerCall(() => JSON.parse(body), 20, b);
+      return {
+        decisionUs: microsPerCall(() => decide("validate", request, policy), r, b),
+        jsonParseUs: microsPerCall(() => JSON.parse(body), r, b),
+        bodyBytes: Buffer.byteLength(body),
+        allowed: decision.allowed,
+        rule: decision.rule,
+      };
+    },
+    idle: () =>
+      controllers.every((c) => (c.queue()?.len() ?? 0) === 0 && (c.queue()?.processing().length ?? 0) === 0),
+  },
+  async () => {
+    await Promise.all(controllers.map((c) => c.stop()));
+    await webhook.close();
+    await cache.stop();
+  },
+);

@@ -1,0 +1,266 @@
+/**
+ * Pure: the issue's targets checked against one run's sections, and the table `npm run bench` prints. A
+ * target whose section did not run is reported as "not run", never as met.
+ */
+
+export interface TargetResult {
+  target: string;
+  value: string;
+  met: boolean | "not run";
+}
+
+interface LoadRow {
+  connections: number;
+  bare: { rps: number; p50Ms: number; p99Ms: number; non2xx: number; errors: number };
+  product: { rps: number; p50Ms: number; p99Ms: number; non2xx: number; errors: number };
+  rpsRatio: number;
+  p50Ratio: number;
+  p99Ratio: number;
+}
+interface DecisionRow {
+  review: string;
+  decisionUs: number;
+  jsonParseUs: number;
+  ratioToJsonParse: number;
+  rule: string;
+  allowed: boolean;
+}
+interface MemorySection {
+  machines: number;
+  rssPerMachineBytes: number;
+  heapPerMachineBytes: number;
+  readyRatio: number;
+  empty: { startToReadyMs: number; syncMs: number; rss: number };
+  populated: { startToReadyMs: number; syncMs: number; rss: number };
+}
+export interface WriteCount {
+  machines: number;
+  productWrites: number;
+  perMachine: number;
+  byStep: Record<string, number>;
+  providerWrites: number;
+}
+interface HandoverSection {
+  machineToClusterAPI: WriteCount;
+  machineToMachineAPI: WriteCount;
+  machineSetToClusterAPI: WriteCount;
+  machineSetToMachineAPI: WriteCount;
+  quiet: { ms: number; productWrites: number; byStep: Record<string, number> };
+}
+interface ScaleRow {
+  machines: number;
+  provisionMs: number;
+  handoverMs: number;
+  msPerMachine: number;
+  handoverToProvision: number;
+  writesPerMachine: number;
+}
+
+const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
+
+export function evaluateTargets(sections: Record<string, unknown>): TargetResult[] {
+  const out: TargetResult[] = [];
+  const notRun = (target: string): void => {
+    out.push({ target, value: "", met: "not run" });
+  };
+  const admission = sections.admission as { runs: LoadRow[] } | undefined;
+  const at10 = admission?.runs.find((r) => r.connections === 10);
+  if (at10) {
+    out.push({
+      target: "admission rps ≥ 90 % of bare at 10 connections",
+      value: `${fmt(at10.rpsRatio * 100)} % (${fmt(at10.product.rps, 0)} vs ${fmt(at10.bare.rps, 0)} rps)`,
+      met: at10.rpsRatio >= 0.9,
+    });
+    out.push({
+      target: "admission p99 ≤ 1.5× bare at 10 connections",
+      value: `${fmt(at10.p99Ratio, 2)}× (${at10.product.p99Ms} vs ${at10.bare.p99Ms} ms)`,
+      met: at10.p99Ratio <= 1.5,
+    });
+  } else {
+    notRun("admission rps ≥ 90 % of bare at 10 connections");
+    notRun("admission p99 ≤ 1.5× bare at 10 connections");
+  }
+  const decision = sections.decision as DecisionRow[] | undefined;
+  if (decision && decision.length > 0) {
+    const worst = decision.reduce((a, b) => (b.decisionUs > a.decisionUs ? b : a));
+    out.push({
+      target: "a decision ≤ 20 µs (heaviest review)",
+      value: `${fmt(worst.decisionUs, 2)} µs (${worst.review})`,
+      met: worst.decisionUs <= 20,
+    });
+  } else notRun("a decision ≤ 20 µs (heaviest review)");
+  const handover = sections.handover as HandoverSection | undefined;
+  if (handover) {
+    const worst = Math.max(handover.machineToClusterAPI.perMachine, handover.machineToMachineAPI.perMachine);
+    out.push({
+      target: "≤ 12 writes per Machine handover",
+      value: `${fmt(worst)} (worst direction)`,
+      met: worst <= 12,
+    });
+    out.push({
+      target: "0 writes to machine kinds when quiet",
+      value: `${handover.quiet.productWrites} in ${handover.quiet.ms} ms`,
+      met: handover.quiet.productWrites === 0,
+    });
+  } else {
+    notRun("≤ 12 writes per Machine handover");
+    notRun("0 writes to machine kinds when quiet");
+  }
+  const scale = sections.scale as ScaleRow[] | undefined;
+  const s1000 = scale?.find((r) => r.machines === 1000);
+  if (s1000) {
+    out.push({
+      target: "1,000 Machines handed over in ≤ 10 s",
+      value: `${fmt(s1000.handoverMs / 1000, 2)} s`,
+      met: s1000.handoverMs <= 10_000,
+    });
+  } else notRun("1,000 Machines handed over in ≤ 10 s");
+  if (scale && scale.length >= 2) {
+    const first = scale[0] as ScaleRow;
+    const last = scale[scale.length - 1] as ScaleRow;
+    const growth = last.msPerMachine / first.msPerMachine;
+    out.push({
+      target: `cost per Machine flat (${first.machines} → ${last.machines}: ≤ 1.25×)`,
+      value: `${fmt(growth, 2)}× (${fmt(first.msPerMachine, 2)} → ${fmt(last.msPerMachine, 2)} ms/Machine)`,
+      met: growth <= 1.25,
+    });
+  } else notRun("cost per Machine flat");
+  const memory = sections.memory as MemorySection | undefined;
+  if (memory) {
+    out.push({
+      target: "≤ 20 KB RSS per cached Machine with its twins",
+      value: `${fmt(memory.rssPerMachineBytes / 1024)} KB (heap ${fmt(memory.heapPerMachineBytes / 1024)} KB)`,
+      met: memory.rssPerMachineBytes <= 20 * 1024,
+    });
+    out.push({
+      target: `ready ≤ 2 s with ${memory.machines} Machines`,
+      value: `${fmt(memory.populated.startToReadyMs, 0)} ms (empty: ${fmt(memory.empty.startToReadyMs, 0)} ms)`,
+      met: memory.populated.startToReadyMs <= 2000,
+    });
+  } else {
+    notRun("≤ 20 KB RSS per cached Machine with its twins");
+    notRun("ready ≤ 2 s with 1,000 Machines");
+  }
+  return out;
+}
+
+const table = (head: readonly string[], rows: readonly (readonly string[])[]): string => {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
+  return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+};
+
+export function renderTable(sections: Record<string, unknown>, targets: readonly TargetResult[]): string {
+  const parts: string[] = [];
+  const admission = sections.admission as { runs: LoadRow[]; bodyBytes: number } | undefined;
+  if (admission)
+    parts.push(
+      `Admission (/validate, ${admission.bodyBytes}-byte review) vs bare Fastify HTTPS`,
+      table(
+        [
+          "conns",
+          "bare rps",
+          "product rps",
+          "ratio",
+          "bare p50/p99 ms",
+          "product p50/p99 ms",
+          "p99 ratio",
+          "non2xx/err",
+        ],
+        admission.runs.map((r) => [
+          String(r.connections),
+          fmt(r.bare.rps, 0),
+          fmt(r.product.rps, 0),
+          fmt(r.rpsRatio, 3),
+          `${r.bare.p50Ms}/${r.bare.p99Ms}`,
+          `${r.product.p50Ms}/${r.product.p99Ms}`,
+          fmt(r.p99Ratio, 2),
+          `${r.product.non2xx + r.bare.non2xx}/${r.product.errors + r.bare.errors}`,
+        ]),
+      ),
+    );
+  const decision = sections.decision as DecisionRow[] | undefined;
+  if (decision)
+    parts.push(
+      "Decision (median µs per decide(), populated cache) vs JSON.parse of the same body",
+      table(
+        ["review", "µs", "JSON.parse µs", "ratio", "verdict"],
+        decision.map((d) => [
+          d.review,
+          fmt(d.decisionUs, 2),
+          fmt(d.jsonParseUs, 2),
+          fmt(d.ratioToJsonParse, 2),
+          `${d.allowed ? "allow" : "deny"} ${d.rule}`,
+        ]),
+      ),
+    );
+  const handover = sections.handover as HandoverSection | undefined;
+  if (handover) {
+    const rows = (
+      [
+        ["Machine → ClusterAPI", handover.machineToClusterAPI],
+        ["Machine → MachineAPI", handover.machineToMachineAPI],
+        ["MachineSet → ClusterAPI", handover.machineSetToClusterAPI],
+        ["MachineSet → MachineAPI", handover.machineSetToMachineAPI],
+      ] as const
+    ).map(([name, w]) => [
+      name,
+      String(w.machines),
+      fmt(w.perMachine),
+      Object.entries(w.byStep)
+        .map(([k, v]) => `${k}=${fmt(v / w.machines)}`)
+        .join(" "),
+    ]);
+    rows.push(["quiet", `${handover.quiet.ms} ms`, String(handover.quiet.productWrites), ""]);
+    parts.push(
+      "Handover writes to machine kinds by the product",
+      table(["handover", "n", "writes/each", "by step (per each)"], rows),
+    );
+  }
+  const scale = sections.scale as ScaleRow[] | undefined;
+  if (scale)
+    parts.push(
+      "Scale: concurrent MAPI → CAPI handover (API server in its own process)",
+      table(
+        ["machines", "provision s", "handover s", "ms/Machine", "handover/provision", "writes/Machine"],
+        scale.map((r) => [
+          String(r.machines),
+          fmt(r.provisionMs / 1000, 2),
+          fmt(r.handoverMs / 1000, 2),
+          fmt(r.msPerMachine, 2),
+          fmt(r.handoverToProvision, 2),
+          fmt(r.writesPerMachine),
+        ]),
+      ),
+    );
+  const memory = sections.memory as MemorySection | undefined;
+  if (memory)
+    parts.push(
+      `Memory and readiness (product over an empty cluster vs ${memory.machines} Machines with twins)`,
+      table(
+        ["", "RSS MB", "start→ready ms", "informer sync ms"],
+        [
+          [
+            "empty",
+            fmt(memory.empty.rss / 2 ** 20),
+            fmt(memory.empty.startToReadyMs, 0),
+            fmt(memory.empty.syncMs, 0),
+          ],
+          [
+            `${memory.machines} Machines`,
+            fmt(memory.populated.rss / 2 ** 20),
+            fmt(memory.populated.startToReadyMs, 0),
+            fmt(memory.populated.syncMs, 0),
+          ],
+        ],
+      ),
+    );
+  parts.push(
+    "Targets",
+    table(
+      ["target", "value", "met"],
+      targets.map((t) => [t.target, t.value, t.met === "not run" ? "not run" : t.met ? "yes" : "NO"]),
+    ),
+  );
+  return parts.join("\n\n");
+}

@@ -1,0 +1,203 @@
+/**
+ * Items 1, 2 and 5 of the bench, on one "static" cluster (no controllers): the API server child holds the
+ * population, the product child caches it and serves /validate, the bare child is the baseline. Memory and
+ * start-to-ready are measured on a product child over an empty cluster first (the same-run baseline), then
+ * on one over `machines` Machines with their twins; that second child is then decided on and loaded.
+ */
+import { spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Child, startChild } from "./ipc.js";
+import type { BenchOptions } from "./options.js";
+import { reviewBody } from "./population.js";
+import { ratio, round } from "./stats.js";
+
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const AUTOCANNON = fileURLToPath(new URL("../node_modules/autocannon/autocannon.js", import.meta.url));
+
+export interface Workspace {
+  dir: string;
+  certDir: string;
+  caFile: string;
+}
+
+export interface LoadResult {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** One autocannon run in its own process against `url` POSTing `bodyFile`, parsed from its --json output. */
+export async function autocannon(url: string, bodyFile: string, connections: number, seconds: number) {
+  const args = [
+    AUTOCANNON,
+    "--json",
+    "-c",
+    String(connections),
+    "-d",
+    String(seconds),
+    "-m",
+    "POST",
+    "-H",
+    "content-type=application/json",
+    "-i",
+    bodyFile,
+    url,
+  ];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  if (code !== 0) throw new Error(`autocannon exited ${code}: ${err.slice(0, 500)}`);
+  const r = JSON.parse(out) as {
+    requests: { average: number; total: number };
+    latency: { p50: number; p99: number };
+    non2xx: number;
+    errors: number;
+  };
+  return {
+    rps: round(r.requests.average),
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  } satisfies LoadResult;
+}
+
+const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Two runs of each server in A-B-B-A order, averaged, so drift on a shared machine hits both alike. */
+async function compare(urls: { bare: string; product: string }, bodyFile: string, c: number, s: number) {
+  const runs = { bare: [] as LoadResult[], product: [] as LoadResult[] };
+  for (const which of ["bare", "product", "product", "bare"] as const)
+    runs[which].push(await autocannon(`${urls[which]}/validate`, bodyFile, c, s));
+  const avg = (rs: LoadResult[]): LoadResult => ({
+    rps: round(mean(rs.map((r) => r.rps))),
+    p50Ms: round(mean(rs.map((r) => r.p50Ms)), 2),
+    p99Ms: round(mean(rs.map((r) => r.p99Ms)), 2),
+    requests: rs.reduce((a, r) => a + r.requests, 0),
+    non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+    errors: rs.reduce((a, r) => a + r.errors, 0),
+  });
+  const bare = avg(runs.bare);
+  const product = avg(runs.product);
+  return {
+    connections: c,
+    bare,
+    product,
+    rpsRatio: ratio(product.rps, bare.rps),
+    p50Ratio: ratio(product.p50Ms, bare.p50Ms),
+    p99Ratio: ratio(product.p99Ms, bare.p99Ms),
+  };
+}
+
+interface Ready {
+  url: string;
+  startToReadyMs: number;
+  syncMs: number;
+}
+interface Memory {
+  rss: number;
+  heapUsed: number;
+  gc: boolean;
+}
+
+const startProduct = (ws: Workspace, kubeconfig: string): Promise<Child> =>
+  startChild(join(HERE, "product.ts"), [kubeconfig, ws.certDir], { execArgv: ["--expose-gc"] });
+
+export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
+  const want = new Set(o.only);
+  const results: Record<string, unknown> = {};
+  const api = await startChild(join(HERE, "apiserver.ts"), [join(ws.dir, "static"), ws.caFile]);
+  const kubeconfig = join(ws.dir, "static", "kubeconfig");
+  const children: Child[] = [api];
+  try {
+    await api.ask("seed", { n: 0 });
+    let empty: { ready: Ready; memory: Memory } | undefined;
+    if (want.has("memory")) {
+      log("memory: product over an empty cluster (baseline)");
+      const p0 = await startProduct(ws, kubeconfig);
+      empty = { ready: p0.ready as Ready, memory: await p0.ask<Memory>("memory") };
+      await p0.stop();
+    }
+    log(`seeding ${o.machines} Machines with their twins`);
+    await api.ask("seed", { n: o.machines });
+    const product = await startProduct(ws, kubeconfig);
+    children.push(product);
+    const ready = product.ready as Ready;
+    if (empty) {
+      const full = await product.ask<Memory>("memory");
+      results.memory = {
+        machines: o.machines,
+        empty: {
+          ...empty.memory,
+          startToReadyMs: round(empty.ready.startToReadyMs),
+          syncMs: round(empty.ready.syncMs),
+        },
+        populated: { ...full, startToReadyMs: round(ready.startToReadyMs), syncMs: round(ready.syncMs) },
+        rssPerMachineBytes: Math.round((full.rss - empty.memory.rss) / o.machines),
+        heapPerMachineBytes: Math.round((full.heapUsed - empty.memory.heapUsed) / o.machines),
+        readyRatio: ratio(ready.startToReadyMs, empty.ready.startToReadyMs),
+      };
+    }
+    if (want.has("decision")) {
+      log("decision: µs per decide() on the populated cache");
+      const reviews = [
+        "migration",
+        "mapi-machine-update-instance-type.json",
+        "mapi-machineset-scale-update.json",
+        "capi-machine-create.json",
+      ];
+      const rows: unknown[] = [];
+      for (const review of reviews) {
+        const r = await product.ask<{ decisionUs: number; jsonParseUs: number }>("decide", {
+          review,
+          rounds: o.decisionRounds,
+          batch: 50,
+        });
+        rows.push({
+          review,
+          ...r,
+          decisionUs: round(r.decisionUs, 2),
+          jsonParseUs: round(r.jsonParseUs, 2),
+          ratioToJsonParse: ratio(r.decisionUs, r.jsonParseUs),
+        });
+      }
+      results.decision = rows;
+    }
+    if (want.has("admission")) {
+      const bare = await startChild(join(HERE, "bare.ts"), [ws.certDir]);
+      children.push(bare);
+      const bodyFile = join(ws.dir, "review.json");
+      await writeFile(bodyFile, reviewBody());
+      const urls = { bare: (bare.ready as { url: string }).url, product: ready.url };
+      // Warm-up: JIT, TLS session setup and connection pools, not measured.
+      await autocannon(`${urls.bare}/validate`, bodyFile, 10, 1);
+      await autocannon(`${urls.product}/validate`, bodyFile, 10, 1);
+      const rows = [];
+      for (const c of o.connections) {
+        log(`admission: ${c} connection(s), ${o.durationS}s × 4 runs`);
+        rows.push(await compare(urls, bodyFile, c, o.durationS));
+      }
+      results.admission = {
+        bodyBytes: Buffer.byteLength(reviewBody()),
+        machinesCached: o.machines,
+        runs: rows,
+      };
+    }
+  } finally {
+    for (const c of children.reverse()) await c.stop();
+  }
+  return results;
+}
