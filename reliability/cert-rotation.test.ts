@@ -45,7 +45,12 @@ describe("item 2: certificate rotation under load", () => {
       certFile,
       keyFile,
       shutdownDelayMs: 0,
-      deps: { decide: realDecide(), logger: pino({ level: "silent" }), registry: new Registry(), readiness: () => ({ ready: true }) },
+      deps: {
+        decide: realDecide(),
+        logger: pino({ level: "silent" }),
+        registry: new Registry(),
+        readiness: () => ({ ready: true }),
+      },
       certificatePollIntervalMs: 500,
       certificateDebounceMs: 50,
     });
