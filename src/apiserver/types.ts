@@ -1,7 +1,7 @@
 /**
  * The seam between the API server core and its two collaborators: CRD schema compilation
  * (src/apiserver/schema) and admission dispatch (src/apiserver/admission). The contract types are
- * re-exported from here so the rest of src/apiserver depends on this one file, plus the internal types
+ * re-exported from here (never redeclared) so the rest of src/apiserver depends on this one file, plus the internal types
  * shared by storage, the write path and the HTTP layer.
  */
 import type { KubeObject } from "../kube/object.js";
@@ -10,31 +10,7 @@ export type { CompiledCrd, StatusCause } from "./schema/index.js";
 
 import type { CompiledCrd } from "./schema/index.js";
 
-/**
- * The admission contract (src/apiserver/admission implements it). Declared structurally here so the core
- * compiles against the contract, not against the implementation's internals.
- */
-export interface AdmissionAttributes {
-  operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
-  kind: { group: string; version: string; kind: string };
-  resource: { group: string; version: string; resource: string };
-  subResource?: string;
-  name: string;
-  namespace?: string;
-  namespaceLabels?: Record<string, string>;
-  object: KubeObject | null;
-  oldObject: KubeObject | null;
-  userInfo: { username: string; uid?: string; groups: string[] };
-  dryRun: boolean;
-  options: Record<string, unknown> | null;
-}
-export type AdmissionOutcome =
-  | { allowed: true; object: KubeObject | null; warnings: string[] }
-  | { allowed: false; status: { code: number; reason: string; message: string }; warnings: string[] };
-export interface AdmissionDispatcher {
-  mutate(a: AdmissionAttributes): Promise<AdmissionOutcome>;
-  validate(a: AdmissionAttributes): Promise<AdmissionOutcome>;
-}
+export type { AdmissionAttributes, AdmissionDispatcher, AdmissionOutcome } from "./admission/types.js";
 
 /** An authenticated caller as admission sees it. */
 export interface UserInfo {
@@ -43,20 +19,9 @@ export interface UserInfo {
   groups: string[];
 }
 
-export interface ScaleSubresource {
-  specReplicasPath: string;
-  statusReplicasPath: string;
-  labelSelectorPath?: string;
-}
+export type { PrinterColumn, ScaleSubresource } from "./schema/index.js";
 
-export interface PrinterColumn {
-  name: string;
-  type: string;
-  jsonPath: string;
-  description?: string;
-  priority?: number;
-  format?: string;
-}
+import type { PrinterColumn, ScaleSubresource } from "./schema/index.js";
 
 /** One served resource type (a built-in or a CRD), independent of the version it is read through. */
 export interface ResourceInfo {
