@@ -107,7 +107,9 @@ export function subjectOf(request: AdmissionRequest, settings: PolicySettings): 
   if (namespace !== expected) return undefined;
   const version = str(resource?.version) || (group === MAPI_GROUP ? MAPI_VERSION : CAPI_VERSION);
   const name = str(request.name) || nameOf(requestObject(request));
-  return { ...role, group, version, kind, plural, name, namespace, subResource };
+  // Spelled out, not `...role`: rules call this ~40 times per decision, and a spread into a literal with more
+  // properties cost ~3 µs a call in the bench profile (bench/, PERFORMANCE.md) against ~0.1 µs for this.
+  return { api: role.api, role: role.role, group, version, kind, plural, name, namespace, subResource };
 }
 
 /**
