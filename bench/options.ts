@@ -24,6 +24,8 @@ export interface BenchOptions {
   scale: readonly number[];
   /** Where the JSON result goes (default bench/results). */
   outDir?: string;
+  /** Write a V8 CPU profile of each product child here (`--cpu-prof`), to profile before optimising. */
+  cpuProfDir?: string;
 }
 
 const FULL: Omit<BenchOptions, "only"> = {
@@ -62,7 +64,7 @@ const positiveInt = (flag: string, v: string): number => {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join(",")}]
   [--machines N] [--connections 1,10,50] [--duration S] [--decision-rounds N]
-  [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--out DIR]`;
+  [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--out DIR] [--cpu-prof DIR]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const quick = argv.includes("--quick");
@@ -104,6 +106,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         break;
       case "--out":
         o.outDir = value;
+        break;
+      case "--cpu-prof":
+        o.cpuProfDir = value;
         break;
       default:
         throw new Error(`unknown flag ${flag}\n${USAGE}`);

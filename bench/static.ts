@@ -104,6 +104,7 @@ async function compare(urls: { bare: string; product: string }, bodyFile: string
 
 interface Ready {
   url: string;
+  moduleLoadMs: number;
   startToReadyMs: number;
   syncMs: number;
 }
@@ -113,8 +114,10 @@ interface Memory {
   gc: boolean;
 }
 
-const startProduct = (ws: Workspace, kubeconfig: string): Promise<Child> =>
-  startChild(join(HERE, "product.ts"), [kubeconfig, ws.certDir], { execArgv: ["--expose-gc"] });
+const startProduct = (ws: Workspace, kubeconfig: string, o: BenchOptions): Promise<Child> =>
+  startChild(join(HERE, "product.ts"), [kubeconfig, ws.certDir], {
+    execArgv: ["--expose-gc", ...(o.cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", o.cpuProfDir] : [])],
+  });
 
 export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
   const want = new Set(o.only);
@@ -127,13 +130,13 @@ export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: stri
     let empty: { ready: Ready; memory: Memory } | undefined;
     if (want.has("memory")) {
       log("memory: product over an empty cluster (baseline)");
-      const p0 = await startProduct(ws, kubeconfig);
+      const p0 = await startProduct(ws, kubeconfig, o);
       empty = { ready: p0.ready as Ready, memory: await p0.ask<Memory>("memory") };
       await p0.stop();
     }
     log(`seeding ${o.machines} Machines with their twins`);
     await api.ask("seed", { n: o.machines });
-    const product = await startProduct(ws, kubeconfig);
+    const product = await startProduct(ws, kubeconfig, o);
     children.push(product);
     const ready = product.ready as Ready;
     if (empty) {
@@ -143,9 +146,15 @@ export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: stri
         empty: {
           ...empty.memory,
           startToReadyMs: round(empty.ready.startToReadyMs),
+          moduleLoadMs: round(empty.ready.moduleLoadMs),
           syncMs: round(empty.ready.syncMs),
         },
-        populated: { ...full, startToReadyMs: round(ready.startToReadyMs), syncMs: round(ready.syncMs) },
+        populated: {
+          ...full,
+          moduleLoadMs: round(ready.moduleLoadMs),
+          startToReadyMs: round(ready.startToReadyMs),
+          syncMs: round(ready.syncMs),
+        },
         rssPerMachineBytes: Math.round((full.rss - empty.memory.rss) / o.machines),
         heapPerMachineBytes: Math.round((full.heapUsed - empty.memory.heapUsed) / o.machines),
         readyRatio: ratio(ready.startToReadyMs, empty.ready.startToReadyMs),
