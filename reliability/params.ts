@@ -23,3 +23,11 @@ export const PARAMS = Object.freeze({
   stallRounds: int("RELIABILITY_STALL_ROUNDS", 3),
   watchSilenceMs: int("RELIABILITY_WATCH_SILENCE_MS", 1_000),
 });
+
+/** Item 5: the fault soak's size, fault period and convergence budget. */
+export const SOAK = Object.freeze({
+  machines: int("RELIABILITY_SOAK_MACHINES", 40),
+  machineSets: int("RELIABILITY_SOAK_MACHINESETS", 4),
+  faultSeconds: int("RELIABILITY_SOAK_FAULT_SECONDS", 20),
+  convergeSeconds: int("RELIABILITY_SOAK_CONVERGE_SECONDS", 240),
+});

@@ -72,7 +72,7 @@ const humans: Array<[string, UserInfo]> = [
   ["system:cluster-admins", ADMIN],
   [
     "both groups and an admin-looking name",
-    { username: "system:admin", groups: [...MASTERS.groups, ...ADMIN.groups] },
+    { username: "system:admin", groups: [...(MASTERS.groups ?? []), ...(ADMIN.groups ?? [])] },
   ],
   // A name one character off a controller identity is not that identity.
   [
