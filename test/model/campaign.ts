@@ -1,0 +1,64 @@
+/**
+ * The long model-based campaign (issue 8): `npm run test:model -- --runs 1000 [--seed S] [--commands N]`.
+ * Starts one local cluster with the whole product (test/integration/harness.ts), runs the property of
+ * test/model/model.ts `--runs` times with fast-check, and prints a summary — on failure the seed and the
+ * counterexample path to replay it (`--seed S --path P`), and the failing command trace. Every wait in the
+ * property is bounded, so the campaign terminates.
+ */
+import fc from "fast-check";
+import { startHarness } from "../integration/harness.js";
+import { modelProperty } from "./model.js";
+
+const argValue = (args: readonly string[], flag: string): string | undefined => {
+  const i = args.indexOf(flag);
+  return i >= 0 ? args[i + 1] : args.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1);
+};
+
+const main = async (args: readonly string[]): Promise<number> => {
+  const runs = Number(argValue(args, "--runs") ?? 100);
+  const seedArg = argValue(args, "--seed");
+  const seed = seedArg !== undefined ? Number(seedArg) : Date.now() ^ (Math.random() * 0x7fffffff);
+  const path = argValue(args, "--path");
+  const maxCommands = Number(argValue(args, "--commands") ?? 20);
+  if (!Number.isInteger(runs) || runs < 1 || !Number.isFinite(seed) || !Number.isInteger(maxCommands))
+    throw new Error("usage: campaign [--runs N] [--seed S] [--path P] [--commands N]");
+  console.log(`model campaign: ${runs} runs, seed ${seed}, up to ${maxCommands} commands per run`);
+  const started = Date.now();
+  const h = await startHarness({ name: "model-campaign", watchEverything: true });
+  try {
+    const details = await fc.check(modelProperty(h, { maxCommands, convergeTimeoutMs: 30_000 }), {
+      seed,
+      numRuns: runs,
+      endOnFailure: true,
+      ...(path !== undefined ? { path } : {}),
+    });
+    const seconds = Math.round((Date.now() - started) / 1000);
+    if (details.failed) {
+      console.error(`FAILED after ${details.numRuns} runs (${seconds} s)`);
+      console.error(
+        `replay: npm run test:model -- --runs ${runs} --seed ${details.seed} --path ${details.counterexamplePath}`,
+      );
+      console.error(`commands: ${String(details.counterexample?.[0] ?? "")}`);
+      console.error(
+        String(
+          details.errorInstance instanceof Error ? details.errorInstance.message : details.errorInstance,
+        ),
+      );
+      return 1;
+    }
+    console.log(
+      `passed: ${details.numRuns} runs, seed ${details.seed}, ${seconds} s; observed objects ${h.watched().length}`,
+    );
+    return 0;
+  } finally {
+    await h.stop();
+  }
+};
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(2);
+  },
+);
