@@ -20,7 +20,7 @@ import { type Cache, createCache } from "./kube/cache.js";
 import { systemClock } from "./kube/clock.js";
 import { connect, type KubeConnection } from "./kube/config.js";
 import type { Controller } from "./kube/controller.js";
-import { createEventRecorder } from "./kube/events.js";
+import { createEventRecorder, type EventRecorder } from "./kube/events.js";
 import { KINDS } from "./kube/kinds.js";
 import { createLeaderElector, type LeaderElector } from "./kube/leader.js";
 import { type LeaderGate, leaderGatedControllers } from "./kube/manager.js";
@@ -35,7 +35,7 @@ import { webhookSans, writeDevelopmentCertificates } from "./server/certs.js";
 import { startWebhookServer, type WebhookServer } from "./server/serve.js";
 import { type SimulatedProviders, startLocalSimulatedProviders } from "./simulate/index.js";
 import { createInstanceLedger, type InstanceLedger } from "./simulate/ledger.js";
-import { readSupport, type Support } from "./supported.js";
+import { readSupport, reportSupport, type Support } from "./supported.js";
 import { createMachineSetSyncController, createMachineSyncController } from "./sync/controller.js";
 import { checkConvertible } from "./sync/conversion/index.js";
 import { conversionConverter } from "./sync/converter.js";
@@ -110,16 +110,11 @@ function buildControllers(
   connection: KubeConnection,
   cache: Cache,
   registry: Registry,
+  events: EventRecorder,
   log: Logger,
 ): Controller[] {
   const namespaces = { mapiNamespace: config.mapiNamespace, capiNamespace: config.capiNamespace };
   const metrics = runtimeMetrics(registry);
-  const events = createEventRecorder({
-    client: connection.client,
-    component: "machine-api-migration",
-    clock: systemClock,
-    logger: log.child({ component: "events" }),
-  });
   const syncDeps = {
     client: connection.client,
     transport: connection.transport,
@@ -193,6 +188,22 @@ export async function serve(args: readonly string[], env: Env): Promise<number> 
 
   const support: Support = await readSupport(connection.client);
   for (const reason of support.reasons) log.warn({ check: "supported-cluster" }, reason);
+  // SPEC §0.1: also say why on the product's own Deployment (best effort; /readyz stays true regardless).
+  const events = createEventRecorder({
+    client: connection.client,
+    component: "machine-api-migration",
+    clock: systemClock,
+    logger: log.child({ component: "events" }),
+  });
+  await reportSupport(
+    {
+      client: connection.client,
+      events,
+      namespace: config.capiNamespace,
+      logger: log.child({ check: "supported-cluster" }),
+    },
+    support,
+  );
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -220,7 +231,7 @@ export async function serve(args: readonly string[], env: Env): Promise<number> 
   const runtime = runtimeMetrics(registry);
   const controllers =
     support.controllers && config.controllers
-      ? buildControllers(config, connection, cache, registry, log)
+      ? buildControllers(config, connection, cache, registry, events, log)
       : [];
   if (!config.controllers) log.info("controllers disabled (--no-controllers): admission only");
   const simulate = mode === "local" && (config.simulateProviders ?? config.controllers);
