@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import { startHarness } from "../integration/harness.js";
-import { modelProperty } from "./model.js";
+import { type ModelStats, modelProperty } from "./model.js";
 
 const argValue = (args: readonly string[], flag: string): string | undefined => {
   const i = args.indexOf(flag);
@@ -26,13 +26,15 @@ const main = async (args: readonly string[]): Promise<number> => {
   const started = Date.now();
   const h = await startHarness({ name: "model-campaign", watchEverything: true });
   try {
-    const details = await fc.check(modelProperty(h, { maxCommands, convergeTimeoutMs: 30_000 }), {
+    const stats: ModelStats = { runs: 0, commands: {} };
+    const details = await fc.check(modelProperty(h, { maxCommands, convergeTimeoutMs: 30_000 }, stats), {
       seed,
       numRuns: runs,
       endOnFailure: true,
       ...(path !== undefined ? { path } : {}),
     });
     const seconds = Math.round((Date.now() - started) / 1000);
+    console.log(`commands executed: ${JSON.stringify(stats.commands)}`);
     if (details.failed) {
       console.error(`FAILED after ${details.numRuns} runs (${seconds} s)`);
       console.error(

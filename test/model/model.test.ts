@@ -5,9 +5,9 @@
  * `npm run test:model -- --runs 1000` (test/model/campaign.ts).
  */
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, startHarness } from "../integration/harness.js";
-import { modelProperty } from "./model.js";
+import { type ModelStats, modelProperty } from "./model.js";
 
 let h: Harness;
 
@@ -21,10 +21,16 @@ afterAll(async () => {
 
 describe("model-based: the real product under a misbehaving world (SPEC §3.2, §3.5)", () => {
   it("I1–I4 and the ledger hold after every command; every run converges once faults stop", async () => {
-    await fc.assert(modelProperty(h, { maxCommands: 12, convergeTimeoutMs: 20_000 }), {
+    const stats: ModelStats = { runs: 0, commands: {} };
+    await fc.assert(modelProperty(h, { maxCommands: 12, convergeTimeoutMs: 20_000 }, stats), {
       seed: 20261130,
       numRuns: 3,
       endOnFailure: true,
     });
+    console.log("model runs", JSON.stringify(stats));
+    // The seeded runs exercised the world: Machines were flipped, something crashed, faults were injected.
+    expect(stats.runs).toBe(3);
+    expect(stats.commands.flip ?? 0).toBeGreaterThan(0);
+    expect((stats.commands.crashProduct ?? 0) + (stats.commands.crashStandIn ?? 0)).toBeGreaterThan(0);
   }, 120_000);
 });
