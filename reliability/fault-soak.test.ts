@@ -27,7 +27,11 @@ const zones = ["a", "b", "c"];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A user's flip, retried while the webhook refuses it as not ready yet (the twin still provisioning). */
-async function flip(kind: "Machine" | "MachineSet", name: string, authority: StableAuthority): Promise<number> {
+async function flip(
+  kind: "Machine" | "MachineSet",
+  name: string,
+  authority: StableAuthority,
+): Promise<number> {
   for (let refusals = 0; ; refusals++) {
     try {
       await h.setSpecAuthority(kind, name, authority);

@@ -31,3 +31,12 @@ export const SOAK = Object.freeze({
   faultSeconds: int("RELIABILITY_SOAK_FAULT_SECONDS", 20),
   convergeSeconds: int("RELIABILITY_SOAK_CONVERGE_SECONDS", 240),
 });
+
+/** Item 4: Machines handed over while the leader is killed, and the product's lease timings (seconds). */
+export const FAILOVER = Object.freeze({
+  machines: int("RELIABILITY_FAILOVER_MACHINES", 30),
+  leaseDuration: int("RELIABILITY_LEASE_DURATION", 4),
+  renewDeadline: int("RELIABILITY_RENEW_DEADLINE", 3),
+  retryPeriod: int("RELIABILITY_RETRY_PERIOD", 1),
+  convergeSeconds: int("RELIABILITY_FAILOVER_CONVERGE_SECONDS", 240),
+});
