@@ -50,7 +50,11 @@ async function stallingProxy(
     port: (server.address() as { port: number }).port,
     stall: () => {
       let n = 0;
-      for (const pair of open) if (!pair.stalled) (pair.stalled = true), n++;
+      for (const pair of open) {
+        if (pair.stalled) continue;
+        pair.stalled = true;
+        n++;
+      }
       return n;
     },
     close: async () => {
