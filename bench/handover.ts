@@ -75,7 +75,7 @@ interface Stack {
   stop(): Promise<void>;
 }
 
-async function startStack(ws: Workspace, name: string): Promise<Stack> {
+async function startStack(ws: Workspace, name: string, o: BenchOptions): Promise<Stack> {
   const api = await startChild(join(HERE, "apiserver.ts"), [join(ws.dir, name), ws.caFile]);
   const children: Child[] = [api];
   const stop = async (): Promise<void> => {
@@ -84,7 +84,12 @@ async function startStack(ws: Workspace, name: string): Promise<Stack> {
   try {
     await api.ask("seed", { n: 0 });
     const kubeconfigPath = join(ws.dir, name, "kubeconfig");
-    const product = await startChild(join(HERE, "product.ts"), [kubeconfigPath, ws.certDir, "--controllers"]);
+    const product = await startChild(join(HERE, "product.ts"), [
+      kubeconfigPath,
+      ws.certDir,
+      "--controllers",
+      ...(o.workers ? [`--workers=${o.workers}`] : []),
+    ]);
     children.push(product);
     await api.ask("register", { url: (product.ready as { url: string }).url });
     const providers = await startChild(join(HERE, "providers.ts"), [kubeconfigPath]);
@@ -195,7 +200,7 @@ async function handOver(
 
 /** Item 3: writes per Machine and per MachineSet handover in each direction, and during a quiet interval. */
 export async function runHandover(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
-  const s = await startStack(ws, "handover");
+  const s = await startStack(ws, "handover", o);
   try {
     const n = o.handoverMachines;
     log(`handover: provisioning ${n} Machines and a MachineSet`);
@@ -265,7 +270,7 @@ export async function runHandover(ws: Workspace, o: BenchOptions, log: (line: st
 export async function runScale(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
   const rows = [];
   for (const n of o.scale) {
-    const s = await startStack(ws, `scale-${n}`);
+    const s = await startStack(ws, `scale-${n}`, o);
     try {
       log(`scale: provisioning ${n} Machines`);
       const t0 = performance.now();

@@ -22,6 +22,8 @@ export interface BenchOptions {
   quietMs: number;
   /** Fleet sizes handed over concurrently (item 4). */
   scale: readonly number[];
+  /** Workers per controller in items 3 and 4; absent = the product's default (1, as src/main.ts runs them). */
+  workers?: number;
   /** Where the JSON result goes (default bench/results). */
   outDir?: string;
   /** Write a V8 CPU profile of each product child here (`--cpu-prof`), to profile before optimising. */
@@ -64,7 +66,7 @@ const positiveInt = (flag: string, v: string): number => {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join(",")}]
   [--machines N] [--connections 1,10,50] [--duration S] [--decision-rounds N]
-  [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--out DIR] [--cpu-prof DIR]`;
+  [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--workers N] [--out DIR] [--cpu-prof DIR]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const quick = argv.includes("--quick");
@@ -106,6 +108,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         break;
       case "--out":
         o.outDir = value;
+        break;
+      case "--workers":
+        o.workers = positiveInt(flag, value);
         break;
       case "--cpu-prof":
         o.cpuProfDir = value;

@@ -34,6 +34,9 @@ import { median } from "./stats.js";
 const [kubeconfigPath, certDir, ...flags] = process.argv.slice(2);
 if (!kubeconfigPath || !certDir) throw new Error("usage: product.ts <kubeconfig> <cert dir> [--controllers]");
 const withControllers = flags.includes("--controllers");
+// Workers per controller: absent = the product's default (src/main.ts passes none, so 1).
+const workersFlag = flags.find((f) => f.startsWith("--workers="));
+const workers = workersFlag ? { workers: Number(workersFlag.slice("--workers=".length)) } : {};
 // Static imports are evaluated before this line: what follows is the product's own start-up.
 const bodyStart = performance.now();
 // The product logs one info line per decision; it goes to /dev/null here, but it is still built and written.
@@ -72,6 +75,7 @@ if (withControllers) {
     clock: systemClock,
     logger,
     metrics,
+    ...workers,
   };
   controllers.push(
     createMachineSyncController(syncDeps),
@@ -87,6 +91,7 @@ if (withControllers) {
         clock: systemClock,
         logger,
         namespaces: NAMESPACES,
+        ...workers,
       }),
     ),
   );

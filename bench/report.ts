@@ -56,6 +56,13 @@ interface ScaleRow {
   writesPerMachine: number;
 }
 
+/** `patch infrastructure.cluster.x-k8s.io/awsmachines` → `patch infra/awsmachines`: the table stays readable. */
+export const shortStep = (step: string): string =>
+  step
+    .replace("infrastructure.cluster.x-k8s.io/", "infra/")
+    .replace("cluster.x-k8s.io/", "capi/")
+    .replace("machine.openshift.io/", "mapi/");
+
 const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
 
 export function evaluateTargets(sections: Record<string, unknown>): TargetResult[] {
@@ -208,7 +215,7 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
       String(w.machines),
       fmt(w.perMachine),
       Object.entries(w.byStep)
-        .map(([k, v]) => `${k}=${fmt(v / w.machines)}`)
+        .map(([k, v]) => `${shortStep(k)}=${fmt(v / w.machines)}`)
         .join(" "),
     ]);
     rows.push(["quiet", `${handover.quiet.ms} ms`, String(handover.quiet.productWrites), ""]);

@@ -1,0 +1,137 @@
+/**
+ * The bench harness (bench/, issue 10) cannot rot: its option parsing, target evaluation and write counting
+ * are checked as pure functions, and `npm run bench` runs end to end in a tiny mode (one second of load on one
+ * connection, 20 cached Machines, a handful of timed decisions) and writes a result file every section
+ * promised. Nothing here asserts a speed: the machine is shared, so only shapes and invariants are checked.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { machineWrites, writeCount } from "../../bench/handover.js";
+import { PRODUCT_USER } from "../../bench/identities.js";
+import { parseOptions, SECTIONS } from "../../bench/options.js";
+import { population } from "../../bench/population.js";
+import { evaluateTargets, shortStep } from "../../bench/report.js";
+import { percentile, ratio } from "../../bench/stats.js";
+
+const run = promisify(execFile);
+
+describe("bench options", () => {
+  it.each([
+    [[], { quick: false, only: SECTIONS, machines: 1000, connections: [1, 10, 50] }],
+    [["--quick"], { quick: true, only: SECTIONS, machines: 1000 }],
+    [["--quick", "--only", "decision,admission"], { quick: true, only: ["admission", "decision"] }],
+    [["--scale", "100,1000,5000", "--workers", "4"], { scale: [100, 1000, 5000], workers: 4 }],
+  ])("%j parses", (argv, expected) => {
+    expect(parseOptions(argv)).toMatchObject(expected);
+  });
+
+  it.each([
+    [["--only", "nope"], /unknown section/],
+    [["--connections", "0"], /positive integers/],
+    [["--duration"], /missing value/],
+    [["--frobnicate", "1"], /unknown flag/],
+  ])("%j is refused", (argv, message) => {
+    expect(() => parseOptions(argv)).toThrow(message);
+  });
+});
+
+describe("bench pure helpers", () => {
+  it("percentile and ratio", () => {
+    expect(percentile([5, 1, 3, 2, 4], 50)).toBe(3);
+    expect(percentile([1, 2, 3, 4, 100], 99)).toBe(100);
+    expect(ratio(1, 4)).toBe(0.25);
+    expect(ratio(1, 0)).toBeNaN();
+  });
+
+  it("the population holds each Machine with its CAPI Machine and AWSMachine twin", () => {
+    const objects = population(3);
+    const kinds = objects.map((o) => `${String(o.apiVersion).split("/")[0]} ${o.kind}`);
+    expect(kinds.filter((k) => k === "machine.openshift.io Machine")).toHaveLength(3);
+    expect(kinds.filter((k) => k === "cluster.x-k8s.io Machine")).toHaveLength(3);
+    expect(kinds.filter((k) => k === "infrastructure.cluster.x-k8s.io AWSMachine")).toHaveLength(3);
+    // The reviewed Machine itself is cached, so the review's twin lookup finds something.
+    expect(objects.some((o) => o.kind === "Machine" && o.metadata?.name === "worker-a")).toBe(true);
+  });
+
+  it("writes are counted for the product identity on machine kinds only", () => {
+    const snapshot = {
+      total: 0,
+      byVerb: {},
+      byResource: {},
+      byUser: {},
+      byKey: {
+        [`patch machine.openshift.io/machines/status ${PRODUCT_USER}`]: 4,
+        [`patch cluster.x-k8s.io/machines ${PRODUCT_USER}`]: 2,
+        [`create /events ${PRODUCT_USER}`]: 9,
+        [`update coordination.k8s.io/leases ${PRODUCT_USER}`]: 9,
+        [`get machine.openshift.io/machines ${PRODUCT_USER}`]: 9,
+        [`patch cluster.x-k8s.io/clusters ${PRODUCT_USER}`]: 9,
+        "patch machine.openshift.io/machines/status system:serviceaccount:openshift-machine-api:machine-api-controllers": 3,
+      },
+    };
+    expect(machineWrites(snapshot, (u) => u === PRODUCT_USER)).toEqual({
+      "patch machine.openshift.io/machines/status": 4,
+      "patch cluster.x-k8s.io/machines": 2,
+    });
+    expect(writeCount(snapshot, 2)).toMatchObject({ productWrites: 6, perMachine: 3, providerWrites: 3 });
+    expect(shortStep("patch infrastructure.cluster.x-k8s.io/awsmachines")).toBe("patch infra/awsmachines");
+  });
+
+  it("a target whose section did not run is never reported as met", () => {
+    const targets = evaluateTargets({});
+    expect(targets.length).toBeGreaterThan(0);
+    expect(targets.every((t) => t.met === "not run")).toBe(true);
+    const met = evaluateTargets({
+      handover: {
+        quiet: { ms: 10, productWrites: 1, byStep: {} },
+        machineToClusterAPI: {
+          machines: 1,
+          productWrites: 12,
+          perMachine: 12,
+          byStep: {},
+          providerWrites: 0,
+        },
+        machineToMachineAPI: {
+          machines: 1,
+          productWrites: 13,
+          perMachine: 13,
+          byStep: {},
+          providerWrites: 0,
+        },
+      },
+    });
+    expect(met.find((t) => t.target.startsWith("≤ 12 writes"))?.met).toBe(false);
+    expect(met.find((t) => t.target.startsWith("0 writes"))?.met).toBe(false);
+  });
+});
+
+describe("npm run bench, tiny mode", () => {
+  it("runs admission, decision and memory end to end and writes its JSON result", async () => {
+    const out = await mkdtemp(join(tmpdir(), "bench-test-"));
+    try {
+      const args = ["--import", "tsx", "bench/run.ts", "--quick", "--only", "admission,decision,memory"];
+      args.push("--machines", "20", "--connections", "1", "--duration", "1", "--decision-rounds", "5");
+      const { stdout } = await run(process.execPath, [...args, "--out", out], { timeout: 150_000 });
+      expect(stdout).toMatch(/Admission .* vs bare Fastify HTTPS/);
+      const [file] = await readdir(out);
+      const result = JSON.parse(await readFile(join(out, file as string), "utf8"));
+      const [load] = result.sections.admission.runs;
+      expect(load.connections).toBe(1);
+      for (const side of [load.bare, load.product]) {
+        expect(side.requests).toBeGreaterThan(0);
+        expect(side.non2xx + side.errors).toBe(0);
+      }
+      expect(result.sections.decision.map((d: { review: string }) => d.review)).toContain("migration");
+      expect(result.sections.memory.machines).toBe(20);
+      expect(result.targets.find((t: { target: string }) => t.target.startsWith("≤ 12 writes")).met).toBe(
+        "not run",
+      );
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
