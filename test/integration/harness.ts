@@ -24,7 +24,7 @@ import type { Controller } from "../../src/kube/controller.js";
 import { createEventRecorder } from "../../src/kube/events.js";
 import type { StableAuthority } from "../../src/kube/kinds.js";
 import { KINDS } from "../../src/kube/kinds.js";
-import { runtimeMetrics } from "../../src/kube/metrics.js";
+import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
 import { createIfMissing, type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
 import { capiCluster, infrastructure } from "../../src/local/seed.js";
@@ -91,6 +91,8 @@ export interface HarnessOptions {
   watchEverything?: boolean;
   /** Migration controller backoff (default 50–500 ms). */
   waitBackoff?: { initialMs: number; maxMs: number };
+  /** Run the migration controllers too (default true); false runs the sync controllers alone. */
+  migration?: boolean;
   /** Requeue delay of the sync controllers' backoff cap (default 500 ms). */
   syncMaxDelayMs?: number;
 }
@@ -101,6 +103,10 @@ export interface Harness {
   ledger: InstanceLedger;
   /** The stand-in now running under each name (restarts replace them). */
   standIns(): Record<StandInName, RunningStandIn>;
+  /** The product's runtime metrics (shared by every start). */
+  metrics: RuntimeMetrics;
+  /** The product's informer cache now in use (a crash replaces it). */
+  productCache(): Cache;
   /** The product's controllers now running (a crash replaces them). */
   controllers(): readonly Controller[];
   watch(kind: HandoverKind, name: string): Watched;
@@ -270,8 +276,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     const built = [
       createMachineSyncController(syncDeps),
       createMachineSetSyncController(syncDeps),
-      migration("Machine"),
-      migration("MachineSet"),
+      ...(options.migration === false ? [] : [migration("Machine"), migration("MachineSet")]),
     ];
     await c.waitForSync(10_000);
     cache = c;
@@ -380,6 +385,11 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     admin,
     ledger,
     standIns,
+    metrics,
+    productCache: () => {
+      if (!cache) throw new Error("the product is not running");
+      return cache;
+    },
     controllers: () => controllers,
     watch,
     watched: () => watchedList,
