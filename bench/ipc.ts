@@ -89,6 +89,12 @@ export async function startChild(
   };
 }
 
+/** User + system CPU time this process has used, in ms. */
+const cpuMs = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
 export type Handler = (args: Record<string, unknown>) => Promise<unknown> | unknown;
 
 /** The child's side: announce `ready`, then answer commands with `handlers`; SIGTERM runs `stop` and exits. */
@@ -99,9 +105,11 @@ export function serveParent(
 ): void {
   const send = process.send?.bind(process);
   if (!send) throw new Error("bench child started without an IPC channel");
+  // Every child reports its own CPU time, so a section can say which process a phase kept busy.
+  const all: Record<string, Handler> = { cpuMs: () => cpuMs(), ...handlers };
   process.on("message", (m) => {
     const { id, cmd, ...args } = m as { id: number; cmd: string } & Record<string, unknown>;
-    const handler = handlers[cmd];
+    const handler = all[cmd];
     Promise.resolve()
       .then(() => {
         if (!handler) throw new Error(`unknown command ${cmd}`);

@@ -49,11 +49,13 @@ interface HandoverSection {
 }
 interface ScaleRow {
   machines: number;
+  error?: string;
   provisionMs: number;
   handoverMs: number;
   msPerMachine: number;
   handoverToProvision: number;
   writesPerMachine: number;
+  cpuShareOfOneCore?: Record<string, number>;
 }
 
 /** `patch infrastructure.cluster.x-k8s.io/awsmachines` → `patch infra/awsmachines`: the table stays readable. */
@@ -113,7 +115,7 @@ export function evaluateTargets(sections: Record<string, unknown>): TargetResult
     notRun("≤ 12 writes per Machine handover");
     notRun("0 writes to machine kinds when quiet");
   }
-  const scale = sections.scale as ScaleRow[] | undefined;
+  const scale = (sections.scale as ScaleRow[] | undefined)?.filter((r) => r.error === undefined);
   const s1000 = scale?.find((r) => r.machines === 1000);
   if (s1000) {
     out.push({
@@ -229,15 +231,30 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
     parts.push(
       "Scale: concurrent MAPI → CAPI handover (API server in its own process)",
       table(
-        ["machines", "provision s", "handover s", "ms/Machine", "handover/provision", "writes/Machine"],
-        scale.map((r) => [
-          String(r.machines),
-          fmt(r.provisionMs / 1000, 2),
-          fmt(r.handoverMs / 1000, 2),
-          fmt(r.msPerMachine, 2),
-          fmt(r.handoverToProvision, 2),
-          fmt(r.writesPerMachine),
-        ]),
+        [
+          "machines",
+          "provision s",
+          "handover s",
+          "ms/Machine",
+          "handover/provision",
+          "writes/Machine",
+          "CPU (cores) api/product/providers",
+        ],
+        scale.map((r) =>
+          r.error
+            ? [String(r.machines), `did not finish: ${r.error.slice(0, 100)}`]
+            : [
+                String(r.machines),
+                fmt(r.provisionMs / 1000, 2),
+                fmt(r.handoverMs / 1000, 2),
+                fmt(r.msPerMachine, 2),
+                fmt(r.handoverToProvision, 2),
+                fmt(r.writesPerMachine),
+                r.cpuShareOfOneCore
+                  ? `${r.cpuShareOfOneCore.apiserver}/${r.cpuShareOfOneCore.product}/${r.cpuShareOfOneCore.providers}`
+                  : "",
+              ],
+        ),
       ),
     );
   const memory = sections.memory as MemorySection | undefined;
