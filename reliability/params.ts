@@ -34,7 +34,7 @@ export const SOAK = Object.freeze({
 
 /** Item 4: Machines handed over while the leader is killed, and the product's lease timings (seconds). */
 export const FAILOVER = Object.freeze({
-  machines: int("RELIABILITY_FAILOVER_MACHINES", 30),
+  machines: int("RELIABILITY_FAILOVER_MACHINES", 100),
   leaseDuration: int("RELIABILITY_LEASE_DURATION", 4),
   renewDeadline: int("RELIABILITY_RENEW_DEADLINE", 3),
   retryPeriod: int("RELIABILITY_RETRY_PERIOD", 1),
