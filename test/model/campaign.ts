@@ -27,12 +27,26 @@ const main = async (args: readonly string[]): Promise<number> => {
   const h = await startHarness({ name: "model-campaign", watchEverything: true });
   try {
     const stats: ModelStats = { runs: 0, commands: {} };
-    const details = await fc.check(modelProperty(h, { maxCommands, convergeTimeoutMs: 30_000 }, stats), {
-      seed,
-      numRuns: runs,
-      endOnFailure: true,
-      ...(path !== undefined ? { path } : {}),
-    });
+    const details = await fc.check(
+      modelProperty(
+        h,
+        {
+          maxCommands,
+          convergeTimeoutMs: 30_000,
+          progress: (r) => {
+            if ((r.run + 1) % 10 === 0)
+              console.log(`  ${r.run + 1} runs converged (${Math.round((Date.now() - started) / 1000)} s)`);
+          },
+        },
+        stats,
+      ),
+      {
+        seed,
+        numRuns: runs,
+        endOnFailure: true,
+        ...(path !== undefined ? { path } : {}),
+      },
+    );
     const seconds = Math.round((Date.now() - started) / 1000);
     console.log(`commands executed: ${JSON.stringify(stats.commands)}`);
     if (details.failed) {

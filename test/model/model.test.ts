@@ -24,12 +24,12 @@ describe("model-based: the real product under a misbehaving world (SPEC ยง3.2, ย
     const stats: ModelStats = { runs: 0, commands: {} };
     await fc.assert(modelProperty(h, { maxCommands: 12, convergeTimeoutMs: 20_000 }, stats), {
       seed: 20261130,
-      numRuns: 3,
+      numRuns: 6,
       endOnFailure: true,
     });
     console.log("model runs", JSON.stringify(stats));
     // The seeded runs exercised the world: Machines were flipped, something crashed, faults were injected.
-    expect(stats.runs).toBe(3);
+    expect(stats.runs).toBe(6);
     expect(stats.commands.flip ?? 0).toBeGreaterThan(0);
     expect((stats.commands.crashProduct ?? 0) + (stats.commands.crashStandIn ?? 0)).toBeGreaterThan(0);
   }, 120_000);

@@ -227,7 +227,7 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
  * Faults off, every stand-in running; then every Machine of this run must come to rest within
  * `timeoutMs`: spec == status, nothing Migrating, deleted ones gone; I1–I4 and the ledger clean.
  */
-export const converge = async (r: Real, timeoutMs: number): Promise<void> => {
+export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): Promise<void> => {
   r.h.local.api.faults.clear();
   for (const s of ["mao", "capi", "capa"] as const) await r.h.startStandIn(s);
   const prefix = `model-r${r.run}-`;
@@ -239,6 +239,21 @@ export const converge = async (r: Real, timeoutMs: number): Promise<void> => {
         const mapi = (await r.h.admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.filter((o) =>
           String(o.metadata?.name).startsWith(prefix),
         );
+        const capi = (await r.h.admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items.filter((o) =>
+          String(o.metadata?.name).startsWith(prefix),
+        );
+        // A deleted Machine is gone on both sides; a surviving one has its twin and nothing else remains.
+        const mapiNames = new Set(mapi.map((o) => String(o.metadata?.name)));
+        const expected = [...m.created].filter((i) => !m.deleted.has(i)).map((i) => nameOf(r, i));
+        const wrongSet =
+          mapi.length !== expected.length ||
+          !expected.every((n) => mapiNames.has(n)) ||
+          capi.length !== expected.length ||
+          !capi.every((o) => mapiNames.has(String(o.metadata?.name)));
+        if (wrongSet) {
+          last = `expected Machines ${expected.join(",")}; MAPI ${[...mapiNames].join(",")}; CAPI ${capi.map((o) => o.metadata?.name).join(",")}`;
+          return false;
+        }
         const unsettled = mapi.filter((o) => {
           const status = statusAuthorityOf(o);
           return (
@@ -273,6 +288,8 @@ export interface ModelStats {
 export interface ModelPropertyOptions {
   maxCommands: number;
   convergeTimeoutMs: number;
+  /** Called after each run that converged (the campaign's progress line). */
+  progress?: (r: Real) => void;
 }
 
 /** The property over one shared harness: each run uses its own Machine names. */
@@ -286,7 +303,8 @@ export const modelProperty = (h: Harness, o: ModelPropertyOptions, stats: ModelS
       try {
         const model = await setUp(real, o.convergeTimeoutMs);
         await fc.asyncModelRun(() => ({ model, real }), cmds);
-        await converge(real, o.convergeTimeoutMs);
+        await converge(real, model, o.convergeTimeoutMs);
+        o.progress?.(real);
       } finally {
         h.local.api.faults.clear();
       }
