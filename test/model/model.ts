@@ -1,8 +1,9 @@
 /**
  * The model-based property of issue 8 over the REAL product (SPEC §3.2, §3.5, §10): fast-check `commands`
  * drive the harness of test/integration/harness.ts — local API server, real webhook, sync and migration
- * controllers, simulated providers — with random interleavings of user actions (create, flip, cancel =
- * flip while Migrating, label edits on either side, deletes of the MAPI or CAPI Machine), crashes (the
+ * controllers, simulated providers — from two Machines settled under MachineAPI, with random interleavings
+ * of user actions (flip; cancel = flip while Migrating; label edits on either side; MAPI spec edits;
+ * deletes of the MAPI or CAPI Machine), crashes (the
  * product's controllers and cache stopped without releasing anything and restarted with a new cache; one
  * stand-in restarted), injected faults on the product's requests (409/500 on its writes; its watch streams
  * cut, so its cache lags and misses events until it re-lists) and waits of random length (which is what
@@ -124,6 +125,20 @@ const editLabel = (i: number, side: "mapi" | "capi", value: string): Cmd =>
     },
   );
 
+/** A spec edit on the MAPI Machine (node labels, convertible): admitted only while MAPI is authoritative. */
+const editSpec = (i: number, value: string): Cmd =>
+  command(
+    `editSpec(${i}, ${value})`,
+    (m) => live(m, i),
+    async (_m, r) => {
+      const name = nameOf(r, i);
+      const body = { spec: { metadata: { labels: { "model.test/spec": value } } } };
+      await tolerated(r, `spec ${name} node label=${value}`, () =>
+        r.h.admin.patch(KINDS.mapiMachine, MAPI_NS, name, { type: "merge", body }),
+      );
+    },
+  );
+
 const remove = (i: number, side: "mapi" | "capi"): Cmd =>
   command(
     `delete(${i}, ${side})`,
@@ -204,6 +219,7 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
   fc
     .tuple(index, fc.constantFrom("mapi" as const, "capi" as const), fc.constantFrom("x", "y"))
     .map(([i, s, v]) => editLabel(i, s, v)),
+  fc.tuple(index, fc.constantFrom("x", "y")).map(([i, v]) => editSpec(i, v)),
   fc.tuple(index, fc.constantFrom("mapi" as const, "capi" as const)).map(([i, s]) => remove(i, s)),
   fc.constant(null).map(crashProduct),
   fc.constantFrom<StandInName>("mao", "capi", "capa").map(crashStandIn),
