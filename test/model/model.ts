@@ -3,9 +3,8 @@
  * drive the harness of test/integration/harness.ts — local API server, real webhook, sync and migration
  * controllers, simulated providers — from two Machines settled under MachineAPI, with random interleavings
  * of user actions (flip; cancel = flip while Migrating; label edits on either side; MAPI spec edits;
- * deletes of the MAPI or CAPI Machine), crashes (the
- * product's controllers and cache stopped without releasing anything and restarted with a new cache; one
- * stand-in restarted), injected faults on the product's requests (409/500 on its writes; its watch streams
+ * deletes of the MAPI or CAPI Machine), crashes (the product's controllers and cache stopped without
+ * releasing anything and restarted with a new cache; one stand-in restarted), injected faults on the product's requests (409/500 on its writes; its watch streams
  * cut, so its cache lags and misses events until it re-lists) and waits of random length (which is what
  * puts a crash or a fault between two arbitrary writes). After every command: I1–I4 over every watch event
  * the observer saw since the last check, and the ledger (I6). At the end faults stop and the run must
