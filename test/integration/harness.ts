@@ -22,7 +22,7 @@ import { flushMicrotasks, systemClock } from "../../src/kube/clock.js";
 import { connect } from "../../src/kube/config.js";
 import type { Controller } from "../../src/kube/controller.js";
 import { createEventRecorder } from "../../src/kube/events.js";
-import type { StableAuthority } from "../../src/kube/kinds.js";
+import type { ResourceType, StableAuthority } from "../../src/kube/kinds.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
@@ -95,6 +95,12 @@ export interface HarnessOptions {
   migration?: boolean;
   /** Requeue delay of the sync controllers' backoff cap (default 500 ms). */
   syncMaxDelayMs?: number;
+  /** The sync controllers' first retry delay (default the runtime's). */
+  syncBaseDelayMs?: number;
+  /** Start the simulated providers (default true); false when a test plays the providers itself. */
+  standIns?: boolean;
+  /** Informers the product's cache starts with besides the controllers' own (a test reads them). */
+  informers?: readonly (readonly [ResourceType, string])[];
 }
 
 export interface Harness {
@@ -258,7 +264,9 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       metrics,
       workers: 2,
       maxDelayMs: options.syncMaxDelayMs ?? 500,
+      ...(options.syncBaseDelayMs !== undefined ? { baseDelayMs: options.syncBaseDelayMs } : {}),
     };
+    for (const [type, namespace] of options.informers ?? []) c.informerFor(type, namespace);
     const migration = (kind: HandoverKind) =>
       createMigrationController({
         kind,
@@ -301,7 +309,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     capa: () => startCapaStandIn({ connection: as("capa"), ...ns, logger: quiet, ledger }),
   };
   const running: Partial<Record<StandInName, RunningStandIn>> = {};
-  for (const n of ["mao", "capi", "capa"] as const) running[n] = await standInStarters[n]();
+  if (options.standIns !== false)
+    for (const n of ["mao", "capi", "capa"] as const) running[n] = await standInStarters[n]();
 
   const adminConnection = connect({ kubeconfigText: local.kubeconfigText, context: "admin" });
   const observer = createCache({ transport: adminConnection.transport, logger: quiet, clock: systemClock });

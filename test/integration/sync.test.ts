@@ -7,67 +7,29 @@
  * counters separate the product's writes. One cluster for the file; every test uses its own names.
  * Waiting is polling for a state, never asserting elapsed time.
  */
-import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
-import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Cache, createCache } from "../../src/kube/cache.js";
+import type { Cache } from "../../src/kube/cache.js";
 import type { KubeClient } from "../../src/kube/client.js";
-import { systemClock } from "../../src/kube/clock.js";
-import { connect } from "../../src/kube/config.js";
 import type { Controller } from "../../src/kube/controller.js";
 import { NotFoundError } from "../../src/kube/errors.js";
-import { createEventRecorder } from "../../src/kube/events.js";
 import type { ResourceType } from "../../src/kube/kinds.js";
 import { ANNOTATIONS, FINALIZERS, KINDS, LABELS, PAUSED_BY_VALUE } from "../../src/kube/kinds.js";
-import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
+import type { RuntimeMetrics } from "../../src/kube/metrics.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
-import { createIfMissing, type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
-import {
-  awsProviderSpec,
-  capiCluster,
-  infrastructure,
-  mapiMachine,
-  mapiMachineSet,
-} from "../../src/local/seed.js";
-import { decide } from "../../src/policies/engine.js";
-import type { PolicyContext } from "../../src/policies/types.js";
-import { clusterView } from "../../src/policies/view.js";
-import {
-  createCertificateAuthority,
-  issueServingCertificate,
-  webhookSans,
-  writeDevelopmentCertificates,
-} from "../../src/server/certs.js";
-import { startWebhookServer, type WebhookServer } from "../../src/server/serve.js";
-import { createMachineSetSyncController, createMachineSyncController } from "../../src/sync/controller.js";
-import { checkConvertible } from "../../src/sync/conversion/index.js";
-import { conversionConverter } from "../../src/sync/converter.js";
+import type { LocalCluster } from "../../src/local/cluster.js";
+import { awsProviderSpec, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
+import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
+import { CAPI_NS, type Harness, MAPI_NS, ns, PRODUCT, startHarness } from "./harness.js";
 
-const MAPI_NS = "openshift-machine-api";
-const CAPI_NS = "openshift-cluster-api";
-const ns = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
-const PRODUCT = "system:serviceaccount:openshift-cluster-api:machine-api-migration";
-const CONTROLLER_USERS = [
-  PRODUCT,
-  "system:serviceaccount:openshift-machine-api:machine-api-controllers",
-  "system:serviceaccount:openshift-cluster-api:capi-manager",
-  "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
-  "system:serviceaccount:kube-system:generic-garbage-collector",
-  "system:serviceaccount:kube-system:namespace-controller",
-];
 /** Names the deny webhook refuses CAPI Machine creates for (the §4.5 admission-refusal row). */
 const REFUSED_PREFIX = "refused-";
 const REFUSAL_TEXT = "CAPI Machines named refused-* are not admitted here";
 
-let dir: string;
+let h: Harness;
 let local: LocalCluster;
-let webhook: WebhookServer;
 let denier: Server;
 let cache: Cache;
 let controllers: Controller[] = [];
@@ -112,73 +74,33 @@ const startDenier = async (): Promise<{ server: Server; url: string; caBundle: s
 };
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "sync-integration-"));
-  const logger = pino({ level: "silent" });
-  const certs = await writeDevelopmentCertificates(
-    join(dir, "certs"),
-    webhookSans("machine-api-migration", CAPI_NS),
-  );
-  local = await startLocalCluster({
-    host: "127.0.0.1",
-    port: 0,
-    stateDir: dir,
-    ...ns,
-    controllerUsers: CONTROLLER_USERS,
-    webhookCaPem: certs.ca.certPem,
-    logger,
-    bookmarkIntervalMs: 500,
+  // The sync controllers alone on the product's shared cache, the real webhook; the tests play the providers.
+  h = await startHarness({
+    name: "sync-integration",
+    migration: false,
+    standIns: false,
+    // Fast backoff keeps the retries of the 409 and refusal rows quick; the runtime's doubling still applies.
+    syncBaseDelayMs: 5,
+    syncMaxDelayMs: 500,
+    informers: [
+      [KINDS.mapiMachine, MAPI_NS],
+      [KINDS.mapiMachineSet, MAPI_NS],
+      [KINDS.capiMachine, CAPI_NS],
+      [KINDS.capiMachineSet, CAPI_NS],
+      [KINDS.awsMachine, CAPI_NS],
+      [KINDS.awsMachineTemplate, CAPI_NS],
+      [KINDS.awsCluster, CAPI_NS],
+      [KINDS.infrastructure, ""],
+    ],
   });
-  admin = local.clientAs("admin");
+  local = h.local;
+  admin = h.admin;
   mao = local.clientAs("mao");
   capa = local.clientAs("capa");
   product = local.clientAs("controller");
-
-  const infra = infrastructure();
-  const createdInfra = await createIfMissing(admin, KINDS.infrastructure, infra);
-  if (createdInfra) await admin.updateStatus(KINDS.infrastructure, { ...createdInfra, status: infra.status });
-  for (const o of capiCluster(ns))
-    await admin.create(o.kind === "Cluster" ? KINDS.capiCluster : KINDS.awsCluster, o);
-
-  const connection = connect({ kubeconfigText: local.kubeconfigText, context: "controller" });
-  cache = createCache({ transport: connection.transport, logger, clock: systemClock });
-  const policy: PolicyContext = {
-    view: clusterView(cache, ns),
-    settings: {
-      ...ns,
-      controllerUsers: CONTROLLER_USERS,
-      requireDeleteConfirmation: false,
-      cacheStaleAfterMs: 30_000,
-    },
-    checkConvertible,
-    enforcing: true,
-  };
-  for (const [type, namespace] of [
-    [KINDS.mapiMachine, MAPI_NS],
-    [KINDS.mapiMachineSet, MAPI_NS],
-    [KINDS.capiMachine, CAPI_NS],
-    [KINDS.capiMachineSet, CAPI_NS],
-    [KINDS.awsMachine, CAPI_NS],
-    [KINDS.awsMachineTemplate, CAPI_NS],
-    [KINDS.awsCluster, CAPI_NS],
-    [KINDS.infrastructure, ""],
-  ] as const)
-    cache.informerFor(type, namespace);
-  const registry = new Registry();
-  webhook = await startWebhookServer({
-    host: "127.0.0.1",
-    port: 0,
-    certFile: certs.certFile,
-    keyFile: certs.keyFile,
-    shutdownDelayMs: 0,
-    deps: {
-      decide: (name, request) => decide(name, request, policy),
-      logger,
-      registry,
-      readiness: () => ({ ready: true }),
-    },
-  });
-  await cache.waitForSync();
-  await local.registerProductWebhooks(webhook.url);
+  cache = h.productCache();
+  controllers = [...h.controllers()];
+  metrics = h.metrics;
 
   const deny = await startDenier();
   denier = deny.server;
@@ -211,39 +133,11 @@ beforeAll(async () => {
       ],
     },
   );
-
-  metrics = runtimeMetrics(registry);
-  const deps = {
-    client: connection.client,
-    transport: connection.transport,
-    cache,
-    converter: conversionConverter,
-    settings: ns,
-    events: createEventRecorder({
-      client: connection.client,
-      component: "machine-api-migration",
-      clock: systemClock,
-      logger,
-    }),
-    clock: systemClock,
-    logger,
-    metrics,
-    workers: 2,
-    // Fast backoff keeps the retries of the 409 and refusal rows quick; the runtime's doubling still applies.
-    baseDelayMs: 5,
-    maxDelayMs: 500,
-  };
-  controllers = [createMachineSyncController(deps), createMachineSetSyncController(deps)];
-  await Promise.all(controllers.map((c) => c.start()));
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(controllers.map((c) => c.stop()));
-  await cache?.stop();
-  await webhook?.close();
+  await h?.stop();
   await new Promise<void>((r) => (denier ? denier.close(() => r()) : r()));
-  await local?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 // ------------------------------------------------------------------------------------------------ helpers
