@@ -55,8 +55,14 @@ export const checkSafety = async (r: Real, after: string): Promise<void> => {
       `after ${after}: invariant violations ${JSON.stringify(v, null, 1)}\n${r.trace.join("\n")}`,
     );
   const l = await r.h.ledgerViolations();
-  if (l.length > 0)
-    throw new Error(`after ${after}: ledger violations ${JSON.stringify(l)}\n${r.trace.join("\n")}`);
+  if (l.length > 0) {
+    const mine = (n: string) => n.startsWith(`model-r${r.run}-`);
+    const events = r.h.ledger.snapshot().events.filter((e) => mine(e.machineName));
+    const writes = r.h.migrationWrites().filter((w) => mine(w.name));
+    throw new Error(
+      `after ${after}: ledger violations ${JSON.stringify(l)}\nledger: ${JSON.stringify(events)}\nmigration writes: ${JSON.stringify(writes)}\n${r.trace.join("\n")}`,
+    );
+  }
 };
 
 type Cmd = fc.AsyncCommand<Model, Real>;
