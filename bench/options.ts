@@ -45,11 +45,11 @@ const QUICK: Omit<BenchOptions, "only"> = {
   quick: true,
   machines: 1000,
   connections: [1, 10, 50],
-  durationS: 3,
+  durationS: 2,
   decisionRounds: 100,
-  handoverMachines: 3,
-  quietMs: 3_000,
-  scale: [20, 100],
+  handoverMachines: 2,
+  quietMs: 2_000,
+  scale: [10, 40],
 };
 
 const positiveInts = (flag: string, v: string): number[] => {
