@@ -26,10 +26,10 @@ export const PARAMS = Object.freeze({
 
 /** Item 5: the fault soak's size, fault period and convergence budget. */
 export const SOAK = Object.freeze({
-  machines: int("RELIABILITY_SOAK_MACHINES", 40),
+  machines: int("RELIABILITY_SOAK_MACHINES", 100),
   /** At most 3: the seed's MachineSet builder names a set after its zone (us-east-1a/b/c). */
   machineSets: Math.min(3, int("RELIABILITY_SOAK_MACHINESETS", 3)),
-  faultSeconds: int("RELIABILITY_SOAK_FAULT_SECONDS", 20),
+  faultSeconds: int("RELIABILITY_SOAK_FAULT_SECONDS", 30),
   convergeSeconds: int("RELIABILITY_SOAK_CONVERGE_SECONDS", 240),
 });
 
