@@ -345,9 +345,9 @@ const planForward = (c: Context): Step => {
 };
 
 /**
- * §3.3 (and the roll-back branch of §3.5): (1) back to ClusterAPI, remove the marked pauses; (2) remove
- * the new side's controller finalizers (step 8) from objects that are not deleting; (3) re-add the old
- * side's (step 9) where missing; (4) the status write, which carries the event (5). Under a stable
+ * §3.3 (and the roll-back branch of §3.5): (1) back to ClusterAPI, remove the marked pauses; (3) re-add the
+ * old side's controller finalizers (step 9) where missing; (2) remove the new side's (step 8) from objects
+ * that are not deleting; (4) the status write, which carries the event (5). (3) runs before (2): see below. Under a stable
  * authority the other side holds none of its controller finalizers (step 9 removed them, twins are
  * created paused), so every new-side finalizer found here is one step 8 added.
  */
@@ -356,12 +356,16 @@ const planRollback = (c: Context, why: string): Step => {
     const unpause = firstStep(c.details.pauseTargets, (role) => unpauseStep(c.s, role));
     if (unpause) return unpause;
   }
+  // Make before break, as steps 8–9 do going forward: the old side gets its finalizers back (3) before the new
+  // side's are removed (2). In SPEC §3.3's literal order a delete landing between (2) and (3) would find neither
+  // side holding the object — the old side's finalizer cannot be re-added once it is deleting — so nobody would
+  // terminate the instance (found by the model campaign, test/model).
+  const undo9 = firstStep(c.details.controllerFinalizers[c.old], (h) => addFinalizersStep(c.s, h));
+  if (undo9) return undo9;
   const undo8 = firstStep(c.details.controllerFinalizers[c.target], (h) =>
     removeFinalizersStep(c.s, h, { fromDeleting: false }),
   );
-  if (undo8) return undo8;
-  const undo9 = firstStep(c.details.controllerFinalizers[c.old], (h) => addFinalizersStep(c.s, h));
-  return undo9 ?? cancelStep(c, why);
+  return undo8 ?? cancelStep(c, why);
 };
 
 /** §3.5 once step 9 has begun: steps 9–10 (step 11 is the steady state's unpause). */

@@ -700,7 +700,7 @@ describe("step 11: moving to ClusterAPI unpauses the CAPI side", () => {
 });
 
 describe("§3.3 cancellation", () => {
-  it("order after step 9 began (Machine MachineAPI → ClusterAPI): step-8 finalizers off, step-9 back on, status", () => {
+  it("order after step 9 began (Machine MachineAPI → ClusterAPI): step-9 finalizer back on before the step-8 ones come off, then status", () => {
     const { world } = until(started("Machine", "MachineAPI"), is("completeMigration"));
     let w = { ...world, s: setSpecAuthority(world.s, "MachineAPI") };
     const seen: string[] = [];
@@ -709,11 +709,42 @@ describe("§3.3 cancellation", () => {
       w = applyStep(w, step);
     }
     expect(seen).toEqual([
+      "addFinalizers mapi",
       "removeFinalizers capi",
       "removeFinalizers infraMachine",
-      "addFinalizers mapi",
       "cancelMigration mapi",
     ]);
+  });
+
+  it("a delete landing at any point of a cancel after step 9 never leaves the Machine without an instance owner (I6)", () => {
+    const { world } = until(started("Machine", "MachineAPI"), is("completeMigration"));
+    const cancelling = { ...world, s: setSpecAuthority(world.s, "MachineAPI") };
+    // Deliver the user's delete of the MAPI Machine after 0, 1, 2, … cancel writes, then let the planner finish.
+    for (let deleteAfter = 0; deleteAfter <= 4; deleteAfter++) {
+      let w = cancelling;
+      let writes = 0;
+      let deleted = false;
+      for (let step = plan(w.s); isWrite(step) && writes < 20; step = plan(w.s)) {
+        if (!deleted && writes === deleteAfter) {
+          w = { ...w, s: edit(w.s, "mapi", (o) => markDeleting(o, w.now)) };
+          deleted = true;
+          continue;
+        }
+        w = applyStep(w, step);
+        writes++;
+      }
+      const status = w.s.mapi?.status?.authoritativeAPI;
+      const owner =
+        status === "MachineAPI"
+          ? finalizersOf(w.s.mapi).includes(FINALIZERS.mapiMachine)
+          : finalizersOf(w.s.capi).includes(FINALIZERS.capiMachine) &&
+            finalizersOf(w.s.infraMachine).includes(FINALIZERS.awsMachine);
+      expect({ deleteAfter, status, owner }).toEqual({
+        deleteAfter,
+        status: expect.any(String),
+        owner: true,
+      });
+    }
   });
 
   it("order rolling back to ClusterAPI (Machine): marked pauses off first, then finalizers, then status", () => {
@@ -727,9 +758,9 @@ describe("§3.3 cancellation", () => {
     expect(seen).toEqual([
       "unpause capi",
       "unpause infraMachine",
-      "removeFinalizers mapi",
       "addFinalizers capi",
       "addFinalizers infraMachine",
+      "removeFinalizers mapi",
       "cancelMigration mapi",
     ]);
   });
