@@ -24,7 +24,7 @@ import { createEventRecorder, type EventRecorder } from "./kube/events.js";
 import { KINDS } from "./kube/kinds.js";
 import { createLeaderElector, type LeaderElector } from "./kube/leader.js";
 import { type LeaderGate, leaderGatedControllers } from "./kube/manager.js";
-import { runtimeMetrics } from "./kube/metrics.js";
+import { type RuntimeMetrics, runtimeMetrics } from "./kube/metrics.js";
 import { type LocalCluster, startLocalCluster } from "./local/cluster.js";
 import { seedDemo } from "./local/demo.js";
 import { createMigrationController } from "./migration/controller.js";
@@ -111,10 +111,10 @@ function buildControllers(
   cache: Cache,
   registry: Registry,
   events: EventRecorder,
+  metrics: RuntimeMetrics,
   log: Logger,
 ): Controller[] {
   const namespaces = { mapiNamespace: config.mapiNamespace, capiNamespace: config.capiNamespace };
-  const metrics = runtimeMetrics(registry);
   const syncDeps = {
     client: connection.client,
     transport: connection.transport,
@@ -231,7 +231,7 @@ export async function serve(args: readonly string[], env: Env): Promise<number> 
   const runtime = runtimeMetrics(registry);
   const controllers =
     support.controllers && config.controllers
-      ? buildControllers(config, connection, cache, registry, events, log)
+      ? buildControllers(config, connection, cache, registry, events, runtime, log)
       : [];
   if (!config.controllers) log.info("controllers disabled (--no-controllers): admission only");
   const simulate = mode === "local" && (config.simulateProviders ?? config.controllers);

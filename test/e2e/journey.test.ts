@@ -9,13 +9,12 @@
  * runs without stand-ins, so the test plays MAO and a handover waits at step 6 for as long as it likes:
  * there a cancel and a delete land mid-way deterministically. Every wait is bounded; nothing asserts on time.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { get } from "node:https";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Result, runKubectl } from "./helpers.js";
+import { type Product, type Result, runKubectl, startProduct } from "./helpers.js";
 
 const MAPI_NS = "openshift-machine-api";
 const CAPI_NS = "openshift-cluster-api";
@@ -52,63 +51,7 @@ interface Ledger {
 }
 
 /** One product process (`serve --seed demo`) with its own state dir, certificates and kubectl HOME. */
-interface Product {
-  dir: string;
-  child: ChildProcess;
-  kubeconfig: string;
-  webhookUrl: string;
-  output: string;
-}
-
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function startProduct(name: string, extra: readonly string[]): Promise<Product> {
-  const dir = await mkdtemp(join(tmpdir(), `mam-journey-${name}-`));
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "src/cli.ts",
-      "serve",
-      "--seed",
-      "demo",
-      ...extra,
-      "--api-port",
-      "0",
-      "--webhook-port",
-      "0",
-      "--webhook-host",
-      "127.0.0.1",
-      "--state-dir",
-      join(dir, "state"),
-      "--tls-cert-file",
-      join(dir, "certs", "tls.crt"),
-      "--tls-key-file",
-      join(dir, "certs", "tls.key"),
-      "--tls-ca-file",
-      join(dir, "certs", "ca.crt"),
-      "--shutdown-delay",
-      "0",
-    ],
-    { env: { ...process.env, KUBERNETES_SERVICE_HOST: "", HOME: dir }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  const product: Product = { dir, child, kubeconfig: "", webhookUrl: "", output: "" };
-  const collect = (c: Buffer) => {
-    product.output += c.toString();
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  for (let i = 0; i < 900 && !/^ready: /m.test(product.output); i++) {
-    if (child.exitCode !== null) break;
-    await pause(100);
-  }
-  const ready = /^ready: kubeconfig=(\S+)/m.exec(product.output);
-  if (!ready) throw new Error(`npm start did not become ready:\n${product.output}`);
-  product.kubeconfig = ready[1]!;
-  product.webhookUrl = /webhook=(\S+)/.exec(product.output)![1]!;
-  return product;
-}
 
 async function stopProduct(product: Product | undefined): Promise<void> {
   if (!product) return;
@@ -232,8 +175,8 @@ let hold: ReturnType<typeof driver>;
 beforeAll(async () => {
   // Both processes start together; the second runs no stand-ins, so the test itself plays MAO there.
   [simulated, held] = await Promise.all([
-    startProduct("simulated", []),
-    startProduct("held", ["--no-simulate-providers"]),
+    startProduct("journey-simulated", ["--seed", "demo"]),
+    startProduct("journey-held", ["--seed", "demo", "--no-simulate-providers"]),
   ]);
   sim = driver(simulated);
   hold = driver(held);

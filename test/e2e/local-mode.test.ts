@@ -3,71 +3,26 @@
  * webhook in a child process (here also the in-process installer with the demo providers), prints `ready:` with the kubeconfig, and the real kubectl sees the seeded
  * machines and the webhook's explanation when it edits a non-authoritative copy. SIGTERM stops it with 0.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { get } from "node:https";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runKubectl } from "./helpers.js";
+import { type Product, runKubectl, startProduct } from "./helpers.js";
 
+let product: Product;
 let dir: string;
-let child: ChildProcess;
 let kubeconfig: string;
-let output = "";
 
 const kubectl = (args: string[]) => runKubectl(dir, kubeconfig, args);
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "mam-local-"));
-  // node itself (not npx) is the child, so SIGTERM reaches the product's own handler.
-  child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "src/cli.ts",
-      "serve",
-      "--seed",
-      "demo,demo-providers",
-      "--with-installer",
-      "--api-port",
-      "0",
-      "--webhook-port",
-      "0",
-      "--webhook-host",
-      "127.0.0.1",
-      "--state-dir",
-      join(dir, "state"),
-      "--tls-cert-file",
-      join(dir, "certs", "tls.crt"),
-      "--tls-key-file",
-      join(dir, "certs", "tls.key"),
-      "--tls-ca-file",
-      join(dir, "certs", "ca.crt"),
-      "--shutdown-delay",
-      "0",
-    ],
-    { env: { ...process.env, KUBERNETES_SERVICE_HOST: "", HOME: dir }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  child.stdout?.on("data", (c: Buffer) => {
-    output += c.toString();
-  });
-  child.stderr?.on("data", (c: Buffer) => {
-    output += c.toString();
-  });
-  for (let i = 0; i < 600 && !/^ready: /m.test(output); i++) {
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const ready = /^ready: kubeconfig=(\S+)/m.exec(output);
-  if (!ready) throw new Error(`npm start did not become ready:\n${output}`);
-  kubeconfig = ready[1]!;
+  product = await startProduct("local", ["--seed", "demo,demo-providers", "--with-installer"]);
+  ({ dir, kubeconfig } = product);
 }, 90_000);
 
 afterAll(async () => {
-  if (child.exitCode === null) child.kill("SIGKILL");
-  await rm(dir, { recursive: true, force: true });
+  if (product?.child.exitCode === null) product.child.kill("SIGKILL");
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 describe("npm start -- --seed demo (local mode)", () => {
@@ -110,7 +65,7 @@ describe("npm start -- --seed demo (local mode)", () => {
   });
 
   it("shows the simulated instance ledger on the webhook port: one live instance per Machine", async () => {
-    const url = /webhook=(\S+)/.exec(output)![1]!;
+    const url = product.webhookUrl;
     const ca = await readFile(join(dir, "certs", "ca.crt"));
     const body = await new Promise<string>((resolve, reject) => {
       get(`${url}/debug/instances`, { ca }, (res) => {
@@ -208,8 +163,10 @@ describe("npm start -- --seed demo (local mode)", () => {
   });
 
   it("stops with exit code 0 on SIGTERM", async () => {
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    child.kill("SIGTERM");
+    const exited = new Promise<number | null>((resolve) =>
+      product.child.once("exit", (code) => resolve(code)),
+    );
+    product.child.kill("SIGTERM");
     expect(await exited).toBe(0);
   });
 });
