@@ -33,15 +33,23 @@ export function changedPaths(before: unknown, after: unknown, base = ""): string
   return out;
 }
 
+// Admission diffs whole specs where usually one field changed: equal subtrees are skipped with `sameJson`
+// (no path string, no key sort), and only the keys that differ are sorted and named. The output is the same
+// as naming every node and sorting every level would give (test/policies/diff.test.ts compares the two).
 function walk(before: unknown, after: unknown, base: string, out: string[]): void {
   if (absent(before) && absent(after)) return;
   if (isRecord(before) && isRecord(after)) {
-    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
-    for (const key of [...keys].sort()) walk(before[key], after[key], pathJoin(base, key), out);
+    const differing: string[] = [];
+    for (const key of Object.keys(before)) if (!sameJson(before[key], after[key])) differing.push(key);
+    for (const key of Object.keys(after))
+      if (!Object.hasOwn(before, key) && !sameJson(before[key], after[key])) differing.push(key);
+    if (differing.length > 1) differing.sort();
+    for (const key of differing) walk(before[key], after[key], pathJoin(base, key), out);
     return;
   }
   if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
-    for (let i = 0; i < before.length; i++) walk(before[i], after[i], pathJoin(base, i), out);
+    for (let i = 0; i < before.length; i++)
+      if (!sameJson(before[i], after[i])) walk(before[i], after[i], pathJoin(base, i), out);
     return;
   }
   if (!sameJson(before, after)) out.push(base || "(root)");
@@ -49,15 +57,20 @@ function walk(before: unknown, after: unknown, base: string, out: string[]): voi
 
 /** Deep equality of JSON values, with `null` and missing object keys equal. */
 export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
   if (absent(a) && absent(b)) return true;
   if (isRecord(a) && isRecord(b)) {
-    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const key of keys) if (!sameJson(a[key], b[key])) return false;
+    // Every own key of either side once, as a union would, without building one.
+    for (const key of Object.keys(a)) if (!sameJson(a[key], b[key])) return false;
+    for (const key of Object.keys(b)) if (!Object.hasOwn(a, key) && !sameJson(a[key], b[key])) return false;
     return true;
   }
-  if (Array.isArray(a) && Array.isArray(b))
-    return a.length === b.length && a.every((item, i) => sameJson(item, b[i]));
-  return a === b;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  return false;
 }
 
 export type KeyChange = "added" | "changed" | "removed";
