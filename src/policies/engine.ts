@@ -57,24 +57,30 @@ function staleness(store: ObjectStore, type: ResourceType, settings: PolicySetti
   return undefined;
 }
 
-/** The view rules see: every read first checks that its kind is fresh, so no rule can decide on old data. */
+/**
+ * The view rules see: every read first checks that its kind is fresh, so no rule can decide on old data.
+ * Built per decision, so it holds no closures over helpers (methods only: cheap to create).
+ */
 function guardedStore(store: ObjectStore, settings: PolicySettings): ObjectStore {
-  const ensureFresh = (type: ResourceType): void => {
-    const why = staleness(store, type, settings);
-    if (why) throw new StaleViewError(why);
-  };
   return {
-    get: (type, namespace, name) => {
-      ensureFresh(type);
+    get(type, namespace, name) {
+      ensureFresh(store, type, settings);
       return store.get(type, namespace, name);
     },
-    list: (type, namespace) => {
-      ensureFresh(type);
+    list(type, namespace) {
+      ensureFresh(store, type, settings);
       const all = store.list(type, namespace);
       return Array.isArray(all) ? all : [];
     },
-    freshness: (type) => store.freshness(type),
+    freshness(type) {
+      return store.freshness(type);
+    },
   };
+}
+
+function ensureFresh(store: ObjectStore, type: ResourceType, settings: PolicySettings): void {
+  const why = staleness(store, type, settings);
+  if (why) throw new StaleViewError(why);
 }
 
 /** Warning text safe for a `Warning` header: one line, at most MAX_WARNING_LENGTH characters. */
