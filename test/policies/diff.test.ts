@@ -169,6 +169,21 @@ describe("changedPaths: skipping equal subtrees names the same paths as a full w
   });
 });
 
+describe("keyChanges", () => {
+  it("names each added, changed and removed key once, in key order whatever the maps' order", () => {
+    const before = { "z.example.com/a": "1", b: "1", "machine.openshift.io/x": "1", same: "s" };
+    const after = { same: "s", "machine.openshift.io/x": "2", a: "", "z.example.com/a": "1", "0": "n" };
+    expect(keyChanges(before, after)).toEqual([
+      { key: "0", change: "added" },
+      { key: "a", change: "added" },
+      { key: "b", change: "removed" },
+      { key: "machine.openshift.io/x", change: "changed" },
+    ]);
+    expect(keyChanges({ a: "1" }, { a: "1" })).toEqual([]);
+    expect(keyChanges({}, {})).toEqual([]);
+  });
+});
+
 describe("notation helpers", () => {
   it("pathOf and keyChanges", () => {
     expect(pathOf(["metadata", "annotations", "cluster.x-k8s.io/paused"])).toBe(

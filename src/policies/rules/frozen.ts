@@ -48,13 +48,18 @@ function specChanges(request: AdmissionRequest, subject: Subject, exceptAuthorit
       getPath(request.object, ["spec", "replicas"]),
       "spec.replicas",
     );
-  const spec = (o: KubeObject | null): unknown => {
-    const s = o?.spec;
-    if (!exceptAuthority || !isRecord(s)) return s;
-    const { authoritativeAPI: _ignored, ...rest } = s;
-    return rest;
-  };
-  return changedPaths(spec(request.oldObject), spec(request.object), "spec");
+  return changedPaths(
+    specOf(request.oldObject, exceptAuthority),
+    specOf(request.object, exceptAuthority),
+    "spec",
+  );
+}
+
+function specOf(o: KubeObject | null, exceptAuthority: boolean): unknown {
+  const s = o?.spec;
+  if (!exceptAuthority || !isRecord(s)) return s;
+  const { authoritativeAPI: _ignored, ...rest } = s;
+  return rest;
 }
 
 /** The MAPI object that carries authority for the request's subject (SPEC §1: authority lives on MAPI). */
@@ -95,18 +100,23 @@ function capiEditCommand(
   capiTwin: KubeObject | undefined,
   capiNamespace: string,
 ): string {
-  const target = (resource: string, name: string) => `${resource}/${name} -n ${capiNamespace}`;
   if (subject.subResource === "scale")
-    return `Scale the Cluster API copy instead: oc scale ${target(capiResource("MachineSet"), subject.name)} --replicas=${requestedReplicas(request)}`;
-  if (subject.kind === "Machine" && paths.some((p) => p.startsWith("spec.providerSpec"))) {
-    const text = (field: string, fallback: string): string => {
-      const v = getPath(capiTwin, ["spec", "infrastructureRef", field]);
-      return typeof v === "string" && v ? v : fallback;
-    };
-    const resource = resourceOf(pluralOfKind(text("kind", "AWSMachine")), text("apiGroup", INFRA_GROUP));
-    return `Edit the Cluster API copy instead: oc edit ${target(resource, text("name", subject.name))}`;
+    return `Scale the Cluster API copy instead: oc scale ${capiResource("MachineSet")}/${subject.name} -n ${capiNamespace} --replicas=${requestedReplicas(request)}`;
+  if (subject.kind === "Machine" && paths.some(isProviderSpecPath)) {
+    const kind = infrastructureRefText(capiTwin, "kind", "AWSMachine");
+    const resource = resourceOf(pluralOfKind(kind), infrastructureRefText(capiTwin, "apiGroup", INFRA_GROUP));
+    const name = infrastructureRefText(capiTwin, "name", subject.name);
+    return `Edit the Cluster API copy instead: oc edit ${resource}/${name} -n ${capiNamespace}`;
   }
-  return `Edit the Cluster API copy instead: oc edit ${target(capiResource(subject.kind), subject.name)}`;
+  return `Edit the Cluster API copy instead: oc edit ${capiResource(subject.kind)}/${subject.name} -n ${capiNamespace}`;
+}
+
+const isProviderSpecPath = (path: string): boolean => path.startsWith("spec.providerSpec");
+
+/** A string field of the CAPI twin's infrastructureRef, or `fallback` when it is unset or empty. */
+function infrastructureRefText(capiTwin: KubeObject | undefined, field: string, fallback: string): string {
+  const v = getPath(capiTwin, ["spec", "infrastructureRef", field]);
+  return typeof v === "string" && v ? v : fallback;
 }
 
 export const mapiFrozen: Rule = {
