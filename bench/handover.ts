@@ -7,10 +7,13 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { pino } from "pino";
 import type { CounterSnapshot } from "../src/apiserver/index.js";
+import { type Cache, createCache } from "../src/kube/cache.js";
 import type { KubeClient } from "../src/kube/client.js";
+import { systemClock } from "../src/kube/clock.js";
 import { connect } from "../src/kube/config.js";
-import { KINDS, type StableAuthority } from "../src/kube/kinds.js";
+import { KINDS, type ResourceType, type StableAuthority } from "../src/kube/kinds.js";
 import { conditionOf, getPath, type KubeObject, nameOf } from "../src/kube/object.js";
 import { mapiMachine, mapiMachineSet } from "../src/local/seed.js";
 import { statusAuthorityOf, synchronizedAPIOf } from "../src/migration/snapshot.js";
@@ -18,7 +21,7 @@ import { PRODUCT_USER } from "./identities.js";
 import { type Child, startChild } from "./ipc.js";
 import type { BenchOptions } from "./options.js";
 import { NAMESPACES } from "./population.js";
-import type { WriteCount } from "./report.js";
+import { sumValues, type WriteCount } from "./report.js";
 import type { Workspace } from "./static.js";
 import { ratio, round } from "./stats.js";
 
@@ -31,6 +34,12 @@ const MACHINE_GROUPS = new Set([
 ]);
 const MACHINE_RESOURCES = new Set(["machines", "machinesets", "awsmachines", "awsmachinetemplates"]);
 
+/** A write (create/update/patch/delete) to a machine kind (`group/plural[/subresource]`). */
+const isMachineWrite = (verb: string, resource: string): boolean => {
+  const [group, plural] = resource.split("/");
+  return WRITE_VERBS.has(verb) && MACHINE_GROUPS.has(group ?? "") && MACHINE_RESOURCES.has(plural ?? "");
+};
+
 /** `verb group/resource[/sub]` → count of writes to machine kinds by `user` (counter keys are `verb resource user`). */
 export function machineWrites(
   snapshot: CounterSnapshot,
@@ -39,9 +48,7 @@ export function machineWrites(
   const out: Record<string, number> = {};
   for (const [key, n] of Object.entries(snapshot.byKey)) {
     const [verb, resource, who] = key.split(" ");
-    if (!verb || !resource || who === undefined || !WRITE_VERBS.has(verb) || !user(who)) continue;
-    const [group, plural] = resource.split("/");
-    if (!MACHINE_GROUPS.has(group ?? "") || !MACHINE_RESOURCES.has(plural ?? "")) continue;
+    if (!verb || !resource || who === undefined || !user(who) || !isMachineWrite(verb, resource)) continue;
     out[`${verb} ${resource}`] = (out[`${verb} ${resource}`] ?? 0) + n;
   }
   return out;
@@ -53,17 +60,53 @@ const PROVIDER_USERS = [
   "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
 ];
 
-const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
+const USER_NAMES: Record<string, string> = {
+  [PRODUCT_USER]: "product",
+  "system:serviceaccount:openshift-machine-api:machine-api-controllers": "mao",
+  "system:serviceaccount:openshift-cluster-api:capi-manager": "capi",
+  "system:serviceaccount:openshift-cluster-api:capa-controller-manager": "capa",
+};
+
+/**
+ * Every request the API server served during the handover (reads, watches, Events and Leases too) per
+ * Machine, as `who verb resource`: where the API server's work came from. Rows under 0.05 are left out.
+ */
+export function requestsPerMachine(snapshot: CounterSnapshot, machines: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, n] of Object.entries(snapshot.byKey)) {
+    const [verb, resource, who = ""] = key.split(" ");
+    const row = `${USER_NAMES[who] ?? "other"} ${verb} ${resource}`;
+    out[row] = (out[row] ?? 0) + n;
+  }
+  return Object.fromEntries(
+    Object.entries(out)
+      .map(([k, v]) => [k, round(v / machines, 2)] as const)
+      .filter(([, v]) => v >= 0.05)
+      .sort((a, b) => b[1] - a[1]),
+  );
+}
+
+/** The product's machine-kind writes the API server refused, as `verb resource code` (409s are conflicts). */
+function failedWrites(snapshot: CounterSnapshot): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, n] of Object.entries(snapshot.failures ?? {})) {
+    const [verb, resource, who, code] = key.split(" ");
+    if (who !== PRODUCT_USER || !verb || !resource || !isMachineWrite(verb, resource)) continue;
+    out[`${verb} ${resource} ${code}`] = (out[`${verb} ${resource} ${code}`] ?? 0) + n;
+  }
+  return out;
+}
 
 export function writeCount(snapshot: CounterSnapshot, machines: number): WriteCount {
   const byStep = machineWrites(snapshot, (u) => u === PRODUCT_USER);
-  const productWrites = sum(byStep);
+  const productWrites = sumValues(byStep);
   return {
     machines,
     productWrites,
     perMachine: round(productWrites / machines, 2),
     byStep,
-    providerWrites: sum(machineWrites(snapshot, (u) => PROVIDER_USERS.includes(u))),
+    failed: failedWrites(snapshot),
+    providerWrites: sumValues(machineWrites(snapshot, (u) => PROVIDER_USERS.includes(u))),
   };
 }
 
@@ -72,30 +115,47 @@ interface Stack {
   product: Child;
   providers: Child;
   admin: KubeClient;
+  /**
+   * The admin's watch of MAPI Machines and MachineSets (as `kubectl get -w` would): the bench waits on it
+   * instead of LISTing the whole fleet over and over, which at 1,000 Machines made the bench itself the
+   * API server's biggest load (every poll serialised the fleet).
+   */
+  watching: Cache;
   stop(): Promise<void>;
 }
 
 async function startStack(ws: Workspace, name: string, o: BenchOptions): Promise<Stack> {
-  const api = await startChild(join(HERE, "apiserver.ts"), [join(ws.dir, name), ws.caFile]);
+  // With --cpu-prof every process of the stack writes its profile (named by pid) when it stops.
+  const prof = o.cpuProfDir ? { execArgv: ["--cpu-prof", "--cpu-prof-dir", o.cpuProfDir] } : {};
+  const api = await startChild(join(HERE, "apiserver.ts"), [join(ws.dir, name), ws.caFile], prof);
   const children: Child[] = [api];
+  let watching: Cache | undefined;
   const stop = async (): Promise<void> => {
+    await watching?.stop();
     for (const c of [...children].reverse()) await c.stop();
   };
   try {
     await api.ask("seed", { n: 0 });
     const kubeconfigPath = join(ws.dir, name, "kubeconfig");
-    const product = await startChild(join(HERE, "product.ts"), [
-      kubeconfigPath,
-      ws.certDir,
-      "--controllers",
-      ...(o.workers ? [`--workers=${o.workers}`] : []),
-    ]);
+    const product = await startChild(
+      join(HERE, "product.ts"),
+      [kubeconfigPath, ws.certDir, "--controllers", ...(o.workers ? [`--workers=${o.workers}`] : [])],
+      prof,
+    );
     children.push(product);
     await api.ask("register", { url: (product.ready as { url: string }).url });
-    const providers = await startChild(join(HERE, "providers.ts"), [kubeconfigPath]);
+    const providers = await startChild(join(HERE, "providers.ts"), [kubeconfigPath], prof);
     children.push(providers);
-    const admin = connect({ kubeconfigPath, context: "admin" }).client;
-    return { api, product, providers, admin, stop };
+    const adminConnection = connect({ kubeconfigPath, context: "admin" });
+    watching = createCache({
+      transport: adminConnection.transport,
+      logger: pino({ level: "silent" }),
+      clock: systemClock,
+    });
+    watching.informerFor(KINDS.mapiMachine, NAMESPACES.mapiNamespace);
+    watching.informerFor(KINDS.mapiMachineSet, NAMESPACES.mapiNamespace);
+    await watching.waitForSync(60_000);
+    return { api, product, providers, admin: adminConnection.client, watching, stop };
   } catch (e) {
     await stop();
     throw e;
@@ -149,10 +209,19 @@ const steadyUnder = (o: KubeObject, authority: StableAuthority): boolean =>
 const provisioned = (o: KubeObject): boolean =>
   getPath(o, ["status", "phase"]) === "Running" && steadyUnder(o, "MachineAPI");
 
-async function allMachines(s: Stack, names: ReadonlySet<string>, pred: (o: KubeObject) => boolean) {
-  const { items } = await s.admin.list(KINDS.mapiMachine, { namespace: NAMESPACES.mapiNamespace });
-  return items.filter((o) => names.has(nameOf(o)) && pred(o)).length === names.size;
-}
+/** True when every one of `names` is in the admin's watch of `type` and satisfies `pred`. */
+const all = (
+  s: Stack,
+  type: ResourceType,
+  names: ReadonlySet<string>,
+  pred: (o: KubeObject) => boolean,
+): boolean => {
+  for (const name of names) {
+    const o = s.watching.get(type, NAMESPACES.mapiNamespace, name);
+    if (!o || !pred(o)) return false;
+  }
+  return true;
+};
 
 /** How long provisioning or a handover of `n` may take before the bench gives up on that fleet size. */
 const waitBudgetMs = (n: number): number => Math.min(60_000 + n * 200, 240_000);
@@ -168,9 +237,9 @@ async function createMachines(s: Stack, prefix: string, n: number): Promise<Set<
   const set = new Set(names);
   await waitUntil(
     "Machines Running and synchronized",
-    () => allMachines(s, set, provisioned),
+    async () => all(s, KINDS.mapiMachine, set, provisioned),
     waitBudgetMs(n),
-    500,
+    20,
   );
   return set;
 }
@@ -190,12 +259,9 @@ async function handOver(
   );
   await waitUntil(
     `${names.size} ${kind}(s) steady under ${to}`,
-    async () => {
-      const { items } = await s.admin.list(type, { namespace: NAMESPACES.mapiNamespace });
-      return items.filter((o) => names.has(nameOf(o)) && steadyUnder(o, to)).length === names.size;
-    },
+    async () => all(s, type, names, (o) => steadyUnder(o, to)),
     waitBudgetMs(names.size),
-    100,
+    20,
   );
 }
 
@@ -212,11 +278,10 @@ export async function runHandover(ws: Workspace, o: BenchOptions, log: (line: st
     await waitUntil(
       "the MachineSet and its Machine steady",
       async () => {
-        const sets = (await s.admin.list(KINDS.mapiMachineSet, { namespace: NAMESPACES.mapiNamespace }))
-          .items;
-        const members = (
-          await s.admin.list(KINDS.mapiMachine, { namespace: NAMESPACES.mapiNamespace })
-        ).items.filter((m) => nameOf(m).startsWith(`${nameOf(set)}-`));
+        const sets = s.watching.list(KINDS.mapiMachineSet, NAMESPACES.mapiNamespace);
+        const members = s.watching
+          .list(KINDS.mapiMachine, NAMESPACES.mapiNamespace)
+          .filter((m) => nameOf(m).startsWith(`${nameOf(set)}-`));
         return (
           sets.some((x) => setNames.has(nameOf(x)) && steadyUnder(x, "MachineAPI")) &&
           members.length === 1 &&
@@ -240,7 +305,7 @@ export async function runHandover(ws: Workspace, o: BenchOptions, log: (line: st
     const quietSnapshot = await s.api.ask<CounterSnapshot>("counters");
     const quietWrites = machineWrites(quietSnapshot, (u) => u === PRODUCT_USER);
     return {
-      quiet: { ms: o.quietMs, productWrites: sum(quietWrites), byStep: quietWrites },
+      quiet: { ms: o.quietMs, productWrites: sumValues(quietWrites), byStep: quietWrites },
       machineToClusterAPI: await measure(
         "Machines → ClusterAPI",
         () => handOver(s, "Machine", machines, "ClusterAPI"),
@@ -302,7 +367,8 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
         ]),
       );
       await quiesce(s);
-      const writes = writeCount(await s.api.ask<CounterSnapshot>("counters"), n);
+      const counters = await s.api.ask<CounterSnapshot>("counters");
+      const writes = writeCount(counters, n);
       rows.push({
         machines: n,
         provisionMs: round(provisionMs),
@@ -312,6 +378,7 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
         writesPerMachine: writes.perMachine,
         cpuShareOfOneCore: cpuShare,
         byStep: writes.byStep,
+        requestsPerMachine: requestsPerMachine(counters, n),
       });
     } catch (e) {
       // The bench stays bounded: a fleet that does not finish in its budget is a result, not a crash.

@@ -33,11 +33,15 @@ interface MemorySection {
   empty: { startToReadyMs: number; syncMs: number; rss: number };
   populated: { startToReadyMs: number; syncMs: number; rss: number };
 }
+export const sumValues = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
+
 export interface WriteCount {
   machines: number;
   productWrites: number;
   perMachine: number;
   byStep: Record<string, number>;
+  /** Of those, the ones the API server refused, as `verb resource code` (409: a conflict, retried). */
+  failed: Record<string, number>;
   providerWrites: number;
 }
 interface HandoverSection {
@@ -216,14 +220,15 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
       name,
       String(w.machines),
       fmt(w.perMachine),
+      fmt(sumValues(w.failed ?? {}) / w.machines),
       Object.entries(w.byStep)
         .map(([k, v]) => `${shortStep(k)}=${fmt(v / w.machines)}`)
         .join(" "),
     ]);
-    rows.push(["quiet", `${handover.quiet.ms} ms`, String(handover.quiet.productWrites), ""]);
+    rows.push(["quiet", `${handover.quiet.ms} ms`, String(handover.quiet.productWrites), "", ""]);
     parts.push(
       "Handover writes to machine kinds by the product",
-      table(["handover", "n", "writes/each", "by step (per each)"], rows),
+      table(["handover", "n", "writes/each", "of which 409/each", "by step (per each)"], rows),
     );
   }
   const scale = sections.scale as ScaleRow[] | undefined;

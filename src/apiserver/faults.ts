@@ -100,6 +100,8 @@ export interface CounterSnapshot {
   byUser: Record<string, number>;
   /** `verb resource user` → count, for precise assertions. */
   byKey: Record<string, number>;
+  /** `verb resource user code` → count of the requests of `byKey` answered with an error status. */
+  failures: Record<string, number>;
 }
 
 export class RequestCounters {
@@ -108,6 +110,13 @@ export class RequestCounters {
   private readonly byResource = new Map<string, number>();
   private readonly byUser = new Map<string, number>();
   private readonly byKey = new Map<string, number>();
+  private readonly failures = new Map<string, number>();
+
+  /** Counts a request that was answered with an error status (409 conflicts, admission refusals, …). */
+  failed(r: RequestInfo, code: number): void {
+    const k = `${r.verb} ${r.resource} ${r.user} ${code}`;
+    this.failures.set(k, (this.failures.get(k) ?? 0) + 1);
+  }
 
   record(r: RequestInfo): void {
     this.total++;
@@ -127,6 +136,7 @@ export class RequestCounters {
       byResource: Object.fromEntries(this.byResource),
       byUser: Object.fromEntries(this.byUser),
       byKey: Object.fromEntries(this.byKey),
+      failures: Object.fromEntries(this.failures),
     };
   }
 
@@ -136,5 +146,6 @@ export class RequestCounters {
     this.byResource.clear();
     this.byUser.clear();
     this.byKey.clear();
+    this.failures.clear();
   }
 }

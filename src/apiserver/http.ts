@@ -300,6 +300,25 @@ export class HttpApi {
       user: user.username,
     };
     this.deps.counters.record(info);
+    try {
+      await this.admitted(req, res, method, p, q, info, user, watch);
+    } catch (e) {
+      this.deps.counters.failed(info, e instanceof ApiError ? e.code : 500);
+      throw e;
+    }
+  }
+
+  /** The rest of `dispatch` once a resource request is counted (its errors are counted as refusals). */
+  private async admitted(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    p: ResourcePath,
+    q: URLSearchParams,
+    info: RequestInfo,
+    user: UserInfo,
+    watch: boolean,
+  ): Promise<void> {
     const latency = this.deps.faults.latencyFor(info);
     if (latency > 0) await new Promise((r) => setTimeout(r, latency));
     const fault = this.deps.faults.decide(info);

@@ -117,8 +117,11 @@ describe("fault injection", () => {
       });
       expect(snap.byVerb).toEqual({ list: 1, create: 1, patch: 1 });
       expect(snap.byUser).toEqual({ alice: 1, "kube:admin": 2 });
+      // configmaps have no status subresource: that patch was answered 404, and is counted as refused.
+      expect(snap.failures).toEqual({ "patch /configmaps/status kube:admin 404": 1 });
       s.counters.reset();
       expect(s.counters.snapshot().total).toBe(0);
+      expect(s.counters.snapshot().failures).toEqual({});
     });
   });
 });

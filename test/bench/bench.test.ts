@@ -72,12 +72,21 @@ describe("bench pure helpers", () => {
         [`patch cluster.x-k8s.io/clusters ${PRODUCT_USER}`]: 9,
         "patch machine.openshift.io/machines/status system:serviceaccount:openshift-machine-api:machine-api-controllers": 3,
       },
+      failures: {
+        [`patch machine.openshift.io/machines/status ${PRODUCT_USER} 409`]: 1,
+        [`create /events ${PRODUCT_USER} 409`]: 1,
+      },
     };
     expect(machineWrites(snapshot, (u) => u === PRODUCT_USER)).toEqual({
       "patch machine.openshift.io/machines/status": 4,
       "patch cluster.x-k8s.io/machines": 2,
     });
-    expect(writeCount(snapshot, 2)).toMatchObject({ productWrites: 6, perMachine: 3, providerWrites: 3 });
+    expect(writeCount(snapshot, 2)).toMatchObject({
+      productWrites: 6,
+      perMachine: 3,
+      providerWrites: 3,
+      failed: { "patch machine.openshift.io/machines/status 409": 1 },
+    });
     expect(shortStep("patch infrastructure.cluster.x-k8s.io/awsmachines")).toBe("patch infra/awsmachines");
   });
 
