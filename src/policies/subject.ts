@@ -211,6 +211,10 @@ export const setAuthorityCommand = (
 ): string =>
   `oc patch ${mapiResource(kind)}/${name} -n ${namespace} --type=merge -p '{"spec":{"authoritativeAPI":"${to}"}}'`;
 
+/** The API of a resource group as `roleOf` assigns it; undefined for groups that hold no machine kind. */
+const apiOfGroup = (group: string): Api | undefined =>
+  group === MAPI_GROUP ? "mapi" : group === CAPI_GROUP || group === INFRA_GROUP ? "capi" : undefined;
+
 /** A one-line request filter for `appliesTo` (STYLE: filters are pure one-line predicates). */
 export interface SubjectFilter {
   readonly operations: readonly AdmissionRequest["operation"][];
@@ -223,6 +227,14 @@ export interface SubjectFilter {
 
 export function matches(request: AdmissionRequest, settings: PolicySettings, filter: SubjectFilter): boolean {
   if (!filter.operations.includes(request.operation)) return false;
+  // Every rule asks on every request: refuse on the request's own fields first (subresource, and the API its
+  // resource group implies, as subjectOf would classify it) before classifying the whole subject.
+  if (!(filter.subResources ?? [""]).includes(str(request.subResource))) return false;
+  if (
+    filter.api &&
+    apiOfGroup(str(isRecord(request.resource) ? request.resource.group : undefined)) !== filter.api
+  )
+    return false;
   const s = subjectOf(request, settings);
   if (!s) return false;
   if (filter.api && s.api !== filter.api) return false;
