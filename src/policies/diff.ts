@@ -18,8 +18,10 @@ export const pathJoin = (base: string, key: string | number): string => {
 };
 
 /** Joins segments from the root: `pathOf(["metadata", "labels", "a/b"])` → `metadata.labels["a/b"]`. */
-export const pathOf = (segments: readonly (string | number)[]): string =>
-  segments.reduce<string>((p, s) => pathJoin(p, s), "");
+export const pathOf = (segments: readonly (string | number)[]): string => pathFrom("", segments);
+
+const pathFrom = (base: string, segments: readonly (string | number)[]): string =>
+  segments.reduce<string>((p, s) => pathJoin(p, s), base);
 
 const absent = (v: unknown): boolean => v === undefined || v === null;
 
@@ -28,49 +30,91 @@ const absent = (v: unknown): boolean => v === undefined || v === null;
  * named once, at its root; arrays whose length changed are named as a whole (their items have no identity).
  */
 export function changedPaths(before: unknown, after: unknown, base = ""): string[] {
-  const out: string[] = [];
-  walk(before, after, base, out);
-  return out;
+  const walk: Walk = { base, segments: [], out: [] };
+  walkValue(before, after, walk);
+  return walk.out;
 }
 
-// Admission diffs whole specs where usually one field changed: equal subtrees are skipped with `sameJson`
-// (no path string, no key sort), and only the keys that differ are sorted and named. The output is the same
-// as naming every node and sorting every level would give (test/policies/diff.test.ts compares the two).
-function walk(before: unknown, after: unknown, base: string, out: string[]): void {
-  if (absent(before) && absent(after)) return;
+/**
+ * One pass over both trees. Admission diffs whole specs where usually one field changed, so nothing is built
+ * for a node that is equal: the path is a stack of segments turned into a string only for a change, and keys
+ * are visited in the objects' own order, the changes of one object then put in key order only when more than
+ * one key changed. The result is what naming every node and sorting every level's keys would give
+ * (test/policies/diff.test.ts compares the two).
+ */
+interface Walk {
+  readonly base: string;
+  readonly segments: (string | number)[];
+  readonly out: string[];
+}
+
+function walkValue(before: unknown, after: unknown, walk: Walk): void {
+  if (before === after || (absent(before) && absent(after))) return;
   if (isRecord(before) && isRecord(after)) {
-    const differing: string[] = [];
-    for (const key of Object.keys(before)) if (!sameJson(before[key], after[key])) differing.push(key);
-    for (const key of Object.keys(after))
-      if (!Object.hasOwn(before, key) && !sameJson(before[key], after[key])) differing.push(key);
-    if (differing.length > 1) differing.sort();
-    for (const key of differing) walk(before[key], after[key], pathJoin(base, key), out);
+    const start = walk.out.length;
+    // Keys that produced paths, and where their paths end in `out`; only built once a key produced some.
+    let changedKeys: string[] | undefined;
+    let ends: number[] | undefined;
+    let inOrder = true;
+    const keysOfBefore = Object.keys(before);
+    const keysOfAfter = Object.keys(after);
+    for (let i = 0; i < keysOfBefore.length + keysOfAfter.length; i++) {
+      const fromBefore = i < keysOfBefore.length;
+      const key = fromBefore ? keysOfBefore[i]! : keysOfAfter[i - keysOfBefore.length]!;
+      if (!fromBefore && Object.hasOwn(before, key)) continue;
+      const mark = walk.out.length;
+      walk.segments.push(key);
+      walkValue(before[key], after[key], walk);
+      walk.segments.pop();
+      if (walk.out.length === mark) continue;
+      changedKeys ??= [];
+      ends ??= [];
+      if (changedKeys.length > 0 && key < changedKeys[changedKeys.length - 1]!) inOrder = false;
+      changedKeys.push(key);
+      ends.push(walk.out.length);
+    }
+    if (!inOrder && changedKeys && ends) putInKeyOrder(walk.out, start, changedKeys, ends);
     return;
   }
   if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
-    for (let i = 0; i < before.length; i++)
-      if (!sameJson(before[i], after[i])) walk(before[i], after[i], pathJoin(base, i), out);
+    for (let i = 0; i < before.length; i++) {
+      walk.segments.push(i);
+      walkValue(before[i], after[i], walk);
+      walk.segments.pop();
+    }
     return;
   }
-  if (!sameJson(before, after)) out.push(base || "(root)");
+  if (!sameJson(before, after)) walk.out.push(pathFrom(walk.base, walk.segments) || "(root)");
+}
+
+/** Reorders `out` from `start` so each key's run of paths (ending at `ends[i]`) comes in key order. */
+function putInKeyOrder(out: string[], start: number, keys: readonly string[], ends: readonly number[]): void {
+  const runs = keys.map((key, i) => ({ key, paths: out.slice(i === 0 ? start : ends[i - 1], ends[i]) }));
+  runs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  out.length = start;
+  for (const run of runs) out.push(...run.paths);
 }
 
 /** Deep equality of JSON values, with `null` and missing object keys equal. */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (absent(a) && absent(b)) return true;
-  if (isRecord(a) && isRecord(b)) {
-    // Every own key of either side once, as a union would, without building one.
-    for (const key of Object.keys(a)) if (!sameJson(a[key], b[key])) return false;
-    for (const key of Object.keys(b)) if (!Object.hasOwn(a, key) && !sameJson(a[key], b[key])) return false;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null)
+    return absent(a) && absent(b);
+  const isArray = Array.isArray(a);
+  if (isArray !== Array.isArray(b)) return false;
+  if (isArray) {
+    const items = a as unknown[];
+    const others = b as unknown[];
+    if (items.length !== others.length) return false;
+    for (let i = 0; i < items.length; i++) if (!sameJson(items[i], others[i])) return false;
     return true;
   }
-  if (Array.isArray(a) && Array.isArray(b)) {
-    if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
-    return true;
-  }
-  return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  // Every own key of either side once, as a union would, without building one.
+  for (const key of Object.keys(x)) if (!sameJson(x[key], y[key])) return false;
+  for (const key of Object.keys(y)) if (!Object.hasOwn(x, key) && !sameJson(x[key], y[key])) return false;
+  return true;
 }
 
 export type KeyChange = "added" | "changed" | "removed";

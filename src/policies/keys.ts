@@ -4,7 +4,7 @@
  * and the twin-owned labels check. Returns field paths; the rules word the messages.
  */
 import { ANNOTATIONS, DELETE_MARKS, LABELS, PRODUCT_PREFIX } from "../kube/kinds.js";
-import { annotationsOf, type KubeObject, labelsOf } from "../kube/object.js";
+import { annotationsOf, isRecord, type KubeObject, labelsOf } from "../kube/object.js";
 import { keyChanges, pathOf } from "./diff.js";
 
 export const isDeleteMark = (key: string): boolean => DELETE_MARKS.includes(key);
@@ -25,6 +25,25 @@ export const isProtectedAnnotation = (key: string): boolean =>
     key.includes("clusters.x-k8s.io") ||
     key.startsWith(PRODUCT_PREFIX));
 
+/**
+ * An object's labels or annotations for reading, as `labelsOf`/`annotationsOf` give them (string values only)
+ * but without the copy when every value is already a string, which is what the API server guarantees. The
+ * guards read them on every UPDATE; copying a map key by key cost more than the comparison. Never written to.
+ */
+export const readLabels = (o: KubeObject | undefined): Readonly<Record<string, string>> =>
+  allStrings(o?.metadata?.labels) ? (o?.metadata?.labels as Record<string, string>) : labelsOf(o);
+export const readAnnotations = (o: KubeObject | undefined): Readonly<Record<string, string>> =>
+  allStrings(o?.metadata?.annotations)
+    ? (o?.metadata?.annotations as Record<string, string>)
+    : annotationsOf(o);
+
+/** A map the copy would reproduce exactly: every value a string, and no `__proto__` key (a copy drops it). */
+function allStrings(map: unknown): boolean {
+  if (!isRecord(map)) return false;
+  for (const key of Object.keys(map)) if (typeof map[key] !== "string" || key === "__proto__") return false;
+  return true;
+}
+
 export const labelPath = (key: string): string => pathOf(["metadata", "labels", key]);
 export const annotationPath = (key: string): string => pathOf(["metadata", "annotations", key]);
 
@@ -37,15 +56,15 @@ export function metadataGuardViolations(
   after: KubeObject | undefined,
   authoritativeTwin: KubeObject | undefined,
 ): string[] {
-  const oldLabels = labelsOf(before);
-  const newLabels = labelsOf(after);
+  const oldLabels = readLabels(before);
+  const newLabels = readLabels(after);
   const out = new Set<string>();
   for (const { key } of keyChanges(oldLabels, newLabels))
     if (isProtectedLabel(key) || key === LABELS.machineTemplateHash) out.add(labelPath(key));
-  for (const { key } of keyChanges(annotationsOf(before), annotationsOf(after)))
+  for (const { key } of keyChanges(readAnnotations(before), readAnnotations(after)))
     if (isProtectedAnnotation(key)) out.add(annotationPath(key));
   if (authoritativeTwin) {
-    for (const [key, value] of Object.entries(labelsOf(authoritativeTwin)))
+    for (const [key, value] of Object.entries(readLabels(authoritativeTwin)))
       if (newLabels[key] !== oldLabels[key] && newLabels[key] !== value) out.add(labelPath(key));
   }
   return [...out];

@@ -3,9 +3,14 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isRecord } from "../../src/kube/object.js";
+import { annotationsOf, isRecord, type KubeObject, labelsOf } from "../../src/kube/object.js";
 import { changedPaths, keyChanges, listPaths, pathJoin, pathOf, sameJson } from "../../src/policies/diff.js";
-import { isProtectedAnnotation, isProtectedLabel } from "../../src/policies/keys.js";
+import {
+  isProtectedAnnotation,
+  isProtectedLabel,
+  readAnnotations,
+  readLabels,
+} from "../../src/policies/keys.js";
 
 describe("changedPaths", () => {
   it("names nested changes with dots, map keys in brackets and array items by index", () => {
@@ -117,6 +122,13 @@ describe("changedPaths: skipping equal subtrees names the same paths as a full w
       "",
       ["a", "b", "m.x", "z"],
     ],
+    [
+      "several paths under each key, keys out of order",
+      { b: { y: 1, x: 1 }, a: [1, 1] },
+      { b: { y: 2, x: 2 }, a: [2, 2] },
+      "spec",
+      ["spec.a[0]", "spec.a[1]", "spec.b.x", "spec.b.y"],
+    ],
     ["scalar root", 1, 2, "spec.replicas", ["spec.replicas"]],
     ["odd shapes", null, [1, 2], "", ["(root)"]],
     [
@@ -196,6 +208,34 @@ describe("notation helpers", () => {
       { key: "c", change: "added" },
     ]);
     expect(listPaths(["a", "b", "c"], 2)).toBe("a, b and 1 more");
+  });
+});
+
+describe("readLabels and readAnnotations read what labelsOf and annotationsOf copy", () => {
+  const withMaps = (labels: unknown, annotations: unknown): KubeObject =>
+    JSON.parse(JSON.stringify({ metadata: { labels, annotations } })) as KubeObject;
+  it.each<[string, KubeObject | undefined]>([
+    ["strings only", withMaps({ "machine.openshift.io/a": "x", b: "" }, { "cluster.x-k8s.io/paused": "" })],
+    ["a non-string value is left out", withMaps({ a: "x", n: 1, o: { p: "q" }, z: null }, { t: true })],
+    ["no maps", withMaps(undefined, undefined)],
+    ["maps of the wrong type", withMaps("a=b", ["x"])],
+    ["no metadata", {}],
+    ["no object", undefined],
+    ["a __proto__ key, which a copy drops", JSON.parse('{"metadata":{"labels":{"__proto__":"x","a":"b"}}}')],
+  ])("%s", (_name, o) => {
+    const same = (read: Readonly<Record<string, string>>, copied: Record<string, string>): void => {
+      expect(Object.entries(read)).toEqual(Object.entries(copied));
+      for (const key of ["__proto__", "a", "n", "toString"])
+        expect([Object.hasOwn(read, key), read[key]]).toEqual([Object.hasOwn(copied, key), copied[key]]);
+    };
+    same(readLabels(o), labelsOf(o));
+    same(readAnnotations(o), annotationsOf(o));
+  });
+
+  it("returns the object's own map when it holds only strings (no copy)", () => {
+    const o = withMaps({ a: "x" }, { b: "y" });
+    expect(readLabels(o)).toBe(o.metadata?.labels);
+    expect(readAnnotations(o)).toBe(o.metadata?.annotations);
   });
 });
 

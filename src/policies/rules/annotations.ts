@@ -6,9 +6,8 @@
  * (SPEC §2.4), and the validating webhook cannot tell who wrote it, so that one pair is admitted.
  */
 import { ANNOTATIONS, PAUSED_BY_VALUE, PRODUCT_PREFIX } from "../../kube/kinds.js";
-import { annotationsOf } from "../../kube/object.js";
 import { keyChanges, listPaths } from "../diff.js";
-import { annotationPath, isProductAnnotation } from "../keys.js";
+import { annotationPath, isProductAnnotation, readAnnotations } from "../keys.js";
 import { describeSubject, matches, subjectFor } from "../subject.js";
 import { allow, deny, type Rule } from "../verdict.js";
 
@@ -19,8 +18,8 @@ export const productAnnotations: Rule = {
   appliesTo: (request, ctx) => matches(request, ctx.settings, { operations: ["CREATE", "UPDATE"] }),
   check: (request, ctx) => {
     const subject = subjectFor(request, ctx.settings);
-    const before = request.operation === "UPDATE" ? annotationsOf(request.oldObject ?? undefined) : {};
-    const after = annotationsOf(request.object ?? undefined);
+    const before = request.operation === "UPDATE" ? readAnnotations(request.oldObject ?? undefined) : {};
+    const after = readAnnotations(request.object ?? undefined);
     const markedPause =
       request.operation === "CREATE" &&
       subject.api === "capi" &&

@@ -6,17 +6,16 @@
  * migrating and cancelling stay possible. Removing finalizers or ownerReferences is never refused.
  */
 import { AUTHORITY, INFRA_GROUP, KINDS } from "../../kube/kinds.js";
-import {
-  annotationsOf,
-  finalizersOf,
-  getPath,
-  isRecord,
-  type KubeObject,
-  labelsOf,
-  ownerReferencesOf,
-} from "../../kube/object.js";
+import { finalizersOf, getPath, isRecord, type KubeObject, ownerReferencesOf } from "../../kube/object.js";
 import { changedPaths, keyChanges, listPaths, sameJson } from "../diff.js";
-import { annotationPath, isDeleteMark, labelPath, metadataGuardViolations } from "../keys.js";
+import {
+  annotationPath,
+  isDeleteMark,
+  labelPath,
+  metadataGuardViolations,
+  readAnnotations,
+  readLabels,
+} from "../keys.js";
 import {
   authoritativeSideOf,
   capiResource,
@@ -224,8 +223,8 @@ function migratingViolations(request: AdmissionRequest, subject: Subject): strin
   if (subject.subResource) return paths;
   const before = request.oldObject ?? undefined;
   const after = request.object ?? undefined;
-  for (const { key } of keyChanges(labelsOf(before), labelsOf(after))) paths.push(labelPath(key));
-  for (const { key } of keyChanges(annotationsOf(before), annotationsOf(after)))
+  for (const { key } of keyChanges(readLabels(before), readLabels(after))) paths.push(labelPath(key));
+  for (const { key } of keyChanges(readAnnotations(before), readAnnotations(after)))
     if (!isDeleteMark(key) && key !== LAST_APPLIED) paths.push(annotationPath(key));
   const oldFinalizers = finalizersOf(before);
   if (finalizersOf(after).some((f) => !oldFinalizers.includes(f))) paths.push("metadata.finalizers");
