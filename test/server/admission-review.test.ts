@@ -3,9 +3,14 @@
  * which are refused with what reason, and the wire rules of the answer (deny Status, warnings, patches only
  * on the mutating webhook, never on DELETE).
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Decision } from "../../src/policies/types.js";
-import { decodeAdmissionReview, encodeAdmissionResponse } from "../../src/server/admission-review.js";
+import {
+  decodeAdmissionReview,
+  decodeWithSchema,
+  encodeAdmissionResponse,
+} from "../../src/server/admission-review.js";
 import { allow, deny, FIXTURE_NAMES, fixture } from "./helpers.js";
 
 const valid = () => fixture("capi-machine-create");
@@ -122,6 +127,97 @@ describe("decodeAdmissionReview", () => {
     const decoded = decodeAdmissionReview({ apiVersion: 1, kind: 2, request: { operation: "X" } });
     if (decoded.ok) throw new Error("decoded");
     expect(decoded.error).toMatch(/\(and \d+ more\)$/);
+  });
+});
+
+describe("decodeAdmissionReview: the hand check answers exactly what the schema answers", () => {
+  it.each(FIXTURE_NAMES)("the %s fixture decodes to the schema's output", (name) => {
+    expect(decodeAdmissionReview(fixture(name))).toStrictEqual(decodeWithSchema(fixture(name)));
+  });
+
+  /** Places a damaged review can differ: every field the schema reads, and some it ignores. */
+  const PLACES: readonly (readonly string[])[] = [
+    [],
+    ["apiVersion"],
+    ["kind"],
+    ["request"],
+    ["extraTopLevel"],
+    ...[
+      "uid",
+      "kind",
+      "resource",
+      "subResource",
+      "requestKind",
+      "requestResource",
+      "requestSubResource",
+      "name",
+      "namespace",
+      "operation",
+      "userInfo",
+      "object",
+      "oldObject",
+      "dryRun",
+      "options",
+      "futureField",
+    ].map((f) => ["request", f]),
+    ...["group", "version", "kind", "resource", "other"].flatMap((f) => [
+      ["request", "kind", f],
+      ["request", "resource", f],
+      ["request", "requestKind", f],
+      ["request", "requestResource", f],
+    ]),
+    ...["username", "uid", "groups", "extra", "other"].map((f) => ["request", "userInfo", f]),
+    ["request", "userInfo", "groups", "0"],
+    ["request", "userInfo", "extra", "scopes.authorization.openshift.io"],
+    ["request", "userInfo", "extra", "scopes.authorization.openshift.io", "0"],
+    ["request", "userInfo", "extra", "__proto__"],
+    ["request", "userInfo", "extra", "another"],
+  ];
+  const junk = fc.oneof(
+    fc.constantFrom(undefined, null, "", "x", 0, 7, true, false, [], {}, ["a"], [1], { a: "b" }),
+    fc.constantFrom("CREATE", "UPDATE", "PATCH", "admission.k8s.io/v1", "AdmissionReview", "Machine"),
+    fc.jsonValue({ maxDepth: 2 }),
+  );
+  /** Sets (or with `remove`, deletes) one place in a copy; a place under a non-object is created. */
+  const damage = (review: unknown, path: readonly string[], value: unknown, remove: boolean): unknown => {
+    if (path.length === 0) return remove ? undefined : value;
+    const copy = (typeof review === "object" && review !== null ? structuredClone(review) : {}) as Record<
+      string,
+      unknown
+    >;
+    let node: Record<string, unknown> = copy;
+    for (const seg of path.slice(0, -1)) {
+      const next = node[seg];
+      if (typeof next !== "object" || next === null) node[seg] = {};
+      node = node[seg] as Record<string, unknown>;
+    }
+    const last = path[path.length - 1]!;
+    if (remove) delete node[last];
+    else if (last === "__proto__") Object.defineProperty(node, last, { value, enumerable: true });
+    else node[last] = value;
+    return copy;
+  };
+
+  it("on random damage to real reviews: the same request, or the same 400 text", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...FIXTURE_NAMES),
+        fc.array(fc.tuple(fc.constantFrom(...PLACES), junk, fc.boolean()), { minLength: 1, maxLength: 3 }),
+        (name, edits) => {
+          let review: unknown = fixture(name);
+          for (const [path, value, remove] of edits) review = damage(review, path, value, remove);
+          expect(decodeAdmissionReview(review)).toStrictEqual(decodeWithSchema(review));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("keeps the same outcome for JSON text with a __proto__ key in userInfo.extra", () => {
+    const review = JSON.parse(
+      JSON.stringify(fixture("capi-machine-create")).replace('"extra":{', '"extra":{"__proto__":["x"],'),
+    ) as unknown;
+    expect(decodeAdmissionReview(review)).toStrictEqual(decodeWithSchema(review));
   });
 });
 
