@@ -9,7 +9,7 @@
  * would change a field another manager owns is a conflict (409) unless `force`, which moves ownership.
  * Update/Patch requests make their manager the owner of every field they changed.
  */
-import { isRecord, type KubeObject } from "../kube/object.js";
+import { isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
 import { ApiError } from "./status.js";
 
 export interface ManagedFieldsEntry {
@@ -44,19 +44,43 @@ const elementSegment = (listPath: string, item: unknown): string | undefined => 
   return undefined;
 };
 
-const collect = (value: unknown, path: string, out: Set<string>): void => {
+/**
+ * Adds the leaf field paths of `value` under `path` to `out`. With `diff`, also walks `before` (the value at
+ * the same path in the old object) alongside and adds to `diff.changed` every leaf whose value differs.
+ */
+const collect = (
+  value: unknown,
+  path: string,
+  out: Set<string>,
+  diff?: { before: unknown; changed: Set<string> },
+): void => {
   if (isRecord(value) && Object.keys(value).length > 0) {
+    const before = diff && isRecord(diff.before) ? diff.before : undefined;
     for (const [k, v] of Object.entries(value)) {
       if (path === "f:metadata" && SERVER_METADATA.has(k)) continue;
-      collect(v, path ? `${path}${SEP}f:${k}` : `f:${k}`, out);
+      const child = path ? `${path}${SEP}f:${k}` : `f:${k}`;
+      collect(v, child, out, diff && { before: before?.[k], changed: diff.changed });
     }
     return;
   }
   if (Array.isArray(value) && value.length > 0 && elementSegment(path, value[0]) !== undefined) {
-    for (const item of value) out.add(`${path}${SEP}${elementSegment(path, item)}`);
+    const before = diff && Array.isArray(diff.before) ? diff.before : [];
+    for (const item of value) {
+      const p = `${path}${SEP}${elementSegment(path, item)}`;
+      out.add(p);
+      if (!diff) continue;
+      const was = isRecord(item)
+        ? before.find((i) => isRecord(i) && i.uid === item.uid)
+        : before.includes(item)
+          ? item
+          : undefined;
+      if (!jsonEqual(was ?? null, item ?? null)) diff.changed.add(p);
+    }
     return;
   }
-  if (path) out.add(path);
+  if (!path) return;
+  out.add(path);
+  if (diff && !jsonEqual(diff.before ?? null, value ?? null)) diff.changed.add(path);
 };
 
 /** The leaf field paths of an object (apiVersion/kind and server-set metadata excluded). */
@@ -184,22 +208,24 @@ export const recordUpdate = (
   now: string,
   subresource?: string,
 ): ManagedFieldsEntry[] => {
-  const newPaths = fieldPaths(newObj);
-  const changed = new Set<string>();
-  for (const p of newPaths) if (!oldObj || !sameJson(valueAt(oldObj, p), valueAt(newObj, p))) changed.add(p);
+  const newPaths = new Set<string>();
+  let changed = new Set<string>();
+  for (const [k, v] of Object.entries(newObj)) {
+    if (k === "apiVersion" || k === "kind") continue;
+    collect(v, `f:${k}`, newPaths, oldObj && { before: oldObj[k], changed });
+  }
+  if (!oldObj) changed = newPaths;
   const out: ManagedFieldsEntry[] = [];
   let mine: Set<string> | undefined;
   for (const e of entriesOf(oldObj)) {
-    const paths = fromFieldsV1(e.fieldsV1);
-    for (const p of [...paths]) if (changed.has(p) || !newPaths.has(p)) paths.delete(p);
+    const held = fromFieldsV1(e.fieldsV1);
+    const paths = new Set([...held].filter((p) => !changed.has(p) && newPaths.has(p)));
     if (isEntry(e, manager, "Update", subresource)) {
       mine = paths;
       continue;
     }
     if (paths.size > 0)
-      out.push(
-        paths.size === fromFieldsV1(e.fieldsV1).size ? e : { ...e, fieldsV1: toFieldsV1([...paths].sort()) },
-      );
+      out.push(paths.size === held.size ? e : { ...e, fieldsV1: toFieldsV1([...paths].sort()) });
   }
   const owned = new Set([...(mine ?? []), ...changed]);
   if (owned.size > 0) out.push(entry(manager, "Update", apiVersion, now, owned, subresource));

@@ -8,7 +8,7 @@
  */
 import { randomInt, randomUUID } from "node:crypto";
 import type pino from "pino";
-import { canonicalJson, getPath, isRecord, type KubeObject } from "../kube/object.js";
+import { getPath, isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
 import {
   type ManagedFieldsEntry,
   managerFromUserAgent,
@@ -114,20 +114,29 @@ export const asVersion = (res: ResourceInfo, version: string, o: KubeObject): Ku
 
 const meta = (o: KubeObject): Record<string, unknown> => (isRecord(o.metadata) ? o.metadata : {});
 
-/** Everything generation watches: the object minus metadata (and minus status when status is a subresource). */
-const specOf = (res: ResourceInfo, o: KubeObject): string => {
-  const { metadata: _m, status, ...rest } = o;
-  return canonicalJson(res.statusSubresource ? rest : { ...rest, status });
-};
+const METADATA = new Set(["metadata"]);
+const METADATA_AND_STATUS = new Set(["metadata", "status"]);
+const VOLATILE_METADATA = new Set(["resourceVersion", "managedFields"]);
 
-/** Compare ignoring what a no-op write would still touch (resourceVersion, managedFields timestamps). */
-const comparable = (o: KubeObject): string => {
-  const { managedFields, resourceVersion: _r, ...m } = meta(o);
-  // Ownership changes are real changes (a second applier becomes co-owner); timestamps alone are not.
-  const owners = Array.isArray(managedFields)
-    ? managedFields.map((e) => (isRecord(e) ? { ...e, time: undefined } : e))
+/** Whether generation moves: anything but metadata changed (and but status when status is a subresource). */
+const specChanged = (res: ResourceInfo, a: KubeObject, b: KubeObject): boolean =>
+  !jsonEqual(a, b, res.statusSubresource ? METADATA_AND_STATUS : METADATA);
+
+/** The managedFields entries without their timestamps. */
+const owners = (m: Record<string, unknown>): unknown =>
+  Array.isArray(m.managedFields)
+    ? m.managedFields.map((e) => (isRecord(e) ? { ...e, time: undefined } : e))
     : undefined;
-  return canonicalJson({ ...o, metadata: { ...m, managedFields: owners } });
+
+/**
+ * Equal but for what a no-op write would still touch (resourceVersion, managedFields timestamps).
+ * Ownership changes are real changes (a second applier becomes co-owner); timestamps alone are not.
+ */
+const sameButVolatile = (a: KubeObject, b: KubeObject): boolean => {
+  if (!jsonEqual(a, b, METADATA)) return false;
+  const ma = meta(a);
+  const mb = meta(b);
+  return jsonEqual(ma, mb, VOLATILE_METADATA) && jsonEqual(owners(ma), owners(mb));
 };
 
 /** Paths present in `before` but dropped by pruning (`after`): the unknown fields of a CRD object. */
@@ -565,12 +574,16 @@ export class Rest {
     }
   }
 
-  /** Mutating admission may not change identity or server-owned metadata. */
+  /**
+   * Mutating admission may not change identity or server-owned metadata. Prunes and defaults the result
+   * unless `prune` is false (the caller prunes next, reporting unknown fields).
+   */
   private restoreServerFields(
     res: ResourceInfo,
     o: KubeObject,
     server: Record<string, unknown>,
     version: string,
+    prune = true,
   ): KubeObject {
     const m = { ...meta(o) };
     for (const k of [
@@ -585,12 +598,8 @@ export class Rest {
       if (server[k] === undefined) delete m[k];
       else m[k] = server[k];
     }
-    return this.pruneAndDefaultQuiet(res, version, {
-      ...o,
-      apiVersion: gvOf(res, res.storageVersion),
-      kind: res.kind,
-      metadata: m,
-    });
+    const restored = { ...o, apiVersion: gvOf(res, res.storageVersion), kind: res.kind, metadata: m };
+    return prune ? this.pruneAndDefaultQuiet(res, version, restored) : restored;
   }
 
   /** Defaulting again after mutating admission, without reporting unknown fields a webhook added. */
@@ -831,7 +840,7 @@ export class Rest {
         else next.status = old.status;
       }
     }
-    next = this.restoreServerFields(res, next, server, version);
+    next = this.restoreServerFields(res, next, server, version, false);
     if (res.group === "" && res.plural === "namespaces") next = { ...next, spec: old.spec ?? next.spec };
     this.checkFinalizers(res, old, next);
     next = this.defaultBuiltIn(res, next, old);
@@ -851,8 +860,9 @@ export class Rest {
       options,
       view?.kind,
     );
-    if (mutated) next = view ? view.fromView(mutated, next) : mutated;
-    next = this.restoreServerFields(res, next, server, version);
+    // Without a mutation `next` is as restored and pruned above; a webhook's answer is restored again.
+    if (mutated)
+      next = this.restoreServerFields(res, view ? view.fromView(mutated, next) : mutated, server, version);
     if (subresource === "status") next = { ...old, status: next.status, metadata: next.metadata };
     this.checkFinalizers(res, old, next);
     let compiled: CompiledCrd | undefined;
@@ -871,7 +881,7 @@ export class Rest {
       options,
       view?.kind,
     );
-    if (specOf(res, next) !== specOf(res, old))
+    if (specChanged(res, next, old))
       next = {
         ...next,
         metadata: { ...meta(next), generation: (Number(old.metadata?.generation) || 0) + 1 },
@@ -888,7 +898,7 @@ export class Rest {
         subresource === "status" ? "status" : undefined,
       );
     next = this.withManagedFields(next, fields);
-    if (comparable(next) === comparable(old)) return asRead(old);
+    if (sameButVolatile(next, old)) return asRead(old);
     // The stored object moved during the admission round trip: a conditional write fails, others retry.
     const live = this.deps.storage.get(key, old.metadata?.namespace ?? "", name);
     if (!live) throw notFound(res.group, res.plural, name);

@@ -112,6 +112,32 @@ export const canonicalJson = (v: unknown): string => {
 };
 
 /**
+ * `canonicalJson(a) === canonicalJson(b)` without building either string: equal as JSON, key order aside
+ * (a key holding `undefined` is absent; `undefined` in an array reads as `null`). Keys in `skip` are left
+ * out at the top level. Stops at the first difference.
+ */
+export const jsonEqual = (a: unknown, b: unknown, skip?: ReadonlySet<string>): boolean => {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
+  }
+  if (isRecord(a)) {
+    if (!isRecord(b)) return false;
+    let defined = 0;
+    for (const k of Object.keys(a)) {
+      if (a[k] === undefined || skip?.has(k)) continue;
+      defined++;
+      if (b[k] === undefined || !jsonEqual(a[k], b[k])) return false;
+    }
+    for (const k of Object.keys(b)) if (b[k] !== undefined && !skip?.has(k)) defined--;
+    return defined === 0;
+  }
+  return false;
+};
+
+/**
  * Returns `conditions` with `next` set for its type. `lastTransitionTime` changes only when the status
  * changes (SPEC §1); otherwise the old one is kept. Returns the same array when nothing differs, so callers
  * can skip the write.

@@ -94,7 +94,7 @@ function pruneMetadata(meta: unknown): unknown {
 }
 
 /**
- * Removes fields the schema does not know, in place on a fresh copy. `resourceRoot` marks the object root
+ * Returns a copy of `value` without the fields the schema does not know. `resourceRoot` marks the object root
  * and embedded resources, where apiVersion/kind/metadata are always kept.
  */
 function pruneValue(node: SchemaNode, value: unknown, resourceRoot: boolean): unknown {
@@ -155,8 +155,13 @@ function applyDefaults(node: SchemaNode, value: unknown, resourceRoot: boolean):
   }
 }
 
+/**
+ * Pruning builds a fresh object wherever defaulting may write (every object and array the schema
+ * describes), so `obj` is never mutated and needs no deep copy; subtrees kept as-is (preserved unknown
+ * fields, metadata values) are shared with `obj` and never written to.
+ */
 export function pruneAndDefaultValue(root: SchemaNode, obj: unknown): unknown {
-  const pruned = pruneValue(root, clone(obj), true);
+  const pruned = pruneValue(root, obj, true);
   applyDefaults(root, pruned, true);
   return pruned;
 }
