@@ -20,6 +20,7 @@ import type { FinalizerHolder, HandoverKindDetails } from "./kinds.js";
 import { HANDOVER_KINDS, resolveFinalizers } from "./kinds.js";
 import type { Problem } from "./preconditions.js";
 import {
+  completionPauseProblem,
   describeObject,
   finalSyncProblem,
   involvedRoles,
@@ -368,8 +369,18 @@ const planRollback = (c: Context, why: string): Step => {
   return undo8 ?? cancelStep(c, why);
 };
 
-/** §3.5 once step 9 has begun: steps 9–10 (step 11 is the steady state's unpause). */
+/**
+ * §3.5 once step 9 has begun: steps 9–10 (step 11 is the steady state's unpause). As going forward, the CAPI
+ * side is paused while Migrating whichever the direction — a cancel back to ClusterAPI may already have lifted
+ * the pauses when a delete turns it into a completion to MachineAPI — and MachineAPI takes over only once
+ * the CAPI controllers acknowledged the pause again (found by the model campaign: status MachineAPI with the
+ * CAPI twin unpaused, both sides active).
+ */
 const planCompletion = (c: Context, why: string): Step => {
+  const pause = firstStep(c.details.pauseTargets, (role) => pauseStep(c.s, role));
+  if (pause) return pause;
+  const unacknowledged = completionPauseProblem(c.s, c.old);
+  if (unacknowledged) return problemStep(unacknowledged);
   const step9 = firstStep(c.details.controllerFinalizers[c.old], (h) =>
     removeFinalizersStep(c.s, h, { fromDeleting: true }),
   );

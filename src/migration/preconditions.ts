@@ -380,6 +380,30 @@ export const pauseAcknowledgementProblem = (
   return undefined;
 };
 
+/**
+ * §3.5 completing to MachineAPI: every CAPI acknowledger still present reports Paused=True again, newer than
+ * its recorded Paused=False. A cancel back to ClusterAPI may have lifted the pauses (and the CAPI controllers
+ * run again) before a delete turned the roll-back into a completion; status may become MachineAPI only once
+ * they have stopped again. A gone acknowledger has nothing left to stop.
+ */
+export const completionPauseProblem = (s: HandoverSnapshot, old: StableAuthority): Problem | undefined => {
+  if (old !== "ClusterAPI") return undefined;
+  const recorded = recordedPausedFalseAt(s.mapi);
+  for (const ack of HANDOVER_KINDS[s.kind].acknowledgers[old]) {
+    const object = objectOf(s, ack.role);
+    if (!object) continue;
+    const at = ackTime(object, "True");
+    const since = recorded?.[ack.key];
+    if (at !== undefined && (since === undefined || Date.parse(at) >= Date.parse(since))) continue;
+    return {
+      reason: "WaitingForPause",
+      waitFor: "pauseAck",
+      message: `waiting for ${describeObject(s.kind, ack.role, object)} to report Paused=True before MachineAPI takes over (${conditionText(object, CONDITIONS.paused)})`,
+    };
+  }
+  return undefined;
+};
+
 /** Whether step 6 holds: the old authority's controllers have stopped since the migration started. */
 export const pauseAcknowledged = (s: HandoverSnapshot, old: StableAuthority): boolean =>
   pauseAcknowledgementProblem(s, old) === undefined;

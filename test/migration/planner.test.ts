@@ -10,7 +10,7 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, conditionsOf, finalizersOf, generationOf } from "../../src/kube/object.js";
 import { planHandover, UNKNOWN_SOURCE_AUTHORITY } from "../../src/migration/planner.js";
 import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
-import { opposite } from "../../src/migration/snapshot.js";
+import { hasPause, opposite } from "../../src/migration/snapshot.js";
 import type { Step } from "../../src/migration/steps.js";
 import { isWrite, stepName } from "../../src/migration/steps.js";
 import type { World } from "./world.js";
@@ -22,10 +22,12 @@ import {
   iso,
   markDeleting,
   putCondition,
+  runToRest,
   setSpecAuthority,
   setStatusField,
   stableSnapshot,
   T0,
+  violationsOf,
   worldOf,
 } from "./world.js";
 
@@ -745,6 +747,52 @@ describe("§3.3 cancellation", () => {
         owner: true,
       });
     }
+  });
+
+  it("a delete landing during a cancel back to ClusterAPI after step 9: the CAPI side is paused and acknowledged again before MachineAPI takes over (I1, §3.5)", () => {
+    const { world } = until(started("Machine", "ClusterAPI"), is("completeMigration"));
+    const cancelling = { ...world, s: setSpecAuthority(world.s, "ClusterAPI") };
+    for (let deleteAfter = 0; deleteAfter <= 5; deleteAfter++) {
+      // The cancel writes land (the first lift the pauses), then the user deletes the MAPI Machine before any
+      // stand-in reacted; from there planner and stand-ins run until nothing changes.
+      let w = cancelling;
+      for (let i = 0; i < deleteAfter; i++) {
+        const step = plan(w.s);
+        if (!isWrite(step)) break;
+        w = applyStep(w, step);
+      }
+      w = { ...w, s: edit(w.s, "mapi", (o) => markDeleting(o, w.now)) };
+      const run = runToRest(w);
+      expect({ deleteAfter, violations: violationsOf([cancelling.s, ...run.history]) }).toEqual({
+        deleteAfter,
+        violations: [],
+      });
+      const { s } = run.world;
+      const status = s.mapi?.status?.authoritativeAPI;
+      if (status === "MachineAPI") {
+        expect(hasPause(s.capi) && hasPause(s.infraMachine)).toBe(true);
+        expect(finalizersOf(s.mapi)).toContain(FINALIZERS.mapiMachine);
+      } else {
+        expect(status).toBe("ClusterAPI");
+        expect(finalizersOf(s.capi)).toContain(FINALIZERS.capiMachine);
+      }
+    }
+  });
+
+  it("§3.5 completing to MachineAPI after a cancel lifted a pause: re-pause, wait for Paused=True, then steps 9–10", () => {
+    const { world } = until(started("Machine", "ClusterAPI"), is("completeMigration"));
+    let w = { ...world, s: setSpecAuthority(world.s, "ClusterAPI") };
+    const unpause = plan(w.s);
+    expect(stepName(unpause)).toBe("unpause");
+    w = act(applyStep(w, unpause), "capi"); // the CAPI controller runs again: Paused=False
+    expect(conditionOf(w.s.capi, CONDITIONS.paused)?.status).toBe("False");
+    w = { ...w, s: edit(w.s, "mapi", (o) => markDeleting(o, w.now)) };
+    const pause = plan(w.s);
+    expect(pause).toMatchObject({ kind: "pause", target: { role: "capi" } });
+    w = applyStep(w, pause);
+    expect(plan(w.s)).toMatchObject({ kind: "wait", for: "pauseAck", event: { reason: "WaitingForPause" } });
+    w = act(w, "capi");
+    expect(plan(w.s).kind).not.toBe("wait");
   });
 
   it("order rolling back to ClusterAPI (Machine): marked pauses off first, then finalizers, then status", () => {
