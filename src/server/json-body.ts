@@ -18,6 +18,14 @@ const keyPattern = (key: string): RegExp => new RegExp(`"${[...key].map(letter).
 const SUSPECT_PROTO = keyPattern("__proto__");
 const SUSPECT_CONSTRUCTOR = keyPattern("constructor");
 
+/**
+ * Whether a key in `text` could decode to `__proto__` or `constructor`. JSON can spell a letter or `_` only
+ * as itself or as a `\u` escape, so without either word and without any `\u` none can: three substring
+ * searches (fast, vectorised) spare the two regex scans on nearly every body kube sends.
+ */
+export const mayHoldPoisonedKey = (text: string): boolean =>
+  text.includes("\\u") || text.includes("__proto__") || text.includes("constructor");
+
 /** Path of the first `__proto__` key, or `constructor` key holding a `prototype`, in `value`; or undefined. */
 export function findPoisonedKey(value: unknown): string | undefined {
   const stack: { node: unknown; path: string }[] = [{ node: value, path: "" }];
@@ -55,7 +63,7 @@ export function parseJsonBody(text: string): JsonBodyResult {
   } catch (err) {
     return { ok: false, error: `request body is not valid JSON: ${(err as Error).message}` };
   }
-  if (SUSPECT_PROTO.test(text) || SUSPECT_CONSTRUCTOR.test(text)) {
+  if (mayHoldPoisonedKey(text) && (SUSPECT_PROTO.test(text) || SUSPECT_CONSTRUCTOR.test(text))) {
     const where = findPoisonedKey(value);
     if (where !== undefined) {
       return { ok: false, error: `request body contains a forbidden prototype key at ${where}` };
