@@ -3,7 +3,7 @@
  * cluster view, the policy engine behind the real HTTPS webhook server — against the bench's API server
  * (argv: <kubeconfig file> <cert dir> [--controllers]). With `--controllers` it also runs the two sync and
  * two migration controllers on the same cache as the product identity (started directly: one replica, no
- * Lease to wait for). Commands: `memory` (RSS after a full GC), `decide` (µs per decision, median of many,
+ * Lease to wait for). Commands: `memory` (RSS after a full GC), `cached` (Machines with twins in the cache), `decide` (µs per decision, median of many,
  * with a same-run JSON.parse baseline) and `idle` (controllers have nothing queued or in flight).
  */
 import { join } from "node:path";
@@ -15,6 +15,7 @@ import { systemClock } from "../src/kube/clock.js";
 import { connect } from "../src/kube/config.js";
 import type { Controller } from "../src/kube/controller.js";
 import { createEventRecorder } from "../src/kube/events.js";
+import { KINDS } from "../src/kube/kinds.js";
 import { runtimeMetrics } from "../src/kube/metrics.js";
 import { admissionInformers } from "../src/main.js";
 import { createMigrationController } from "../src/migration/controller.js";
@@ -141,8 +142,21 @@ serveParent(
     memory: () => {
       for (let i = 0; i < 3; i++) gc?.();
       const m = process.memoryUsage();
-      return { rss: m.rss, heapUsed: m.heapUsed, gc: gc !== undefined };
+      return {
+        rss: m.rss,
+        heapUsed: m.heapUsed,
+        heapTotal: m.heapTotal,
+        external: m.external,
+        gc: gc !== undefined,
+      };
     },
+    /** How many of each seeded machine kind the cache holds (the memory item waits for all of them). */
+    cached: () =>
+      Math.min(
+        cache.list(KINDS.mapiMachine, NAMESPACES.mapiNamespace).length,
+        cache.list(KINDS.capiMachine, NAMESPACES.capiNamespace).length,
+        cache.list(KINDS.awsMachine, NAMESPACES.capiNamespace).length,
+      ),
     decide: ({ review, rounds, batch }) => {
       const body = review === "migration" ? migrationReviewBody() : reviewBody(String(review));
       const decoded = decodeAdmissionReview(JSON.parse(body));

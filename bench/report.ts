@@ -30,7 +30,11 @@ interface MemorySection {
   rssPerMachineBytes: number;
   heapPerMachineBytes: number;
   readyRatio: number;
+  /** The fresh process over the populated cluster, against the empty one (noisier: two processes). */
+  freshProcessRssPerMachineBytes?: number;
   empty: { startToReadyMs: number; syncMs: number; rss: number };
+  /** The empty-cluster process again, once the watch brought every Machine and twin into its cache. */
+  grown?: { rss: number };
   populated: { startToReadyMs: number; syncMs: number; rss: number };
 }
 export const sumValues = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
@@ -275,8 +279,11 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
             fmt(memory.empty.startToReadyMs, 0),
             fmt(memory.empty.syncMs, 0),
           ],
+          ...(memory.grown
+            ? [[`same process + ${memory.machines} Machines`, fmt(memory.grown.rss / 2 ** 20), "", ""]]
+            : []),
           [
-            `${memory.machines} Machines`,
+            `fresh, ${memory.machines} Machines`,
             fmt(memory.populated.rss / 2 ** 20),
             fmt(memory.populated.startToReadyMs, 0),
             fmt(memory.populated.syncMs, 0),
