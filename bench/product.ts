@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pino } from "pino";
 import { Registry } from "prom-client";
+import { parseConfig } from "../src/config.js";
 import { createCache } from "../src/kube/cache.js";
 import { systemClock } from "../src/kube/clock.js";
 import { connect } from "../src/kube/config.js";
@@ -35,9 +36,13 @@ import { median } from "./stats.js";
 const [kubeconfigPath, certDir, ...flags] = process.argv.slice(2);
 if (!kubeconfigPath || !certDir) throw new Error("usage: product.ts <kubeconfig> <cert dir> [--controllers]");
 const withControllers = flags.includes("--controllers");
-// Workers per controller: absent = the product's default (src/main.ts passes none, so 1).
+// Workers per controller: absent = the product's default (the `workers` setting, src/config.ts).
 const workersFlag = flags.find((f) => f.startsWith("--workers="));
-const workers = workersFlag ? { workers: Number(workersFlag.slice("--workers=".length)) } : {};
+const defaults = parseConfig([], {});
+if (!defaults.ok) throw new Error(defaults.error);
+const workers = {
+  workers: workersFlag ? Number(workersFlag.slice("--workers=".length)) : defaults.config.workers,
+};
 // Static imports are evaluated before this line: what follows is the product's own start-up.
 const bodyStart = performance.now();
 // The product logs one info line per decision; it goes to /dev/null here, but it is still built and written.

@@ -149,6 +149,13 @@ export const SETTINGS = {
     default: 900,
     description: "Seconds at one handover step after which migration_stuck reports 1.",
   },
+  workers: {
+    flag: "workers",
+    schema: z.coerce.number().int().min(1).max(64),
+    default: 4,
+    description:
+      "Keys each controller reconciles at once (one key is never reconciled twice at the same time).",
+  },
   controllers: {
     flag: "controllers",
     schema: boolFromText,

@@ -124,6 +124,7 @@ function buildControllers(
     events,
     clock: systemClock,
     metrics,
+    workers: config.workers,
   };
   return [
     createMachineSyncController({ ...syncDeps, logger: log.child({ controller: "machine-sync" }) }),
@@ -140,6 +141,7 @@ function buildControllers(
         logger: log.child({ controller: `migration-${kind.toLowerCase()}` }),
         namespaces,
         migrationStuckAfterMs: config.migrationStuckAfter * 1000,
+        workers: config.workers,
       }),
     ),
   ];
