@@ -19,7 +19,7 @@ import { CAPI_GROUP, KINDS, LABELS, MAPI_API_VERSION } from "../kube/kinds.js";
 import type { RuntimeMetrics } from "../kube/metrics.js";
 import { runtimeMetrics } from "../kube/metrics.js";
 import type { KubeObject } from "../kube/object.js";
-import { ownerReferencesOf } from "../kube/object.js";
+import { nameOf, ownerReferencesOf } from "../kube/object.js";
 import type { ObjectStore } from "../policies/types.js";
 import type { MigrationMetrics } from "./metrics.js";
 import { migrationMetrics } from "./metrics.js";
@@ -42,7 +42,7 @@ import {
   withStep,
 } from "./reporting.js";
 import type { HandoverKind, HandoverSnapshot, ObjectRef } from "./snapshot.js";
-import { opposite, statusAuthorityOf } from "./snapshot.js";
+import { objectOf, opposite, statusAuthorityOf } from "./snapshot.js";
 import type { Step } from "./steps.js";
 import { stepName } from "./steps.js";
 import type { PatchRequest } from "./write.js";
@@ -94,6 +94,22 @@ const typeOfTarget = (
   // The planner only targets an InfraMachine it read through one of these types; retrying cannot help.
   if (!type) throw new TerminalError(`no watched type for ${target.kind} ${target.apiVersion}`);
   return type;
+};
+
+/**
+ * Whether the cache still shows the object of our last write as it was before that write (same name, the
+ * resourceVersion the write was planned from). A gone object or any newer version includes the write: it
+ * was conditional on the planned version, so it is that version's direct successor.
+ */
+const ownWriteUnseen = (s: HandoverSnapshot, m: KeyMemory): boolean => {
+  const pending = m.pendingWrite;
+  if (!pending) return false;
+  const o = objectOf(s, pending.role);
+  return (
+    o !== undefined &&
+    nameOf(o) === pending.name &&
+    o.metadata?.resourceVersion === pending.plannedResourceVersion
+  );
 };
 
 /** The reconciler alone (no queue, no watches): `createMigrationController` runs it; unit tests call it. */
@@ -170,8 +186,14 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
   const reconcile = async (name: string, signal?: AbortSignal): Promise<ReconcileResult> => {
     const now = clock.now();
     const s = snapshotOf(name);
-    const step = planHandover(s, new Date(now), planOptions);
     let previous = memory.get(name) ?? {};
+    if (ownWriteUnseen(s, previous)) {
+      // Plan only from a cache that shows our last write: an older view can pick a branch the write already
+      // ruled out (the model campaign saw a roll-back chosen from a cache that still showed the finalizer
+      // step 9 had just removed). The write's watch event brings this key back.
+      return { requeueAfterMs: backoff.initialMs };
+    }
+    const step = planHandover(s, new Date(now), planOptions);
     const status = s.mapi ? statusAuthorityOf(s.mapi) : "absent";
     if (completionDue(previous, status === "MachineAPI" || status === "ClusterAPI", step)) {
       const { event, subject } = previous.pendingCompletion!;
@@ -216,17 +238,6 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
         if (!request) {
           memory.set(name, m);
           return {};
-        }
-        const pending = m.pendingWrite;
-        if (
-          pending &&
-          pending.role === request.target.role &&
-          pending.name === request.target.name &&
-          pending.plannedResourceVersion === request.target.resourceVersion
-        ) {
-          // Our last write is not in the cache yet; its watch event will bring this key back.
-          memory.set(name, m);
-          return { requeueAfterMs: backoff.initialMs };
         }
         if (signal?.aborted) return {};
         const writtenVersion = await send(request);

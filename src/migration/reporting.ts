@@ -10,7 +10,7 @@ import { CONDITIONS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { conditionOf, nameOf } from "../kube/object.js";
 import { SYNCHRONIZED_REASONS } from "./planner.js";
-import type { HandoverKind } from "./snapshot.js";
+import type { HandoverKind, Role } from "./snapshot.js";
 import { specAuthorityOf, statusAuthorityOf } from "./snapshot.js";
 import type { HandoverEvent, Step } from "./steps.js";
 import { stepName } from "./steps.js";
@@ -31,7 +31,7 @@ export interface KeyMemory {
    * that resourceVersion, the write has not been observed yet and re-planning from the cache would only
    * repeat it (and get 409), so the shell requeues instead.
    */
-  pendingWrite?: { role: string; name: string; plannedResourceVersion: string };
+  pendingWrite?: { role: Role; name: string; plannedResourceVersion: string };
   /**
    * The `MigrationCompleted` Event of a step-10 write, held until step 11 is done (SPEC §3.1: the new
    * authority's side is active, not merely named in status).

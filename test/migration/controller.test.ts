@@ -38,6 +38,7 @@ import {
   clone,
   edit,
   MAPI_NS,
+  markDeleting,
   putCondition,
   setSpecAuthority,
   stableSnapshot,
@@ -179,6 +180,27 @@ const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
     sync() {
       cache = memoryStore(objectsOf(world.s));
     },
+    /** The cache catches up with everything but `role`'s object (its watch event is late). */
+    syncExcept(role: Role) {
+      const cached = objectOf(world.s, role);
+      const old =
+        cached &&
+        cache.get(
+          KINDS[role === "mapi" ? "mapiMachine" : role === "capi" ? "capiMachine" : "awsMachine"],
+          namespaceOf(cached),
+          nameOf(cached),
+        );
+      cache = memoryStore(
+        objectsOf(
+          old
+            ? edit(world.s, role, (o) => {
+                for (const k of Object.keys(o)) delete o[k];
+                Object.assign(o, clone(old));
+              })
+            : world.s,
+        ),
+      );
+    },
     /** Every stand-in reconciles once (MAO, CAPI, CAPA, the sync); returns whether anything changed. */
     actors(): boolean {
       const before = world;
@@ -309,6 +331,33 @@ describe("one step per reconcile (SPEC §3: one write, then return)", () => {
     await env.reconciler.reconcile(env.name);
     expect(env.calls).toHaveLength(2);
     expect(env.calls[1]).toMatchObject({ role: "mapi", subresource: "status" });
+  });
+
+  it("nothing is planned from a cache that lacks our last write, even when another object's change arrived first", async () => {
+    // MachineAPI → ClusterAPI up to step 9's write on the MAPI Machine; then the user deletes the CAPI twin and
+    // that event reaches the cache before the one of our own write. Planned from that view, §3.5 would see
+    // "step 9 not begun" and roll back — removing CAPA's finalizer from the AWSMachine, so nobody would
+    // terminate the instance once the completion follows (found by the model campaign).
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    for (let i = 0; i < 100; i++) {
+      await env.reconciler.reconcile(env.name);
+      const last = env.calls.at(-1);
+      if (last?.role === "mapi" && last.verb === "json") break;
+      env.sync();
+      env.actors();
+      env.sync();
+    }
+    expect(env.calls.at(-1)).toMatchObject({ role: "mapi", verb: "json" });
+    const written = env.calls.length;
+    env.change("capi", (o) => markDeleting(o, Date.parse("2026-11-30T10:05:00Z")));
+    env.syncExcept("mapi");
+    const r = await env.reconciler.reconcile(env.name);
+    expect(env.calls).toHaveLength(written);
+    expect(r.requeueAfterMs).toBeGreaterThan(0);
+    env.sync();
+    await env.reconciler.reconcile(env.name);
+    expect(env.calls.slice(written).map((c) => c.role)).toEqual(["mapi"]);
+    expect(env.calls.at(-1)).toMatchObject({ subresource: "status" });
   });
 
   it("a write the server took as a no-op (same resourceVersion) is not waited for", async () => {
