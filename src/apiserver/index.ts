@@ -212,9 +212,12 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     },
     async stop() {
       controllers.stop();
+      // Stop accepting first, then cut what is open: a client reconnecting in between (an informer after a cut
+      // watch) would otherwise hold a fresh keep-alive connection that server.close() waits for.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       http.closeWatches();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closed;
     },
   };
 }
