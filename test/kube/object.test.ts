@@ -23,7 +23,9 @@ describe("jsonEqual: canonicalJson equality without the strings", () => {
 
   it("skips the named top-level keys only", () => {
     const skip = new Set(["metadata"]);
-    expect(jsonEqual({ metadata: { rv: "1" }, spec: 1 }, { metadata: { rv: "2" }, spec: 1 }, skip)).toBe(true);
+    expect(jsonEqual({ metadata: { rv: "1" }, spec: 1 }, { metadata: { rv: "2" }, spec: 1 }, skip)).toBe(
+      true,
+    );
     expect(jsonEqual({ spec: { metadata: 1 } }, { spec: { metadata: 2 } }, skip)).toBe(false);
   });
 
