@@ -70,6 +70,8 @@ export interface WriteHelpers {
     patch: Record<string, unknown>,
     options?: { subresource?: "status" },
   ): Promise<KubeObject>;
+  /** `patchWithPrecondition` of `{ status }` through the status subresource. */
+  patchStatus(type: ResourceType, live: KubeObject, status: Record<string, unknown>): Promise<KubeObject>;
   /** Server-side apply of `object` as `fieldManager` (force: the product owns the fields it applies). */
   applyObject(
     type: ResourceType,
@@ -115,7 +117,7 @@ export function createWriteHelpers(client: KubeClient, fieldManager: string): Wr
       );
     }
   };
-  return {
+  const helpers: WriteHelpers = {
     async ensureFinalizer(type, object, finalizer) {
       const ops = finalizerAddPatch(object, finalizer);
       return ops ? guardedJsonPatch(type, object, ops) : object;
@@ -136,6 +138,8 @@ export function createWriteHelpers(client: KubeClient, fieldManager: string): Wr
         { fieldManager, ...(options?.subresource ? { subresource: options.subresource } : {}) },
       );
     },
+    patchStatus: (type, live, status) =>
+      helpers.patchWithPrecondition(type, live, { status }, { subresource: "status" }),
     applyObject(type, object, manager, force = true) {
       return client.patch(type, namespaceOf(object), nameOf(object), {
         type: "apply",
@@ -154,4 +158,5 @@ export function createWriteHelpers(client: KubeClient, fieldManager: string): Wr
       });
     },
   };
+  return helpers;
 }

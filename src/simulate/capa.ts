@@ -99,12 +99,7 @@ export function capaControllers(deps: CapaDeps, cache: Cache, logger: Logger): C
         case "none":
           return;
         case "setConditions":
-          await write.patchWithPrecondition(
-            type,
-            awsMachine,
-            { status: { conditions: action.conditions } },
-            { subresource: "status" },
-          );
+          await write.patchStatus(type, awsMachine, { conditions: action.conditions });
           return;
         case "addFinalizer":
           await write.ensureFinalizer(type, awsMachine, FINALIZERS.awsMachine);
@@ -120,18 +115,11 @@ export function capaControllers(deps: CapaDeps, cache: Cache, logger: Logger): C
           return;
         }
         case "setProvisioned":
-          await write.patchWithPrecondition(
-            type,
-            awsMachine,
-            {
-              status: {
-                ready: true,
-                instanceState: "running",
-                initialization: { provisioned: true, infrastructureProvisioned: true },
-              },
-            },
-            { subresource: "status" },
-          );
+          await write.patchStatus(type, awsMachine, {
+            ready: true,
+            instanceState: "running",
+            initialization: { provisioned: true, infrastructureProvisioned: true },
+          });
           return;
         case "terminate": {
           // Like the real actuator, without an id on the object it looks the instance up by its tags.

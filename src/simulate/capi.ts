@@ -245,12 +245,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
         case "none":
           return;
         case "setConditions":
-          await write.patchWithPrecondition(
-            type,
-            machine,
-            { status: { conditions: action.conditions } },
-            { subresource: "status" },
-          );
+          await write.patchStatus(type, machine, { conditions: action.conditions });
           return;
         case "addFinalizer":
           await write.ensureFinalizer(type, machine, FINALIZERS.capiMachine);
@@ -301,19 +296,12 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
           await write.patchWithPrecondition(type, machine, { spec: { providerID: action.providerID } });
           return;
         case "setRunning":
-          await write.patchWithPrecondition(
-            type,
-            machine,
-            {
-              status: {
-                phase: "Running",
-                nodeRef: { name: action.nodeName },
-                initialization: { infrastructureProvisioned: true },
-                lastUpdated: action.at,
-              },
-            },
-            { subresource: "status" },
-          );
+          await write.patchStatus(type, machine, {
+            phase: "Running",
+            nodeRef: { name: action.nodeName },
+            initialization: { infrastructureProvisioned: true },
+            lastUpdated: action.at,
+          });
           return;
         default:
           return assertNever(action);
@@ -358,12 +346,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
         case "none":
           return;
         case "setConditions":
-          await write.patchWithPrecondition(
-            type,
-            set,
-            { status: { conditions: action.conditions } },
-            { subresource: "status" },
-          );
+          await write.patchStatus(type, set, { conditions: action.conditions });
           return;
         case "addFinalizer":
           await write.ensureFinalizer(type, set, FINALIZERS.capiMachineSet);
@@ -398,7 +381,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
           return;
         }
         case "setReplicaStatus":
-          await write.patchWithPrecondition(type, set, { status: action.status }, { subresource: "status" });
+          await write.patchStatus(type, set, action.status);
           return;
         case "removeFinalizer":
           await write.removeFinalizer(type, set, FINALIZERS.capiMachineSet);

@@ -222,9 +222,6 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
   const client = deps.connection.client;
   const machines = cache.informerFor(KINDS.mapiMachine, namespace);
   const machineSets = cache.informerFor(KINDS.mapiMachineSet, namespace);
-  const statusPatch = (type: typeof KINDS.mapiMachine, o: KubeObject, status: Record<string, unknown>) =>
-    write.patchWithPrecondition(type, o, { status }, { subresource: "status" });
-
   const machineController = createController({
     name: "simulated-mao-machine",
     clock,
@@ -244,16 +241,16 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
         case "none":
           return;
         case "copyAuthority":
-          await statusPatch(type, machine, { authoritativeAPI: action.to });
+          await write.patchStatus(type, machine, { authoritativeAPI: action.to });
           return;
         case "setConditions":
-          await statusPatch(type, machine, { conditions: action.conditions });
+          await write.patchStatus(type, machine, { conditions: action.conditions });
           return;
         case "addFinalizer":
           await write.ensureFinalizer(type, machine, FINALIZERS.mapiMachine);
           return;
         case "startProvisioning":
-          await statusPatch(type, machine, { phase: "Provisioning", lastUpdated: action.at });
+          await write.patchStatus(type, machine, { phase: "Provisioning", lastUpdated: action.at });
           return;
         case "createInstance": {
           // The AWS actuator finds an instance it already launched for this Machine by tag before launching.
@@ -273,7 +270,7 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
         case "requeue":
           return { requeueAfterMs: action.afterMs };
         case "setRunning":
-          await statusPatch(type, machine, {
+          await write.patchStatus(type, machine, {
             phase: "Running",
             lastUpdated: action.at,
             nodeRef: { apiVersion: "v1", kind: "Node", name: action.nodeName },
@@ -329,23 +326,13 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
         case "none":
           return;
         case "copyAuthority":
-          await write.patchWithPrecondition(
-            type,
-            set,
-            { status: { authoritativeAPI: action.to } },
-            { subresource: "status" },
-          );
+          await write.patchStatus(type, set, { authoritativeAPI: action.to });
           return;
         case "setConditions":
-          await write.patchWithPrecondition(
-            type,
-            set,
-            { status: { conditions: action.conditions } },
-            { subresource: "status" },
-          );
+          await write.patchStatus(type, set, { conditions: action.conditions });
           return;
         case "setReplicaStatus":
-          await write.patchWithPrecondition(type, set, { status: action.status }, { subresource: "status" });
+          await write.patchStatus(type, set, action.status);
           return;
         case "createMachine": {
           const created = await client.create(KINDS.mapiMachine, action.machine, {

@@ -111,6 +111,34 @@ describe("write helpers against an API", () => {
     ).rejects.toBeInstanceOf(ConflictError);
   });
 
+  it("patchStatus: a preconditioned merge patch of status through the status subresource, skipped when live", async () => {
+    const sent: KubeRequest[] = [];
+    const transport: Transport = {
+      request: async (r) => {
+        sent.push(r);
+        return {};
+      },
+      stream: async () => {
+        throw new Error("unused");
+      },
+    };
+    const write = createWriteHelpers(createKubeClient(transport), "machine-api-migration");
+    const o: KubeObject = {
+      metadata: { name: "w", namespace: "openshift-cluster-api", resourceVersion: "42" },
+      status: { phase: "Running" },
+    };
+    expect(await write.patchStatus(KINDS.capiMachine, o, { phase: "Running" })).toBe(o);
+    await write.patchStatus(KINDS.capiMachine, o, { phase: "Deleting" });
+    expect(sent.map((r) => [r.method, r.path, r.contentType, r.body])).toEqual([
+      [
+        "PATCH",
+        "/apis/cluster.x-k8s.io/v1beta2/namespaces/openshift-cluster-api/machines/w/status",
+        "application/merge-patch+json",
+        { status: { phase: "Deleting" }, metadata: { resourceVersion: "42" } },
+      ],
+    ]);
+  });
+
   it("sends the right HTTP for apply, json and merge patches and preconditioned deletes", async () => {
     const sent: KubeRequest[] = [];
     const transport: Transport = {
