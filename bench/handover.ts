@@ -17,7 +17,7 @@ import { KINDS, type ResourceType, type StableAuthority } from "../src/kube/kind
 import { conditionOf, getPath, type KubeObject, nameOf } from "../src/kube/object.js";
 import { mapiMachine, mapiMachineSet } from "../src/local/seed.js";
 import { statusAuthorityOf, synchronizedAPIOf } from "../src/migration/snapshot.js";
-import { PRODUCT_USER } from "./identities.js";
+import { PRODUCT_USER, PROVIDER_USERS } from "./identities.js";
 import { type Child, startChild } from "./ipc.js";
 import type { BenchOptions } from "./options.js";
 import { NAMESPACES } from "./population.js";
@@ -54,17 +54,10 @@ export function machineWrites(
   return out;
 }
 
-const PROVIDER_USERS = [
-  "system:serviceaccount:openshift-machine-api:machine-api-controllers",
-  "system:serviceaccount:openshift-cluster-api:capi-manager",
-  "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
-];
-
-const USER_NAMES: Record<string, string> = {
+const PROVIDERS: readonly string[] = Object.values(PROVIDER_USERS);
+const USER_NAMES: Readonly<Record<string, string>> = {
   [PRODUCT_USER]: "product",
-  "system:serviceaccount:openshift-machine-api:machine-api-controllers": "mao",
-  "system:serviceaccount:openshift-cluster-api:capi-manager": "capi",
-  "system:serviceaccount:openshift-cluster-api:capa-controller-manager": "capa",
+  ...Object.fromEntries(Object.entries(PROVIDER_USERS).map(([short, user]) => [user, short])),
 };
 
 /**
@@ -106,7 +99,7 @@ export function writeCount(snapshot: CounterSnapshot, machines: number): WriteCo
     perMachine: round(productWrites / machines, 2),
     byStep,
     failed: failedWrites(snapshot),
-    providerWrites: sumValues(machineWrites(snapshot, (u) => PROVIDER_USERS.includes(u))),
+    providerWrites: sumValues(machineWrites(snapshot, (u) => PROVIDERS.includes(u))),
   };
 }
 

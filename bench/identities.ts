@@ -5,11 +5,16 @@
  */
 export const PRODUCT_USER = "system:serviceaccount:openshift-cluster-api:machine-api-migration";
 
+/** The simulated providers' accounts, by the short name the bench reports them under. */
+export const PROVIDER_USERS: Readonly<Record<"mao" | "capi" | "capa", string>> = {
+  mao: "system:serviceaccount:openshift-machine-api:machine-api-controllers",
+  capi: "system:serviceaccount:openshift-cluster-api:capi-manager",
+  capa: "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
+};
+
 export const CONTROLLER_USERS: readonly string[] = [
   PRODUCT_USER,
-  "system:serviceaccount:openshift-machine-api:machine-api-controllers",
-  "system:serviceaccount:openshift-cluster-api:capi-manager",
-  "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
+  ...Object.values(PROVIDER_USERS),
   "system:serviceaccount:kube-system:generic-garbage-collector",
   "system:serviceaccount:kube-system:namespace-controller",
 ];
