@@ -83,13 +83,19 @@ const collect = (
   if (diff && !jsonEqual(diff.before ?? null, value ?? null)) diff.changed.add(path);
 };
 
-/** The leaf field paths of an object (apiVersion/kind and server-set metadata excluded). */
-export const fieldPaths = (obj: unknown): Set<string> => {
+/**
+ * The leaf field paths of an object (apiVersion/kind and server-set metadata excluded). With `diff`, also
+ * the paths whose value differs from `diff.before`'s, added to `diff.changed`.
+ */
+export const fieldPaths = (
+  obj: unknown,
+  diff?: { before: Record<string, unknown>; changed: Set<string> },
+): Set<string> => {
   const out = new Set<string>();
   if (!isRecord(obj)) return out;
   for (const [k, v] of Object.entries(obj)) {
     if (k === "apiVersion" || k === "kind") continue;
-    collect(v, `f:${k}`, out);
+    collect(v, `f:${k}`, out, diff && { before: diff.before[k], changed: diff.changed });
   }
   return out;
 };
@@ -208,13 +214,10 @@ export const recordUpdate = (
   now: string,
   subresource?: string,
 ): ManagedFieldsEntry[] => {
-  const newPaths = new Set<string>();
-  let changed = new Set<string>();
-  for (const [k, v] of Object.entries(newObj)) {
-    if (k === "apiVersion" || k === "kind") continue;
-    collect(v, `f:${k}`, newPaths, oldObj && { before: oldObj[k], changed });
-  }
-  if (!oldObj) changed = newPaths;
+  const differing = new Set<string>();
+  const newPaths = fieldPaths(newObj, oldObj && { before: oldObj, changed: differing });
+  // Creating: every field is the manager's.
+  const changed = oldObj ? differing : newPaths;
   const out: ManagedFieldsEntry[] = [];
   let mine: Set<string> | undefined;
   for (const e of entriesOf(oldObj)) {
