@@ -20,7 +20,6 @@ import type { FinalizerHolder, HandoverKindDetails } from "./kinds.js";
 import { HANDOVER_KINDS, resolveFinalizers } from "./kinds.js";
 import type { Problem } from "./preconditions.js";
 import {
-  completionPauseProblem,
   describeObject,
   finalSyncProblem,
   involvedRoles,
@@ -379,7 +378,10 @@ const planRollback = (c: Context, why: string): Step => {
 const planCompletion = (c: Context, why: string): Step => {
   const pause = firstStep(c.details.pauseTargets, (role) => pauseStep(c.s, role));
   if (pause) return pause;
-  const unacknowledged = completionPauseProblem(c.s, c.old);
+  // Only CAPI can have been un-paused during the handover (a cancel's first writes); MAO stays paused while
+  // status is Migrating, and its step-6 acknowledgement stands.
+  const unacknowledged =
+    c.old === "ClusterAPI" ? pauseAcknowledgementProblem(c.s, c.old, { ending: true }) : undefined;
   if (unacknowledged) return problemStep(unacknowledged);
   const step9 = firstStep(c.details.controllerFinalizers[c.old], (h) =>
     removeFinalizersStep(c.s, h, { fromDeleting: true }),

@@ -355,51 +355,31 @@ export const migrationRefusals = (s: HandoverSnapshot, from: StableAuthority): P
 export const pauseAcknowledgementProblem = (
   s: HandoverSnapshot,
   old: StableAuthority,
+  options: { ending?: boolean } = {},
 ): Problem | undefined => {
   const recorded = recordedPausedFalseAt(s.mapi);
   const acks: readonly Acknowledger[] = HANDOVER_KINDS[s.kind].acknowledgers[old];
   for (const ack of acks) {
     const object = objectOf(s, ack.role);
+    // Ending (§3.5): a gone acknowledger has nothing left to stop, and a missing record cannot hold up a
+    // deletion — a current Paused=True is then enough.
+    if (options.ending && !object) continue;
     const since = recorded?.[ack.key];
-    if (since === undefined)
+    if (since === undefined && !options.ending)
       return blocked(
         `${describeRole(s, "mapi")} carries no recorded Paused=False time for ${describeObject(s.kind, ack.role, object)} (annotation ${ANNOTATIONS.pausedFalseAt}), so a fresh Paused=True cannot be told from a stale one; cancel the migration (set spec.authoritativeAPI back to ${old}) and start it again`,
       );
     const at = ackTime(object, "True");
-    const fresh = at !== undefined && Date.parse(at) >= Date.parse(since);
+    const fresh = at !== undefined && (since === undefined || Date.parse(at) >= Date.parse(since));
     if (!fresh)
       return {
         reason: "WaitingForPause",
         waitFor: "pauseAck",
         message:
-          at === undefined
+          at === undefined || since === undefined
             ? `waiting for ${describeObject(s.kind, ack.role, object)} to report Paused=True (${conditionText(object, CONDITIONS.paused)})`
             : `waiting for ${describeObject(s.kind, ack.role, object)} to report Paused=True again: its Paused=True at ${at} is older than its Paused=False at ${since}`,
       };
-  }
-  return undefined;
-};
-
-/**
- * §3.5 completing to MachineAPI: every CAPI acknowledger still present reports Paused=True again, newer than
- * its recorded Paused=False. A cancel back to ClusterAPI may have lifted the pauses (and the CAPI controllers
- * run again) before a delete turned the roll-back into a completion; status may become MachineAPI only once
- * they have stopped again. A gone acknowledger has nothing left to stop.
- */
-export const completionPauseProblem = (s: HandoverSnapshot, old: StableAuthority): Problem | undefined => {
-  if (old !== "ClusterAPI") return undefined;
-  const recorded = recordedPausedFalseAt(s.mapi);
-  for (const ack of HANDOVER_KINDS[s.kind].acknowledgers[old]) {
-    const object = objectOf(s, ack.role);
-    if (!object) continue;
-    const at = ackTime(object, "True");
-    const since = recorded?.[ack.key];
-    if (at !== undefined && (since === undefined || Date.parse(at) >= Date.parse(since))) continue;
-    return {
-      reason: "WaitingForPause",
-      waitFor: "pauseAck",
-      message: `waiting for ${describeObject(s.kind, ack.role, object)} to report Paused=True before MachineAPI takes over (${conditionText(object, CONDITIONS.paused)})`,
-    };
   }
   return undefined;
 };
