@@ -333,7 +333,7 @@ describe("one step per reconcile (SPEC §3: one write, then return)", () => {
     expect(env.calls[1]).toMatchObject({ role: "mapi", subresource: "status" });
   });
 
-  it("nothing is planned from a cache that lacks our last write, even when another object's change arrived first", async () => {
+  it("SPEC §7 until observed in cache: nothing is planned from a cache that lacks our last write, even when another object's change arrived first", async () => {
     // MachineAPI → ClusterAPI up to step 9's write on the MAPI Machine; then the user deletes the CAPI twin and
     // that event reaches the cache before the one of our own write. Planned from that view, §3.5 would see
     // "step 9 not begun" and roll back — removing CAPA's finalizer from the AWSMachine, so nobody would
