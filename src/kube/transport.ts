@@ -58,6 +58,8 @@ const withQuery = (path: string, query: Query | undefined): string => {
 };
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** How long resolved credentials and TLS material are reused before client-node is asked again. */
+export const AUTH_TTL_MS = 10_000;
 
 /** A transport for the current context of `kubeConfig`. */
 export function kubeConfigTransport(kubeConfig: KubeConfig): Transport {
@@ -96,28 +98,40 @@ export function kubeConfigTransport(kubeConfig: KubeConfig): Transport {
     return agent;
   };
 
+  // client-node re-reads certificate and token files, decodes inline data and builds an agent on every
+  // `applyToHTTPSOptions` call: that and the agent lookup are done once per AUTH_TTL_MS instead (client-go
+  // likewise re-reads a token file at most once a minute). A 401 drops the cached material at once, so a
+  // rotated token or certificate is picked up on the next request.
+  let resolved: { server: string; at: number; options: https.RequestOptions } | undefined;
+  const connectionOptions = async (server: string, plain: boolean): Promise<https.RequestOptions> => {
+    const now = performance.now();
+    if (resolved && resolved.server === server && now - resolved.at < AUTH_TTL_MS) return resolved.options;
+    const options: https.RequestOptions = { headers: {} };
+    await kubeConfig.applyToHTTPSOptions(options);
+    // client-node's fresh per-call agent is replaced by a kept-alive one (a proxy's agent is kept).
+    const agent = reusableAgent(options, plain);
+    if (agent) options.agent = agent;
+    resolved = { server, at: now, options };
+    return options;
+  };
+
   const open = async (req: KubeRequest): Promise<{ res: http.IncomingMessage; abort: () => void }> => {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new TransportError(0, "", "kubeconfig has no current cluster");
     const base = new URL(cluster.server);
-    const options: https.RequestOptions = {
-      method: req.method,
-      headers: { Accept: "application/json" },
-    };
-    // Re-applied per request: tokens from exec plugins and in-cluster token files rotate.
-    await kubeConfig.applyToHTTPSOptions(options);
+    const lib = base.protocol === "http:" ? http : https;
+    const connection = await connectionOptions(cluster.server, lib === http);
     const url = new URL(withQuery(base.pathname.replace(/\/$/, "") + req.path, req.query), base);
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+    const headers: http.OutgoingHttpHeaders = {
+      ...(connection.headers as http.OutgoingHttpHeaders),
+      Accept: "application/json",
+    };
     if (payload) {
-      options.headers = {
-        ...options.headers,
-        "Content-Type": req.contentType ?? "application/json",
-        "Content-Length": String(payload.length),
-      };
+      headers["Content-Type"] = req.contentType ?? "application/json";
+      headers["Content-Length"] = String(payload.length);
     }
-    const lib = url.protocol === "http:" ? http : https;
-    const agent = reusableAgent(options, lib === http);
-    if (agent) options.agent = agent;
+    const options: https.RequestOptions = { ...connection, method: req.method, headers };
     return new Promise((resolve, reject) => {
       const r = lib.request(url, options, (res) => resolve({ res, abort: () => r.destroy() }));
       r.on("error", (e) => reject(new TransportError(0, "", `${req.method} ${req.path}: ${e.message}`)));
@@ -148,6 +162,7 @@ export function kubeConfigTransport(kubeConfig: KubeConfig): Transport {
         throw new TransportError(0, "", `${req.method} ${req.path}: ${(e as Error).message}`);
       }
       const code = res.statusCode ?? 0;
+      if (code === 401) resolved = undefined;
       if (code < 200 || code >= 300) throw errorFromStatus(code, text);
       if (text.length === 0) return undefined;
       try {
@@ -159,6 +174,7 @@ export function kubeConfigTransport(kubeConfig: KubeConfig): Transport {
     async stream(req) {
       const { res, abort } = await open(req);
       const code = res.statusCode ?? 0;
+      if (code === 401) resolved = undefined;
       if (code < 200 || code >= 300) throw errorFromStatus(code, await readAll(res).catch(() => ""));
       return {
         close: abort,
