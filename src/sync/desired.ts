@@ -35,14 +35,16 @@ export const PAUSE_ANNOTATIONS: Readonly<Record<string, string>> = Object.freeze
 export const capiMustBePaused = (status: StatusAuthority | undefined): boolean =>
   status === AUTHORITY.machineAPI || status === AUTHORITY.migrating;
 
-const clone = <T>(v: T): T => structuredClone(v);
-
 const withoutProductAnnotations = (annotations: Record<string, string>): Record<string, string> =>
   Object.fromEntries(Object.entries(annotations).filter(([k]) => !k.startsWith(`${PRODUCT_PREFIX}/`)));
 
-/** A converter result with the controllers' metadata cleared (it should carry none; be sure). */
+/**
+ * A converter result with the controllers' metadata cleared (it should carry none; be sure). A shallow copy:
+ * everything here and below replaces what it changes instead of editing it, so the converter's result (which
+ * a memoising converter hands out again, frozen) is never written to.
+ */
 const base = (converted: KubeObject): KubeObject => {
-  const o = clone(converted);
+  const { status: _status, ...o } = converted;
   const metadata = { ...(o.metadata ?? {}) };
   delete metadata.finalizers;
   delete metadata.ownerReferences;
@@ -51,10 +53,8 @@ const base = (converted: KubeObject): KubeObject => {
   delete metadata.generation;
   delete metadata.creationTimestamp;
   delete metadata.managedFields;
-  const annotations = withoutProductAnnotations(annotationsOf(o));
-  metadata.annotations = annotations;
+  metadata.annotations = withoutProductAnnotations(annotationsOf(converted));
   o.metadata = metadata;
-  delete o.status;
   return o;
 };
 
@@ -167,14 +167,20 @@ export const desiredCapiMachineSet = (
   return { machineSet, infraTemplate };
 };
 
-const deletePath = (o: Record<string, unknown> | undefined, path: readonly string[]): void => {
-  let cur: unknown = o;
-  for (const seg of path.slice(0, -1)) {
-    if (!isRecord(cur)) return;
-    cur = cur[seg];
+/** `o` without the field at `path` (a copy along the path when it is there; `o` itself when it is not). */
+const withoutPath = (
+  o: Record<string, unknown>,
+  [head, ...rest]: readonly string[],
+): Record<string, unknown> => {
+  if (head === undefined || !Object.hasOwn(o, head)) return o;
+  if (rest.length === 0) {
+    const { [head]: _removed, ...kept } = o;
+    return kept;
   }
-  const last = path[path.length - 1];
-  if (isRecord(cur) && last !== undefined) delete cur[last];
+  const child = o[head];
+  if (!isRecord(child)) return o;
+  const next = withoutPath(child, rest);
+  return next === child ? o : { ...o, [head]: next };
 };
 
 /**
@@ -183,9 +189,12 @@ const deletePath = (o: Record<string, unknown> | undefined, path: readonly strin
  */
 export const desiredMapi = (converted: KubeObject): KubeObject => {
   const o = base(converted);
-  deletePath(o.spec, ["authoritativeAPI"]);
-  deletePath(o.spec, ["template", "spec", "authoritativeAPI"]);
-  deletePath(o.spec, ["selector"]);
+  if (isRecord(o.spec)) {
+    o.spec = [["authoritativeAPI"], ["template", "spec", "authoritativeAPI"], ["selector"]].reduce(
+      withoutPath,
+      o.spec,
+    );
+  }
   return o;
 };
 

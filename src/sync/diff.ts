@@ -5,7 +5,7 @@
  * object — server and provider defaults, other controllers' keys — never cause a write. Pure.
  */
 import type { Condition, KubeObject } from "../kube/object.js";
-import { canonicalJson, conditionsOf, isRecord, setCondition } from "../kube/object.js";
+import { conditionsOf, isRecord, jsonEqual, setCondition } from "../kube/object.js";
 
 const isEmptyContainer = (v: unknown): boolean =>
   (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
@@ -20,44 +20,64 @@ const join = (path: string, key: string | number): string =>
  * because servers drop empty containers and a write that cannot stick would repeat forever.
  */
 export const subsetDiff = (desired: unknown, live: unknown, path = ""): string[] => {
-  if (desired === undefined) return [];
+  const out: string[] = [];
+  collectSubsetDiff(desired, live, path, out);
+  return out;
+};
+
+/** subsetDiff's walk, appending to one list (the reconcile runs it on every event; no array per node). */
+const collectSubsetDiff = (desired: unknown, live: unknown, path: string, out: string[]): void => {
+  if (desired === undefined) return;
   // null in an apply means "absent"; a server never stores it, so an absent live value satisfies it.
-  if (desired === null) return live === null || live === undefined ? [] : [path];
-  if (live === undefined && isEmptyContainer(desired)) return [];
+  if (desired === null) {
+    if (live !== null && live !== undefined) out.push(path);
+    return;
+  }
+  if (live === undefined && isEmptyContainer(desired)) return;
   if (Array.isArray(desired)) {
-    if (!Array.isArray(live) || live.length !== desired.length) return [path];
-    return desired.flatMap((d, i) => subsetDiff(d, live[i], join(path, i)));
+    if (!Array.isArray(live) || live.length !== desired.length) {
+      out.push(path);
+      return;
+    }
+    for (let i = 0; i < desired.length; i++) collectSubsetDiff(desired[i], live[i], join(path, i), out);
+    return;
   }
   if (isRecord(desired)) {
-    if (!isRecord(live)) return [path];
-    return Object.keys(desired).flatMap((k) => subsetDiff(desired[k], live[k], join(path, k)));
+    if (!isRecord(live)) {
+      out.push(path);
+      return;
+    }
+    for (const k of Object.keys(desired)) collectSubsetDiff(desired[k], live[k], join(path, k), out);
+    return;
   }
-  return desired === live ? [] : [path];
+  if (desired !== live) out.push(path);
 };
 
 /** Owner references are a map keyed by uid: each desired one must be in live; others' refs are fine. */
-const ownerReferenceDiff = (desired: KubeObject, live: KubeObject): string[] => {
+const collectOwnerReferenceDiff = (desired: KubeObject, live: KubeObject, out: string[]): void => {
   const want = desired.metadata?.ownerReferences ?? [];
   const have = Array.isArray(live.metadata?.ownerReferences) ? live.metadata.ownerReferences : [];
-  return want.flatMap((ref, i) => {
+  want.forEach((ref, i) => {
     const match = have.find((h) => h.uid === ref.uid);
-    return match
-      ? subsetDiff(ref, match, `metadata.ownerReferences[${i}]`)
-      : [`metadata.ownerReferences[${i}]`];
+    if (match) collectSubsetDiff(ref, match, `metadata.ownerReferences[${i}]`, out);
+    else out.push(`metadata.ownerReferences[${i}]`);
   });
 };
 
 /** The fields of `desired` (labels, annotations, owner references, spec) that `live` does not have. */
-export const objectDiff = (desired: KubeObject, live: KubeObject): string[] => [
-  ...subsetDiff(desired.metadata?.labels ?? {}, live.metadata?.labels ?? {}, "metadata.labels"),
-  ...subsetDiff(
+export const objectDiff = (desired: KubeObject, live: KubeObject): string[] => {
+  const out: string[] = [];
+  collectSubsetDiff(desired.metadata?.labels ?? {}, live.metadata?.labels ?? {}, "metadata.labels", out);
+  collectSubsetDiff(
     desired.metadata?.annotations ?? {},
     live.metadata?.annotations ?? {},
     "metadata.annotations",
-  ),
-  ...ownerReferenceDiff(desired, live),
-  ...subsetDiff(desired.spec ?? {}, live.spec ?? {}, "spec"),
-];
+    out,
+  );
+  collectOwnerReferenceDiff(desired, live, out);
+  collectSubsetDiff(desired.spec ?? {}, live.spec ?? {}, "spec", out);
+  return out;
+};
 
 /** Only the spec paths of a diff (InfraMachines: a spec change needs a replacement, metadata does not). */
 export const specPaths = (paths: readonly string[]): string[] =>
@@ -71,8 +91,10 @@ export const specPaths = (paths: readonly string[]): string[] =>
 export const applyBody = (
   desired: KubeObject,
   live: KubeObject,
+  /** `objectDiff(desired, live)` when the caller already has it (one walk, not two). */
+  diff?: readonly string[],
 ): { body: KubeObject; changedPaths: string[] } | undefined => {
-  const changedPaths = objectDiff(desired, live);
+  const changedPaths = diff ? [...diff] : objectDiff(desired, live);
   if (changedPaths.length === 0) return undefined;
   const { finalizers: _finalizers, ...metadata } = desired.metadata ?? {};
   const body: KubeObject = {
@@ -89,10 +111,12 @@ export const applyBody = (
   return { body, changedPaths };
 };
 
-const conditionKey = (c: Condition): string => {
-  const { lastTransitionTime: _t, lastUpdateTime: _u, ...rest } = c;
-  return canonicalJson(rest);
-};
+/** The timestamps a condition comparison ignores: a condition is "the same" whatever they say. */
+const CONDITION_TIMES: ReadonlySet<string> = new Set(["lastTransitionTime", "lastUpdateTime"]);
+
+/** `before` already says all `next` says (times aside): canonical JSON equality, without building it. */
+const conditionHolds = (before: Condition, next: Omit<Condition, "lastTransitionTime">): boolean =>
+  jsonEqual(before, { ...before, ...next }, CONDITION_TIMES);
 
 /**
  * SPEC §5.4 mirroring: the status merge patch that brings `live`'s status up to `mirrored`, or undefined.
@@ -133,15 +157,14 @@ export const statusPatch = (
   for (const c of [...produced, ...(opts.own ?? [])]) {
     const { lastTransitionTime: _t, ...next } = c as Condition;
     const before = conditions.find((x) => x.type === next.type);
-    if (before && conditionKey(before) === conditionKey({ ...before, ...next } as Condition)) continue;
+    if (before && conditionHolds(before, next)) continue;
     conditions = setCondition(conditions, next, opts.now);
   }
   if (conditions !== liveConditions) {
     patch.conditions = [...conditions];
     for (const c of conditions) {
       const before = liveConditions.find((x) => x.type === c.type);
-      if (!before || canonicalJson(before) !== canonicalJson(c))
-        changedPaths.push(`status.conditions[${c.type}]`);
+      if (!before || !jsonEqual(before, c)) changedPaths.push(`status.conditions[${c.type}]`);
     }
   }
   return changedPaths.length === 0 ? undefined : { status: patch, changedPaths };

@@ -199,8 +199,12 @@ const ensureSyncFinalizer = (draft: Draft, o: KubeObject | undefined): void => {
 const withAnnotations = (o: KubeObject, extra: Record<string, string> | undefined): KubeObject =>
   extra ? { ...o, metadata: { ...(o.metadata ?? {}), annotations: { ...annotationsOf(o), ...extra } } } : o;
 
-const applyWrite = (desired: KubeObject, live: KubeObject): SyncWrite | undefined => {
-  const result = applyBody(desired, live);
+const applyWrite = (
+  desired: KubeObject,
+  live: KubeObject,
+  diff?: readonly string[],
+): SyncWrite | undefined => {
+  const result = applyBody(desired, live, diff);
   if (!result) return undefined;
   return {
     kind: "apply",
@@ -304,7 +308,7 @@ const planInfraMachine = (
   const diff = objectDiff(desired, live);
   const specDiff = specPaths(diff);
   if (specDiff.length === 0) {
-    push(draft, applyWrite(desired, live));
+    push(draft, applyWrite(desired, live, diff));
     return "synced";
   }
   const alreadyReplacedThisGeneration =
