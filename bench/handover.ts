@@ -347,11 +347,14 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
         product: await s.product.ask<number>("cpuMs"),
         providers: await s.providers.ask<number>("cpuMs"),
       });
+      const reconciles = () => s.product.ask<Record<string, number>>("reconciles");
       const cpuBefore = await cpu();
+      const reconcilesBefore = await reconciles();
       const t1 = performance.now();
       await handOver(s, "Machine", names, "ClusterAPI");
       const handoverMs = performance.now() - t1;
       const cpuAfter = await cpu();
+      const reconcilesAfter = await reconciles();
       // Share of one core each process used while the handover ran: who the wall-clock time went to.
       const cpuShare = Object.fromEntries(
         (Object.keys(cpuAfter) as (keyof typeof cpuAfter)[]).map((k) => [
@@ -370,6 +373,19 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
         handoverToProvision: ratio(handoverMs, provisionMs),
         writesPerMachine: writes.perMachine,
         cpuShareOfOneCore: cpuShare,
+        // CPU each process spent per Machine handed over, and the reconciles the product ran per Machine.
+        cpuMsPerMachine: Object.fromEntries(
+          (Object.keys(cpuAfter) as (keyof typeof cpuAfter)[]).map((k) => [
+            k,
+            round((cpuAfter[k] - cpuBefore[k]) / n, 2),
+          ]),
+        ),
+        reconcilesPerMachine: Object.fromEntries(
+          Object.entries(reconcilesAfter).map(([c, v]) => [
+            c,
+            round((v - (reconcilesBefore[c] ?? 0)) / n, 2),
+          ]),
+        ),
         byStep: writes.byStep,
         requestsPerMachine: requestsPerMachine(counters, n),
       });

@@ -27,6 +27,7 @@ import { type LeaderGate, leaderGatedControllers } from "./kube/manager.js";
 import { type RuntimeMetrics, runtimeMetrics } from "./kube/metrics.js";
 import { type LocalCluster, startLocalCluster } from "./local/cluster.js";
 import { seedDemo } from "./local/demo.js";
+import { logDestination } from "./logging.js";
 import { createMigrationController } from "./migration/controller.js";
 import { decide } from "./policies/engine.js";
 import type { PolicyContext } from "./policies/types.js";
@@ -165,7 +166,10 @@ export async function serve(args: readonly string[], env: Env): Promise<number> 
     );
     return 2;
   }
-  const log = pino({ level: config.logLevel, base: { component: "machine-api-migration" } });
+  const log = pino(
+    { level: config.logLevel, base: { component: "machine-api-migration" } },
+    logDestination(),
+  );
   log.info({ mode }, "starting");
 
   let local: LocalCluster | undefined;
