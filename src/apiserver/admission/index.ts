@@ -10,8 +10,9 @@ import { randomUUID } from "node:crypto";
 import jsonpatch from "fast-json-patch";
 import type { Logger } from "pino";
 import { canonicalJson, type KubeObject } from "../../kube/object.js";
-import { celFailed, jsonToCel } from "../schema/cel.js";
+import { celFailed } from "../schema/cel.js";
 import { type CallResult, callWebhook, type ServiceResolver, type WebhookResponse } from "./call.js";
+import { type CelConverter, conditionVariables, memoisedConverter } from "./conditions.js";
 import {
   type CompiledConfiguration,
   type CompiledWebhook,
@@ -116,17 +117,20 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
     return ordered(compiled, names);
   };
 
-  /** Rules and selectors, then matchConditions; `error` is a condition that could not be evaluated. */
-  const reaches = (w: CompiledWebhook, a: AdmissionAttributes): { match: boolean; error?: string } => {
+  /**
+   * Rules and selectors, then matchConditions; `error` is a condition that could not be evaluated. `convert`
+   * is the dispatch's memoised JSON → CEL conversion, shared by all its webhooks.
+   */
+  const reaches = (
+    w: CompiledWebhook,
+    a: AdmissionAttributes,
+    convert: CelConverter,
+  ): { match: boolean; error?: string } => {
     if (!w.rules.some((r) => ruleMatches(r, a))) return { match: false };
     if (!namespaceSelectorMatches(w.namespaceSelector, a)) return { match: false };
     if (!objectSelectorMatches(w.objectSelector, a)) return { match: false };
     if (w.matchConditions.length === 0) return { match: true };
-    const vars = {
-      object: jsonToCel(a.object),
-      oldObject: jsonToCel(a.oldObject),
-      request: jsonToCel(admissionRequest(a, "")),
-    };
+    const vars = conditionVariables(a, convert);
     let firstError: string | undefined;
     for (const mc of w.matchConditions) {
       if (mc.error || !mc.program) {
@@ -148,8 +152,12 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
   });
 
   /** One webhook: matching, dry-run guard, call. */
-  const invoke = async (w: CompiledWebhook, a: AdmissionAttributes): Promise<Invocation> => {
-    const m = reaches(w, a);
+  const invoke = async (
+    w: CompiledWebhook,
+    a: AdmissionAttributes,
+    convert: CelConverter,
+  ): Promise<Invocation> => {
+    const m = reaches(w, a, convert);
     if (!m.match) return { kind: "skip" };
     if (m.error) return { kind: "fail", error: m.error };
     // kube refuses (whatever the failurePolicy) to dry-run a request through a webhook with side effects.
@@ -191,8 +199,9 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
       let changes = 0;
       /** For IfNeeded webhooks: the change count right after their call (their own patch included). */
       const calledAt = new Map<CompiledWebhook, number>();
+      const convert = memoisedConverter();
       const run = async (w: CompiledWebhook): Promise<Denial | undefined> => {
-        const r = await invoke(w, { ...a, object });
+        const r = await invoke(w, { ...a, object }, convert);
         if (r.kind === "skip") return undefined;
         if (r.kind === "dryRunUnsupported") return dryRunDenial(w, warnings);
         if (r.kind === "fail") return failureOutcome(w, r.error, warnings);
@@ -226,7 +235,8 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
     async validate(a) {
       if (isWebhookConfigurationResource(a)) return { allowed: true, object: a.object, warnings: [] };
       const hooks = current("validating");
-      const results = await Promise.all(hooks.map((w) => invoke(w, a)));
+      const convert = memoisedConverter();
+      const results = await Promise.all(hooks.map((w) => invoke(w, a, convert)));
       const warnings = results.flatMap((r) => (r.kind === "answer" ? r.response.warnings : []));
       for (const [i, r] of results.entries()) {
         const w = hooks[i]!;

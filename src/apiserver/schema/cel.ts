@@ -111,6 +111,52 @@ export function toCel(value: unknown, schema: JsonSchema | undefined): unknown {
 /** Plain JSON → CEL without a schema (matchConditions' object/oldObject/request). */
 export const jsonToCel = (value: unknown): unknown => toCel(value, undefined);
 
+/**
+ * A JSON object handed to CEL as a map whose values are converted on first read and then kept. CEL reads a
+ * native Map only through get/has/size/keys/entries/values/forEach, all of which go through `get` here, so an
+ * expression that reads one field never pays for converting the others.
+ */
+export class LazyCelMap extends Map<string, unknown> {
+  readonly #source: Readonly<Record<string, unknown>>;
+  readonly #convert: (value: unknown) => unknown;
+  readonly #converted = new Set<string>();
+
+  constructor(source: Readonly<Record<string, unknown>>, convert: (value: unknown) => unknown) {
+    super();
+    this.#source = source;
+    this.#convert = convert;
+    for (const k of Object.keys(source)) super.set(k, undefined);
+  }
+
+  override get(key: string): unknown {
+    if (!super.has(key)) return undefined;
+    if (!this.#converted.has(key)) {
+      super.set(key, this.#convert(this.#source[key]));
+      this.#converted.add(key);
+    }
+    return super.get(key);
+  }
+
+  override forEach(
+    callback: (value: unknown, key: string, map: Map<string, unknown>) => void,
+    thisArg?: unknown,
+  ): void {
+    for (const k of super.keys()) callback.call(thisArg, this.get(k), k, this);
+  }
+
+  override *entries(): MapIterator<[string, unknown]> {
+    for (const k of super.keys()) yield [k, this.get(k)];
+  }
+
+  override *values(): MapIterator<unknown> {
+    for (const k of super.keys()) yield this.get(k);
+  }
+
+  override [Symbol.iterator](): MapIterator<[string, unknown]> {
+    return this.entries();
+  }
+}
+
 export function compileRules(
   schema: JsonSchema,
   at: string,
