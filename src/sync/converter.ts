@@ -2,7 +2,10 @@
  * The production converter handed to the sync planner: src/sync/conversion's public functions behind the
  * `SyncConverter` interface of snapshot.ts. Kept as its own small module so the planner depends only on the
  * interface (tests inject fakes that fail or warn on demand) and the composition root picks this one.
+ * Also `memoisingConverter`, the composition root's wrapper that converts each cached object once instead
+ * of on every reconcile (the conversions themselves stay pure; the memo is edge state the root owns).
  */
+import type { KubeObject } from "../kube/object.js";
 import {
   capiMachineSetStatusToMapi,
   capiMachineSetToMapi,
@@ -25,3 +28,124 @@ export const conversionConverter: SyncConverter = Object.freeze({
   mapiMachineSetStatusToCapi,
   capiMachineSetStatusToMapi,
 });
+
+/** Freezes `value` and everything below it, except what belongs to the conversion's inputs. */
+const freezeOwn = (value: unknown, inputs: ReadonlySet<object>): void => {
+  if (typeof value !== "object" || value === null || inputs.has(value) || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const v of Object.values(value)) freezeOwn(v, inputs);
+};
+
+/** Every object and array reachable from `roots` (what a result must not freeze: it is not the result's). */
+const reachable = (roots: readonly unknown[]): Set<object> => {
+  const seen = new Set<object>();
+  const walk = (v: unknown): void => {
+    if (typeof v !== "object" || v === null || seen.has(v)) return;
+    seen.add(v);
+    for (const child of Object.values(v)) walk(child);
+  };
+  for (const r of roots) walk(r);
+  return seen;
+};
+
+/** Stands for an absent optional object input in a key (a WeakMap key must be an object). */
+const ABSENT: object = Object.freeze({});
+
+interface MemoNode<R> {
+  readonly next: WeakMap<object, MemoNode<R>>;
+  /** The latest result at this node, with the scalar inputs it was computed for. */
+  entry?: { scalars: string; result: R };
+}
+
+/**
+ * `convert` remembered per identity of its object inputs (a chain of WeakMaps: an object the cache replaced
+ * takes its results with it) and the exact value of its scalar inputs. Sound because the informer cache
+ * replaces an object on every change instead of editing it, the conversion is pure in exactly the inputs the
+ * key names, and the result handed out is frozen (whatever in it is the converter's own), so no caller can
+ * change what the next one gets.
+ */
+const memoise = <R>(
+  convert: () => R,
+  objects: readonly (KubeObject | undefined)[],
+  scalars: string,
+  root: MemoNode<R>,
+): R => {
+  let node = root;
+  for (const o of objects) {
+    const key = o ?? ABSENT;
+    let child = node.next.get(key);
+    if (!child) {
+      child = { next: new WeakMap() };
+      node.next.set(key, child);
+    }
+    node = child;
+  }
+  if (node.entry?.scalars === scalars) return node.entry.result;
+  const result = convert();
+  freezeOwn(result, reachable(objects));
+  node.entry = { scalars, result };
+  return result;
+};
+
+const newRoot = <R>(): MemoNode<R> => ({ next: new WeakMap() });
+
+type Result<K extends keyof SyncConverter> = ReturnType<SyncConverter[K]>;
+
+/**
+ * `inner` with its spec conversions (Machine and MachineSet, both ways) remembered per input objects, for
+ * the composition root to hand the sync controllers. Every reconcile re-plans from the same cached objects
+ * (most events are status echoes that leave the converted side alone), so most conversions are repeats.
+ * Status mirroring is passed through: it takes `now`, which differs on every reconcile. Results are frozen;
+ * the planner never edits a converter result (desired.ts copies what it changes).
+ */
+export const memoisingConverter = (inner: SyncConverter): SyncConverter => {
+  const machinesToCapi = newRoot<Result<"mapiMachineToCapi">>();
+  const machineSetsToCapi = newRoot<Result<"mapiMachineSetToCapi">>();
+  const machinesToMapi = newRoot<Result<"capiMachineToMapi">>();
+  const machineSetsToMapi = newRoot<Result<"capiMachineSetToMapi">>();
+  const memoising: SyncConverter = {
+    mapiMachineToCapi: (mapi, infrastructure, opts) =>
+      memoise(
+        () => inner.mapiMachineToCapi(mapi, infrastructure, { capiNamespace: opts.capiNamespace }),
+        [mapi, infrastructure],
+        opts.capiNamespace,
+        machinesToCapi,
+      ),
+    mapiMachineSetToCapi: (mapi, infrastructure, opts) =>
+      memoise(
+        () => inner.mapiMachineSetToCapi(mapi, infrastructure, { capiNamespace: opts.capiNamespace }),
+        [mapi, infrastructure],
+        opts.capiNamespace,
+        machineSetsToCapi,
+      ),
+    capiMachineToMapi: (capi, infraMachine, infrastructure, opts) =>
+      memoise(
+        () =>
+          inner.capiMachineToMapi(capi, infraMachine, infrastructure, {
+            mapiNamespace: opts.mapiNamespace,
+            ...(opts.awsCluster ? { awsCluster: opts.awsCluster } : {}),
+          }),
+        [capi, infraMachine, infrastructure, opts.awsCluster],
+        opts.mapiNamespace,
+        machinesToMapi,
+      ),
+    capiMachineSetToMapi: (capi, infraTemplate, infrastructure, opts) =>
+      memoise(
+        () =>
+          inner.capiMachineSetToMapi(capi, infraTemplate, infrastructure, {
+            mapiNamespace: opts.mapiNamespace,
+          }),
+        [capi, infraTemplate, infrastructure],
+        opts.mapiNamespace,
+        machineSetsToMapi,
+      ),
+    mapiMachineStatusToCapi: (mapi, infrastructure, opts) =>
+      inner.mapiMachineStatusToCapi(mapi, infrastructure, opts),
+    capiMachineStatusToMapi: (capi, infraMachine, infrastructure, opts) =>
+      inner.capiMachineStatusToMapi(capi, infraMachine, infrastructure, opts),
+    mapiMachineSetStatusToCapi: (mapi, infrastructure) =>
+      inner.mapiMachineSetStatusToCapi(mapi, infrastructure),
+    capiMachineSetStatusToMapi: (capi) => inner.capiMachineSetStatusToMapi(capi),
+  };
+  return Object.freeze(memoising);
+};

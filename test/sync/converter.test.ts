@@ -1,0 +1,264 @@
+/**
+ * The memoising converter (src/sync/converter.ts) is the plain converter with a memory: for every input it
+ * returns what the plain one returns, converts again whenever any input it reads is another object or
+ * another value, hands out frozen results a caller cannot change for the next one, never freezes an input,
+ * and leaves every plan the sync makes exactly as it was.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../../src/kube/object.js";
+import { conversionConverter, memoisingConverter } from "../../src/sync/converter.js";
+import { planMachineSetSync, planMachineSync, type SyncPlan } from "../../src/sync/plan.js";
+import type { SyncConverter } from "../../src/sync/snapshot.js";
+import {
+  capiCluster,
+  deps,
+  NOW,
+  infrastructure as syncInfrastructure,
+  mapiMachine as syncMapiMachine,
+  mapiMachineSet as syncMapiMachineSet,
+  providerSpec as syncProviderSpec,
+  World,
+} from "./builders.js";
+import {
+  awsMachine,
+  awsMachineSpec,
+  awsMachineTemplate,
+  CAPI_NS,
+  capiMachine,
+  capiMachineSet,
+  infrastructure,
+  MAPI_NS,
+  mapiMachine,
+  mapiMachineSet,
+  providerSpec,
+} from "./conversion/builders.js";
+
+const plain = conversionConverter;
+const infra = infrastructure();
+const toCapi = { capiNamespace: CAPI_NS };
+const toMapi = { mapiNamespace: MAPI_NS };
+
+/** Every spec conversion of the interface, called the same way on any converter. */
+interface Inputs {
+  mapi: KubeObject;
+  set: KubeObject;
+  capi: KubeObject;
+  capiSet: KubeObject;
+  infraMachine: KubeObject;
+  template: KubeObject;
+}
+
+const calls = (c: SyncConverter, o: Inputs) => ({
+  mapiMachineToCapi: () => c.mapiMachineToCapi(o.mapi, infra, toCapi),
+  mapiMachineSetToCapi: () => c.mapiMachineSetToCapi(o.set, infra, toCapi),
+  capiMachineToMapi: () => c.capiMachineToMapi(o.capi, o.infraMachine, infra, toMapi),
+  capiMachineSetToMapi: () => c.capiMachineSetToMapi(o.capiSet, o.template, infra, toMapi),
+});
+
+const isDeepFrozen = (v: unknown): boolean =>
+  typeof v !== "object" || v === null || (Object.isFrozen(v) && Object.values(v).every(isDeepFrozen));
+const isNowhereFrozen = (v: unknown): boolean =>
+  typeof v !== "object" || v === null || (!Object.isFrozen(v) && Object.values(v).every(isNowhereFrozen));
+
+const inputs: Record<string, Inputs> = {
+  "a worker Machine": {
+    mapi: mapiMachine(),
+    set: mapiMachineSet(),
+    capi: capiMachine(),
+    capiSet: capiMachineSet("workers-tpl"),
+    infraMachine: awsMachine(),
+    template: awsMachineTemplate("workers-tpl"),
+  },
+  "a Machine with a delete mark and a user label": {
+    mapi: mapiMachine({
+      labels: { "example.com/team": "a", "machine.openshift.io/cluster-api-machine-role": "worker" },
+      annotations: { "machine.openshift.io/delete-machine": "true" },
+    }),
+    set: mapiMachineSet({ value: providerSpec({ instanceType: "c6i.large" }) }),
+    capi: capiMachine({ annotations: { "cluster.x-k8s.io/delete-machine": "yes" } }),
+    capiSet: capiMachineSet("workers-tpl", { templateSpec: awsMachineSpec({ instanceType: "c6i.large" }) }),
+    infraMachine: awsMachine({ spec: awsMachineSpec({ instanceType: "c6i.large" }) }),
+    template: awsMachineTemplate("workers-tpl", awsMachineSpec({ instanceType: "c6i.large" })),
+  },
+  "inputs that fail to convert (deviceIndex 1, no name)": {
+    mapi: mapiMachine({ value: providerSpec({ deviceIndex: 1 }) }),
+    set: mapiMachineSet({ value: providerSpec({ deviceIndex: 1 }) }),
+    capi: { ...capiMachine(), metadata: {} },
+    capiSet: { ...capiMachineSet("workers-tpl"), metadata: {} },
+    infraMachine: awsMachine(),
+    template: awsMachineTemplate("workers-tpl"),
+  },
+};
+
+describe("memoisingConverter: the plain converter's results, remembered", () => {
+  for (const [name, objects] of Object.entries(inputs)) {
+    it(`returns what the plain converter returns, and the same result again for the same objects: ${name}`, () => {
+      const memo = calls(memoisingConverter(plain), objects);
+      const expected = calls(plain, objects);
+      for (const key of Object.keys(memo) as (keyof typeof memo)[]) {
+        const first = memo[key]();
+        expect(first, key).toEqual(expected[key]());
+        expect(memo[key](), key).toBe(first);
+      }
+    });
+  }
+
+  it("returns what the plain converter returns for generated Machines (property)", () => {
+    const memo = memoisingConverter(plain);
+    fc.assert(
+      fc.property(
+        fc.constantFrom("m6i.xlarge", "c6i.large", "r6i.2xlarge"),
+        fc.option(fc.constantFrom(0, 1), { nil: undefined }),
+        fc.dictionary(fc.stringMatching(/^example\.com\/[a-z]{1,6}$/), fc.stringMatching(/^[a-z]{0,6}$/), {
+          maxKeys: 3,
+        }),
+        fc.boolean(),
+        (instanceType, deviceIndex, userLabels, deleteMark) => {
+          const mapi = mapiMachine({
+            labels: { "machine.openshift.io/cluster-api-machine-role": "worker", ...userLabels },
+            ...(deleteMark ? { annotations: { "machine.openshift.io/delete-machine": "" } } : {}),
+            value: providerSpec({ instanceType, ...(deviceIndex === undefined ? {} : { deviceIndex }) }),
+          });
+          const result = memo.mapiMachineToCapi(mapi, infra, toCapi);
+          expect(result).toEqual(plain.mapiMachineToCapi(structuredClone(mapi), infra, toCapi));
+          expect(memo.mapiMachineToCapi(mapi, infra, toCapi)).toBe(result);
+          if (result.ok) {
+            const { machine, infraMachine } = result.value;
+            const back = memo.capiMachineToMapi(machine, infraMachine, infra, toMapi);
+            expect(back).toEqual(plain.capiMachineToMapi(machine, infraMachine, infra, toMapi));
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it("converts again when the cache replaced an input object, or a scalar input differs", () => {
+    const memo = memoisingConverter(plain);
+    const mapi = mapiMachine();
+    const first = memo.mapiMachineToCapi(mapi, infra, toCapi);
+    const changed = mapiMachine({ value: providerSpec({ instanceType: "c6i.large" }) });
+    const second = memo.mapiMachineToCapi(changed, infra, toCapi);
+    expect(second).toEqual(plain.mapiMachineToCapi(changed, infra, toCapi));
+    expect(second).not.toEqual(first);
+    const elsewhere = memo.mapiMachineToCapi(mapi, infra, { capiNamespace: "other" });
+    expect(elsewhere).toEqual(plain.mapiMachineToCapi(mapi, infra, { capiNamespace: "other" }));
+    const otherInfra = infrastructure({ name: "other-cluster" });
+    expect(memo.mapiMachineToCapi(mapi, otherInfra, toCapi)).toEqual(
+      plain.mapiMachineToCapi(mapi, otherInfra, toCapi),
+    );
+    // The InfraMachine and the (optional) AWSCluster of a reverse conversion are part of the key too.
+    const capi = capiMachine();
+    const before = memo.capiMachineToMapi(capi, awsMachine(), infra, toMapi);
+    const larger = awsMachine({ spec: awsMachineSpec({ instanceType: "m6i.4xlarge" }) });
+    expect(memo.capiMachineToMapi(capi, larger, infra, toMapi)).toEqual(
+      plain.capiMachineToMapi(capi, larger, infra, toMapi),
+    );
+    expect(memo.capiMachineToMapi(capi, larger, infra, toMapi)).not.toEqual(before);
+    const awsCluster: KubeObject = { apiVersion: "x/v1", kind: "AWSCluster", metadata: { name: "c" } };
+    const withCluster = memo.capiMachineToMapi(capi, larger, infra, { ...toMapi, awsCluster });
+    expect(withCluster).toEqual(plain.capiMachineToMapi(capi, larger, infra, { ...toMapi, awsCluster }));
+    expect(memo.capiMachineToMapi(capi, larger, infra, { ...toMapi, awsCluster })).toBe(withCluster);
+  });
+
+  it("hands out frozen results: a caller's change cannot leak into what the next caller gets", () => {
+    const memo = memoisingConverter(plain);
+    const mapi = mapiMachine();
+    const result = memo.mapiMachineToCapi(mapi, infra, toCapi);
+    expect(isDeepFrozen(result)).toBe(true);
+    if (!result.ok) throw new Error("expected a conversion");
+    expect(() => {
+      (result.value.machine.spec as Record<string, unknown>).providerID = "changed";
+    }).toThrow(TypeError);
+    const labels = result.value.infraMachine.metadata?.labels ?? {};
+    expect(() => {
+      labels.extra = "x";
+    }).toThrow(TypeError);
+    expect(memo.mapiMachineToCapi(mapi, infra, toCapi)).toEqual(plain.mapiMachineToCapi(mapi, infra, toCapi));
+  });
+
+  it("never freezes an input (the cache's objects stay as they were)", () => {
+    const memo = memoisingConverter(plain);
+    const objects = inputs["a worker Machine"] as Inputs;
+    for (const call of Object.values(calls(memo, objects))) call();
+    for (const o of [...Object.values(objects), infra]) {
+      expect(isNowhereFrozen(o)).toBe(true);
+    }
+  });
+
+  it("passes status mirroring through unremembered (it depends on `now`)", () => {
+    const memo = memoisingConverter(plain);
+    const mapi = mapiMachine({ status: { phase: "Running" } });
+    const capi = capiMachine();
+    const at = (now: string) => memo.mapiMachineStatusToCapi(mapi, infra, { now, capiMachine: capi });
+    expect(at("2026-11-30T10:00:00Z")).toEqual(
+      plain.mapiMachineStatusToCapi(mapi, infra, { now: "2026-11-30T10:00:00Z", capiMachine: capi }),
+    );
+    expect(at("2026-12-01T10:00:00Z")).toEqual(
+      plain.mapiMachineStatusToCapi(mapi, infra, { now: "2026-12-01T10:00:00Z", capiMachine: capi }),
+    );
+  });
+});
+
+// ------------------------------------------------------------------------------------ plans are unchanged
+
+const realProviderSpec = () =>
+  syncProviderSpec("m6i.xlarge", {
+    blockDevices: [{ ebs: { encrypted: true, volumeSize: 120, volumeType: "gp3" } }],
+    credentialsSecret: { name: "aws-cloud-credentials" },
+    userDataSecret: { name: "worker-user-data" },
+  });
+
+/**
+ * Drives `plan` to a fixed point with the memoising converter, checking on every round that the plain
+ * converter plans exactly the same from the same snapshot objects (planned twice with the memo: a miss,
+ * then a hit).
+ */
+const settleComparing = <S>(read: () => S, plan: (s: S, c: SyncConverter) => SyncPlan, world: World) => {
+  const memo = memoisingConverter(plain);
+  for (let round = 0; round < 10; round++) {
+    const snapshot = read();
+    const expected = plan(snapshot, plain);
+    expect(plan(snapshot, memo)).toEqual(expected);
+    expect(plan(snapshot, memo)).toEqual(expected);
+    if (expected.writes.length === 0) return round;
+    world.execute(expected.writes);
+  }
+  throw new Error("no fixed point");
+};
+
+describe("planning with the memoising converter: the same plans as with the plain converter", () => {
+  it("a Machine from nothing to a quiet MAPI → CAPI sync, then handed over and synced CAPI → MAPI", () => {
+    const mapi = syncMapiMachine("worker", {
+      spec: { providerSpec: realProviderSpec(), providerID: "aws:///us-east-1a/i-0abc123def4567890" },
+      meta: { annotations: { "machine.openshift.io/delete-machine": "true" } },
+    });
+    const world = new World([syncInfrastructure(), capiCluster(), mapi]);
+    const machinePlan = (s: ReturnType<World["machineSnapshot"]>, c: SyncConverter) =>
+      planMachineSync(s, deps(c), NOW);
+    expect(settleComparing(() => world.machineSnapshot("worker"), machinePlan, world)).toBeGreaterThan(0);
+    world.mutate("machine.openshift.io/v1beta1", "Machine", MAPI_NS, "worker", (o) => {
+      o.spec = { ...o.spec, authoritativeAPI: "ClusterAPI" };
+      o.status = { ...o.status, authoritativeAPI: "ClusterAPI", synchronizedAPI: "ClusterAPI" };
+    });
+    expect(settleComparing(() => world.machineSnapshot("worker"), machinePlan, world)).toBeGreaterThan(0);
+  });
+
+  it("a MachineSet from nothing to a quiet MAPI → CAPI sync, then handed over and synced CAPI → MAPI", () => {
+    const set = syncMapiMachineSet("worker");
+    const template = (set.spec as { template: { spec: Record<string, unknown> } }).template;
+    template.spec.providerSpec = realProviderSpec();
+    const world = new World([syncInfrastructure(), capiCluster(), set]);
+    const setPlan = (s: ReturnType<World["machineSetSnapshot"]>, c: SyncConverter) =>
+      planMachineSetSync(s, deps(c), NOW);
+    expect(settleComparing(() => world.machineSetSnapshot("worker"), setPlan, world)).toBeGreaterThan(0);
+    world.mutate("machine.openshift.io/v1beta1", "MachineSet", MAPI_NS, "worker", (o) => {
+      o.spec = { ...o.spec, authoritativeAPI: "ClusterAPI" };
+      o.status = { ...o.status, authoritativeAPI: "ClusterAPI", synchronizedAPI: "ClusterAPI" };
+    });
+    expect(settleComparing(() => world.machineSetSnapshot("worker"), setPlan, world)).toBeGreaterThanOrEqual(
+      0,
+    );
+  });
+});
