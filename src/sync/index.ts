@@ -18,7 +18,7 @@ export {
   synchronized,
   updateRefused,
 } from "./condition.js";
-export { conversionConverter } from "./converter.js";
+export { conversionConverter, memoisingConverter } from "./converter.js";
 export { CREATED_FOR_GENERATION, PAUSE_ANNOTATIONS } from "./desired.js";
 export {
   ACKNOWLEDGER_KEYS,
