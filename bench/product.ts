@@ -28,7 +28,7 @@ import { decodeAdmissionReview } from "../src/server/admission-review.js";
 import { startWebhookServer } from "../src/server/serve.js";
 import { createMachineSetSyncController, createMachineSyncController } from "../src/sync/controller.js";
 import { checkConvertible } from "../src/sync/conversion/index.js";
-import { conversionConverter } from "../src/sync/converter.js";
+import { conversionConverter, memoisingConverter } from "../src/sync/converter.js";
 import { CONTROLLER_USERS } from "./identities.js";
 import { serveParent } from "./ipc.js";
 import { migrationReviewBody, NAMESPACES, reviewBody } from "./population.js";
@@ -77,7 +77,7 @@ if (withControllers) {
     client: connection.client,
     transport: connection.transport,
     cache,
-    converter: conversionConverter,
+    converter: memoisingConverter(conversionConverter),
     settings: NAMESPACES,
     events,
     clock: systemClock,

@@ -39,7 +39,7 @@ import { createInstanceLedger, type InstanceLedger } from "./simulate/ledger.js"
 import { readSupport, reportSupport, type Support } from "./supported.js";
 import { createMachineSetSyncController, createMachineSyncController } from "./sync/controller.js";
 import { checkConvertible } from "./sync/conversion/index.js";
-import { conversionConverter } from "./sync/converter.js";
+import { conversionConverter, memoisingConverter } from "./sync/converter.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -120,7 +120,7 @@ function buildControllers(
     client: connection.client,
     transport: connection.transport,
     cache,
-    converter: conversionConverter,
+    converter: memoisingConverter(conversionConverter),
     settings: namespaces,
     events,
     clock: systemClock,

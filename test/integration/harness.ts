@@ -49,7 +49,7 @@ import {
 } from "../../src/simulate/index.js";
 import { createMachineSetSyncController, createMachineSyncController } from "../../src/sync/controller.js";
 import { checkConvertible } from "../../src/sync/conversion/index.js";
-import { conversionConverter } from "../../src/sync/converter.js";
+import { conversionConverter, memoisingConverter } from "../../src/sync/converter.js";
 
 export const MAPI_NS = "openshift-machine-api";
 export const CAPI_NS = "openshift-cluster-api";
@@ -256,7 +256,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       client: connection.client,
       transport: connection.transport,
       cache: c,
-      converter: conversionConverter,
+      converter: memoisingConverter(conversionConverter),
       settings: ns,
       events,
       clock: systemClock,
