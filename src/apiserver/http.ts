@@ -45,6 +45,7 @@ import { deliver, type Storage } from "./storage.js";
 import { type IncludeObject, tableFor } from "./table.js";
 import type { ResourceInfo, StoreEvent, UserInfo, WatchEventType } from "./types.js";
 import { resourceKey } from "./types.js";
+import { createWatchWriter } from "./watch-writer.js";
 
 export interface HttpDeps {
   rest: Rest;
@@ -622,19 +623,15 @@ export class HttpApi {
       }
       return `{"type":"${type_}","object":${JSON.stringify(asVersion(type, version, o))}}\n`;
     };
-    const write = (text: string): void => {
-      if (res.writableEnded || res.destroyed) return;
-      // A watcher that stopped reading is cut, as kube-apiserver does, rather than buffered without bound.
-      if (res.writableLength > MAX_WATCH_BACKLOG_BYTES) {
+    const stream = createWatchWriter(res, {
+      maxBacklog: MAX_WATCH_BACKLOG_BYTES,
+      onStalled: () =>
         this.deps.logger?.warn(
           { resource: info.resource, user: info.user },
           "closing a watch that stopped reading",
-        );
-        res.end();
-        return;
-      }
-      res.write(text);
-    };
+        ),
+    });
+    const write = stream.write;
 
     if (since !== undefined) {
       const events = this.deps.storage.eventsSince(key, since);
@@ -674,6 +671,7 @@ export class HttpApi {
       remove();
       for (const t of timers) clearTimeout(t);
       for (const t of intervals) clearInterval(t);
+      stream.discard();
       this.openWatches.delete(res);
     };
     if (q.get("allowWatchBookmarks") === "true") {
@@ -684,9 +682,9 @@ export class HttpApi {
       intervals.push(setInterval(bookmark, this.deps.bookmarkIntervalMs));
     }
     const timeout = Number(q.get("timeoutSeconds") ?? "");
-    if (timeout > 0) timers.push(setTimeout(() => res.end(), timeout * 1000));
+    if (timeout > 0) timers.push(setTimeout(stream.end, timeout * 1000));
     const drop = this.deps.faults.watchDropAfter(info);
-    if (drop !== undefined) timers.push(setTimeout(() => res.end(), drop));
+    if (drop !== undefined) timers.push(setTimeout(stream.end, drop));
     res.on("close", close);
     req.on("close", close);
   }
