@@ -45,42 +45,46 @@ const elementSegment = (listPath: string, item: unknown): string | undefined => 
 };
 
 /**
- * Adds the leaf field paths of `value` under `path` to `out`. With `diff`, also walks `before` (the value at
- * the same path in the old object) alongside and adds to `diff.changed` every leaf whose value differs.
+ * Adds the leaf field paths of `value` under `path` to `out`. With `changed`, also walks `before` (the value
+ * at the same path in the old object) alongside and adds to `changed` every leaf whose value differs.
+ * (Runs for every field of every write: plain loops, no per-node allocations.)
  */
 const collect = (
   value: unknown,
   path: string,
   out: Set<string>,
-  diff?: { before: unknown; changed: Set<string> },
+  before: unknown,
+  changed: Set<string> | undefined,
 ): void => {
-  if (isRecord(value) && Object.keys(value).length > 0) {
-    const before = diff && isRecord(diff.before) ? diff.before : undefined;
-    for (const [k, v] of Object.entries(value)) {
-      if (path === "f:metadata" && SERVER_METADATA.has(k)) continue;
-      const child = path ? `${path}${SEP}f:${k}` : `f:${k}`;
-      collect(v, child, out, diff && { before: before?.[k], changed: diff.changed });
+  if (isRecord(value)) {
+    const beforeMap = changed && isRecord(before) ? before : undefined;
+    const isMetadata = path === "f:metadata";
+    let fields = 0;
+    for (const k in value) {
+      if (!Object.hasOwn(value, k)) continue;
+      fields++;
+      if (isMetadata && SERVER_METADATA.has(k)) continue;
+      collect(value[k], path ? `${path}${SEP}f:${k}` : `f:${k}`, out, beforeMap?.[k], changed);
     }
-    return;
-  }
-  if (Array.isArray(value) && value.length > 0 && elementSegment(path, value[0]) !== undefined) {
-    const before = diff && Array.isArray(diff.before) ? diff.before : [];
+    if (fields > 0) return;
+  } else if (Array.isArray(value) && value.length > 0 && elementSegment(path, value[0]) !== undefined) {
+    const beforeList = changed && Array.isArray(before) ? before : [];
     for (const item of value) {
       const p = `${path}${SEP}${elementSegment(path, item)}`;
       out.add(p);
-      if (!diff) continue;
+      if (!changed) continue;
       const was = isRecord(item)
-        ? before.find((i) => isRecord(i) && i.uid === item.uid)
-        : before.includes(item)
+        ? beforeList.find((i) => isRecord(i) && i.uid === item.uid)
+        : beforeList.includes(item)
           ? item
           : undefined;
-      if (!jsonEqual(was ?? null, item ?? null)) diff.changed.add(p);
+      if (!jsonEqual(was ?? null, item ?? null)) changed.add(p);
     }
     return;
   }
   if (!path) return;
   out.add(path);
-  if (diff && !jsonEqual(diff.before ?? null, value ?? null)) diff.changed.add(path);
+  if (changed && !jsonEqual(before ?? null, value ?? null)) changed.add(path);
 };
 
 /**
@@ -95,7 +99,7 @@ export const fieldPaths = (
   if (!isRecord(obj)) return out;
   for (const [k, v] of Object.entries(obj)) {
     if (k === "apiVersion" || k === "kind") continue;
-    collect(v, `f:${k}`, out, diff && { before: diff.before[k], changed: diff.changed });
+    collect(v, `f:${k}`, out, diff?.before[k], diff?.changed);
   }
   return out;
 };
@@ -156,16 +160,37 @@ export const toFieldsV1 = (paths: Iterable<string>): Record<string, unknown> => 
   return root;
 };
 
+const addLeaves = (node: unknown, path: string, out: Set<string>): void => {
+  if (!isRecord(node)) return;
+  let children = 0;
+  for (const k in node) {
+    if (k === "." || !Object.hasOwn(node, k)) continue;
+    children++;
+    addLeaves(node[k], path ? `${path}${SEP}${k}` : k, out);
+  }
+  if (children === 0 && path) out.add(path);
+};
+
 export const fromFieldsV1 = (fields: unknown): Set<string> => {
   const out = new Set<string>();
-  const walk = (node: unknown, path: string): void => {
-    if (!isRecord(node)) return;
-    const children = Object.keys(node).filter((k) => k !== ".");
-    if (children.length === 0 && path) out.add(path);
-    for (const k of children) walk(node[k], path ? `${path}${SEP}${k}` : k);
-  };
-  walk(fields, "");
+  addLeaves(fields, "", out);
   return out;
+};
+
+/**
+ * fromFieldsV1 memoised by the fieldsV1 value's identity: an entry a write did not touch keeps its fieldsV1
+ * object, so the next write does not parse it again. A memo, not state: fieldsV1 values are built once (by
+ * toFieldsV1, or parsed from a request) and never changed in place, and the sets handed out are read-only.
+ */
+const parsedFieldSets = new WeakMap<object, ReadonlySet<string>>();
+const heldPaths = (fields: unknown): ReadonlySet<string> => {
+  if (!isRecord(fields)) return fromFieldsV1(fields);
+  let paths = parsedFieldSets.get(fields);
+  if (!paths) {
+    paths = fromFieldsV1(fields);
+    parsedFieldSets.set(fields, paths);
+  }
+  return paths;
 };
 
 /** `.spec.replicas` / `.metadata.finalizers[="x"]`: how kube prints a field path in conflicts. */
@@ -221,8 +246,9 @@ export const recordUpdate = (
   const out: ManagedFieldsEntry[] = [];
   let mine: Set<string> | undefined;
   for (const e of entriesOf(oldObj)) {
-    const held = fromFieldsV1(e.fieldsV1);
-    const paths = new Set([...held].filter((p) => !changed.has(p) && newPaths.has(p)));
+    const held = heldPaths(e.fieldsV1);
+    const paths = new Set<string>();
+    for (const p of held) if (!changed.has(p) && newPaths.has(p)) paths.add(p);
     if (isEntry(e, manager, "Update", subresource)) {
       mine = paths;
       continue;
@@ -230,7 +256,8 @@ export const recordUpdate = (
     if (paths.size > 0)
       out.push(paths.size === held.size ? e : { ...e, fieldsV1: toFieldsV1([...paths].sort()) });
   }
-  const owned = new Set([...(mine ?? []), ...changed]);
+  const owned = mine ?? new Set<string>();
+  for (const p of changed) owned.add(p);
   if (owned.size > 0) out.push(entry(manager, "Update", apiVersion, now, owned, subresource));
   return out;
 };
