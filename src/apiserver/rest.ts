@@ -139,21 +139,32 @@ const sameButVolatile = (a: KubeObject, b: KubeObject): boolean => {
   return jsonEqual(ma, mb, VOLATILE_METADATA) && jsonEqual(owners(ma), owners(mb));
 };
 
-/** Paths present in `before` but dropped by pruning (`after`): the unknown fields of a CRD object. */
+/**
+ * Paths present in `before` but dropped by pruning (`after`): the unknown fields of a CRD object. Runs on
+ * every CRD write, so it walks with one output list and skips subtrees pruning kept as they were (same
+ * object: nothing was dropped inside).
+ */
 export const unknownFields = (before: unknown, after: unknown, path = ""): string[] => {
   const out: string[] = [];
+  collectUnknown(before, after, path, out);
+  return out;
+};
+
+const collectUnknown = (before: unknown, after: unknown, path: string, out: string[]): void => {
+  if (before === after) return;
   if (isRecord(before) && isRecord(after)) {
-    for (const [k, v] of Object.entries(before)) {
-      const p = path ? `${path}.${k}` : k;
-      if (!(k in after)) out.push(p);
-      else out.push(...unknownFields(v, after[k], p));
+    for (const k of Object.keys(before)) {
+      const v = before[k];
+      if (!(k in after)) out.push(path ? `${path}.${k}` : k);
+      else if (typeof v === "object" && v !== null)
+        collectUnknown(v, after[k], path ? `${path}.${k}` : k, out);
     }
   } else if (Array.isArray(before) && Array.isArray(after)) {
-    before.forEach((v, i) => {
-      out.push(...unknownFields(v, after[i], `${path}[${i}]`));
-    });
+    for (let i = 0; i < before.length; i++) {
+      const v: unknown = before[i];
+      if (typeof v === "object" && v !== null) collectUnknown(v, after[i], `${path}[${i}]`, out);
+    }
   }
-  return out;
 };
 
 const QUALIFIED_NAME =
@@ -224,10 +235,17 @@ const setPath = (o: Record<string, unknown>, dotted: string, value: unknown): vo
 const readPath = (o: unknown, dotted: string): unknown => getPath(o, dotted.replace(/^\./, "").split("."));
 
 export class Rest {
+  /** The last timestamp `now()` formatted, by its second: most writes within a second share it. */
+  private lastNow = { second: Number.NaN, text: "" };
+
   constructor(private readonly deps: RestDeps) {}
 
   private now(): string {
-    return new Date(this.deps.clock()).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const ms = this.deps.clock();
+    const second = Math.floor(ms / 1000);
+    if (second !== this.lastNow.second)
+      this.lastNow = { second, text: new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z") };
+    return this.lastNow.text;
   }
 
   // ---------------------------------------------------------------- reads
