@@ -90,8 +90,28 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
   const newUid = opts.newUid ?? randomUUID;
   const log = opts.logger;
 
+  /**
+   * The webhooks ordered for the last set of configurations, by what they were computed from (each
+   * configuration's compile key and name): most requests see the same set and skip the sort.
+   */
+  let last: { signature: string; hooks: Map<string, CompiledWebhook[]> } | undefined;
+
   const current = (which: "mutating" | "validating"): CompiledWebhook[] => {
     const all = opts.configurations();
+    const signature = signatureOf(all);
+    if (last?.signature !== signature) last = { signature, hooks: new Map() };
+    let hooks = last.hooks.get(which);
+    if (!hooks) {
+      hooks = compiledHooks(all, which);
+      last.hooks.set(which, hooks);
+    }
+    return hooks;
+  };
+
+  const compiledHooks = (
+    all: ReturnType<AdmissionDispatcherOptions["configurations"]>,
+    which: "mutating" | "validating",
+  ): CompiledWebhook[] => {
     const live = new Set<string>();
     const names = new Map<string, string>();
     const compiled: CompiledConfiguration[] = [];
@@ -261,9 +281,18 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
     close() {
       for (const entry of cache.values()) destroyConfiguration(entry);
       cache.clear();
+      last = undefined;
     },
   };
 }
+
+/** Everything the ordered webhooks depend on: per configuration its kind, compile key and name. */
+const signatureOf = (all: { mutating: readonly KubeObject[]; validating: readonly KubeObject[] }): string => {
+  let out = "";
+  for (const c of all.mutating) out += `m\u0000${configurationKey(c)}\u0000${c.metadata?.name ?? ""}\u0001`;
+  for (const c of all.validating) out += `v\u0000${configurationKey(c)}\u0000${c.metadata?.name ?? ""}\u0001`;
+  return out;
+};
 
 /** kube never sends webhook configurations (or admission policies) to webhooks, so a bad webhook cannot lock itself in. */
 const isWebhookConfigurationResource = (a: AdmissionAttributes): boolean =>

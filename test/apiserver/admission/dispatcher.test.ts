@@ -620,6 +620,16 @@ describe("selectors and matchConditions (SPEC §2.2: controllers are skipped)", 
     current = [];
     expect((await dispatcher.validate(attrs())).allowed).toBe(true);
   });
+
+  it("unchanged configurations are reused across requests, and close() drops them (the next request reconnects)", async () => {
+    const hook = await startWebhook(() => ({ allowed: false, status: { code: 403, message: "no" } }));
+    const d = dispatch([], [config("Validating", "v", [webhook("v.example.com", hook.url())])]);
+    expect((await d.validate(attrs())).allowed).toBe(false);
+    expect((await d.validate(attrs())).allowed).toBe(false);
+    d.close?.();
+    expect((await d.validate(attrs())).allowed).toBe(false);
+    expect(hook.received).toHaveLength(3);
+  });
 });
 
 afterAll(() => {
