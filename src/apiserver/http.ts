@@ -259,6 +259,16 @@ export class HttpApi {
   private readonly openWatches = new Set<ServerResponse>();
   private readonly snapshots = new Map<number, ListSnapshot>();
   private nextSnapshotId = 1;
+  /**
+   * The JSON a watch event already made of a stored object, so the write's own response (sent right after
+   * its event went out) does not serialize the object again. Stored objects are never changed in place —
+   * the events' own `json` relies on that too.
+   */
+  private readonly eventJson = new WeakMap<KubeObject, string>();
+
+  private json(o: KubeObject): string {
+    return this.eventJson.get(o) ?? JSON.stringify(o);
+  }
 
   constructor(private readonly deps: HttpDeps) {}
 
@@ -374,7 +384,7 @@ export class HttpApi {
       const body = wantsTable(req)
         ? tableFor(type, [obj], o.metadata?.resourceVersion, includeOf(q), this.deps.clock())
         : obj;
-      return send(res, 200, JSON.stringify(body));
+      return send(res, 200, body === obj ? this.json(obj) : JSON.stringify(body));
     }
     if (method === "GET") {
       if (watch) return this.watch(req, res, type, version, namespace, q, info);
@@ -383,12 +393,12 @@ export class HttpApi {
     if (method === "POST" && !p.name) {
       const body = decodeBody(req.headers["content-type"], await readBody(req, this.maxBody()));
       const created = await rest.create(ctx, type, version, needNamespace(), body);
-      return send(res, 201, JSON.stringify(created), ctx.warnings);
+      return send(res, 201, this.json(created), ctx.warnings);
     }
     if (method === "PUT" && p.name) {
       const body = decodeBody(req.headers["content-type"], await readBody(req, this.maxBody()));
       const updated = await rest.update(ctx, type, version, needNamespace(), p.name, p.subresource, body);
-      return send(res, 200, JSON.stringify(updated), ctx.warnings);
+      return send(res, 200, this.json(updated), ctx.warnings);
     }
     if (method === "PATCH" && p.name) {
       const kind = patchTypeOf(req.headers["content-type"]);
@@ -414,7 +424,7 @@ export class HttpApi {
         body,
         force,
       );
-      return send(res, out.created ? 201 : 200, JSON.stringify(out.object), ctx.warnings);
+      return send(res, out.created ? 201 : 200, this.json(out.object), ctx.warnings);
     }
     if (method === "DELETE" && p.name && !p.subresource) {
       const opts = await this.deleteOptions(req, q);
@@ -618,7 +628,10 @@ export class HttpApi {
         return `{"type":"${type_}","object":${JSON.stringify(t)}}\n`;
       }
       if (e && sameVersion) {
-        e.json ??= JSON.stringify(e.object);
+        if (e.json === undefined) {
+          e.json = JSON.stringify(e.object);
+          this.eventJson.set(e.object, e.json);
+        }
         return `{"type":"${type_}","object":${e.json}}\n`;
       }
       return `{"type":"${type_}","object":${JSON.stringify(asVersion(type, version, o))}}\n`;

@@ -148,4 +148,25 @@ describe("watch", () => {
     for (let i = 0; i < 50 && s.watchCount() >= before; i++) await new Promise((r) => setTimeout(r, 10));
     expect(s.watchCount()).toBe(before - 1);
   });
+
+  it("a burst of writes reaches every watcher in order, each event the object its write answered", async () => {
+    const list = await call(s, "GET", CM);
+    const watchers = await Promise.all(
+      [1, 2, 3].map(() => watch(s, `${CM}?watch=true&resourceVersion=${list.body.metadata.resourceVersion}`)),
+    );
+    await call(s, "POST", CM, configMap("burst", "w"));
+    const answers = await Promise.all(
+      ["1", "2", "3", "4"].map((v) => call(s, "PATCH", `${CM}/burst`, { data: { [`k${v}`]: v } }, merge)),
+    );
+    const written = answers
+      .map((r) => r.body)
+      .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
+    for (const w of watchers) {
+      expect((await w.next()).type).toBe("ADDED");
+      const events = [await w.next(), await w.next(), await w.next(), await w.next()];
+      expect(events.map((e) => e.type)).toEqual(["MODIFIED", "MODIFIED", "MODIFIED", "MODIFIED"]);
+      expect(events.map((e) => e.object)).toEqual(written);
+      w.close();
+    }
+  });
 });
