@@ -9,10 +9,18 @@ export interface TargetResult {
   met: boolean | "not run";
 }
 
+interface LoadSide {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+  cpuUsPerRequest?: number;
+}
 interface LoadRow {
   connections: number;
-  bare: { rps: number; p50Ms: number; p99Ms: number; non2xx: number; errors: number };
-  product: { rps: number; p50Ms: number; p99Ms: number; non2xx: number; errors: number };
+  bare: LoadSide;
+  product: LoadSide;
   rpsRatio: number;
   p50Ratio: number;
   p99Ratio: number;
@@ -64,6 +72,8 @@ interface ScaleRow {
   handoverToProvision: number;
   writesPerMachine: number;
   cpuShareOfOneCore?: Record<string, number>;
+  cpuMsPerMachine?: { apiserver: number; product: number; providers: number };
+  reconcilesPerMachine?: Record<string, number>;
 }
 
 /** `patch infrastructure.cluster.x-k8s.io/awsmachines` → `patch infra/awsmachines`: the table stays readable. */
@@ -182,6 +192,7 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
           "bare p50/p99 ms",
           "product p50/p99 ms",
           "p99 ratio",
+          "CPU µs/req bare/product",
           "non2xx/err",
         ],
         admission.runs.map((r) => [
@@ -192,6 +203,7 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
           `${r.bare.p50Ms}/${r.bare.p99Ms}`,
           `${r.product.p50Ms}/${r.product.p99Ms}`,
           fmt(r.p99Ratio, 2),
+          `${fmt(r.bare.cpuUsPerRequest ?? Number.NaN, 0)}/${fmt(r.product.cpuUsPerRequest ?? Number.NaN, 0)}`,
           `${r.product.non2xx + r.bare.non2xx}/${r.product.errors + r.bare.errors}`,
         ]),
       ),
@@ -248,6 +260,8 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
           "handover/provision",
           "writes/Machine",
           "CPU (cores) api/product/providers",
+          "CPU ms/Machine api/product/providers",
+          "product reconciles/Machine",
         ],
         scale.map((r) =>
           r.error
@@ -261,6 +275,14 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
                 fmt(r.writesPerMachine),
                 r.cpuShareOfOneCore
                   ? `${r.cpuShareOfOneCore.apiserver}/${r.cpuShareOfOneCore.product}/${r.cpuShareOfOneCore.providers}`
+                  : "",
+                r.cpuMsPerMachine
+                  ? `${fmt(r.cpuMsPerMachine.apiserver)}/${fmt(r.cpuMsPerMachine.product)}/${fmt(r.cpuMsPerMachine.providers)}`
+                  : "",
+                r.reconcilesPerMachine
+                  ? Object.entries(r.reconcilesPerMachine)
+                      .map(([c, v]) => `${c} ${fmt(v)}`)
+                      .join(", ")
                   : "",
               ],
         ),

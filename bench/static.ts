@@ -29,6 +29,8 @@ export interface LoadResult {
   requests: number;
   non2xx: number;
   errors: number;
+  /** The server process's CPU (user + system) per answered request, µs. */
+  cpuUsPerRequest?: number;
 }
 
 /** One autocannon run in its own process against `url` POSTing `bodyFile`, parsed from its --json output. */
@@ -77,11 +79,20 @@ export async function autocannon(url: string, bodyFile: string, connections: num
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-/** Two runs of each server in A-B-B-A order, averaged, so drift on a shared machine hits both alike. */
-async function compare(urls: { bare: string; product: string }, bodyFile: string, c: number, s: number) {
+/**
+ * Two runs of each server in A-B-B-A order, averaged, so drift on a shared machine hits both alike. Each run
+ * also reads the server process's CPU time before and after: CPU per request is what the throughput ratio is
+ * made of once the server's core is saturated.
+ */
+async function compare(servers: { bare: Child; product: Child }, bodyFile: string, c: number, s: number) {
   const runs = { bare: [] as LoadResult[], product: [] as LoadResult[] };
-  for (const which of ["bare", "product", "product", "bare"] as const)
-    runs[which].push(await autocannon(`${urls[which]}/validate`, bodyFile, c, s));
+  for (const which of ["bare", "product", "product", "bare"] as const) {
+    const server = servers[which];
+    const cpuBefore = await server.ask<number>("cpuMs");
+    const run = await autocannon(`${(server.ready as { url: string }).url}/validate`, bodyFile, c, s);
+    const cpuMs = (await server.ask<number>("cpuMs")) - cpuBefore;
+    runs[which].push({ ...run, cpuUsPerRequest: run.requests > 0 ? (cpuMs * 1000) / run.requests : 0 });
+  }
   const avg = (rs: LoadResult[]): LoadResult => ({
     rps: round(mean(rs.map((r) => r.rps))),
     p50Ms: round(mean(rs.map((r) => r.p50Ms)), 2),
@@ -89,6 +100,7 @@ async function compare(urls: { bare: string; product: string }, bodyFile: string
     requests: rs.reduce((a, r) => a + r.requests, 0),
     non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
     errors: rs.reduce((a, r) => a + r.errors, 0),
+    cpuUsPerRequest: round(mean(rs.map((r) => r.cpuUsPerRequest ?? 0)), 1),
   });
   const bare = avg(runs.bare);
   const product = avg(runs.product);
@@ -97,6 +109,7 @@ async function compare(urls: { bare: string; product: string }, bodyFile: string
     bare,
     product,
     rpsRatio: ratio(product.rps, bare.rps),
+    cpuRatio: ratio(product.cpuUsPerRequest ?? 0, bare.cpuUsPerRequest ?? 0),
     p50Ratio: ratio(product.p50Ms, bare.p50Ms),
     p99Ratio: ratio(product.p99Ms, bare.p99Ms),
   };
@@ -213,7 +226,7 @@ export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: stri
       const rows = [];
       for (const c of o.connections) {
         log(`admission: ${c} connection(s), ${o.durationS}s × 4 runs`);
-        rows.push(await compare(urls, bodyFile, c, o.durationS));
+        rows.push(await compare({ bare, product }, bodyFile, c, o.durationS));
       }
       results.admission = {
         bodyBytes: Buffer.byteLength(reviewBody()),
