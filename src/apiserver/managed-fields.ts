@@ -178,19 +178,48 @@ export const fromFieldsV1 = (fields: unknown): Set<string> => {
 };
 
 /**
- * fromFieldsV1 memoised by the fieldsV1 value's identity: an entry a write did not touch keeps its fieldsV1
- * object, so the next write does not parse it again. A memo, not state: fieldsV1 values are built once (by
- * toFieldsV1, or parsed from a request) and never changed in place, and the sets handed out are read-only.
+ * What a server remembers about the fieldsV1 values it handles, keyed by their identity (a memo, not state:
+ * fieldsV1 values are built once — by this module, or parsed from a request — and never changed in place,
+ * and the sets handed out are read-only). Owned by whoever owns the stored objects (the Rest); recordUpdate
+ * without one parses every entry afresh and gives the same answer.
  */
-const parsedFieldSets = new WeakMap<object, ReadonlySet<string>>();
-const heldPaths = (fields: unknown): ReadonlySet<string> => {
-  if (!isRecord(fields)) return fromFieldsV1(fields);
-  let paths = parsedFieldSets.get(fields);
+export interface FieldSetMemo {
+  /** fromFieldsV1 of a fieldsV1 value: an entry a write did not touch keeps its value, so it is parsed once. */
+  readonly parsed: WeakMap<object, ReadonlySet<string>>;
+  /**
+   * The fieldsV1 values this module built from a path set (toFieldsV1 of the sorted paths, nothing else):
+   * only those can stand in for a rebuild of the same set — one from a request may carry kube's `.` markers
+   * or another key order, which a rebuild would drop.
+   */
+  readonly built: WeakSet<object>;
+}
+
+export const createFieldSetMemo = (): FieldSetMemo => ({ parsed: new WeakMap(), built: new WeakSet() });
+
+const heldPaths = (fields: unknown, memo: FieldSetMemo | undefined): ReadonlySet<string> => {
+  if (!memo || !isRecord(fields)) return fromFieldsV1(fields);
+  let paths = memo.parsed.get(fields);
   if (!paths) {
     paths = fromFieldsV1(fields);
-    parsedFieldSets.set(fields, paths);
+    memo.parsed.set(fields, paths);
   }
   return paths;
+};
+
+/**
+ * toFieldsV1 of the sorted paths, remembered as built and as parsing to `paths` (the leaf paths of one
+ * object never contain one another, so that is exactly what fromFieldsV1 would give).
+ */
+const buildFieldsV1 = (
+  paths: ReadonlySet<string>,
+  memo: FieldSetMemo | undefined,
+): Record<string, unknown> => {
+  const fields = toFieldsV1([...paths].sort());
+  if (memo) {
+    memo.built.add(fields);
+    memo.parsed.set(fields, paths);
+  }
+  return fields;
 };
 
 /** `.spec.replicas` / `.metadata.finalizers[="x"]`: how kube prints a field path in conflicts. */
@@ -212,7 +241,7 @@ const entry = (
   operation: "Apply" | "Update",
   apiVersion: string,
   now: string,
-  paths: Set<string>,
+  fieldsV1: Record<string, unknown>,
   subresource: string | undefined,
 ): ManagedFieldsEntry => ({
   manager,
@@ -220,7 +249,7 @@ const entry = (
   apiVersion,
   time: now,
   fieldsType: "FieldsV1",
-  fieldsV1: toFieldsV1([...paths].sort()),
+  fieldsV1,
   ...(subresource ? { subresource } : {}),
 });
 
@@ -238,6 +267,7 @@ export const recordUpdate = (
   apiVersion: string,
   now: string,
   subresource?: string,
+  memo?: FieldSetMemo,
 ): ManagedFieldsEntry[] => {
   const differing = new Set<string>();
   const newPaths = fieldPaths(newObj, oldObj && { before: oldObj, changed: differing });
@@ -245,21 +275,38 @@ export const recordUpdate = (
   const changed = oldObj ? differing : newPaths;
   const out: ManagedFieldsEntry[] = [];
   let mine: Set<string> | undefined;
+  let mineBefore: { fields: unknown; held: ReadonlySet<string> } | undefined;
   for (const e of entriesOf(oldObj)) {
-    const held = heldPaths(e.fieldsV1);
+    const held = heldPaths(e.fieldsV1, memo);
     const paths = new Set<string>();
     for (const p of held) if (!changed.has(p) && newPaths.has(p)) paths.add(p);
     if (isEntry(e, manager, "Update", subresource)) {
       mine = paths;
+      mineBefore = { fields: e.fieldsV1, held };
       continue;
     }
     if (paths.size > 0)
-      out.push(paths.size === held.size ? e : { ...e, fieldsV1: toFieldsV1([...paths].sort()) });
+      out.push(paths.size === held.size ? e : { ...e, fieldsV1: buildFieldsV1(paths, memo) });
   }
   const owned = mine ?? new Set<string>();
   for (const p of changed) owned.add(p);
-  if (owned.size > 0) out.push(entry(manager, "Update", apiVersion, now, owned, subresource));
+  if (owned.size > 0) {
+    // The writer's own field set unchanged (the usual controller write): its fieldsV1 is reused when this
+    // module built it, as a rebuild would give an equal value; only the entry's time moves.
+    const same =
+      mineBefore !== undefined &&
+      memo?.built.has(mineBefore.fields as object) === true &&
+      sameSet(owned, mineBefore.held);
+    const fields = same ? (mineBefore!.fields as Record<string, unknown>) : buildFieldsV1(owned, memo);
+    out.push(entry(manager, "Update", apiVersion, now, fields, subresource));
+  }
   return out;
+};
+
+const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => {
+  if (a.size !== b.size) return false;
+  for (const p of a) if (!b.has(p)) return false;
+  return true;
 };
 
 /** Apply merge: maps merge per key, lists replace, except the associative metadata lists. */
@@ -348,7 +395,9 @@ export const serverSideApply = (
     if (paths.size > 0) managedFields.push({ ...e, fieldsV1: toFieldsV1([...paths].sort()) });
   }
   if (appliedPaths.size > 0)
-    managedFields.push(entry(manager, "Apply", apiVersion, now, appliedPaths, subresource));
+    managedFields.push(
+      entry(manager, "Apply", apiVersion, now, toFieldsV1([...appliedPaths].sort()), subresource),
+    );
   return { object, managedFields };
 };
 

@@ -10,6 +10,7 @@ import { randomInt, randomUUID } from "node:crypto";
 import type pino from "pino";
 import { getPath, isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
 import {
+  createFieldSetMemo,
   type ManagedFieldsEntry,
   managerFromUserAgent,
   recordUpdate,
@@ -237,6 +238,8 @@ const readPath = (o: unknown, dotted: string): unknown => getPath(o, dotted.repl
 export class Rest {
   /** The last timestamp `now()` formatted, by its second: most writes within a second share it. */
   private lastNow = { second: Number.NaN, text: "" };
+  /** What recordUpdate learnt of the stored managedFields (parsed field sets, fieldsV1 it built). */
+  private readonly fieldSets = createFieldSetMemo();
 
   constructor(private readonly deps: RestDeps) {}
 
@@ -518,7 +521,8 @@ export class Rest {
     const manager = ctx.fieldManager ?? managerFromUserAgent(ctx.userAgent);
     object = this.withManagedFields(
       object,
-      applyFields ?? recordUpdate(undefined, object, manager, apiVersion, this.now()),
+      applyFields ??
+        recordUpdate(undefined, object, manager, apiVersion, this.now(), undefined, this.fieldSets),
     );
     const key = resourceKey(res);
     if (this.deps.storage.get(key, res.namespaced ? namespace : "", name))
@@ -558,7 +562,15 @@ export class Rest {
     this.validate(res, res.storageVersion, object, undefined);
     object = this.withManagedFields(
       object,
-      recordUpdate(undefined, object, "seed", gvOf(res, res.storageVersion), this.now()),
+      recordUpdate(
+        undefined,
+        object,
+        "seed",
+        gvOf(res, res.storageVersion),
+        this.now(),
+        undefined,
+        this.fieldSets,
+      ),
     );
     const stored = this.persist(key, object);
     if (compiled) this.deps.registry.add(crdResource(compiled));
@@ -914,6 +926,7 @@ export class Rest {
         gvOf(res, version),
         this.now(),
         subresource === "status" ? "status" : undefined,
+        this.fieldSets,
       );
     next = this.withManagedFields(next, fields);
     if (sameButVolatile(next, old)) return asRead(old);

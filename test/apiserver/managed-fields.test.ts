@@ -2,10 +2,12 @@
  * managedFields bookkeeping of Update-type writes, pinned on the cases the write path's fast walk must keep:
  * leaves (empty maps and lists, atomic lists), server metadata left out, the set-like metadata lists,
  * kube's `.` marker in fieldsV1, untouched entries passed through as they are, and repeated writes over the
- * same stored entries giving the same answer.
+ * same stored entries giving the same answer — with the server's memo (parsed sets, fieldsV1 it built) and
+ * without it alike.
  */
 import { describe, expect, it } from "vitest";
 import {
+  createFieldSetMemo,
   fieldPaths,
   fromFieldsV1,
   type ManagedFieldsEntry,
@@ -153,5 +155,83 @@ describe("recordUpdate over stored entries", () => {
       subresource: "status",
       fieldsV1: { "f:status": { "f:s": {}, "f:t": {} } },
     });
+  });
+});
+
+describe("recordUpdate with the server's field-set memo", () => {
+  const created: KubeObject = {
+    metadata: { name: "n", labels: { a: "1" } },
+    spec: { a: 1 },
+    status: { s: 1 },
+  };
+  /** Created, then a status write by "status-writer", each recorded with `memo`. */
+  const stored = (memo: ReturnType<typeof createFieldSetMemo>): KubeObject => {
+    const v1 = {
+      ...created,
+      metadata: {
+        ...created.metadata,
+        managedFields: recordUpdate(undefined, created, "creator", "v1", "t0", undefined, memo),
+      },
+    };
+    const v2 = { ...v1, status: { s: 2 } };
+    const fields = recordUpdate(v1, v2, "status-writer", "v1", "t1", "status", memo);
+    return { ...v2, metadata: { ...v2.metadata, managedFields: fields } };
+  };
+  const writerEntry = (fields: ManagedFieldsEntry[], manager: string) =>
+    fields.find((e) => e.manager === manager)!;
+
+  it.each<[string, (o: KubeObject) => KubeObject, string, string | undefined]>([
+    [
+      "a status write changing the values it owns",
+      (o) => ({ ...o, status: { s: 3 } }),
+      "status-writer",
+      "status",
+    ],
+    ["a spec write changing the fields it created", (o) => ({ ...o, spec: { a: 2 } }), "creator", undefined],
+    ["a status write adding a field", (o) => ({ ...o, status: { s: 3, t: 1 } }), "status-writer", "status"],
+    ["a new manager's first write", (o) => ({ ...o, spec: { a: 5 } }), "editor", undefined],
+  ])("same answer with and without the memo: %s", (_name, change, manager, sub) => {
+    const memo = createFieldSetMemo();
+    const old = stored(memo);
+    const next = change(old);
+    const withMemo = recordUpdate(old, next, manager, "v1", "t9", sub, memo);
+    expect(withMemo).toEqual(recordUpdate(old, next, manager, "v1", "t9", sub));
+    expect(recordUpdate(old, next, manager, "v1", "t9", sub, memo)).toEqual(withMemo);
+  });
+
+  it("the writer's unchanged field set keeps the fieldsV1 the server built; only the time moves", () => {
+    const memo = createFieldSetMemo();
+    const old = stored(memo);
+    const before = writerEntry(old.metadata!.managedFields as ManagedFieldsEntry[], "status-writer");
+    const after = writerEntry(
+      recordUpdate(old, { ...old, status: { s: 3 } }, "status-writer", "v1", "t9", "status", memo),
+      "status-writer",
+    );
+    expect(after.fieldsV1).toBe(before.fieldsV1);
+    expect(after).toEqual({ ...before, time: "t9" });
+  });
+
+  it("a fieldsV1 a client sent (kube's `.` markers) is rebuilt, not reused, when the set is unchanged", () => {
+    const memo = createFieldSetMemo();
+    const sent: ManagedFieldsEntry = {
+      manager: "status-writer",
+      operation: "Update",
+      apiVersion: "v1",
+      time: "t1",
+      fieldsType: "FieldsV1",
+      fieldsV1: { "f:status": { ".": {}, "f:s": {} } },
+      subresource: "status",
+    };
+    const old: KubeObject = { ...created, metadata: { ...created.metadata, managedFields: [sent] } };
+    const fields = recordUpdate(
+      old,
+      { ...old, status: { s: 3 } },
+      "status-writer",
+      "v1",
+      "t9",
+      "status",
+      memo,
+    );
+    expect(writerEntry(fields, "status-writer").fieldsV1).toEqual({ "f:status": { "f:s": {} } });
   });
 });
