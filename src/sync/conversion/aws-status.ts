@@ -6,6 +6,7 @@
 import { MAPI_API_VERSION } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
 import type { InfrastructureInfo } from "./platform.js";
+import { keptTransitionTime, type Unstamped, unstamped } from "./stamp.js";
 
 const PROVIDER_STATUS_KIND = "AWSMachineProviderStatus";
 
@@ -57,8 +58,7 @@ export const providerStatusFromCapi = (
   infraMachine: KubeObject,
   capiMachine: KubeObject,
   existing: unknown,
-  now: string,
-): Record<string, unknown> => {
+): Unstamped<Record<string, unknown>> => {
   const status: Record<string, unknown> = { apiVersion: MAPI_API_VERSION, kind: PROVIDER_STATUS_KIND };
   const instanceID = getPath(infraMachine, ["spec", "instanceID"]);
   if (typeof instanceID === "string" && instanceID !== "") status.instanceId = instanceID;
@@ -74,13 +74,16 @@ export const providerStatusFromCapi = (
     const kept = previous.find((c) => c.type === "MachineCreation");
     const conditions = kept === undefined ? others : [...others, kept];
     if (conditions.length > 0) status.conditions = conditions;
-    return status;
+    return unstamped(status);
   }
-  const before = previous.find((c) => c.type === "MachineCreation");
-  const lastTransitionTime =
-    before !== undefined && before.status === creation.status && typeof before.lastTransitionTime === "string"
-      ? before.lastTransitionTime
-      : now;
-  status.conditions = [...others, { ...creation, lastTransitionTime }];
-  return status;
+  const lastTransitionTime = keptTransitionTime(
+    previous.find((c) => c.type === "MachineCreation"),
+    creation.status,
+  );
+  if (lastTransitionTime !== undefined) {
+    status.conditions = [...others, { ...creation, lastTransitionTime }];
+    return unstamped(status);
+  }
+  status.conditions = [...others, { ...creation }];
+  return unstamped(status, [["conditions", others.length]]);
 };

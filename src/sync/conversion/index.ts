@@ -23,12 +23,15 @@ export { capiMachineSetToMapi, DEFAULT_DELETE_POLICY, mapiMachineSetToCapi } fro
 export { CAPI_CONTROL_PLANE_LABEL, HOOK_PREFIXES, MAPI_LABELS } from "./metadata.js";
 export type { InfrastructureInfo, PlatformConverter } from "./platform.js";
 export { PLATFORMS, platformFor } from "./registry.js";
+export { type StampPath, stampNow, type Unstamped } from "./stamp.js";
 export {
   capiMachineSetStatusToMapi,
   capiMachineStatusToMapi,
+  capiMachineStatusToMapiUnstamped,
   formatSelector,
   mapiMachineSetStatusToCapi,
   mapiMachineStatusToCapi,
+  mapiMachineStatusToCapiUnstamped,
   mergeConditions,
   PRODUCED_CAPI_MACHINE_CONDITIONS,
   UNTOUCHED_CONDITIONS,

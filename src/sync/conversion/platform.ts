@@ -6,6 +6,7 @@
  */
 import type { ResourceType } from "../../kube/kinds.js";
 import type { KubeObject } from "../../kube/object.js";
+import type { Unstamped } from "./stamp.js";
 import type { Issues } from "./types.js";
 
 /** What the converters read from `Infrastructure/cluster`. */
@@ -68,11 +69,13 @@ export interface PlatformConverter {
   ): Record<string, string>;
   /** InfraMachine `status` from the MAPI Machine (SPEC §5.4). */
   infraMachineStatusFromMapi(mapiMachine: KubeObject): Record<string, unknown>;
-  /** MAPI `status.providerStatus` from the InfraMachine; `existing` keeps condition transition times. */
+  /**
+   * MAPI `status.providerStatus` from the InfraMachine; `existing` keeps condition transition times, and the
+   * conditions that need a new one are left for `stampNow` (stamp.ts; paths relative to the providerStatus).
+   */
   providerStatusFromCapi(
     infraMachine: KubeObject,
     capiMachine: KubeObject,
     existing: unknown,
-    now: string,
-  ): Record<string, unknown>;
+  ): Unstamped<Record<string, unknown>>;
 }

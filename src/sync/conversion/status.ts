@@ -3,11 +3,14 @@
  * Machine + InfraMachine → MAPI Machine status, and MachineSet counts. Conditions are merged per type into
  * what the target already has: a produced type keeps its lastTransitionTime while its status is unchanged,
  * and types this file does not produce (CAPI Paused/NodeHealthy/UpToDate, every MAPI condition, including
- * Paused and Synchronized) are left exactly as they were. Pure: the caller passes `now`.
+ * Paused and Synchronized) are left exactly as they were. Pure: the caller passes `now`, and each Machine
+ * converter is its `…Unstamped` twin (no clock) followed by `stampNow` (stamp.ts), which is what lets the
+ * sync remember the object-reading part across reconciles.
  */
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
 import { labelsToCapi, readStringMap } from "./metadata.js";
 import { platformFor } from "./registry.js";
+import { keptTransitionTime, type StampPath, stampNow, type Unstamped, unstamped } from "./stamp.js";
 import { type ConversionResult, newIssues } from "./types.js";
 
 /** CAPI v1beta2 Machine condition types this converter derives from the MAPI phase and nodeRef. */
@@ -37,24 +40,39 @@ interface NewCondition {
 
 const recordsOf = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.filter(isRecord) : []);
 
+/**
+ * Replaces each produced type, keeping its transition time when the status did not change; the others
+ * (changed or new) are left for `stampNow` (stamp.ts), their indices named.
+ */
+export const mergeConditionsUnstamped = (
+  existing: readonly Record<string, unknown>[],
+  produced: readonly NewCondition[],
+): Unstamped<Record<string, unknown>[]> => {
+  const producedTypes = new Set(produced.map((c) => c.type));
+  const kept = existing.filter((c) => !producedTypes.has(String(c.type)));
+  const stamps: StampPath[] = [];
+  const merged = produced.map((c, i) => {
+    const lastTransitionTime = keptTransitionTime(
+      existing.find((e) => e.type === c.type),
+      c.status,
+    );
+    if (lastTransitionTime !== undefined) return { ...c, lastTransitionTime };
+    stamps.push([kept.length + i]);
+    return { ...c };
+  });
+  return unstamped([...kept, ...merged], stamps);
+};
+
 /** Replaces each produced type, keeping its transition time when the status did not change. */
 export const mergeConditions = (
   existing: readonly Record<string, unknown>[],
   produced: readonly NewCondition[],
   now: string,
-): Record<string, unknown>[] => {
-  const producedTypes = new Set(produced.map((c) => c.type));
-  const kept = existing.filter((c) => !producedTypes.has(String(c.type)));
-  const merged = produced.map((c) => {
-    const before = existing.find((e) => e.type === c.type);
-    const lastTransitionTime =
-      before !== undefined && before.status === c.status && typeof before.lastTransitionTime === "string"
-        ? before.lastTransitionTime
-        : now;
-    return { ...c, lastTransitionTime };
-  });
-  return [...kept, ...merged];
-};
+): Record<string, unknown>[] => stampNow(mergeConditionsUnstamped(existing, produced), now);
+
+/** `stamps` of a part, as seen from the result that holds the part at `prefix`. */
+const under = (prefix: StampPath, stamps: readonly StampPath[]): StampPath[] =>
+  stamps.map((path) => [...prefix, ...path]);
 
 const condition = (type: string, ok: boolean, trueReason: string, falseReason: string): NewCondition => ({
   type,
@@ -83,17 +101,22 @@ export interface MachineStatusToCapiOptions {
   capiMachine?: KubeObject;
 }
 
-/** SPEC §5.4 MAPI Machine status → CAPI Machine status and InfraMachine status. */
-export const mapiMachineStatusToCapi = (
-  mapi: KubeObject,
-  infra: KubeObject | undefined,
-  opts: MachineStatusToCapiOptions,
-): ConversionResult<{
+/** The options of an unstamped conversion: the objects, not the clock. */
+const withoutNow = <O extends { now: string }>({ now: _now, ...rest }: O): Omit<O, "now"> => rest;
+
+type MachineStatusToCapi = ConversionResult<{
   machineStatus: Record<string, unknown>;
   infraMachineStatus: Record<string, unknown>;
-}> => {
+}>;
+
+/** mapiMachineStatusToCapi before the clock: every field, conditions left for `stampNow`. */
+export const mapiMachineStatusToCapiUnstamped = (
+  mapi: KubeObject,
+  infra: KubeObject | undefined,
+  opts: Omit<MachineStatusToCapiOptions, "now">,
+): Unstamped<MachineStatusToCapi> => {
   const lookup = platformFor(infra);
-  if (!lookup.ok) return lookup;
+  if (!lookup.ok) return unstamped(lookup);
   const status = isRecord(mapi.status) ? mapi.status : {};
   const phase = typeof status.phase === "string" ? status.phase : "";
   const nodeName = getPath(status, ["nodeRef", "name"]);
@@ -108,19 +131,29 @@ export const mapiMachineStatusToCapi = (
     infrastructureProvisioned: PROVISIONED_PHASES.includes(phase),
     bootstrapDataSecretCreated: BOOTSTRAPPED_PHASES.includes(phase),
   };
-  machineStatus.conditions = mergeConditions(
+  const conditions = mergeConditionsUnstamped(
     recordsOf(getPath(opts.capiMachine, ["status", "conditions"])),
     capiConditionsFromPhase(phase, hasNode),
-    opts.now,
   );
+  machineStatus.conditions = conditions.result;
   const failure: Record<string, unknown> = {};
   if (typeof status.errorReason === "string") failure.failureReason = status.errorReason;
   if (typeof status.errorMessage === "string") failure.failureMessage = status.errorMessage;
   if (Object.keys(failure).length > 0) machineStatus.deprecated = { v1beta1: failure };
 
   const infraMachineStatus = lookup.platform.infraMachineStatusFromMapi(mapi);
-  return { ok: true, value: { machineStatus, infraMachineStatus }, warnings: [] };
+  return unstamped(
+    { ok: true, value: { machineStatus, infraMachineStatus }, warnings: [] },
+    under(["value", "machineStatus", "conditions"], conditions.stamps),
+  );
 };
+
+/** SPEC §5.4 MAPI Machine status → CAPI Machine status and InfraMachine status. */
+export const mapiMachineStatusToCapi = (
+  mapi: KubeObject,
+  infra: KubeObject | undefined,
+  opts: MachineStatusToCapiOptions,
+): MachineStatusToCapi => stampNow(mapiMachineStatusToCapiUnstamped(mapi, infra, withoutNow(opts)), opts.now);
 
 /** CAPI phase → MAPI phase; undefined means "leave unset". */
 export const mapiPhaseOf = (capiPhase: unknown): string | undefined => {
@@ -134,18 +167,17 @@ export interface MachineStatusToMapiOptions {
   mapiMachine?: KubeObject;
 }
 
-/**
- * SPEC §5.4 CAPI Machine + InfraMachine status → MAPI Machine status. The result holds only the fields
- * mirrored; the caller patches them in, so `authoritativeAPI`, `synchronized*` and MAPI conditions stay.
- */
-export const capiMachineStatusToMapi = (
+type MachineStatusToMapi = ConversionResult<{ status: Record<string, unknown> }>;
+
+/** capiMachineStatusToMapi before the clock: every field, providerStatus conditions left for `stampNow`. */
+export const capiMachineStatusToMapiUnstamped = (
   capi: KubeObject,
   infraMachine: KubeObject,
   infra: KubeObject | undefined,
-  opts: MachineStatusToMapiOptions,
-): ConversionResult<{ status: Record<string, unknown> }> => {
+  opts: Omit<MachineStatusToMapiOptions, "now">,
+): Unstamped<MachineStatusToMapi> => {
   const lookup = platformFor(infra);
-  if (!lookup.ok) return lookup;
+  if (!lookup.ok) return unstamped(lookup);
   const source = isRecord(capi.status) ? capi.status : {};
   const status: Record<string, unknown> = {};
   const phase = mapiPhaseOf(source.phase);
@@ -159,14 +191,29 @@ export const capiMachineStatusToMapi = (
   const failureMessage = getPath(source, ["deprecated", "v1beta1", "failureMessage"]);
   if (typeof failureReason === "string") status.errorReason = failureReason;
   if (typeof failureMessage === "string") status.errorMessage = failureMessage;
-  status.providerStatus = lookup.platform.providerStatusFromCapi(
+  const providerStatus = lookup.platform.providerStatusFromCapi(
     infraMachine,
     capi,
     getPath(opts.mapiMachine, ["status", "providerStatus"]),
-    opts.now,
   );
-  return { ok: true, value: { status }, warnings: [] };
+  status.providerStatus = providerStatus.result;
+  return unstamped(
+    { ok: true, value: { status }, warnings: [] },
+    under(["value", "status", "providerStatus"], providerStatus.stamps),
+  );
 };
+
+/**
+ * SPEC §5.4 CAPI Machine + InfraMachine status → MAPI Machine status. The result holds only the fields
+ * mirrored; the caller patches them in, so `authoritativeAPI`, `synchronized*` and MAPI conditions stay.
+ */
+export const capiMachineStatusToMapi = (
+  capi: KubeObject,
+  infraMachine: KubeObject,
+  infra: KubeObject | undefined,
+  opts: MachineStatusToMapiOptions,
+): MachineStatusToMapi =>
+  stampNow(capiMachineStatusToMapiUnstamped(capi, infraMachine, infra, withoutNow(opts)), opts.now);
 
 /** `metav1.FormatLabelSelector`: `a=b,c in (d,e),!f`. */
 export const formatSelector = (selector: unknown): string => {
