@@ -10,11 +10,14 @@ import {
   capiMachineSetStatusToMapi,
   capiMachineSetToMapi,
   capiMachineStatusToMapi,
+  capiMachineStatusToMapiUnstamped,
   capiMachineToMapi,
   mapiMachineSetStatusToCapi,
   mapiMachineSetToCapi,
   mapiMachineStatusToCapi,
+  mapiMachineStatusToCapiUnstamped,
   mapiMachineToCapi,
+  stampNow,
 } from "./conversion/index.js";
 import type { SyncConverter } from "./snapshot.js";
 
@@ -25,6 +28,8 @@ export const conversionConverter: SyncConverter = Object.freeze({
   capiMachineSetToMapi,
   mapiMachineStatusToCapi,
   capiMachineStatusToMapi,
+  mapiMachineStatusToCapiUnstamped,
+  capiMachineStatusToMapiUnstamped,
   mapiMachineSetStatusToCapi,
   capiMachineSetStatusToMapi,
 });
@@ -89,20 +94,29 @@ const memoise = <R>(
 
 const newRoot = <R>(): MemoNode<R> => ({ next: new WeakMap() });
 
-type Result<K extends keyof SyncConverter> = ReturnType<SyncConverter[K]>;
+type Result<K extends keyof SyncConverter> = ReturnType<NonNullable<SyncConverter[K]>>;
 
 /**
- * `inner` with its spec conversions (Machine and MachineSet, both ways) remembered per input objects, for
- * the composition root to hand the sync controllers. Every reconcile re-plans from the same cached objects
- * (most events are status echoes that leave the converted side alone), so most conversions are repeats.
- * Status mirroring is passed through: it takes `now`, which differs on every reconcile. Results are frozen;
- * the planner never edits a converter result (desired.ts copies what it changes).
+ * `inner` with its conversions remembered per input objects, for the composition root to hand the sync
+ * controllers. Every reconcile re-plans from the same cached objects (most events are status echoes that
+ * leave the converted side alone), so most conversions are repeats. Status mirroring of Machines takes
+ * `now`, which differs on every reconcile: what is remembered is its unstamped part (no clock, see
+ * conversion/stamp.ts), and `now` is stamped onto each call's result, only where a condition's status
+ * changed; without the unstamped functions it is passed through. Results are frozen (a stamped result's
+ * copied path aside, which is new on every call); the planner never edits a converter result (desired.ts
+ * copies what it changes).
  */
 export const memoisingConverter = (inner: SyncConverter): SyncConverter => {
   const machinesToCapi = newRoot<Result<"mapiMachineToCapi">>();
   const machineSetsToCapi = newRoot<Result<"mapiMachineSetToCapi">>();
   const machinesToMapi = newRoot<Result<"capiMachineToMapi">>();
   const machineSetsToMapi = newRoot<Result<"capiMachineSetToMapi">>();
+  const machineStatusesToCapi = newRoot<Result<"mapiMachineStatusToCapiUnstamped">>();
+  const machineStatusesToMapi = newRoot<Result<"capiMachineStatusToMapiUnstamped">>();
+  const machineSetStatusesToCapi = newRoot<Result<"mapiMachineSetStatusToCapi">>();
+  const machineSetStatusesToMapi = newRoot<Result<"capiMachineSetStatusToMapi">>();
+  const { mapiMachineStatusToCapiUnstamped: statusToCapi, capiMachineStatusToMapiUnstamped: statusToMapi } =
+    inner;
   const memoising: SyncConverter = {
     mapiMachineToCapi: (mapi, infrastructure, opts) =>
       memoise(
@@ -139,13 +153,37 @@ export const memoisingConverter = (inner: SyncConverter): SyncConverter => {
         opts.mapiNamespace,
         machineSetsToMapi,
       ),
-    mapiMachineStatusToCapi: (mapi, infrastructure, opts) =>
-      inner.mapiMachineStatusToCapi(mapi, infrastructure, opts),
-    capiMachineStatusToMapi: (capi, infraMachine, infrastructure, opts) =>
-      inner.capiMachineStatusToMapi(capi, infraMachine, infrastructure, opts),
+    mapiMachineStatusToCapi: (mapi, infrastructure, opts) => {
+      if (!statusToCapi) return inner.mapiMachineStatusToCapi(mapi, infrastructure, opts);
+      const capiMachine = opts.capiMachine;
+      const open = memoise(
+        () => statusToCapi(mapi, infrastructure, capiMachine ? { capiMachine } : {}),
+        [mapi, infrastructure, capiMachine],
+        "",
+        machineStatusesToCapi,
+      );
+      return stampNow(open, opts.now);
+    },
+    capiMachineStatusToMapi: (capi, infraMachine, infrastructure, opts) => {
+      if (!statusToMapi) return inner.capiMachineStatusToMapi(capi, infraMachine, infrastructure, opts);
+      const mapiMachine = opts.mapiMachine;
+      const open = memoise(
+        () => statusToMapi(capi, infraMachine, infrastructure, mapiMachine ? { mapiMachine } : {}),
+        [capi, infraMachine, infrastructure, mapiMachine],
+        "",
+        machineStatusesToMapi,
+      );
+      return stampNow(open, opts.now);
+    },
     mapiMachineSetStatusToCapi: (mapi, infrastructure) =>
-      inner.mapiMachineSetStatusToCapi(mapi, infrastructure),
-    capiMachineSetStatusToMapi: (capi) => inner.capiMachineSetStatusToMapi(capi),
+      memoise(
+        () => inner.mapiMachineSetStatusToCapi(mapi, infrastructure),
+        [mapi, infrastructure],
+        "",
+        machineSetStatusesToCapi,
+      ),
+    capiMachineSetStatusToMapi: (capi) =>
+      memoise(() => inner.capiMachineSetStatusToMapi(capi), [capi], "", machineSetStatusesToMapi),
   };
   return Object.freeze(memoising);
 };

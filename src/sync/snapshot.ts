@@ -11,6 +11,7 @@ import { INFRA_GROUP, KINDS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath, isRecord, nameOf, ownerReferencesOf } from "../kube/object.js";
 import type { FieldError, ObjectStore } from "../policies/types.js";
+import type { Unstamped } from "./conversion/stamp.js";
 
 /** The converter contract of src/sync/conversion (SPEC §5), injected so tests can fake it. */
 export type ConversionResult<T> =
@@ -56,6 +57,27 @@ export interface SyncConverter {
     infrastructure: KubeObject | undefined,
     opts: { now: string; mapiMachine?: KubeObject },
   ): ConversionResult<{ status: Record<string, unknown> }>;
+  /**
+   * Optional: `mapiMachineStatusToCapi` before the clock, so that `stampNow(this(…), now)` is exactly its
+   * result. A converter that has it lets `memoisingConverter` remember status mirroring too.
+   */
+  mapiMachineStatusToCapiUnstamped?(
+    mapi: KubeObject,
+    infrastructure: KubeObject | undefined,
+    opts: { capiMachine?: KubeObject },
+  ): Unstamped<
+    ConversionResult<{
+      machineStatus: Record<string, unknown>;
+      infraMachineStatus: Record<string, unknown>;
+    }>
+  >;
+  /** Optional: `capiMachineStatusToMapi` before the clock (as `mapiMachineStatusToCapiUnstamped`). */
+  capiMachineStatusToMapiUnstamped?(
+    capi: KubeObject,
+    infraMachine: KubeObject,
+    infrastructure: KubeObject | undefined,
+    opts: { mapiMachine?: KubeObject },
+  ): Unstamped<ConversionResult<{ status: Record<string, unknown> }>>;
   mapiMachineSetStatusToCapi(
     mapi: KubeObject,
     infrastructure: KubeObject | undefined,

@@ -13,6 +13,7 @@ import type { SyncConverter } from "../../src/sync/snapshot.js";
 import {
   capiCluster,
   deps,
+  fakeConverter,
   NOW,
   infrastructure as syncInfrastructure,
   mapiMachine as syncMapiMachine,
@@ -187,7 +188,7 @@ describe("memoisingConverter: the plain converter's results, remembered", () => 
     }
   });
 
-  it("passes status mirroring through unremembered (it depends on `now`)", () => {
+  it("status mirroring at a moving `now`: what the plain converter returns at that `now`", () => {
     const memo = memoisingConverter(plain);
     const mapi = mapiMachine({ status: { phase: "Running" } });
     const capi = capiMachine();
@@ -198,6 +199,216 @@ describe("memoisingConverter: the plain converter's results, remembered", () => 
     expect(at("2026-12-01T10:00:00Z")).toEqual(
       plain.mapiMachineStatusToCapi(mapi, infra, { now: "2026-12-01T10:00:00Z", capiMachine: capi }),
     );
+  });
+});
+
+// ------------------------------------------------------------------------------ status mirroring, remembered
+
+const NOWS = ["2026-11-30T10:00:00Z", "2026-11-30T10:00:01Z", "2026-12-01T00:00:00Z"];
+const EARLIER = "2026-11-29T08:00:00Z";
+
+/** A CAPI Machine whose conditions are what mirroring `mapi` once produced (the steady state). */
+const mirroredCapi = (mapi: KubeObject): KubeObject => {
+  const first = plain.mapiMachineStatusToCapi(mapi, infra, { now: EARLIER });
+  if (!first.ok) throw new Error("conversion failed");
+  return capiMachine({ status: { conditions: first.value.machineStatus.conditions } });
+};
+
+describe("memoisingConverter: status mirroring remembered without the clock, stamped per call", () => {
+  const running = mapiMachine({ status: { phase: "Running", nodeRef: { name: "ip-10-0-0-5" } } });
+  const statusCases: Record<string, { mapi: KubeObject; capi?: KubeObject; stamped: boolean }> = {
+    "steady (every condition as produced): the same frozen result at every now": {
+      mapi: running,
+      capi: mirroredCapi(running),
+      stamped: false,
+    },
+    "a phase change (conditions flip): each call carries its own now": {
+      mapi: running,
+      capi: mirroredCapi(mapiMachine({ status: { phase: "Provisioned" } })),
+      stamped: true,
+    },
+    "no CAPI Machine yet: every condition carries the call's now": { mapi: running, stamped: true },
+    "no Infrastructure: the same failure at every now": { mapi: running, stamped: false },
+  };
+  for (const [name, { mapi, capi, stamped }] of Object.entries(statusCases)) {
+    it(`MAPI → CAPI, ${name}`, () => {
+      const memo = memoisingConverter(plain);
+      const infrastructureOf = name.startsWith("no Infrastructure") ? undefined : infra;
+      const results = NOWS.map((now) => {
+        const opts = { now, ...(capi ? { capiMachine: capi } : {}) };
+        const result = memo.mapiMachineStatusToCapi(mapi, infrastructureOf, opts);
+        expect(result).toEqual(plain.mapiMachineStatusToCapi(mapi, infrastructureOf, opts));
+        expect(JSON.stringify(result)).toBe(
+          JSON.stringify(plain.mapiMachineStatusToCapi(mapi, infrastructureOf, opts)),
+        );
+        return result;
+      });
+      if (stamped) {
+        expect(JSON.stringify(results[0])).toContain(NOWS[0]);
+        expect(results[1]).not.toEqual(results[0]);
+      } else {
+        expect(results[1]).toBe(results[0]);
+        expect(results[2]).toBe(results[0]);
+        expect(isDeepFrozen(results[0])).toBe(true);
+      }
+    });
+  }
+
+  it("CAPI → MAPI: a held MachineCreation condition gives one remembered result; a new one is stamped", () => {
+    const memo = memoisingConverter(plain);
+    const capi = capiMachine();
+    const infraMachine = awsMachine({ spec: awsMachineSpec({ instanceID: "i-0abc" }) });
+    const held = mapiMachine({
+      status: {
+        providerStatus: {
+          conditions: [
+            {
+              type: "MachineCreation",
+              status: "True",
+              reason: "MachineCreationSucceeded",
+              lastTransitionTime: EARLIER,
+            },
+          ],
+        },
+      },
+    });
+    const fresh = mapiMachine();
+    for (const mapi of [held, fresh]) {
+      const results = NOWS.map((now) => {
+        const result = memo.capiMachineStatusToMapi(capi, infraMachine, infra, { now, mapiMachine: mapi });
+        expect(result).toEqual(
+          plain.capiMachineStatusToMapi(capi, infraMachine, infra, { now, mapiMachine: mapi }),
+        );
+        return result;
+      });
+      if (mapi === held) expect(results[1]).toBe(results[0]);
+      else expect(JSON.stringify(results[2])).toContain(NOWS[2]);
+    }
+  });
+
+  it("returns what the plain converter returns for generated statuses, conditions and nows (property)", () => {
+    const memo = memoisingConverter(plain);
+    const phase = fc.constantFrom("", "Provisioning", "Provisioned", "Running", "Deleting", "Failed");
+    const condition = fc.record({
+      type: fc.constantFrom("Ready", "Available", "NodeReady", "Deleting", "Paused", "MachineCreation"),
+      status: fc.constantFrom("True", "False"),
+      lastTransitionTime: fc.constantFrom(EARLIER, ""),
+    });
+    const conditions = fc.array(condition, { maxLength: 4 });
+    fc.assert(
+      fc.property(
+        phase,
+        fc.boolean(),
+        conditions,
+        conditions,
+        conditions,
+        fc.option(fc.constantFrom("i-0abc", ""), { nil: undefined }),
+        fc.array(fc.constantFrom(...NOWS), { minLength: 1, maxLength: 3 }),
+        (mapiPhase, hasNode, capiConditions, otherConditions, providerConditions, instanceID, nows) => {
+          const mapiWith = (conditions: unknown[]) =>
+            mapiMachine({
+              status: {
+                phase: mapiPhase,
+                ...(hasNode ? { nodeRef: { name: "n1" } } : {}),
+                providerStatus: { conditions },
+              },
+            });
+          const capiWith = (conditions: unknown[]) =>
+            capiMachine({ status: { phase: mapiPhase, conditions } });
+          // The same object with another partner must convert again (each object is part of the key).
+          const [mapi, otherMapi] = [mapiWith(providerConditions), mapiWith(otherConditions)];
+          const [capi, otherCapi] = [capiWith(capiConditions), capiWith(otherConditions)];
+          const infraMachine = awsMachine({
+            spec: awsMachineSpec(instanceID === undefined ? {} : { instanceID }),
+          });
+          for (const now of nows) {
+            for (const capiMachine of [capi, otherCapi]) {
+              expect(memo.mapiMachineStatusToCapi(mapi, infra, { now, capiMachine })).toEqual(
+                plain.mapiMachineStatusToCapi(mapi, infra, { now, capiMachine }),
+              );
+            }
+            for (const mapiMachine of [mapi, otherMapi]) {
+              expect(memo.capiMachineStatusToMapi(capi, infraMachine, infra, { now, mapiMachine })).toEqual(
+                plain.capiMachineStatusToMapi(capi, infraMachine, infra, { now, mapiMachine }),
+              );
+            }
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("converts again when the cache replaced an object the status mirroring reads", () => {
+    const memo = memoisingConverter(plain);
+    const now = NOWS[0] as string;
+    const mapi = mapiMachine({ status: { phase: "Running", nodeRef: { name: "n1" } } });
+    const capi = mirroredCapi(mapi);
+    const steady = memo.mapiMachineStatusToCapi(mapi, infra, { now, capiMachine: capi });
+    const deleting = mapiMachine({ status: { phase: "Deleting", nodeRef: { name: "n1" } } });
+    expect(memo.mapiMachineStatusToCapi(deleting, infra, { now, capiMachine: capi })).toEqual(
+      plain.mapiMachineStatusToCapi(deleting, infra, { now, capiMachine: capi }),
+    );
+    const otherCapi = mirroredCapi(deleting);
+    expect(memo.mapiMachineStatusToCapi(mapi, infra, { now, capiMachine: otherCapi })).toEqual(
+      plain.mapiMachineStatusToCapi(mapi, infra, { now, capiMachine: otherCapi }),
+    );
+    expect(memo.mapiMachineStatusToCapi(mapi, infra, { now })).toEqual(
+      plain.mapiMachineStatusToCapi(mapi, infra, { now }),
+    );
+    expect(memo.mapiMachineStatusToCapi(mapi, infra, { now, capiMachine: capi })).toBe(steady);
+    // CAPI → MAPI reads the InfraMachine (instance id, state) and the MAPI Machine (held conditions).
+    const capiRunning = capiMachine({ status: { phase: "Running" } });
+    const pending = awsMachine({ status: { instanceState: "pending" } });
+    const running2 = awsMachine({ status: { instanceState: "running" } });
+    for (const infraMachine of [pending, running2]) {
+      expect(
+        memo.capiMachineStatusToMapi(capiRunning, infraMachine, infra, { now, mapiMachine: mapi }),
+      ).toEqual(plain.capiMachineStatusToMapi(capiRunning, infraMachine, infra, { now, mapiMachine: mapi }));
+    }
+  });
+
+  it("never freezes an input of status mirroring (kept conditions stay the cache's, unfrozen)", () => {
+    const memo = memoisingConverter(plain);
+    const mapi = mapiMachine({
+      status: { phase: "Running", providerStatus: { conditions: [{ type: "X" }] } },
+    });
+    const capi = capiMachine({ status: { conditions: [{ type: "Paused", status: "False" }] } });
+    const infraMachine = awsMachine();
+    memo.mapiMachineStatusToCapi(mapi, infra, { now: EARLIER, capiMachine: capi });
+    memo.capiMachineStatusToMapi(capi, infraMachine, infra, { now: EARLIER, mapiMachine: mapi });
+    for (const o of [mapi, capi, infraMachine, infra]) expect(isNowhereFrozen(o)).toBe(true);
+  });
+
+  it("passes status mirroring through when the inner converter has no unstamped step", () => {
+    const fake = fakeConverter();
+    const memo = memoisingConverter(fake);
+    const mapi = syncMapiMachine("worker", { status: { phase: "Running" } });
+    const capi = capiMachine();
+    expect(memo.mapiMachineStatusToCapi(mapi, infra, { now: EARLIER })).toEqual(
+      fake.mapiMachineStatusToCapi(mapi, infra, { now: EARLIER }),
+    );
+    expect(memo.capiMachineStatusToMapi(capi, awsMachine(), infra, { now: EARLIER })).toEqual(
+      fake.capiMachineStatusToMapi(capi, awsMachine(), infra, { now: EARLIER }),
+    );
+  });
+
+  it("MachineSet status mirroring (no clock): the plain result, remembered per input objects, frozen", () => {
+    const memo = memoisingConverter(plain);
+    const set = { ...mapiMachineSet(), status: { replicas: 2, readyReplicas: 1, availableReplicas: 1 } };
+    const toCapiResult = memo.mapiMachineSetStatusToCapi(set, infra);
+    expect(toCapiResult).toEqual(plain.mapiMachineSetStatusToCapi(set, infra));
+    expect(memo.mapiMachineSetStatusToCapi(set, infra)).toBe(toCapiResult);
+    expect(isDeepFrozen(toCapiResult)).toBe(true);
+    expect(memo.mapiMachineSetStatusToCapi(set, undefined)).toEqual(
+      plain.mapiMachineSetStatusToCapi(set, undefined),
+    );
+    const capiSet = { ...capiMachineSet("workers-tpl"), status: { replicas: 3, readyReplicas: 2 } };
+    const toMapiResult = memo.capiMachineSetStatusToMapi(capiSet);
+    expect(toMapiResult).toEqual(plain.capiMachineSetStatusToMapi(capiSet));
+    expect(memo.capiMachineSetStatusToMapi(capiSet)).toBe(toMapiResult);
+    const scaled = { ...capiSet, status: { replicas: 4 } };
+    expect(memo.capiMachineSetStatusToMapi(scaled)).toEqual(plain.capiMachineSetStatusToMapi(scaled));
   });
 });
 
@@ -215,13 +426,19 @@ const realProviderSpec = () =>
  * converter plans exactly the same from the same snapshot objects (planned twice with the memo: a miss,
  * then a hit).
  */
-const settleComparing = <S>(read: () => S, plan: (s: S, c: SyncConverter) => SyncPlan, world: World) => {
-  const memo = memoisingConverter(plain);
+const settleComparing = <S>(
+  read: () => S,
+  plan: (s: S, c: SyncConverter, now: Date) => SyncPlan,
+  world: World,
+  memo = memoisingConverter(plain),
+  nowAt: (round: number) => Date = () => NOW,
+) => {
   for (let round = 0; round < 10; round++) {
     const snapshot = read();
-    const expected = plan(snapshot, plain);
-    expect(plan(snapshot, memo)).toEqual(expected);
-    expect(plan(snapshot, memo)).toEqual(expected);
+    const now = nowAt(round);
+    const expected = plan(snapshot, plain, now);
+    expect(plan(snapshot, memo, now)).toEqual(expected);
+    expect(plan(snapshot, memo, now)).toEqual(expected);
     if (expected.writes.length === 0) return round;
     world.execute(expected.writes);
   }
@@ -235,8 +452,8 @@ describe("planning with the memoising converter: the same plans as with the plai
       meta: { annotations: { "machine.openshift.io/delete-machine": "true" } },
     });
     const world = new World([syncInfrastructure(), capiCluster(), mapi]);
-    const machinePlan = (s: ReturnType<World["machineSnapshot"]>, c: SyncConverter) =>
-      planMachineSync(s, deps(c), NOW);
+    const machinePlan = (s: ReturnType<World["machineSnapshot"]>, c: SyncConverter, now: Date) =>
+      planMachineSync(s, deps(c), now);
     expect(settleComparing(() => world.machineSnapshot("worker"), machinePlan, world)).toBeGreaterThan(0);
     world.mutate("machine.openshift.io/v1beta1", "Machine", MAPI_NS, "worker", (o) => {
       o.spec = { ...o.spec, authoritativeAPI: "ClusterAPI" };
@@ -245,13 +462,52 @@ describe("planning with the memoising converter: the same plans as with the plai
     expect(settleComparing(() => world.machineSnapshot("worker"), machinePlan, world)).toBeGreaterThan(0);
   });
 
+  it("a Machine whose status moves on between reconciles, each planned at a later now", () => {
+    const mapi = syncMapiMachine("worker", {
+      spec: { providerSpec: realProviderSpec(), providerID: "aws:///us-east-1a/i-0abc123def4567890" },
+      status: { phase: "Provisioning" },
+    });
+    const world = new World([syncInfrastructure(), capiCluster(), mapi]);
+    const memo = memoisingConverter(plain);
+    let clock = NOW.getTime();
+    const later = () => {
+      clock += 1000;
+      return new Date(clock);
+    };
+    const machinePlan = (s: ReturnType<World["machineSnapshot"]>, c: SyncConverter, now: Date) =>
+      planMachineSync(s, deps(c), now);
+    const settle = () =>
+      settleComparing(() => world.machineSnapshot("worker"), machinePlan, world, memo, later);
+    const setStatus = (apiVersion: string, namespace: string, status: Record<string, unknown>) =>
+      world.mutate(apiVersion, "Machine", namespace, "worker", (o) => {
+        o.status = { ...o.status, ...status };
+      });
+    expect(settle()).toBeGreaterThan(0);
+    for (const phase of ["Provisioned", "Running", "Running"]) {
+      setStatus("machine.openshift.io/v1beta1", MAPI_NS, {
+        phase,
+        ...(phase === "Running" ? { nodeRef: { kind: "Node", name: "ip-10-0-0-5" } } : {}),
+      });
+      expect(settle()).toBeGreaterThanOrEqual(0);
+    }
+    world.mutate("machine.openshift.io/v1beta1", "Machine", MAPI_NS, "worker", (o) => {
+      o.spec = { ...o.spec, authoritativeAPI: "ClusterAPI" };
+      o.status = { ...o.status, authoritativeAPI: "ClusterAPI", synchronizedAPI: "ClusterAPI" };
+    });
+    expect(settle()).toBeGreaterThan(0);
+    for (const phase of ["Deleting", "Running"]) {
+      setStatus("cluster.x-k8s.io/v1beta2", CAPI_NS, { phase });
+      expect(settle()).toBeGreaterThan(0);
+    }
+  });
+
   it("a MachineSet from nothing to a quiet MAPI → CAPI sync, then handed over and synced CAPI → MAPI", () => {
     const set = syncMapiMachineSet("worker");
     const template = (set.spec as { template: { spec: Record<string, unknown> } }).template;
     template.spec.providerSpec = realProviderSpec();
     const world = new World([syncInfrastructure(), capiCluster(), set]);
-    const setPlan = (s: ReturnType<World["machineSetSnapshot"]>, c: SyncConverter) =>
-      planMachineSetSync(s, deps(c), NOW);
+    const setPlan = (s: ReturnType<World["machineSetSnapshot"]>, c: SyncConverter, now: Date) =>
+      planMachineSetSync(s, deps(c), now);
     expect(settleComparing(() => world.machineSetSnapshot("worker"), setPlan, world)).toBeGreaterThan(0);
     world.mutate("machine.openshift.io/v1beta1", "MachineSet", MAPI_NS, "worker", (o) => {
       o.spec = { ...o.spec, authoritativeAPI: "ClusterAPI" };
