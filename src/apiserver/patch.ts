@@ -33,14 +33,84 @@ export const mergePatch = (target: unknown, patch: unknown): unknown => {
 export const jsonPatch = (target: unknown, ops: unknown): unknown => {
   if (!Array.isArray(ops)) throw new PatchError("json patch must be an array of operations");
   try {
-    const copy = structuredClone(target);
-    return jsonpatch.applyPatch(copy, ops as jsonpatch.Operation[], true, true).newDocument;
+    return applyCopyingPaths(target, ops) ?? applyToClone(target, ops);
   } catch (e) {
     const err = e as { name?: string; message?: string };
     if (err.name === "TEST_OPERATION_FAILED")
       throw new PatchError(`the server rejected our request due to an error in our request`, 422);
     throw new PatchError(`json patch failed: ${String(err.message ?? e).split("\n")[0]}`);
   }
+};
+
+/** fast-json-patch on a deep copy of the target. */
+const applyToClone = (target: unknown, ops: unknown[]): unknown =>
+  jsonpatch.applyPatch(structuredClone(target), ops as jsonpatch.Operation[], true, true).newDocument;
+
+/**
+ * fast-json-patch applied op by op, as applyPatch does, to a document that shares all but the maps and
+ * lists an op changes with the target: before each op, every container on its `path` (and a move's `from`)
+ * down to the one the op changes is replaced by a shallow copy. The same result as on a deep copy, without
+ * copying the whole object for a patch of a few fields. Undefined when a path cannot be followed that far
+ * (root ops, missing or non-container steps, odd indexes, banned keys): the caller then patches a deep copy,
+ * and nothing of the target was changed on the way.
+ */
+const applyCopyingPaths = (target: unknown, ops: unknown[]): unknown => {
+  if (!isRecord(target) && !Array.isArray(target)) return undefined;
+  const fresh = new Set<object>();
+  const copy = (v: Record<string, unknown> | unknown[]): Record<string, unknown> | unknown[] => {
+    const c = Array.isArray(v) ? v.slice() : { ...v };
+    fresh.add(c);
+    return c;
+  };
+  let document = copy(target);
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i];
+    if (!isRecord(op) || typeof op.path !== "string" || op.path === "") return undefined;
+    if (op.op !== "test" && op.op !== "_get") {
+      if (!copyAlong(document, op.path, fresh, copy)) return undefined;
+      if (op.op === "move" && (typeof op.from !== "string" || !copyAlong(document, op.from, fresh, copy)))
+        return undefined;
+    }
+    document = jsonpatch.applyOperation(document, op as unknown as jsonpatch.Operation, true, true, true, i)
+      .newDocument as Record<string, unknown> | unknown[];
+  }
+  return document;
+};
+
+const INDEX = /^[0-9]+$/;
+const BANNED = new Set(["__proto__", "prototype", "constructor"]);
+
+/**
+ * Replaces each container on `pointer` before its last step with a copy (those made in this patch are kept).
+ * False when a step is not an own map key or an in-range list index leading to a map or list.
+ */
+const copyAlong = (
+  document: Record<string, unknown> | unknown[],
+  pointer: string,
+  fresh: Set<object>,
+  copy: (v: Record<string, unknown> | unknown[]) => Record<string, unknown> | unknown[],
+): boolean => {
+  const keys = pointer.split("/");
+  if (keys[0] !== "") return false;
+  let cur: Record<string, unknown> | unknown[] = document;
+  for (let t = 1; t < keys.length - 1; t++) {
+    const key = keys[t]!.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (BANNED.has(key)) return false;
+    let next: unknown;
+    if (Array.isArray(cur)) {
+      if (!INDEX.test(key) || Number(key) >= cur.length) return false;
+      next = cur[Number(key)];
+    } else {
+      if (!Object.hasOwn(cur, key)) return false;
+      next = cur[key];
+    }
+    if (!isRecord(next) && !Array.isArray(next)) return false;
+    const own = fresh.has(next) ? next : copy(next);
+    if (Array.isArray(cur)) cur[Number(key)] = own;
+    else cur[key] = own;
+    cur = own;
+  }
+  return true;
 };
 
 /**

@@ -35,6 +35,102 @@ describe("patch functions", () => {
     expect(() => jsonPatch(doc, [{ op: "remove", path: "/nope" }])).toThrow(PatchError);
   });
 
+  /** A stored-object-shaped document: nested maps, a list of maps, a primitive list. */
+  const stored = () => ({
+    metadata: { name: "m", labels: { a: "1" }, finalizers: ["f1"] },
+    spec: {
+      nested: { deep: { x: 1 } },
+      items: [
+        { k: "a", v: 1 },
+        { k: "b", v: 2 },
+      ],
+      other: { y: 2 },
+    },
+  });
+  it.each<[string, unknown[], unknown]>([
+    [
+      "add to a list by index and by -",
+      [
+        { op: "add", path: "/metadata/finalizers/-", value: "f2" },
+        { op: "add", path: "/metadata/finalizers/0", value: "f0" },
+      ],
+      { ...stored(), metadata: { ...stored().metadata, finalizers: ["f0", "f1", "f2"] } },
+    ],
+    [
+      "replace deep inside a list element",
+      [{ op: "replace", path: "/spec/items/1/v", value: 9 }],
+      {
+        ...stored(),
+        spec: {
+          ...stored().spec,
+          items: [
+            { k: "a", v: 1 },
+            { k: "b", v: 9 },
+          ],
+        },
+      },
+    ],
+    [
+      "move a subtree, then change inside it at its new place",
+      [
+        { op: "move", from: "/spec/nested/deep", path: "/spec/moved" },
+        { op: "replace", path: "/spec/moved/x", value: 5 },
+      ],
+      { ...stored(), spec: { ...stored().spec, nested: {}, moved: { x: 5 } } },
+    ],
+    [
+      "copy a subtree, then change the copy",
+      [
+        { op: "copy", from: "/spec/other", path: "/spec/copied" },
+        { op: "replace", path: "/spec/copied/y", value: 7 },
+      ],
+      { ...stored(), spec: { ...stored().spec, copied: { y: 7 } } },
+    ],
+    [
+      "an escaped key (~1 is /, ~0 is ~)",
+      [{ op: "add", path: "/metadata/labels/example.com~1a~0b", value: "v" }],
+      { ...stored(), metadata: { ...stored().metadata, labels: { a: "1", "example.com/a~b": "v" } } },
+    ],
+    [
+      "a root replace (patched on a deep copy)",
+      [
+        { op: "replace", path: "", value: { spec: { z: 1 } } },
+        { op: "add", path: "/spec/w", value: 2 },
+      ],
+      { spec: { z: 1, w: 2 } },
+    ],
+  ])("JSON patch copies only what it changes, the target untouched: %s", (_name, ops, want) => {
+    const target = stored();
+    expect(jsonPatch(target, ops)).toEqual(want);
+    expect(target).toEqual(stored());
+  });
+
+  it("JSON patch shares what no op touched with the target", () => {
+    const target = stored();
+    const out = jsonPatch(target, [{ op: "add", path: "/metadata/labels/b", value: "2" }]) as typeof target;
+    expect(out.spec).toBe(target.spec);
+    expect(out.metadata.finalizers).toBe(target.metadata.finalizers);
+    expect(out.metadata.labels).not.toBe(target.metadata.labels);
+  });
+
+  it.each<[string, unknown[]]>([
+    ["a path through a missing key", [{ op: "add", path: "/spec/missing/x", value: 1 }]],
+    ["a path through a list index out of range", [{ op: "replace", path: "/spec/items/5/v", value: 1 }]],
+    [
+      "a failing op after ones that applied",
+      [
+        { op: "replace", path: "/spec/other/y", value: 3 },
+        { op: "remove", path: "/spec/nope" },
+      ],
+    ],
+    ["a __proto__ step", [{ op: "add", path: "/spec/__proto__/polluted", value: 1 }]],
+  ])("JSON patch errors leave the target untouched: %s", (_name, ops) => {
+    const target = stored();
+    expect(() => jsonPatch(target, ops)).toThrow();
+    expect(target).toEqual(stored());
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it("strategic merge: containers/env by name, ports by containerPort, $patch delete/replace, $setElementOrder, $retainKeys, $deleteFromPrimitiveList", () => {
     const deploy = {
       spec: {
