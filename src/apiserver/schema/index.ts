@@ -161,6 +161,7 @@ function buildNode(
       [...properties.values()].some((p) => p.hasRules) ||
       (additional !== undefined && additional !== true && additional.hasRules) ||
       (items?.hasRules ?? false),
+    settled: new WeakSet(),
   };
   if (schema.default !== undefined) {
     // Defaults must already be pruned (kube rejects the CRD otherwise); check once here.

@@ -60,6 +60,13 @@ export interface SchemaNode {
   readonly embedded: boolean;
   /** True when this node or any descendant carries CEL rules (lets validation skip rule-free subtrees fast). */
   readonly hasRules: boolean;
+  /**
+   * The maps and lists that pruning and defaulting at this node built (a memo owned by the compiled schema):
+   * pruning and defaulting give them back unchanged, so when one comes again — a stored object's subtree a
+   * write did not touch — it is kept as it is instead of rebuilt. Sound because what is built here is never
+   * changed in place afterwards (stored objects are immutable; copies are made before any change).
+   */
+  readonly settled: WeakSet<object>;
 }
 
 /** The fields of metav1.ObjectMeta; anything else under `metadata` is dropped as kube's decoder does. */
@@ -93,11 +100,15 @@ function pruneMetadata(meta: unknown): unknown {
   return out;
 }
 
+const isSettled = (node: SchemaNode, value: unknown): boolean =>
+  typeof value === "object" && value !== null && node.settled.has(value);
+
 /**
  * Returns a copy of `value` without the fields the schema does not know. `resourceRoot` marks the object root
  * and embedded resources, where apiVersion/kind/metadata are always kept.
  */
 function pruneValue(node: SchemaNode, value: unknown, resourceRoot: boolean): unknown {
+  if (!resourceRoot && isSettled(node, value)) return value;
   if (Array.isArray(value)) return node.items ? value.map((v) => pruneValue(node.items!, v, false)) : value;
   if (!isObject(value)) return value;
   const out: Record<string, unknown> = {};
@@ -124,11 +135,17 @@ function pruneValue(node: SchemaNode, value: unknown, resourceRoot: boolean): un
 /**
  * Applies `default:` values top-down (so a defaulted object gets its own nested defaults too), inside
  * array items and additionalProperties, and drops nulls of non-nullable fields that have no default —
- * kube's structural defaulting. Mutates `value` (always a private copy).
+ * kube's structural defaulting. Mutates `value` (always a private copy, or a settled value it leaves
+ * alone). What it finishes below the root is settled at its node: pruning built it (an object, or a list
+ * the schema describes) or it is a copy of a `default:`, which the CRD's compilation checked is pruned.
  */
 function applyDefaults(node: SchemaNode, value: unknown, resourceRoot: boolean): void {
+  if (!resourceRoot && isSettled(node, value)) return;
   if (Array.isArray(value)) {
-    if (node.items) for (const item of value) applyDefaults(node.items, item, false);
+    if (node.items) {
+      for (const item of value) applyDefaults(node.items, item, false);
+      if (!resourceRoot) node.settled.add(value);
+    }
     return;
   }
   if (!isObject(value)) return;
@@ -153,6 +170,7 @@ function applyDefaults(node: SchemaNode, value: unknown, resourceRoot: boolean):
       if (Object.hasOwn(value, key)) applyDefaults(node.additional, value[key], false);
     }
   }
+  if (!resourceRoot) node.settled.add(value);
 }
 
 /**

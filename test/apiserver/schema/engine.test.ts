@@ -255,6 +255,58 @@ describe("pruneAndDefault (structural defaulting)", () => {
   });
 });
 
+describe("pruneAndDefault over a stored object's untouched subtrees", () => {
+  const schema: Record<string, JsonSchema> = {
+    spec: {
+      type: "object",
+      properties: {
+        mode: { type: "string", default: "MachineAPI" },
+        nested: { type: "object", default: {}, properties: { n: { type: "integer", default: 3 } } },
+        list: {
+          type: "array",
+          items: { type: "object", properties: { p: { type: "string", default: "d" } } },
+        },
+      },
+    },
+    status: { type: "object", properties: { phase: { type: "string" } } },
+  };
+  const stored = (c: CompiledCrd): KubeObject =>
+    c.pruneAndDefault("v1", widget({ list: [{}], extra: 1 }, { phase: "Running", extra: 2 }));
+
+  it.each<[string, (o: KubeObject) => KubeObject]>([
+    ["a status change keeps spec", (o) => ({ ...o, status: { phase: "Failed", unknown: 1 } })],
+    [
+      "a spec change keeps status",
+      (o) => ({ ...o, spec: { ...o.spec, mode: null, list: [...(o.spec!.list as unknown[]), {}] } }),
+    ],
+    ["a metadata change keeps both", (o) => ({ ...o, metadata: { ...o.metadata, labels: { a: "b" } } })],
+    ["the output again (restore after admission)", (o) => o],
+  ])("same result as on a fresh copy, the stored object unchanged: %s", (_name, change) => {
+    const c = compile(schema);
+    const old = stored(c);
+    const before = structuredClone(old);
+    const input = change(old);
+    const out = c.pruneAndDefault("v1", input);
+    expect(out).toEqual(compile(schema).pruneAndDefault("v1", structuredClone(input)));
+    expect(old).toEqual(before);
+  });
+
+  it("an untouched subtree the schema already pruned and defaulted is kept as the same object", () => {
+    const c = compile(schema);
+    const old = stored(c);
+    const out = c.pruneAndDefault("v1", { ...old, status: { phase: "Failed" } });
+    expect(out.spec).toBe(old.spec);
+    expect(out.status).not.toBe(old.status);
+  });
+
+  it("a subtree from another compilation of the CRD is pruned and defaulted again", () => {
+    const old = stored(compile(schema));
+    const out = compile(schema).pruneAndDefault("v1", old);
+    expect(out.spec).not.toBe(old.spec);
+    expect(out).toEqual(old);
+  });
+});
+
 describe("validate (schema keywords, kube messages)", () => {
   const c = compile(
     {
