@@ -643,9 +643,11 @@ describe("SPEC §4.6 deletion", () => {
     await synchronizedMapi(KINDS.mapiMachine, name);
     await waitFor("AWSMachine", () => getOrUndefined(product, KINDS.awsMachine, CAPI_NS, name));
     await admin.delete(KINDS.capiMachine, CAPI_NS, name);
-    await waitFor("MAPI copy deleting", async () =>
-      (await product.get(KINDS.mapiMachine, MAPI_NS, name)).metadata?.deletionTimestamp ? true : undefined,
-    );
+    // Deleting, or already gone: once the sync has released its finalizer the copy can vanish between polls.
+    await waitFor("MAPI copy deleting", async () => {
+      const copy = await getOrUndefined(product, KINDS.mapiMachine, MAPI_NS, name);
+      return copy === undefined || copy.metadata?.deletionTimestamp ? true : undefined;
+    });
     // The CAPI Machine controller's part under ClusterAPI: it deletes the InfraMachine itself.
     await local.clientAs("capi").delete(KINDS.awsMachine, CAPI_NS, name);
     for (const [type, namespace] of [
