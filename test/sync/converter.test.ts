@@ -31,6 +31,7 @@ import {
   infrastructure,
   MAPI_NS,
   mapiMachine,
+  mapiMachineCreatedSince,
   mapiMachineSet,
   providerSpec,
 } from "./conversion/builders.js";
@@ -258,20 +259,7 @@ describe("memoisingConverter: status mirroring remembered without the clock, sta
     const memo = memoisingConverter(plain);
     const capi = capiMachine();
     const infraMachine = awsMachine({ spec: awsMachineSpec({ instanceID: "i-0abc" }) });
-    const held = mapiMachine({
-      status: {
-        providerStatus: {
-          conditions: [
-            {
-              type: "MachineCreation",
-              status: "True",
-              reason: "MachineCreationSucceeded",
-              lastTransitionTime: EARLIER,
-            },
-          ],
-        },
-      },
-    });
+    const held = mapiMachineCreatedSince(EARLIER);
     const fresh = mapiMachine();
     for (const mapi of [held, fresh]) {
       const results = NOWS.map((now) => {

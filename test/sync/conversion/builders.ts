@@ -63,6 +63,23 @@ export const mapiMachine = (
   ...(opts.status === undefined ? {} : { status: opts.status }),
 });
 
+/** A MAPI Machine whose provider status says the instance was created, a condition held since `since`. */
+export const mapiMachineCreatedSince = (since: string): KubeObject =>
+  mapiMachine({
+    status: {
+      providerStatus: {
+        conditions: [
+          {
+            type: "MachineCreation",
+            status: "True",
+            reason: "MachineCreationSucceeded",
+            lastTransitionTime: since,
+          },
+        ],
+      },
+    },
+  });
+
 export const mapiMachineSet = (
   opts: {
     name?: string;

@@ -13,7 +13,14 @@ import {
   stampNow,
 } from "../../../src/sync/conversion/index.js";
 import { mergeConditionsUnstamped } from "../../../src/sync/conversion/status.js";
-import { awsMachine, awsMachineSpec, capiMachine, infrastructure, mapiMachine } from "./builders.js";
+import {
+  awsMachine,
+  awsMachineSpec,
+  capiMachine,
+  infrastructure,
+  mapiMachine,
+  mapiMachineCreatedSince,
+} from "./builders.js";
 
 const NOW = "2026-11-30T10:00:00Z";
 const EARLIER = "2026-11-29T08:00:00Z";
@@ -125,20 +132,7 @@ describe("the Machine status converters are their unstamped twin, stamped", () =
   it("CAPI → MAPI: a new or changed MachineCreation condition is stamped; a held one keeps its time", () => {
     const infraMachine = awsMachine({ spec: awsMachineSpec({ instanceID: "i-0abc" }) });
     const capi = capiMachine({ status: { phase: "Running" } });
-    const held = mapiMachine({
-      status: {
-        providerStatus: {
-          conditions: [
-            {
-              type: "MachineCreation",
-              status: "True",
-              reason: "MachineCreationSucceeded",
-              lastTransitionTime: EARLIER,
-            },
-          ],
-        },
-      },
-    });
+    const held = mapiMachineCreatedSince(EARLIER);
     for (const mapi of [undefined, mapiMachine(), held]) {
       const opts = mapi ? { mapiMachine: mapi } : {};
       const open = capiMachineStatusToMapiUnstamped(capi, infraMachine, infrastructure(), opts);

@@ -13,6 +13,7 @@ import {
   capiMachine,
   infrastructure,
   mapiMachine,
+  mapiMachineCreatedSince,
   mapiMachineSet,
   providerSpec,
 } from "./builders.js";
@@ -219,20 +220,7 @@ describe("SPEC §5.4 CAPI Machine status → MAPI Machine", () => {
   });
   it("MachineCreation keeps its lastTransitionTime while its status is unchanged", () => {
     const infraMachine = awsMachine({ spec: awsMachineSpec({ instanceID: "i-1" }) });
-    const mapi = mapiMachine({
-      status: {
-        providerStatus: {
-          conditions: [
-            {
-              type: "MachineCreation",
-              status: "True",
-              reason: "MachineCreationSucceeded",
-              lastTransitionTime: EARLIER,
-            },
-          ],
-        },
-      },
-    });
+    const mapi = mapiMachineCreatedSince(EARLIER);
     const providerStatus = toMapi({}, infraMachine, mapi).providerStatus as {
       conditions: { lastTransitionTime: string }[];
     };
