@@ -13,6 +13,20 @@ import {
 } from "../../src/kube/write.js";
 import { fakeClient } from "./fakes.js";
 
+/** Write helpers over a transport that records each request and answers `{}`. */
+const recordingWrites = () => {
+  const sent: KubeRequest[] = [];
+  const transport: Transport = {
+    request: async (r) => {
+      sent.push(r);
+      return {};
+    },
+    stream: async () => {
+      throw new Error("unused");
+    },
+  };
+  return { sent, write: createWriteHelpers(createKubeClient(transport), "machine-api-migration") };
+};
 describe("isSubset (desired ⊆ live: write only when it differs)", () => {
   it.each([
     ["equal scalars", 1, 1, true],
@@ -112,17 +126,7 @@ describe("write helpers against an API", () => {
   });
 
   it("patchStatus: a preconditioned merge patch of status through the status subresource, skipped when live", async () => {
-    const sent: KubeRequest[] = [];
-    const transport: Transport = {
-      request: async (r) => {
-        sent.push(r);
-        return {};
-      },
-      stream: async () => {
-        throw new Error("unused");
-      },
-    };
-    const write = createWriteHelpers(createKubeClient(transport), "machine-api-migration");
+    const { sent, write } = recordingWrites();
     const o: KubeObject = {
       metadata: { name: "w", namespace: "openshift-cluster-api", resourceVersion: "42" },
       status: { phase: "Running" },
@@ -140,17 +144,7 @@ describe("write helpers against an API", () => {
   });
 
   it("sends the right HTTP for apply, json and merge patches and preconditioned deletes", async () => {
-    const sent: KubeRequest[] = [];
-    const transport: Transport = {
-      request: async (r) => {
-        sent.push(r);
-        return {};
-      },
-      stream: async () => {
-        throw new Error("unused");
-      },
-    };
-    const write = createWriteHelpers(createKubeClient(transport), "machine-api-migration");
+    const { sent, write } = recordingWrites();
     const o: KubeObject = {
       metadata: { name: "w", namespace: "openshift-cluster-api", uid: "u9", resourceVersion: "42" },
     };
