@@ -26,7 +26,7 @@ import type { ResourceType, StableAuthority } from "../../src/kube/kinds.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
-import { createIfMissing, type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
+import { createIfMissing, type LocalCluster } from "../../src/local/cluster.js";
 import { capiCluster, infrastructure } from "../../src/local/seed.js";
 import { createMigrationController } from "../../src/migration/controller.js";
 import type { InvariantState, Violation } from "../../src/migration/invariants.js";
@@ -50,6 +50,7 @@ import {
 import { createMachineSetSyncController, createMachineSyncController } from "../../src/sync/controller.js";
 import { checkConvertible } from "../../src/sync/conversion/index.js";
 import { conversionConverter, memoisingConverter } from "../../src/sync/converter.js";
+import { startTestCluster, type TestCluster } from "../cluster/backend.js";
 
 export const MAPI_NS = "openshift-machine-api";
 export const CAPI_NS = "openshift-cluster-api";
@@ -104,7 +105,10 @@ export interface HarnessOptions {
 }
 
 export interface Harness {
-  local: LocalCluster;
+  /** The cluster under test: the local API server or the real control plane (test/cluster/backend.ts). */
+  cluster: TestCluster;
+  /** The embedded API server, for fault injection; throws on the real control plane. */
+  readonly local: LocalCluster;
   admin: KubeClient;
   ledger: InstanceLedger;
   /** The stand-in now running under each name (restarts replace them). */
@@ -196,9 +200,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     join(dir, "certs"),
     webhookSans("machine-api-migration", CAPI_NS),
   );
-  const local = await startLocalCluster({
-    host: "127.0.0.1",
-    port: 0,
+  const cluster = await startTestCluster({
     stateDir: dir,
     ...ns,
     controllerUsers: CONTROLLER_USERS,
@@ -206,7 +208,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     logger: quiet,
     bookmarkIntervalMs: 500,
   });
-  const admin = local.clientAs("admin");
+  const admin = cluster.clientAs("admin");
   const infra = infrastructure();
   const createdInfra = await createIfMissing(admin, KINDS.infrastructure, infra);
   if (createdInfra) await admin.updateStatus(KINDS.infrastructure, { ...createdInfra, status: infra.status });
@@ -243,7 +245,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   let cache: Cache | undefined;
   let controllers: Controller[] = [];
   const startProduct = async (): Promise<void> => {
-    const connection = connect({ kubeconfigText: local.kubeconfigText, context: "controller" });
+    const connection = connect({ kubeconfigText: cluster.kubeconfigText, context: "controller" });
     const c = createCache({ transport: connection.transport, logger: quiet, clock: systemClock });
     policy = { view: clusterView(c, ns), settings, checkConvertible, enforcing: true };
     const events = createEventRecorder({
@@ -292,10 +294,10 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     await Promise.all(built.map((x) => x.start()));
   };
   await startProduct();
-  await local.registerProductWebhooks(webhook.url);
+  await cluster.registerProductWebhooks(webhook.url);
 
   const ledger = createInstanceLedger();
-  const as = (context: string) => connect({ kubeconfigText: local.kubeconfigText, context });
+  const as = (context: string) => connect({ kubeconfigText: cluster.kubeconfigText, context });
   const standInStarters: Record<StandInName, () => Promise<RunningStandIn>> = {
     mao: () =>
       startMaoStandIn({
@@ -312,7 +314,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   if (options.standIns !== false)
     for (const n of ["mao", "capi", "capa"] as const) running[n] = await standInStarters[n]();
 
-  const adminConnection = connect({ kubeconfigText: local.kubeconfigText, context: "admin" });
+  const adminConnection = connect({ kubeconfigText: cluster.kubeconfigText, context: "admin" });
   const observer = createCache({ transport: adminConnection.transport, logger: quiet, clock: systemClock });
   const watchedList: Watched[] = [];
   const snapshotOf = (w: Pick<Watched, "kind" | "name">): HandoverSnapshot =>
@@ -390,7 +392,12 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   });
 
   const harness: Harness = {
-    local,
+    cluster,
+    get local() {
+      if (!cluster.local)
+        throw new Error("fault injection needs the local API server (MAM_TEST_BACKEND=local)");
+      return cluster.local;
+    },
     admin,
     ledger,
     standIns,
@@ -413,7 +420,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       await waitFor(
         "controllers and stand-ins idle",
         async () => {
-          await local.api.settled();
+          await cluster.settled();
           await flushMicrotasks();
           calm = idle() ? calm + 1 : 0;
           return calm >= 5;
@@ -473,15 +480,15 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       await harness.startStandIn(which);
     },
     migrationWrites: () => writes,
-    counters: () => local.api.counters.snapshot(),
+    counters: () => cluster.counters(),
     async stop() {
-      local.api.faults.clear();
+      cluster.local?.api.faults.clear();
       await Promise.all(Object.values(running).map((s) => s.stop({ release: true })));
       await Promise.all(controllers.map((c) => c.stop()));
       await observer.stop();
       await cache?.stop();
       await webhook.close();
-      await local.stop();
+      await cluster.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };

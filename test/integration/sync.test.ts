@@ -19,9 +19,9 @@ import { ANNOTATIONS, FINALIZERS, KINDS, LABELS, PAUSED_BY_VALUE } from "../../s
 import type { RuntimeMetrics } from "../../src/kube/metrics.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
-import type { LocalCluster } from "../../src/local/cluster.js";
 import { awsProviderSpec, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
 import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
+import type { TestCluster } from "../cluster/backend.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, PRODUCT, startHarness } from "./harness.js";
 
 /** Names the deny webhook refuses CAPI Machine creates for (the §4.5 admission-refusal row). */
@@ -29,7 +29,7 @@ const REFUSED_PREFIX = "refused-";
 const REFUSAL_TEXT = "CAPI Machines named refused-* are not admitted here";
 
 let h: Harness;
-let local: LocalCluster;
+let cluster: TestCluster;
 let denier: Server;
 let cache: Cache;
 let controllers: Controller[] = [];
@@ -93,11 +93,11 @@ beforeAll(async () => {
       [KINDS.infrastructure, ""],
     ],
   });
-  local = h.local;
+  cluster = h.cluster;
   admin = h.admin;
-  mao = local.clientAs("mao");
-  capa = local.clientAs("capa");
-  product = local.clientAs("controller");
+  mao = cluster.clientAs("mao");
+  capa = cluster.clientAs("capa");
+  product = cluster.clientAs("controller");
   cache = h.productCache();
   controllers = [...h.controllers()];
   metrics = h.metrics;
@@ -234,7 +234,7 @@ const synchronizedMapi = (type: ResourceType, name: string, reason = "ResourceSy
 
 /** Writes by the product's identity to the machine kinds, from the API server's own counters. */
 const productMachineWrites = (): number => {
-  const byKey = local.api.counters.snapshot().byKey;
+  const byKey = cluster.counters().byKey;
   const machineResources = [
     "machine.openshift.io/machines",
     "machine.openshift.io/machinesets",
@@ -410,17 +410,16 @@ describe("SPEC §4.5 failure modes", () => {
   it("409 on the sync's own write: retried with backoff, never reported as a condition", async () => {
     const name = "sync-conflict1";
     const match = { users: [PRODUCT], verbs: ["create"], resources: ["cluster.x-k8s.io/machines"] };
-    const counted = () =>
-      local.api.counters.snapshot().byKey[`create cluster.x-k8s.io/machines ${PRODUCT}`] ?? 0;
+    const counted = () => cluster.counters().byKey[`create cluster.x-k8s.io/machines ${PRODUCT}`] ?? 0;
     const attemptsBefore = counted();
-    local.api.faults.set({ rate409: 1, match });
+    h.local.api.faults.set({ rate409: 1, match });
     try {
       await createMapiMachine(name, "MachineAPI");
       await waitFor("three refused creates", async () => counted() >= attemptsBefore + 3);
       const mapi = await product.get(KINDS.mapiMachine, MAPI_NS, name);
       expect(synchronizedOf(mapi)).toBeUndefined();
     } finally {
-      local.api.faults.clear();
+      h.local.api.faults.clear();
     }
     await synchronizedMapi(KINDS.mapiMachine, name);
   });
@@ -649,7 +648,7 @@ describe("SPEC §4.6 deletion", () => {
       return copy === undefined || copy.metadata?.deletionTimestamp ? true : undefined;
     });
     // The CAPI Machine controller's part under ClusterAPI: it deletes the InfraMachine itself.
-    await local.clientAs("capi").delete(KINDS.awsMachine, CAPI_NS, name);
+    await cluster.clientAs("capi").delete(KINDS.awsMachine, CAPI_NS, name);
     for (const [type, namespace] of [
       [KINDS.mapiMachine, MAPI_NS],
       [KINDS.capiMachine, CAPI_NS],

@@ -1,0 +1,398 @@
+/**
+ * One harness, two backends (SPEC §8.1, §10): the test files that run on both ask for a `TestCluster` and
+ * get the embedded local API server (the default, `npm test`) or the real control plane
+ * (`MAM_TEST_BACKEND=real`, which `npm run test:cluster` sets). Both are set up the same way, as a cluster
+ * admin and the platform's operators would: namespaces, the project's CRDs, the `FeatureGate`, CAPA's
+ * AWSMachine defaulting webhook, identities, and the product's webhook configurations.
+ *
+ * On the real control plane the identities are as in a cluster: ServiceAccounts with tokens from the
+ * TokenRequest API for the product and each simulated provider (SPEC §1.1), `kube:admin` bound to
+ * `cluster-admin` through `system:cluster-admins` for the tests' kubectl, and the product's own
+ * `manifests/base` RBAC and `manifests/installer` RBAC applied exactly as shipped. The simulated providers
+ * get the roles of the controllers they stand for (providers-rbac.yaml), never the product's.
+ *
+ * What only the local server can do (fault injection, a synchronous "settled") is `local`; tests that need
+ * it run on the local backend only.
+ */
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import type { Logger } from "pino";
+import {
+  type AwsMachineDefaulter,
+  awsMachineDefaulterConfiguration,
+  startAwsMachineDefaulter,
+} from "../../src/apiserver/fixtures/awsmachine-defaulter.js";
+import { loadProjectCrds } from "../../src/apiserver/fixtures/crds.js";
+import type { CounterSnapshot } from "../../src/apiserver/index.js";
+import type { KubeClient } from "../../src/kube/client.js";
+import { connect } from "../../src/kube/config.js";
+import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
+import { conditionOf, isRecord, type KubeObject } from "../../src/kube/object.js";
+import { createIfMissing, type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
+import { type LocalUser, localUsers } from "../../src/local/identities.js";
+import { renderKubeconfig } from "../../src/local/kubeconfig.js";
+import { featureGate } from "../../src/local/seed.js";
+import { loadWebhookManifests, localWebhookConfiguration } from "../../src/local/webhooks.js";
+import { createCertificateAuthority } from "../../src/server/certs.js";
+import {
+  type Binaries,
+  type ControlPlane,
+  curl,
+  ensureBinaries,
+  startControlPlane,
+} from "./control-plane.js";
+
+const run = promisify(execFile);
+const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO = resolve(HERE, "../..");
+
+export type BackendName = "local" | "real";
+
+/** The backend the environment asks for: `MAM_TEST_BACKEND=real` is the real control plane. */
+export const backendName = (env: NodeJS.ProcessEnv = process.env): BackendName => {
+  const v = env.MAM_TEST_BACKEND ?? "local";
+  if (v !== "local" && v !== "real") throw new Error(`MAM_TEST_BACKEND must be local or real, not ${v}`);
+  return v;
+};
+
+export interface TestClusterOptions {
+  stateDir: string;
+  mapiNamespace: string;
+  capiNamespace: string;
+  controllerUsers: readonly string[];
+  webhookCaPem: string;
+  logger: Logger;
+  bookmarkIntervalMs?: number;
+}
+
+export interface TestCluster {
+  backend: BackendName;
+  kubeconfigPath: string;
+  kubeconfigText: string;
+  /** A client acting as the named user (`admin`, `controller`, `mao`, `capi`, `capa`, `installer`). */
+  clientAs(context: string): KubeClient;
+  /** Registers the product's three webhook configurations, calling the webhook at `baseUrl`. */
+  registerProductWebhooks(baseUrl: string): Promise<void>;
+  /** The server's own work after the last request is done (local: its collector; real: nothing to wait on). */
+  settled(): Promise<void>;
+  /** Requests by verb, resource and user (local: the server's counters; real: its audit log). */
+  counters(): CounterSnapshot;
+  /** The embedded server, for fault injection; absent on the real control plane. */
+  local?: LocalCluster;
+  /** What the real control plane's processes last logged (empty on the local backend). */
+  diagnostics(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startTestCluster(opts: TestClusterOptions): Promise<TestCluster> {
+  return backendName() === "real" ? startRealCluster(opts) : startLocal(opts);
+}
+
+async function startLocal(opts: TestClusterOptions): Promise<TestCluster> {
+  const local = await startLocalCluster({ host: "127.0.0.1", port: 0, ...opts });
+  return {
+    backend: "local",
+    kubeconfigPath: local.kubeconfigPath,
+    kubeconfigText: local.kubeconfigText,
+    clientAs: local.clientAs,
+    registerProductWebhooks: local.registerProductWebhooks,
+    settled: () => local.api.settled(),
+    counters: () => local.api.counters.snapshot(),
+    local,
+    diagnostics: async () => "",
+    stop: local.stop,
+  };
+}
+
+let binaries: Promise<Binaries> | undefined;
+
+const type = (group: string, version: string, kind: string, plural: string, namespaced: boolean) =>
+  ({ group, version, kind, plural, namespaced }) as ResourceType;
+const CLUSTER_ROLE_BINDING = type(
+  "rbac.authorization.k8s.io",
+  "v1",
+  "ClusterRoleBinding",
+  "clusterrolebindings",
+  false,
+);
+const SERVICE_ACCOUNT = type("", "v1", "ServiceAccount", "serviceaccounts", true);
+const WEBHOOK_TYPES: Record<string, ResourceType> = {
+  MutatingWebhookConfiguration: type(
+    "admissionregistration.k8s.io",
+    "v1",
+    "MutatingWebhookConfiguration",
+    "mutatingwebhookconfigurations",
+    false,
+  ),
+  ValidatingWebhookConfiguration: type(
+    "admissionregistration.k8s.io",
+    "v1",
+    "ValidatingWebhookConfiguration",
+    "validatingwebhookconfigurations",
+    false,
+  ),
+};
+
+/** kubectl as the bootstrap admin, with its own discovery cache (never the user's). */
+async function kubectl(cp: ControlPlane, kubeconfig: string, args: string[]): Promise<string> {
+  const { stdout } = await run(
+    "/usr/bin/kubectl",
+    ["--kubeconfig", kubeconfig, "--cache-dir", join(cp.dir, "kubectl-cache"), ...args],
+    { env: { PATH: "/usr/bin:/bin", HOME: cp.dir }, maxBuffer: 16 * 1024 * 1024 },
+  ).catch((e: { stderr?: string; message: string }) => {
+    throw new Error(`kubectl ${args.join(" ")}: ${e.stderr || e.message}`);
+  });
+  return stdout;
+}
+
+async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> {
+  binaries ??= ensureBinaries();
+  const cp = await startControlPlane(await binaries);
+  let defaulter: AwsMachineDefaulter | undefined;
+  try {
+    const bootstrapUser: LocalUser = {
+      context: "bootstrap",
+      username: "system:admin",
+      groups: ["system:masters"],
+      token: cp.bootstrapToken,
+    };
+    const bootstrapKubeconfig = join(cp.dir, "bootstrap.kubeconfig");
+    await writeFile(
+      bootstrapKubeconfig,
+      renderKubeconfig(cp.url, cp.caPem, [bootstrapUser], "default", "bootstrap"),
+      { mode: 0o600 },
+    );
+    const bootstrap = connect({
+      kubeconfigText: renderKubeconfig(cp.url, cp.caPem, [bootstrapUser], "default", "bootstrap"),
+      context: "bootstrap",
+    }).client;
+
+    // OpenShift's cluster admins: the `system:cluster-admins` group, bound to cluster-admin.
+    await bootstrap.create(CLUSTER_ROLE_BINDING, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "cluster-admins" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:cluster-admins" }],
+    });
+    for (const ns of [opts.mapiNamespace, opts.capiNamespace])
+      await createIfMissing(bootstrap, KINDS.namespace, {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: ns },
+      });
+    const crds = await loadProjectCrds();
+    for (const crd of crds) await createIfMissing(bootstrap, KINDS.customResourceDefinition, crd);
+    for (const crd of crds) await waitEstablished(bootstrap, String(crd.metadata?.name));
+
+    const gate = featureGate();
+    const created = await createIfMissing(bootstrap, KINDS.featureGate, gate);
+    if (created) await bootstrap.updateStatus(KINDS.featureGate, { ...created, status: gate.status });
+
+    // The product's RBAC as shipped, the installer's as shipped, and the stand-ins' controllers' roles.
+    await kubectl(cp, bootstrapKubeconfig, [
+      "apply",
+      "-f",
+      join(REPO, "manifests/base/serviceaccount.yaml"),
+      "-f",
+      join(REPO, "manifests/base/rbac.yaml"),
+      "-f",
+      join(HERE, "providers-rbac.yaml"),
+    ]);
+    await applyInstallerRbac(cp, bootstrapKubeconfig);
+
+    // Tokens from the TokenRequest API for every ServiceAccount identity; kube:admin's is static.
+    const users: LocalUser[] = [];
+    for (const u of localUsers(opts)) {
+      if (u.context === "admin") {
+        users.push({ ...u, token: cp.adminToken });
+        continue;
+      }
+      const [, , namespace, name] = u.username.split(":");
+      if (!namespace || !name) throw new Error(`not a ServiceAccount: ${u.username}`);
+      await createIfMissing(bootstrap, SERVICE_ACCOUNT, {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: { name, namespace },
+      });
+      const res = await curl(
+        `${cp.url}/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+        cp.bootstrapToken,
+        cp.caPem,
+        {
+          method: "POST",
+          body: {
+            apiVersion: "authentication.k8s.io/v1",
+            kind: "TokenRequest",
+            spec: { expirationSeconds: 86_400 },
+          },
+        },
+      );
+      const token = isRecord(res.body) && isRecord(res.body.status) ? res.body.status.token : undefined;
+      if (res.status !== 201 || typeof token !== "string")
+        throw new Error(`TokenRequest for ${u.username}: ${res.status} ${JSON.stringify(res.body)}`);
+      users.push({ ...u, token });
+    }
+
+    await mkdir(opts.stateDir, { recursive: true });
+    const kubeconfigText = renderKubeconfig(cp.url, cp.caPem, users, opts.mapiNamespace);
+    const kubeconfigPath = resolve(join(opts.stateDir, "kubeconfig"));
+    await writeFile(kubeconfigPath, kubeconfigText, { mode: 0o600 });
+    const clients = new Map<string, KubeClient>();
+    const clientAs = (context: string): KubeClient => {
+      let c = clients.get(context);
+      if (!c) {
+        c = connect({ kubeconfigText, context }).client;
+        clients.set(context, c);
+      }
+      return c;
+    };
+
+    defaulter = await startAwsMachineDefaulter({
+      ca: createCertificateAuthority("CAPA webhook stand-in CA"),
+      host: "127.0.0.1",
+    });
+    await createIfMissing(
+      bootstrap,
+      WEBHOOK_TYPES.MutatingWebhookConfiguration as ResourceType,
+      awsMachineDefaulterConfiguration({ url: defaulter.url, caBundle: defaulter.caBundle }),
+    );
+    const stopDefaulter = defaulter.stop;
+
+    const audit = join(cp.dir, "audit.log");
+    return {
+      backend: "real",
+      kubeconfigPath,
+      kubeconfigText,
+      clientAs,
+      async registerProductWebhooks(baseUrl) {
+        for (const manifest of await loadWebhookManifests()) {
+          const config = urlWebhookConfiguration(
+            localWebhookConfiguration(manifest, { ...opts, caPem: opts.webhookCaPem }),
+            baseUrl,
+          );
+          const t = WEBHOOK_TYPES[String(config.kind)];
+          if (!t) throw new Error(`manifests/webhooks.yaml: unexpected kind ${String(config.kind)}`);
+          const existing = await bootstrap.get(t, "", config.metadata?.name ?? "").catch(() => undefined);
+          if (existing)
+            await bootstrap.update(t, {
+              ...config,
+              metadata: { ...config.metadata, resourceVersion: existing.metadata?.resourceVersion },
+            });
+          else await bootstrap.create(t, config);
+        }
+      },
+      settled: async () => {},
+      counters: () => auditCounters(readFileSync(audit, "utf8")),
+      diagnostics: async () =>
+        (["kube-apiserver", "kube-controller-manager"] as const)
+          .map((p) => p)
+          .reduce(
+            async (acc, p) => `${await acc}\n--- ${p} ---\n${await cp.logTail(p, 30)}`,
+            Promise.resolve(""),
+          ),
+      async stop() {
+        await stopDefaulter();
+        await cp.stop();
+      },
+    };
+  } catch (e) {
+    await defaulter?.stop();
+    const logs = await cp.logTail("kube-apiserver", 30);
+    await cp.stop();
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- kube-apiserver ---\n${logs}`);
+  }
+}
+
+/** The installer's RBAC objects from manifests/installer as shipped (its Deployment has nothing to run). */
+async function applyInstallerRbac(cp: ControlPlane, kubeconfig: string): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "mam-installer-rbac-"));
+  try {
+    const yaml = await kubectl(cp, kubeconfig, [
+      "create",
+      "--dry-run=client",
+      "-o",
+      "yaml",
+      "-f",
+      join(REPO, "manifests/installer/installer.yaml"),
+    ]);
+    const { parseAllDocuments, stringify } = await import("yaml");
+    const rbac = parseAllDocuments(yaml)
+      .flatMap((d) => {
+        const v = d.toJS() as unknown;
+        return isRecord(v) && v.kind === "List" && Array.isArray(v.items) ? v.items : [v];
+      })
+      .filter(
+        (o): o is KubeObject =>
+          isRecord(o) &&
+          ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"].includes(
+            String(o.kind),
+          ),
+      );
+    const file = join(dir, "installer-rbac.yaml");
+    await writeFile(file, rbac.map((o) => stringify(o)).join("---\n"));
+    await kubectl(cp, kubeconfig, ["apply", "-f", file]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A webhook configuration that calls `baseUrl` + each webhook's service path, as an out-of-cluster webhook. */
+export function urlWebhookConfiguration(config: KubeObject, baseUrl: string): KubeObject {
+  const copy = structuredClone(config);
+  for (const webhook of Array.isArray(copy.webhooks) ? copy.webhooks.filter(isRecord) : []) {
+    const clientConfig = isRecord(webhook.clientConfig) ? webhook.clientConfig : {};
+    const service = isRecord(clientConfig.service) ? clientConfig.service : {};
+    const path = typeof service.path === "string" ? service.path : "/";
+    webhook.clientConfig = { url: `${baseUrl}${path}`, caBundle: clientConfig.caBundle };
+  }
+  return copy;
+}
+
+async function waitEstablished(client: KubeClient, name: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const crd = await client.get(KINDS.customResourceDefinition, "", name).catch(() => undefined);
+    if (crd && conditionOf(crd, "Established")?.status === "True") return;
+    if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after 30 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * The local server's request counters, read from the real server's audit log: one line per write
+ * (reads and Leases are not audited), keyed `verb group/resource[/subresource] user` as the local server
+ * keys them, with the refused ones under `failures`.
+ */
+export function auditCounters(log: string): CounterSnapshot {
+  const out: CounterSnapshot = { total: 0, byVerb: {}, byResource: {}, byUser: {}, byKey: {}, failures: {} };
+  const bump = (m: Record<string, number>, k: string) => {
+    m[k] = (m[k] ?? 0) + 1;
+  };
+  for (const line of log.split("\n")) {
+    if (!line) continue;
+    const e = JSON.parse(line) as {
+      stage?: string;
+      verb?: string;
+      user?: { username?: string };
+      objectRef?: { apiGroup?: string; resource?: string; subresource?: string };
+      responseStatus?: { code?: number };
+    };
+    if (e.stage !== "ResponseComplete" || !e.objectRef?.resource || !e.verb) continue;
+    const resource = `${e.objectRef.apiGroup ?? ""}/${e.objectRef.resource}${e.objectRef.subresource ? `/${e.objectRef.subresource}` : ""}`;
+    const user = e.user?.username ?? "";
+    out.total++;
+    bump(out.byVerb, e.verb);
+    bump(out.byResource, resource);
+    bump(out.byUser, user);
+    bump(out.byKey, `${e.verb} ${resource} ${user}`);
+    const code = e.responseStatus?.code ?? 0;
+    if (code >= 400) bump(out.failures, `${e.verb} ${resource} ${user} ${code}`);
+  }
+  return out;
+}

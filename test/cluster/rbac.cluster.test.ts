@@ -1,0 +1,281 @@
+/**
+ * The product's shipped RBAC against the real authorizer and OpenShift's `OwnerReferencesPermissionEnforcement`
+ * admission plugin (SPEC §8.1, §9): every twin the sync creates carries an ownerReference with
+ * `blockOwnerDeletion`, which the plugin allows only to a writer who may `update` the owner's `finalizers`
+ * subresource. The local API server enforces no authorization, so only this suite can show a missing rule.
+ *
+ * The second half removes one rule from a copy of manifests/base/rbac.yaml and shows the server's 403: the
+ * proof that these tests would catch the defect they were written for.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments, stringify } from "yaml";
+import type { KubeClient } from "../../src/kube/client.js";
+import { ForbiddenError } from "../../src/kube/errors.js";
+import { KINDS } from "../../src/kube/kinds.js";
+import { isRecord, type KubeObject } from "../../src/kube/object.js";
+import { capiCluster } from "../../src/local/seed.js";
+import { startTestCluster, type TestCluster } from "./backend.js";
+
+const run = promisify(execFile);
+const MAPI_NS = "openshift-machine-api";
+const CAPI_NS = "openshift-cluster-api";
+const ns = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
+
+let cluster: TestCluster;
+let dir: string;
+let admin: KubeClient;
+let product: KubeClient;
+let owners: {
+  cluster: KubeObject;
+  capiMachineSet: KubeObject;
+  capiMachine: KubeObject;
+  mapiMachineSet: KubeObject;
+};
+
+const ownerRef = (o: KubeObject, controller: boolean) => ({
+  apiVersion: String(o.apiVersion),
+  kind: String(o.kind),
+  name: String(o.metadata?.name),
+  uid: String(o.metadata?.uid),
+  ...(controller ? { controller: true } : {}),
+  blockOwnerDeletion: true,
+});
+
+/** The four kinds of owner the sync points a twin at (SPEC §4.3, §4.2), each with a dependent it creates. */
+const dependents = () => [
+  {
+    what: "CAPI MachineSet → Cluster",
+    type: KINDS.capiMachineSet,
+    object: {
+      apiVersion: "cluster.x-k8s.io/v1beta2",
+      kind: "MachineSet",
+      metadata: { name: "rbac-set", namespace: CAPI_NS, ownerReferences: [ownerRef(owners.cluster, false)] },
+      spec: {
+        clusterName: String(owners.cluster.metadata?.name),
+        selector: { matchLabels: { a: "b" } },
+        template: {
+          metadata: { labels: { a: "b" } },
+          spec: {
+            clusterName: String(owners.cluster.metadata?.name),
+            bootstrap: { dataSecretName: "worker-user-data" },
+            infrastructureRef: {
+              apiGroup: "infrastructure.cluster.x-k8s.io",
+              kind: "AWSMachineTemplate",
+              name: "t",
+            },
+          },
+        },
+      },
+    },
+  },
+  {
+    what: "CAPI Machine → CAPI MachineSet",
+    type: KINDS.capiMachine,
+    object: {
+      apiVersion: "cluster.x-k8s.io/v1beta2",
+      kind: "Machine",
+      metadata: {
+        name: "rbac-member",
+        namespace: CAPI_NS,
+        ownerReferences: [ownerRef(owners.capiMachineSet, true)],
+      },
+      spec: {
+        clusterName: String(owners.cluster.metadata?.name),
+        bootstrap: { dataSecretName: "worker-user-data" },
+        infrastructureRef: {
+          apiGroup: "infrastructure.cluster.x-k8s.io",
+          kind: "AWSMachine",
+          name: "rbac-member",
+        },
+      },
+    },
+  },
+  {
+    what: "AWSMachine → CAPI Machine",
+    type: KINDS.awsMachine,
+    object: {
+      apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+      kind: "AWSMachine",
+      metadata: {
+        name: "rbac-infra",
+        namespace: CAPI_NS,
+        ownerReferences: [ownerRef(owners.capiMachine, true)],
+      },
+      spec: { instanceType: "m6i.large" },
+    },
+  },
+  {
+    what: "MAPI Machine → MAPI MachineSet",
+    type: KINDS.mapiMachine,
+    object: {
+      apiVersion: "machine.openshift.io/v1beta1",
+      kind: "Machine",
+      metadata: {
+        name: "rbac-mirror",
+        namespace: MAPI_NS,
+        ownerReferences: [ownerRef(owners.mapiMachineSet, true)],
+      },
+      spec: { authoritativeAPI: "ClusterAPI" },
+    },
+  },
+];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "rbac-cluster-"));
+  cluster = await startTestCluster({
+    stateDir: dir,
+    ...ns,
+    controllerUsers: [],
+    webhookCaPem: "",
+    logger: pino({ level: "silent" }),
+  });
+  admin = cluster.clientAs("admin");
+  product = cluster.clientAs("controller");
+  const [c, awsCluster] = capiCluster(ns);
+  const createdCluster = await admin.create(KINDS.capiCluster, c!);
+  await admin.create(KINDS.awsCluster, awsCluster!);
+  const capiMachineSet = await admin.create(KINDS.capiMachineSet, {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "MachineSet",
+    metadata: { name: "owner-set", namespace: CAPI_NS },
+    spec: {
+      clusterName: String(createdCluster.metadata?.name),
+      selector: { matchLabels: { a: "b" } },
+      template: {
+        metadata: { labels: { a: "b" } },
+        spec: {
+          clusterName: String(createdCluster.metadata?.name),
+          bootstrap: { dataSecretName: "worker-user-data" },
+          infrastructureRef: {
+            apiGroup: "infrastructure.cluster.x-k8s.io",
+            kind: "AWSMachineTemplate",
+            name: "t",
+          },
+        },
+      },
+    },
+  });
+  const capiMachine = await admin.create(KINDS.capiMachine, {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "Machine",
+    metadata: { name: "owner-machine", namespace: CAPI_NS },
+    spec: {
+      clusterName: String(createdCluster.metadata?.name),
+      bootstrap: { dataSecretName: "worker-user-data" },
+      infrastructureRef: {
+        apiGroup: "infrastructure.cluster.x-k8s.io",
+        kind: "AWSMachine",
+        name: "owner-machine",
+      },
+    },
+  });
+  const mapiMachineSet = await admin.create(KINDS.mapiMachineSet, {
+    apiVersion: "machine.openshift.io/v1beta1",
+    kind: "MachineSet",
+    metadata: { name: "owner-set", namespace: MAPI_NS },
+    spec: {
+      authoritativeAPI: "MachineAPI",
+      selector: { matchLabels: { a: "b" } },
+      template: { metadata: { labels: { a: "b" } }, spec: {} },
+    },
+  });
+  owners = { cluster: createdCluster, capiMachineSet, capiMachine, mapiMachineSet };
+});
+
+afterAll(async () => {
+  await cluster?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("the real control plane (SPEC §8.1)", () => {
+  it("runs on the real control plane with RBAC and OwnerReferencesPermissionEnforcement", async () => {
+    expect(cluster.backend).toBe("real");
+    // A user without RBAC is refused by the real authorizer; the local server would have answered.
+    const secrets = {
+      group: "",
+      version: "v1",
+      kind: "Secret",
+      plural: "secrets",
+      namespaced: true,
+    } as const;
+    await expect(cluster.clientAs("capa").list(secrets, { namespace: "kube-system" })).rejects.toBeInstanceOf(
+      ForbiddenError,
+    );
+  });
+});
+
+describe("manifests/base/rbac.yaml as shipped (SPEC §9) against OwnerReferencesPermissionEnforcement", () => {
+  it.each([
+    "CAPI MachineSet → Cluster",
+    "CAPI Machine → CAPI MachineSet",
+    "AWSMachine → CAPI Machine",
+    "MAPI Machine → MAPI MachineSet",
+  ])("the product may create a twin with blockOwnerDeletion: %s", async (what) => {
+    const d = dependents().find((x) => x.what === what)!;
+    const created = await product.create(d.type, d.object as KubeObject);
+    expect(created.metadata?.ownerReferences?.[0]?.blockOwnerDeletion).toBe(true);
+    await admin.delete(d.type, String(d.object.metadata.namespace), String(d.object.metadata.name));
+  });
+});
+
+describe("a rule removed from the shipped RBAC fails here with the server's 403", () => {
+  it("without update on cluster.x-k8s.io machinesets/finalizers the CAPI Machine create is refused", async () => {
+    const shipped = await readFile("manifests/base/rbac.yaml", "utf8");
+    const docs = parseAllDocuments(shipped).map((d) => d.toJS() as KubeObject);
+    const withoutRule = docs.map((o) => {
+      if (o.kind !== "Role" || o.metadata?.namespace !== CAPI_NS || !Array.isArray(o.rules)) return o;
+      const rules = o.rules
+        .filter(isRecord)
+        .map((r) => ({
+          ...r,
+          resources: (r.resources as string[]).filter((x) => x !== "machinesets/finalizers"),
+        }))
+        .filter((r) => r.resources.length > 0);
+      return { ...o, rules };
+    });
+    expect(JSON.stringify(withoutRule)).not.toBe(JSON.stringify(docs));
+    const file = join(dir, "rbac-without-rule.yaml");
+    await writeFile(file, withoutRule.map((o) => stringify(o)).join("---\n"));
+    await run("/usr/bin/kubectl", [
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "--cache-dir",
+      join(dir, "cache"),
+      "apply",
+      "-f",
+      file,
+    ]);
+    const d = dependents().find((x) => x.what === "CAPI Machine → CAPI MachineSet")!;
+    // RBAC changes reach the authorizer through its informer: wait until the refusal shows.
+    let refusal: unknown;
+    for (let i = 0; i < 100 && !refusal; i++) {
+      try {
+        await product.create(d.type, d.object as KubeObject);
+        await admin.delete(d.type, CAPI_NS, String(d.object.metadata.name));
+        await new Promise((r) => setTimeout(r, 100));
+      } catch (e) {
+        refusal = e;
+      }
+    }
+    expect(refusal).toBeInstanceOf(ForbiddenError);
+    expect(String((refusal as Error).message)).toMatch(
+      /cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on/,
+    );
+    // Put the shipped rules back for anything after this test.
+    await run("/usr/bin/kubectl", [
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "--cache-dir",
+      join(dir, "cache"),
+      "apply",
+      "-f",
+      "manifests/base/rbac.yaml",
+    ]);
+  });
+});
