@@ -52,7 +52,7 @@ describe("item 5: fault soak", () => {
     for (const name of machines) h.watch("Machine", name);
     for (const s of sets) h.watch("MachineSet", nameOf(s));
 
-    h.local.api.faults.set({
+    h.cluster.faults.set({
       rate409: 0.034,
       rate429: 0.033,
       rate500: 0.033,
@@ -102,7 +102,7 @@ describe("item 5: fault soak", () => {
     const remaining = faultsUntil - performance.now();
     if (remaining > 0) await sleep(remaining);
     const counters1 = h.counters();
-    h.local.api.faults.clear();
+    h.cluster.faults.clear();
     const faultsEndedAt = performance.now();
 
     for (const [key, authority] of target) {

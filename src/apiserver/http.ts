@@ -60,7 +60,7 @@ export interface HttpDeps {
   logger?: pino.Logger;
 }
 
-interface ResourcePath {
+export interface ResourcePath {
   group: string;
   version: string;
   namespace: string | undefined;
@@ -228,7 +228,8 @@ const patchTypeOf = (contentType: string | undefined): PatchType => {
 
 const wantsTable = (req: IncomingMessage): boolean => (req.headers.accept ?? "").includes("as=Table");
 
-const verbOf = (method: string, p: ResourcePath, watch: boolean): string => {
+/** The authorizer's verb for a request, as kube-apiserver names it (also used by the tests' fault proxy). */
+export const verbOf = (method: string, p: ResourcePath, watch: boolean): string => {
   switch (method) {
     case "GET":
       return p.name ? "get" : watch ? "watch" : "list";
@@ -738,7 +739,8 @@ const includeOf = (q: URLSearchParams): IncludeObject => {
   return v === "Object" || v === "None" ? v : "Metadata";
 };
 
-const injected = (code: 409 | 429 | 500): ApiError => {
+/** The error an injected fault answers with (also used by the tests' fault proxy in front of a real server). */
+export const injected = (code: 409 | 429 | 500): ApiError => {
   if (code === 409)
     return new ApiError(
       409,

@@ -11,11 +11,11 @@
  * `manifests/base` RBAC and `manifests/installer` RBAC applied exactly as shipped. The simulated providers
  * get the roles of the controllers they stand for (providers-rbac.yaml), never the product's.
  *
- * What only the local server can do (fault injection, a synchronous "settled") is `local`; tests that need
- * it run on the local backend only.
+ * Fault injection and request counters are the same on both: the local server has them built in; on the
+ * real control plane every client of the tests reaches kube-apiserver through a fault proxy
+ * (./fault-proxy.ts) that counts and injects as the local server does.
  */
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -28,7 +28,7 @@ import {
   startAwsMachineDefaulter,
 } from "../../src/apiserver/fixtures/awsmachine-defaulter.js";
 import { loadProjectCrds } from "../../src/apiserver/fixtures/crds.js";
-import type { CounterSnapshot } from "../../src/apiserver/index.js";
+import type { CounterSnapshot, FaultInjector } from "../../src/apiserver/index.js";
 import type { KubeClient } from "../../src/kube/client.js";
 import { connect } from "../../src/kube/config.js";
 import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
@@ -38,7 +38,7 @@ import { type LocalUser, localUsers } from "../../src/local/identities.js";
 import { renderKubeconfig } from "../../src/local/kubeconfig.js";
 import { featureGate } from "../../src/local/seed.js";
 import { loadWebhookManifests, localWebhookConfiguration } from "../../src/local/webhooks.js";
-import { createCertificateAuthority } from "../../src/server/certs.js";
+import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
 import {
   type Binaries,
   type ControlPlane,
@@ -46,6 +46,7 @@ import {
   ensureBinaries,
   startControlPlane,
 } from "./control-plane.js";
+import { startFaultProxy } from "./fault-proxy.js";
 
 const run = promisify(execFile);
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -80,9 +81,11 @@ export interface TestCluster {
   registerProductWebhooks(baseUrl: string): Promise<void>;
   /** The server's own work after the last request is done (local: its collector; real: nothing to wait on). */
   settled(): Promise<void>;
-  /** Requests by verb, resource and user (local: the server's counters; real: its audit log). */
+  /** Requests by verb, resource and user, as the local server counts them (real: at the fault proxy). */
   counters(): CounterSnapshot;
-  /** The embedded server, for fault injection; absent on the real control plane. */
+  /** Seeded 409/429/500s, latency and watch cuts for matching requests (SPEC §8 fault injection). */
+  faults: FaultInjector;
+  /** The embedded server; absent on the real control plane. */
   local?: LocalCluster;
   /** What the real control plane's processes last logged (empty on the local backend). */
   diagnostics(): Promise<string>;
@@ -103,6 +106,7 @@ async function startLocal(opts: TestClusterOptions): Promise<TestCluster> {
     registerProductWebhooks: local.registerProductWebhooks,
     settled: () => local.api.settled(),
     counters: () => local.api.counters.snapshot(),
+    faults: local.api.faults,
     local,
     diagnostics: async () => "",
     stop: local.stop,
@@ -152,25 +156,28 @@ async function kubectl(cp: ControlPlane, kubeconfig: string, args: string[]): Pr
 
 async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> {
   binaries ??= ensureBinaries();
-  const cp = await startControlPlane(await binaries);
-  let defaulter: AwsMachineDefaulter | undefined;
-  try {
-    const bootstrapUser: LocalUser = {
+  const bootstrapOf = (cp: { url: string; caPem: string; bootstrapToken: string }) => {
+    const user: LocalUser = {
       context: "bootstrap",
       username: "system:admin",
       groups: ["system:masters"],
       token: cp.bootstrapToken,
     };
+    const text = renderKubeconfig(cp.url, cp.caPem, [user], "default", "bootstrap");
+    return { text, client: connect({ kubeconfigText: text, context: "bootstrap" }).client };
+  };
+  const crds = await loadProjectCrds();
+  const cp = await startControlPlane(await binaries, async (early) => {
+    const { client } = bootstrapOf(early);
+    for (const crd of crds) await createIfMissing(client, KINDS.customResourceDefinition, crd);
+    for (const crd of crds) await waitEstablished(client, String(crd.metadata?.name));
+  });
+  let defaulter: AwsMachineDefaulter | undefined;
+  let stopProxy: (() => Promise<void>) | undefined;
+  try {
+    const { text: bootstrapText, client: bootstrap } = bootstrapOf(cp);
     const bootstrapKubeconfig = join(cp.dir, "bootstrap.kubeconfig");
-    await writeFile(
-      bootstrapKubeconfig,
-      renderKubeconfig(cp.url, cp.caPem, [bootstrapUser], "default", "bootstrap"),
-      { mode: 0o600 },
-    );
-    const bootstrap = connect({
-      kubeconfigText: renderKubeconfig(cp.url, cp.caPem, [bootstrapUser], "default", "bootstrap"),
-      context: "bootstrap",
-    }).client;
+    await writeFile(bootstrapKubeconfig, bootstrapText, { mode: 0o600 });
 
     // OpenShift's cluster admins: the `system:cluster-admins` group, bound to cluster-admin.
     await bootstrap.create(CLUSTER_ROLE_BINDING, {
@@ -186,9 +193,6 @@ async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> 
         kind: "Namespace",
         metadata: { name: ns },
       });
-    const crds = await loadProjectCrds();
-    for (const crd of crds) await createIfMissing(bootstrap, KINDS.customResourceDefinition, crd);
-    for (const crd of crds) await waitEstablished(bootstrap, String(crd.metadata?.name));
 
     const gate = featureGate();
     const created = await createIfMissing(bootstrap, KINDS.featureGate, gate);
@@ -239,8 +243,16 @@ async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> 
       users.push({ ...u, token });
     }
 
+    // The tests' clients reach the API server through the fault proxy (counting, and injecting on demand).
+    const proxy = await startFaultProxy({
+      upstream: cp.url,
+      upstreamCaPem: cp.caPem,
+      serving: issueServingCertificate(cp.ca, ["127.0.0.1", "localhost"]),
+      users: new Map(users.map((u) => [u.token, u.username])),
+    });
+    stopProxy = proxy.stop;
     await mkdir(opts.stateDir, { recursive: true });
-    const kubeconfigText = renderKubeconfig(cp.url, cp.caPem, users, opts.mapiNamespace);
+    const kubeconfigText = renderKubeconfig(proxy.url, cp.caPem, users, opts.mapiNamespace);
     const kubeconfigPath = resolve(join(opts.stateDir, "kubeconfig"));
     await writeFile(kubeconfigPath, kubeconfigText, { mode: 0o600 });
     const clients = new Map<string, KubeClient>();
@@ -264,7 +276,6 @@ async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> 
     );
     const stopDefaulter = defaulter.stop;
 
-    const audit = join(cp.dir, "audit.log");
     return {
       backend: "real",
       kubeconfigPath,
@@ -288,21 +299,20 @@ async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> 
         }
       },
       settled: async () => {},
-      counters: () => auditCounters(readFileSync(audit, "utf8")),
+      counters: () => proxy.counters.snapshot(),
+      faults: proxy.faults,
       diagnostics: async () =>
-        (["kube-apiserver", "kube-controller-manager"] as const)
-          .map((p) => p)
-          .reduce(
-            async (acc, p) => `${await acc}\n--- ${p} ---\n${await cp.logTail(p, 30)}`,
-            Promise.resolve(""),
-          ),
+        `--- kube-apiserver ---\n${await cp.logTail("kube-apiserver", 30)}\n` +
+        `--- kube-controller-manager ---\n${await cp.logTail("kube-controller-manager", 30)}`,
       async stop() {
         await stopDefaulter();
+        await proxy.stop();
         await cp.stop();
       },
     };
   } catch (e) {
     await defaulter?.stop();
+    await stopProxy?.();
     const logs = await cp.logTail("kube-apiserver", 30);
     await cp.stop();
     throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- kube-apiserver ---\n${logs}`);
@@ -362,37 +372,4 @@ async function waitEstablished(client: KubeClient, name: string): Promise<void> 
     if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after 30 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-/**
- * The local server's request counters, read from the real server's audit log: one line per write
- * (reads and Leases are not audited), keyed `verb group/resource[/subresource] user` as the local server
- * keys them, with the refused ones under `failures`.
- */
-export function auditCounters(log: string): CounterSnapshot {
-  const out: CounterSnapshot = { total: 0, byVerb: {}, byResource: {}, byUser: {}, byKey: {}, failures: {} };
-  const bump = (m: Record<string, number>, k: string) => {
-    m[k] = (m[k] ?? 0) + 1;
-  };
-  for (const line of log.split("\n")) {
-    if (!line) continue;
-    const e = JSON.parse(line) as {
-      stage?: string;
-      verb?: string;
-      user?: { username?: string };
-      objectRef?: { apiGroup?: string; resource?: string; subresource?: string };
-      responseStatus?: { code?: number };
-    };
-    if (e.stage !== "ResponseComplete" || !e.objectRef?.resource || !e.verb) continue;
-    const resource = `${e.objectRef.apiGroup ?? ""}/${e.objectRef.resource}${e.objectRef.subresource ? `/${e.objectRef.subresource}` : ""}`;
-    const user = e.user?.username ?? "";
-    out.total++;
-    bump(out.byVerb, e.verb);
-    bump(out.byResource, resource);
-    bump(out.byUser, user);
-    bump(out.byKey, `${e.verb} ${resource} ${user}`);
-    const code = e.responseStatus?.code ?? 0;
-    if (code >= 400) bump(out.failures, `${e.verb} ${resource} ${user} ${code}`);
-  }
-  return out;
 }

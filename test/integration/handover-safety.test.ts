@@ -190,7 +190,7 @@ describe("SPEC §3.5 deletion during a handover", () => {
         const s = h.snapshotOf(w);
         return migratingStatus(w) && s.capi && s.infraMachine && hasPause(s.capi) && hasPause(s.infraMachine);
       });
-      h.local.api.faults.set({
+      h.cluster.faults.set({
         rate500: 1,
         match: {
           users: [PRODUCT],
@@ -212,7 +212,7 @@ describe("SPEC §3.5 deletion during a handover", () => {
         expect(finalizersOf(s.mapi)).toContain(FINALIZERS.mapiMachine);
         await deleteOne(side, w.name);
       } finally {
-        h.local.api.faults.clear();
+        h.cluster.faults.clear();
       }
       await assertCleanEnd(w);
       expect((await h.eventReasons(w)).filter((r) => r === "MigrationCompleted")).toHaveLength(2);

@@ -26,7 +26,7 @@ import type { ResourceType, StableAuthority } from "../../src/kube/kinds.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
-import { createIfMissing, type LocalCluster } from "../../src/local/cluster.js";
+import { createIfMissing } from "../../src/local/cluster.js";
 import { capiCluster, infrastructure } from "../../src/local/seed.js";
 import { createMigrationController } from "../../src/migration/controller.js";
 import type { InvariantState, Violation } from "../../src/migration/invariants.js";
@@ -107,8 +107,6 @@ export interface HarnessOptions {
 export interface Harness {
   /** The cluster under test: the local API server or the real control plane (test/cluster/backend.ts). */
   cluster: TestCluster;
-  /** The embedded API server, for fault injection; throws on the real control plane. */
-  readonly local: LocalCluster;
   admin: KubeClient;
   ledger: InstanceLedger;
   /** The stand-in now running under each name (restarts replace them). */
@@ -393,11 +391,6 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
 
   const harness: Harness = {
     cluster,
-    get local() {
-      if (!cluster.local)
-        throw new Error("fault injection needs the local API server (MAM_TEST_BACKEND=local)");
-      return cluster.local;
-    },
     admin,
     ledger,
     standIns,
@@ -482,7 +475,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     migrationWrites: () => writes,
     counters: () => cluster.counters(),
     async stop() {
-      cluster.local?.api.faults.clear();
+      cluster.faults.clear();
       await Promise.all(Object.values(running).map((s) => s.stop({ release: true })));
       await Promise.all(controllers.map((c) => c.stop()));
       await observer.stop();

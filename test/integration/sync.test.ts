@@ -412,14 +412,14 @@ describe("SPEC §4.5 failure modes", () => {
     const match = { users: [PRODUCT], verbs: ["create"], resources: ["cluster.x-k8s.io/machines"] };
     const counted = () => cluster.counters().byKey[`create cluster.x-k8s.io/machines ${PRODUCT}`] ?? 0;
     const attemptsBefore = counted();
-    h.local.api.faults.set({ rate409: 1, match });
+    h.cluster.faults.set({ rate409: 1, match });
     try {
       await createMapiMachine(name, "MachineAPI");
       await waitFor("three refused creates", async () => counted() >= attemptsBefore + 3);
       const mapi = await product.get(KINDS.mapiMachine, MAPI_NS, name);
       expect(synchronizedOf(mapi)).toBeUndefined();
     } finally {
-      h.local.api.faults.clear();
+      h.cluster.faults.clear();
     }
     await synchronizedMapi(KINDS.mapiMachine, name);
   });
@@ -566,6 +566,29 @@ describe("SPEC §4.2/§4.5 Events and §4.1 dynamic watches", () => {
     await waitFor("CRD served", async () => {
       const crd = await admin.get(KINDS.customResourceDefinition, "", crdName);
       return conditionOf(crd, "Established")?.status === "True" ? true : undefined;
+    });
+    // Whoever adds a platform adds its RBAC too: the product may read the new kind (on the real control
+    // plane a watch without it is refused; the shipped RBAC names only the kinds the product knows).
+    const roles = { ...KINDS.lease, group: "rbac.authorization.k8s.io", kind: "Role", plural: "roles" };
+    const bindings = { ...roles, kind: "RoleBinding", plural: "rolebindings" };
+    await admin.create(roles, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "demo-platform-reader", namespace: CAPI_NS },
+      rules: [
+        {
+          apiGroups: ["infrastructure.cluster.x-k8s.io"],
+          resources: ["demomachines"],
+          verbs: ["get", "list", "watch"],
+        },
+      ],
+    });
+    await admin.create(bindings, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "demo-platform-reader", namespace: CAPI_NS },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "demo-platform-reader" },
+      subjects: [{ kind: "ServiceAccount", name: "machine-api-migration", namespace: CAPI_NS }],
     });
     const demoType = { ...KINDS.awsMachine, kind: "DemoMachine", plural: "demomachines" };
     const name = "sync-dyn1";
@@ -749,10 +772,12 @@ describe("SPEC §4.6 storage being removed (last: it deletes the CAPI namespace)
     });
     expect(synchronizedOf(mapi)?.status).toBe("False");
     expect(mapi.metadata?.deletionTimestamp).toBeUndefined();
-    const capi = await product.get(KINDS.capiMachine, CAPI_NS, name);
+    // Read as the admin: on a real cluster the namespace controller has already deleted the product's Role
+    // and RoleBinding in the deleting namespace, so the product can no longer read there at all.
+    const capi = await admin.get(KINDS.capiMachine, CAPI_NS, name);
     expect(capi.metadata?.deletionTimestamp).toBeDefined();
     expect(capi.metadata?.finalizers).toContain(FINALIZERS.sync);
-    expect((await product.get(KINDS.awsMachine, CAPI_NS, name)).metadata?.finalizers).toContain(
+    expect((await admin.get(KINDS.awsMachine, CAPI_NS, name)).metadata?.finalizers).toContain(
       FINALIZERS.sync,
     );
   });

@@ -189,7 +189,7 @@ const faults = (f: Faults): Cmd =>
     `faults(${JSON.stringify(f)})`,
     () => true,
     async (_m, r) => {
-      const api = r.h.local.api.faults;
+      const api = r.h.cluster.faults;
       if (f.type === "off") api.clear();
       else if (f.type === "errors")
         // Only the product's writes fail: the world around it (users, providers) is not under test here.
@@ -249,7 +249,7 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
  * `timeoutMs`: spec == status, nothing Migrating, deleted ones gone; I1–I4 and the ledger clean.
  */
 export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): Promise<void> => {
-  r.h.local.api.faults.clear();
+  r.h.cluster.faults.clear();
   for (const s of ["mao", "capi", "capa"] as const) await r.h.startStandIn(s);
   const prefix = `model-r${r.run}-`;
   let last = "";
@@ -327,7 +327,7 @@ export const modelProperty = (h: Harness, o: ModelPropertyOptions, stats: ModelS
         await converge(real, model, o.convergeTimeoutMs);
         o.progress?.(real);
       } finally {
-        h.local.api.faults.clear();
+        h.cluster.faults.clear();
       }
     },
   );
