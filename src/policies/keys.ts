@@ -1,11 +1,12 @@
 /**
- * The label and annotation guards of SPEC §2.3 shared by the frozen rules: which keys are protected,
+ * The metadata guards of SPEC §2.3 shared by the frozen rules: which label and annotation keys are protected,
  * which are delete marks (never protected, so scale-down works on mixed sets), which belong to the product,
- * and the twin-owned labels check. Returns field paths; the rules word the messages.
+ * the twin-owned labels check, and ownerReferences (removable, never added or changed). Returns field paths;
+ * the rules word the messages.
  */
 import { ANNOTATIONS, DELETE_MARKS, LABELS, PRODUCT_PREFIX } from "../kube/kinds.js";
-import { annotationsOf, isRecord, type KubeObject, labelsOf } from "../kube/object.js";
-import { keyChanges, pathOf } from "./diff.js";
+import { annotationsOf, isRecord, type KubeObject, labelsOf, ownerReferencesOf } from "../kube/object.js";
+import { keyChanges, pathOf, sameJson } from "./diff.js";
 
 export const isDeleteMark = (key: string): boolean => DELETE_MARKS.includes(key);
 
@@ -68,4 +69,21 @@ export function metadataGuardViolations(
       if (newLabels[key] !== oldLabels[key] && newLabels[key] !== value) out.add(labelPath(key));
   }
   return [...out];
+}
+
+export const OWNER_REFERENCES_PATH = "metadata.ownerReferences";
+
+/**
+ * `metadata.ownerReferences` when `after` has an owner reference that `before` has not, field for field:
+ * added or changed. Removing references (and reordering them) is never refused: it is the admin's
+ * break-glass and the garbage collector's orphaning.
+ */
+export function ownerReferenceViolations(
+  before: KubeObject | undefined,
+  after: KubeObject | undefined,
+): string[] {
+  const old = ownerReferencesOf(before);
+  return ownerReferencesOf(after).every((ref) => old.some((o) => sameJson(o, ref)))
+    ? []
+    : [OWNER_REFERENCES_PATH];
 }

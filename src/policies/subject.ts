@@ -113,11 +113,15 @@ export function subjectOf(request: AdmissionRequest, settings: PolicySettings): 
 }
 
 /**
- * The object of the request normalised for twin resolution: apiVersion and kind from the resource (a
- * `scale` request carries a Scale, not the MachineSet), name and namespace always set.
+ * The object of the request normalised for twin resolution: on CREATE the new object; on UPDATE and DELETE
+ * what the object *was* (`oldObject`), never the owners or labels the request itself sets (SPEC §2.3: a new
+ * first ownerReference or template label must not choose which MAPI object judges the request). apiVersion
+ * and kind come from the resource (a `scale` request carries a Scale, not the MachineSet); name and namespace
+ * are always set.
  */
 export function subjectObject(subject: Subject, request: AdmissionRequest): KubeObject {
-  const o = subject.subResource ? undefined : requestObject(request);
+  const source = request.operation === "CREATE" ? request.object : request.oldObject;
+  const o = subject.subResource || !isRecord(source) ? undefined : source;
   const metadata = isRecord(o?.metadata) ? o.metadata : {};
   return {
     ...(o ?? {}),
@@ -264,3 +268,12 @@ export const mapiTypeFor = (request: AdmissionRequest): ResourceType => {
 /** The CAPI twin kind of a MAPI request. */
 export const capiTypeFor = (request: AdmissionRequest): ResourceType =>
   mapiTypeFor(request) === KINDS.mapiMachineSet ? KINDS.capiMachineSet : KINDS.capiMachine;
+
+/**
+ * The kinds resolving a CAPI request's MAPI twin reads (view.ts): the MAPI kind, and for infrastructure kinds
+ * also the CAPI kind whose references name them (CAPI Machines for InfraMachines, MachineSets for templates).
+ */
+export const twinReadsFor = (request: AdmissionRequest): readonly ResourceType[] =>
+  str(isRecord(request.resource) ? request.resource.group : undefined) === INFRA_GROUP
+    ? [mapiTypeFor(request), capiTypeFor(request)]
+    : [mapiTypeFor(request)];

@@ -66,7 +66,10 @@ export interface ObjectStore {
 
 /** What admission rules and the handover planner read: the store plus twin resolution (SPEC §0, §2.3). */
 export interface ClusterView extends ObjectStore {
-  /** The object of the other API that mirrors `object` (same name, other namespace; infra objects per §2.3). */
+  /**
+   * The object of the other API that mirrors `object`: same name, other namespace; for an infrastructure
+   * object the MAPI object that binds it most of all those it may mirror (view.ts `mapiTwinsOf`, SPEC §2.3).
+   */
   twinOf(object: KubeObject): KubeObject | undefined;
 }
 

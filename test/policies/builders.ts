@@ -2,7 +2,8 @@
  * Builders for real-shaped objects and admission requests used by the policy tests: MAPI Machine (AWS
  * providerSpec) and MachineSet, CAPI Machine and MachineSet, AWSMachine, AWSMachineTemplate, and the
  * AdmissionRequest envelopes the API server sends (CREATE/UPDATE/DELETE, `scale` and `status`
- * subresources). `edit` returns a changed deep copy, so a test states only what its case changes.
+ * subresources), other platforms' infrastructure kinds (`onPlatform`) and a cluster with both authorities
+ * (`twinWorld`). `edit` returns a changed deep copy, so a test states only what its case changes.
  */
 
 import { expect } from "vitest";
@@ -277,6 +278,16 @@ const awsMachineSpec = () => ({
   instanceMetadataOptions: { httpEndpoint: "enabled", httpTokens: "optional", httpPutResponseHopLimit: 1 },
 });
 
+/** The ownerReference Cluster API puts on an InfraMachine: its CAPI Machine `name`, as controller. */
+export const capiMachineOwnerRef = (name: string) => ({
+  apiVersion: CAPI_API_VERSION,
+  kind: "Machine",
+  name,
+  uid: `uid-capi-machine-${name}`,
+  controller: true,
+  blockOwnerDeletion: true,
+});
+
 /** An AWSMachine owned by the CAPI Machine `owner` (default: same name). */
 export function awsMachine(o: CapiOptions & { owner?: string | null } = {}): KubeObject {
   const name = o.name ?? "worker-a";
@@ -292,20 +303,7 @@ export function awsMachine(o: CapiOptions & { owner?: string | null } = {}): Kub
       labels: { [LABELS.capiClusterName]: CLUSTER },
       annotations: pauseAnnotations(o.paused ?? "marked"),
       finalizers: [FINALIZERS.sync],
-      ...(owner
-        ? {
-            ownerReferences: [
-              {
-                apiVersion: CAPI_API_VERSION,
-                kind: "Machine",
-                name: owner,
-                uid: `uid-capi-machine-${owner}`,
-                controller: true,
-                blockOwnerDeletion: true,
-              },
-            ],
-          }
-        : {}),
+      ...(owner ? { ownerReferences: [capiMachineOwnerRef(owner)] } : {}),
     },
     spec: {
       ...awsMachineSpec(),
@@ -332,6 +330,53 @@ export function awsMachineTemplate(o: CapiOptions & { machineSet?: string | null
     },
     spec: { template: { spec: awsMachineSpec() } },
   };
+}
+
+/**
+ * Platforms whose infrastructure kinds the infrastructure tests run on: SPEC §5.5's three, and GCP, which the
+ * product has no converter for (the rules classify every `*Machine`/`*MachineTemplate` of the infra group).
+ */
+export const INFRA_PLATFORMS = ["AWS", "OpenStack", "IBMPowerVS", "GCP"] as const;
+
+/**
+ * The same object as another platform's infrastructure kind (SPEC §0: every supported platform's InfraMachine
+ * and template play the AWS roles): `onPlatform(awsMachine(), "OpenStack")` is an OpenStackMachine.
+ */
+export const onPlatform = <T extends KubeObject>(o: T, platform: string): T =>
+  platform === "AWS"
+    ? o
+    : edit(o, (draft) => {
+        draft.kind = String(draft.kind).replace(/^AWS/, platform);
+      });
+
+export const SET_A = `${CLUSTER}-worker-us-east-1a`;
+export const SET_B = `${CLUSTER}-worker-us-east-1b`;
+/** The template the CAPI copy of SET_A references (and `awsMachineTemplate()`'s name). */
+export const TEMPLATE_A = `${SET_A}-1a2b3c4d`;
+
+/**
+ * A cluster with both authorities: worker-a and SET_A are MachineAPI (their CAPI copies are paused mirrors),
+ * worker-b and SET_B are ClusterAPI (unpaused CAPI copies), worker-c is being migrated. The CAPI copies
+ * reference `platform`'s infrastructure kinds; the InfraMachines and templates are left to each test.
+ */
+export function twinWorld(platform: string, o: { withoutCapiMachineA?: boolean } = {}): KubeObject[] {
+  const refKind = (c: KubeObject, kind: string) =>
+    edit(c, (draft) => {
+      const ref = draft.spec.infrastructureRef ?? draft.spec.template.spec.infrastructureRef;
+      ref.kind = `${platform}${kind}`;
+    });
+  return [
+    mapiMachine(),
+    mapiMachine({ name: "worker-b", status: "ClusterAPI" }),
+    mapiMachine({ name: "worker-c", status: "Migrating", synchronizedAPI: "MachineAPI" }),
+    ...(o.withoutCapiMachineA ? [] : [refKind(capiMachine(), "Machine")]),
+    refKind(capiMachine({ name: "worker-b", paused: "none" }), "Machine"),
+    refKind(capiMachine({ name: "worker-c" }), "Machine"),
+    mapiMachineSet(),
+    mapiMachineSet({ name: SET_B, status: "ClusterAPI" }),
+    refKind(capiMachineSet(), "MachineTemplate"),
+    refKind(capiMachineSet({ name: SET_B, paused: "none" }), "MachineTemplate"),
+  ];
 }
 
 // --- admission requests --------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 /**
- * Twin resolution of the ClusterView (SPEC §0, §2.3) over the in-memory store, and the store itself.
+ * Twin resolution of the ClusterView (SPEC §0, §2.3) over the in-memory store — including every MAPI object
+ * an infrastructure object may mirror — and the store itself.
  */
 import { describe, expect, it } from "vitest";
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { memoryStore } from "../../src/policies/memory-store.js";
-import { clusterView } from "../../src/policies/view.js";
+import { clusterView, mapiTwinsOf, strictestTwin } from "../../src/policies/view.js";
 import {
   awsMachine,
   awsMachineTemplate,
@@ -68,9 +69,14 @@ describe("twinOf", () => {
     expect(v.twinOf(gcp)?.metadata?.name).toBe("worker-b");
   });
 
-  it("an AWSMachineTemplate's twin is the MAPI MachineSet of its template label; none without the label", () => {
+  it("an AWSMachineTemplate's twin is the MAPI MachineSet of its template label, or of the CAPI MachineSet referencing it", () => {
     expect(v.twinOf(awsMachineTemplate())?.metadata?.name).toBe("ci-abc12-worker-us-east-1a");
-    expect(v.twinOf(awsMachineTemplate({ machineSet: null }))).toBeUndefined();
+    // capiMachineSet() references the builder's template name: the sync reads that template as the set's.
+    expect(v.twinOf(awsMachineTemplate({ machineSet: null }))?.metadata?.name).toBe(
+      "ci-abc12-worker-us-east-1a",
+    );
+    expect(v.twinOf(awsMachineTemplate({ name: "unreferenced", machineSet: null }))).toBeUndefined();
+    expect(v.twinOf(awsMachineTemplate({ name: "unreferenced", machineSet: "no-such-set" }))).toBeUndefined();
   });
 
   it("odd objects have no twin and do not throw", () => {
@@ -81,6 +87,70 @@ describe("twinOf", () => {
       { apiVersion: "cluster.x-k8s.io/v1beta2", kind: "Cluster", metadata: { name: "c" } },
     ])
       expect(v.twinOf(odd as KubeObject)).toBeUndefined();
+  });
+});
+
+describe("mapiTwinsOf and strictestTwin (SPEC §2.3: frozen if any twin is)", () => {
+  const clusterAPI = mapiMachine({ name: "worker-b", status: "ClusterAPI" });
+  const migrating = mapiMachine({ name: "worker-c", status: "Migrating", synchronizedAPI: "MachineAPI" });
+  const referencing = edit(capiMachine({ name: "worker-d" }), (c) => {
+    c.spec.infrastructureRef.name = "worker-a";
+  });
+  const objects = [
+    mapiMachine(),
+    clusterAPI,
+    migrating,
+    mapiMachine({ name: "worker-d" }),
+    capiMachine(),
+    referencing,
+  ];
+  const store = memoryStore(objects);
+  const names = (o: KubeObject) =>
+    mapiTwinsOf(store, { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS }, o).map((m) => m.metadata?.name);
+
+  it("an InfraMachine may mirror its owners' twins, its referrers' twins and the MAPI Machine of its name", () => {
+    const infra = edit(awsMachine({ owner: "worker-b" }), (a) => {
+      a.metadata.ownerReferences.push({ ...a.metadata.ownerReferences[0], name: "worker-c" });
+    });
+    expect(names(infra)).toEqual(["worker-b", "worker-c", "worker-a", "worker-d"]);
+  });
+
+  it("owners of other groups or kinds are not CAPI Machines; referrers naming another kind do not count", () => {
+    const infra = edit(awsMachine({ name: "worker-x", owner: null }), (a) => {
+      a.metadata.ownerReferences = [
+        { apiVersion: "machine.openshift.io/v1beta1", kind: "Machine", name: "worker-b", uid: "u1" },
+        { apiVersion: "cluster.x-k8s.io/v1beta2", kind: "MachineSet", name: "worker-b", uid: "u2" },
+        { apiVersion: "cluster.x-k8s.io/v1beta1", kind: "Machine", name: "worker-c", uid: "u3" },
+      ];
+    });
+    expect(names(infra)).toEqual(["worker-c"]);
+    const gcp = edit(awsMachine({ owner: null }), (a) => {
+      a.kind = "GCPMachine";
+    });
+    expect(names(gcp)).toEqual(["worker-a"]);
+  });
+
+  it("CAPI Machines and MachineSets mirror by name only; MAPI objects have no MAPI twins", () => {
+    expect(names(capiMachine({ name: "worker-b" }))).toEqual(["worker-b"]);
+    expect(names(capiMachine({ name: "nobody" }))).toEqual([]);
+    expect(names(mapiMachine())).toEqual([]);
+  });
+
+  it("strictestTwin: Migrating first, then MachineAPI or no status, then ClusterAPI", () => {
+    const noStatus = mapiMachine({ name: "worker-e", status: "absent" });
+    expect(strictestTwin([clusterAPI, mapiMachine(), migrating])).toBe(migrating);
+    expect(strictestTwin([clusterAPI, noStatus, mapiMachine()])).toBe(noStatus);
+    expect(strictestTwin([clusterAPI])).toBe(clusterAPI);
+    expect(strictestTwin([])).toBeUndefined();
+  });
+
+  it("twinOf an InfraMachine is the strictest of them, whichever owner comes first", () => {
+    const v = view(objects);
+    expect(v.twinOf(awsMachine({ name: "worker-x", owner: "worker-b" }))?.metadata?.name).toBe("worker-b");
+    const twoOwners = edit(awsMachine({ name: "worker-x", owner: "worker-b" }), (a) => {
+      a.metadata.ownerReferences.push({ ...a.metadata.ownerReferences[0], name: "worker-d" });
+    });
+    expect(v.twinOf(twoOwners)?.metadata?.name).toBe("worker-d");
   });
 });
 

@@ -1,9 +1,11 @@
 /**
  * The create rules of SPEC §2.3: a CAPI object created while its MAPI twin holds authority must be
- * paused (`capi-create-paused`, the backstop of the mutating `pause-new-capi`); an unpaused CAPI twin may be
- * created for a ClusterAPI-authoritative MAPI object only once the MAPI controllers acknowledged the pause
- * (`capi-create-twin-paused`); a MAPI object created next to an existing CAPI twin must leave authority
- * with it (`mapi-create-twin`).
+ * paused (`capi-create-paused`, the backstop of the mutating `pause-new-capi`) — an infrastructure object
+ * while any MAPI object it may mirror does (by its name, owners, template label or the CAPI copy that
+ * references it: view.ts), so no owner or label it is created with can choose its judge; an unpaused CAPI
+ * twin may be created for a ClusterAPI-authoritative MAPI object only once the MAPI controllers acknowledged
+ * the pause (`capi-create-twin-paused`); a MAPI object created next to an existing CAPI twin must leave
+ * authority with it (`mapi-create-twin`).
  */
 import { ANNOTATIONS, AUTHORITY, CONDITIONS } from "../../kube/kinds.js";
 import { annotationsOf, conditionOf, nameOf } from "../../kube/object.js";
@@ -20,13 +22,14 @@ import {
   statusAuthorityOf,
   subjectFor,
   subjectObject,
+  twinReadsFor,
 } from "../subject.js";
 import { allow, deny, type Rule } from "../verdict.js";
 
 export const capiCreatePaused: Rule = {
   id: "capi-create-paused",
   webhook: "validate",
-  reads: (request) => [mapiTypeFor(request)],
+  reads: twinReadsFor,
   appliesTo: (request, ctx) => matches(request, ctx.settings, { operations: ["CREATE"], api: "capi" }),
   check: (request, ctx) => {
     const subject = subjectFor(request, ctx.settings);

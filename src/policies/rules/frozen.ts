@@ -2,17 +2,21 @@
  * The frozen rules of SPEC §2.3: `mapi-frozen` (a MAPI object that is not authoritative), `capi-frozen`
  * (a CAPI object whose MAPI twin is authoritative or not yet decided) and `frozen-while-migrating` (both
  * twins during a handover). They refuse spec changes (`scale` included), protected label/annotation keys,
- * twin-owned labels and `machine-template-hash`; `spec.authoritativeAPI` on MAPI is never frozen, so
- * migrating and cancelling stay possible. Removing finalizers or ownerReferences is never refused.
+ * twin-owned labels, `machine-template-hash` and added or changed ownerReferences; `spec.authoritativeAPI`
+ * on MAPI is never frozen, so migrating and cancelling stay possible. Removing finalizers or ownerReferences
+ * is never refused. A CAPI object's MAPI twin is resolved from what it was (`oldObject`), so the owners and
+ * template label a request sets cannot choose which MAPI object judges it.
  */
 import { AUTHORITY, INFRA_GROUP, KINDS } from "../../kube/kinds.js";
-import { finalizersOf, getPath, isRecord, type KubeObject, ownerReferencesOf } from "../../kube/object.js";
-import { changedPaths, keyChanges, listPaths, sameJson } from "../diff.js";
+import { finalizersOf, getPath, isRecord, type KubeObject } from "../../kube/object.js";
+import { changedPaths, keyChanges, listPaths } from "../diff.js";
 import {
   annotationPath,
   isDeleteMark,
   labelPath,
   metadataGuardViolations,
+  OWNER_REFERENCES_PATH,
+  ownerReferenceViolations,
   readAnnotations,
   readLabels,
 } from "../keys.js";
@@ -32,6 +36,7 @@ import {
   subjectFor,
   subjectObject,
   synchronizedAPIOf,
+  twinReadsFor,
 } from "../subject.js";
 import type { AdmissionRequest, ClusterView } from "../types.js";
 import { allow, deny, type Rule } from "../verdict.js";
@@ -61,7 +66,10 @@ function specOf(o: KubeObject | null, exceptAuthority: boolean): unknown {
   return rest;
 }
 
-/** The MAPI object that carries authority for the request's subject (SPEC §1: authority lives on MAPI). */
+/**
+ * The MAPI object that carries authority for the request's subject (SPEC §1: authority lives on MAPI); for a
+ * CAPI object, its twin as it was before the request (SPEC §2.3).
+ */
 function mapiAuthorityObject(
   request: AdmissionRequest,
   subject: Subject,
@@ -76,6 +84,22 @@ const requestedReplicas = (request: AdmissionRequest): string => {
   const r = getPath(request.object, ["spec", "replicas"]);
   return typeof r === "number" ? String(r) : "<n>";
 };
+
+/**
+ * Owner references outside a handover: the paths of those the request adds or changes, on an object that is
+ * not authoritative. While Migrating, `frozen-while-migrating` judges them with everything else a handover
+ * does not allow.
+ */
+function ownerChanges(request: AdmissionRequest, subject: Subject, status: string | undefined): string[] {
+  if (subject.subResource || status === AUTHORITY.migrating) return [];
+  return ownerReferenceViolations(request.oldObject ?? undefined, request.object ?? undefined);
+}
+
+/** Why owner references are refused, when they are: the sentence after "… changed." */
+const ownersNote = (paths: readonly string[], subject: Subject): string =>
+  paths.includes(OWNER_REFERENCES_PATH)
+    ? ` Its ownerReferences may be removed, not added or changed, while it is not authoritative${subject.role === "infraMachine" ? ": they decide which Machine API object it mirrors" : ""}.`
+    : "";
 
 /** "Wait … or cancel …" for anything refused during a handover. */
 function whileMigratingHint(
@@ -141,6 +165,7 @@ export const mapiFrozen: Rule = {
       ...(subject.subResource
         ? []
         : metadataGuardViolations(request.oldObject ?? undefined, request.object ?? undefined, twinOwner)),
+      ...ownerChanges(request, subject, status),
     ];
     if (paths.length === 0) return allow();
     const { kind, namespace, name } = subject;
@@ -154,7 +179,7 @@ export const mapiFrozen: Rule = {
     const edit = capiEditCommand(request, subject, paths, capiTwin, ctx.settings.capiNamespace);
     return deny(
       403,
-      `${describeSubject(subject)} is not authoritative (status.authoritativeAPI=ClusterAPI): ${listPaths(paths)} changed.`,
+      `${describeSubject(subject)} is not authoritative (status.authoritativeAPI=ClusterAPI): ${listPaths(paths)} changed.${ownersNote(paths, subject)}`,
       paths,
       `${edit} — or set spec.authoritativeAPI=MachineAPI to migrate back.`,
     );
@@ -174,7 +199,7 @@ const mapiStatusPhrase = (mapiWords: string, mapi: KubeObject | undefined): stri
 export const capiFrozen: Rule = {
   id: "capi-frozen",
   webhook: "validate",
-  reads: (request) => [mapiTypeFor(request)],
+  reads: twinReadsFor,
   appliesTo: (request, ctx) =>
     matches(request, ctx.settings, { operations: ["UPDATE"], api: "capi", subResources: ["", "scale"] }),
   check: (request, ctx) => {
@@ -189,6 +214,7 @@ export const capiFrozen: Rule = {
       ...(subject.subResource
         ? []
         : metadataGuardViolations(request.oldObject ?? undefined, request.object ?? undefined, twinOwner)),
+      ...ownerChanges(request, subject, status),
     ];
     if (paths.length === 0) return allow();
     const mapiKind = mapiTypeFor(request).kind;
@@ -208,7 +234,7 @@ export const capiFrozen: Rule = {
         : `Edit the Machine API copy instead: oc edit ${mapiResource(mapiKind)}/${mapiName} -n ${mapiNs}`;
     return deny(
       403,
-      `${describeSubject(subject)} is not authoritative (${mapiStatusPhrase(mapiWords, mapi)}): ${listPaths(paths)} changed.`,
+      `${describeSubject(subject)} is not authoritative (${mapiStatusPhrase(mapiWords, mapi)}): ${listPaths(paths)} changed.${ownersNote(paths, subject)}`,
       paths,
       `${edit} — or migrate it to Cluster API first: ${setAuthorityCommand(mapiKind, mapiNs, mapiName, AUTHORITY.clusterAPI)}`,
     );
@@ -228,9 +254,7 @@ function migratingViolations(request: AdmissionRequest, subject: Subject): strin
     if (!isDeleteMark(key) && key !== LAST_APPLIED) paths.push(annotationPath(key));
   const oldFinalizers = finalizersOf(before);
   if (finalizersOf(after).some((f) => !oldFinalizers.includes(f))) paths.push("metadata.finalizers");
-  const oldOwners = ownerReferencesOf(before);
-  if (ownerReferencesOf(after).some((ref) => !oldOwners.some((old) => sameJson(old, ref))))
-    paths.push("metadata.ownerReferences");
+  paths.push(...ownerReferenceViolations(before, after));
   return paths;
 }
 
@@ -238,9 +262,11 @@ export const frozenWhileMigrating: Rule = {
   id: "frozen-while-migrating",
   webhook: "validate",
   reads: (request) =>
-    request.resource?.group === KINDS.mapiMachine.group && request.subResource !== "scale"
-      ? []
-      : [mapiTypeFor(request)],
+    request.resource?.group === KINDS.mapiMachine.group
+      ? request.subResource === "scale"
+        ? [mapiTypeFor(request)]
+        : []
+      : twinReadsFor(request),
   appliesTo: (request, ctx) =>
     matches(request, ctx.settings, { operations: ["UPDATE"], subResources: ["", "scale"] }),
   check: (request, ctx) => {

@@ -18,6 +18,7 @@ import {
   statusAuthorityOf,
   subjectFor,
   subjectObject,
+  twinReadsFor,
 } from "../subject.js";
 import { allow, deny, mutate, type Rule } from "../verdict.js";
 
@@ -93,7 +94,7 @@ export const unpauseTwin: Rule = {
 export const pauseNewCapi: Rule = {
   id: "pause-new-capi",
   webhook: "mutate",
-  reads: (request) => [mapiTypeFor(request)],
+  reads: twinReadsFor,
   appliesTo: (request, ctx) => matches(request, ctx.settings, { operations: ["CREATE"], api: "capi" }),
   check: (request, ctx) => {
     const subject = subjectFor(request, ctx.settings);
