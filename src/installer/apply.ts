@@ -3,6 +3,10 @@
  * wait until each is Established, then everything but Deployments, then Deployments — with server-side apply
  * under the field manager `machine-api-migration-installer`, skipping every object whose live state already
  * carries the rendered hash and every rendered field (so an unchanged input makes zero writes), then prunes.
+ * It never takes over an existing object that lacks the provider's label (the bound the renderer cannot
+ * check without the cluster): every object of a provider is read before any is written, so a provider that
+ * would take one over writes nothing; and each write carries the resourceVersion it was decided on, so the
+ * forced apply never lands on an object that changed hands in between.
  * Pruning is the dangerous half and is guarded here: it runs only when the caller allows it (every
  * selected ConfigMap read, parsed and non-empty) and only after every object applied; it deletes only
  * objects carrying a selected provider's label AND managed by our field manager, and never
@@ -13,10 +17,10 @@ import type { KubeClient } from "../kube/client.js";
 import type { Clock } from "../kube/clock.js";
 import { sleep } from "../kube/clock.js";
 import type { ResourceResolver } from "../kube/discovery.js";
-import { NotFoundError } from "../kube/errors.js";
+import { ConflictError, NotFoundError } from "../kube/errors.js";
 import type { ResourceType } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { annotationsOf, conditionOf, isDeleting, isRecord } from "../kube/object.js";
+import { annotationsOf, conditionOf, isDeleting, isRecord, labelsOf } from "../kube/object.js";
 import {
   describeRef,
   FIELD_MANAGER,
@@ -100,6 +104,21 @@ export const upToDate = (rendered: RenderedObject, live: KubeObject | undefined)
   annotationsOf(live)[HASH_ANNOTATION] === rendered.hash &&
   isSubsetOf(rendered.object, live);
 
+/**
+ * SPEC §6: an existing object that does not carry this provider's label is someone else's (an admin's,
+ * the platform's, another provider's, or ours but handed over by relabelling): never applied over.
+ */
+function takeoverOf(
+  provider: RenderedProvider,
+  rendered: RenderedObject,
+  live: KubeObject | undefined,
+): string | undefined {
+  if (!live) return undefined;
+  const label = labelsOf(live)[PROVIDER_LABEL];
+  if (label === provider.label) return undefined;
+  return `${rendered.source}: outside bound no-takeover: ${describeRef(rendered.ref)} exists and its label ${PROVIDER_LABEL} is ${label === undefined ? "absent" : JSON.stringify(label)}, not "${provider.label}": the installer never takes over an object it did not install (delete the object, or label it if this provider should own it)`;
+}
+
 const managedByUs = (o: KubeObject): boolean =>
   Array.isArray(o.metadata?.managedFields) &&
   o.metadata.managedFields.some((f) => isRecord(f) && f.manager === FIELD_MANAGER);
@@ -143,31 +162,65 @@ export async function applyProviders(
   ): Promise<KubeObject | undefined> => {
     const { ref } = rendered;
     const what = `${describeRef(ref)} (provider ${provider.label})`;
-    try {
-      const type = await resolveFresh(resolver, ref);
-      const live = await getIfExists(client, type, ref);
-      if (live && isDeleting(live)) {
-        fail(`${what} is being deleted; it is applied again once it is gone`, ref, provider.label);
+    // One retry: a controller's status write between our read and our write is a conflict, not a failure.
+    for (let attempt = 1; ; attempt++)
+      try {
+        const type = await resolveFresh(resolver, ref);
+        const live = await getIfExists(client, type, ref);
+        const takeover = takeoverOf(provider, rendered, live);
+        if (takeover) {
+          fail(takeover, ref, provider.label);
+          return undefined;
+        }
+        if (live && isDeleting(live)) {
+          fail(`${what} is being deleted; it is applied again once it is gone`, ref, provider.label);
+          return undefined;
+        }
+        if (upToDate(rendered, live)) {
+          outcome.unchanged++;
+          return live;
+        }
+        const version = live?.metadata?.resourceVersion;
+        const body: KubeObject = version
+          ? { ...rendered.object, metadata: { ...rendered.object.metadata, resourceVersion: version } }
+          : rendered.object;
+        const applied = await client.patch(type, ref.namespace ?? "", ref.name, {
+          type: "apply",
+          body,
+          fieldManager: FIELD_MANAGER,
+          force: true,
+        });
+        outcome.written.push(ref);
+        logger.info({ object: describeRef(ref), provider: provider.label }, live ? "updated" : "created");
+        return applied;
+      } catch (e) {
+        if (e instanceof ConflictError && attempt < 2) continue;
+        fail(`${what}: ${errorText(e)}`, ref, provider.label);
         return undefined;
       }
-      if (upToDate(rendered, live)) {
-        outcome.unchanged++;
-        return live;
-      }
-      const applied = await client.patch(type, ref.namespace ?? "", ref.name, {
-        type: "apply",
-        body: rendered.object,
-        fieldManager: FIELD_MANAGER,
-        force: true,
-      });
-      outcome.written.push(ref);
-      logger.info({ object: describeRef(ref), provider: provider.label }, live ? "updated" : "created");
-      return applied;
-    } catch (e) {
-      fail(`${what}: ${errorText(e)}`, ref, provider.label);
-      return undefined;
-    }
   };
+
+  // Every object of every provider is read before anything is written: a provider that would take over an
+  // object that is not its own writes nothing at all.
+  for (const provider of providers)
+    for (const rendered of provider.objects) {
+      if (deps.signal?.aborted) return outcome;
+      try {
+        const live = await getIfExists(client, await resolveFresh(resolver, rendered.ref), rendered.ref);
+        const takeover = takeoverOf(provider, rendered, live);
+        if (takeover) {
+          fail(takeover, rendered.ref, provider.label);
+          blocked.add(provider.label);
+        }
+      } catch (e) {
+        fail(
+          `${describeRef(rendered.ref)} (provider ${provider.label}): ${errorText(e)}`,
+          rendered.ref,
+          provider.label,
+        );
+        blocked.add(provider.label);
+      }
+    }
 
   for (const phase of PHASES) {
     const crds: { provider: RenderedProvider; ref: ObjectRef; live: KubeObject | undefined }[] = [];

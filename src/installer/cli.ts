@@ -23,14 +23,7 @@ import { applyProviders } from "./apply.js";
 import { TRANSPORT_LABELS } from "./model.js";
 import { packProvider } from "./pack.js";
 import { imagesAndVariables, selectProviders } from "./reader.js";
-import {
-  crdScopes,
-  kindsNeedingScope,
-  parseComponents,
-  renderProviders,
-  type Scope,
-  scopeKey,
-} from "./render.js";
+import { renderProviders } from "./render.js";
 import type { RunReport } from "./status.js";
 import { clusterOperatorStatus, failingSinceOf, previousKinds } from "./status.js";
 
@@ -171,23 +164,12 @@ export async function installOnce(
   const imagesConfigMap = inputs.configMaps.find((c) => nameOf(c) === config.installerImagesConfigMap);
   const { images, variables } = imagesAndVariables(imagesConfigMap);
   const resolver = createResourceResolver(connection.transport);
-
-  // Scopes of kinds that are neither built in nor defined by the components' own CRDs come from discovery.
-  const documents = selection.sources.flatMap((s) => {
-    const parsed = parseComponents(s, variables);
-    return parsed.ok ? parsed.documents : [];
+  const rendered = renderProviders(selection.sources, {
+    namespace,
+    images,
+    variables,
+    imagesConfigMap: config.installerImagesConfigMap,
   });
-  const known = crdScopes(documents);
-  const scopes = new Map<string, Scope>();
-  for (const k of kindsNeedingScope(documents, known)) {
-    try {
-      const type = await resolver.resolve(k.apiVersion, k.kind);
-      scopes.set(scopeKey(k.apiVersion, k.kind), type.namespaced ? "Namespaced" : "Cluster");
-    } catch (e) {
-      if (!(e instanceof NotFoundError)) throw e; // the renderer names the unknown kind
-    }
-  }
-  const rendered = renderProviders(selection.sources, { namespace, images, variables, scopes });
   const problems = [...selection.problems, ...rendered.flatMap((r) => (r.ok ? [] : r.errors))];
   const providers = rendered.flatMap((r) => (r.ok ? [r.provider] : []));
   const prune: PrunePermission =
@@ -343,7 +325,10 @@ const PACK_FLAGS: Readonly<Record<string, string>> = {
   "--configmap-name": "configMapName",
 };
 
-/** `pack-provider`: 0 on success, 1 when the input cannot be packed, 2 on bad usage. */
+/**
+ * `pack-provider`: 0 on success, 1 when the input cannot be packed, 2 on bad usage or input outside the YAML
+ * bounds (an alias bomb is refused as bad input, not reported as a failure to pack).
+ */
 export async function runPackProvider(argv: readonly string[], io: PackProviderIo): Promise<number> {
   const values: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
@@ -391,7 +376,7 @@ export async function runPackProvider(argv: readonly string[], io: PackProviderI
   });
   if (!result.ok) {
     io.stderr.write(`pack-provider: ${result.error}\n`);
-    return result.usage ? 2 : 1;
+    return result.usage || result.bound ? 2 : 1;
   }
   for (const w of result.warnings) io.stderr.write(`pack-provider: ${w}\n`);
   io.stdout.write(result.yaml);

@@ -1,10 +1,12 @@
 /**
  * The installer's vocabulary (SPEC §6): transport ConfigMap labels, clusterctl's provider label, the field
- * manager, which platform maps to which infrastructure provider, which kinds are never pruned, and the
- * small object-reference type every installer message uses. Data only; no I/O.
+ * manager, which platform maps to which infrastructure provider, which kinds are applied and which never
+ * pruned, the names that are the product's own, the YAML bounds of components, and the small
+ * object-reference type every installer message uses. Data and small pure helpers only; no I/O.
  */
 import type { KubeObject } from "../kube/object.js";
 import { nameOf, namespaceOf } from "../kube/object.js";
+import type { YamlBounds } from "../yaml.js";
 
 /** Labels of a transport ConfigMap (SPEC §6). */
 export const TRANSPORT_LABELS = Object.freeze({
@@ -22,6 +24,72 @@ export const FIELD_MANAGER = "machine-api-migration-installer";
 export const HASH_ANNOTATION = "machine-api-migration.openshift.io/installer-hash";
 export const IMAGE_PLACEHOLDER = "to.be/replaced:v99";
 
+/** A ConfigMap holds at most this much (the API server's limit); so do a transport's components. */
+export const MAX_CONFIGMAP_BYTES = 1024 * 1024;
+
+/**
+ * How far a transport ConfigMap's YAML may reach (SPEC §6): a ConfigMap's size, documents enough for any
+ * provider, yaml's default alias bound, and a document no larger, once expanded, than etcd stores.
+ */
+export const COMPONENTS_YAML_BOUNDS: YamlBounds = Object.freeze({
+  maxBytes: MAX_CONFIGMAP_BYTES,
+  maxDocuments: 1000,
+  maxAliasCount: 100,
+  maxDocumentBytes: 1536 * 1024,
+  maxDepth: 128,
+});
+
+/** OpenShift service-ca's annotations, which stand in for cert-manager (pack-provider writes them). */
+export const SERVICE_CA = Object.freeze({
+  injectCabundle: "service.beta.openshift.io/inject-cabundle",
+  servingCertSecretName: "service.beta.openshift.io/serving-cert-secret-name",
+});
+
+/**
+ * Every object of the product is named this or `<this>-…` (its Deployment, ServiceAccount, Secrets, webhook
+ * configurations, the installer's own objects and the ceiling): the installer never applies such a name.
+ */
+export const PRODUCT_NAME = "machine-api-migration";
+export const isProductName = (name: string): boolean =>
+  name === PRODUCT_NAME || name.startsWith(`${PRODUCT_NAME}-`);
+
+/**
+ * The kinds the installer applies (SPEC §6 allowlist), by `group/kind`, with their scope. cert-manager's
+ * Issuers and Certificates appear only as pack-provider rewrites them: service-ca annotations.
+ */
+export const ALLOWED_KINDS: ReadonlyMap<string, "Namespaced" | "Cluster"> = new Map([
+  ["apiextensions.k8s.io/CustomResourceDefinition", "Cluster"],
+  ["apps/Deployment", "Namespaced"],
+  ["/Service", "Namespaced"],
+  ["/ServiceAccount", "Namespaced"],
+  ["/ConfigMap", "Namespaced"],
+  ["rbac.authorization.k8s.io/Role", "Namespaced"],
+  ["rbac.authorization.k8s.io/RoleBinding", "Namespaced"],
+  ["rbac.authorization.k8s.io/ClusterRole", "Cluster"],
+  ["rbac.authorization.k8s.io/ClusterRoleBinding", "Cluster"],
+  ["admissionregistration.k8s.io/ValidatingWebhookConfiguration", "Cluster"],
+  ["admissionregistration.k8s.io/MutatingWebhookConfiguration", "Cluster"],
+]);
+
+/**
+ * A string from a ConfigMap as a message shows it: as is when it reads like a name, quoted when it holds
+ * anything else, and cut short when long — a hostile name must not flood the ClusterOperator's status.
+ */
+export const shown = (s: string): string => {
+  const short = s.length > 253 ? `${s.slice(0, 64)}… (${s.length} characters)` : s;
+  return /^[\w.:@/*-]*$/.test(short) && short !== "" ? short : JSON.stringify(short);
+};
+
+// The reference grammar of distribution/reference (what a container runtime accepts as an image).
+const ALNUM = "[a-z0-9]+";
+const PATH_COMPONENT = `${ALNUM}(?:(?:[._]|__|-+)${ALNUM})*`;
+const DOMAIN_COMPONENT = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
+const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?`;
+const REFERENCE = new RegExp(
+  `^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$`,
+);
+/** An image reference a container runtime accepts (length checked first, so the pattern stays cheap). */
+export const isImageReference = (s: string): boolean => s.length > 0 && s.length <= 512 && REFERENCE.test(s);
 export type ProviderType = "core" | "infrastructure";
 export const PROVIDER_TYPES: readonly ProviderType[] = ["core", "infrastructure"];
 export const CORE_PROVIDER_NAME = "cluster-api";

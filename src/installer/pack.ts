@@ -4,27 +4,27 @@
  * OpenShift service-ca: `Certificate`s become the serving-cert annotation on the Service their DNS names
  * point at, `Issuer`s disappear, `cert-manager.io/inject-ca-from` becomes `inject-cabundle`, and any
  * `caBundle` is dropped (service-ca injects it). Documents are edited as YAML nodes, not re-serialised, so
- * `${VAR}` placeholders keep their plain style and substitute to numbers and booleans later. Refuses a
+ * `${VAR}` placeholders keep their plain style and substitute to numbers and booleans later. The input is
+ * parsed within the shared YAML bounds (src/yaml.ts: an alias bomb is refused, not expanded). Refuses a
  * ConfigMap over 1 MiB, the API server's limit. The command-line wrapper is in cli.ts.
  */
-import { type Document, parseAllDocuments, stringify } from "yaml";
+import { type Document, stringify } from "yaml";
 import type { KubeObject } from "../kube/object.js";
 import { isRecord } from "../kube/object.js";
+import { documentValue, parseYamlDocuments, type YamlProblem } from "../yaml.js";
 import {
   COMPONENTS_KEY,
   CORE_PROVIDER_NAME,
+  MAX_CONFIGMAP_BYTES,
   PROVIDER_TYPES,
   type ProviderType,
   providerLabelValue,
+  SERVICE_CA,
   TRANSPORT_LABELS,
 } from "./model.js";
 
-export const MAX_CONFIGMAP_BYTES = 1024 * 1024;
+export { MAX_CONFIGMAP_BYTES, SERVICE_CA };
 
-export const SERVICE_CA = Object.freeze({
-  injectCabundle: "service.beta.openshift.io/inject-cabundle",
-  servingCertSecretName: "service.beta.openshift.io/serving-cert-secret-name",
-});
 const CERT_MANAGER_GROUP = "cert-manager.io";
 const INJECT_CA_ANNOTATIONS = ["cert-manager.io/inject-ca-from", "cert-manager.io/inject-ca-from-secret"];
 
@@ -40,7 +40,14 @@ export interface PackInput {
 
 export type PackResult =
   | { ok: true; configMap: KubeObject; yaml: string; bytes: number; warnings: string[] }
-  | { ok: false; error: string /** the arguments, not the components, are at fault */; usage?: boolean };
+  | {
+      ok: false;
+      error: string;
+      /** The arguments, not the components, are at fault. */
+      usage?: boolean;
+      /** The components are outside the YAML bounds (an alias bomb, too large, too deep). */
+      bound?: boolean;
+    };
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
@@ -70,22 +77,24 @@ const validate = (input: PackInput): string | undefined => {
   return undefined;
 };
 
+/** A YAML problem as pack-provider reports it; one outside the bounds the command refuses as bad input. */
+const refused = (problem: YamlProblem): PackResult =>
+  problem.bound
+    ? { ok: false, error: `components: ${problem.message}`, bound: true }
+    : { ok: false, error: `components ${problem.message.replace(/^YAML /, "")}` };
+
 export function packProvider(input: PackInput): PackResult {
   const invalid = validate(input);
   if (invalid) return { ok: false, error: invalid, usage: true };
   const type = input.type as ProviderType;
-  const docs = parseAllDocuments(input.components);
-  for (const [i, doc] of docs.entries()) {
-    const e = doc.errors[0];
-    if (e)
-      return {
-        ok: false,
-        error: `components document ${i + 1} line ${e.linePos?.[0].line ?? "?"}: ${e.message.split("\n")[0]}`,
-      };
+  const parsed = parseYamlDocuments(input.components);
+  if (!parsed.ok) return refused(parsed.problem);
+  const entries: { doc: Document.Parsed; value: Record<string, unknown> }[] = [];
+  for (const document of parsed.documents) {
+    const value = documentValue(document);
+    if (!value.ok) return refused(value.problem);
+    if (isRecord(value.value)) entries.push({ doc: document.document, value: value.value });
   }
-  const entries = docs
-    .map((doc) => ({ doc, value: doc.toJS() as unknown }))
-    .filter((d): d is { doc: Document.Parsed; value: Record<string, unknown> } => isRecord(d.value));
 
   const certificates: CertificateInfo[] = [];
   const kept: { doc: Document.Parsed; value: Record<string, unknown> }[] = [];

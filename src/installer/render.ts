@@ -1,28 +1,37 @@
 /**
  * The pure renderer of SPEC §6: a provider's components YAML (from its transport ConfigMap) → the objects
- * to apply. It substitutes `${VAR}` / `${VAR:=default}` variables on the text (as clusterctl does, so a
- * variable can stand for a number or a boolean), replaces the image placeholder from the images map,
- * forces the CAPI namespace onto namespaced objects and onto the references that must follow them
- * (ServiceAccount subjects, webhook and conversion services), labels every object with clusterctl's
- * provider label, never sets a `caBundle` (OpenShift's service-ca injects it), and hashes each object and
- * each provider revision. Every problem is collected with the document and object it concerns; a provider
- * renders completely or not at all. No I/O and no clock here: the shell (apply.ts, cli.ts) does that.
+ * to apply. A transport ConfigMap is untrusted input, so the YAML is parsed within bounds (src/yaml.ts) and
+ * `${VAR}` / `${VAR:=default}` variables are substituted into the parsed scalars, never into the text: a
+ * value is always one scalar (a plain scalar still types as YAML would type it, so a variable can stand
+ * for a number or a boolean), never a document. It keeps only kinds on the allowlist, replaces the image
+ * placeholder from the images map, forces the CAPI namespace onto namespaced objects and onto the
+ * references that must follow them (ServiceAccount subjects, webhook and conversion services), labels every
+ * object with clusterctl's provider label, never sets a `caBundle` (OpenShift's service-ca injects it),
+ * checks every object against the bounds (bounds.ts) and hashes each object and each provider revision.
+ * Every problem is collected with the document and object it concerns; a provider renders completely or not
+ * at all. No I/O and no clock here: the shell (apply.ts, cli.ts) does that.
  */
 import { createHash } from "node:crypto";
-import { parseAllDocuments } from "yaml";
+import { type Document, isScalar, Parser, parseDocument, visit } from "yaml";
 import type { KubeObject } from "../kube/object.js";
 import { canonicalJson, isRecord } from "../kube/object.js";
+import { documentValue, parseYamlDocuments } from "../yaml.js";
+import { allowlistViolation, type Bound, violationsOf } from "./bounds.js";
 import {
+  ALLOWED_KINDS,
+  COMPONENTS_YAML_BOUNDS,
   describeRef,
   groupOf,
   HASH_ANNOTATION,
   IMAGE_PLACEHOLDER,
   identityOf,
+  isImageReference,
   type ObjectRef,
   PROVIDER_LABEL,
   type ProviderType,
   providerLabelValue,
   refOf,
+  shown,
 } from "./model.js";
 
 /** One provider's components as read from its transport ConfigMap. */
@@ -35,7 +44,6 @@ export interface ProviderSource {
   components: string;
 }
 
-export type Scope = "Namespaced" | "Cluster";
 /** Apply phases in order (SPEC §6): CRDs (then wait Established), everything else, Deployments. */
 export type Phase = "crds" | "others" | "deployments";
 export const PHASES: readonly Phase[] = ["crds", "others", "deployments"];
@@ -43,6 +51,8 @@ export const PHASES: readonly Phase[] = ["crds", "others", "deployments"];
 export interface RenderedObject {
   object: KubeObject;
   ref: ObjectRef;
+  /** The document it came from, as messages name it: `ConfigMap ns/name, document 3 (Kind name)`. */
+  source: string;
   phase: Phase;
   /** Hash of the object as rendered (also written to its HASH_ANNOTATION). */
   hash: string;
@@ -69,39 +79,12 @@ export type RenderResult =
 export interface RenderContext {
   /** The CAPI namespace: every namespaced object goes here. */
   namespace: string;
-  /** Images by provider label value (`cluster-api`, `infrastructure-aws`). */
+  /** Images by provider label value (`cluster-api`, `infrastructure-aws`); every value may be a pod's image. */
   images: Readonly<Record<string, string>>;
   variables: Readonly<Record<string, string>>;
-  /** Scopes by `group/kind` learned from the API server (discovery); built-ins and CRDs in the set need none. */
-  scopes?: ReadonlyMap<string, Scope>;
+  /** Name of the images ConfigMap: an input of the installer, never an object it applies. */
+  imagesConfigMap: string;
 }
-
-/** Scopes of the kinds provider components are made of, so rendering needs no API server for them. */
-const BUILT_IN_SCOPES: ReadonlyMap<string, Scope> = new Map<string, Scope>([
-  ["/Namespace", "Cluster"],
-  ["/ServiceAccount", "Namespaced"],
-  ["/Service", "Namespaced"],
-  ["/ConfigMap", "Namespaced"],
-  ["/Secret", "Namespaced"],
-  ["apps/Deployment", "Namespaced"],
-  ["apps/DaemonSet", "Namespaced"],
-  ["apps/StatefulSet", "Namespaced"],
-  ["policy/PodDisruptionBudget", "Namespaced"],
-  ["networking.k8s.io/NetworkPolicy", "Namespaced"],
-  ["rbac.authorization.k8s.io/Role", "Namespaced"],
-  ["rbac.authorization.k8s.io/RoleBinding", "Namespaced"],
-  ["rbac.authorization.k8s.io/ClusterRole", "Cluster"],
-  ["rbac.authorization.k8s.io/ClusterRoleBinding", "Cluster"],
-  ["apiextensions.k8s.io/CustomResourceDefinition", "Cluster"],
-  ["admissionregistration.k8s.io/MutatingWebhookConfiguration", "Cluster"],
-  ["admissionregistration.k8s.io/ValidatingWebhookConfiguration", "Cluster"],
-  ["admissionregistration.k8s.io/ValidatingAdmissionPolicy", "Cluster"],
-  ["admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding", "Cluster"],
-  ["scheduling.k8s.io/PriorityClass", "Cluster"],
-  ["apiregistration.k8s.io/APIService", "Cluster"],
-]);
-
-export const scopeKey = (apiVersion: string, kind: string): string => `${groupOf(apiVersion)}/${kind}`;
 
 export const hashOf = (value: unknown): string =>
   createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, 16);
@@ -112,28 +95,85 @@ export const hashOf = (value: unknown): string =>
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[=-])([^}]*))?\}/g;
 
 /**
- * clusterctl's envsubst subset: `${VAR}`, `${VAR:=default}` / `${VAR:-default}` (default when unset or
- * empty), `${VAR=default}` / `${VAR-default}` (default when unset). Reports every variable with no value
- * and no default, with its offset in `text`.
+ * clusterctl's envsubst subset on one string: `${VAR}`, `${VAR:=default}` / `${VAR:-default}` (default when
+ * unset or empty), `${VAR=default}` / `${VAR-default}` (default when unset). Reports every variable with no
+ * value and no default, with its offset in `text`. With `maxLength`, a result longer than that is not built
+ * (`tooLong`): a short string naming a long value many times must not exhaust memory.
  */
 export function substituteVariables(
   text: string,
   variables: Readonly<Record<string, string>>,
-): { text: string; missing: { name: string; offset: number }[] } {
+  maxLength = Number.POSITIVE_INFINITY,
+): { text: string; missing: { name: string; offset: number }[]; tooLong?: true } {
   const missing: { name: string; offset: number }[] = [];
-  const out = text.replace(VARIABLE, (whole, name: string, op: string | undefined, def: string, offset) => {
+  const replacement = (
+    whole: string,
+    name: string,
+    op: string | undefined,
+    def: string | undefined,
+  ): string => {
     const value = Object.hasOwn(variables, name) ? variables[name] : undefined;
-    if (op === undefined) {
-      if (value === undefined) {
-        missing.push({ name, offset: offset as number });
-        return whole;
-      }
-      return value;
-    }
-    const emptyCounts = op.startsWith(":");
-    return value === undefined || (emptyCounts && value === "") ? def : value;
-  });
+    if (op === undefined) return value ?? whole;
+    return value === undefined || (op.startsWith(":") && value === "") ? (def ?? "") : value;
+  };
+  let length = text.length;
+  for (const m of text.matchAll(VARIABLE)) {
+    const [whole, name, op, def] = m as unknown as [string, string, string | undefined, string | undefined];
+    length += replacement(whole, name, op, def).length - whole.length;
+    if (op === undefined && !Object.hasOwn(variables, name)) missing.push({ name, offset: m.index });
+  }
+  if (length > maxLength) return { text, missing, tooLong: true };
+  const out = text.replace(VARIABLE, (whole, name: string, op: string | undefined, def: string | undefined) =>
+    replacement(whole, name, op, def),
+  );
   return { text: out, missing };
+}
+
+/**
+ * What a plain scalar written as `text` would be in YAML — but only ever a scalar: anything that would read
+ * as structure, an alias or more than one line stays the string it is. The parser's syntax tree (built
+ * without recursion) decides first, so a value like a pile of `[` never reaches the recursive composer.
+ */
+const typedScalar = (text: string): unknown => {
+  if (/[\r\n]/.test(text)) return text;
+  const tokens = [...new Parser().parse(text)];
+  const documentToken = tokens.find((t) => t.type === "document");
+  const value = documentToken?.type === "document" ? documentToken.value : undefined;
+  if (value !== undefined && !(value.type === "scalar" || value.type.endsWith("-quoted-scalar"))) return text;
+  const document = parseDocument(text, { schema: "core", resolveKnownTags: false, prettyErrors: false });
+  if (document.errors.length > 0 || document.warnings.length > 0) return text;
+  if (document.contents === null) return null;
+  return isScalar(document.contents) ? document.contents.value : text;
+};
+
+/**
+ * Substitutes variables into every scalar of a parsed document, in place. Quoted and block scalars stay
+ * strings; a plain one takes the type its new text reads as. Stops once the document has grown by more
+ * than `budget` characters.
+ */
+function substituteScalars(
+  document: Document.Parsed,
+  variables: Readonly<Record<string, string>>,
+  budget: number,
+): { missing: string[]; tooLong: boolean } {
+  const missing = new Set<string>();
+  let grown = 0;
+  let tooLong = false;
+  visit(document, {
+    Scalar(_key, node) {
+      if (typeof node.value !== "string" || !node.value.includes("${")) return undefined;
+      const out = substituteVariables(node.value, variables, budget - grown);
+      for (const m of out.missing) missing.add(m.name);
+      if (out.tooLong) {
+        tooLong = true;
+        return visit.BREAK;
+      }
+      grown += Math.max(0, out.text.length - node.value.length);
+      node.value = node.type === "PLAIN" ? typedScalar(out.text) : out.text;
+      return undefined;
+    },
+  });
+  return { missing: [...missing], tooLong };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -148,57 +188,58 @@ interface ParsedDocument {
 const documentLabel = (index: number, o: unknown): string => {
   if (!isRecord(o)) return `document ${index}`;
   const meta = isRecord(o.metadata) ? o.metadata : {};
-  const name = typeof meta.name === "string" ? ` ${meta.name}` : "";
-  return `document ${index} (${typeof o.kind === "string" ? o.kind : "no kind"}${name})`;
+  const name = typeof meta.name === "string" ? ` ${shown(meta.name)}` : "";
+  return `document ${index} (${typeof o.kind === "string" ? shown(o.kind) : "no kind"}${name})`;
 };
 
-/** Splits and parses components YAML; every document must be an object with apiVersion, kind and name. */
+/** The message of a document outside a bound: the ConfigMap, the document and object, the bound. */
+const outside = (where: string, bound: Bound, detail: string): string =>
+  `${where}: outside bound ${bound}: ${detail}`;
+
+/**
+ * Splits and parses components YAML within COMPONENTS_YAML_BOUNDS, substituting variables into scalars;
+ * every document must be an object with apiVersion, kind and name.
+ */
 export function parseComponents(
   source: Pick<ProviderSource, "components" | "configMap">,
   variables: Readonly<Record<string, string>>,
 ): { ok: true; documents: ParsedDocument[] } | { ok: false; errors: string[] } {
   const where = `ConfigMap ${source.configMap}`;
-  const raw = parseAllDocuments(source.components);
+  const bounds = COMPONENTS_YAML_BOUNDS;
+  const yamlProblem = (problem: { bound: boolean; message: string }): string =>
+    problem.bound ? outside(where, "yaml", problem.message) : `${where}: ${problem.message}`;
+  const parsed = parseYamlDocuments(source.components, bounds);
+  if (!parsed.ok) return { ok: false, errors: [yamlProblem(parsed.problem)] };
+
   const errors: string[] = [];
-  for (const [i, doc] of raw.entries()) {
-    const e = doc.errors[0];
-    if (e)
-      errors.push(
-        `${where}: YAML document ${i + 1} line ${e.linePos?.[0].line ?? "?"}: ${firstLine(e.message)}`,
-      );
-  }
-  if (errors.length > 0) return { ok: false, errors };
-
-  const { text, missing } = substituteVariables(source.components, variables);
-  if (missing.length > 0) {
-    let index = 0;
-    const located = raw.map((doc) => {
-      const value: unknown = doc.toJS();
-      if (value !== null && value !== undefined) index++;
-      return { start: doc.range[0], end: doc.range[2], label: documentLabel(index, value) };
-    });
-    for (const m of missing) {
-      const doc = located.find((d) => m.offset >= d.start && m.offset < d.end);
-      errors.push(
-        `${where}${doc ? `, ${doc.label}` : ""}: variable \${${m.name}} has no value and no default`,
-      );
-    }
-    return { ok: false, errors };
-  }
-
   const documents: ParsedDocument[] = [];
-  for (const [i, doc] of parseAllDocuments(text).entries()) {
-    const e = doc.errors[0];
-    if (e) {
+  let index = 0;
+  for (const yamlDocument of parsed.documents) {
+    const substituted = substituteScalars(yamlDocument.document, variables, bounds.maxDocumentBytes);
+    if (substituted.tooLong) {
       errors.push(
-        `${where}: YAML document ${i + 1} does not parse after variable substitution (line ${e.linePos?.[0].line ?? "?"}): ${firstLine(e.message)}`,
+        outside(
+          where,
+          "yaml",
+          `YAML document ${yamlDocument.index} line ${yamlDocument.line}: expands (its aliases and variables included) beyond the bound of ${bounds.maxDocumentBytes} bytes of JSON`,
+        ),
       );
       continue;
     }
-    const value: unknown = doc.toJS();
+    const read = documentValue(yamlDocument, bounds);
+    if (!read.ok) {
+      errors.push(yamlProblem(read.problem));
+      continue;
+    }
+    const value = read.value;
     if (value === null || value === undefined) continue;
-    const index = documents.length + 1;
+    index++;
     const label = documentLabel(index, value);
+    if (substituted.missing.length > 0) {
+      for (const name of substituted.missing)
+        errors.push(`${where}, ${label}: variable \${${name}} has no value and no default`);
+      continue;
+    }
     if (!isRecord(value)) {
       errors.push(`${where}, ${label}: is not a Kubernetes object`);
       continue;
@@ -217,8 +258,6 @@ export function parseComponents(
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, documents };
 }
-
-const firstLine = (s: string): string => s.split("\n")[0] ?? s;
 
 // ---------------------------------------------------------------------------------------------------------
 // Transforms
@@ -310,38 +349,14 @@ const phaseOf = (o: KubeObject): Phase => {
   return "others";
 };
 
-/** Scopes the components themselves define (their CRDs), by `group/kind`. */
-export function crdScopes(documents: readonly { object: KubeObject }[]): Map<string, Scope> {
-  const out = new Map<string, Scope>();
-  for (const { object } of documents) {
-    if (
-      object.kind !== "CustomResourceDefinition" ||
-      groupOf(String(object.apiVersion)) !== "apiextensions.k8s.io"
-    )
-      continue;
-    const spec = isRecord(object.spec) ? object.spec : {};
-    const names = isRecord(spec.names) ? spec.names : {};
-    if (typeof spec.group === "string" && typeof names.kind === "string")
-      out.set(`${spec.group}/${names.kind}`, spec.scope === "Cluster" ? "Cluster" : "Namespaced");
-  }
-  return out;
-}
+/** One message per bound a document breaks, its details joined, bounds in the order first broken. */
+const boundMessages = (where: string, violations: readonly { bound: Bound; detail: string }[]): string[] => {
+  const byBound = new Map<Bound, string[]>();
+  for (const v of violations) byBound.set(v.bound, [...(byBound.get(v.bound) ?? []), v.detail]);
+  return [...byBound].map(([bound, details]) => outside(where, bound, details.join("; ")));
+};
 
-/** Kinds in `documents` whose scope neither the built-in table nor `known` gives: the shell asks discovery. */
-export function kindsNeedingScope(
-  documents: readonly { object: KubeObject }[],
-  known: ReadonlyMap<string, Scope>,
-): { apiVersion: string; kind: string }[] {
-  const seen = new Map<string, { apiVersion: string; kind: string }>();
-  for (const { object } of documents) {
-    const key = scopeKey(String(object.apiVersion), String(object.kind));
-    if (!BUILT_IN_SCOPES.has(key) && !known.has(key) && !seen.has(key))
-      seen.set(key, { apiVersion: String(object.apiVersion), kind: String(object.kind) });
-  }
-  return [...seen.values()];
-}
-
-/** Renders one provider whose documents parsed; `scopes` includes the CRD scopes of every provider. */
+/** Renders one provider whose documents parsed, and checks it against every bound. */
 export function renderDocuments(
   source: ProviderSource,
   documents: readonly ParsedDocument[],
@@ -356,27 +371,35 @@ export function renderDocuments(
   const image = Object.hasOwn(context.images, label) ? context.images[label] : undefined;
 
   for (const { index, object: input } of documents) {
-    const docLabel = documentLabel(index, input);
+    const docLabel = `${where}, ${documentLabel(index, input)}`;
     const apiVersion = String(input.apiVersion);
     const kind = String(input.kind);
     if (groupOf(apiVersion) === "" && kind === "Namespace") {
       skipped.push(
-        `Namespace ${String(input.metadata?.name)} (components are installed in ${context.namespace})`,
+        `Namespace ${shown(String(input.metadata?.name))} (components are installed in ${context.namespace})`,
       );
       continue;
     }
-    const key = scopeKey(apiVersion, kind);
-    const scope = BUILT_IN_SCOPES.get(key) ?? context.scopes?.get(key);
-    if (!scope) {
-      errors.push(
-        `${where}, ${docLabel}: the API server does not serve ${kind} in ${apiVersion} and no CRD in the components defines it`,
-      );
+    const refused = allowlistViolation(apiVersion, kind);
+    if (refused) {
+      errors.push(outside(docLabel, refused.bound, refused.detail));
       continue;
     }
+    const scope = ALLOWED_KINDS.get(`${groupOf(apiVersion)}/${kind}`);
     const images = replaceImages(clone(input), image);
     if (images.count > 0 && image === undefined) {
       errors.push(
-        `${where}, ${docLabel}: uses the image placeholder ${IMAGE_PLACEHOLDER} but the images ConfigMap has no key "${label}"`,
+        `${docLabel}: uses the image placeholder ${IMAGE_PLACEHOLDER} but the images ConfigMap has no key "${label}"`,
+      );
+      continue;
+    }
+    if (images.count > 0 && image !== undefined && !isImageReference(image)) {
+      errors.push(
+        outside(
+          docLabel,
+          "images",
+          `the images ConfigMap's value for "${label}" is not a valid image reference`,
+        ),
       );
       continue;
     }
@@ -394,7 +417,7 @@ export function renderDocuments(
     const identity = identityOf(ref);
     const earlier = seen.get(identity);
     if (earlier !== undefined) {
-      errors.push(`${where}, ${docLabel}: ${describeRef(ref)} is also document ${earlier}`);
+      errors.push(`${docLabel}: ${describeRef(ref)} is also document ${earlier}`);
       continue;
     }
     seen.set(identity, index);
@@ -406,8 +429,20 @@ export function renderDocuments(
         [HASH_ANNOTATION]: hash,
       },
     };
-    objects.push({ object: o, ref, phase: phaseOf(o), hash });
+    objects.push({ object: o, ref, source: docLabel, phase: phaseOf(o), hash });
   }
+
+  const violations = violationsOf(
+    objects.map((o) => o.object),
+    {
+      namespace: context.namespace,
+      images: new Set(Object.values(context.images).filter(isImageReference)),
+      imagesConfigMap: context.imagesConfigMap,
+    },
+  );
+  for (const [i, o] of objects.entries()) errors.push(...boundMessages(o.source, violations[i] ?? []));
+  errors.sort((a, b) => documentNumber(a) - documentNumber(b));
+
   if (errors.length === 0 && objects.length === 0)
     errors.push(`${where}: the components contain no objects to install`);
   if (errors.length > 0)
@@ -427,19 +462,15 @@ export function renderDocuments(
   };
 }
 
-/**
- * Parses and renders every provider. `scopes` comes from discovery for kinds neither built in nor defined
- * by a CRD among the components (see `kindsNeedingScope`). An object claimed by two providers fails the
- * second one.
- */
+/** Messages in document order (the bound checks run after the per-document ones). */
+const documentNumber = (message: string): number => Number(/, document (\d+) /.exec(message)?.[1] ?? 0);
+
+/** Parses and renders every provider. An object claimed by two providers fails the second one. */
 export function renderProviders(sources: readonly ProviderSource[], context: RenderContext): RenderResult[] {
-  const parsed = sources.map((s) => ({ source: s, result: parseComponents(s, context.variables) }));
-  const scopes = new Map(context.scopes ?? []);
-  for (const p of parsed)
-    if (p.result.ok) for (const [k, v] of crdScopes(p.result.documents)) scopes.set(k, v);
   const owners = new Map<string, string>();
-  return parsed.map(({ source, result }): RenderResult => {
+  return sources.map((source): RenderResult => {
     const label = providerLabelValue(source.type, source.name);
+    const result = parseComponents(source, context.variables);
     if (!result.ok)
       return {
         ok: false,
@@ -449,7 +480,7 @@ export function renderProviders(sources: readonly ProviderSource[], context: Ren
         configMap: source.configMap,
         errors: result.errors,
       };
-    const rendered = renderDocuments(source, result.documents, { ...context, scopes });
+    const rendered = renderDocuments(source, result.documents, context);
     if (!rendered.ok) return rendered;
     const clashes: string[] = [];
     for (const o of rendered.provider.objects) {

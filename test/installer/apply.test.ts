@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { ApplyDeps, PrunePermission } from "../../src/installer/apply.js";
 import { applyProviders, isSubsetOf } from "../../src/installer/apply.js";
-import { FIELD_MANAGER, PROVIDER_LABEL } from "../../src/installer/model.js";
+import { FIELD_MANAGER, HASH_ANNOTATION, PROVIDER_LABEL } from "../../src/installer/model.js";
 import { type RenderedProvider, renderProviders } from "../../src/installer/render.js";
 import type { KubeClient } from "../../src/kube/client.js";
 import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";
@@ -47,6 +47,7 @@ function fakeApi(
 ) {
   const objects = new Map<string, KubeObject>();
   const calls: string[] = [];
+  const bodies: KubeObject[] = [];
   const crdGets = new Map<string, number>();
   let rv = 0;
   const key = (t: ResourceType, ns: string, name: string) => `${t.plural}/${t.namespaced ? ns : ""}/${name}`;
@@ -90,6 +91,7 @@ function fakeApi(
     async patch(t, ns, name, patch) {
       if (patch.type !== "apply") throw new Error("the installer only applies");
       calls.push(`apply ${t.kind} ${name}`);
+      bodies.push(structuredClone(patch.body));
       expect(patch).toMatchObject({ fieldManager: FIELD_MANAGER, force: true });
       const refusal = options.refuse?.(patch.body);
       if (refusal) throw new InvalidError(422, "Invalid", refusal);
@@ -126,11 +128,20 @@ function fakeApi(
   };
   const has = (kind: string, name: string) =>
     [...objects.values()].some((o) => o.kind === kind && nameOf(o) === name);
-  return { client, calls, objects, put, has };
+  return { client, calls, bodies, objects, put, has };
 }
 
 const doc = (kind: string, name: string, apiVersion = "v1", extra = ""): string =>
   `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: ${name}\n${extra}`;
+const IMAGE = "quay.io/example/manager:v1";
+/** A Deployment as SPEC §6 admits it: under a ServiceAccount its provider ships, with an image of the map. */
+const deployment = (name: string, serviceAccount: string): string =>
+  doc(
+    "Deployment",
+    name,
+    "apps/v1",
+    `spec:\n  template:\n    spec:\n      serviceAccountName: ${serviceAccount}\n      containers: [{name: manager, image: ${IMAGE}}]\n`,
+  );
 const crd = (plural: string, group = "example.x-k8s.io") =>
   `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ${plural}.${group}\nspec:\n  group: ${group}\n  scope: Namespaced\n  names: {kind: K${plural}, plural: ${plural}}\n  versions: [{name: v1, served: true, storage: true}]\n`;
 
@@ -152,7 +163,7 @@ const render = (core: string[], infra: string[]): RenderedProvider[] =>
         components: infra.join("---\n"),
       },
     ],
-    { namespace: NS, images: {}, variables: {} },
+    { namespace: NS, images: { "cluster-api": IMAGE }, variables: {}, imagesConfigMap: "images" },
   ).map((r) => {
     if (!r.ok) throw new Error(r.errors.join("\n"));
     return r.provider;
@@ -191,12 +202,13 @@ const standard = () =>
     [
       crd("widgets"),
       doc("ServiceAccount", "capi-manager"),
-      doc("Deployment", "capi-controller-manager", "apps/v1"),
+      deployment("capi-controller-manager", "capi-manager"),
     ],
     [
       crd("gadgets"),
       doc("Role", "capa-role", "rbac.authorization.k8s.io/v1"),
-      doc("Deployment", "capa-controller-manager", "apps/v1"),
+      doc("ServiceAccount", "capa-manager"),
+      deployment("capa-controller-manager", "capa-manager"),
     ],
   );
 
@@ -217,6 +229,7 @@ describe("apply: SPEC §6 order", () => {
       "CustomResourceDefinition gadgets.example.x-k8s.io",
       "ServiceAccount capi-manager",
       "Role capa-role",
+      "ServiceAccount capa-manager",
       "Deployment capi-controller-manager",
       "Deployment capa-controller-manager",
     ]);
@@ -262,11 +275,64 @@ describe("apply: SPEC §6 order", () => {
     await run(standard(), api);
     const second = await run(standard(), api);
     expect(second.written).toEqual([]);
-    expect(second.unchanged).toBe(6);
+    expect(second.unchanged).toBe(7);
     const sa = [...api.objects.values()].find((o) => nameOf(o) === "capi-manager")!;
-    sa.metadata!.labels = { ...sa.metadata!.labels, [PROVIDER_LABEL]: "edited" };
+    sa.metadata!.annotations = { ...sa.metadata!.annotations, [HASH_ANNOTATION]: "edited" };
     const third = await run(standard(), api);
     expect(third.written.map((r) => r.name)).toEqual(["capi-manager"]);
+  });
+
+  it("an update carries the resourceVersion it was decided on, so a concurrent change fails it instead of being overwritten", async () => {
+    const api = fakeApi({ establishAfterGets: 0 });
+    await run(standard(), api);
+    const sa = [...api.objects.values()].find((o) => nameOf(o) === "capi-manager")!;
+    sa.metadata!.annotations = { ...sa.metadata!.annotations, [HASH_ANNOTATION]: "edited" };
+    const liveVersion = sa.metadata!.resourceVersion;
+    api.bodies.length = 0;
+    await run(standard(), api);
+    expect(api.bodies.map((b) => [nameOf(b), b.metadata?.resourceVersion])).toEqual([
+      ["capi-manager", liveVersion],
+    ]);
+  });
+});
+
+describe("apply: SPEC §6 never takes over an existing object that lacks the provider's label", () => {
+  const takeover = (labels: Record<string, string> | undefined) =>
+    `ConfigMap ${NS}/aws, document 3 (ServiceAccount capa-manager): outside bound no-takeover: ServiceAccount ${NS}/capa-manager exists and its label ${PROVIDER_LABEL} is ${labels ? `"${labels[PROVIDER_LABEL]}"` : "absent"}, not "infrastructure-aws": the installer never takes over an object it did not install (delete the object, or label it if this provider should own it)`;
+
+  it.each([
+    ["someone else's object, unlabelled", undefined],
+    ["another provider's object", { [PROVIDER_LABEL]: "cluster-api" }],
+  ])("%s: the provider writes nothing, the other provider installs, nothing is pruned", async (_, labels) => {
+    const api = fakeApi({ establishAfterGets: 0 });
+    api.put({
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "capa-manager", namespace: NS, ...(labels ? { labels } : {}) },
+      secrets: [{ name: "theirs" }],
+    });
+    const outcome = await run(standard(), api);
+    expect(outcome.failures.map((f) => f.message)).toEqual([takeover(labels)]);
+    expect(outcome.written.map((r) => r.name)).toEqual([
+      "widgets.example.x-k8s.io",
+      "capi-manager",
+      "capi-controller-manager",
+    ]);
+    expect(api.calls.filter((c) => c.startsWith("apply") && /capa|gadgets/.test(c))).toEqual([]);
+    expect(api.objects.get("serviceaccounts/openshift-cluster-api/capa-manager")?.metadata?.labels).toEqual(
+      labels,
+    );
+    expect(outcome.pruneHeld).toBe("not every object applied; nothing is pruned until a complete apply");
+  });
+
+  it("an object we installed whose provider label someone changed is left alone", async () => {
+    const api = fakeApi({ establishAfterGets: 0 });
+    await run(standard(), api);
+    const sa = [...api.objects.values()].find((o) => nameOf(o) === "capa-manager")!;
+    sa.metadata!.labels = { [PROVIDER_LABEL]: "edited" };
+    const outcome = await run(standard(), api);
+    expect(outcome.failures.map((f) => f.message)).toEqual([takeover({ [PROVIDER_LABEL]: "edited" })]);
+    expect(outcome.written).toEqual([]);
   });
 });
 

@@ -173,27 +173,24 @@ describe("installer: apply (SPEC §6)", () => {
 
   it("drift on an applied field is repaired on the next run", async () => {
     const bed = await awsBed();
-    const live = await bed.admin.client.get(KINDS.configMap, NS, CORE_CM);
-    expect(live).toBeDefined();
-    const sa = await bed.admin.client.get(
-      { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts", namespaced: true },
-      NS,
-      "capi-manager",
-    );
-    await bed.admin.client.patch(
-      { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts", namespaced: true },
-      NS,
-      "capi-manager",
-      { type: "merge", body: { metadata: { labels: { [PROVIDER_LABEL]: "someone-else" } } } },
-    );
-    expect(sa.metadata?.annotations?.[HASH_ANNOTATION]).toMatch(/^[0-9a-f]{16}$/);
+    const roleType = {
+      group: "rbac.authorization.k8s.io",
+      version: "v1",
+      kind: "Role",
+      plural: "roles",
+      namespaced: true,
+    };
+    const role = await bed.admin.client.get(roleType, NS, "capi-leader-election-role");
+    expect(role.metadata?.annotations?.[HASH_ANNOTATION]).toMatch(/^[0-9a-f]{16}$/);
+    await bed.admin.client.patch(roleType, NS, "capi-leader-election-role", {
+      type: "merge",
+      body: { rules: [] },
+    });
     const runs = bed.runs.length;
     await bed.clock.advance(RESYNC_AFTER_MS);
     const again = await bed.nextRun(runs, (r) => (r.outcome?.written.length ?? 0) > 0);
-    expect(again.outcome?.written.map((r) => r.name)).toEqual(["capi-manager"]);
-    expect(
-      bed.server.store.get(types.serviceaccounts, NS, "capi-manager")?.metadata?.labels?.[PROVIDER_LABEL],
-    ).toBe("cluster-api");
+    expect(again.outcome?.written.map((r) => r.name)).toEqual(["capi-leader-election-role"]);
+    expect(bed.server.store.get(types.roles, NS, "capi-leader-election-role")?.rules).toEqual(role.rules);
   });
 
   it("nothing applied on an unsupported platform, reported as such", async () => {

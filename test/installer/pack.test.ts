@@ -24,6 +24,18 @@ const pack = (overrides: Partial<Parameters<typeof packProvider>[0]> = {}) =>
     ...overrides,
   });
 
+const ALIAS_BOMB = [
+  "apiVersion: v1",
+  "kind: ConfigMap",
+  "metadata: {name: lol}",
+  "data:",
+  '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  "  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]",
+  "  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]",
+  "  d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]",
+  "",
+].join("\n");
+
 const documentsOf = (configMap: KubeObject): KubeObject[] =>
   parseAllDocuments(String((configMap.data as Record<string, string>).components)).map(
     (d) => d.toJS() as KubeObject,
@@ -110,6 +122,15 @@ describe("pack-provider: the transport ConfigMap", () => {
     expect(pack(overrides)).toEqual({ ok: false, error: message, usage: true });
   });
 
+  it("refuses an alias bomb as outside its bounds, without expanding it", () => {
+    expect(pack({ components: ALIAS_BOMB })).toEqual({
+      ok: false,
+      error:
+        "components: YAML document 1 line 1: its aliases expand beyond the bound of 100 alias uses (maxAliasCount)",
+      bound: true,
+    });
+  });
+
   it("refuses components that are not YAML", () => {
     const result = pack({ components: "kind: [Deployment\n" });
     expect(result.ok).toBe(false);
@@ -161,8 +182,13 @@ describe("pack-provider: the command", () => {
       2,
       "pack-provider: --type must be one of core, infrastructure",
     ],
+    [
+      ["--name", "aws", "--type", "infrastructure", "--version", "v1", "-f", "bomb.yaml"],
+      2,
+      "pack-provider: components: YAML document 1 line 1: its aliases expand beyond the bound of 100 alias uses (maxAliasCount)\n",
+    ],
   ])("%j exits %i", async (argv, code, message) => {
-    const t = io({ "c.yaml": components });
+    const t = io({ "c.yaml": components, "bomb.yaml": ALIAS_BOMB });
     expect(await runPackProvider(argv, t.io)).toBe(code);
     expect(t.err.join("")).toContain(message);
     expect(t.out).toEqual([]);

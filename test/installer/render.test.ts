@@ -17,11 +17,24 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { getPath } from "../../src/kube/object.js";
 
 // The released file without its cert-manager documents (pack-provider removes those; render must still
-// drop the caBundles and fix the namespaces the file carries).
-const components = (await readFile("test/fixtures/providers/capz-like-components.yaml", "utf8"))
-  .split(/^---$/m)
-  .filter((d) => !d.includes("apiVersion: cert-manager.io/v1"))
-  .join("---");
+// drop the caBundles and fix the namespaces the file carries), plus the ClusterRole its binding names (the
+// trimmed fixture leaves it out; SPEC §6 binds only roles the same provider ships).
+const CAPZ_MANAGER_ROLE = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: capz-manager-role
+rules:
+- apiGroups: [infrastructure.cluster.x-k8s.io, cluster.x-k8s.io]
+  resources: ["*"]
+  verbs: [get, list, watch, create, update, patch, delete]
+`;
+const components = [
+  ...(await readFile("test/fixtures/providers/capz-like-components.yaml", "utf8"))
+    .split(/^---$/m)
+    .filter((d) => !d.includes("apiVersion: cert-manager.io/v1")),
+  CAPZ_MANAGER_ROLE,
+].join("---");
 const NS = "openshift-cluster-api";
 
 const source = (overrides: Partial<ProviderSource> = {}): ProviderSource => ({
@@ -36,6 +49,7 @@ const context = (overrides: Partial<RenderContext> = {}): RenderContext => ({
   namespace: NS,
   images: { "infrastructure-azure": "quay.io/openshift/capz:4.20" },
   variables: {},
+  imagesConfigMap: "machine-api-migration-images",
   ...overrides,
 });
 
@@ -135,6 +149,7 @@ describe("render: SPEC §6 rendering rules", () => {
       ["Service", "others"],
       ["Deployment", "deployments"],
       ["ValidatingWebhookConfiguration", "others"],
+      ["ClusterRole", "others"],
     ]);
   });
 
@@ -193,10 +208,10 @@ describe("render: failures name the ConfigMap, document and object", () => {
       ],
     ],
     [
-      "a kind nobody serves",
+      "a kind off the allowlist",
       "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n",
       [
-        `${where}, document 1 (Widget w): the API server does not serve Widget in example.com/v1 and no CRD in the components defines it`,
+        `${where}, document 1 (Widget w): outside bound kind-allowlist: Widget is not a kind the installer applies (CustomResourceDefinition, Deployment, Service, ServiceAccount, ConfigMap, Role, RoleBinding, ClusterRole, ClusterRoleBinding, ValidatingWebhookConfiguration, MutatingWebhookConfiguration)`,
       ],
     ],
     [
@@ -241,34 +256,149 @@ describe("render: failures name the ConfigMap, document and object", () => {
     });
   });
 
-  it("custom resources take their scope from a CRD of another provider in the same set", () => {
-    const crd = (scope: string) =>
-      `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gizmos.example.com}\nspec:\n  group: example.com\n  scope: ${scope}\n  names: {kind: Gizmo, plural: gizmos}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n`;
-    const gizmo = "apiVersion: example.com/v1\nkind: Gizmo\nmetadata: {name: g, namespace: elsewhere}\n";
-    for (const [scope, namespace] of [
-      ["Cluster", undefined],
-      ["Namespaced", NS],
-    ] as const) {
-      const results = renderProviders(
-        [
-          source({ name: "cluster-api", type: "core", configMap: `${NS}/core`, components: crd(scope) }),
-          source({ components: gizmo }),
-        ],
-        context(),
-      );
-      const infra = results[1];
-      if (!infra?.ok) throw new Error(JSON.stringify(infra));
-      expect(infra.provider.objects[0]?.object.metadata?.namespace).toBe(namespace);
-    }
+  it("custom resources are never applied, not even of a CRD in the same set (SPEC §6 allowlist)", () => {
+    const crd =
+      "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gizmos.infrastructure.cluster.x-k8s.io}\nspec:\n  group: infrastructure.cluster.x-k8s.io\n  scope: Namespaced\n  names: {kind: Gizmo, plural: gizmos}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n";
+    const gizmo = "apiVersion: infrastructure.cluster.x-k8s.io/v1\nkind: Gizmo\nmetadata: {name: g}\n";
+    expect(failing(source({ components: `${crd}---\n${gizmo}` }))).toEqual([
+      `${where}, document 2 (Gizmo g): outside bound kind-allowlist: Gizmo is not a kind the installer applies (CustomResourceDefinition, Deployment, Service, ServiceAccount, ConfigMap, Role, RoleBinding, ClusterRole, ClusterRoleBinding, ValidatingWebhookConfiguration, MutatingWebhookConfiguration)`,
+    ]);
+  });
+});
+
+describe("render: variables are substituted into parsed scalars, never into YAML text (SPEC §6)", () => {
+  const serviceAccount = (annotation: string) =>
+    `apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa\n  annotations:\n    note: ${annotation}\n`;
+  const INJECTED = [
+    "x",
+    "---",
+    "apiVersion: rbac.authorization.k8s.io/v1",
+    "kind: ClusterRoleBinding",
+    "metadata: {name: pwn}",
+    "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}",
+    "subjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: 'system:authenticated'}]",
+  ].join("\n");
+
+  it("a value holding `\\n---\\n` and a whole document stays one string: no document is injected", () => {
+    const p = renderOne(
+      source({ components: serviceAccount("${NOTE}") }),
+      context({ variables: { NOTE: INJECTED } }),
+    );
+    expect(p.objects.map((o) => `${o.object.kind} ${o.object.metadata?.name}`)).toEqual([
+      "ServiceAccount sa",
+    ]);
+    expect(p.objects[0]?.object.metadata?.annotations?.note).toBe(INJECTED);
   });
 
-  it("discovery scopes are used for kinds neither built in nor defined by the components", () => {
+  it("a value that is YAML structure stays a string; one that reads as a number or boolean takes that type", () => {
+    const text = [
+      "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa}",
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: ${REPLICAS}\n  paused: ${PAUSED}\n  minReadySeconds: "${QUOTED}"\n  template:\n    metadata:\n      labels: ${LABELS}\n    spec:\n      serviceAccountName: sa\n      containers: [{name: m, image: to.be/replaced:v99}]\n',
+    ].join("\n---\n");
+    const p = renderOne(
+      source({ components: text }),
+      context({ variables: { REPLICAS: "3", PAUSED: "false", QUOTED: "7", LABELS: "{app: x, evil: y}" } }),
+    );
+    expect(find(p.objects, "Deployment").spec).toMatchObject({
+      replicas: 3,
+      paused: false,
+      minReadySeconds: "7",
+      template: { metadata: { labels: "{app: x, evil: y}" } },
+    });
+  });
+
+  it("a value that is a deep pile of brackets stays a string (it never reaches YAML's recursive composer)", () => {
+    const pile = "[".repeat(200_000);
+    const p = renderOne(
+      source({ components: serviceAccount("${NOTE}") }),
+      context({ variables: { NOTE: pile } }),
+    );
+    expect(p.objects[0]?.object.metadata?.annotations?.note).toBe(pile);
+  });
+
+  it("a variable in a comment is not substituted and needs no value", () => {
+    const p = renderOne(source({ components: `# set \${UNSET} to tune\n${serviceAccount("plain")}` }));
+    expect(p.objects[0]?.object.metadata?.annotations?.note).toBe("plain");
+  });
+});
+
+describe("render: YAML is bounded and every bound is a reported problem, never a throw (SPEC §6)", () => {
+  const failing = (components: string) => {
+    const [result] = renderProviders([source({ components })], context());
+    if (!result || result.ok) throw new Error("expected a failure");
+    return result.errors;
+  };
+  const where = `ConfigMap ${NS}/capi-provider-infrastructure-azure`;
+  const ALIAS_BOMB = [
+    "apiVersion: v1",
+    "kind: ConfigMap",
+    "metadata: {name: lol}",
+    "data:",
+    '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+    "  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]",
+    "  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]",
+    "  d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]",
+    "  e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]",
+    "  f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]",
+    "",
+  ].join("\n");
+
+  it("an alias bomb", () => {
+    expect(failing(ALIAS_BOMB)).toEqual([
+      `${where}: outside bound yaml: YAML document 1 line 1: its aliases expand beyond the bound of 100 alias uses (maxAliasCount)`,
+    ]);
+  });
+
+  it("an alias bomb whose anchor a variable fills", () => {
+    const bomb =
+      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  a: &a ${BIG}\n  list: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n";
+    const [result] = renderProviders(
+      [source({ components: bomb })],
+      context({ variables: { BIG: "x".repeat(200_000) } }),
+    );
+    expect(result?.ok ? [] : result?.errors).toEqual([
+      `${where}: outside bound yaml: YAML document 1 line 1: expands (its aliases and variables included) beyond the bound of 1572864 bytes of JSON`,
+    ]);
+  });
+
+  it("an alias to the node that contains it (recursive data)", () => {
+    expect(failing("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loop}\ndata: &d {self: *d}\n")).toEqual(
+      [
+        `${where}: outside bound yaml: YAML document 1 line 1: an alias refers to a node that contains it, which no JSON object can hold`,
+      ],
+    );
+  });
+
+  it("an alias to no anchor", () => {
+    expect(failing("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\ndata: *nowhere\n")).toEqual([
+      `${where}: YAML document 2 line 5: alias *nowhere refers to no anchor before it`,
+    ]);
+  });
+
+  it("components larger than a ConfigMap can hold", () => {
+    const big = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata: {blob: "${"x".repeat(1024 * 1024)}"}\n`;
+    expect(failing(big)).toEqual([
+      `${where}: outside bound yaml: the text is ${big.length} bytes, beyond the bound of 1048576 bytes`,
+    ]);
+  });
+
+  it("too many documents", () => {
+    const many = Array.from(
+      { length: 1001 },
+      (_, i) => `apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa${i}}\n`,
+    ).join("---\n");
+    expect(failing(many)).toEqual([
+      `${where}: outside bound yaml: the text holds more than 1000 YAML documents`,
+    ]);
+  });
+
+  it("YAML 1.1 tags give no timestamps or binary: a %YAML 1.1 directive is read as the 1.2 core schema", () => {
     const p = renderOne(
       source({
-        components: "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: m}\n",
+        components:
+          "%YAML 1.1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {when: 2001-12-14, blob: !!binary aGk=}\n",
       }),
-      context({ scopes: new Map([["monitoring.coreos.com/ServiceMonitor", "Namespaced"]]) }),
     );
-    expect(p.objects[0]?.object.metadata?.namespace).toBe(NS);
+    expect(p.objects[0]?.object.data).toEqual({ when: "2001-12-14", blob: "aGk=" });
   });
 });

@@ -1,0 +1,217 @@
+/**
+ * Bounded YAML (src/yaml.ts, SPEC §6 "YAML alias expansion and document size are bounded"): JSON-shaped
+ * values from YAML 1.2 core only; alias bombs, recursive and dangling aliases, oversized text, too many
+ * documents and documents that expand too far are problems naming the document, never exceptions — for any
+ * input. And the commands that read YAML files (`convert -f`, `pack-provider -f`) turn an alias bomb into
+ * exit 2 and one line on stderr, never a stack trace.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_YAML_BOUNDS, parseYaml, type YamlBounds } from "../src/yaml.js";
+
+const ALIAS_BOMB = [
+  'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]",
+  "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]",
+  "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]",
+  "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]",
+  "f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]",
+  "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]",
+  "",
+].join("\n");
+const BOMB_MESSAGE =
+  "YAML document 1 line 1: its aliases expand beyond the bound of 100 alias uses (maxAliasCount)";
+
+const small = (over: Partial<YamlBounds>): YamlBounds => ({ ...DEFAULT_YAML_BOUNDS, ...over });
+
+describe("parseYaml: values", () => {
+  it("every document as a JSON value, empty documents as null", () => {
+    expect(parseYaml("a: 1\n---\n---\n- x\n- 2\n")).toEqual({ ok: true, values: [{ a: 1 }, null, ["x", 2]] });
+  });
+
+  it("a few aliases within the bound are expanded", () => {
+    expect(parseYaml("a: &a {x: 1}\nb: *a\n")).toEqual({ ok: true, values: [{ a: { x: 1 }, b: { x: 1 } }] });
+  });
+
+  it("the YAML 1.2 core schema whatever a %YAML directive says: no timestamps, binary, sets or merge keys", () => {
+    expect(
+      parseYaml("%YAML 1.1\n---\nwhen: 2001-12-14\nblob: !!binary aGk=\nset: !!set {x}\n<<: {m: 1}\n"),
+    ).toEqual({ ok: true, values: [{ when: "2001-12-14", blob: "aGk=", set: { x: null }, "<<": { m: 1 } }] });
+  });
+
+  it("a __proto__ key is data, not a prototype", () => {
+    const result = parseYaml("__proto__: {polluted: true}\n");
+    expect(result.ok).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe("parseYaml: bounds are problems, never exceptions", () => {
+  it.each([
+    ["an alias bomb", ALIAS_BOMB, true, BOMB_MESSAGE],
+    [
+      "an alias to the node that contains it",
+      "a: &a [x, *a]\n",
+      true,
+      "YAML document 1 line 1: an alias refers to a node that contains it, which no JSON object can hold",
+    ],
+    [
+      "an alias to no anchor",
+      "a: 1\n---\nb: *nowhere\n",
+      false,
+      "YAML document 2 line 3: alias *nowhere refers to no anchor before it",
+    ],
+    [
+      "a value JSON cannot carry",
+      "a: .inf\n",
+      true,
+      "YAML document 1 line 1: holds a value JSON cannot carry (Infinity)",
+    ],
+  ])("%s", (_, text, bound, message) => {
+    expect(parseYaml(text)).toEqual({ ok: false, problem: { bound, message } });
+  });
+
+  it("text over maxBytes", () => {
+    expect(parseYaml("a: 12345\n", small({ maxBytes: 8 }))).toEqual({
+      ok: false,
+      problem: { bound: true, message: "the text is 9 bytes, beyond the bound of 8 bytes" },
+    });
+  });
+
+  it("more documents than maxDocuments", () => {
+    expect(parseYaml("a\n---\nb\n---\nc\n", small({ maxDocuments: 2 }))).toEqual({
+      ok: false,
+      problem: { bound: true, message: "the text holds more than 2 YAML documents" },
+    });
+  });
+
+  it("a document whose aliases expand past maxDocumentBytes", () => {
+    const text = `a: &a "${"x".repeat(100)}"\nb: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n`;
+    expect(parseYaml(text, small({ maxDocumentBytes: 1000 }))).toEqual({
+      ok: false,
+      problem: {
+        bound: true,
+        message:
+          "YAML document 1 line 1: expands (its aliases and variables included) beyond the bound of 1000 bytes of JSON",
+      },
+    });
+  });
+
+  it("nesting deeper than maxDepth, however deep (a deep pile has crashed the yaml library's composer)", () => {
+    for (const depth of [129, 200_000])
+      expect(parseYaml(`a: 1\n---\nb: ${"[".repeat(depth)}${"]".repeat(depth)}\n`)).toEqual({
+        ok: false,
+        problem: {
+          bound: true,
+          message: "YAML document 2 line 3: nests deeper than the bound of 128 levels",
+        },
+      });
+    expect(parseYaml(`${"[".repeat(127)}${"]".repeat(127)}`).ok).toBe(true);
+  });
+
+  it("aliases nesting a document deeper than maxDepth", () => {
+    expect(parseYaml("a: &a [[1]]\nb: [[*a]]\n", small({ maxDepth: 4 }))).toEqual({
+      ok: false,
+      problem: {
+        bound: true,
+        message: "YAML document 1 line 1: nests (its aliases included) deeper than the bound of 4 levels",
+      },
+    });
+  });
+
+  it("any text: a result, never a throw", () => {
+    const fragments = fc.constantFrom(
+      "&a ",
+      "*a",
+      "[",
+      "]",
+      "{",
+      "}",
+      ": ",
+      "- ",
+      "\n",
+      "---\n",
+      "x",
+      "!!",
+      "%YAML 1.1\n",
+      "? ",
+      "'",
+      '"',
+      "#",
+      "  ",
+    );
+    fc.assert(
+      fc.property(fc.array(fragments, { maxLength: 60 }), (parts) => {
+        const result = parseYaml(parts.join(""));
+        expect(typeof result.ok).toBe("boolean");
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe("the commands that read YAML files: an alias bomb is exit 2 and one line, no stack trace", () => {
+  const ROOT = fileURLToPath(new URL("../", import.meta.url));
+  const cli = (
+    args: string[],
+    stdin = "",
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+    new Promise((resolve, reject) => {
+      const child = spawn("npx", ["tsx", "src/cli.ts", ...args], { cwd: ROOT });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (c: Buffer) => {
+        stdout += c.toString();
+      });
+      child.stderr.on("data", (c: Buffer) => {
+        stderr += c.toString();
+      });
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+      child.stdin.end(stdin);
+    });
+  const bombFile = async (): Promise<string> => {
+    const path = join(await mkdtemp(join(tmpdir(), "yaml-bomb-")), "bomb.yaml");
+    await writeFile(path, ALIAS_BOMB);
+    return path;
+  };
+  const INFRA = "test/fixtures/convert/infrastructure.yaml";
+
+  it("convert -f FILE", async () => {
+    const bomb = await bombFile();
+    const result = await cli(["convert", "--to", "capi", "--infrastructure", INFRA, "-f", bomb]);
+    expect(result).toEqual({ code: 2, stdout: "", stderr: `error: ${bomb}: ${BOMB_MESSAGE}\n` });
+  });
+
+  it("convert -f - (stdin) and --infrastructure FILE", async () => {
+    const bomb = await bombFile();
+    const fromStdin = await cli(
+      ["convert", "--to", "capi", "--infrastructure", INFRA, "-f", "-"],
+      ALIAS_BOMB,
+    );
+    expect(fromStdin).toEqual({ code: 2, stdout: "", stderr: `error: <stdin>: ${BOMB_MESSAGE}\n` });
+    const asInfrastructure = await cli(["convert", "--to", "capi", "--infrastructure", bomb, "-f", INFRA]);
+    expect(asInfrastructure).toEqual({ code: 2, stdout: "", stderr: `error: ${bomb}: ${BOMB_MESSAGE}\n` });
+  });
+
+  it("pack-provider -f FILE", async () => {
+    const bomb = await bombFile();
+    const result = await cli([
+      "pack-provider",
+      "--name",
+      "aws",
+      "--type",
+      "infrastructure",
+      "--version",
+      "v1",
+      "-f",
+      bomb,
+    ]);
+    expect(result).toEqual({ code: 2, stdout: "", stderr: `pack-provider: components: ${BOMB_MESSAGE}\n` });
+  });
+});
