@@ -9,11 +9,12 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: [
-      "test/cluster/**/*.cluster.test.ts",
+      "test/**/*.cluster.test.ts",
       "test/integration/handover-e2e.test.ts",
       "test/integration/sync-providers.test.ts",
       "test/integration/sync.test.ts",
       "test/integration/handover-safety.test.ts",
+      "test/installer/installer.integration.test.ts",
     ],
     environment: "node",
     env: { MAM_TEST_BACKEND: "real" },
