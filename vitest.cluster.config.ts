@@ -15,6 +15,7 @@ export default defineConfig({
       "test/integration/sync.test.ts",
       "test/integration/handover-safety.test.ts",
       "test/installer/installer.integration.test.ts",
+      "test/e2e/journey.test.ts",
     ],
     environment: "node",
     env: { MAM_TEST_BACKEND: "real" },

@@ -5,8 +5,10 @@
  * so its CAPI twin and AWSMachine exist (written by the product's identity, converted by the real converter)
  * and the MAPI copy is paused. Every write goes through the API, under that actor's identity.
  */
-import { CAPI_API_VERSION, FINALIZERS, KINDS, MAPI_API_VERSION } from "../kube/kinds.js";
-import { getPath, type KubeObject } from "../kube/object.js";
+import type { KubeClient } from "../kube/client.js";
+import { ConflictError } from "../kube/errors.js";
+import { CAPI_API_VERSION, FINALIZERS, KINDS, MAPI_API_VERSION, type ResourceType } from "../kube/kinds.js";
+import { getPath, isRecord, type KubeObject } from "../kube/object.js";
 import { instanceLabels } from "../simulate/mao.js";
 import { mapiMachineStatusToCapi, mapiMachineToCapi } from "../sync/conversion/index.js";
 import type { LocalCluster } from "./cluster.js";
@@ -59,8 +61,31 @@ export interface SeedOptions {
   provisioned: boolean;
 }
 
+/**
+ * Writes `status` over the object's status as its controller would. Against a cluster whose controllers
+ * already run (the product on the real control plane) they may write between our create and this update:
+ * on a conflict the live object is read again and the seed's fields laid over its status.
+ */
+async function statusOver(
+  client: KubeClient,
+  type: ResourceType,
+  object: KubeObject,
+  status: Record<string, unknown>,
+): Promise<KubeObject> {
+  let current = object;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const live = isRecord(current.status) ? current.status : {};
+      return await client.updateStatus(type, { ...current, status: { ...live, ...status } });
+    } catch (e) {
+      if (!(e instanceof ConflictError) || attempt >= 5) throw e;
+      current = await client.get(type, current.metadata?.namespace ?? "", current.metadata?.name ?? "");
+    }
+  }
+}
+
 export async function seedDemo(
-  cluster: LocalCluster,
+  cluster: Pick<LocalCluster, "clientAs">,
   ns: SeedNamespaces,
   options: SeedOptions,
 ): Promise<void> {
@@ -81,16 +106,13 @@ export async function seedDemo(
     if (!created) continue;
     setUids.set(created.metadata!.name!, created.metadata!.uid!);
     if (options.provisioned)
-      await mao.updateStatus(KINDS.mapiMachineSet, {
-        ...created,
-        status: {
-          authoritativeAPI: "MachineAPI",
-          replicas: 1,
-          readyReplicas: 1,
-          availableReplicas: 1,
-          fullyLabeledReplicas: 1,
-          observedGeneration: 1,
-        },
+      await statusOver(mao, KINDS.mapiMachineSet, created, {
+        authoritativeAPI: "MachineAPI",
+        replicas: 1,
+        readyReplicas: 1,
+        availableReplicas: 1,
+        fullyLabeledReplicas: 1,
+        observedGeneration: 1,
       });
   }
 
@@ -139,13 +161,17 @@ export async function seedDemo(
     };
     const created = await createIfMissing(mao, KINDS.mapiMachine, toCreate);
     if (!created) continue;
-    const withStatus = await mao.updateStatus(KINDS.mapiMachine, { ...created, status });
+    const withStatus = await statusOver(mao, KINDS.mapiMachine, created, status);
     if (handedOver) await seedCapiTwin(cluster, ns, withStatus);
   }
 }
 
 /** The CAPI Machine and AWSMachine of a Machine already handed over to Cluster API: unpaused, provisioned. */
-async function seedCapiTwin(cluster: LocalCluster, ns: SeedNamespaces, mapi: KubeObject): Promise<void> {
+async function seedCapiTwin(
+  cluster: Pick<LocalCluster, "clientAs">,
+  ns: SeedNamespaces,
+  mapi: KubeObject,
+): Promise<void> {
   const product = cluster.clientAs("controller");
   const infra = await product.get(KINDS.infrastructure, "", "cluster");
   const converted = mapiMachineToCapi(mapi, infra, { capiNamespace: ns.capiNamespace });
@@ -192,11 +218,7 @@ async function seedCapiTwin(cluster: LocalCluster, ns: SeedNamespaces, mapi: Kub
   });
   const statuses = mapiMachineStatusToCapi(mapi, infra, { capiMachine, now: now() });
   if (!statuses.ok) throw new Error(`demo seed status does not convert: ${JSON.stringify(statuses.errors)}`);
-  await cluster
-    .clientAs("capi")
-    .updateStatus(KINDS.capiMachine, { ...capiMachine, status: statuses.value.machineStatus });
+  await statusOver(cluster.clientAs("capi"), KINDS.capiMachine, capiMachine, statuses.value.machineStatus);
   if (aws)
-    await cluster
-      .clientAs("capa")
-      .updateStatus(KINDS.awsMachine, { ...aws, status: statuses.value.infraMachineStatus });
+    await statusOver(cluster.clientAs("capa"), KINDS.awsMachine, aws, statuses.value.infraMachineStatus);
 }

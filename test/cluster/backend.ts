@@ -77,6 +77,8 @@ export interface TestCluster {
   kubeconfigText: string;
   /** A client acting as the named user (`admin`, `controller`, `mao`, `capi`, `capa`, `installer`). */
   clientAs(context: string): KubeClient;
+  /** A kubeconfig holding only the named user, current (what that identity's pod or person would have). */
+  kubeconfigFor(context: string): string;
   /** Registers the product's three webhook configurations, calling the webhook at `baseUrl`. */
   registerProductWebhooks(baseUrl: string): Promise<void>;
   /** The server's own work after the last request is done (local: its collector; real: nothing to wait on). */
@@ -103,6 +105,8 @@ async function startLocal(opts: TestClusterOptions): Promise<TestCluster> {
     kubeconfigPath: local.kubeconfigPath,
     kubeconfigText: local.kubeconfigText,
     clientAs: local.clientAs,
+    kubeconfigFor: (context) =>
+      onlyUser(local.api.url, local.api.caPem, local.users, context, opts.mapiNamespace),
     registerProductWebhooks: local.registerProductWebhooks,
     settled: () => local.api.settled(),
     counters: () => local.api.counters.snapshot(),
@@ -111,6 +115,18 @@ async function startLocal(opts: TestClusterOptions): Promise<TestCluster> {
     diagnostics: async () => "",
     stop: local.stop,
   };
+}
+
+function onlyUser(
+  server: string,
+  caPem: string,
+  users: readonly LocalUser[],
+  context: string,
+  namespace: string,
+): string {
+  const user = users.find((u) => u.context === context);
+  if (!user) throw new Error(`no user ${context} in this cluster's kubeconfig`);
+  return renderKubeconfig(server, caPem, [user], namespace, context);
 }
 
 let binaries: Promise<Binaries> | undefined;
@@ -281,6 +297,7 @@ async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> 
       kubeconfigPath,
       kubeconfigText,
       clientAs,
+      kubeconfigFor: (context) => onlyUser(proxy.url, cp.caPem, users, context, opts.mapiNamespace),
       async registerProductWebhooks(baseUrl) {
         for (const manifest of await loadWebhookManifests()) {
           const config = urlWebhookConfiguration(

@@ -62,6 +62,10 @@ export interface Product {
   kubeconfig: string;
   webhookUrl: string;
   output: string;
+  /** The simulated cloud's ledger, where the test process holds it (the real control plane's stand-ins). */
+  ledger?: () => Promise<unknown>;
+  /** How to stop it, where more than the process runs (the real control plane). */
+  stop?: () => Promise<void>;
 }
 
 /**

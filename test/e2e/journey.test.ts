@@ -14,6 +14,8 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { get } from "node:https";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backendName } from "../cluster/backend.js";
+import { startClusterProduct } from "../cluster/product.js";
 import { type Product, type Result, runKubectl, startProduct } from "./helpers.js";
 
 const MAPI_NS = "openshift-machine-api";
@@ -55,6 +57,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function stopProduct(product: Product | undefined): Promise<void> {
   if (!product) return;
+  if (product.stop) return product.stop();
   const { child } = product;
   if (child.exitCode === null) {
     const exited = new Promise((r) => child.once("exit", r));
@@ -143,6 +146,7 @@ function driver(product: Product) {
   };
 
   const ledger = async (): Promise<Ledger> => {
+    if (product.ledger) return (await product.ledger()) as Ledger;
     const ca = await readFile(join(product.dir, "certs", "ca.crt"));
     const body = await new Promise<string>((resolve, reject) => {
       get(`${product.webhookUrl}/debug/instances`, { ca }, (res) => {
@@ -167,6 +171,27 @@ function mapiSetOf(machine: Obj): string {
   return owner.name;
 }
 
+/**
+ * The product as the backend runs it: `serve --seed demo` in local mode, or on the real control plane
+ * (`npm run test:cluster`) the product under its ServiceAccount with the demo seeded and the stand-ins in
+ * this process (test/cluster/product.ts).
+ */
+async function journeyProduct(name: string, simulateProviders: boolean): Promise<Product> {
+  if (backendName() === "local")
+    return startProduct(name, ["--seed", "demo", ...(simulateProviders ? [] : ["--no-simulate-providers"])]);
+  const p = await startClusterProduct(name, { simulateProviders });
+  const first = p.processes[0]!;
+  return {
+    dir: p.dir,
+    child: first.child,
+    kubeconfig: p.kubeconfig,
+    webhookUrl: p.webhookUrl,
+    output: first.output(),
+    ...(p.ledger ? { ledger: async () => p.ledger?.snapshot() } : {}),
+    stop: p.stop,
+  };
+}
+
 let simulated: Product | undefined;
 let held: Product | undefined;
 let sim: ReturnType<typeof driver>;
@@ -175,8 +200,8 @@ let hold: ReturnType<typeof driver>;
 beforeAll(async () => {
   // Both processes start together; the second runs no stand-ins, so the test itself plays MAO there.
   [simulated, held] = await Promise.all([
-    startProduct("journey-simulated", ["--seed", "demo"]),
-    startProduct("journey-held", ["--seed", "demo", "--no-simulate-providers"]),
+    journeyProduct("journey-simulated", true),
+    journeyProduct("journey-held", false),
   ]);
   sim = driver(simulated);
   hold = driver(held);
@@ -186,7 +211,7 @@ afterAll(async () => {
   await Promise.all([stopProduct(simulated), stopProduct(held)]);
 });
 
-describe("the admin's journey (local mode, simulated providers, kubectl)", () => {
+describe("the admin's journey (simulated providers, kubectl; local mode or the real control plane)", () => {
   it("CAPI twins appear, paused with the product's marker where MAPI is authoritative, and Synchronized", async () => {
     const { getObj, mustGet } = sim;
     for (const name of [MACHINE_A, MACHINE_B]) {
