@@ -6,9 +6,9 @@
  * (§2.2), other namespaces, stale caches ("retry", §2.1) and totality (a rule that throws denies on the
  * Fail webhook and is skipped on the Ignore ones). Pure: no I/O, no clock.
  */
-import jsonpatch from "fast-json-patch";
 import type { ResourceType } from "../kube/kinds.js";
 import { isRecord, type KubeObject } from "../kube/object.js";
+import { cloneJson, jsonPatch } from "./draft.js";
 import { RULES } from "./rules/index.js";
 import { requestNamespace, resourceOf } from "./subject.js";
 import type {
@@ -128,8 +128,6 @@ const staleDeny = (reason: string): Deny => ({
 const readsOf = (rule: Rule, request: AdmissionRequest): readonly ResourceType[] =>
   typeof rule.reads === "function" ? rule.reads(request) : rule.reads;
 
-const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-
 /**
  * Decides one admission request on one webhook. Total: it never throws and always returns a well-formed
  * Decision; `rules` is a parameter only so tests can add a misbehaving rule.
@@ -171,10 +169,12 @@ function evaluate(
 
   const store = guardedStore(ctx.view, settings);
   const ruleCtx: PolicyContext = { ...ctx, view: clusterView(store, settings) };
-  const mutable = webhook === "mutate" && request.operation !== "DELETE" && isRecord(request.object);
+  const original = webhook === "mutate" && request.operation !== "DELETE" ? request.object : undefined;
   const warnings: string[] = [];
   let speaker: string | undefined;
-  let draft: KubeObject | undefined = mutable ? clone(request.object as KubeObject) : undefined;
+  // Copied only when a rule mutates: most requests on the mutating webhook change nothing, and copying every
+  // object that passes by would cost each of them a walk of the whole object.
+  let draft: KubeObject | undefined;
   let mutated = false;
 
   for (const rule of rules) {
@@ -204,9 +204,10 @@ function evaluate(
         break;
       }
       case "mutate": {
-        if (!draft) break;
+        if (!isRecord(original)) break;
         try {
-          const next = clone(draft);
+          // A fresh copy per mutation: a rule that throws half-way leaves the draft as it was.
+          const next = cloneJson(draft ?? original);
           verdict.apply(next);
           draft = next;
           mutated = true;
@@ -226,8 +227,8 @@ function evaluate(
   }
 
   const decision = allowed(speaker ?? NON_RULE_DECISIONS.none, warnings);
-  if (mutated && draft && isRecord(request.object)) {
-    const patch = jsonpatch.compare(request.object, draft);
+  if (mutated && draft && isRecord(original)) {
+    const patch = jsonPatch(original, draft);
     if (patch.length > 0) decision.patch = patch;
   }
   return decision;

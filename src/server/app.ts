@@ -126,11 +126,7 @@ export function describeRequestError(error: FastifyError | Error, contentType: u
       return { statusCode: 400, error: "content-length does not match the request body" };
   }
   if (error instanceof SyntaxError || code === "FST_ERR_CTP_INVALID_JSON_BODY") {
-    // secure-json-parse reports `__proto__` and `constructor.prototype` keys as a SyntaxError too.
-    const what = /prototype/i.test(error.message)
-      ? "request body contains a forbidden __proto__ or constructor.prototype key"
-      : `request body is not valid JSON: ${error.message}`;
-    return { statusCode: 400, error: what };
+    return { statusCode: 400, error: `request body is not valid JSON: ${error.message}` };
   }
   if (typeof statusCode === "number" && statusCode >= 400 && statusCode < 500) {
     return { statusCode, error: error.message };
@@ -160,7 +156,7 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
   }) as unknown as WebhookApp;
 
   // Only JSON is accepted: any other content-type fails with 415 inside Fastify, mapped to 400 below. The
-  // parser replaces Fastify's secure one to say which prototype key was refused (json-body.ts).
+  // parser replaces Fastify's, which refuses `__proto__` keys that are data here (json-body.ts).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     const parsed = parseJsonBody(body as string);
@@ -176,19 +172,50 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
     void reply.code(answer.statusCode).type("application/json").send({ error: answer.error });
   });
 
+  // When each admission request arrived, before its body was read and parsed: the time budget runs from
+  // there, since kube's timeout does too.
+  const arrivals = new WeakMap<FastifyRequest, bigint>();
+  const noteArrival = (req: FastifyRequest, _reply: FastifyReply, done: () => void): void => {
+    arrivals.set(req, now());
+    done();
+  };
+
   const admissionHandler = (webhook: WebhookName) => {
     const fallback = fallbacks[webhook];
     // kube sends the same `timeout` on every call of a configuration: remember the last one parsed.
     let lastTimeout: unknown;
     let lastBudgetMs = decisionBudgetMs(undefined);
+    const budgetOf = (req: FastifyRequest): number => {
+      const timeout = (req.query as Record<string, unknown> | undefined)?.timeout;
+      if (timeout !== lastTimeout) {
+        lastTimeout = timeout;
+        lastBudgetMs = decisionBudgetMs(timeout);
+      }
+      return lastBudgetMs;
+    };
+    const timedOut = (request: AdmissionRequest): Decision =>
+      fallbackDecision(
+        fallback,
+        "server-timeout",
+        `the admission decision on ${describeObject(request)} timed out, retry`,
+      );
     return (req: FastifyRequest, reply: FastifyReply): void => {
       const start = now();
+      const arrived = arrivals.get(req) ?? start;
       const decoded = decodeAdmissionReview(req.body);
       if (!decoded.ok) {
         void reply.code(400).send({ error: decoded.error });
         return;
       }
       const request = decoded.request;
+      const budgetMs = budgetOf(req);
+      // A request that already waited out its budget (behind a long body, or a busy event loop) is answered
+      // with the fallback at once: kube has given up on it, and deciding would only delay the next one.
+      if (Number(start - arrived) / 1e6 > budgetMs) {
+        log.warn({ webhook, uid: request.uid, budgetMs }, "admission request waited past its time budget");
+        finish(webhook, reply, request, timedOut(request), 0);
+        return;
+      }
       let decision: Decision;
       try {
         decision = deps.decide(webhook, request);
@@ -204,49 +231,49 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
           `the admission webhook failed to decide on ${describeObject(request)}; retry, and report it if it persists`,
         );
       }
-      const elapsedNs = now() - start;
-      const timeout = (req.query as Record<string, unknown> | undefined)?.timeout;
-      if (timeout !== lastTimeout) {
-        lastTimeout = timeout;
-        lastBudgetMs = decisionBudgetMs(timeout);
-      }
-      const budgetMs = lastBudgetMs;
-      if (Number(elapsedNs) / 1e6 > budgetMs) {
+      const end = now();
+      if (Number(end - arrived) / 1e6 > budgetMs) {
         log.warn(
           { webhook, uid: request.uid, budgetMs, rule: decision.rule },
           "admission decision exceeded its time budget",
         );
-        decision = fallbackDecision(
-          fallback,
-          "server-timeout",
-          `the admission decision on ${describeObject(request)} timed out, retry`,
-        );
+        decision = timedOut(request);
       }
-      const micros = Number(elapsedNs / 1000n);
-      metrics.record(webhook, request, decision, micros / 1e6);
-      log.info(
-        {
-          webhook,
-          uid: request.uid,
-          kind: request.kind.group ? `${request.kind.kind}.${request.kind.group}` : request.kind.kind,
-          subResource: request.subResource,
-          object: objectRef(request),
-          operation: request.operation,
-          user: request.userInfo.username,
-          dryRun: request.dryRun === true ? true : undefined,
-          allowed: decision.allowed,
-          rule: decision.rule,
-          us: micros,
-        },
-        "admission decision",
-      );
-      void reply.code(200).send(encodeAdmissionResponse(webhook, request, decision));
+      finish(webhook, reply, request, decision, Number((end - start) / 1000n));
     };
+  };
+
+  /** Counts, logs and sends one answer; `micros` is the decision's own time. */
+  const finish = (
+    webhook: WebhookName,
+    reply: FastifyReply,
+    request: AdmissionRequest,
+    decision: Decision,
+    micros: number,
+  ): void => {
+    metrics.record(webhook, request, decision, micros / 1e6);
+    log.info(
+      {
+        webhook,
+        uid: request.uid,
+        kind: request.kind.group ? `${request.kind.kind}.${request.kind.group}` : request.kind.kind,
+        subResource: request.subResource,
+        object: objectRef(request),
+        operation: request.operation,
+        user: request.userInfo.username,
+        dryRun: request.dryRun === true ? true : undefined,
+        allowed: decision.allowed,
+        rule: decision.rule,
+        us: micros,
+      },
+      "admission decision",
+    );
+    void reply.code(200).send(encodeAdmissionResponse(webhook, request, decision));
   };
 
   const responseSchema = { response: { 200: admissionReviewResponseJsonSchema } };
   for (const webhook of WEBHOOK_ROUTES) {
-    app.post(`/${webhook}`, { schema: responseSchema }, admissionHandler(webhook));
+    app.post(`/${webhook}`, { schema: responseSchema, onRequest: noteArrival }, admissionHandler(webhook));
   }
 
   app.get("/healthz", (_req, reply) => {

@@ -1,14 +1,16 @@
 /**
- * The serving shell around `buildServer`: HTTPS (TLS ≥ 1.2, HTTP/1.1 only) with the certificate read from
- * files and reloaded in place, listening, and the graceful shutdown of SPEC §7 (readyz false → keep serving
- * for `shutdownDelayMs` → stop accepting → drain in-flight requests). The composition root (src/main.ts)
- * calls `startWebhookServer`; signal handling stays there.
+ * The serving shell around `buildServer`: HTTPS (HTTP/1.1 only) with the cluster's TLS security profile
+ * (tls-profile.ts; Intermediate unless told otherwise, re-applied in place by `setTlsProfile`) and the
+ * certificate read from files and reloaded in place, listening, and the graceful shutdown of SPEC §7 (readyz
+ * false → keep serving for `shutdownDelayMs` → stop accepting → drain in-flight requests). The composition
+ * root (src/main.ts) calls `startWebhookServer`; signal handling and watching the profile stay there.
  */
 
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type BuildOptions, buildServer, type ServerDeps, type WebhookApp } from "./app.js";
+import { type TlsSecurityProfile, tlsOptionsFor } from "./tls-profile.js";
 import { watchServingCertificate } from "./tls-reload.js";
 
 export interface WebhookServerOptions {
@@ -24,6 +26,8 @@ export interface WebhookServerOptions {
   /** Certificate poll period (default 2 s) and watch debounce (default 100 ms). */
   certificatePollIntervalMs?: number;
   certificateDebounceMs?: number;
+  /** The cluster's TLS security profile; absent → Intermediate (SPEC §2.1). */
+  tlsProfile?: TlsSecurityProfile;
 }
 
 export interface WebhookServer {
@@ -39,9 +43,9 @@ export interface WebhookServer {
   reloadNow(): Promise<boolean>;
   /** SHA-256 fingerprint of the serving certificate in use. */
   certificateFingerprint(): string | undefined;
+  /** Applies a new TLS security profile to handshakes from now on, without a restart (SPEC §2.1). */
+  setTlsProfile(profile: TlsSecurityProfile | undefined): void;
 }
-
-const TLS_MIN_VERSION = "TLSv1.2" as const;
 
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const { deps } = options;
@@ -50,11 +54,13 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   // Assigned right below; the serving state reads it lazily, only once requests can arrive.
   let certificateLoaded = (): boolean => false;
 
+  let profile = tlsOptionsFor(options.tlsProfile);
+  let pair: { cert: string | Buffer; key: string | Buffer } | undefined;
   const app = buildServer(deps, {
     // No key/cert yet: the watcher installs them through setSecureContext before the first handshake. Without
     // a valid pair the server still starts, refuses handshakes and is not ready, and picks the pair up when
     // it appears (service-ca may write the Secret after the pod started).
-    https: { minVersion: TLS_MIN_VERSION, ALPNProtocols: ["http/1.1"] },
+    https: { ...profile, ALPNProtocols: ["http/1.1"] },
     servingState: { certificateLoaded: () => certificateLoaded(), shuttingDown: () => shuttingDown },
     fallback: options.fallback,
   });
@@ -65,8 +71,17 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     logger: log,
     pollIntervalMs: options.certificatePollIntervalMs,
     debounceMs: options.certificateDebounceMs,
-    apply: ({ cert, key }) => server.setSecureContext({ cert, key, minVersion: TLS_MIN_VERSION }),
+    apply: ({ cert, key }) => {
+      server.setSecureContext({ cert, key, ...profile });
+      pair = { cert, key };
+    },
   });
+  const setTlsProfile = (next: TlsSecurityProfile | undefined): void => {
+    profile = tlsOptionsFor(next);
+    // Until a certificate is loaded there is no context to replace: the watcher applies `profile` with it.
+    if (pair) server.setSecureContext({ ...pair, ...profile });
+    log.info({ tlsProfile: next?.type ?? "Intermediate" }, "TLS security profile applied");
+  };
   certificateLoaded = watcher.loaded;
   if (!(await watcher.reloadNow())) {
     log.error(
@@ -115,5 +130,6 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     beginShutdown,
     reloadNow: watcher.reloadNow,
     certificateFingerprint: watcher.fingerprint,
+    setTlsProfile,
   };
 }

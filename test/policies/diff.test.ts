@@ -4,13 +4,37 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { annotationsOf, isRecord, type KubeObject, labelsOf } from "../../src/kube/object.js";
-import { changedPaths, keyChanges, listPaths, pathJoin, pathOf, sameJson } from "../../src/policies/diff.js";
+import {
+  changedPaths,
+  keyChanges,
+  listPaths,
+  MAX_NAMED_PATHS,
+  MAX_PATH_LENGTH,
+  pathJoin,
+  pathOf,
+  sameJson,
+} from "../../src/policies/diff.js";
 import {
   isProtectedAnnotation,
   isProtectedLabel,
   readAnnotations,
   readLabels,
 } from "../../src/policies/keys.js";
+
+/** `{a:{a:…{a: leaf}}}`, `depth` levels, built without recursion. */
+const nested = (depth: number, leaf: unknown, key = "a"): unknown => {
+  let o: unknown = leaf;
+  for (let i = 0; i < depth; i++) o = { [key]: o };
+  return o;
+};
+const wideObject = (width: number, value: (i: number) => unknown): Record<string, unknown> =>
+  Object.fromEntries(Array.from({ length: width }, (_, i) => [`k${i}`, value(i)]));
+/**
+ * What reading every entry costs (a `some`, a join): each distinct string's characters once — a string met
+ * again is the same flat string — plus one per entry.
+ */
+const readCost = (paths: readonly string[]): number =>
+  paths.length + [...new Set(paths)].reduce((n, p) => n + p.length, 0);
 
 describe("changedPaths", () => {
   it("names nested changes with dots, map keys in brackets and array items by index", () => {
@@ -55,11 +79,14 @@ describe("changedPaths", () => {
 function referenceChangedPaths(before: unknown, after: unknown, base = ""): string[] {
   const out: string[] = [];
   const absent = (v: unknown): boolean => v === undefined || v === null;
+  // Keys are read as own properties: a missing `constructor` is absent, not Object.
+  const field = (o: Record<string, unknown>, key: string): unknown =>
+    Object.hasOwn(o, key) ? o[key] : undefined;
   const referenceSame = (a: unknown, b: unknown): boolean => {
     if (absent(a) && absent(b)) return true;
     if (isRecord(a) && isRecord(b)) {
       const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-      for (const key of keys) if (!referenceSame(a[key], b[key])) return false;
+      for (const key of keys) if (!referenceSame(field(a, key), field(b, key))) return false;
       return true;
     }
     if (Array.isArray(a) && Array.isArray(b))
@@ -70,7 +97,7 @@ function referenceChangedPaths(before: unknown, after: unknown, base = ""): stri
     if (absent(b) && absent(a)) return;
     if (isRecord(b) && isRecord(a)) {
       const keys = new Set([...Object.keys(b), ...Object.keys(a)]);
-      for (const key of [...keys].sort()) walk(b[key], a[key], pathJoin(path, key));
+      for (const key of [...keys].sort()) walk(field(b, key), field(a, key), pathJoin(path, key));
       return;
     }
     if (Array.isArray(b) && Array.isArray(a) && b.length === a.length) {
@@ -132,11 +159,26 @@ describe("changedPaths: skipping equal subtrees names the same paths as a full w
     ["scalar root", 1, 2, "spec.replicas", ["spec.replicas"]],
     ["odd shapes", null, [1, 2], "", ["(root)"]],
     [
+      // A missing key and null read the same whatever the key's name: `constructor` is not Object here.
       "key named like a prototype member",
       {},
       { toString: "x", constructor: null },
       "spec",
-      ["spec.constructor", "spec.toString"],
+      ["spec.toString"],
+    ],
+    [
+      "prototype keys are fields like any other (own properties, as JSON.parse makes them)",
+      JSON.parse('{"__proto__":{"a":1},"constructor":{"prototype":{"b":1}},"prototype":1}'),
+      JSON.parse('{"__proto__":{"a":2},"constructor":{"prototype":{"b":1}}}'),
+      "status",
+      ["status.__proto__.a", "status.prototype"],
+    ],
+    [
+      "a prototype key on one side only",
+      {},
+      JSON.parse('{"__proto__":{},"constructor":{"prototype":{}}}'),
+      "spec",
+      ["spec.__proto__", "spec.constructor"],
     ],
   ])("%s", (_name, before, after, base, expected) => {
     expect(changedPaths(before, after, base)).toEqual(expected);
@@ -175,8 +217,157 @@ describe("changedPaths: skipping equal subtrees names the same paths as a full w
         const edited = edit(a, seed);
         expect(changedPaths(a, edited, "spec")).toEqual(referenceChangedPaths(a, edited, "spec"));
         expect(sameJson(a, edited)).toBe(referenceChangedPaths(a, edited).length === 0);
+        // Past 64 levels the recursive diff hands over to the table walk: both must name the same paths.
+        const deepA = { a: nested(70, a) };
+        const deepEdited = { a: nested(70, edited) };
+        expect(changedPaths(deepA, deepEdited, "spec")).toEqual(
+          referenceChangedPaths(deepA, deepEdited, "spec"),
+        );
+        expect(sameJson(deepA, deepEdited)).toBe(sameJson(a, edited));
       }),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe("changedPaths and sameJson: linear in the input, whatever its shape (SPEC §2.1, issue 20)", () => {
+  it("a providerSpec nested 1,000 deep with 1,000 changed values: one entry per change, output linear in the input", () => {
+    // The issue's review (3,000 deep, 4,000 changes) took seconds: the path of every change was rebuilt
+    // from the root, 4,000 paths of 6,000 characters. The exact names stop at MAX_NAMED_PATHS and at
+    // MAX_PATH_LENGTH characters, so what is built (and what any reader of the list pays) stays linear.
+    const before = nested(
+      1_000,
+      wideObject(1_000, () => 1),
+    );
+    const after = nested(
+      1_000,
+      wideObject(1_000, () => 2),
+    );
+    const input = JSON.stringify(before).length + JSON.stringify(after).length;
+    const paths = changedPaths(before, after, "spec");
+    expect(paths).toHaveLength(1_000);
+    const cut = `${`spec${".a".repeat(1_000)}`.slice(0, MAX_PATH_LENGTH)}…`;
+    expect(new Set(paths)).toEqual(new Set([cut]));
+    expect(readCost(paths)).toBeLessThan(input);
+  });
+
+  it("the same review 300 deep: exact paths for the first MAX_NAMED_PATHS changes in key order, the holder after", () => {
+    const holder = `spec${".a".repeat(300)}`;
+    const paths = changedPaths(
+      nested(
+        300,
+        wideObject(1_000, () => 1),
+      ),
+      nested(
+        300,
+        wideObject(1_000, () => 2),
+      ),
+      "spec",
+    );
+    const exact = Array.from({ length: 1_000 }, (_, i) => `${holder}.k${i}`).sort();
+    expect(paths).toHaveLength(1_000);
+    expect(paths.slice(0, MAX_NAMED_PATHS)).toEqual(exact.slice(0, MAX_NAMED_PATHS));
+    expect(new Set(paths.slice(MAX_NAMED_PATHS))).toEqual(new Set([holder]));
+    expect(listPaths(paths)).toBe(`${exact.slice(0, 8).join(", ")} and 992 more`);
+    expect(listPaths(paths, 200)).toBe(
+      `${[...exact.slice(0, MAX_NAMED_PATHS), holder].join(", ")} and 899 more`,
+    );
+  });
+
+  it("doubling a crafted input at most doubles what the output costs to read", () => {
+    const cost = (depth: number, width: number): number =>
+      readCost(
+        changedPaths(
+          nested(
+            depth,
+            wideObject(width, () => 1),
+          ),
+          nested(
+            depth,
+            wideObject(width, () => 2),
+          ),
+        ),
+      );
+    for (const [depth, width] of [
+      [200, 200],
+      [2_000, 50],
+      [50, 2_000],
+    ] as const) {
+      expect(cost(2 * depth, 2 * width)).toBeLessThanOrEqual(2 * cost(depth, width) + MAX_PATH_LENGTH);
+    }
+  });
+
+  it("200,000 levels deep: no stack overflow, one cut path; sameJson too", () => {
+    const before = nested(200_000, 1);
+    const after = nested(200_000, 2);
+    expect(changedPaths(before, after, "spec")).toEqual([
+      `${`spec${".a".repeat(200_000)}`.slice(0, MAX_PATH_LENGTH)}…`,
+    ]);
+    expect(changedPaths(before, nested(200_000, 1))).toEqual([]);
+    expect(sameJson(before, nested(200_000, 1))).toBe(true);
+    expect(sameJson(before, after)).toBe(false);
+    const arrays = (leaf: unknown): unknown => {
+      let o: unknown = leaf;
+      for (let i = 0; i < 200_000; i++) o = [o];
+      return o;
+    };
+    expect(changedPaths(arrays(1), arrays(2), "x")).toEqual([
+      `${`x${"[0]".repeat(200_000)}`.slice(0, MAX_PATH_LENGTH)}…`,
+    ]);
+    expect(sameJson(arrays(null), arrays(undefined))).toBe(true);
+  });
+
+  it("100,000 changed keys in reverse order: the first MAX_NAMED_PATHS in key order without sorting them all", () => {
+    const keys = Array.from({ length: 100_000 }, (_, i) => `key/${String(i).padStart(6, "0")}`).reverse();
+    const before = Object.fromEntries(keys.map((k) => [k, 1]));
+    const after = Object.fromEntries(keys.map((k) => [k, 2]));
+    const paths = changedPaths({ x: before }, { x: after }, "spec");
+    expect(paths).toHaveLength(100_000);
+    expect(paths.slice(0, 3)).toEqual([
+      'spec.x["key/000000"]',
+      'spec.x["key/000001"]',
+      'spec.x["key/000002"]',
+    ]);
+    expect(paths[MAX_NAMED_PATHS - 1]).toBe(`spec.x["key/${String(MAX_NAMED_PATHS - 1).padStart(6, "0")}"]`);
+    expect(new Set(paths.slice(MAX_NAMED_PATHS))).toEqual(new Set(["spec.x"]));
+  });
+
+  it("a long key is named in full up to MAX_PATH_LENGTH, then cut", () => {
+    const key = "k".repeat(5_000);
+    expect(changedPaths({ [key]: 1 }, { [key]: 2 }, "spec")).toEqual([
+      `spec.${key}`.slice(0, MAX_PATH_LENGTH) + "…",
+    ]);
+    const label = `example.com/${"l".repeat(300)}`;
+    expect(
+      changedPaths({ labels: { [label]: "a" } }, { labels: { [label]: "b" } }, "spec.template.metadata"),
+    ).toEqual([`spec.template.metadata.labels[${JSON.stringify(label)}]`]);
+  });
+
+  it("beyond the first MAX_NAMED_PATHS, every entry is a prefix of the change it stands for", () => {
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        fc.integer({ min: 0, max: 3 }),
+        fc.array(tie("value"), { maxLength: 6 }),
+        fc.dictionary(fc.constantFrom("a", "b", "c", "d", "labels", "x.y"), tie("value"), { maxKeys: 6 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(fc.array(fc.tuple(json, json), { minLength: 30, maxLength: 60 }), (pairs) => {
+        const before = pairs.map(([b]) => b);
+        const after = pairs.map(([, a]) => a);
+        const paths = changedPaths(before, after, "spec");
+        const reference = referenceChangedPaths(before, after, "spec");
+        expect(paths).toHaveLength(reference.length);
+        expect(paths.slice(0, MAX_NAMED_PATHS)).toEqual(reference.slice(0, MAX_NAMED_PATHS));
+        const rest = reference.slice(MAX_NAMED_PATHS);
+        for (const p of paths.slice(MAX_NAMED_PATHS)) {
+          const i = rest.findIndex((r) => r.startsWith(p));
+          expect(i).toBeGreaterThanOrEqual(0);
+          rest.splice(i, 1);
+        }
+      }),
+      { numRuns: 200 },
     );
   });
 });
@@ -208,6 +399,9 @@ describe("notation helpers", () => {
       { key: "c", change: "added" },
     ]);
     expect(listPaths(["a", "b", "c"], 2)).toBe("a, b and 1 more");
+    expect(listPaths(["a", "b", "c"])).toBe("a, b, c");
+    expect(listPaths(["a", "a", "b", "a", "c"], 2)).toBe("a, b and 3 more");
+    expect(listPaths(["a", "a", "a"])).toBe("a and 2 more");
   });
 });
 

@@ -4,7 +4,9 @@
  * warnings, and totality — a rule that throws denies on `validate` and is skipped on the Ignore webhooks.
  */
 import { describe, expect, it } from "vitest";
-import { KINDS } from "../../src/kube/kinds.js";
+import { ANNOTATIONS, KINDS } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { MAX_PATH_LENGTH } from "../../src/policies/diff.js";
 import { boundedWarning, decide, MAX_WARNING_LENGTH } from "../../src/policies/engine.js";
 import { RULE_IDS, RULES } from "../../src/policies/rules/index.js";
 import type { PolicyContext } from "../../src/policies/types.js";
@@ -359,5 +361,100 @@ describe("RULES", () => {
 
   it("ADMIN is an ordinary user", () => {
     expect(decide("validate", { ...frozenEdit(), userInfo: ADMIN }, context([])).allowed).toBe(false);
+  });
+});
+
+describe("engine: crafted reviews are decided like any other, in linear time (SPEC §2.1, issue 20)", () => {
+  /** `{a:{a:…{a: leaf}}}`, `depth` levels, built without recursion. */
+  const nested = (depth: number, leaf: unknown): unknown => {
+    let o: unknown = leaf;
+    for (let i = 0; i < depth; i++) o = { a: o };
+    return o;
+  };
+  const wide = (width: number, value: number) =>
+    Object.fromEntries(Array.from({ length: width }, (_, i) => [`k${i}`, value]));
+  const frozenWith = (before: unknown, after: unknown) => {
+    const m = mapiMachine({ status: "ClusterAPI" });
+    return updateRequest(
+      edit(m, (d) => {
+        d.spec.providerSpec.value.crafted = before;
+      }),
+      edit(m, (d) => {
+        d.spec.providerSpec.value.crafted = after;
+      }),
+    );
+  };
+
+  it("the issue's review — providerSpec.value nested 3,000 deep, 4,000 changed values — is denied by mapi-frozen with a bounded message", () => {
+    // Took 4–15 s before: every changed value's path was rebuilt from the root (4,000 × 6,000 characters).
+    const d = decide(
+      "validate",
+      frozenWith(nested(3_000, wide(4_000, 1)), nested(3_000, wide(4_000, 2))),
+      context([capiMachine()]),
+    );
+    expect(d).toMatchObject({ allowed: false, rule: "mapi-frozen" });
+    const cut = `${`spec.providerSpec.value.crafted${".a".repeat(3_000)}`.slice(0, MAX_PATH_LENGTH)}…`;
+    expect(d.status?.message).toContain(
+      `(status.authoritativeAPI=ClusterAPI): ${cut} and 3999 more changed.`,
+    );
+    expect(d.status?.message.length).toBeLessThan(2 * MAX_PATH_LENGTH);
+  });
+
+  it("a providerSpec nested 100,000 deep is decided by its rule, not refused as an internal error", () => {
+    const d = decide(
+      "validate",
+      frozenWith(nested(100_000, 1), nested(100_000, 2)),
+      context([capiMachine()]),
+    );
+    expect(d).toMatchObject({ allowed: false, rule: "mapi-frozen" });
+    expect(d.status?.message).not.toContain("internal error");
+    const same = decide(
+      "validate",
+      frozenWith(nested(100_000, 1), nested(100_000, 1)),
+      context([capiMachine()]),
+    );
+    expect(same).toMatchObject({ allowed: true });
+  });
+
+  it("the mutating webhook pauses a new CAPI Machine whose spec is 20,000 levels deep", () => {
+    const object = edit(capiMachine({ paused: "none" }), (c) => {
+      c.spec.crafted = nested(20_000, "x");
+    });
+    const d = decide("mutate", createRequest(object), context([mapiMachine()]));
+    expect(d.rule).toBe("pause-new-capi");
+    expect(d.patch?.map((op) => op.path)).toEqual([
+      `/metadata/annotations/${ANNOTATIONS.paused.replace("/", "~1")}`,
+      `/metadata/annotations/${ANNOTATIONS.pausedBy.replace("/", "~1")}`,
+    ]);
+  });
+
+  it("prototype keys are field names: `constructor: null` and a missing key read the same, `__proto__` changes are seen", () => {
+    const withSpec = (extra: string) =>
+      JSON.parse(
+        JSON.stringify(mapiMachine({ status: "ClusterAPI" })).replace('"spec":{', `"spec":{${extra}`),
+      );
+    const label = (m: KubeObject) =>
+      edit(m, (d) => {
+        d.metadata.labels.team = "blue";
+      });
+    const ctx = context([capiMachine()]);
+    // An unprotected label edit, the spec's prototype keys as they were (or null on one side only).
+    for (const [before, after] of [
+      ['"constructor":null,', ""],
+      [
+        '"__proto__":{"a":1},"constructor":{"prototype":{"b":2}},',
+        '"__proto__":{"a":1},"constructor":{"prototype":{"b":2}},',
+      ],
+    ] as const) {
+      const d = decide("validate", updateRequest(withSpec(before), label(withSpec(after))), ctx);
+      expect(d).toMatchObject({ allowed: true });
+    }
+    const changed = decide(
+      "validate",
+      updateRequest(withSpec('"__proto__":{"a":1},'), withSpec('"__proto__":{"a":2},')),
+      ctx,
+    );
+    expect(changed.status?.message).toContain("spec.__proto__.a changed");
+    expect(({} as Record<string, unknown>).a).toBeUndefined();
   });
 });

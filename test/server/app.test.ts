@@ -157,16 +157,11 @@ describe("malformed input (SPEC §2.1): 400 with a JSON error naming the problem
       /request\.uid: is required/,
     ],
     [
-      "__proto__ poisoning",
-      '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"__proto__":{"allowed":true}}}',
+      // A prototype key is data; this review is refused for what it lacks, as it would be without the key.
+      "a review that is only a __proto__ key",
+      '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"__proto__":{"uid":"x"}}}',
       "application/json",
-      /forbidden prototype key at request\.__proto__/,
-    ],
-    [
-      "constructor.prototype poisoning",
-      '{"request":{"object":{"constructor":{"prototype":{"x":1}}}}}',
-      "application/json",
-      /forbidden prototype key at request\.object\.constructor\.prototype/,
+      /request\.uid: is required/,
     ],
     [
       "text/plain content-type",
@@ -210,14 +205,27 @@ describe("malformed input (SPEC §2.1): 400 with a JSON error naming the problem
 });
 
 describe("fallbacks: timeout budget and engine failures (SPEC §2.1, §2.2 failure policies)", () => {
-  /** A clock that advances `stepMs` on every reading, so one decision "takes" stepMs. */
-  const slowClock = (stepMs: number) => {
+  const ns = (ms: number): bigint => BigInt(Math.round(ms * 1e6));
+  /**
+   * A fake clock and engine: the request "waits" `waitMs` between its arrival and the handler (reading its
+   * body, or behind a busy event loop), and the decision "takes" `decisionMs`.
+   */
+  const clocked = (waitMs: number, decisionMs: number) => {
     let t = 0n;
-    return () => {
-      const now = t;
-      t += BigInt(Math.round(stepMs * 1e6));
-      return now;
-    };
+    let readings = 0;
+    const deps = fakeDeps(
+      () => {
+        t += ns(decisionMs);
+        return allow({ patch: [{ op: "add", path: "/x", value: 1 }] });
+      },
+      {
+        now: () => {
+          if (readings++ === 1) t += ns(waitMs); // the handler's first reading, after the arrival's
+          return t;
+        },
+      },
+    );
+    return deps;
   };
 
   const expectations: Array<[WebhookName, string, number, boolean, string]> = [
@@ -231,9 +239,7 @@ describe("fallbacks: timeout budget and engine failures (SPEC §2.1, §2.2 failu
   it.each(expectations)(
     "/%s with timeout=%j and a decision taking %d ms → allowed %s (rule %s)",
     async (webhook, timeout, tookMs, allowed, rule) => {
-      const deps = fakeDeps(() => allow({ patch: [{ op: "add", path: "/x", value: 1 }] }), {
-        now: slowClock(tookMs),
-      });
+      const deps = clocked(0, tookMs);
       const app = build(deps);
       const query = timeout ? `?timeout=${timeout}` : "";
       const res = await post(app, `/${webhook}${query}`, fixture("capi-machine-create"));
@@ -248,6 +254,29 @@ describe("fallbacks: timeout budget and engine failures (SPEC §2.1, §2.2 failu
             "the admission decision on Machine openshift-cluster-api/worker-a timed out, retry",
           );
       }
+    },
+  );
+
+  it.each<[WebhookName, string, number, number, boolean, string, number]>([
+    ["validate", "5s", 4_600, 0, false, "server-timeout", 0],
+    ["validate", "5s", 3_000, 1_000, true, "none", 1],
+    ["validate", "5s", 3_000, 1_600, false, "server-timeout", 1],
+    ["validate-warn", "2s", 1_700, 0, true, "server-timeout", 0],
+  ])(
+    "/%s with timeout=%j, a request that waited %d ms and a decision taking %d ms → allowed %s (rule %s), %d decisions",
+    async (webhook, timeout, waitMs, decisionMs, allowed, rule, decisions) => {
+      // The budget runs from the request's arrival: one that waited it out is not decided at all.
+      const deps = clocked(waitMs, decisionMs);
+      const app = build(deps);
+      const res = await post(app, `/${webhook}?timeout=${timeout}`, fixture("capi-machine-create"));
+      expect(res.statusCode).toBe(200);
+      expect(res.json().response.allowed).toBe(allowed);
+      expect(deps.lines().find((l) => l.msg === "admission decision")?.rule).toBe(rule);
+      expect(deps.calls).toHaveLength(decisions);
+      if (decisions === 0)
+        expect(deps.lines().some((l) => l.msg === "admission request waited past its time budget")).toBe(
+          true,
+        );
     },
   );
 

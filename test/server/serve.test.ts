@@ -159,6 +159,58 @@ describe("HTTPS contract (SPEC §2.1)", () => {
   });
 });
 
+describe("TLS security profile (SPEC §2.1, issue 20)", () => {
+  const cipherOf = (url: string, tls: Record<string, unknown>): Promise<string | undefined> =>
+    new Promise((resolve, reject) => {
+      const req = httpsRequest(new URL("/healthz", url), { ca: ca.certPem, agent: false, ...tls }, (res) => {
+        const cipher = (res.socket as TLSSocket).getCipher().name;
+        res.resume();
+        res.on("end", () => resolve(cipher));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+
+  it("Intermediate by default: a static-RSA suite (AES128-SHA) and a CBC one are refused; ECDHE AEAD and TLS 1.3 are served", async () => {
+    const server = await start(fakeDeps(), certFiles(first));
+    for (const ciphers of [
+      "AES128-SHA",
+      "AES256-GCM-SHA384",
+      "ECDHE-RSA-AES128-SHA",
+      "DHE-RSA-AES128-GCM-SHA256",
+    ])
+      await expect(cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers })).rejects.toThrow();
+    expect(
+      await cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
+    ).toBe("ECDHE-RSA-AES128-GCM-SHA256");
+    expect(
+      await cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-CHACHA20-POLY1305" }),
+    ).toBe("ECDHE-RSA-CHACHA20-POLY1305");
+    expect(await cipherOf(server.url, { minVersion: "TLSv1.3" })).toMatch(/^TLS_/);
+  });
+
+  it("a profile change applies to the next handshakes without a restart", async () => {
+    const server = await start(fakeDeps(), certFiles(first));
+    const tls12 = { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES256-GCM-SHA384" } as const;
+    expect(await cipherOf(server.url, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
+    server.setTlsProfile({ type: "Modern" });
+    await expect(cipherOf(server.url, tls12)).rejects.toThrow();
+    expect(await cipherOf(server.url, { minVersion: "TLSv1.3" })).toMatch(/^TLS_/);
+    server.setTlsProfile({
+      type: "Custom",
+      custom: { ciphers: ["ECDHE-RSA-AES256-GCM-SHA384"], minTLSVersion: "VersionTLS12" },
+    });
+    expect(await cipherOf(server.url, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
+    await expect(
+      cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
+    ).rejects.toThrow();
+    server.setTlsProfile(undefined);
+    expect(
+      await cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
+    ).toBe("ECDHE-RSA-AES128-GCM-SHA256");
+  });
+});
+
 describe("certificate reload without restart (SPEC §2.1, §9)", () => {
   it("new handshakes present the new certificate after the files change; no request fails meanwhile", async () => {
     const files = certFiles(first);
