@@ -16,6 +16,8 @@ export default defineConfig({
       "test/integration/handover-safety.test.ts",
       "test/installer/installer.integration.test.ts",
       "test/e2e/journey.test.ts",
+      "test/ops/commands.integration.test.ts",
+      "test/model/model.test.ts",
     ],
     environment: "node",
     env: { MAM_TEST_BACKEND: "real" },

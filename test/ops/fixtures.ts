@@ -1,5 +1,6 @@
 /**
- * Test support for the admin commands against the local API server: a started local cluster seeded with
+ * Test support for the admin commands against the test cluster (the local API server, or the real control
+ * plane under `npm run test:cluster`): a started cluster seeded with
  * the demo (src/local/demo.ts), and builders that write Machines in the states preflight and
  * uninstall-prepare must judge — provisioning, deleting, unconvertible, fully synchronised with twins, and
  * mid-handover at a chosen step — each written by the identity that would write it in a cluster.
@@ -9,18 +10,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ANNOTATIONS, CAPI_API_VERSION, FINALIZERS, KINDS, PAUSED_BY_VALUE } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
-import type { LocalCluster } from "../../src/local/cluster.js";
-import { startLocalCluster } from "../../src/local/cluster.js";
 import { provisionedMapiStatus, seedDemo } from "../../src/local/demo.js";
 import { awsProviderSpec, mapiMachine } from "../../src/local/seed.js";
 import { createCertificateAuthority } from "../../src/server/certs.js";
 import { mapiMachineStatusToCapi, mapiMachineToCapi } from "../../src/sync/conversion/index.js";
+import { startTestCluster, type TestCluster } from "../cluster/backend.js";
 import { silentLogger } from "../kube/fakes.js";
 
 export const NS = { mapiNamespace: "openshift-machine-api", capiNamespace: "openshift-cluster-api" };
 
 export interface Harness {
-  cluster: LocalCluster;
+  cluster: TestCluster;
   dir: string;
   stop(): Promise<void>;
 }
@@ -28,18 +28,15 @@ export interface Harness {
 /** A local API server with the demo seed (no product webhooks, no controllers). */
 export async function startSeededCluster(): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), "mam-ops-"));
-  const cluster = await startLocalCluster({
-    host: "127.0.0.1",
-    port: 0,
+  const cluster = await startTestCluster({
     stateDir: join(dir, "state"),
     ...NS,
     controllerUsers: [],
     webhookCaPem: createCertificateAuthority("ops test webhook CA").certPem,
     logger: silentLogger(),
   });
-  // `provisioned: true` asks for the seed as MAO leaves it (status, finalizers, the handed-over twin). The
-  // option is being added to seedDemo in parallel; the call works with and without it.
-  await (seedDemo as (...args: unknown[]) => Promise<void>)(cluster, NS, { provisioned: true });
+  // `provisioned: true`: the seed as MAO leaves it (status, finalizers, the handed-over twin).
+  await seedDemo(cluster, NS, { provisioned: true });
   return {
     cluster,
     dir,
@@ -54,7 +51,7 @@ const stamp = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 
 /** A MAPI Machine as MAO writes it; `status` replaces the provisioned status where given. */
 export async function createMapiMachine(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   name: string,
   options: {
     providerSpec?: Record<string, unknown>;
@@ -98,7 +95,7 @@ export interface TwinOptions {
  * synchronised (Synchronized=True at its generation, Paused acknowledged) under `authority`.
  */
 export async function createTwinnedMachine(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   name: string,
   authority: "MachineAPI" | "ClusterAPI",
   twin: TwinOptions,
@@ -186,7 +183,7 @@ export async function createTwinnedMachine(
 
 /** Puts a MAPI Machine into `Migrating` from `from` (spec set to the other authority), as the controller would. */
 export async function markMigrating(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   name: string,
   from: "MachineAPI" | "ClusterAPI",
 ): Promise<void> {
