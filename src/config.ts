@@ -119,23 +119,28 @@ export const SETTINGS = {
     default: "machine-api-migration",
     description: "Name of the leader-election Lease (in the CAPI namespace).",
   },
+  // OpenShift's timings (library-go, cluster-capi-operator; SPEC §7), so that a kube-apiserver rollout or a
+  // single-node upgrade does not make the leader give up. Equal to LEADER_DEFAULTS of src/kube/leader.ts.
   leaseDuration: {
     flag: "lease-duration",
     schema: seconds,
-    default: 15,
-    description: "Leader election LeaseDuration, seconds.",
+    default: 137,
+    description:
+      "Leader election LeaseDuration, seconds: how long a standby waits before taking the Lease of a leader that stopped renewing.",
   },
   renewDeadline: {
     flag: "renew-deadline",
     schema: seconds,
-    default: 10,
-    description: "Leader election RenewDeadline, seconds.",
+    default: 107,
+    description:
+      "Leader election RenewDeadline, seconds: a leader that has not renewed for this long stops its controllers.",
   },
   retryPeriod: {
     flag: "retry-period",
     schema: seconds,
-    default: 2,
-    description: "Leader election RetryPeriod, seconds.",
+    default: 26,
+    description:
+      "Leader election RetryPeriod, seconds: how often the leader renews and a standby tries to take the Lease.",
   },
   watchSilenceTimeout: {
     flag: "watch-silence-timeout",

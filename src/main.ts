@@ -1,12 +1,12 @@
 /**
  * The composition root and the only place that wires things together: config → (local mode: embedded API
  * server) → client → shared informer cache → cluster view → policy engine → HTTPS webhook. Signals end it:
- * SIGTERM runs the graceful shutdown of SPEC §7 (readyz false, serve `shutdownDelay` more, drain); SIGINT (a
- * person pressing Ctrl-C in local mode) skips the delay. Nothing here decides anything.
+ * SIGTERM runs the graceful shutdown of SPEC §7 (readyz false, serve `shutdownDelay` more, drain; meanwhile
+ * the controllers stop and the Lease is released once they have drained); SIGINT (a person pressing Ctrl-C
+ * in local mode) skips the delay. Nothing here decides anything.
  */
 
 import { randomBytes } from "node:crypto";
-import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
@@ -84,14 +84,16 @@ interface Running {
 
 async function shutdown(running: Running, log: Logger, graceful: boolean): Promise<void> {
   log.info({ graceful }, "shutting down");
-  // Controllers stop first and the Lease is released at once, so a successor leads without waiting for
-  // expiry while this replica still drains admission (SPEC §7).
-  if (running.leadership) {
+  // Both at once (SPEC §7): admission answers readyz false now and drains; the controllers stop now and the
+  // Lease is released as soon as their last reconciles have drained (the elector waits for the gate), so a
+  // successor leads without waiting for expiry and never beside this replica's last writes.
+  const stopLeading = async (): Promise<void> => {
+    if (!running.leadership) return;
     await running.leadership.elector.release();
     await running.leadership.gate.drained();
-  }
+  };
+  await Promise.all([stopLeading(), graceful ? running.webhook.beginShutdown() : running.webhook.close()]);
   await running.simulated?.stop();
-  await (graceful ? running.webhook.beginShutdown() : running.webhook.close());
   await running.cache.stop();
   if (running.installer) {
     running.installer.abort.abort();
@@ -148,7 +150,10 @@ function buildControllers(
   ];
 }
 
-export async function serve(args: readonly string[], env: Env): Promise<number> {
+/** Where SIGTERM and SIGINT come from: the process, or an emitter in tests. */
+export type Signals = Pick<NodeJS.Process, "once" | "removeListener">;
+
+export async function serve(args: readonly string[], env: Env, signals: Signals = process): Promise<number> {
   const parsed = parseConfig(args, env);
   if (!parsed.ok) {
     process.stderr.write(`machine-api-migration: ${parsed.error}\n`);
@@ -308,6 +313,7 @@ export async function serve(args: readonly string[], env: Env): Promise<number> 
         metrics: runtime,
         onStartedLeading: gate.onStartedLeading,
         onStoppedLeading: gate.onStoppedLeading,
+        drained: gate.drained,
       });
       elector.start();
       running.leadership = { elector, gate };
@@ -317,10 +323,17 @@ export async function serve(args: readonly string[], env: Env): Promise<number> 
     throw e;
   }
 
-  const signal = await Promise.race([
-    once(process, "SIGTERM").then(() => "SIGTERM"),
-    once(process, "SIGINT").then(() => "SIGINT"),
-  ]);
+  const signal = await new Promise<"SIGTERM" | "SIGINT">((resolve) => {
+    const onTerm = (): void => stopOn("SIGTERM");
+    const onInt = (): void => stopOn("SIGINT");
+    const stopOn = (name: "SIGTERM" | "SIGINT"): void => {
+      signals.removeListener("SIGTERM", onTerm);
+      signals.removeListener("SIGINT", onInt);
+      resolve(name);
+    };
+    signals.once("SIGTERM", onTerm);
+    signals.once("SIGINT", onInt);
+  });
   await shutdown(running, log, signal === "SIGTERM");
   log.info({ signal }, "stopped");
   return 0;

@@ -15,7 +15,8 @@ describe("config", () => {
     expect(config.webhookPort).toBe(9443);
     expect(config.apiPort).toBe(6443);
     expect(config.cacheStaleAfter).toBe(30);
-    expect([config.leaseDuration, config.renewDeadline, config.retryPeriod]).toEqual([15, 10, 2]);
+    // OpenShift's leader-election timings (SPEC §7, issue 21): a leader rides out a kube-apiserver rollout.
+    expect([config.leaseDuration, config.renewDeadline, config.retryPeriod]).toEqual([137, 107, 26]);
     expect(config.requireDeleteConfirmation).toBe(true);
     expect(config.controllers).toBe(true);
     expect(config.simulateProviders).toBeUndefined();
@@ -40,6 +41,11 @@ describe("config", () => {
     expect(rest).toEqual(["extra"]);
   });
 
+  it("accepts shorter leader-election timings when set explicitly (tests, reliability runs)", () => {
+    const { config } = ok(["--lease-duration", "15", "--renew-deadline", "10", "--retry-period", "2"]);
+    expect([config.leaseDuration, config.renewDeadline, config.retryPeriod]).toEqual([15, 10, 2]);
+  });
+
   it("splits comma-separated lists", () => {
     const { config } = ok(["--controller-users", "a, b,,c"]);
     expect(config.controllerUsers).toEqual(["a", "b", "c"]);
@@ -53,7 +59,8 @@ describe("config", () => {
     [["--seed", "nonsense"], "setting seed"],
     [["--bogus"], "unknown flag --bogus"],
     [["--webhook-port"], "flag --webhook-port needs a value"],
-    [["--renew-deadline", "20"], "renewDeadline must be less than leaseDuration"],
+    [["--renew-deadline", "137"], "renewDeadline must be less than leaseDuration"],
+    [["--retry-period", "107"], "retryPeriod must be less than renewDeadline"],
     [["--capi-namespace", "openshift-machine-api"], "must differ"],
   ])("bad input %j exits with a message naming the setting", (argv, text) => {
     const r = parseConfig(argv, {});

@@ -3,8 +3,12 @@
  * takes the Lease when it is free (no holder) or when its record has not changed for LeaseDuration as seen
  * on the candidate's own clock; the leader renews every RetryPeriod with a resourceVersion precondition and
  * stops leading the moment it has not renewed within RenewDeadline — on a timer, so a hung request cannot
- * delay it. `release()` (the SIGTERM path) clears holderIdentity so a successor takes over without waiting
- * for expiry. Only the leader runs controllers; that wiring lives in the callbacks, not here.
+ * delay it. The defaults are OpenShift's (library-go's, what cluster-capi-operator uses): a kube-apiserver
+ * rollout or a single-node upgrade can leave the API unreachable for a minute or more, and a leader that gave
+ * up after 10 s would stop every controller for it. `release()` (the SIGTERM path) stops leading, waits for
+ * the controllers to drain (`drained`) and then clears holderIdentity, so a successor takes over without
+ * waiting for expiry and never beside this replica's last reconciles. Only the leader runs controllers; that
+ * wiring lives in the callbacks, not here.
  */
 import type { Logger } from "pino";
 import type { KubeClient } from "./client.js";
@@ -32,21 +36,30 @@ export interface LeaderElectionOptions {
   random?: () => number;
   onStartedLeading(): void;
   onStoppedLeading(): void;
+  /**
+   * Resolves once the work `onStoppedLeading` stopped has finished (the controllers' in-flight reconciles).
+   * `release()` waits for it before giving the Lease up. Without it, release gives the Lease up at once.
+   */
+  drained?(): Promise<void>;
 }
 
 export interface LeaderElector {
   start(): void;
   /** Stops campaigning without touching the Lease (as a crash would); stops leading locally. */
   stop(): Promise<void>;
-  /** Stops campaigning and, if leading, clears holderIdentity so another replica takes over at once. */
+  /**
+   * Stops campaigning and, if leading, stops leading, waits for `drained` and then clears holderIdentity so
+   * another replica takes over at its next retry.
+   */
   release(): Promise<void>;
   isLeader(): boolean;
 }
 
+/** OpenShift's timings (SPEC §7); src/config.ts has the same numbers in seconds, and a test keeps them equal. */
 export const LEADER_DEFAULTS = Object.freeze({
-  leaseDurationMs: 15_000,
-  renewDeadlineMs: 10_000,
-  retryPeriodMs: 2_000,
+  leaseDurationMs: 137_000,
+  renewDeadlineMs: 107_000,
+  retryPeriodMs: 26_000,
 });
 
 interface LeaseSpec {
@@ -194,6 +207,13 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       await halt();
       if (!leading || !lastLease) return setLeading(false, "released");
       setLeading(false, "releasing the lease");
+      // Nobody renews from here on: a drain longer than the Lease lets a successor take it by expiry, and
+      // the write below then fails on its resourceVersion, leaving the successor's record alone.
+      try {
+        await options.drained?.();
+      } catch (e) {
+        logger.warn({ err: e instanceof Error ? e.message : String(e) }, "controllers did not drain cleanly");
+      }
       const now = clock.now();
       try {
         await client.update(KINDS.lease, {

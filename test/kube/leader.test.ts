@@ -1,12 +1,24 @@
-/** Leader election as a state machine on a manual clock against an in-memory Lease API: contention, crash hand-over, clean release, renew deadline. */
+/**
+ * Leader election as a state machine on a manual clock against an in-memory Lease API: contention, crash
+ * hand-over, clean release (only once the controllers have drained), renew deadline — with short timings
+ * (15 s / 10 s / 2 s) so each scenario takes few steps — and the defaults of SPEC §7 (OpenShift's
+ * 137 s / 107 s / 26 s), which ride out an API outage a kube-apiserver rollout causes.
+ */
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
+import { SETTINGS } from "../../src/config.js";
 import type { KubeClient } from "../../src/kube/client.js";
 import type { ManualClock } from "../../src/kube/clock.js";
-import { createManualClock } from "../../src/kube/clock.js";
+import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";
 import { TransportError } from "../../src/kube/errors.js";
 import { KINDS } from "../../src/kube/kinds.js";
-import { canAcquire, createLeaderElector, microTime } from "../../src/kube/leader.js";
+import {
+  canAcquire,
+  createLeaderElector,
+  LEADER_DEFAULTS,
+  type LeaderElectionOptions,
+  microTime,
+} from "../../src/kube/leader.js";
 import { runtimeMetrics } from "../../src/kube/metrics.js";
 import { fakeClient, silentLogger } from "./fakes.js";
 
@@ -31,8 +43,17 @@ const partitionable = (client: KubeClient) => {
   return { client: wrapped, setDown: (v: boolean) => (down = v) };
 };
 
-const replica = (identity: string, client: KubeClient, clock: ManualClock, registry = new Registry()) => {
+/** Short timings for the state-machine scenarios; the defaults have their own tests below. */
+const SHORT = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
+
+const replica = (
+  identity: string,
+  client: KubeClient,
+  clock: ManualClock,
+  options: Partial<LeaderElectionOptions> = SHORT,
+) => {
   const events: string[] = [];
+  const registry = new Registry();
   const elector = createLeaderElector({
     client,
     namespace: "openshift-cluster-api",
@@ -44,14 +65,24 @@ const replica = (identity: string, client: KubeClient, clock: ManualClock, regis
     random: () => 0,
     onStartedLeading: () => events.push("started"),
     onStoppedLeading: () => events.push("stopped"),
+    ...options,
   });
   return { elector, events, registry };
+};
+
+/** A drain the test finishes by hand: stands for controllers whose last reconcile is still running. */
+const manualDrain = () => {
+  let finish: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  return { drained: () => done, finish: () => finish() };
 };
 
 const leaseOf = (api: ReturnType<typeof fakeClient>) =>
   api.raw(KINDS.lease, "openshift-cluster-api", "machine-api-migration");
 
-describe("leader election (SPEC §7: 15 s / 10 s / 2 s)", () => {
+describe("leader election (short timings: 15 s / 10 s / 2 s)", () => {
   it("two replicas contend: exactly one leads, and the Lease names it", async () => {
     const clock = createManualClock();
     const api = fakeClient();
@@ -161,6 +192,159 @@ describe("leader election (SPEC §7: 15 s / 10 s / 2 s)", () => {
       leaseTransitions: 0,
     });
     await a.elector.stop();
+  });
+});
+
+describe("leader election defaults (SPEC §7: OpenShift's 137 s / 107 s / 26 s)", () => {
+  const DEFAULTS = {};
+
+  it("are LeaseDuration 137 s, RenewDeadline 107 s, RetryPeriod 26 s, in the elector and in the product's settings", () => {
+    expect(LEADER_DEFAULTS).toEqual({
+      leaseDurationMs: 137_000,
+      renewDeadlineMs: 107_000,
+      retryPeriodMs: 26_000,
+    });
+    expect([
+      SETTINGS.leaseDuration.default * 1000,
+      SETTINGS.renewDeadline.default * 1000,
+      SETTINGS.retryPeriod.default * 1000,
+    ]).toEqual([
+      LEADER_DEFAULTS.leaseDurationMs,
+      LEADER_DEFAULTS.renewDeadlineMs,
+      LEADER_DEFAULTS.retryPeriodMs,
+    ]);
+  });
+
+  it("a leader rides out a 100 s API outage (a kube-apiserver rollout) and keeps leading afterwards", async () => {
+    const clock = createManualClock();
+    const api = fakeClient();
+    const link = partitionable(api.client);
+    const a = replica("a", link.client, clock, DEFAULTS);
+    a.elector.start();
+    await clock.advance(1);
+    expect(a.elector.isLeader()).toBe(true);
+    link.setDown(true);
+    await clock.advance(100_000);
+    expect(a.elector.isLeader()).toBe(true);
+    link.setDown(false);
+    await clock.advance(26_000);
+    await clock.advance(100_000);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(a.events).toEqual(["started"]);
+    expect((leaseOf(api)!.spec as Record<string, unknown>).leaseDurationSeconds).toBe(137);
+    await a.elector.stop();
+  });
+
+  it("a leader that has not renewed for 107 s stops leading, 30 s before its Lease expires", async () => {
+    const clock = createManualClock();
+    const api = fakeClient();
+    const link = partitionable(api.client);
+    const a = replica("a", link.client, clock, DEFAULTS);
+    a.elector.start();
+    await clock.advance(1);
+    link.setDown(true);
+    await clock.advance(106_000);
+    expect(a.elector.isLeader()).toBe(true);
+    await clock.advance(1_000);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.events).toEqual(["started", "stopped"]);
+    await a.elector.stop();
+  });
+
+  it("a standby takes a silent leader's Lease only after 137 s without a change", async () => {
+    const clock = createManualClock();
+    const api = fakeClient();
+    const link = partitionable(api.client);
+    const a = replica("a", link.client, clock, DEFAULTS);
+    a.elector.start();
+    await clock.advance(1);
+    const b = replica("b", api.client, clock, DEFAULTS);
+    b.elector.start();
+    await clock.advance(1);
+    link.setDown(true);
+    await clock.advance(130_000);
+    expect(b.elector.isLeader()).toBe(false);
+    await clock.advance(137_000 + 26_000 - 130_000);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(b.elector.isLeader()).toBe(true);
+    await a.elector.stop();
+    await b.elector.stop();
+  });
+});
+
+describe("graceful release (SPEC §7: the Lease is released on a graceful stop, after the controllers drain)", () => {
+  it("stops the controllers at once, and clears holderIdentity only once their last reconciles have drained", async () => {
+    const clock = createManualClock();
+    const api = fakeClient();
+    const drain = manualDrain();
+    const a = replica("a", api.client, clock, { ...SHORT, drained: drain.drained });
+    a.elector.start();
+    await clock.advance(1);
+    const releasing = a.elector.release();
+    await flushMicrotasks();
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.events).toEqual(["started", "stopped"]);
+    expect((leaseOf(api)!.spec as Record<string, unknown>).holderIdentity).toBe("a");
+    drain.finish();
+    await releasing;
+    expect(leaseOf(api)!.spec).toMatchObject({ holderIdentity: "", leaseDurationSeconds: 1 });
+  });
+
+  it("a successor does not lead while the old leader drains, and leads at its next retry once released", async () => {
+    const clock = createManualClock();
+    const api = fakeClient();
+    const drain = manualDrain();
+    const a = replica("a", api.client, clock, { ...SHORT, drained: drain.drained });
+    a.elector.start();
+    await clock.advance(1);
+    const b = replica("b", api.client, clock);
+    b.elector.start();
+    await clock.advance(1);
+    const releasing = a.elector.release();
+    await clock.advance(10_000);
+    expect(b.elector.isLeader()).toBe(false);
+    drain.finish();
+    await releasing;
+    await clock.advance(2_500);
+    expect(b.elector.isLeader()).toBe(true);
+    await b.elector.stop();
+  });
+
+  it("a standby's release writes nothing and does not wait for a drain", async () => {
+    const clock = createManualClock();
+    const api = fakeClient();
+    const a = replica("a", api.client, clock);
+    a.elector.start();
+    await clock.advance(1);
+    const b = replica("b", api.client, clock, { ...SHORT, drained: () => new Promise<void>(() => {}) });
+    b.elector.start();
+    await clock.advance(1);
+    const before = leaseOf(api);
+    await b.elector.release();
+    expect(leaseOf(api)).toEqual(before);
+    expect(b.events).toEqual([]);
+    await a.elector.stop();
+  });
+
+  it("a drain longer than the Lease leaves the successor that took the expired Lease alone", async () => {
+    const clock = createManualClock();
+    const api = fakeClient();
+    const drain = manualDrain();
+    const a = replica("a", api.client, clock, { ...SHORT, drained: drain.drained });
+    a.elector.start();
+    await clock.advance(1);
+    const b = replica("b", api.client, clock);
+    b.elector.start();
+    await clock.advance(1);
+    const releasing = a.elector.release();
+    await clock.advance(20_000);
+    expect(b.elector.isLeader()).toBe(true);
+    drain.finish();
+    await releasing;
+    expect((leaseOf(api)!.spec as Record<string, unknown>).holderIdentity).toBe("b");
+    await clock.advance(2_500);
+    expect(b.elector.isLeader()).toBe(true);
+    await b.elector.stop();
   });
 });
 

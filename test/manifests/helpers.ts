@@ -2,8 +2,9 @@
  * Helpers for the manifest and image tests: rendering a kustomization with the real kubectl (own HOME and
  * cache, as every kubectl in these tests), a small RBAC evaluator (which rules of which bindings grant a
  * service account a request — so the tests state what the product needs and must not have as requests,
- * not as rule text), label-selector matching, and a Dockerfile reader (instructions and stages). All but
- * `renderKustomization` are pure.
+ * not as rule text), label-selector matching, a NetworkPolicy evaluator (does a set of policies admit one
+ * connection — so the tests state which peers may talk to the product, not policy text), Markdown heading
+ * anchors, and a Dockerfile reader (instructions and stages). All but `renderKustomization` are pure.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -160,6 +161,171 @@ export function selectorMatches(selector: unknown, labels: Record<string, string
       }
     })
   );
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// NetworkPolicy
+
+export type Protocol = "TCP" | "UDP" | "SCTP";
+
+export interface ContainerPort {
+  name?: string;
+  containerPort: number;
+  protocol?: Protocol;
+}
+
+/**
+ * One end of a connection: a pod (network policies select it by its labels and its namespace's labels) or a
+ * host — a node, the API server's endpoint, anything outside the pod network — which only a rule without
+ * peers admits (an `ipBlock` is not interpreted: a policy that has one makes the evaluator throw).
+ */
+export type Endpoint =
+  | {
+      kind: "pod";
+      namespace: string;
+      /** `kubernetes.io/metadata.name` is added: Kubernetes sets it on every namespace. */
+      namespaceLabels?: Record<string, string>;
+      labels: Record<string, string>;
+      /** Its containers' ports, for policies that name a port. */
+      ports?: readonly ContainerPort[];
+    }
+  | { kind: "host"; address: string };
+
+export interface Connection {
+  from: Endpoint;
+  to: Endpoint;
+  protocol: Protocol;
+  port: number;
+}
+
+interface NetworkPolicyPort {
+  protocol?: Protocol;
+  port?: number | string;
+  endPort?: number;
+}
+interface NetworkPolicyPeer {
+  podSelector?: unknown;
+  namespaceSelector?: unknown;
+  ipBlock?: unknown;
+}
+interface NetworkPolicyRule {
+  ports?: NetworkPolicyPort[];
+  peers?: NetworkPolicyPeer[];
+}
+
+const specOf = (policy: KubeObject): Record<string, unknown> => (isRecord(policy.spec) ? policy.spec : {});
+
+/** `spec.policyTypes`, or its default: Ingress, plus Egress when the policy has egress rules. */
+const policyTypesOf = (policy: KubeObject): string[] => {
+  const spec = specOf(policy);
+  if (Array.isArray(spec.policyTypes)) return spec.policyTypes as string[];
+  return ["Ingress", ...(Array.isArray(spec.egress) && spec.egress.length > 0 ? ["Egress"] : [])];
+};
+
+const networkRulesOf = (policy: KubeObject, direction: "Ingress" | "Egress"): NetworkPolicyRule[] => {
+  const spec = specOf(policy);
+  const rules = direction === "Ingress" ? spec.ingress : spec.egress;
+  if (!Array.isArray(rules)) return [];
+  return rules.map((r: Record<string, unknown>) => ({
+    ...(Array.isArray(r.ports) ? { ports: r.ports as NetworkPolicyPort[] } : {}),
+    ...(Array.isArray(direction === "Ingress" ? r.from : r.to)
+      ? { peers: (direction === "Ingress" ? r.from : r.to) as NetworkPolicyPeer[] }
+      : {}),
+  }));
+};
+
+const namespaceLabelsOf = (pod: Extract<Endpoint, { kind: "pod" }>): Record<string, string> => ({
+  ...pod.namespaceLabels,
+  "kubernetes.io/metadata.name": pod.namespace,
+});
+
+/** The policies of the pod's namespace that select it for `direction`. */
+const isolating = (policies: readonly KubeObject[], pod: Endpoint, direction: "Ingress" | "Egress") =>
+  pod.kind !== "pod"
+    ? []
+    : policies.filter(
+        (p) =>
+          p.kind === "NetworkPolicy" &&
+          p.metadata?.namespace === pod.namespace &&
+          selectorMatches(specOf(p).podSelector ?? {}, pod.labels) &&
+          policyTypesOf(p).includes(direction),
+      );
+
+const peerMatches = (peer: NetworkPolicyPeer, policyNamespace: string, other: Endpoint): boolean => {
+  if (peer.ipBlock !== undefined) throw new Error("ipBlock peers are not interpreted by this evaluator");
+  if (other.kind !== "pod") return false;
+  const namespaceOk =
+    peer.namespaceSelector === undefined
+      ? other.namespace === policyNamespace
+      : selectorMatches(peer.namespaceSelector, namespaceLabelsOf(other));
+  return namespaceOk && (peer.podSelector === undefined || selectorMatches(peer.podSelector, other.labels));
+};
+
+/** A named port is looked up among the destination pod's container ports (a host has none). */
+const portMatches = (p: NetworkPolicyPort, c: Connection): boolean => {
+  if ((p.protocol ?? "TCP") !== c.protocol) return false;
+  if (p.port === undefined) return true;
+  if (typeof p.port === "number") return c.port >= p.port && c.port <= (p.endPort ?? p.port);
+  const named = c.to.kind === "pod" ? (c.to.ports ?? []) : [];
+  return named.some(
+    (cp) => cp.name === p.port && (cp.protocol ?? "TCP") === c.protocol && cp.containerPort === c.port,
+  );
+};
+
+const ruleAdmits = (
+  rule: NetworkPolicyRule,
+  policyNamespace: string,
+  other: Endpoint,
+  c: Connection,
+): boolean =>
+  (rule.peers === undefined ||
+    rule.peers.length === 0 ||
+    rule.peers.some((peer) => peerMatches(peer, policyNamespace, other))) &&
+  (rule.ports === undefined || rule.ports.length === 0 || rule.ports.some((p) => portMatches(p, c)));
+
+/**
+ * Kubernetes NetworkPolicy semantics for one connection: the sender's egress and the receiver's ingress
+ * must each admit it. A pod no policy selects for a direction is not isolated in it; a pod that some are
+ * is admitted when any rule of any of them admits the peer and the port (policies only add). Hosts are
+ * never isolated. Replies to an admitted connection are not modelled (they are always allowed).
+ */
+export function networkPoliciesAdmit(policies: readonly KubeObject[], c: Connection): boolean {
+  const side = (pod: Endpoint, other: Endpoint, direction: "Ingress" | "Egress"): boolean => {
+    const selecting = isolating(policies, pod, direction);
+    return (
+      selecting.length === 0 ||
+      selecting.some((p) =>
+        networkRulesOf(p, direction).some((rule) => ruleAdmits(rule, p.metadata?.namespace ?? "", other, c)),
+      )
+    );
+  };
+  return side(c.from, c.to, "Egress") && side(c.to, c.from, "Ingress");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Markdown
+
+/** The anchors GitHub gives a Markdown file's headings (`## Foo: bar` → `foo-bar`), fenced code skipped. */
+export function markdownAnchors(text: string): string[] {
+  const anchors: string[] = [];
+  const seen = new Map<string, number>();
+  let fenced = false;
+  for (const line of text.split("\n")) {
+    if (/^\s*```/.test(line)) {
+      fenced = !fenced;
+      continue;
+    }
+    const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!heading) continue;
+    const slug = heading[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+      .replace(/\s/g, "-");
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    anchors.push(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return anchors;
 }
 
 // ---------------------------------------------------------------------------------------------------------
