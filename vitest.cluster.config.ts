@@ -10,10 +10,7 @@ export default defineConfig({
   test: {
     include: [
       "test/**/*.cluster.test.ts",
-      "test/integration/handover-e2e.test.ts",
-      "test/integration/sync-providers.test.ts",
-      "test/integration/sync.test.ts",
-      "test/integration/handover-safety.test.ts",
+      "test/integration/**/*.test.ts",
       "test/installer/installer.integration.test.ts",
       "test/e2e/journey.test.ts",
       "test/ops/commands.integration.test.ts",
