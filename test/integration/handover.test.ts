@@ -39,8 +39,6 @@ import {
   getPath,
   setCondition,
 } from "../../src/kube/object.js";
-import type { LocalCluster } from "../../src/local/cluster.js";
-import { startLocalCluster } from "../../src/local/cluster.js";
 import { provisionedMapiStatus } from "../../src/local/demo.js";
 import { capiCluster, infrastructure, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
 import { createMigrationController } from "../../src/migration/controller.js";
@@ -60,6 +58,7 @@ import {
   mapiMachineStatusToCapi,
   mapiMachineToCapi,
 } from "../../src/sync/conversion/index.js";
+import { startTestCluster, type TestCluster } from "../cluster/backend.js";
 import { silentLogger } from "../kube/fakes.js";
 
 const NS = { mapiNamespace: "openshift-machine-api", capiNamespace: "openshift-cluster-api" };
@@ -70,7 +69,7 @@ const SET_NAME = "workers-handover-b";
 const stamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 
 let stateDir: string;
-let cluster: LocalCluster;
+let cluster: TestCluster;
 let observer: Cache;
 let controllerCache: Cache;
 let controllers: Controller[] = [];
@@ -314,9 +313,7 @@ const untilSteady = async (authority: StableAuthority, h: Observed = MACHINE): P
 
 beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), "handover-it-"));
-  cluster = await startLocalCluster({
-    host: "127.0.0.1",
-    port: 0,
+  cluster = await startTestCluster({
     stateDir,
     ...NS,
     controllerUsers: [PRODUCT_USER],
@@ -553,7 +550,7 @@ describe("handovers against the local API server (SPEC §3, §10)", () => {
   });
 
   it("the controller's pause and finalizer writes on the CAPI side were made as the product's identity", () => {
-    const byKey = cluster.api.counters.snapshot().byKey;
+    const byKey = cluster.counters().byKey;
     // The acknowledgers patch these kinds as capi/capa; only the migration controller does as the product.
     expect(byKey[`patch cluster.x-k8s.io/machines ${PRODUCT_USER}`]).toBeGreaterThan(0);
     expect(byKey[`patch infrastructure.cluster.x-k8s.io/awsmachines ${PRODUCT_USER}`]).toBeGreaterThan(0);
