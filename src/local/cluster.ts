@@ -67,6 +67,19 @@ export async function createIfMissing(
   }
 }
 
+/** One client per kubeconfig context, made on first use. */
+export function clientsOf(kubeconfigText: string): (context: string) => KubeClient {
+  const clients = new Map<string, KubeClient>();
+  return (context) => {
+    let c = clients.get(context);
+    if (!c) {
+      c = connect({ kubeconfigText, context }).client;
+      clients.set(context, c);
+    }
+    return c;
+  };
+}
+
 const WEBHOOK_TYPES = {
   MutatingWebhookConfiguration: {
     group: "admissionregistration.k8s.io",
@@ -105,15 +118,7 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
     await mkdir(opts.stateDir, { recursive: true });
     const kubeconfigPath = resolve(join(opts.stateDir, "kubeconfig"));
     await writeFile(kubeconfigPath, kubeconfigText, { mode: 0o600 });
-    const clients = new Map<string, KubeClient>();
-    const clientAs = (context: string): KubeClient => {
-      let c = clients.get(context);
-      if (!c) {
-        c = connect({ kubeconfigText, context }).client;
-        clients.set(context, c);
-      }
-      return c;
-    };
+    const clientAs = clientsOf(kubeconfigText);
     const admin = clientAs("admin");
 
     for (const ns of [opts.mapiNamespace, opts.capiNamespace])

@@ -33,7 +33,7 @@ import type { KubeClient } from "../../src/kube/client.js";
 import { connect } from "../../src/kube/config.js";
 import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
 import { conditionOf, isRecord, type KubeObject } from "../../src/kube/object.js";
-import { createIfMissing, type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
+import { clientsOf, createIfMissing, type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
 import { type LocalUser, localUsers } from "../../src/local/identities.js";
 import { renderKubeconfig } from "../../src/local/kubeconfig.js";
 import { featureGate } from "../../src/local/seed.js";
@@ -271,15 +271,7 @@ async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> 
     const kubeconfigText = renderKubeconfig(proxy.url, cp.caPem, users, opts.mapiNamespace);
     const kubeconfigPath = resolve(join(opts.stateDir, "kubeconfig"));
     await writeFile(kubeconfigPath, kubeconfigText, { mode: 0o600 });
-    const clients = new Map<string, KubeClient>();
-    const clientAs = (context: string): KubeClient => {
-      let c = clients.get(context);
-      if (!c) {
-        c = connect({ kubeconfigText, context }).client;
-        clients.set(context, c);
-      }
-      return c;
-    };
+    const clientAs = clientsOf(kubeconfigText);
 
     defaulter = await startAwsMachineDefaulter({
       ca: createCertificateAuthority("CAPA webhook stand-in CA"),

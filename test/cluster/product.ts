@@ -9,7 +9,7 @@
  * for kubectl as `kube:admin`, the webhook URL, the process), plus the ledger, so one e2e file can drive
  * either.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,6 +23,7 @@ import {
   type SimulatedProviders,
   startLocalSimulatedProviders,
 } from "../../src/simulate/index.js";
+import { spawnServe } from "../e2e/helpers.js";
 import { startTestCluster, type TestCluster } from "./backend.js";
 
 const MAPI_NS = "openshift-machine-api";
@@ -83,13 +84,8 @@ export async function startClusterProduct(
   let simulated: SimulatedProviders | undefined;
 
   const startReplica = async (extra: readonly string[] = []): Promise<ProductProcess> => {
-    const child = spawn(
-      process.execPath,
+    const serve = await spawnServe(
       [
-        "--import",
-        "tsx",
-        "src/cli.ts",
-        "serve",
         "--kubeconfig",
         productKubeconfig,
         "--webhook-host",
@@ -107,28 +103,22 @@ export async function startClusterProduct(
         ...(options.serveArgs ?? []),
         ...extra,
       ],
-      { env: { ...process.env, KUBERNETES_SERVICE_HOST: "", HOME: dir }, stdio: ["ignore", "pipe", "pipe"] },
+      dir,
     );
-    let output = "";
-    const collect = (c: Buffer) => {
-      output += c.toString();
-    };
-    child.stdout?.on("data", collect);
-    child.stderr?.on("data", collect);
-    const exited = new Promise<void>((r) => child.once("exit", () => r()));
-    for (let i = 0; i < 900 && !/^ready: webhook=/m.test(output); i++) {
-      if (child.exitCode !== null) break;
-      await pause(100);
-    }
-    const ready = /^ready: webhook=(\S+)/m.exec(output);
-    if (!ready) {
+    const { child, output } = serve;
+    const exited = new Promise<void>((r) => {
+      if (child.exitCode !== null || child.signalCode !== null) r();
+      else child.once("exit", () => r());
+    });
+    const webhookUrl = /^ready: webhook=(\S+)/.exec(serve.ready)?.[1];
+    if (!webhookUrl) {
       child.kill("SIGKILL");
-      throw new Error(`the product did not become ready against the cluster:\n${output}`);
+      throw new Error(`the product did not become ready against the cluster:\n${output()}`);
     }
     const p: ProductProcess = {
       child,
-      webhookUrl: ready[1]!,
-      output: () => output,
+      webhookUrl,
+      output,
       async stop(signal = "SIGTERM") {
         if (child.exitCode === null && child.signalCode === null) {
           child.kill(signal);

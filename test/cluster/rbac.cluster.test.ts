@@ -18,7 +18,7 @@ import { parseAllDocuments, stringify } from "yaml";
 import type { KubeClient } from "../../src/kube/client.js";
 import { ForbiddenError } from "../../src/kube/errors.js";
 import { KINDS } from "../../src/kube/kinds.js";
-import { isRecord, type KubeObject } from "../../src/kube/object.js";
+import { isRecord, type KubeObject, type OwnerReference } from "../../src/kube/object.js";
 import { capiCluster } from "../../src/local/seed.js";
 import { startTestCluster, type TestCluster } from "./backend.js";
 
@@ -47,54 +47,56 @@ const ownerRef = (o: KubeObject, controller: boolean) => ({
   blockOwnerDeletion: true,
 });
 
+/** A CAPI MachineSet of the cluster, optionally owned. */
+const capiMachineSetBody = (name: string, clusterName: string, ownerReferences: OwnerReference[] = []) => ({
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "MachineSet",
+  metadata: { name, namespace: CAPI_NS, ...(ownerReferences.length ? { ownerReferences } : {}) },
+  spec: {
+    clusterName,
+    selector: { matchLabels: { a: "b" } },
+    template: {
+      metadata: { labels: { a: "b" } },
+      spec: {
+        clusterName,
+        bootstrap: { dataSecretName: "worker-user-data" },
+        infrastructureRef: {
+          apiGroup: "infrastructure.cluster.x-k8s.io",
+          kind: "AWSMachineTemplate",
+          name: "t",
+        },
+      },
+    },
+  },
+});
+
+/** A CAPI Machine of the cluster pointing at an AWSMachine of its own name, optionally owned. */
+const capiMachineBody = (name: string, clusterName: string, ownerReferences: OwnerReference[] = []) => ({
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "Machine",
+  metadata: { name, namespace: CAPI_NS, ...(ownerReferences.length ? { ownerReferences } : {}) },
+  spec: {
+    clusterName,
+    bootstrap: { dataSecretName: "worker-user-data" },
+    infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "AWSMachine", name },
+  },
+});
+
 /** The four kinds of owner the sync points a twin at (SPEC §4.3, §4.2), each with a dependent it creates. */
 const dependents = () => [
   {
     what: "CAPI MachineSet → Cluster",
     type: KINDS.capiMachineSet,
-    object: {
-      apiVersion: "cluster.x-k8s.io/v1beta2",
-      kind: "MachineSet",
-      metadata: { name: "rbac-set", namespace: CAPI_NS, ownerReferences: [ownerRef(owners.cluster, false)] },
-      spec: {
-        clusterName: String(owners.cluster.metadata?.name),
-        selector: { matchLabels: { a: "b" } },
-        template: {
-          metadata: { labels: { a: "b" } },
-          spec: {
-            clusterName: String(owners.cluster.metadata?.name),
-            bootstrap: { dataSecretName: "worker-user-data" },
-            infrastructureRef: {
-              apiGroup: "infrastructure.cluster.x-k8s.io",
-              kind: "AWSMachineTemplate",
-              name: "t",
-            },
-          },
-        },
-      },
-    },
+    object: capiMachineSetBody("rbac-set", String(owners.cluster.metadata?.name), [
+      ownerRef(owners.cluster, false),
+    ]),
   },
   {
     what: "CAPI Machine → CAPI MachineSet",
     type: KINDS.capiMachine,
-    object: {
-      apiVersion: "cluster.x-k8s.io/v1beta2",
-      kind: "Machine",
-      metadata: {
-        name: "rbac-member",
-        namespace: CAPI_NS,
-        ownerReferences: [ownerRef(owners.capiMachineSet, true)],
-      },
-      spec: {
-        clusterName: String(owners.cluster.metadata?.name),
-        bootstrap: { dataSecretName: "worker-user-data" },
-        infrastructureRef: {
-          apiGroup: "infrastructure.cluster.x-k8s.io",
-          kind: "AWSMachine",
-          name: "rbac-member",
-        },
-      },
-    },
+    object: capiMachineBody("rbac-member", String(owners.cluster.metadata?.name), [
+      ownerRef(owners.capiMachineSet, true),
+    ]),
   },
   {
     what: "AWSMachine → CAPI Machine",
@@ -140,41 +142,12 @@ beforeAll(async () => {
   const [c, awsCluster] = capiCluster(ns);
   const createdCluster = await admin.create(KINDS.capiCluster, c!);
   await admin.create(KINDS.awsCluster, awsCluster!);
-  const capiMachineSet = await admin.create(KINDS.capiMachineSet, {
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "MachineSet",
-    metadata: { name: "owner-set", namespace: CAPI_NS },
-    spec: {
-      clusterName: String(createdCluster.metadata?.name),
-      selector: { matchLabels: { a: "b" } },
-      template: {
-        metadata: { labels: { a: "b" } },
-        spec: {
-          clusterName: String(createdCluster.metadata?.name),
-          bootstrap: { dataSecretName: "worker-user-data" },
-          infrastructureRef: {
-            apiGroup: "infrastructure.cluster.x-k8s.io",
-            kind: "AWSMachineTemplate",
-            name: "t",
-          },
-        },
-      },
-    },
-  });
-  const capiMachine = await admin.create(KINDS.capiMachine, {
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "Machine",
-    metadata: { name: "owner-machine", namespace: CAPI_NS },
-    spec: {
-      clusterName: String(createdCluster.metadata?.name),
-      bootstrap: { dataSecretName: "worker-user-data" },
-      infrastructureRef: {
-        apiGroup: "infrastructure.cluster.x-k8s.io",
-        kind: "AWSMachine",
-        name: "owner-machine",
-      },
-    },
-  });
+  const clusterName = String(createdCluster.metadata?.name);
+  const capiMachineSet = await admin.create(
+    KINDS.capiMachineSet,
+    capiMachineSetBody("owner-set", clusterName),
+  );
+  const capiMachine = await admin.create(KINDS.capiMachine, capiMachineBody("owner-machine", clusterName));
   const mapiMachineSet = await admin.create(KINDS.mapiMachineSet, {
     apiVersion: "machine.openshift.io/v1beta1",
     kind: "MachineSet",

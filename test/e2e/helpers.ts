@@ -68,20 +68,46 @@ export interface Product {
   stop?: () => Promise<void>;
 }
 
+/** A `serve` process as `npm start` runs it: `node --import tsx src/cli.ts serve …` (so signals reach it). */
+export interface ServeProcess {
+  child: ChildProcess;
+  output(): string;
+  /** The `ready:` line, once printed. */
+  ready: string;
+}
+
+/** Spawns `serve ARGS` with HOME at `home` and resolves once it printed `ready:` (or throws with its output). */
+export async function spawnServe(args: readonly string[], home: string): Promise<ServeProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "serve", ...args], {
+    env: { ...process.env, KUBERNETES_SERVICE_HOST: "", HOME: home },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const collect = (c: Buffer) => {
+    output += c.toString();
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  for (let i = 0; i < 900 && !/^ready: /m.test(output); i++) {
+    if (child.exitCode !== null) break;
+    await pause(100);
+  }
+  const ready = /^ready: .*$/m.exec(output)?.[0];
+  if (!ready) {
+    child.kill("SIGKILL");
+    throw new Error(`serve did not become ready:\n${output}`);
+  }
+  return { child, output: () => output, ready };
+}
+
 /**
- * Starts the product as a person would with `npm start -- …` (as the `node --import tsx src/cli.ts serve` that
- * npm start runs, so signals reach it), in local mode on free ports with its own state and certificate dirs,
- * and resolves once it printed `ready:`.
+ * Starts the product as a person would with `npm start -- …`, in local mode on free ports with its own
+ * state and certificate dirs, and resolves once it printed `ready:`.
  */
 export async function startProduct(name: string, extra: readonly string[]): Promise<Product> {
   const dir = await mkdtemp(join(tmpdir(), `mam-${name}-`));
-  const child = spawn(
-    process.execPath,
+  const serve = await spawnServe(
     [
-      "--import",
-      "tsx",
-      "src/cli.ts",
-      "serve",
       ...extra,
       "--api-port",
       "0",
@@ -100,21 +126,10 @@ export async function startProduct(name: string, extra: readonly string[]): Prom
       "--shutdown-delay",
       "0",
     ],
-    { env: { ...process.env, KUBERNETES_SERVICE_HOST: "", HOME: dir }, stdio: ["ignore", "pipe", "pipe"] },
+    dir,
   );
-  const product: Product = { dir, child, kubeconfig: "", webhookUrl: "", output: "" };
-  const collect = (c: Buffer) => {
-    product.output += c.toString();
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  for (let i = 0; i < 900 && !/^ready: /m.test(product.output); i++) {
-    if (child.exitCode !== null) break;
-    await pause(100);
-  }
-  const ready = /^ready: kubeconfig=(\S+)/m.exec(product.output);
-  if (!ready) throw new Error(`npm start did not become ready:\n${product.output}`);
-  product.kubeconfig = ready[1]!;
-  product.webhookUrl = /webhook=(\S+)/.exec(product.output)![1]!;
-  return product;
+  const kubeconfig = /^ready: kubeconfig=(\S+)/.exec(serve.ready)?.[1];
+  const webhookUrl = /webhook=(\S+)/.exec(serve.ready)?.[1];
+  if (!kubeconfig || !webhookUrl) throw new Error(`unexpected ready line: ${serve.ready}`);
+  return { dir, child: serve.child, kubeconfig, webhookUrl, output: serve.output() };
 }
