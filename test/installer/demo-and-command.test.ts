@@ -12,7 +12,7 @@ import { runInstallerCommand } from "../../src/installer/cli.js";
 import { demoProviderConfigMaps, seedDemoProviders } from "../../src/installer/demo-providers.js";
 import { TRANSPORT_LABELS } from "../../src/installer/model.js";
 import { conditionOf } from "../../src/kube/object.js";
-import { type Bed, INSTALLER_USER, NS, startBed } from "./harness.js";
+import { type Bed, kubeconfigFor, NS, startBed, TYPES } from "./harness.js";
 
 const beds: Bed[] = [];
 afterEach(async () => {
@@ -35,7 +35,7 @@ describe("demo providers", () => {
     ]);
   });
 
-  it("seeded (twice) into the local API server, install completely", async () => {
+  it("seeded (twice) into the cluster, install completely", async () => {
     const bed = await startBed();
     beds.push(bed);
     const settings = { capiNamespace: NS, installerImagesConfigMap: "machine-api-migration-images" };
@@ -45,12 +45,10 @@ describe("demo providers", () => {
     const run = await bed.nextRun(0, (r) => r.report.kind === "installed");
     expect(run.outcome?.failures).toEqual([]);
     expect(conditionOf(await bed.clusterOperator(), "Available")?.status).toBe("True");
-    expect(
-      bed.server.store
-        .list({ group: "apps", plural: "deployments" }, NS)
-        .map((d) => d.metadata?.name)
-        .sort(),
-    ).toEqual(["capa-controller-manager", "capi-controller-manager"]);
+    expect((await bed.list(TYPES.deployments, NS)).map((d) => d.metadata?.name).sort()).toEqual([
+      "capa-controller-manager",
+      "capi-controller-manager",
+    ]);
   });
 });
 
@@ -89,7 +87,7 @@ describe("installer subcommand", () => {
     });
     const dir = await mkdtemp(join(tmpdir(), "installer-command-"));
     const kubeconfig = join(dir, "kubeconfig");
-    await writeFile(kubeconfig, bed.server.kubeconfig(INSTALLER_USER));
+    await writeFile(kubeconfig, kubeconfigFor(bed.cluster.kubeconfigText, "installer"));
     const emitter = new EventEmitter();
     const t = io();
     const exit = runInstallerCommand(

@@ -1,10 +1,13 @@
 /**
- * Installer mode against the local API server (SPEC §6 "Done when"): core + AWS applied in phase order on
- * an AWS Infrastructure, nothing on an unsupported platform, images and variables substituted, zero
- * writes on an unchanged re-run, pruning of a removed object but never of a removed CRD (named in the
- * status), no pruning at all when a ConfigMap is missing or broken, Progressing then Degraded after five
- * minutes on the manual clock for a broken manifest, and re-applying on a ConfigMap update. Assertions are
- * on the server's objects, its request counters and the ClusterOperator — never on elapsed time.
+ * Installer mode (SPEC §6 "Done when") on both backends: the local API server (`npm test`) and the real
+ * control plane (`npm run test:cluster`, SPEC §8.1), where the installer runs as its own ServiceAccount
+ * under the RBAC manifests/installer ships — so a permission it lacks fails here. Core + AWS applied in
+ * phase order on an AWS Infrastructure, nothing on an unsupported platform, images and variables
+ * substituted, zero writes on an unchanged re-run, pruning of a removed object but never of a removed CRD
+ * (named in the status), no pruning at all when a ConfigMap is missing or broken, Progressing then Degraded
+ * after five minutes on the test clock for a broken manifest, and re-applying on a ConfigMap update.
+ * Assertions are on the objects as the admin reads them, the request counters and the ClusterOperator —
+ * never on elapsed time.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RESYNC_AFTER_MS } from "../../src/installer/cli.js";
@@ -17,7 +20,7 @@ import { FIELD_MANAGER, HASH_ANNOTATION, PROVIDER_LABEL } from "../../src/instal
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath } from "../../src/kube/object.js";
-import { type Bed, NS, startBed, transport } from "./harness.js";
+import { type Bed, NS, startBed, transport, TYPES as types } from "./harness.js";
 
 const beds: Bed[] = [];
 afterEach(async () => {
@@ -27,18 +30,6 @@ afterEach(async () => {
 const CORE_CM = "capi-provider-cluster-api";
 const AWS_CM = "capi-provider-infrastructure-aws";
 const IMAGES_CM = "machine-api-migration-images";
-
-const types = {
-  deployments: { group: "apps", plural: "deployments" },
-  roles: { group: "rbac.authorization.k8s.io", plural: "roles" },
-  rolebindings: { group: "rbac.authorization.k8s.io", plural: "rolebindings" },
-  clusterrolebindings: { group: "rbac.authorization.k8s.io", plural: "clusterrolebindings" },
-  crds: { group: "apiextensions.k8s.io", plural: "customresourcedefinitions" },
-  services: { group: "", plural: "services" },
-  serviceaccounts: { group: "", plural: "serviceaccounts" },
-  namespaces: { group: "", plural: "namespaces" },
-  configmaps: { group: "", plural: "configmaps" },
-};
 
 /** Drops the documents of `components` whose text contains every one of `needles`. */
 const withoutDocument = (components: string, ...needles: string[]): string =>
@@ -87,7 +78,6 @@ describe("installer: apply (SPEC §6)", () => {
     const bed = await awsBed();
     const run = bed.runs.at(-1)!;
     expect(run.report.kind).toBe("installed");
-    const store = bed.server.store;
 
     const crdNames = [
       "machinehealthchecks.cluster.x-k8s.io",
@@ -95,19 +85,19 @@ describe("installer: apply (SPEC §6)", () => {
       "awsclustertemplates.infrastructure.cluster.x-k8s.io",
       "awsclustercontrolleridentities.infrastructure.cluster.x-k8s.io",
     ];
-    const crds = crdNames.map((n) => store.get(types.crds, "", n));
+    const crds = await Promise.all(crdNames.map((n) => bed.get(types.crds, "", n)));
     for (const c of crds) expect(conditionOf(c, "Established")?.status).toBe("True");
-    const deployments = ["capi-controller-manager", "capa-controller-manager"].map((n) =>
-      store.get(types.deployments, NS, n),
+    const deployments = await Promise.all(
+      ["capi-controller-manager", "capa-controller-manager"].map((n) => bed.get(types.deployments, NS, n)),
     );
-    const middle = [
-      store.get(types.serviceaccounts, NS, "capi-manager"),
-      store.get(types.roles, NS, "capa-leader-election-role"),
-      store.get(types.clusterrolebindings, "", "capi-manager-rolebinding"),
-      store.get(types.services, NS, "capa-webhook-service"),
-    ];
+    const middle = await Promise.all([
+      bed.get(types.serviceaccounts, NS, "capi-manager"),
+      bed.get(types.roles, NS, "capa-leader-election-role"),
+      bed.get(types.clusterrolebindings, "", "capi-manager-rolebinding"),
+      bed.get(types.services, NS, "capa-webhook-service"),
+    ]);
     for (const o of [...crds, ...deployments, ...middle]) expect(o).toBeDefined();
-    // One global resourceVersion counter: creation order is resourceVersion order.
+    // One global resourceVersion counter (etcd's revision on the real server): write order is its order.
     expect(Math.max(...crds.map(rv))).toBeLessThan(Math.min(...middle.map(rv)));
     expect(Math.max(...middle.map(rv))).toBeLessThan(Math.min(...deployments.map(rv)));
     // Core before infrastructure within a phase.
@@ -117,12 +107,12 @@ describe("installer: apply (SPEC §6)", () => {
     );
 
     // Rendering: namespace forced, labels, subjects, no Namespace object, service-ca annotations.
-    expect(store.get(types.namespaces, "", "capi-system")).toBeUndefined();
-    const binding = store.get(types.clusterrolebindings, "", "capi-manager-rolebinding");
+    expect(await bed.get(types.namespaces, "", "capi-system")).toBeUndefined();
+    const binding = await bed.get(types.clusterrolebindings, "", "capi-manager-rolebinding");
     expect(binding?.subjects).toEqual([{ kind: "ServiceAccount", name: "capi-manager", namespace: NS }]);
     expect(binding?.metadata?.labels?.[PROVIDER_LABEL]).toBe("cluster-api");
     expect(deployments[1]?.metadata?.labels?.[PROVIDER_LABEL]).toBe("infrastructure-aws");
-    expect(store.get(types.services, NS, "capi-webhook-service")?.metadata?.annotations).toMatchObject({
+    expect((await bed.get(types.services, NS, "capi-webhook-service"))?.metadata?.annotations).toMatchObject({
       "service.beta.openshift.io/serving-cert-secret-name": "capi-webhook-service-cert",
     });
 
@@ -141,8 +131,8 @@ describe("installer: apply (SPEC §6)", () => {
 
   it("images and variables substituted (defaults and values from the images ConfigMap)", async () => {
     const bed = await awsBed({ variables: { CAPA_LOGLEVEL: "4", MANAGER_REPLICAS: "2" } });
-    const capa = bed.server.store.get(types.deployments, NS, "capa-controller-manager");
-    const capi = bed.server.store.get(types.deployments, NS, "capi-controller-manager");
+    const capa = await bed.get(types.deployments, NS, "capa-controller-manager");
+    const capi = await bed.get(types.deployments, NS, "capi-controller-manager");
     const container = (d: KubeObject | undefined) =>
       (getPath(d, ["spec", "template", "spec", "containers"]) as { image: string; args: string[] }[])[0]!;
     expect(container(capi).image).toBe(DEMO_IMAGES["cluster-api"]);
@@ -173,16 +163,9 @@ describe("installer: apply (SPEC §6)", () => {
 
   it("drift on an applied field is repaired on the next run", async () => {
     const bed = await awsBed();
-    const roleType = {
-      group: "rbac.authorization.k8s.io",
-      version: "v1",
-      kind: "Role",
-      plural: "roles",
-      namespaced: true,
-    };
-    const role = await bed.admin.client.get(roleType, NS, "capi-leader-election-role");
+    const role = await bed.admin.client.get(types.roles, NS, "capi-leader-election-role");
     expect(role.metadata?.annotations?.[HASH_ANNOTATION]).toMatch(/^[0-9a-f]{16}$/);
-    await bed.admin.client.patch(roleType, NS, "capi-leader-election-role", {
+    await bed.admin.client.patch(types.roles, NS, "capi-leader-election-role", {
       type: "merge",
       body: { rules: [] },
     });
@@ -190,7 +173,7 @@ describe("installer: apply (SPEC §6)", () => {
     await bed.clock.advance(RESYNC_AFTER_MS);
     const again = await bed.nextRun(runs, (r) => (r.outcome?.written.length ?? 0) > 0);
     expect(again.outcome?.written.map((r) => r.name)).toEqual(["capi-leader-election-role"]);
-    expect(bed.server.store.get(types.roles, NS, "capi-leader-election-role")?.rules).toEqual(role.rules);
+    expect((await bed.get(types.roles, NS, "capi-leader-election-role"))?.rules).toEqual(role.rules);
   });
 
   it("nothing applied on an unsupported platform, reported as such", async () => {
@@ -204,8 +187,8 @@ describe("installer: apply (SPEC §6)", () => {
     );
     await bed.start();
     expect(bed.runs.at(-1)?.report).toEqual({ kind: "unsupportedPlatform", platform: "BareMetal" });
-    expect(bed.server.store.list(types.deployments, NS)).toEqual([]);
-    expect(bed.server.store.get(types.crds, "", "clusterclasses.cluster.x-k8s.io")).toBeUndefined();
+    expect(await bed.list(types.deployments, NS)).toEqual([]);
+    expect(await bed.get(types.crds, "", "clusterclasses.cluster.x-k8s.io")).toBeUndefined();
     expect(await condition(bed, "Available")).toMatchObject({
       status: "True",
       reason: "UnsupportedPlatform",
@@ -220,7 +203,6 @@ describe("installer: apply (SPEC §6)", () => {
 describe("installer: prune (SPEC §6 safety rules)", () => {
   it("a removed object is pruned, a removed CRD is not and is named in the status", async () => {
     const bed = await awsBed();
-    const store = bed.server.store;
     // Someone else's object with the provider label: never ours to delete.
     await bed.admin.client.create(KINDS.configMap, {
       metadata: { name: "admin-notes", namespace: NS, labels: { [PROVIDER_LABEL]: "cluster-api" } },
@@ -245,33 +227,34 @@ describe("installer: prune (SPEC §6 safety rules)", () => {
       "Role capi-leader-election-role",
       "RoleBinding capi-leader-election-rolebinding",
     ]);
-    expect(store.get(types.roles, NS, "capi-leader-election-role")).toBeUndefined();
-    expect(store.get(types.rolebindings, NS, "capi-leader-election-rolebinding")).toBeUndefined();
-    expect(store.get(types.crds, "", "clusterclasses.cluster.x-k8s.io")).toBeDefined();
-    expect(store.get(types.configmaps, NS, "admin-notes")).toBeDefined();
-    expect(store.get(types.roles, NS, "capa-leader-election-role")).toBeDefined();
+    expect(await bed.get(types.roles, NS, "capi-leader-election-role")).toBeUndefined();
+    expect(await bed.get(types.rolebindings, NS, "capi-leader-election-rolebinding")).toBeUndefined();
+    expect(await bed.get(types.crds, "", "clusterclasses.cluster.x-k8s.io")).toBeDefined();
+    expect(await bed.get(types.configmaps, NS, "admin-notes")).toBeDefined();
+    expect(await bed.get(types.roles, NS, "capa-leader-election-role")).toBeDefined();
     expect((await condition(bed, "Available"))?.message).toContain(
       "Left the provider manifests but never deleted automatically (remove by hand once nothing uses them): CustomResourceDefinition clusterclasses.cluster.x-k8s.io.",
     );
   });
 
-  const countAll = (bed: Bed) =>
-    Object.values(types).reduce(
-      (n, t) => n + bed.server.store.list(t).filter((o) => o.metadata?.labels?.[PROVIDER_LABEL]).length,
-      0,
-    );
+  const countAll = async (bed: Bed): Promise<number> => {
+    let n = 0;
+    for (const t of Object.values(types))
+      n += (await bed.list(t)).filter((o) => o.metadata?.labels?.[PROVIDER_LABEL]).length;
+    return n;
+  };
 
   it("a missing ConfigMap prunes nothing", async () => {
     const bed = await awsBed();
-    const before = countAll(bed);
+    const before = await countAll(bed);
     const runs = bed.runs.length;
     await bed.admin.client.delete(KINDS.configMap, NS, AWS_CM);
     const run = await bed.nextRun(runs, (r) => r.report.kind === "failed");
     expect(run.report.kind).toBe("failed");
     expect(run.outcome?.pruned).toEqual([]);
     expect(run.outcome?.pruneHeld).toBe("a transport ConfigMap is missing or does not render");
-    expect(countAll(bed)).toBe(before);
-    expect(bed.server.store.get(types.deployments, NS, "capa-controller-manager")).toBeDefined();
+    expect(await countAll(bed)).toBe(before);
+    expect(await bed.get(types.deployments, NS, "capa-controller-manager")).toBeDefined();
     expect((await condition(bed, "Progressing"))?.message).toContain(
       `no transport ConfigMap for the infrastructure provider aws (ConfigMap in ${NS} labelled provider.cluster.x-k8s.io/name=aws, provider.cluster.x-k8s.io/type=infrastructure)`,
     );
@@ -279,7 +262,7 @@ describe("installer: prune (SPEC §6 safety rules)", () => {
 
   it("a broken (unparseable) ConfigMap prunes nothing", async () => {
     const bed = await awsBed();
-    const before = countAll(bed);
+    const before = await countAll(bed);
     const runs = bed.runs.length;
     const broken = transport("cluster-api", "core", "v1.10.0", "kind: ServiceAccount\n");
     broken.data = { components: "apiVersion: v1\nkind: [ServiceAccount\n" };
@@ -287,8 +270,8 @@ describe("installer: prune (SPEC §6 safety rules)", () => {
     const run = await bed.nextRun(runs, (r) => r.report.kind === "failed");
     expect(run.report.kind).toBe("failed");
     expect(run.outcome?.pruned).toEqual([]);
-    expect(countAll(bed)).toBe(before);
-    expect(bed.server.store.get(types.deployments, NS, "capi-controller-manager")).toBeDefined();
+    expect(await countAll(bed)).toBe(before);
+    expect(await bed.get(types.deployments, NS, "capi-controller-manager")).toBeDefined();
     expect((await condition(bed, "Progressing"))?.message).toContain(
       `ConfigMap ${NS}/${CORE_CM}: YAML document 1 line`,
     );
@@ -324,8 +307,8 @@ spec:
     expect(await condition(bed, "Degraded")).toMatchObject({ status: "False" });
     expect(await condition(bed, "Available")).toMatchObject({ status: "False", reason: "NotInstalled" });
     // The broken provider goes no further than its failed phase; core installs completely.
-    expect(bed.server.store.get(types.deployments, NS, "capa-controller-manager")).toBeUndefined();
-    expect(bed.server.store.get(types.deployments, NS, "capi-controller-manager")).toBeDefined();
+    expect(await bed.get(types.deployments, NS, "capa-controller-manager")).toBeUndefined();
+    expect(await bed.get(types.deployments, NS, "capi-controller-manager")).toBeDefined();
 
     const before = bed.runs.length;
     await bed.clock.advance(4 * 60_000);
@@ -355,7 +338,7 @@ spec:
     expect(run.outcome?.written.map((r) => `${r.kind} ${r.name}`)).toEqual([
       "Deployment capa-controller-manager",
     ]);
-    const capa = bed.server.store.get(types.deployments, NS, "capa-controller-manager");
+    const capa = await bed.get(types.deployments, NS, "capa-controller-manager");
     expect(JSON.stringify(capa?.spec)).toContain("--leader-elect=true");
     expect(
       (capa?.metadata?.managedFields as { manager?: string }[] | undefined)?.some(
@@ -386,7 +369,7 @@ spec:
     const runs = bed.runs.length;
     await bed.setPlatform("AWS");
     await bed.nextRun(runs, (r) => r.report.kind === "installed");
-    expect(bed.server.store.get(types.deployments, NS, "capa-controller-manager")).toBeDefined();
+    expect(await bed.get(types.deployments, NS, "capa-controller-manager")).toBeDefined();
     expect(await condition(bed, "Available")).toMatchObject({ status: "True", reason: "AsExpected" });
   });
 
@@ -398,7 +381,7 @@ spec:
     expect(run.outcome?.written.map((r) => `${r.kind} ${r.name}`)).toEqual([
       "Deployment capa-controller-manager",
     ]);
-    const capa = bed.server.store.get(types.deployments, NS, "capa-controller-manager");
+    const capa = await bed.get(types.deployments, NS, "capa-controller-manager");
     expect(JSON.stringify(capa?.spec)).toContain('"image":"quay.io/openshift/capa:4.21"');
   });
 });

@@ -19,58 +19,24 @@ import { PROVIDER_LABEL } from "../../src/installer/model.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
-import { type Bed, NS, startBed, transport } from "./harness.js";
+import { type Bed, imagesConfigMap, NS, startBed, TYPES, transport } from "./harness.js";
 
 const beds: Bed[] = [];
 afterEach(async () => {
   for (const b of beds.splice(0)) await b.stop();
 });
 
-const IMAGES_CM = "machine-api-migration-images";
 const AWS_CM = `${NS}/capi-provider-infrastructure-aws`;
-const TYPES = {
-  deployments: { group: "apps", plural: "deployments" },
-  clusterroles: { group: "rbac.authorization.k8s.io", plural: "clusterroles" },
-  clusterrolebindings: { group: "rbac.authorization.k8s.io", plural: "clusterrolebindings" },
-  roles: { group: "rbac.authorization.k8s.io", plural: "roles" },
-  rolebindings: { group: "rbac.authorization.k8s.io", plural: "rolebindings" },
-  validatingwebhookconfigurations: {
-    group: "admissionregistration.k8s.io",
-    plural: "validatingwebhookconfigurations",
-  },
-  services: { group: "", plural: "services" },
-  serviceaccounts: { group: "", plural: "serviceaccounts" },
-  configmaps: { group: "", plural: "configmaps" },
-  crds: { group: "apiextensions.k8s.io", plural: "customresourcedefinitions" },
-};
-
-const imagesConfigMap = (data: Record<string, string> = {}): KubeObject => ({
-  apiVersion: "v1",
-  kind: "ConfigMap",
-  metadata: { name: IMAGES_CM, namespace: NS },
-  data: { ...DEMO_IMAGES, ...data },
-});
-
-const put = async (bed: Bed, next: KubeObject): Promise<void> => {
-  const live = await bed.admin.client.get(KINDS.configMap, NS, nameOf(next)).catch(() => undefined);
-  if (!live) await bed.admin.client.create(KINDS.configMap, next);
-  else
-    await bed.admin.client.update(KINDS.configMap, {
-      ...next,
-      metadata: { ...next.metadata, resourceVersion: live.metadata?.resourceVersion },
-    });
-};
 
 /** Every object the installer could have written or deleted, by identity and resourceVersion. */
-const snapshot = (bed: Bed): string[] =>
-  Object.entries(TYPES)
-    .flatMap(([plural, type]) =>
-      bed.server.store
-        .list(type)
-        .filter((o) => o.metadata?.labels?.[PROVIDER_LABEL] !== undefined || nameOf(o) === "admin-notes")
-        .map((o) => `${plural} ${o.metadata?.namespace ?? ""}/${nameOf(o)} ${o.metadata?.resourceVersion}`),
-    )
-    .sort();
+const snapshot = async (bed: Bed): Promise<string[]> => {
+  const out: string[] = [];
+  for (const [plural, type] of Object.entries(TYPES))
+    for (const o of await bed.list(type))
+      if (o.metadata?.labels?.[PROVIDER_LABEL] !== undefined || nameOf(o) === "admin-notes")
+        out.push(`${plural} ${o.metadata?.namespace ?? ""}/${nameOf(o)} ${o.metadata?.resourceVersion}`);
+  return out.sort();
+};
 
 // The packed AWS components as an upgrade would change them (a new flag on the manager), so anything of the
 // bad provider that got applied would show on the Deployment.
@@ -84,8 +50,8 @@ const CHANGED_AWS = (
 ).components!;
 const AWS_DOCUMENTS = parseAllDocuments(CHANGED_AWS).filter((d) => d.contents !== null).length;
 const withDocument = (object: KubeObject) => `${CHANGED_AWS}---\n${stringify(object)}`;
-const capaArgs = (bed: Bed): unknown =>
-  getPath(bed.server.store.get(TYPES.deployments, NS, "capa-controller-manager"), [
+const capaArgs = async (bed: Bed): Promise<unknown> =>
+  getPath(await bed.get(TYPES.deployments, NS, "capa-controller-manager"), [
     "spec",
     "template",
     "spec",
@@ -229,30 +195,30 @@ async function installedBed(): Promise<Bed> {
 describe("installer: untrusted transport and images ConfigMaps (SPEC §6)", () => {
   it("each malicious ConfigMap applies nothing of its provider, prunes nothing, and names the document; Degraded after 5 minutes", async () => {
     const bed = await installedBed();
-    const before = snapshot(bed);
-    const args = capaArgs(bed);
+    const before = await snapshot(bed);
+    const args = await capaArgs(bed);
     for (const c of CORPUS) {
       const runs = bed.runs.length;
-      await put(bed, imagesConfigMap(c.images));
+      await bed.putConfigMap(imagesConfigMap(c.images));
       // pack-provider refuses what the installer must also refuse, so the ConfigMap is written by hand.
       const configMap = transport("aws", "infrastructure", "v2.9.1", "kind: ServiceAccount\n");
       configMap.data = { components: c.aws ?? CHANGED_AWS };
-      await put(bed, configMap);
+      await bed.putConfigMap(configMap);
       const run = await bed.nextRun(
         runs,
         (r) => r.report.kind === "failed" && r.report.failures.some((f) => f.includes(c.named)),
       );
       expect(run.outcome?.written, c.what).toEqual([]);
       expect(run.outcome?.pruned, c.what).toEqual([]);
-      expect(snapshot(bed), c.what).toEqual(before);
-      expect(capaArgs(bed), c.what).toEqual(args);
+      expect(await snapshot(bed), c.what).toEqual(before);
+      expect(await capaArgs(bed), c.what).toEqual(args);
       if (c.absent)
-        expect(bed.server.store.get(TYPES[c.absent[0]], c.absent[1], c.absent[2]), c.what).toBeUndefined();
+        expect(await bed.get(TYPES[c.absent[0]], c.absent[1], c.absent[2]), c.what).toBeUndefined();
       const progressing = conditionOf(await bed.clusterOperator(), "Progressing");
       expect(progressing, c.what).toMatchObject({ status: "True", reason: "InstallFailed" });
       expect(progressing?.message, c.what).toContain(c.named);
     }
-    expect(bed.server.store.get(TYPES.configmaps, NS, "admin-notes")?.data).toEqual({ note: "the admin's" });
+    expect((await bed.get(TYPES.configmaps, NS, "admin-notes"))?.data).toEqual({ note: "the admin's" });
 
     const last = CORPUS.at(-1)!;
     await vi.waitFor(
@@ -267,21 +233,21 @@ describe("installer: untrusted transport and images ConfigMaps (SPEC §6)", () =
     expect(degraded?.message).toContain(last.named);
     // Components installed earlier keep running.
     expect(conditionOf(await bed.clusterOperator(), "Available")?.status).toBe("True");
-    expect(snapshot(bed)).toEqual(before);
+    expect(await snapshot(bed)).toEqual(before);
   });
 
   it("a ${VAR} value carrying `\\n---\\n` and a whole document stays one string: nothing is injected", async () => {
     const bed = await installedBed();
     const injected = `0\n---\n${stringify(binding("injected", "cluster-admin"))}`;
     const runs = bed.runs.length;
-    await put(bed, imagesConfigMap({ CAPA_LOGLEVEL: injected }));
+    await bed.putConfigMap(imagesConfigMap({ CAPA_LOGLEVEL: injected }));
     const run = await bed.nextRun(runs, (r) => (r.outcome?.written.length ?? 0) > 0);
     expect(run.report.kind).toBe("installed");
     expect(run.outcome?.written.map((r) => `${r.kind} ${r.name}`)).toEqual([
       "Deployment capa-controller-manager",
     ]);
-    expect(bed.server.store.get(TYPES.clusterrolebindings, "", "injected")).toBeUndefined();
-    const containers = capaArgs(bed) as { args: string[] }[];
+    expect(await bed.get(TYPES.clusterrolebindings, "", "injected")).toBeUndefined();
+    const containers = (await capaArgs(bed)) as { args: string[] }[];
     expect(containers[0]?.args).toContain(`--v=${injected}`);
   });
 });
