@@ -95,7 +95,12 @@ export interface TestCluster {
 }
 
 export async function startTestCluster(opts: TestClusterOptions): Promise<TestCluster> {
-  return backendName() === "real" ? startRealCluster(opts) : startLocal(opts);
+  return startBackend(backendName(), opts);
+}
+
+/** The named backend, whatever the environment says (the differential conformance suite starts both). */
+export async function startBackend(name: BackendName, opts: TestClusterOptions): Promise<TestCluster> {
+  return name === "real" ? startRealCluster(opts) : startLocal(opts);
 }
 
 async function startLocal(opts: TestClusterOptions): Promise<TestCluster> {
