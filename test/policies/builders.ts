@@ -11,6 +11,7 @@ import type { ResourceType } from "../../src/kube/kinds.js";
 import {
   ANNOTATIONS,
   CAPI_API_VERSION,
+  CONFIG_API_VERSION,
   FINALIZERS,
   INFRA_API_VERSION,
   LABELS,
@@ -329,6 +330,59 @@ export function awsMachineTemplate(o: CapiOptions & { machineSet?: string | null
       annotations: pauseAnnotations(o.paused ?? "none"),
     },
     spec: { template: { spec: awsMachineSpec() } },
+  };
+}
+
+/** The CAPI `Cluster` the platform creates, named after the Infrastructure's infrastructureName (SPEC §0). */
+export function capiClusterObject(o: { name?: string } = {}): KubeObject {
+  const name = o.name ?? CLUSTER;
+  return {
+    apiVersion: CAPI_API_VERSION,
+    kind: "Cluster",
+    metadata: {
+      name,
+      namespace: CAPI_NS,
+      uid: `uid-cluster-${name}`,
+      resourceVersion: "700",
+      annotations: {},
+    },
+    spec: {
+      infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "AWSCluster", name },
+    },
+    status: { initialization: { infrastructureProvisioned: true }, phase: "Provisioned" },
+  };
+}
+
+/** The infrastructure cluster (`AWSCluster`) of the CAPI `Cluster` of the same name. */
+export function awsClusterObject(o: { name?: string } = {}): KubeObject {
+  const name = o.name ?? CLUSTER;
+  return {
+    apiVersion: INFRA_API_VERSION,
+    kind: "AWSCluster",
+    metadata: {
+      name,
+      namespace: CAPI_NS,
+      uid: `uid-awscluster-${name}`,
+      resourceVersion: "710",
+      annotations: { "cluster.x-k8s.io/managed-by": "" },
+    },
+    spec: { region: "us-east-1" },
+    status: { ready: true },
+  };
+}
+
+/** `Infrastructure/cluster`, whose `status.infrastructureName` names the CAPI `Cluster` (SPEC §0). */
+export function infrastructureObject(infrastructureName = CLUSTER): KubeObject {
+  return {
+    apiVersion: CONFIG_API_VERSION,
+    kind: "Infrastructure",
+    metadata: { name: "cluster", uid: "uid-infrastructure", resourceVersion: "1" },
+    spec: { platformSpec: { type: "AWS", aws: {} } },
+    status: {
+      infrastructureName,
+      platform: "AWS",
+      platformStatus: { type: "AWS", aws: { region: "us-east-1" } },
+    },
   };
 }
 

@@ -1,19 +1,24 @@
 /**
- * Table tests for the DELETE rules on the warn webhook (SPEC §2.3): `delete-nonauthoritative-parent` and
- * `delete-authoritative-via-mirror` (with `requireDeleteConfirmation` on and off).
+ * Table tests for the DELETE rules on the guard webhook (SPEC §2.3): `delete-nonauthoritative-parent`,
+ * `delete-authoritative-via-mirror` (with `requireDeleteConfirmation` on and off, and while Migrating),
+ * `orphan-ignored-by-capi` and `cluster-delete-guard`.
  */
 import { describe, it } from "vitest";
 import { ANNOTATIONS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import {
+  awsClusterObject,
   type Case,
+  capiClusterObject,
   capiMachine,
   capiMachineSet,
   checkCase,
   deleteRequest,
   edit,
+  infrastructureObject,
   mapiMachine,
   mapiMachineSet,
+  twinWorld,
 } from "./builders.js";
 
 const SET = "ci-abc12-worker-us-east-1a";
@@ -70,11 +75,12 @@ describe("delete-nonauthoritative-parent", () => {
   });
 });
 
+const confirmed = (o: KubeObject) =>
+  edit(o, (c) => {
+    c.metadata.annotations = { ...(c.metadata.annotations ?? {}), [ANNOTATIONS.confirmDelete]: "true" };
+  });
+
 describe("delete-authoritative-via-mirror", () => {
-  const confirmed = (o: KubeObject) =>
-    edit(o, (c) => {
-      c.metadata.annotations[ANNOTATIONS.confirmDelete] = "true";
-    });
   const cases: Case[] = [
     {
       name: "delete-authoritative-via-mirror: denies deleting the CAPI mirror of an authoritative MAPI MachineSet without confirmation",
@@ -120,6 +126,43 @@ describe("delete-authoritative-via-mirror", () => {
       rule: "delete-authoritative-via-mirror",
     },
     {
+      name: "delete-authoritative-via-mirror: denies deleting the CAPI mirror of a MachineSet being migrated from MachineAPI without confirmation",
+      webhook: "validate-warn",
+      request: deleteRequest(capiMachineSet()),
+      objects: [mapiMachineSet({ status: "Migrating", synchronizedAPI: "MachineAPI" }), ...mapiMembers],
+      allowed: false,
+      rule: "delete-authoritative-via-mirror",
+      message: `Deleting CAPI MachineSet openshift-cluster-api/${SET} also deletes the authoritative MAPI MachineSet openshift-machine-api/${SET} (and its 2 Machines), which is being handed over from the Machine API (status.authoritativeAPI=Migrating, status.synchronizedAPI=MachineAPI); it needs confirmation. To delete both, confirm first: oc annotate machinesets.cluster.x-k8s.io/${SET} -n openshift-cluster-api machine-api-migration.openshift.io/confirm-delete=true, then delete again — or delete the authoritative copy: oc delete machinesets.machine.openshift.io/${SET} -n openshift-machine-api (rule delete-authoritative-via-mirror)`,
+    },
+    {
+      name: "delete-authoritative-via-mirror: denies deleting the CAPI mirror of a Machine being migrated from MachineAPI without confirmation",
+      webhook: "validate-warn",
+      request: deleteRequest(capiMachine()),
+      objects: [mapiMachine({ status: "Migrating", synchronizedAPI: "MachineAPI" })],
+      allowed: false,
+      rule: "delete-authoritative-via-mirror",
+      message:
+        /^Deleting CAPI Machine openshift-cluster-api\/worker-a also deletes the authoritative MAPI Machine openshift-machine-api\/worker-a, which is being handed over from the Machine API/,
+    },
+    {
+      name: "delete-authoritative-via-mirror: warns for a confirmed mirror being migrated from MachineAPI",
+      webhook: "validate-warn",
+      request: deleteRequest(confirmed(capiMachine())),
+      objects: [mapiMachine({ status: "Migrating", synchronizedAPI: "MachineAPI" })],
+      allowed: true,
+      rule: "delete-authoritative-via-mirror",
+      warnings: ["this also deletes the authoritative MAPI Machine openshift-machine-api/worker-a"],
+    },
+    {
+      name: "delete-authoritative-via-mirror: silent when the MAPI twin is being migrated from ClusterAPI",
+      webhook: "validate-warn",
+      request: deleteRequest(capiMachineSet()),
+      objects: [mapiMachineSet({ status: "Migrating", synchronizedAPI: "ClusterAPI" }), ...mapiMembers],
+      allowed: true,
+      rule: "none",
+      warnings: [],
+    },
+    {
       name: "delete-authoritative-via-mirror: silent when the MAPI twin is ClusterAPI",
       webhook: "validate-warn",
       request: deleteRequest(capiMachine({ paused: "none" })),
@@ -132,6 +175,193 @@ describe("delete-authoritative-via-mirror", () => {
       name: "delete-authoritative-via-mirror: DELETE is not the deny webhook's business",
       request: deleteRequest(capiMachine()),
       objects: [mapiMachine()],
+      allowed: true,
+      rule: "none",
+    },
+  ];
+  it.each(cases)("$name", (c) => {
+    checkCase(c);
+  });
+});
+
+describe("orphan-ignored-by-capi", () => {
+  const orphan = { options: { propagationPolicy: "Orphan" } };
+  const cases: Case[] = [
+    {
+      name: "orphan-ignored-by-capi: denies propagationPolicy Orphan on an unpaused CAPI MachineSet with a MAPI twin",
+      webhook: "validate-warn",
+      request: deleteRequest(capiMachineSet({ paused: "none" }), orphan),
+      objects: [mapiMachineSet({ status: "ClusterAPI" }), ...capiMembers],
+      allowed: false,
+      rule: "orphan-ignored-by-capi",
+      message: `Deleting CAPI MachineSet openshift-cluster-api/${SET} with propagationPolicy=Orphan is refused: Cluster API's MachineSet controller deletes every Machine of a deleted MachineSet whatever the propagation policy, so --cascade=orphan would not keep its 3 Machines. Delete it with the default propagation if its Machines should go with it: oc delete machinesets.cluster.x-k8s.io/${SET} -n openshift-cluster-api — to keep them, keep the MachineSet. (rule orphan-ignored-by-capi)`,
+    },
+    {
+      name: "orphan-ignored-by-capi: denies the older orphanDependents=true the same way",
+      webhook: "validate-warn",
+      request: deleteRequest(capiMachineSet({ paused: "none" }), { options: { orphanDependents: true } }),
+      objects: [mapiMachineSet({ status: "ClusterAPI" }), ...capiMembers],
+      allowed: false,
+      rule: "orphan-ignored-by-capi",
+      message:
+        /with propagationPolicy=Orphan is refused: Cluster API's MachineSet controller deletes every Machine/,
+    },
+    {
+      name: "orphan-ignored-by-capi: denies an unpaused CAPI MachineSet even when its MAPI twin is MachineAPI",
+      webhook: "validate-warn",
+      request: deleteRequest(confirmed(capiMachineSet({ paused: "none" })), orphan),
+      objects: [mapiMachineSet(), ...mapiMembers],
+      allowed: false,
+      rule: "orphan-ignored-by-capi",
+    },
+    {
+      name: "orphan-ignored-by-capi: allows Orphan on the paused mirror (the confirmed delete only warns)",
+      webhook: "validate-warn",
+      request: deleteRequest(confirmed(capiMachineSet()), orphan),
+      objects: [mapiMachineSet(), ...mapiMembers],
+      allowed: true,
+      rule: "delete-authoritative-via-mirror",
+    },
+    {
+      name: "orphan-ignored-by-capi: an admin's pause counts as paused",
+      webhook: "validate-warn",
+      request: deleteRequest(capiMachineSet({ paused: "admin" }), orphan),
+      objects: [mapiMachineSet({ status: "ClusterAPI" }), ...capiMembers],
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "orphan-ignored-by-capi: silent for a CAPI MachineSet without a MAPI twin",
+      webhook: "validate-warn",
+      request: deleteRequest(capiMachineSet({ paused: "none" }), orphan),
+      objects: [...capiMembers],
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "orphan-ignored-by-capi: silent for the default propagation",
+      webhook: "validate-warn",
+      request: deleteRequest(capiMachineSet({ paused: "none" })),
+      objects: [mapiMachineSet({ status: "ClusterAPI" }), ...capiMembers],
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "orphan-ignored-by-capi: DELETE is not the deny webhook's business",
+      request: deleteRequest(capiMachineSet({ paused: "none" }), orphan),
+      objects: [mapiMachineSet({ status: "ClusterAPI" }), ...capiMembers],
+      allowed: true,
+      rule: "none",
+    },
+  ];
+  it.each(cases)("$name", (c) => {
+    checkCase(c);
+  });
+});
+
+describe("cluster-delete-guard", () => {
+  // worker-a and SET_A are MachineAPI, worker-c is Migrating: three MAPI objects mirror into the Cluster.
+  const world = () => [infrastructureObject(), ...twinWorld("AWS")];
+  const allClusterAPI = () => [
+    infrastructureObject(),
+    mapiMachine({ status: "ClusterAPI" }),
+    mapiMachineSet({ status: "ClusterAPI" }),
+  ];
+  const cases: Case[] = [
+    {
+      name: "cluster-delete-guard: denies deleting the CAPI Cluster while MAPI objects are MachineAPI or Migrating",
+      webhook: "validate-warn",
+      request: deleteRequest(capiClusterObject()),
+      objects: world(),
+      allowed: false,
+      rule: "cluster-delete-guard",
+      message:
+        "Deleting CAPI Cluster openshift-cluster-api/ci-abc12 needs confirmation: it holds the paused Cluster API copies of 3 MAPI objects (2 Machines, 1 MachineSet; status.authoritativeAPI MachineAPI or Migrating), and they would be deleted with it. Their instances are not affected: the copies are released without any provider acting on them and recreated once a Cluster exists again. To delete it, confirm first: oc annotate clusters.cluster.x-k8s.io/ci-abc12 -n openshift-cluster-api machine-api-migration.openshift.io/confirm-delete=true, then delete again. (rule cluster-delete-guard)",
+    },
+    {
+      name: "cluster-delete-guard: denies deleting the infrastructure cluster (AWSCluster) the same way",
+      webhook: "validate-warn",
+      request: deleteRequest(awsClusterObject()),
+      objects: world(),
+      allowed: false,
+      rule: "cluster-delete-guard",
+      message:
+        /^Deleting AWSCluster openshift-cluster-api\/ci-abc12 needs confirmation: it holds the paused Cluster API copies of 3 MAPI objects .* oc annotate awsclusters\.infrastructure\.cluster\.x-k8s\.io\/ci-abc12 -n openshift-cluster-api machine-api-migration\.openshift\.io\/confirm-delete=true, then delete again\. \(rule cluster-delete-guard\)$/,
+    },
+    {
+      name: "cluster-delete-guard: counts a Machine being migrated from ClusterAPI (a cascade ends its handover at MachineAPI)",
+      webhook: "validate-warn",
+      request: deleteRequest(capiClusterObject()),
+      objects: [
+        infrastructureObject(),
+        mapiMachine({ status: "Migrating", synchronizedAPI: "ClusterAPI" }),
+        mapiMachineSet({ status: "ClusterAPI" }),
+      ],
+      allowed: false,
+      rule: "cluster-delete-guard",
+      message: /the paused Cluster API copies of 1 MAPI object \(1 Machine; /,
+    },
+    {
+      name: "cluster-delete-guard: denies whatever requireDeleteConfirmation says",
+      webhook: "validate-warn",
+      request: deleteRequest(capiClusterObject()),
+      objects: world(),
+      options: { settings: { requireDeleteConfirmation: false } },
+      allowed: false,
+      rule: "cluster-delete-guard",
+    },
+    {
+      name: "cluster-delete-guard: warns once the Cluster carries confirm-delete",
+      webhook: "validate-warn",
+      request: deleteRequest(confirmed(capiClusterObject())),
+      objects: world(),
+      allowed: true,
+      rule: "cluster-delete-guard",
+      warnings: [
+        "this releases the paused Cluster API copies of 3 MAPI objects; their instances keep running",
+      ],
+    },
+    {
+      name: 'cluster-delete-guard: confirm-delete must be exactly "true"',
+      webhook: "validate-warn",
+      request: deleteRequest(
+        edit(awsClusterObject(), (c) => {
+          c.metadata.annotations[ANNOTATIONS.confirmDelete] = "yes";
+        }),
+      ),
+      objects: world(),
+      allowed: false,
+      rule: "cluster-delete-guard",
+    },
+    {
+      name: "cluster-delete-guard: silent when every MAPI object is ClusterAPI",
+      webhook: "validate-warn",
+      request: deleteRequest(capiClusterObject()),
+      objects: allClusterAPI(),
+      allowed: true,
+      rule: "none",
+      warnings: [],
+    },
+    {
+      name: "cluster-delete-guard: silent for a Cluster other than the Infrastructure's",
+      webhook: "validate-warn",
+      request: deleteRequest(capiClusterObject({ name: "scratch" })),
+      objects: world(),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "cluster-delete-guard: guards when the Infrastructure is not known",
+      webhook: "validate-warn",
+      request: deleteRequest(capiClusterObject({ name: "scratch" })),
+      objects: twinWorld("AWS"),
+      allowed: false,
+      rule: "cluster-delete-guard",
+    },
+    {
+      name: "cluster-delete-guard: DELETE is not the deny webhook's business",
+      request: deleteRequest(capiClusterObject()),
+      objects: world(),
       allowed: true,
       rule: "none",
     },

@@ -345,6 +345,8 @@ describe("RULES", () => {
         "migration-not-synchronized",
         "delete-nonauthoritative-parent",
         "delete-authoritative-via-mirror",
+        "orphan-ignored-by-capi",
+        "cluster-delete-guard",
         "pause-new-capi",
       ].sort(),
     );
@@ -352,6 +354,8 @@ describe("RULES", () => {
       "migration-not-synchronized",
       "delete-nonauthoritative-parent",
       "delete-authoritative-via-mirror",
+      "orphan-ignored-by-capi",
+      "cluster-delete-guard",
     ];
     for (const r of RULES)
       expect(r.webhook).toBe(

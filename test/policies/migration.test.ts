@@ -80,6 +80,54 @@ describe("migration rules", () => {
       message: /it is being deleted \(metadata\.deletionTimestamp is set\)/,
     },
     {
+      name: "migration-machine-busy: denies a Failed Machine without a providerID",
+      request: toCapi(
+        edit(mapiMachine({ phase: "Failed" }), (m) => {
+          delete m.spec.providerID;
+        }),
+      ),
+      objects: [capiMachine()],
+      allowed: false,
+      rule: "migration-machine-busy",
+      message:
+        "MAPI Machine openshift-machine-api/worker-a cannot migrate to ClusterAPI: it failed without a providerID (status.phase=Failed, spec.providerID is empty), so an instance it may have started cannot be found and the other side would create a second one. Delete it instead and let its MachineSet replace it: oc delete machines.machine.openshift.io/worker-a -n openshift-machine-api (rule migration-machine-busy)",
+    },
+    {
+      name: "migration-machine-busy: denies a Failed Machine whose providerID is empty",
+      request: toCapi(
+        edit(mapiMachine({ phase: "Failed" }), (m) => {
+          m.spec.providerID = "";
+        }),
+      ),
+      objects: [capiMachine()],
+      allowed: false,
+      rule: "migration-machine-busy",
+      message: /it failed without a providerID/,
+    },
+    {
+      name: "migration-machine-busy: denies a Failed Machine that gets a providerID only in the same request",
+      request: updateRequest(
+        edit(mapiMachine({ phase: "Failed" }), (m) => {
+          delete m.spec.providerID;
+        }),
+        edit(mapiMachine({ phase: "Failed" }), (m) => {
+          m.spec.authoritativeAPI = "ClusterAPI";
+          m.spec.providerID = "aws:///us-east-1a/i-0ffffffffffffffff";
+        }),
+      ),
+      objects: [capiMachine()],
+      allowed: false,
+      rule: "migration-machine-busy",
+      message: /it failed without a providerID/,
+    },
+    {
+      name: "migration-machine-busy: allows a Failed Machine with a providerID",
+      request: toCapi(mapiMachine({ phase: "Failed" })),
+      objects: [capiMachine()],
+      allowed: true,
+      rule: "none",
+    },
+    {
       name: "migration-machine-busy: allows a Running Machine",
       request: toCapi(mapiMachine()),
       objects: [capiMachine()],

@@ -1,12 +1,31 @@
 /**
- * The DELETE rules of SPEC §2.3, on the warn webhook (failurePolicy Ignore, so they only ever add safety):
- * deleting a non-authoritative MAPI MachineSet orphans its Machines and must not cascade in the foreground
- * (`delete-nonauthoritative-parent`); deleting the CAPI mirror of an authoritative MAPI object also deletes
- * the MAPI object, so it warns and, with `requireDeleteConfirmation`, needs the `confirm-delete` annotation
- * (`delete-authoritative-via-mirror`). DELETE requests carry the object in `oldObject`.
+ * The DELETE rules of SPEC §2.3, on the guard webhook (`validate-warn`, failurePolicy Ignore, so they only ever
+ * add safety). Deleting a non-authoritative MAPI MachineSet orphans its Machines and must not cascade in the
+ * foreground (`delete-nonauthoritative-parent`). Deleting the CAPI mirror of a MAPI object the Machine API
+ * runs — or ran until the handover now in progress — also deletes the MAPI object, so it warns and, with
+ * `requireDeleteConfirmation`, needs the `confirm-delete` annotation (`delete-authoritative-via-mirror`).
+ * Cluster API deletes the Machines of a deleted, unpaused MachineSet whatever the propagation policy, so an
+ * orphaning delete of one is refused (`orphan-ignored-by-capi`). Deleting the CAPI `Cluster` or its
+ * infrastructure cluster takes the paused mirrors of the MAPI objects with it, so it needs `confirm-delete`
+ * (`cluster-delete-guard`). DELETE requests carry the object in `oldObject`.
  */
-import { ANNOTATIONS, AUTHORITY, CAPI_GROUP, KINDS, MAPI_GROUP } from "../../kube/kinds.js";
-import { annotationsOf, type KubeObject, nameOf, ownerReferencesOf } from "../../kube/object.js";
+import {
+  ANNOTATIONS,
+  AUTHORITY,
+  CAPI_GROUP,
+  INFRA_GROUP,
+  KINDS,
+  MAPI_GROUP,
+  type ResourceType,
+} from "../../kube/kinds.js";
+import {
+  annotationsOf,
+  getPath,
+  isRecord,
+  type KubeObject,
+  nameOf,
+  ownerReferencesOf,
+} from "../../kube/object.js";
 import { annotationPath } from "../keys.js";
 import {
   capiResource,
@@ -16,11 +35,15 @@ import {
   mapiResource,
   mapiTypeFor,
   matches,
+  pluralOfKind,
+  requestNamespace,
+  resourceOf,
   statusAuthorityOf,
   subjectFor,
   subjectObject,
+  synchronizedAPIOf,
 } from "../subject.js";
-import type { ClusterView } from "../types.js";
+import type { AdmissionRequest, ClusterView } from "../types.js";
 import { allow, deny, type Rule, warn } from "../verdict.js";
 
 /** Machines of `group` in `namespace` whose ownerReferences name the MachineSet `setName` of that group. */
@@ -36,7 +59,16 @@ function ownedMachines(view: ClusterView, group: string, namespace: string, setN
     );
 }
 
-const machinesPhrase = (n: number): string => `${n} Machine${n === 1 ? "" : "s"}`;
+const counted = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`;
+const machinesPhrase = (n: number): string => counted(n, "Machine");
+
+/** The object carries `confirm-delete: "true"` (exactly that value). */
+const confirmed = (request: AdmissionRequest): boolean =>
+  annotationsOf(request.oldObject ?? undefined)[ANNOTATIONS.confirmDelete] === "true";
+
+/** `oc annotate <resource>/<name> -n <ns> confirm-delete=true` */
+const confirmCommand = (resource: string, name: string, namespace: string): string =>
+  `oc annotate ${resource}/${name} -n ${namespace} ${ANNOTATIONS.confirmDelete}=true`;
 
 export const deleteNonauthoritativeParent: Rule = {
   id: "delete-nonauthoritative-parent",
@@ -63,6 +95,19 @@ export const deleteNonauthoritativeParent: Rule = {
   },
 };
 
+/**
+ * How the Machine API holds a MAPI object whose CAPI copy is a mirror: it runs it (status MachineAPI), or ran it
+ * until the handover now in progress (Migrating from MachineAPI — a delete rolls that back, §3.5); undefined
+ * when the CAPI copy is not a mirror of the Machine API's.
+ */
+const heldByMachineAPI = (mapi: KubeObject | undefined): "runs" | "handingOver" | undefined => {
+  const status = statusAuthorityOf(mapi);
+  if (status === AUTHORITY.machineAPI) return "runs";
+  if (status === AUTHORITY.migrating && synchronizedAPIOf(mapi) === AUTHORITY.machineAPI)
+    return "handingOver";
+  return undefined;
+};
+
 export const deleteAuthoritativeViaMirror: Rule = {
   id: "delete-authoritative-via-mirror",
   webhook: "validate-warn",
@@ -72,7 +117,8 @@ export const deleteAuthoritativeViaMirror: Rule = {
   check: (request, ctx) => {
     const subject = subjectFor(request, ctx.settings);
     const mapi = ctx.view.twinOf(subjectObject(subject, request));
-    if (statusAuthorityOf(mapi) !== AUTHORITY.machineAPI) return allow();
+    const held = heldByMachineAPI(mapi);
+    if (!held) return allow();
     const mapiNs = ctx.settings.mapiNamespace;
     const mapiName = nameOf(mapi);
     const members =
@@ -80,13 +126,115 @@ export const deleteAuthoritativeViaMirror: Rule = {
         ? ` (and its ${machinesPhrase(ownedMachines(ctx.view, MAPI_GROUP, mapiNs, mapiName).length)})`
         : "";
     const also = `also deletes the authoritative ${describe("mapi", subject.kind, mapiNs, mapiName)}${members}`;
-    const confirmed = annotationsOf(request.oldObject ?? undefined)[ANNOTATIONS.confirmDelete] === "true";
-    if (!ctx.settings.requireDeleteConfirmation || confirmed) return warn(`this ${also}`);
+    if (!ctx.settings.requireDeleteConfirmation || confirmed(request)) return warn(`this ${also}`);
+    const runs =
+      held === "runs"
+        ? "which the Machine API controllers run (status.authoritativeAPI=MachineAPI)"
+        : "which is being handed over from the Machine API (status.authoritativeAPI=Migrating, status.synchronizedAPI=MachineAPI)";
     return deny(
       403,
-      `Deleting ${describeSubject(subject)} ${also}, which the Machine API controllers run (status.authoritativeAPI=MachineAPI); it needs confirmation.`,
+      `Deleting ${describeSubject(subject)} ${also}, ${runs}; it needs confirmation.`,
       [annotationPath(ANNOTATIONS.confirmDelete)],
-      `To delete both, confirm first: oc annotate ${capiResource(subject.kind)}/${subject.name} -n ${subject.namespace} ${ANNOTATIONS.confirmDelete}=true, then delete again — or delete the authoritative copy: oc delete ${mapiResource(subject.kind)}/${mapiName} -n ${mapiNs}`,
+      `To delete both, confirm first: ${confirmCommand(capiResource(subject.kind), subject.name, subject.namespace)}, then delete again — or delete the authoritative copy: oc delete ${mapiResource(subject.kind)}/${mapiName} -n ${mapiNs}`,
+    );
+  },
+};
+
+/** The delete orphans dependents: `propagationPolicy: Orphan`, or the older `orphanDependents: true`. */
+const orphans = (request: AdmissionRequest): boolean => {
+  const options = request.options;
+  if (!isRecord(options)) return false;
+  if (options.propagationPolicy !== undefined && options.propagationPolicy !== null)
+    return options.propagationPolicy === "Orphan";
+  return options.orphanDependents === true;
+};
+
+export const orphanIgnoredByCapi: Rule = {
+  id: "orphan-ignored-by-capi",
+  webhook: "validate-warn",
+  reads: [KINDS.mapiMachineSet, KINDS.capiMachine],
+  appliesTo: (request, ctx) =>
+    orphans(request) &&
+    matches(request, ctx.settings, { operations: ["DELETE"], api: "capi", roles: ["machineSet"] }),
+  check: (request, ctx) => {
+    const subject = subjectFor(request, ctx.settings);
+    // A paused MachineSet controller does nothing, not even on delete: only the garbage collector acts, and
+    // it orphans the Machines as asked.
+    if (Object.hasOwn(annotationsOf(request.oldObject ?? undefined), ANNOTATIONS.paused)) return allow();
+    if (!ctx.view.twinOf(subjectObject(subject, request))) return allow();
+    const count = ownedMachines(ctx.view, CAPI_GROUP, subject.namespace, subject.name).length;
+    return deny(
+      403,
+      `Deleting ${describeSubject(subject)} with propagationPolicy=Orphan is refused: Cluster API's MachineSet controller deletes every Machine of a deleted MachineSet whatever the propagation policy, so --cascade=orphan would not keep its ${machinesPhrase(count)}.`,
+      ["propagationPolicy"],
+      `Delete it with the default propagation if its Machines should go with it: oc delete ${capiResource(subject.kind)}/${subject.name} -n ${subject.namespace} — to keep them, keep the MachineSet.`,
+    );
+  },
+};
+
+/**
+ * The kind of a DELETE of the CAPI `Cluster` or an infrastructure cluster (`AWSCluster`, any platform's
+ * `*Cluster` in the infrastructure group); undefined for anything else. Request-only, like `subjectOf`.
+ */
+const clusterKindOf = (request: AdmissionRequest): string | undefined => {
+  if (request.subResource) return undefined;
+  const resource = isRecord(request.resource) ? request.resource : undefined;
+  const group = typeof resource?.group === "string" ? resource.group : "";
+  if (group === CAPI_GROUP) return resource?.resource === "clusters" ? "Cluster" : undefined;
+  if (group !== INFRA_GROUP) return undefined;
+  const kind = isRecord(request.kind) && request.kind.group === INFRA_GROUP ? request.kind.kind : undefined;
+  return typeof kind === "string" && kind.endsWith("Cluster") ? kind : undefined;
+};
+
+const requestName = (request: AdmissionRequest): string =>
+  (typeof request.name === "string" && request.name) || nameOf(request.oldObject ?? undefined);
+
+export const clusterDeleteGuard: Rule = {
+  id: "cluster-delete-guard",
+  webhook: "validate-warn",
+  reads: [KINDS.infrastructure, KINDS.mapiMachine, KINDS.mapiMachineSet],
+  appliesTo: (request, ctx) =>
+    request.operation === "DELETE" &&
+    clusterKindOf(request) !== undefined &&
+    requestNamespace(request) === ctx.settings.capiNamespace,
+  check: (request, ctx) => {
+    const kind = clusterKindOf(request) ?? "";
+    const name = requestName(request);
+    const namespace = ctx.settings.capiNamespace;
+    // The Cluster the MAPI objects mirror into carries the infrastructure name (SPEC §0); while that name is
+    // unknown, every Cluster is guarded.
+    const infrastructureName = getPath(ctx.view.get(KINDS.infrastructure, "", "cluster"), [
+      "status",
+      "infrastructureName",
+    ]);
+    if (typeof infrastructureName === "string" && infrastructureName !== "" && infrastructureName !== name)
+      return allow();
+    const mapiNs = ctx.settings.mapiNamespace;
+    // Under MachineAPI and while Migrating (either way: a cascade ends a handover at MachineAPI, §3.5) the
+    // CAPI copy is a paused mirror the garbage collector would delete with the Cluster.
+    const mirrored = (type: ResourceType) =>
+      ctx.view.list(type, mapiNs).filter((o) => {
+        const status = statusAuthorityOf(o);
+        return status === AUTHORITY.machineAPI || status === AUTHORITY.migrating;
+      }).length;
+    const machines = mirrored(KINDS.mapiMachine);
+    const machineSets = mirrored(KINDS.mapiMachineSet);
+    const total = machines + machineSets;
+    if (total === 0) return allow();
+    const copies = `the paused Cluster API copies of ${counted(total, "MAPI object")}`;
+    if (confirmed(request)) return warn(`this releases ${copies}; their instances keep running`);
+    const what = kind === "Cluster" ? `CAPI Cluster ${namespace}/${name}` : `${kind} ${namespace}/${name}`;
+    const resource =
+      kind === "Cluster" ? resourceOf("clusters", CAPI_GROUP) : resourceOf(pluralOfKind(kind), INFRA_GROUP);
+    const parts = [
+      ...(machines > 0 ? [counted(machines, "Machine")] : []),
+      ...(machineSets > 0 ? [counted(machineSets, "MachineSet")] : []),
+    ].join(", ");
+    return deny(
+      403,
+      `Deleting ${what} needs confirmation: it holds ${copies} (${parts}; status.authoritativeAPI MachineAPI or Migrating), and they would be deleted with it. Their instances are not affected: the copies are released without any provider acting on them and recreated once a Cluster exists again.`,
+      [annotationPath(ANNOTATIONS.confirmDelete)],
+      `To delete it, confirm first: ${confirmCommand(resource, name, namespace)}, then delete again.`,
     );
   },
 };

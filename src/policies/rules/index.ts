@@ -3,12 +3,18 @@
  * the first deny wins, so more specific and cache-independent rules come first: field validity (422), then
  * `unpause-twin` (decided from the request alone, before any rule that might answer "retry" on a stale
  * cache, and more telling than `product-annotations` about a removed marker), the product's annotations and
- * status, then the frozen rules, the migration rules and the create rules. Warn and DELETE rules live on `validate-warn`, the mutation on `mutate`.
+ * status, then the frozen rules, the migration rules and the create rules. Warn and DELETE rules live on
+ * `validate-warn` (the guard webhook, SPEC §2.2), the mutation on `mutate`.
  */
 import type { Rule } from "../verdict.js";
 import { productAnnotations } from "./annotations.js";
 import { capiCreatePaused, capiCreateTwinPaused, mapiCreateTwin } from "./create.js";
-import { deleteAuthoritativeViaMirror, deleteNonauthoritativeParent } from "./delete.js";
+import {
+  clusterDeleteGuard,
+  deleteAuthoritativeViaMirror,
+  deleteNonauthoritativeParent,
+  orphanIgnoredByCapi,
+} from "./delete.js";
 import { authorityEnum, awsUnsupportedFields, capiUnsupportedFields } from "./fields.js";
 import { capiFrozen, frozenWhileMigrating, mapiFrozen } from "./frozen.js";
 import {
@@ -39,10 +45,13 @@ export const RULES: readonly Rule[] = Object.freeze([
   capiCreatePaused,
   capiCreateTwinPaused,
   mapiCreateTwin,
-  // validate-warn (machine-api-migration-warn, failurePolicy Ignore)
+  // validate-warn (machine-api-migration-guard, failurePolicy Ignore): `orphan-ignored-by-capi` before
+  // `delete-authoritative-via-mirror`, because confirming cannot make an orphaning delete keep the Machines.
   migrationNotSynchronized,
   deleteNonauthoritativeParent,
+  orphanIgnoredByCapi,
   deleteAuthoritativeViaMirror,
+  clusterDeleteGuard,
   // mutate (machine-api-migration-mutate, failurePolicy Ignore)
   pauseNewCapi,
 ]);

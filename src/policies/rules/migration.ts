@@ -1,10 +1,10 @@
 /**
  * The migration rules of SPEC §2.3: when a user changes `spec.authoritativeAPI` on a MAPI object (and it
  * is not a cancel, which is always admissible), refuse what the handover could not complete safely —
- * a Machine still provisioning or being deleted (`migration-machine-busy`), a CAPI twin without its
- * infrastructure (`migration-twin-not-ready`), owners the other API cannot represent
- * (`migration-unsupported-owner`), content that does not convert (`migration-unconvertible`) — and warn
- * when the twins are not in sync yet (`migration-not-synchronized`, on the warn webhook).
+ * a Machine still provisioning, failed without a providerID, or being deleted (`migration-machine-busy`),
+ * a CAPI twin without its infrastructure (`migration-twin-not-ready`), owners the other API cannot
+ * represent (`migration-unsupported-owner`), content that does not convert (`migration-unconvertible`) —
+ * and warn when the twins are not in sync yet (`migration-not-synchronized`, on the guard webhook).
  */
 import { AUTHORITY, CONDITIONS, INFRA_GROUP, KINDS } from "../../kube/kinds.js";
 import { conditionOf, getPath, isDeleting, nameOf, ownerReferencesOf } from "../../kube/object.js";
@@ -60,6 +60,15 @@ export const migrationMachineBusy: Rule = {
         `${cannotMigrate(subject, request)}: it is still provisioning (${phase ? `status.phase=${String(phase)}` : "status.phase is empty"}) and its instance may exist without a providerID.`,
         ["status.phase"],
         `Retry once ${get} -o jsonpath='{.status.phase}' prints Provisioned or Running.`,
+      );
+    // Judged on what the Machine was: a providerID written in the same request is not the old side's.
+    const providerID = getPath(current, ["spec", "providerID"]);
+    if (phase === "Failed" && (typeof providerID !== "string" || providerID === ""))
+      return deny(
+        403,
+        `${describeSubject(subject)} cannot migrate to ${target(request)}: it failed without a providerID (status.phase=Failed, spec.providerID is empty), so an instance it may have started cannot be found and the other side would create a second one.`,
+        ["status.phase", "spec.providerID"],
+        `Delete it instead and let its MachineSet replace it: oc delete ${mapiResource(subject.kind)}/${subject.name} -n ${subject.namespace}`,
       );
     return allow();
   },
