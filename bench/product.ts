@@ -186,7 +186,7 @@ serveParent(
     /** Reconciles so far per controller (all results), from the runtime's `reconcile_total` counter. */
     reconciles: async () => {
       const counted: Record<string, number> = {};
-      const metric = registry.getSingleMetric("reconcile_total");
+      const metric = registry.getSingleMetric("controller_runtime_reconcile_total");
       for (const v of metric ? (await metric.get()).values : []) {
         const controller = String(v.labels.controller);
         counted[controller] = (counted[controller] ?? 0) + v.value;

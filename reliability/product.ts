@@ -32,7 +32,9 @@ export async function startProduct(
   home: string,
   timeoutMs = 90_000,
 ): Promise<Product> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "serve", ...args], {
+  // The metrics listener on a free port unless ARGS name one: a test may run several products at once.
+  const serveArgs = ["--metrics-port", "0", ...args];
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "serve", ...serveArgs], {
     cwd: ROOT,
     env: { ...process.env, KUBERNETES_SERVICE_HOST: "", HOME: home },
     stdio: ["ignore", "pipe", "pipe"],

@@ -75,6 +75,20 @@ export const SETTINGS = {
     default: 9443,
     description: "Port of the HTTPS admission server.",
   },
+  metricsHost: {
+    flag: "metrics-host",
+    schema: z.string().min(1).optional(),
+    default: undefined,
+    description:
+      "Address the HTTPS metrics server listens on. Unset: 127.0.0.1 in local mode, 0.0.0.0 in a cluster.",
+  },
+  metricsPort: {
+    flag: "metrics-port",
+    schema: port,
+    default: 8443,
+    description:
+      "Port of the HTTPS metrics server (`/metrics`). In a cluster only callers whose token RBAC lets `get` `/metrics` may scrape (SPEC §2.1).",
+  },
   tlsCertFile: {
     flag: "tls-cert-file",
     schema: z.string().min(1),
@@ -317,6 +331,11 @@ export function parseConfig(
     return { ok: false, error: "setting installerClusterOperator may not be the platform's own cluster-api" };
   if (c.mapiNamespace === c.capiNamespace)
     return { ok: false, error: "settings mapiNamespace and capiNamespace must differ" };
+  if (c.metricsPort !== 0 && c.metricsPort === c.webhookPort)
+    return {
+      ok: false,
+      error: "settings webhookPort and metricsPort must differ (metrics have their own listener)",
+    };
   return { ok: true, config: c, rest };
 }
 

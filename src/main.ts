@@ -3,7 +3,9 @@
  * server) → client → shared informer cache → cluster view → policy engine → HTTPS webhook. Signals end it:
  * SIGTERM runs the graceful shutdown of SPEC §7 (readyz false, serve `shutdownDelay` more, drain; meanwhile
  * the controllers stop and the Lease is released once they have drained); SIGINT (a person pressing Ctrl-C
- * in local mode) skips the delay. Nothing here decides anything.
+ * in local mode) skips the delay. Nothing here decides anything. Metrics: one registry for the whole process,
+ * served on their own listener (SPEC §2.1) — in a cluster only to callers a TokenReview and a
+ * SubjectAccessReview admit; in local mode on loopback, to anyone.
  */
 
 import { randomBytes } from "node:crypto";
@@ -24,7 +26,7 @@ import { createEventRecorder, type EventRecorder } from "./kube/events.js";
 import { KINDS } from "./kube/kinds.js";
 import { createLeaderElector, type LeaderElector } from "./kube/leader.js";
 import { type LeaderGate, leaderGatedControllers } from "./kube/manager.js";
-import { type RuntimeMetrics, runtimeMetrics } from "./kube/metrics.js";
+import { countRestClientRequests, type RuntimeMetrics, runtimeMetrics } from "./kube/metrics.js";
 import { type LocalCluster, startLocalCluster } from "./local/cluster.js";
 import { seedDemo } from "./local/demo.js";
 import { logDestination } from "./logging.js";
@@ -33,6 +35,8 @@ import { decide } from "./policies/engine.js";
 import type { PolicyContext } from "./policies/types.js";
 import { clusterView } from "./policies/view.js";
 import { webhookSans, writeDevelopmentCertificates } from "./server/certs.js";
+import { anyoneMayScrape, delegatedMetricsAuthorizer } from "./server/metrics-auth.js";
+import { type MetricsServer, startMetricsServer } from "./server/metrics-server.js";
 import { startWebhookServer, type WebhookServer } from "./server/serve.js";
 import { type SimulatedProviders, startLocalSimulatedProviders } from "./simulate/index.js";
 import { createInstanceLedger, type InstanceLedger } from "./simulate/ledger.js";
@@ -73,6 +77,7 @@ async function ensureDevelopmentCertificates(config: Config, log: Logger): Promi
 
 interface Running {
   webhook: WebhookServer;
+  metrics: MetricsServer;
   cache: Cache;
   local?: LocalCluster;
   /** Local mode `--with-installer`: the in-process installer and how to stop it. */
@@ -93,6 +98,8 @@ async function shutdown(running: Running, log: Logger, graceful: boolean): Promi
     await running.leadership.gate.drained();
   };
   await Promise.all([stopLeading(), graceful ? running.webhook.beginShutdown() : running.webhook.close()]);
+  // Scraped until the end, so the last reconciles and reviews are counted.
+  await running.metrics.close();
   await running.simulated?.stop();
   await running.cache.stop();
   if (running.installer) {
@@ -177,6 +184,12 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
   );
   log.info({ mode }, "starting");
 
+  // Created first: the client's requests are counted from the first one (rest_client_requests_total).
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const runtime = runtimeMetrics(registry);
+  const countRequests = { onResponse: countRestClientRequests(runtime) };
+
   let local: LocalCluster | undefined;
   let connection: KubeConnection;
   if (mode === "local") {
@@ -191,10 +204,12 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
       webhookCaPem,
       logger: log.child({}, { level: config.logLevel === "info" ? "warn" : config.logLevel }),
     });
-    connection = connect({ kubeconfigText: local.kubeconfigText, context: "controller" });
+    connection = connect({ kubeconfigText: local.kubeconfigText, context: "controller" }, countRequests);
   } else {
     connection =
-      mode === "in-cluster" ? connect({ inCluster: true }) : connect({ kubeconfigPath: config.kubeconfig! });
+      mode === "in-cluster"
+        ? connect({ inCluster: true }, countRequests)
+        : connect({ kubeconfigPath: config.kubeconfig! }, countRequests);
   }
 
   const support: Support = await readSupport(connection.client);
@@ -216,8 +231,6 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
     support,
   );
 
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   const cache = createCache({
     transport: connection.transport,
     logger: log.child({ component: "cache" }),
@@ -239,7 +252,6 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
     checkConvertible,
     enforcing: support.enforcing,
   };
-  const runtime = runtimeMetrics(registry);
   const controllers =
     support.controllers && config.controllers
       ? buildControllers(config, connection, cache, registry, events, runtime, log)
@@ -266,7 +278,33 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
       ...(ledger ? { debugRoutes: { instances: () => ledger.snapshot() } } : {}),
     },
   });
-  const running: Running = { webhook, cache, ...(local ? { local } : {}) };
+  const metricsLog = log.child({ component: "metrics" });
+  let metrics: MetricsServer;
+  try {
+    metrics = await startMetricsServer({
+      host: config.metricsHost ?? (mode === "local" ? "127.0.0.1" : "0.0.0.0"),
+      port: config.metricsPort,
+      certFile: config.tlsCertFile,
+      keyFile: config.tlsKeyFile,
+      registry,
+      // SPEC §2.1: in a cluster, as controller-runtime's metrics filter; local mode needs no token.
+      authorize:
+        mode === "local"
+          ? anyoneMayScrape
+          : delegatedMetricsAuthorizer({
+              transport: connection.transport,
+              clock: systemClock,
+              logger: metricsLog,
+            }),
+      logger: metricsLog,
+    });
+  } catch (e) {
+    await webhook.close();
+    await cache.stop();
+    await local?.stop();
+    throw e;
+  }
+  const running: Running = { webhook, metrics, cache, ...(local ? { local } : {}) };
 
   try {
     await cache.waitForSync();
@@ -294,10 +332,10 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
         running.installer = { abort, done };
       }
       process.stdout.write(
-        `ready: kubeconfig=${local.kubeconfigPath} apiserver=${local.api.url} webhook=${webhook.url}\n` +
+        `ready: kubeconfig=${local.kubeconfigPath} apiserver=${local.api.url} webhook=${webhook.url} metrics=${metrics.url}\n` +
           `  try: KUBECONFIG=${local.kubeconfigPath} kubectl get machines.machine.openshift.io\n`,
       );
-    } else process.stdout.write(`ready: webhook=${webhook.url}\n`);
+    } else process.stdout.write(`ready: webhook=${webhook.url} metrics=${metrics.url}\n`);
     if (controllers.length > 0) {
       const gate = leaderGatedControllers(controllers, log.child({ component: "controllers" }));
       const elector = createLeaderElector({

@@ -47,6 +47,7 @@ async function cluster(): Promise<{ local: LocalCluster; args: string[] }> {
     `--kubeconfig=${kubeconfig}`,
     "--webhook-host=127.0.0.1",
     "--webhook-port=0",
+    "--metrics-port=0",
     `--tls-cert-file=${join(dir, "certs", "tls.crt")}`,
     `--tls-key-file=${join(dir, "certs", "tls.key")}`,
     `--tls-ca-file=${join(dir, "certs", "ca.crt")}`,

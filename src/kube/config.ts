@@ -6,7 +6,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import type { KubeClient } from "./client.js";
 import { createKubeClient } from "./client.js";
-import type { Transport } from "./transport.js";
+import type { Transport, TransportOptions } from "./transport.js";
 import { kubeConfigTransport } from "./transport.js";
 
 export type KubeConfigSource =
@@ -55,8 +55,8 @@ export interface KubeConnection {
   client: KubeClient;
 }
 
-export function connect(source: KubeConfigSource): KubeConnection {
+export function connect(source: KubeConfigSource, options: TransportOptions = {}): KubeConnection {
   const kubeConfig = kubeConfigFor(source);
-  const transport = kubeConfigTransport(kubeConfig);
+  const transport = kubeConfigTransport(kubeConfig, options);
   return { kubeConfig, transport, client: createKubeClient(transport) };
 }

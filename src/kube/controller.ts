@@ -70,6 +70,27 @@ export const anyOf =
 
 export type ReconcileOutcome = "success" | "error" | "requeue_after" | "terminal_error";
 
+/**
+ * controller-runtime's accounting: a terminal error is an error (`result="error"`, counted in
+ * `reconcile_errors_total`) that is also counted in `terminal_reconcile_errors_total` and not retried.
+ */
+const countOutcome = (metrics: RuntimeMetrics, controller: string, outcome: ReconcileOutcome): void => {
+  const terminal = outcome === "terminal_error";
+  metrics.reconcileTotal.inc({ controller, result: terminal ? "error" : outcome });
+  if (terminal || outcome === "error") metrics.reconcileErrors.inc({ controller });
+  if (terminal) metrics.terminalReconcileErrors.inc({ controller });
+};
+
+/** Series a dashboard expects from the start, as controller-runtime creates them when a controller starts. */
+const initialiseSeries = (metrics: RuntimeMetrics, controller: string, workers: number): void => {
+  for (const result of ["success", "error", "requeue_after"])
+    metrics.reconcileTotal.inc({ controller, result }, 0);
+  metrics.reconcileErrors.inc({ controller }, 0);
+  metrics.terminalReconcileErrors.inc({ controller }, 0);
+  metrics.activeWorkers.set({ controller }, 0);
+  metrics.maxConcurrentReconciles.set({ controller }, workers);
+};
+
 export interface ControllerOptions {
   name: string;
   reconcile: Reconciler;
@@ -114,6 +135,7 @@ export function createController(options: ControllerOptions): Controller {
     const log = logger.child({ key });
     const startedAt = clock.now();
     let outcome: ReconcileOutcome;
+    metrics?.activeWorkers.inc({ controller: name });
     try {
       const result = await options.reconcile(key, { logger: log, signal });
       q.forget(key);
@@ -140,9 +162,10 @@ export function createController(options: ControllerOptions): Controller {
           );
       }
     } finally {
-      metrics?.reconcileDuration.observe({ controller: name }, (clock.now() - startedAt) / 1000);
+      metrics?.activeWorkers.dec({ controller: name });
+      metrics?.reconcileTime.observe({ controller: name }, (clock.now() - startedAt) / 1000);
     }
-    metrics?.reconcileTotal.inc({ controller: name, result: outcome });
+    if (metrics) countOutcome(metrics, name, outcome);
   };
 
   const worker = async (q: WorkQueue, signal: AbortSignal): Promise<void> => {
@@ -185,7 +208,9 @@ export function createController(options: ControllerOptions): Controller {
         await Promise.all(watches.map((w) => w.informer.synced));
         if (a.signal.aborted) return;
         for (const w of watches) for (const o of w.informer.list()) for (const k of w.mapper(o)) q.add(k);
-        workers = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => worker(q, a.signal));
+        const count = Math.max(1, options.workers ?? 1);
+        if (metrics) initialiseSeries(metrics, name, count);
+        workers = Array.from({ length: count }, () => worker(q, a.signal));
         logger.info({ workers: workers.length }, "controller started");
       })();
       try {

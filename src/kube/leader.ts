@@ -96,6 +96,8 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   const retryPeriodMs = options.retryPeriodMs ?? LEADER_DEFAULTS.retryPeriodMs;
   const random = options.random ?? Math.random;
   const logger = options.logger.child({ lease: `${namespace}/${name}`, identity });
+  // A standby reports 0 from the start, as client-go's elector does.
+  options.metrics?.leaderElectionMasterStatus.set({ name }, 0);
 
   let leading = false;
   let lastLease: KubeObject | undefined;
@@ -108,7 +110,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   const setLeading = (value: boolean, why: string): void => {
     if (leading === value) return;
     leading = value;
-    options.metrics?.leader.set({ lease: name }, value ? 1 : 0);
+    options.metrics?.leaderElectionMasterStatus.set({ name }, value ? 1 : 0);
     if (value) {
       logger.info({ why }, "started leading");
       options.onStartedLeading();

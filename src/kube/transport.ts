@@ -11,6 +11,7 @@ import https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { errorFromStatus, TransportError } from "./errors.js";
 import type { ResourceType } from "./kinds.js";
+import type { RestClientResponse } from "./metrics.js";
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -61,8 +62,17 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 /** How long resolved credentials and TLS material are reused before client-node is asked again. */
 export const AUTH_TTL_MS = 10_000;
 
+export interface TransportOptions {
+  /** Told of every request's answer (its status) or failure (`<error>`): the REST client metric (SPEC §7). */
+  onResponse?: (response: RestClientResponse) => void;
+}
+
 /** A transport for the current context of `kubeConfig`. */
-export function kubeConfigTransport(kubeConfig: KubeConfig): Transport {
+export function kubeConfigTransport(
+  kubeConfig: KubeConfig,
+  transportOptions: TransportOptions = {},
+): Transport {
+  const { onResponse } = transportOptions;
   // client-node builds a fresh agent per call (a TLS handshake per request); we keep one keep-alive agent
   // per distinct TLS material instead, so rotated client certificates still get a new one.
   const agents = new Map<string, http.Agent>();
@@ -133,8 +143,16 @@ export function kubeConfigTransport(kubeConfig: KubeConfig): Transport {
     }
     const options: https.RequestOptions = { ...connection, method: req.method, headers };
     return new Promise((resolve, reject) => {
-      const r = lib.request(url, options, (res) => resolve({ res, abort: () => r.destroy() }));
-      r.on("error", (e) => reject(new TransportError(0, "", `${req.method} ${req.path}: ${e.message}`)));
+      let answered = false;
+      const r = lib.request(url, options, (res) => {
+        answered = true;
+        onResponse?.({ method: req.method, code: String(res.statusCode ?? 0), host: url.host });
+        resolve({ res, abort: () => r.destroy() });
+      });
+      r.on("error", (e) => {
+        if (!answered) onResponse?.({ method: req.method, code: "<error>", host: url.host });
+        reject(new TransportError(0, "", `${req.method} ${req.path}: ${e.message}`));
+      });
       if (req.signal) {
         if (req.signal.aborted) r.destroy(new Error("aborted"));
         req.signal.addEventListener("abort", () => r.destroy(new Error("aborted")), { once: true });

@@ -3,10 +3,11 @@
  * nothing; a key being processed is never handed out again until `done`, and if it was re-added meanwhile
  * it is queued once more then; failures back off per key exponentially (5 ms doubling, capped at 1000 s)
  * until `forget` resets them; `addAfter` delays a key (the earliest pending delay wins). Time comes from an
- * injected `Clock`, so tests never sleep.
+ * injected `Clock`, so tests never sleep. It reports client-go's work queue metrics (./metrics.ts): a key
+ * counts as waiting from the add that made it dirty until a worker gets it.
  */
 import type { Clock, TimerHandle } from "./clock.js";
-import type { RuntimeMetrics } from "./metrics.js";
+import { queueMetrics, type RuntimeMetrics } from "./metrics.js";
 
 export interface WorkQueueOptions {
   name: string;
@@ -53,24 +54,25 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   const waiters: ((key: string | undefined) => void)[] = [];
   let shuttingDown = false;
 
-  const depth = (): void => options.metrics?.workqueueDepth.set({ name }, queue.length);
+  const metrics = queueMetrics(options.metrics, name, clock);
 
   const push = (key: string): void => {
     const waiter = waiters.shift();
     if (waiter) {
       dirty.delete(key);
       active.add(key);
+      metrics.started(key, dirty.size);
       waiter(key);
       return;
     }
     queue.push(key);
-    depth();
   };
 
   const self: WorkQueue = {
     add(key) {
       if (shuttingDown || dirty.has(key)) return;
       dirty.add(key);
+      metrics.added(key, dirty.size);
       if (active.has(key)) return;
       push(key);
     },
@@ -90,7 +92,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     addRateLimited(key) {
       const n = (failures.get(key) ?? 0) + 1;
       failures.set(key, n);
-      options.metrics?.workqueueRetries.inc({ name });
+      metrics.retried();
       self.addAfter(key, retryDelay(n, base, max));
     },
     forget: (key) => void failures.delete(key),
@@ -99,21 +101,23 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       if (shuttingDown) return Promise.resolve(undefined);
       const key = queue.shift();
       if (key !== undefined) {
-        depth();
         dirty.delete(key);
         active.add(key);
+        metrics.started(key, dirty.size);
         return Promise.resolve(key);
       }
       return new Promise((resolve) => waiters.push(resolve));
     },
     done(key) {
       active.delete(key);
+      metrics.finished(key);
       if (dirty.has(key) && !shuttingDown) push(key);
     },
     len: () => queue.length,
     processing: () => [...active],
     shutdown() {
       shuttingDown = true;
+      metrics.close();
       for (const d of delayed.values()) d.timer.cancel();
       delayed.clear();
       for (const w of waiters.splice(0)) w(undefined);

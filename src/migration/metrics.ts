@@ -1,5 +1,6 @@
 /**
- * The handover metrics of SPEC §3.4 on a Registry the caller passes in (never the global one):
+ * The handover metrics of SPEC §3.4 on a Registry the caller passes in (never the global one), under the
+ * product's `machine_api_migration_` prefix (SPEC §3.4, §7; the names below without it):
  * `migrations_total{kind,direction,result}` and `migration_duration_seconds{kind,direction}` are counted
  * by the controller when a handover ends; the gauges `migrations_in_progress{kind,step}`,
  * `migration_stuck{kind,name,step}` and `synchronized_false{kind,reason}` are recomputed at every scrape
@@ -20,12 +21,15 @@ export interface MigrationMetrics {
   addGaugeSource(id: string, source: () => GaugeRows): () => void;
 }
 
+/** The product's own metrics are prefixed, so they never collide with another component's series. */
+export const METRIC_PREFIX = "machine_api_migration_";
+
 export const METRIC_NAMES = Object.freeze({
-  migrationsTotal: "migrations_total",
-  migrationDuration: "migration_duration_seconds",
-  migrationsInProgress: "migrations_in_progress",
-  migrationStuck: "migration_stuck",
-  synchronizedFalse: "synchronized_false",
+  migrationsTotal: `${METRIC_PREFIX}migrations_total`,
+  migrationDuration: `${METRIC_PREFIX}migration_duration_seconds`,
+  migrationsInProgress: `${METRIC_PREFIX}migrations_in_progress`,
+  migrationStuck: `${METRIC_PREFIX}migration_stuck`,
+  synchronizedFalse: `${METRIC_PREFIX}synchronized_false`,
 });
 
 /**

@@ -1,8 +1,9 @@
 /**
- * The Fastify application kube-apiserver calls (SPEC §2.1): the three admission endpoints, health, readiness,
- * metrics and (local mode) the debug ledger. It holds no admission rule — every verdict comes from the
- * `decide` function passed in — and nothing listens when it is built: `serve.ts` adds TLS files, reload
- * and shutdown; tests call `buildServer` with fakes and `app.inject`.
+ * The Fastify application kube-apiserver calls (SPEC §2.1): the three admission endpoints, health, readiness
+ * and (local mode) the debug ledger. It counts its metrics but never serves them: `/metrics` is on its own
+ * authorized listener (metrics-server.ts), not on the port every caller may reach. It holds no admission
+ * rule — every verdict comes from the `decide` function passed in — and nothing listens when it is built:
+ * `serve.ts` adds TLS files, reload and shutdown; tests call `buildServer` with fakes and `app.inject`.
  */
 import type { Server as HttpServer } from "node:http";
 import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from "node:https";
@@ -32,7 +33,7 @@ export interface Readiness {
 export interface ServerDeps {
   decide: (webhook: WebhookName, request: AdmissionRequest) => Decision;
   logger: Logger;
-  /** Where the admission metrics are registered and what /metrics prints; never prom-client's global one. */
+  /** Where the admission metrics are registered (the metrics listener serves it); never the global one. */
   registry: Registry;
   /** The rest of the process's readiness (caches synced); combined with certificate and shutdown state. */
   readiness: () => Readiness;
@@ -173,12 +174,27 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
   });
 
   // When each admission request arrived, before its body was read and parsed: the time budget runs from
-  // there, since kube's timeout does too.
+  // there, since kube's timeout does too. controller-runtime's webhook series count it from there until the
+  // answer is sent (or the connection closes without one).
   const arrivals = new WeakMap<FastifyRequest, bigint>();
-  const noteArrival = (req: FastifyRequest, _reply: FastifyReply, done: () => void): void => {
-    arrivals.set(req, now());
-    done();
-  };
+  const noteArrival =
+    (webhook: WebhookName) =>
+    (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+      const arrived = now();
+      arrivals.set(req, arrived);
+      metrics.requestStarted(webhook);
+      // `finish`: the answer was sent; `close` alone: the connection went away first. Whichever comes first.
+      let ended = false;
+      const end = (answered: boolean) => (): void => {
+        if (ended) return;
+        ended = true;
+        const code = answered ? reply.raw.statusCode : undefined;
+        metrics.requestFinished(webhook, code, Number(now() - arrived) / 1e9);
+      };
+      reply.raw.once("finish", end(true));
+      reply.raw.once("close", end(false));
+      done();
+    };
 
   const admissionHandler = (webhook: WebhookName) => {
     const fallback = fallbacks[webhook];
@@ -273,7 +289,11 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
 
   const responseSchema = { response: { 200: admissionReviewResponseJsonSchema } };
   for (const webhook of WEBHOOK_ROUTES) {
-    app.post(`/${webhook}`, { schema: responseSchema, onRequest: noteArrival }, admissionHandler(webhook));
+    app.post(
+      `/${webhook}`,
+      { schema: responseSchema, onRequest: noteArrival(webhook) },
+      admissionHandler(webhook),
+    );
   }
 
   app.get("/healthz", (_req, reply) => {
@@ -294,11 +314,6 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
     }
     if (!readiness.ready) return notReady(readiness.reason ?? "not ready");
     void reply.send({ ready: true });
-  });
-
-  app.get("/metrics", async (_req, reply) => {
-    const text = await deps.registry.metrics();
-    return reply.type(deps.registry.contentType).send(text);
   });
 
   const instances = deps.debugRoutes?.instances;

@@ -1,8 +1,12 @@
 /**
- * Admission metrics of SPEC §2.1: `admission_requests_total{webhook,kind,operation,allowed,rule}` and
- * `admission_duration_seconds{webhook}`, registered on the registry the caller passes (never prom-client's
- * global one, so tests and several servers in one process never collide). The hot path only bumps plain
- * numbers; the Prometheus series are built when /metrics is scraped.
+ * The admission server's metrics, registered on the registry the caller passes (never prom-client's global
+ * one, so tests and several servers in one process never collide): the product's own decisions (SPEC §2.1,
+ * `machine_api_migration_admission_requests_total{webhook,kind,operation,allowed,rule}` and
+ * `machine_api_migration_admission_duration_seconds{webhook}`) and controller-runtime's webhook series
+ * (SPEC §7, `controller_runtime_webhook_requests_total{webhook,code}`,
+ * `controller_runtime_webhook_requests_in_flight{webhook}`, `controller_runtime_webhook_latency_seconds{webhook}`,
+ * `webhook` being the path as controller-runtime labels it). The hot path only bumps plain numbers; the
+ * Prometheus series are built when the metrics listener (./metrics-server.ts) is scraped.
  */
 import type { Registry } from "prom-client";
 import { KINDS } from "../kube/kinds.js";
@@ -14,6 +18,18 @@ export const DURATION_BUCKETS_SECONDS = [
 ];
 
 const WEBHOOKS: readonly WebhookName[] = ["validate", "validate-warn", "mutate"];
+
+/** The product's own series carry its prefix (SPEC §2.1, §3.4, §7). */
+export const ADMISSION_METRIC_NAMES = Object.freeze({
+  requests: "machine_api_migration_admission_requests_total",
+  duration: "machine_api_migration_admission_duration_seconds",
+  webhookRequests: "controller_runtime_webhook_requests_total",
+  webhookInFlight: "controller_runtime_webhook_requests_in_flight",
+  webhookLatency: "controller_runtime_webhook_latency_seconds",
+});
+
+/** Prometheus's default buckets, which controller-runtime's webhook latency histogram uses. */
+const WEBHOOK_LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
  * Kinds are labelled `Kind.group` (`Machine.machine.openshift.io`) because MAPI and CAPI share kind names.
@@ -34,9 +50,38 @@ export const kindLabelOf = (request: Pick<AdmissionRequest, "kind">): string => 
 export interface AdmissionMetrics {
   /** Counts one answered review and its duration. */
   record(webhook: WebhookName, request: AdmissionRequest, decision: Decision, seconds: number): void;
+  /** An HTTP request to a webhook's path arrived (controller-runtime's in-flight gauge). */
+  requestStarted(webhook: WebhookName): void;
+  /**
+   * That request ended after `seconds`: answered with HTTP `code`, or (undefined) the connection closed before
+   * an answer was sent, which leaves the in-flight gauge without counting a code.
+   */
+  requestFinished(webhook: WebhookName, code: number | undefined, seconds: number): void;
 }
 
 type Labels = Record<string, string>;
+
+interface HistogramSeries {
+  counts: number[];
+  sum: number;
+  count: number;
+}
+const newHistogramSeries = (buckets: readonly number[]): HistogramSeries => ({
+  counts: new Array<number>(buckets.length).fill(0),
+  sum: 0,
+  count: 0,
+});
+const observe = (series: HistogramSeries, buckets: readonly number[], value: number): void => {
+  series.count++;
+  series.sum += value;
+  // Counted in the first bucket that holds it; the scrape accumulates. Above the last bucket only +Inf counts.
+  for (let i = 0; i < buckets.length; i++) {
+    if (value <= buckets[i]!) {
+      series.counts[i]!++;
+      break;
+    }
+  }
+};
 interface MetricValue {
   labels: Labels;
   value: number;
@@ -51,7 +96,7 @@ interface MetricValue {
 interface ScrapedMetric {
   name: string;
   help: string;
-  type: "counter" | "histogram";
+  type: "counter" | "gauge" | "histogram";
   aggregator: "sum";
   get(): Promise<{ name: string; help: string; type: string; values: MetricValue[]; aggregator: "sum" }>;
   reset(): void;
@@ -61,59 +106,140 @@ const register = (registry: Registry, metric: ScrapedMetric): void =>
   // The registry only calls get(), reset() and reads name/help/type/aggregator, all of which this provides.
   registry.registerMetric(metric as unknown as Parameters<Registry["registerMetric"]>[0]);
 
-export function createAdmissionMetrics(registry: Registry): AdmissionMetrics {
-  const requestCounts = new Map<string, MetricValue>();
-  const requests: ScrapedMetric = {
-    name: "admission_requests_total",
-    help: "Admission reviews answered, by webhook, object kind, operation, verdict and deciding rule.",
-    type: "counter",
+/** A counter or gauge whose series are `values` (label set → number) at scrape time. */
+const scrapedValues = (
+  name: string,
+  help: string,
+  type: "counter" | "gauge",
+  values: Map<string, MetricValue>,
+  reset: () => void,
+): ScrapedMetric => ({
+  name,
+  help,
+  type,
+  aggregator: "sum",
+  get: async () => ({
+    name,
+    help,
+    type,
     aggregator: "sum",
-    get: async () => ({
-      name: requests.name,
-      help: requests.help,
-      type: requests.type,
-      aggregator: "sum",
-      values: [...requestCounts.values()].map((v) => ({ labels: { ...v.labels }, value: v.value })),
-    }),
-    reset: () => requestCounts.clear(),
-  };
+    values: [...values.values()].map((v) => ({ labels: { ...v.labels }, value: v.value })),
+  }),
+  reset,
+});
 
-  const buckets = DURATION_BUCKETS_SECONDS;
-  const newSeries = () => ({ counts: new Array<number>(buckets.length).fill(0), sum: 0, count: 0 });
-  const durations = new Map(WEBHOOKS.map((w) => [w, newSeries()]));
-  const duration: ScrapedMetric = {
-    name: "admission_duration_seconds",
-    help: "Time spent decoding and deciding one admission review, by webhook.",
-    type: "histogram",
-    aggregator: "sum",
-    get: async () => {
-      const values: MetricValue[] = [];
-      for (const [webhook, series] of durations) {
-        let cumulative = 0;
-        buckets.forEach((le, i) => {
-          cumulative += series.counts[i]!;
-          values.push({
-            metricName: `${duration.name}_bucket`,
-            labels: { le: String(le), webhook },
-            value: cumulative,
-          });
-        });
+/** A histogram whose series are `series` (label set → buckets, sum, count) at scrape time. */
+const scrapedHistogram = (
+  name: string,
+  help: string,
+  buckets: readonly number[],
+  series: Map<string, { labels: Labels; series: HistogramSeries }>,
+  reset: () => void,
+): ScrapedMetric => ({
+  name,
+  help,
+  type: "histogram",
+  aggregator: "sum",
+  get: async () => {
+    const values: MetricValue[] = [];
+    for (const { labels, series: s } of series.values()) {
+      let cumulative = 0;
+      buckets.forEach((le, i) => {
+        cumulative += s.counts[i]!;
         values.push({
-          metricName: `${duration.name}_bucket`,
-          labels: { le: "+Inf", webhook },
-          value: series.count,
+          metricName: `${name}_bucket`,
+          labels: { le: String(le), ...labels },
+          value: cumulative,
         });
-        values.push({ metricName: `${duration.name}_sum`, labels: { webhook }, value: series.sum });
-        values.push({ metricName: `${duration.name}_count`, labels: { webhook }, value: series.count });
-      }
-      return { name: duration.name, help: duration.help, type: duration.type, aggregator: "sum", values };
-    },
-    reset: () => {
-      for (const webhook of WEBHOOKS) durations.set(webhook, newSeries());
-    },
+      });
+      values.push({ metricName: `${name}_bucket`, labels: { le: "+Inf", ...labels }, value: s.count });
+      values.push({ metricName: `${name}_sum`, labels: { ...labels }, value: s.sum });
+      values.push({ metricName: `${name}_count`, labels: { ...labels }, value: s.count });
+    }
+    return { name, help, type: "histogram", aggregator: "sum", values };
+  },
+  reset,
+});
+
+/** One histogram series per webhook, all present from the start. */
+const perWebhook = (buckets: readonly number[], label: (w: WebhookName) => string) =>
+  new Map(WEBHOOKS.map((w) => [w, { labels: { webhook: label(w) }, series: newHistogramSeries(buckets) }]));
+
+/** controller-runtime labels a webhook by its path. */
+const pathOf = (webhook: WebhookName): string => `/${webhook}`;
+
+const increment = (values: Map<string, MetricValue>, key: string, labels: () => Labels, by = 1): void => {
+  const counted = values.get(key);
+  if (counted === undefined) values.set(key, { labels: labels(), value: by });
+  else counted.value += by;
+};
+
+export function createAdmissionMetrics(registry: Registry): AdmissionMetrics {
+  const N = ADMISSION_METRIC_NAMES;
+  const requestCounts = new Map<string, MetricValue>();
+  const durations = perWebhook(DURATION_BUCKETS_SECONDS, (w) => w);
+  const webhookRequests = new Map<string, MetricValue>();
+  const inFlight = new Map<string, MetricValue>();
+  const resetInFlight = () => {
+    for (const w of WEBHOOKS) inFlight.set(w, { labels: { webhook: pathOf(w) }, value: 0 });
   };
-  register(registry, requests);
-  register(registry, duration);
+  resetInFlight();
+  const latencies = perWebhook(WEBHOOK_LATENCY_BUCKETS, pathOf);
+
+  register(
+    registry,
+    scrapedValues(
+      N.requests,
+      "Admission reviews answered, by webhook, object kind, operation, verdict and deciding rule.",
+      "counter",
+      requestCounts,
+      () => requestCounts.clear(),
+    ),
+  );
+  register(
+    registry,
+    scrapedHistogram(
+      N.duration,
+      "Time spent decoding and deciding one admission review, by webhook.",
+      DURATION_BUCKETS_SECONDS,
+      durations,
+      () => {
+        for (const entry of durations.values()) entry.series = newHistogramSeries(DURATION_BUCKETS_SECONDS);
+      },
+    ),
+  );
+  register(
+    registry,
+    scrapedValues(
+      N.webhookRequests,
+      "Total number of admission requests by HTTP status code.",
+      "counter",
+      webhookRequests,
+      () => webhookRequests.clear(),
+    ),
+  );
+  register(
+    registry,
+    scrapedValues(
+      N.webhookInFlight,
+      "Current number of admission requests being served.",
+      "gauge",
+      inFlight,
+      resetInFlight,
+    ),
+  );
+  register(
+    registry,
+    scrapedHistogram(
+      N.webhookLatency,
+      "Histogram of the latency of processing admission requests",
+      WEBHOOK_LATENCY_BUCKETS,
+      latencies,
+      () => {
+        for (const entry of latencies.values()) entry.series = newHistogramSeries(WEBHOOK_LATENCY_BUCKETS);
+      },
+    ),
+  );
 
   return {
     record(webhook, request, decision, seconds) {
@@ -121,24 +247,24 @@ export function createAdmissionMetrics(registry: Registry): AdmissionMetrics {
       const operation = OPERATIONS.has(request.operation) ? request.operation : "other";
       const allowed = decision.allowed ? "true" : "false";
       const key = `${webhook}\u0000${kind}\u0000${operation}\u0000${allowed}\u0000${decision.rule}`;
-      const counted = requestCounts.get(key);
-      if (counted === undefined) {
-        requestCounts.set(key, {
-          labels: { webhook, kind, operation, allowed, rule: decision.rule },
-          value: 1,
-        });
-      } else counted.value++;
-      const series = durations.get(webhook);
-      if (series === undefined) return;
-      series.count++;
-      series.sum += seconds;
-      // Counted in the first bucket that holds it; get() accumulates. Above the last bucket only +Inf counts.
-      for (let i = 0; i < buckets.length; i++) {
-        if (seconds <= buckets[i]!) {
-          series.counts[i]!++;
-          break;
-        }
-      }
+      increment(requestCounts, key, () => ({ webhook, kind, operation, allowed, rule: decision.rule }));
+      const entry = durations.get(webhook);
+      if (entry) observe(entry.series, DURATION_BUCKETS_SECONDS, seconds);
+    },
+    requestStarted(webhook) {
+      const gauge = inFlight.get(webhook);
+      if (gauge) gauge.value++;
+    },
+    requestFinished(webhook, code, seconds) {
+      const gauge = inFlight.get(webhook);
+      if (gauge) gauge.value--;
+      if (code === undefined) return;
+      const entry = latencies.get(webhook);
+      if (entry) observe(entry.series, WEBHOOK_LATENCY_BUCKETS, seconds);
+      increment(webhookRequests, `${webhook}\u0000${code}`, () => ({
+        webhook: pathOf(webhook),
+        code: String(code),
+      }));
     },
   };
 }

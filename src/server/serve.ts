@@ -10,8 +10,8 @@ import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type BuildOptions, buildServer, type ServerDeps, type WebhookApp } from "./app.js";
-import { type TlsSecurityProfile, tlsOptionsFor } from "./tls-profile.js";
-import { watchServingCertificate } from "./tls-reload.js";
+import type { TlsSecurityProfile } from "./tls-profile.js";
+import { httpsOptionsFor, type ServingTls, serveTls } from "./tls-reload.js";
 
 export interface WebhookServerOptions {
   host: string;
@@ -47,43 +47,38 @@ export interface WebhookServer {
   setTlsProfile(profile: TlsSecurityProfile | undefined): void;
 }
 
+/** `https://host:port` for a listener, with a wildcard listen address replaced by loopback. */
+export const listenUrl = (listenHost: string, port: number): string => {
+  const host = listenHost === "0.0.0.0" || listenHost === "::" ? "127.0.0.1" : listenHost;
+  return `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
+};
+
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const { deps } = options;
   const log = deps.logger;
   let shuttingDown = false;
-  // Assigned right below; the serving state reads it lazily, only once requests can arrive.
-  let certificateLoaded = (): boolean => false;
 
-  let profile = tlsOptionsFor(options.tlsProfile);
-  let pair: { cert: string | Buffer; key: string | Buffer } | undefined;
   const app = buildServer(deps, {
-    // No key/cert yet: the watcher installs them through setSecureContext before the first handshake. Without
+    // No key/cert yet: serveTls installs them through setSecureContext before the first handshake. Without
     // a valid pair the server still starts, refuses handshakes and is not ready, and picks the pair up when
     // it appears (service-ca may write the Secret after the pod started).
-    https: { ...profile, ALPNProtocols: ["http/1.1"] },
-    servingState: { certificateLoaded: () => certificateLoaded(), shuttingDown: () => shuttingDown },
+    https: httpsOptionsFor(options.tlsProfile),
+    // Read lazily, once requests can arrive: `tls` is assigned right below.
+    servingState: { certificateLoaded: () => tls.loaded(), shuttingDown: () => shuttingDown },
     fallback: options.fallback,
   });
   const server = app.server as HttpsServer;
-  const watcher = watchServingCertificate({
+  const tls: ServingTls = serveTls(server, {
     certFile: options.certFile,
     keyFile: options.keyFile,
+    ...(options.tlsProfile ? { tlsProfile: options.tlsProfile } : {}),
     logger: log,
-    pollIntervalMs: options.certificatePollIntervalMs,
-    debounceMs: options.certificateDebounceMs,
-    apply: ({ cert, key }) => {
-      server.setSecureContext({ cert, key, ...profile });
-      pair = { cert, key };
-    },
+    ...(options.certificatePollIntervalMs !== undefined
+      ? { pollIntervalMs: options.certificatePollIntervalMs }
+      : {}),
+    ...(options.certificateDebounceMs !== undefined ? { debounceMs: options.certificateDebounceMs } : {}),
   });
-  const setTlsProfile = (next: TlsSecurityProfile | undefined): void => {
-    profile = tlsOptionsFor(next);
-    // Until a certificate is loaded there is no context to replace: the watcher applies `profile` with it.
-    if (pair) server.setSecureContext({ ...pair, ...profile });
-    log.info({ tlsProfile: next?.type ?? "Intermediate" }, "TLS security profile applied");
-  };
-  certificateLoaded = watcher.loaded;
-  if (!(await watcher.reloadNow())) {
+  if (!(await tls.reloadNow())) {
     log.error(
       { certFile: options.certFile, keyFile: options.keyFile },
       "no valid serving certificate yet: serving starts not ready and picks the files up when they appear",
@@ -93,18 +88,17 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   try {
     await app.listen({ host: options.host, port: options.port });
   } catch (err) {
-    watcher.stop();
+    tls.stop();
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
-  const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
-  const url = `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const url = listenUrl(options.host, port);
   log.info({ url }, "admission server listening");
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      watcher.stop();
+      tls.stop();
       await app.close();
       log.info("admission server closed");
     })();
@@ -128,8 +122,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     app,
     close,
     beginShutdown,
-    reloadNow: watcher.reloadNow,
-    certificateFingerprint: watcher.fingerprint,
-    setTlsProfile,
+    reloadNow: tls.reloadNow,
+    certificateFingerprint: tls.fingerprint,
+    setTlsProfile: tls.setTlsProfile,
   };
 }

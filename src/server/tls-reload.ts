@@ -4,13 +4,17 @@
  * a poll because watches miss events on some volumes), validates a changed pair and hands it to `apply`
  * (the HTTPS server's `setSecureContext`). A half-written or mismatched pair is refused and the previous
  * certificate keeps serving until a valid pair appears. Runs on every replica, never gated on leadership.
+ * `serveTls` ties a watcher and the cluster's TLS security profile (tls-profile.ts) to one HTTPS server, the
+ * same way for every listener (the webhook's and the metrics').
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { type FSWatcher, watch } from "node:fs";
 import { readFile } from "node:fs/promises";
+import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from "node:https";
 import { dirname } from "node:path";
 import { createSecureContext } from "node:tls";
 import type { Logger } from "pino";
+import { type TlsSecurityProfile, tlsOptionsFor } from "./tls-profile.js";
 
 export interface CertificatePair {
   cert: string;
@@ -158,6 +162,56 @@ export function watchServingCertificate(options: CertificateWatcherOptions): Cer
       clearInterval(poll);
       if (debounceTimer !== undefined) clearTimeout(debounceTimer);
       for (const watcher of watchers) watcher.close();
+    },
+  };
+}
+
+/** HTTPS server options for a profile: its TLS settings and HTTP/1.1 only (SPEC §2.1); no certificate yet. */
+export const httpsOptionsFor = (profile: TlsSecurityProfile | undefined): HttpsServerOptions => ({
+  ...tlsOptionsFor(profile),
+  ALPNProtocols: ["http/1.1"],
+});
+
+export interface ServingTlsOptions {
+  certFile: string;
+  keyFile: string;
+  /** The profile the server was created with (`httpsOptionsFor`); absent → Intermediate. */
+  tlsProfile?: TlsSecurityProfile;
+  logger: Logger;
+  pollIntervalMs?: number;
+  debounceMs?: number;
+}
+
+export interface ServingTls extends CertificateWatcher {
+  /** Applies a new TLS security profile to handshakes from now on, without a restart (SPEC §2.1). */
+  setTlsProfile(profile: TlsSecurityProfile | undefined): void;
+}
+
+/**
+ * Keeps `server` (created with `httpsOptionsFor(options.tlsProfile)`) serving the certificate files under
+ * the current profile: each reloaded pair and each profile change becomes a new secure context. Until a pair
+ * is loaded there is no context to replace, and the watcher applies the profile with the first pair.
+ */
+export function serveTls(server: HttpsServer, options: ServingTlsOptions): ServingTls {
+  let profile = tlsOptionsFor(options.tlsProfile);
+  let pair: CertificatePair | undefined;
+  const watcher = watchServingCertificate({
+    certFile: options.certFile,
+    keyFile: options.keyFile,
+    logger: options.logger,
+    ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
+    ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
+    apply: (next) => {
+      server.setSecureContext({ ...next, ...profile });
+      pair = next;
+    },
+  });
+  return {
+    ...watcher,
+    setTlsProfile(next) {
+      profile = tlsOptionsFor(next);
+      if (pair) server.setSecureContext({ ...pair, ...profile });
+      options.logger.info({ tlsProfile: next?.type ?? "Intermediate" }, "TLS security profile applied");
     },
   };
 }

@@ -32,6 +32,8 @@ const CAPI_NS = "openshift-cluster-api";
 export interface ProductProcess {
   child: ChildProcess;
   webhookUrl: string;
+  /** The metrics listener (SPEC §2.1): its own port, scrapes authorized by TokenReview + SubjectAccessReview. */
+  metricsUrl: string;
   output(): string;
   /** SIGTERM (graceful: the Lease is released) or SIGKILL (a crash), and wait for the exit. */
   stop(signal?: "SIGTERM" | "SIGKILL"): Promise<void>;
@@ -110,14 +112,15 @@ export async function startClusterProduct(
       if (child.exitCode !== null || child.signalCode !== null) r();
       else child.once("exit", () => r());
     });
-    const webhookUrl = /^ready: webhook=(\S+)/.exec(serve.ready)?.[1];
-    if (!webhookUrl) {
+    const [, webhookUrl, metricsUrl] = /^ready: webhook=(\S+) metrics=(\S+)/.exec(serve.ready) ?? [];
+    if (!webhookUrl || !metricsUrl) {
       child.kill("SIGKILL");
       throw new Error(`the product did not become ready against the cluster:\n${output()}`);
     }
     const p: ProductProcess = {
       child,
       webhookUrl,
+      metricsUrl,
       output,
       async stop(signal = "SIGTERM") {
         if (child.exitCode === null && child.signalCode === null) {

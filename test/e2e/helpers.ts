@@ -78,7 +78,9 @@ export interface ServeProcess {
 
 /** Spawns `serve ARGS` with HOME at `home` and resolves once it printed `ready:` (or throws with its output). */
 export async function spawnServe(args: readonly string[], home: string): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "serve", ...args], {
+  // The metrics listener on a free port unless ARGS name one: tests run several products at once.
+  const serveArgs = ["--metrics-port", "0", ...args];
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "serve", ...serveArgs], {
     env: { ...process.env, KUBERNETES_SERVICE_HOST: "", HOME: home },
     stdio: ["ignore", "pipe", "pipe"],
   });

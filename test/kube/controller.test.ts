@@ -58,8 +58,8 @@ describe("controller loop (SPEC §7)", () => {
     await controller.start();
     await flushMicrotasks();
     expect(calls.sort()).toEqual(["a", "b"]);
-    expect(await metric(registry, "reconcile_total")).toContain(
-      'reconcile_total{controller="test",result="success"} 2',
+    expect(await metric(registry, "controller_runtime_reconcile_total")).toContain(
+      'controller_runtime_reconcile_total{controller="test",result="success"} 2',
     );
     await controller.stop();
   });
@@ -101,11 +101,14 @@ describe("controller loop (SPEC §7)", () => {
     controller.enqueue("a");
     await clock.advance(5);
     expect(count).toBe(2);
-    expect(await metric(registry, "reconcile_total")).toContain('result="error"} 1');
+    expect(await metric(registry, "controller_runtime_reconcile_total")).toContain('result="error"} 1');
+    expect(await metric(registry, "controller_runtime_reconcile_errors_total")).toContain(
+      'controller_runtime_reconcile_errors_total{controller="test"} 1',
+    );
     await controller.stop();
   });
 
-  it("a terminal error is not retried", async () => {
+  it("a terminal error is not retried, and is counted as controller-runtime counts it (an error, and terminal)", async () => {
     let count = 0;
     const { controller, clock, registry } = setup(async () => {
       count++;
@@ -115,7 +118,15 @@ describe("controller loop (SPEC §7)", () => {
     controller.enqueue("a");
     await clock.advance(2_000_000);
     expect(count).toBe(1);
-    expect(await metric(registry, "reconcile_total")).toContain('result="terminal_error"} 1');
+    expect(await metric(registry, "controller_runtime_reconcile_total")).toContain(
+      'controller_runtime_reconcile_total{controller="test",result="error"} 1',
+    );
+    expect(await metric(registry, "controller_runtime_reconcile_errors_total")).toContain(
+      'controller_runtime_reconcile_errors_total{controller="test"} 1',
+    );
+    expect(await metric(registry, "controller_runtime_terminal_reconcile_errors_total")).toContain(
+      'controller_runtime_terminal_reconcile_errors_total{controller="test"} 1',
+    );
     await controller.stop();
   });
 

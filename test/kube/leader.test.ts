@@ -96,8 +96,8 @@ describe("leader election (short timings: 15 s / 10 s / 2 s)", () => {
     }
     const holder = (leaseOf(api)!.spec as { holderIdentity: string }).holderIdentity;
     expect(holder).toBe(a.elector.isLeader() ? "a" : "b");
-    expect(await a.registry.getSingleMetricAsString("leader")).toContain(
-      `leader{lease="machine-api-migration"} ${a.elector.isLeader() ? 1 : 0}`,
+    expect(await a.registry.getSingleMetricAsString("leader_election_master_status")).toContain(
+      `leader_election_master_status{name="machine-api-migration"} ${a.elector.isLeader() ? 1 : 0}`,
     );
     await a.elector.stop();
     await b.elector.stop();

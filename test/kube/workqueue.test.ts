@@ -91,7 +91,7 @@ describe("work queue (SPEC §7)", () => {
     await clock.advance(5);
     expect(queue.len()).toBe(1);
     const retries = await registry.getSingleMetricAsString("workqueue_retries_total");
-    expect(retries).toContain('workqueue_retries_total{name="test"} 3');
+    expect(retries).toContain('workqueue_retries_total{name="test",controller="test"} 3');
   });
 
   it("backoff is per key: one key's failures do not delay another", async () => {
@@ -139,16 +139,20 @@ describe("work queue (SPEC §7)", () => {
     expect(clock.pending()).toBe(0);
   });
 
-  it("workqueue_depth follows the queue length", async () => {
+  it("workqueue_depth follows the keys waiting, as client-go counts them", async () => {
     const { queue, registry } = setup();
+    const depth = async () => await registry.getSingleMetricAsString("workqueue_depth");
     queue.add("a");
     queue.add("b");
-    expect(await registry.getSingleMetricAsString("workqueue_depth")).toContain(
-      'workqueue_depth{name="test"} 2',
-    );
+    expect(await depth()).toContain('workqueue_depth{name="test",controller="test"} 2');
+    const a = await queue.get();
+    expect(await depth()).toContain('workqueue_depth{name="test",controller="test"} 1');
+    // Re-added while processing: waiting (client-go counts it), though not handed out until done.
+    queue.add("a");
+    expect(await depth()).toContain('workqueue_depth{name="test",controller="test"} 2');
+    queue.done(a!);
     await queue.get();
-    expect(await registry.getSingleMetricAsString("workqueue_depth")).toContain(
-      'workqueue_depth{name="test"} 1',
-    );
+    await queue.get();
+    expect(await depth()).toContain('workqueue_depth{name="test",controller="test"} 0');
   });
 });

@@ -5,14 +5,19 @@
  * settings table of src/config.ts so they cannot drift, the Deployment's placement, probes, shutdown
  * timing and hardening, and the cert-manager overlay's replacement of the service-ca annotations.
  */
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseConfig, SETTINGS } from "../../src/config.js";
+import { CEILING_NAME, CLUSTER_API_GROUPS, ceilingRoles } from "../../src/installer/ceiling.js";
 import { getPath, isRecord, type KubeObject } from "../../src/kube/object.js";
 import { METRIC_NAMES } from "../../src/migration/metrics.js";
 import {
   type Access,
   allRules,
   grants,
+  markdownAnchors,
   ofKind,
   renderKustomization,
   selectorMatches,
@@ -27,6 +32,9 @@ const INSTALLER = { namespace: CAPI_NS, name: "machine-api-migration-installer" 
 const SERVICE_CA_CABUNDLE = "service.beta.openshift.io/inject-cabundle";
 const SERVICE_CA_SECRET = "service.beta.openshift.io/serving-cert-secret-name";
 const CERT_MANAGER_INJECT = "cert-manager.io/inject-ca-from";
+/** SPEC §2.1: who may scrape the metrics listener; bound to the platform Prometheus. */
+const METRICS_READER = "machine-api-migration-metrics-reader";
+const PROMETHEUS = { namespace: "openshift-monitoring", name: "prometheus-k8s" };
 
 let base: KubeObject[];
 let certManager: KubeObject[];
@@ -70,18 +78,32 @@ describe("every kustomization (SPEC §9)", () => {
     }
   });
 
-  it("RBAC has no wildcard verb, resource, group or name, and no non-resource URLs", () => {
+  it("RBAC has no wildcard verb, resource, group or name, and no non-resource URL but a scraper's get /metrics", () => {
     for (const [label, objects] of renders()) {
       const rules = allRules(objects);
       expect(rules.length, label).toBeGreaterThan(0);
       for (const { where, rule } of rules) {
-        const fields = [rule.verbs, rule.resources ?? [], rule.apiGroups ?? [], rule.resourceNames ?? []];
+        // The installer's ceiling (SPEC §6) bounds what providers may grant, and a provider's CRDs add
+        // resources to the Cluster API groups that nobody can list in advance: there, and only there, every
+        // resource of a Cluster API group, and controller-runtime's /metrics URL.
+        const ceiling = where === `ClusterRole ${CEILING_NAME}` || where === `Role ${CEILING_NAME}`;
+        const anyResource =
+          ceiling && (rule.apiGroups ?? []).every((g) => CLUSTER_API_GROUPS.includes(g)) ? ["*"] : [];
+        const fields = [
+          rule.verbs,
+          (rule.resources ?? []).filter((r) => !anyResource.includes(r)),
+          rule.apiGroups ?? [],
+          rule.resourceNames ?? [],
+        ];
         for (const field of fields)
           expect(
             field.filter((v) => v.includes("*")),
             `${label}: ${where}`,
           ).toEqual([]);
-        expect(rule.nonResourceURLs, `${label}: ${where}`).toBeUndefined();
+        const metricsReader = where === `ClusterRole ${METRICS_READER}`;
+        if ((ceiling || metricsReader) && rule.nonResourceURLs !== undefined)
+          expect(rule, `${label}: ${where}`).toEqual({ nonResourceURLs: ["/metrics"], verbs: ["get"] });
+        else expect(rule.nonResourceURLs, `${label}: ${where}`).toBeUndefined();
       }
     }
   });
@@ -191,6 +213,13 @@ describe("product RBAC: least privilege by request (SPEC §9, §3, §4, §7)", (
       [MAPI_NS, CAPI_NS].flatMap((namespace) => all("", ["events"], namespace, ["create", "patch"])),
     ],
     [
+      "TokenReviews and SubjectAccessReviews: who may scrape the metrics listener (§2.1)",
+      [
+        { verb: "create", group: "authentication.k8s.io", resource: "tokenreviews", namespace: "" },
+        { verb: "create", group: "authorization.k8s.io", resource: "subjectaccessreviews", namespace: "" },
+      ],
+    ],
+    [
       "the platform's migration controllers check (§0.1)",
       [{ verb: "get", group: "apps", resource: "deployments", namespace: CAPI_NS, name: "capi-controllers" }],
     ],
@@ -254,6 +283,19 @@ describe("product RBAC: least privilege by request (SPEC §9, §3, §4, §7)", (
       { verb: "create", group: "rbac.authorization.k8s.io", resource: "rolebindings", namespace: CAPI_NS },
     ],
     [
+      "minting ServiceAccount tokens",
+      { verb: "create", group: "", resource: "serviceaccounts/token", namespace: CAPI_NS },
+    ],
+    [
+      "reviewing access in a namespace on someone's behalf (only the cluster-wide review is needed)",
+      {
+        verb: "create",
+        group: "authorization.k8s.io",
+        resource: "localsubjectaccessreviews",
+        namespace: CAPI_NS,
+      },
+    ],
+    [
       "the MachineSet scale subresource (controllers patch spec.replicas)",
       { verb: "update", group: "machine.openshift.io", resource: "machinesets/scale", namespace: MAPI_NS },
     ],
@@ -284,6 +326,8 @@ describe("webhook configurations (SPEC §2.2)", () => {
       failurePolicy: "Ignore",
       path: "/validate-warn",
       operations: ["DELETE", "UPDATE"],
+      /** cluster-delete-guard (SPEC §2.3): deleting the Cluster or its infrastructure cluster cascades. */
+      deleteOnly: { "cluster.x-k8s.io": ["clusters"], "infrastructure.cluster.x-k8s.io": ["awsclusters"] },
     },
     {
       name: "machine-api-migration-mutate",
@@ -340,13 +384,16 @@ describe("webhook configurations (SPEC §2.2)", () => {
       });
     });
 
-    it(`rules: only the machine kinds and their subresources, operations ${expected.operations.join(", ")}, namespaced`, () => {
+    it(`rules: only the machine kinds and their subresources, operations ${expected.operations.join(", ")} (and DELETE of what cluster-delete-guard protects), namespaced`, () => {
       const rules = rulesOf(webhook());
       expect(rules.length).toBeGreaterThan(0);
+      const deleteOnly: Record<string, string[]> = ("deleteOnly" in expected && expected.deleteOnly) || {};
       for (const rule of rules) {
-        expect([...rule.operations].sort()).toEqual(expected.operations);
+        const guards = rule.apiGroups.every((g) => rule.resources.every((r) => deleteOnly[g]?.includes(r)));
+        expect([...rule.operations].sort()).toEqual(guards ? ["DELETE"] : expected.operations);
         expect(rule.scope).toBe("Namespaced");
         expect(rule.apiVersions.filter((v) => v.includes("*"))).toEqual([]);
+        if (guards) continue;
         for (const group of rule.apiGroups) {
           expect(Object.keys(MACHINE_RESOURCES)).toContain(group);
           for (const resource of rule.resources) expect(MACHINE_RESOURCES[group]).toContain(resource);
@@ -519,6 +566,18 @@ describe("product Deployment (SPEC §9, §7)", () => {
     );
   });
 
+  it("serves metrics on their own container port `metrics` (--metrics-port), which the Service exposes (SPEC §2.1)", () => {
+    const c = containerOf(deployment());
+    const ports = c.ports as { name: string; containerPort: number; protocol?: string }[];
+    const metrics = ports.find((p) => p.name === "metrics");
+    expect(metrics?.containerPort).toBe(config().metricsPort);
+    expect(metrics?.containerPort).not.toBe(config().webhookPort);
+    const service = theOne(base, "Service", "machine-api-migration");
+    expect(getPath(service, ["spec", "ports"])).toContainEqual(
+      expect.objectContaining({ name: "metrics", port: config().metricsPort, targetPort: "metrics" }),
+    );
+  });
+
   it("preStop sleeps at least the shutdown delay, and the grace period outlasts preStop + delay + a webhook timeout", () => {
     const command = getPath(containerOf(deployment()), [
       "lifecycle",
@@ -553,6 +612,16 @@ describe("product Deployment (SPEC §9, §7)", () => {
       expect(getPath(containerOf(d), ["resources", "requests", "cpu"])).toBeDefined();
       expect(getPath(containerOf(d), ["resources", "requests", "memory"])).toBeDefined();
     }
+  });
+
+  it("asks for the platform's reserved CPUs where workloads are partitioned (target.workload.openshift.io/management)", () => {
+    const annotations = getPath(deployment(), ["spec", "template", "metadata", "annotations"]) as Record<
+      string,
+      string
+    >;
+    expect(JSON.parse(annotations["target.workload.openshift.io/management"] ?? "null")).toEqual({
+      effect: "PreferredDuringScheduling",
+    });
   });
 
   it("mounts the serving certificate Secret where --tls-cert-file and --tls-key-file point", () => {
@@ -630,33 +699,118 @@ describe("OpenShift service-ca (base) and cert-manager (overlay)", () => {
   });
 });
 
-describe("PrometheusRule and ServiceMonitor (SPEC §3.4)", () => {
+describe("PrometheusRule and ServiceMonitor (SPEC §3.4, §2.1, §7)", () => {
+  const JOB = "machine-api-migration";
   const alerts = () =>
     (
       getPath(theOne(base, "PrometheusRule", "machine-api-migration"), ["spec", "groups"]) as {
-        rules: { alert: string; expr: string; for?: string; labels?: Record<string, string> }[];
+        rules: {
+          alert: string;
+          expr: string;
+          for?: string;
+          labels?: Record<string, string>;
+          annotations?: Record<string, string>;
+        }[];
       }[]
     ).flatMap((g) => g.rules);
 
   it.each([
     ["MachineMigrationStuck", METRIC_NAMES.migrationStuck],
     ["MachineNotSynchronized", METRIC_NAMES.synchronizedFalse],
-  ])("%s alerts on %s, the name the product exports", (alert, metric) => {
+  ])("%s alerts on %s, the name the product exports, selected by the scrape job", (alert, metric) => {
     const rule = alerts().find((r) => r.alert === alert);
-    expect(rule?.expr).toMatch(new RegExp(`\\b${metric}\\b`));
+    expect(metric).toMatch(/^machine_api_migration_/);
+    expect(rule?.expr).toMatch(new RegExp(`\\b${metric}\\{[^}]*job="${JOB}"[^}]*\\}`));
     expect(rule?.for).toBeDefined();
     expect(rule?.labels?.severity).toBeDefined();
   });
 
-  it("the ServiceMonitor scrapes /metrics over HTTPS on the Service's port, selecting the product Service", () => {
+  it("every alert selects the product's series by job, the Service the ServiceMonitor scrapes", () => {
+    const monitor = theOne(base, "ServiceMonitor", "machine-api-migration");
+    // prometheus-operator names the job after the Service unless the ServiceMonitor sets jobLabel.
+    expect(getPath(monitor, ["spec", "jobLabel"])).toBeUndefined();
+    expect(theOne(base, "Service", JOB).metadata?.name).toBe(JOB);
+    for (const rule of alerts()) expect(rule.expr, rule.alert).toContain(`job="${JOB}"`);
+  });
+
+  it("every alert's runbook_url is a section of docs/operations.md named after the alert", async () => {
+    const sections = markdownAnchors(await readFile("docs/operations.md", "utf8"));
+    expect(alerts().length).toBeGreaterThan(0);
+    for (const rule of alerts()) {
+      const url = rule.annotations?.runbook_url ?? "";
+      expect(url, rule.alert).toBe(`docs/operations.md#${rule.alert.toLowerCase()}`);
+      expect(sections, rule.alert).toContain(url.split("#")[1]);
+    }
+  });
+
+  it("the runbook location is set in one place: the base kustomization's machine-api-migration-docs literal", async () => {
+    const copy = await mkdtemp(join(tmpdir(), "manifests-runbooks-"));
+    try {
+      await cp("manifests/base", copy, { recursive: true });
+      const kustomization = join(copy, "kustomization.yaml");
+      const text = await readFile(kustomization, "utf8");
+      expect(text).toContain("operations=docs/operations.md");
+      const elsewhere = "https://git.example.com/ops/machine-api-migration/blob/v1/docs/operations.md";
+      await writeFile(
+        kustomization,
+        text.replace("operations=docs/operations.md", `operations=${elsewhere}`),
+      );
+      const rendered = await renderKustomization(copy);
+      const urls = (
+        getPath(theOne(rendered, "PrometheusRule", "machine-api-migration"), ["spec", "groups"]) as {
+          rules: { alert: string; annotations?: Record<string, string> }[];
+        }[]
+      ).flatMap((g) => g.rules.map((r) => r.annotations?.runbook_url));
+      expect(urls).toEqual(alerts().map((r) => `${elsewhere}#${r.alert.toLowerCase()}`));
+      // The literal only feeds the build: no ConfigMap is applied to the cluster.
+      expect(ofKind(rendered, "ConfigMap")).toEqual([]);
+    } finally {
+      await rm(copy, { recursive: true, force: true });
+    }
+  });
+
+  it("the ServiceMonitor scrapes /metrics over HTTPS on the Service's metrics port with Prometheus's bearer token", () => {
     const monitor = theOne(base, "ServiceMonitor", "machine-api-migration");
     const service = theOne(base, "Service", "machine-api-migration");
     expect(selectorMatches(getPath(monitor, ["spec", "selector"]), service.metadata?.labels ?? {})).toBe(
       true,
     );
     expect(getPath(monitor, ["spec", "endpoints"])).toEqual([
-      expect.objectContaining({ port: "https", path: "/metrics", scheme: "https" }),
+      expect.objectContaining({
+        port: "metrics",
+        path: "/metrics",
+        scheme: "https",
+        bearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token",
+      }),
     ]);
+    const ports = getPath(service, ["spec", "ports"]) as { name: string }[];
+    expect(ports.map((p) => p.name)).toContain("metrics");
+    // The overlay only swaps the CA Prometheus verifies with; port and token stay.
+    expect(
+      getPath(theOne(certManager, "ServiceMonitor", "machine-api-migration"), ["spec", "endpoints"]),
+    ).toEqual([expect.objectContaining({ port: "metrics", bearerTokenFile: expect.any(String) })]);
+  });
+
+  it("the platform Prometheus may get /metrics: a ClusterRole with only that, bound to prometheus-k8s", () => {
+    const reader = theOne(base, "ClusterRole", METRICS_READER);
+    expect(reader.rules).toEqual([{ nonResourceURLs: ["/metrics"], verbs: ["get"] }]);
+    const bindings = ofKind(base, "ClusterRoleBinding").filter(
+      (b) => (b.roleRef as { name?: string } | undefined)?.name === METRICS_READER,
+    );
+    expect(bindings.map((b) => ({ roleRef: b.roleRef, subjects: b.subjects }))).toEqual([
+      {
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: METRICS_READER },
+        subjects: [{ kind: "ServiceAccount", ...PROMETHEUS }],
+      },
+    ]);
+    // The product's own service account is not a scraper.
+    expect(
+      ofKind(base, "ClusterRoleBinding").some(
+        (b) =>
+          (b.roleRef as { name?: string }).name === METRICS_READER &&
+          JSON.stringify(b.subjects).includes(`"name":"${PRODUCT.name}"`),
+      ),
+    ).toBe(false);
   });
 });
 
@@ -699,14 +853,6 @@ describe("installer (SPEC §6): its own Deployment, service account and RBAC", (
     [
       "apply ClusterRoles",
       { verb: "patch", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "" },
-    ],
-    [
-      "escalate ClusterRoles",
-      { verb: "escalate", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "" },
-    ],
-    [
-      "bind ClusterRoles",
-      { verb: "bind", group: "rbac.authorization.k8s.io", resource: "clusterroles", namespace: "" },
     ],
     [
       "apply webhook configurations",
@@ -777,9 +923,73 @@ describe("installer (SPEC §6): its own Deployment, service account and RBAC", (
       { verb: "update", group: "machine.openshift.io", resource: "machines", namespace: MAPI_NS },
     ],
     ["delete Namespaces", { verb: "delete", group: "", resource: "namespaces", namespace: "" }],
+    ...(["clusterroles", "roles"] as const).flatMap((resource): [string, Access][] =>
+      (["escalate", "bind"] as const).map((verb) => [
+        `${verb} ${resource} (it may grant only what it holds: the ceiling)`,
+        {
+          verb,
+          group: "rbac.authorization.k8s.io",
+          resource,
+          namespace: resource === "roles" ? CAPI_NS : "",
+        },
+      ]),
+    ),
+    ["impersonate", { verb: "impersonate", group: "", resource: "serviceaccounts", namespace: CAPI_NS }],
+    [
+      "ask for ServiceAccount tokens",
+      { verb: "create", group: "", resource: "serviceaccounts/token", namespace: CAPI_NS },
+    ],
   ];
   it.each(mayNot)("may not %s", (_what, access) => {
     expect(grants(installer, INSTALLER, access)).toBe(false);
+  });
+
+  it("no rule of its RBAC names escalate, bind or impersonate", () => {
+    for (const { where, rule } of allRules(installer))
+      expect(
+        rule.verbs.filter((v) => ["escalate", "bind", "impersonate", "*"].includes(v)),
+        where,
+      ).toEqual([]);
+  });
+
+  it("ships the RBAC ceiling exactly as ceilingRoles() builds it, so the two cannot drift", () => {
+    const shipped = [theOne(installer, "ClusterRole", CEILING_NAME), theOne(installer, "Role", CEILING_NAME)];
+    const { labels, ...clusterRoleMetadata } = shipped[0]!.metadata ?? {};
+    expect(labels).toMatchObject({ "app.kubernetes.io/component": "installer" });
+    expect(
+      shipped.map((o) => {
+        const { labels: _labels, ...metadata } = o.metadata ?? {};
+        return { ...o, metadata };
+      }),
+    ).toEqual(ceilingRoles(CAPI_NS));
+    expect(clusterRoleMetadata).toEqual({ name: CEILING_NAME });
+  });
+
+  it("binds its ServiceAccount to the ceiling: the ClusterRole cluster-wide, the Role in the CAPI namespace", () => {
+    const bindings = [...ofKind(installer, "ClusterRoleBinding"), ...ofKind(installer, "RoleBinding")].filter(
+      (b) => isRecord(b.roleRef) && b.roleRef.name === CEILING_NAME,
+    );
+    expect(
+      bindings.map((b) => ({
+        kind: b.kind,
+        namespace: b.metadata?.namespace,
+        roleRef: b.roleRef,
+        subjects: b.subjects,
+      })),
+    ).toEqual([
+      {
+        kind: "ClusterRoleBinding",
+        namespace: undefined,
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: CEILING_NAME },
+        subjects: [{ kind: "ServiceAccount", ...INSTALLER }],
+      },
+      {
+        kind: "RoleBinding",
+        namespace: CAPI_NS,
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: CEILING_NAME },
+        subjects: [{ kind: "ServiceAccount", ...INSTALLER }],
+      },
+    ]);
   });
 
   it("the product's service account gets none of the installer's powers (reading the Infrastructure aside)", () => {

@@ -21,7 +21,7 @@ import {
 
 const CAPI_NS = SETTINGS.capiNamespace.default;
 /** SPEC §2.1: metrics get their own HTTPS listener, `--metrics-port`, default 8443. */
-const METRICS_PORT = 8443;
+const METRICS_PORT = SETTINGS.metricsPort.default;
 const API_SERVER_PORT = 6443;
 
 /** What cluster-capi-operator ships for the namespace: nothing in or out unless another policy says so. */
@@ -173,6 +173,20 @@ describe("NetworkPolicies of the base: which peers the product's pods may talk t
       networkPoliciesAdmit([PLATFORM_DEFAULT_DENY, ...policies()], into(userPod, "TCP", fixed(port))());
     expect(admitted(webhookPort())).toBe(true);
     expect(admitted(webhookPort() + 1)).toBe(false);
+  });
+
+  it("the metrics port the policy admits is the one the process listens on (--metrics-port, container port metrics)", () => {
+    const parsed = parseConfig(podTemplate(base, "machine-api-migration").args, {});
+    if (!parsed.ok) throw new Error(parsed.error);
+    expect(parsed.config.metricsPort).toBe(METRICS_PORT);
+    const metricsPort = (product() as Extract<Endpoint, { kind: "pod" }>).ports?.find(
+      (p) => p.name === "metrics",
+    );
+    expect(metricsPort?.containerPort).toBe(parsed.config.metricsPort);
+    const admitted = (port: number) =>
+      networkPoliciesAdmit([PLATFORM_DEFAULT_DENY, ...policies()], into(prometheus, "TCP", fixed(port))());
+    expect(admitted(parsed.config.metricsPort)).toBe(true);
+    expect(admitted(parsed.config.metricsPort + 1)).toBe(false);
   });
 
   it("open nothing for the other pods of the namespace (the platform's own policies do that), nor the installer's", () => {

@@ -1,14 +1,18 @@
 /**
  * SPEC §2.1 server contract through `app.inject`: the three admission endpoints answer every well-formed
  * review with 200 and the right response shape, malformed input gets a 400/413 naming the problem, health,
- * readiness, metrics and the local-mode debug route, the decision log line, and the timeout/engine-failure
- * fallbacks. The engine is a fake: the server must behave the same whatever it says.
+ * readiness, the admission metrics (served on the metrics listener, never here) and the local-mode debug
+ * route, the decision log line, and the timeout/engine-failure fallbacks. The engine is a fake: the server must behave the same whatever it says.
  */
 import type { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Decision, WebhookName } from "../../src/policies/types.js";
 import { BODY_LIMIT_BYTES, buildServer, type ServingState, type WebhookApp } from "../../src/server/app.js";
 import { allow, deny, type FakeDeps, fakeDeps, fixture, fixtureText, type Review } from "./helpers.js";
+
+/** The product's own metrics carry its prefix (SPEC §2.1, §7). */
+const REQUESTS = "machine_api_migration_admission_requests_total";
+const DURATION = "machine_api_migration_admission_duration_seconds";
 
 const apps: WebhookApp[] = [];
 const build = (deps: FakeDeps, servingState?: ServingState): WebhookApp => {
@@ -343,7 +347,7 @@ describe("decision log and metrics (SPEC §2.1)", () => {
     expect(JSON.stringify(deps.lines())).not.toContain("m6i.2xlarge");
   });
 
-  it("counts admission_requests_total by webhook, kind, operation, allowed, rule and observes the duration", async () => {
+  it("counts machine_api_migration_admission_requests_total by webhook, kind, operation, allowed, rule and observes the duration", async () => {
     const deps = fakeDeps((webhook) =>
       webhook === "validate" ? deny("no", { rule: "mapi-frozen" }) : allow(),
     );
@@ -358,9 +362,9 @@ describe("decision log and metrics (SPEC §2.1)", () => {
       allowed: "false",
       rule: "mapi-frozen",
     };
-    expect(await metricValue(deps.registry, "admission_requests_total", labels)).toBe(2);
+    expect(await metricValue(deps.registry, REQUESTS, labels)).toBe(2);
     expect(
-      await metricValue(deps.registry, "admission_requests_total", {
+      await metricValue(deps.registry, REQUESTS, {
         webhook: "validate-warn",
         kind: "MachineSet.cluster.x-k8s.io",
         operation: "DELETE",
@@ -368,22 +372,55 @@ describe("decision log and metrics (SPEC §2.1)", () => {
         rule: "none",
       }),
     ).toBe(1);
-    const text = (await app.inject({ method: "GET", url: "/metrics" })).body;
-    expect(text).toContain('admission_duration_seconds_count{webhook="validate"} 2');
-    expect(text).toContain('admission_duration_seconds_bucket{le="0.0001",webhook="validate"}');
+    const text = await deps.registry.metrics();
+    expect(text).toContain(`${DURATION}_count{webhook="validate"} 2`);
+    expect(text).toContain(`${DURATION}_bucket{le="0.0001",webhook="validate"}`);
   });
 
-  it("admission_duration_seconds puts a 1.234 ms decision in the 2.5 ms bucket, not the 1 ms one", async () => {
+  it("machine_api_migration_admission_duration_seconds puts a 1.234 ms decision in the 2.5 ms bucket, not the 1 ms one", async () => {
     let t = 0n;
     const deps = fakeDeps(undefined, { now: () => (t += 1_234_000n) });
     const app = build(deps);
     await post(app, "/mutate", fixture("capi-machine-create"));
-    const text = (await app.inject({ method: "GET", url: "/metrics" })).body;
-    expect(text).toContain('admission_duration_seconds_bucket{le="0.001",webhook="mutate"} 0');
-    expect(text).toContain('admission_duration_seconds_bucket{le="0.0025",webhook="mutate"} 1');
-    expect(text).toContain('admission_duration_seconds_bucket{le="+Inf",webhook="mutate"} 1');
-    expect(text).toContain('admission_duration_seconds_sum{webhook="mutate"} 0.001234');
-    expect(text).toContain('admission_duration_seconds_count{webhook="validate"} 0');
+    const text = await deps.registry.metrics();
+    expect(text).toContain(`${DURATION}_bucket{le="0.001",webhook="mutate"} 0`);
+    expect(text).toContain(`${DURATION}_bucket{le="0.0025",webhook="mutate"} 1`);
+    expect(text).toContain(`${DURATION}_bucket{le="+Inf",webhook="mutate"} 1`);
+    expect(text).toContain(`${DURATION}_sum{webhook="mutate"} 0.001234`);
+    expect(text).toContain(`${DURATION}_count{webhook="validate"} 0`);
+  });
+
+  it("counts controller-runtime's webhook series by path and HTTP code, with nothing left in flight (SPEC §7)", async () => {
+    const deps = fakeDeps();
+    const app = build(deps);
+    await post(app, "/validate", fixture("capi-machine-create"));
+    await post(app, "/validate", fixture("capi-machine-create"));
+    await post(app, "/mutate", "{not json");
+    await post(app, "/validate-warn", fixture("capi-machine-create"), "text/plain");
+    const requests = "controller_runtime_webhook_requests_total";
+    expect(await metricValue(deps.registry, requests, { webhook: "/validate", code: "200" })).toBe(2);
+    expect(await metricValue(deps.registry, requests, { webhook: "/mutate", code: "400" })).toBe(1);
+    expect(await metricValue(deps.registry, requests, { webhook: "/validate-warn", code: "400" })).toBe(1);
+    const text = await deps.registry.metrics();
+    expect(text).toContain("# TYPE controller_runtime_webhook_requests_in_flight gauge");
+    expect(text).toContain('controller_runtime_webhook_requests_in_flight{webhook="/validate"} 0');
+    expect(text).toContain("# TYPE controller_runtime_webhook_latency_seconds histogram");
+    expect(text).toContain('controller_runtime_webhook_latency_seconds_count{webhook="/validate"} 2');
+    expect(text).toContain(
+      'controller_runtime_webhook_latency_seconds_bucket{le="+Inf",webhook="/mutate"} 1',
+    );
+  });
+
+  it("controller_runtime_webhook_requests_in_flight counts a review while it is being decided", async () => {
+    const inFlight = "controller_runtime_webhook_requests_in_flight";
+    let during: Promise<number> | undefined;
+    const deps: FakeDeps = fakeDeps(() => {
+      during = metricValue(deps.registry, inFlight, { webhook: "/validate" });
+      return allow();
+    });
+    await post(build(deps), "/validate", fixture("capi-machine-create"));
+    expect(await during).toBe(1);
+    expect(await metricValue(deps.registry, inFlight, { webhook: "/validate" })).toBe(0);
   });
 
   it("kinds outside the product's are counted as kind=other (bounded label values)", async () => {
@@ -392,7 +429,7 @@ describe("decision log and metrics (SPEC §2.1)", () => {
     const review = fixture("capi-machine-create");
     review.request.kind = { group: "evil.example.com", version: "v1", kind: `K${Math.random()}` };
     await post(app, "/validate", review);
-    expect(await metricValue(deps.registry, "admission_requests_total", { kind: "other" })).toBe(1);
+    expect(await metricValue(deps.registry, REQUESTS, { kind: "other" })).toBe(1);
   });
 });
 
@@ -449,14 +486,18 @@ describe("health, readiness, metrics, debug (SPEC §2.1)", () => {
     expect(res.json()).toEqual(reason === undefined ? { ready: true } : { ready: false, reason });
   });
 
-  it("/metrics serves the given registry in Prometheus text format", async () => {
+  it("the webhook port has no /metrics: metrics are served on their own authorized listener (SPEC §2.1)", async () => {
     const deps = fakeDeps();
     const app = build(deps);
-    const res = await app.inject({ method: "GET", url: "/metrics" });
-    expect(res.statusCode).toBe(200);
-    expect(res.headers["content-type"]).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(res.body).toContain("# TYPE admission_requests_total counter");
-    expect(res.body).toContain("# TYPE admission_duration_seconds histogram");
+    await post(app, "/validate", fixture("capi-machine-create"));
+    for (const method of ["GET", "HEAD"] as const) {
+      const res = await app.inject({ method, url: "/metrics" });
+      expect(res.statusCode, method).toBe(404);
+      expect(res.body, method).not.toContain(REQUESTS);
+    }
+    // The series exist all the same, on the registry the metrics listener serves.
+    expect(await deps.registry.metrics()).toContain(`# TYPE ${REQUESTS} counter`);
+    expect(await deps.registry.metrics()).toContain(`# TYPE ${DURATION} histogram`);
   });
 
   it("/debug/instances exists only when local mode passes the ledger", async () => {
@@ -475,7 +516,7 @@ describe("health, readiness, metrics, debug (SPEC §2.1)", () => {
     const appA = build(a);
     build(b);
     await post(appA, "/validate", fixture("capi-machine-create"));
-    expect(await metricValue(a.registry, "admission_requests_total", { webhook: "validate" })).toBe(1);
-    expect(await metricValue(b.registry, "admission_requests_total", { webhook: "validate" })).toBe(0);
+    expect(await metricValue(a.registry, REQUESTS, { webhook: "validate" })).toBe(1);
+    expect(await metricValue(b.registry, REQUESTS, { webhook: "validate" })).toBe(0);
   });
 });

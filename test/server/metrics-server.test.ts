@@ -1,0 +1,265 @@
+/**
+ * SPEC §2.1: the metrics listener on a real HTTPS socket — its own port, `/metrics` only, every scrape put
+ * to the authorizer (401/403 from it are passed on, 200 serves the registry in Prometheus text format), the
+ * same TLS security profile as the webhook (Intermediate by default, changed in place) and the same
+ * serving certificate, reloaded when the files change. The authorizer is a fake here; its own table is
+ * metrics-auth.test.ts.
+ */
+import { X509Certificate } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TLSSocket } from "node:tls";
+import { Counter, Registry } from "prom-client";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config.js";
+import {
+  type CertificateAuthority,
+  createCertificateAuthority,
+  issueServingCertificate,
+  type KeyPair,
+} from "../../src/server/certs.js";
+import type { MetricsAuthorizer, ScrapeRequest } from "../../src/server/metrics-auth.js";
+import { type MetricsServer, startMetricsServer } from "../../src/server/metrics-server.js";
+import { captureLogger } from "./helpers.js";
+
+let ca: CertificateAuthority;
+let first: KeyPair;
+let second: KeyPair;
+let dir: string;
+let fileCounter = 0;
+
+beforeAll(() => {
+  ca = createCertificateAuthority("metrics test CA");
+  first = issueServingCertificate(ca, ["localhost", "127.0.0.1"]);
+  second = issueServingCertificate(ca, ["localhost", "127.0.0.1"]);
+  dir = mkdtempSync(join(tmpdir(), "metrics-serve-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const servers: MetricsServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+const certFiles = (pair: KeyPair) => {
+  const sub = join(dir, `t${fileCounter++}`);
+  mkdirSync(sub, { recursive: true });
+  const files = { certFile: join(sub, "tls.crt"), keyFile: join(sub, "tls.key") };
+  writeFileSync(files.certFile, pair.certPem);
+  writeFileSync(files.keyFile, pair.keyPem);
+  return files;
+};
+
+/** Allows `Bearer good`, refuses `Bearer bad` with 403, anything else with 401; remembers what it was asked. */
+const fakeAuthorizer = () => {
+  const asked: ScrapeRequest[] = [];
+  const authorize: MetricsAuthorizer = async (request) => {
+    asked.push(request);
+    if (request.authorization === "Bearer good") return { code: 200, user: "prometheus" };
+    if (request.authorization === "Bearer bad")
+      return { code: 403, message: "Authorization denied for user x" };
+    return { code: 401, message: "Unauthorized" };
+  };
+  return { asked, authorize };
+};
+
+const start = async (options: { authorize?: MetricsAuthorizer; pair?: KeyPair } = {}) => {
+  const registry = new Registry();
+  new Counter({ name: "controller_runtime_reconcile_total", help: "h", registers: [registry] }).inc(3);
+  const { logger, lines } = captureLogger();
+  const files = certFiles(options.pair ?? first);
+  const server = await startMetricsServer({
+    host: "127.0.0.1",
+    port: 0,
+    ...files,
+    registry,
+    authorize: options.authorize ?? fakeAuthorizer().authorize,
+    logger,
+    certificatePollIntervalMs: 200,
+    certificateDebounceMs: 20,
+  });
+  servers.push(server);
+  return { server, files, lines };
+};
+
+interface Answer {
+  status: number;
+  body: string;
+  contentType: string | undefined;
+  fingerprint256: string;
+  alpn: string | false | null;
+}
+
+const call = (
+  url: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; tls?: Record<string, unknown> } = {},
+): Promise<Answer> =>
+  new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      new URL(path, url),
+      {
+        method: options.method ?? "GET",
+        ca: ca.certPem,
+        agent: false,
+        headers: options.headers,
+        ...options.tls,
+      },
+      (res) => {
+        const socket = res.socket as TLSSocket;
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString("utf8"),
+            contentType: res.headers["content-type"],
+            fingerprint256: socket.getPeerCertificate().fingerprint256,
+            alpn: socket.alpnProtocol,
+          }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+
+describe("the metrics listener (SPEC §2.1)", () => {
+  it("401 without a token, 403 for a token without the grant, the registry with one", async () => {
+    const { server } = await start();
+    const none = await call(server.url, "/metrics");
+    expect(none.status).toBe(401);
+    expect(none.body).not.toContain("controller_runtime");
+    const bad = await call(server.url, "/metrics", { headers: { authorization: "Bearer bad" } });
+    expect(bad.status).toBe(403);
+    expect(bad.body).toContain("Authorization denied for user x");
+    expect(bad.body).not.toContain("controller_runtime");
+    const good = await call(server.url, "/metrics", { headers: { authorization: "Bearer good" } });
+    expect(good.status).toBe(200);
+    expect(good.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(good.body).toContain("controller_runtime_reconcile_total 3");
+  });
+
+  it("asks the authorizer with the Authorization header, the verb in lower case and the path", async () => {
+    const fake = fakeAuthorizer();
+    const { server } = await start({ authorize: fake.authorize });
+    await call(server.url, "/metrics?x=1", { headers: { authorization: "Bearer good" } });
+    expect(fake.asked).toEqual([{ authorization: "Bearer good", verb: "get", path: "/metrics" }]);
+  });
+
+  it("serves /metrics only: the webhook's paths and health are not here, and unknown paths ask no one", async () => {
+    const fake = fakeAuthorizer();
+    const { server } = await start({ authorize: fake.authorize });
+    for (const path of ["/validate", "/healthz", "/readyz", "/debug/instances", "/"])
+      expect((await call(server.url, path, { headers: { authorization: "Bearer good" } })).status, path).toBe(
+        404,
+      );
+    expect(fake.asked).toEqual([]);
+  });
+
+  it("an authorizer that throws gives 500 and the process keeps serving", async () => {
+    let calls = 0;
+    const { server, lines } = await start({
+      authorize: async () => {
+        calls++;
+        if (calls === 1) throw new Error("boom");
+        return { code: 200 };
+      },
+    });
+    expect((await call(server.url, "/metrics")).status).toBe(500);
+    expect((await call(server.url, "/metrics")).status).toBe(200);
+    expect(JSON.stringify(lines())).toContain("boom");
+  });
+
+  it("close is idempotent and stops accepting", async () => {
+    const { server } = await start();
+    await Promise.all([server.close(), server.close()]);
+    await expect(call(server.url, "/metrics")).rejects.toThrow();
+  });
+});
+
+describe("TLS: the webhook's profile and certificate (SPEC §2.1)", () => {
+  const cipherOf = (url: string, tls: Record<string, unknown>): Promise<string | undefined> =>
+    new Promise((resolve, reject) => {
+      const req = httpsRequest(new URL("/metrics", url), { ca: ca.certPem, agent: false, ...tls }, (res) => {
+        const cipher = (res.socket as TLSSocket).getCipher().name;
+        res.resume();
+        res.on("end", () => resolve(cipher));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+
+  it("Intermediate by default: no TLS 1.1, no static-RSA or CBC suite; HTTP/1.1 only", async () => {
+    const { server } = await start();
+    await expect(
+      cipherOf(server.url, { minVersion: "TLSv1", maxVersion: "TLSv1.1", ciphers: "DEFAULT@SECLEVEL=0" }),
+    ).rejects.toThrow();
+    for (const ciphers of ["AES128-SHA", "AES256-GCM-SHA384", "ECDHE-RSA-AES128-SHA"])
+      await expect(cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers })).rejects.toThrow();
+    expect(
+      await cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
+    ).toBe("ECDHE-RSA-AES128-GCM-SHA256");
+    const answer = await call(server.url, "/metrics", { tls: { ALPNProtocols: ["h2", "http/1.1"] } });
+    expect(answer.alpn).toBe("http/1.1");
+  });
+
+  it("a profile given at start applies from the first handshake", async () => {
+    const registry = new Registry();
+    const server = await startMetricsServer({
+      host: "127.0.0.1",
+      port: 0,
+      ...certFiles(first),
+      registry,
+      authorize: fakeAuthorizer().authorize,
+      logger: captureLogger().logger,
+      tlsProfile: { type: "Modern" },
+    });
+    servers.push(server);
+    await expect(
+      cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
+    ).rejects.toThrow();
+    expect(await cipherOf(server.url, { minVersion: "TLSv1.3" })).toMatch(/^TLS_/);
+  });
+
+  it("a profile change applies to the next handshakes without a restart", async () => {
+    const { server } = await start();
+    const tls12 = { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES256-GCM-SHA384" } as const;
+    expect(await cipherOf(server.url, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
+    server.setTlsProfile({ type: "Modern" });
+    await expect(cipherOf(server.url, tls12)).rejects.toThrow();
+    server.setTlsProfile(undefined);
+    expect(await cipherOf(server.url, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
+  });
+
+  it("new handshakes present the new certificate after the files change", async () => {
+    const { server, files } = await start({ pair: first });
+    const fingerprint = (pair: KeyPair) => new X509Certificate(pair.certPem).fingerprint256;
+    expect((await call(server.url, "/metrics")).fingerprint256).toBe(fingerprint(first));
+    writeFileSync(files.certFile, second.certPem);
+    writeFileSync(files.keyFile, second.keyPem);
+    for (let i = 0; i < 250; i++) {
+      if ((await call(server.url, "/metrics")).fingerprint256 === fingerprint(second)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await call(server.url, "/metrics")).fingerprint256).toBe(fingerprint(second));
+  });
+});
+
+describe("its settings (SPEC §2.1: --metrics-port, default 8443)", () => {
+  it("8443 by default, 0 for a free port, never the webhook's port", () => {
+    const parsed = (args: string[]) => parseConfig(args, {});
+    expect(parsed([])).toMatchObject({ ok: true, config: { metricsPort: 8443, metricsHost: undefined } });
+    expect(parsed(["--metrics-port", "0", "--webhook-port", "0"])).toMatchObject({
+      ok: true,
+      config: { metricsPort: 0 },
+    });
+    expect(parsed(["--metrics-port", "9443"])).toEqual({
+      ok: false,
+      error: "settings webhookPort and metricsPort must differ (metrics have their own listener)",
+    });
+  });
+});
