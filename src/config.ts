@@ -65,9 +65,10 @@ export const SETTINGS = {
   },
   webhookHost: {
     flag: "webhook-host",
-    schema: z.string().min(1),
-    default: "0.0.0.0",
-    description: "Address the HTTPS admission server listens on.",
+    schema: z.string().min(1).optional(),
+    default: undefined,
+    description:
+      "Address the HTTPS admission server listens on. Unset: 127.0.0.1 in local mode, 0.0.0.0 in a cluster.",
   },
   webhookPort: {
     flag: "webhook-port",
@@ -353,6 +354,19 @@ export function settingsReference(): string {
 }
 
 export type RunMode = "local" | "kubeconfig" | "in-cluster";
+
+/**
+ * Where the listeners bind (SPEC §2.1): as configured, else loopback in local mode — its webhook serves the
+ * simulated instance ledger and a person's laptop is no cluster network — and every address in a cluster,
+ * where the API server and Prometheus reach the pod on its IP.
+ */
+export function listenHosts(
+  config: Pick<Config, "webhookHost" | "metricsHost">,
+  mode: RunMode,
+): { webhook: string; metrics: string } {
+  const fallback = mode === "local" ? "127.0.0.1" : "0.0.0.0";
+  return { webhook: config.webhookHost ?? fallback, metrics: config.metricsHost ?? fallback };
+}
 
 /**
  * Where the product runs: an explicit kubeconfig wins; inside a pod (the service env Kubernetes injects)

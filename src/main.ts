@@ -15,7 +15,7 @@ import { hostname } from "node:os";
 import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { type Config, parseConfig, type RunMode, runMode } from "./config.js";
+import { type Config, listenHosts, parseConfig, type RunMode, runMode } from "./config.js";
 import { runInstaller } from "./installer/cli.js";
 import { seedDemoProviders } from "./installer/demo-providers.js";
 import { type Cache, createCache } from "./kube/cache.js";
@@ -263,7 +263,7 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
     : undefined;
 
   const webhook = await startWebhookServer({
-    host: config.webhookHost,
+    host: listenHosts(config, mode).webhook,
     port: config.webhookPort,
     certFile: config.tlsCertFile,
     keyFile: config.tlsKeyFile,
@@ -282,7 +282,7 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
   let metrics: MetricsServer;
   try {
     metrics = await startMetricsServer({
-      host: config.metricsHost ?? (mode === "local" ? "127.0.0.1" : "0.0.0.0"),
+      host: listenHosts(config, mode).metrics,
       port: config.metricsPort,
       certFile: config.tlsCertFile,
       keyFile: config.tlsKeyFile,

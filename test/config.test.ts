@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { envNameOf, parseConfig, settingsReference } from "../src/config.js";
+import { envNameOf, listenHosts, parseConfig, settingsReference } from "../src/config.js";
 
 const ok = (argv: string[], env: Record<string, string> = {}) => {
   const r = parseConfig(argv, env);
@@ -79,5 +79,34 @@ describe("config", () => {
     const ref = settingsReference();
     expect(ref).toContain("| `--webhook-port` | `MACHINE_API_MIGRATION_WEBHOOK_PORT` | `9443` |");
     expect(ref.split("\n").length).toBeGreaterThan(20);
+  });
+});
+
+describe("listen addresses (SPEC §2.1: loopback in local mode)", () => {
+  const parsed = (args: string[]) => {
+    const r = parseConfig(args, {});
+    if (!r.ok) throw new Error(r.error);
+    return r.config;
+  };
+  it.each([
+    ["local mode, nothing set: loopback only", [], "local", "127.0.0.1", "127.0.0.1"],
+    ["a cluster through a kubeconfig, nothing set: every address", [], "kubeconfig", "0.0.0.0", "0.0.0.0"],
+    ["in a pod, nothing set: every address", [], "in-cluster", "0.0.0.0", "0.0.0.0"],
+    [
+      "local mode, --webhook-host set: as set",
+      ["--webhook-host", "0.0.0.0"],
+      "local",
+      "0.0.0.0",
+      "127.0.0.1",
+    ],
+    [
+      "a cluster, --metrics-host set: as set",
+      ["--metrics-host", "10.0.0.5"],
+      "in-cluster",
+      "0.0.0.0",
+      "10.0.0.5",
+    ],
+  ] as const)("%s", (_, args, mode, webhook, metrics) => {
+    expect(listenHosts(parsed([...args]), mode)).toEqual({ webhook, metrics });
   });
 });
