@@ -31,6 +31,7 @@ export const REASONS = Object.freeze({
   infraMachineSpecMismatch: "InfraMachineSpecMismatch",
   storageBeingRemoved: "StorageBeingRemoved",
   unsupportedOwner: "UnsupportedOwnerReference",
+  mirrorDeletedByCascade: "MirrorDeletedByCascade",
 });
 
 const sides = (direction: Direction) =>
@@ -139,6 +140,17 @@ export const storageBeingRemoved = (kind: SyncKind): SynchronizedCondition =>
     REASONS.storageBeingRemoved,
     `a namespace or CustomResourceDefinition of this ${kind}'s twins is being deleted;` +
       " no deletion is propagated and no finalizer is removed until that settles",
+  );
+
+/**
+ * SPEC §4.6: the paused CAPI mirror went with its `Cluster`; that is not a request for the MAPI object, which
+ * stays authoritative with its instance. The mirror comes back once a Cluster exists again.
+ */
+export const mirrorDeletedByCascade = (kind: SyncKind, mirror: KubeObject): SynchronizedCondition =>
+  falseCondition(
+    REASONS.mirrorDeletedByCascade,
+    `CAPI ${kind} ${namespaceOf(mirror)}/${nameOf(mirror)} was deleted with its Cluster; this MAPI ${kind} stays` +
+      " authoritative and its instances are not affected. The CAPI mirror is recreated once a Cluster exists again",
   );
 
 export const unsupportedOwner = (kind: SyncKind, mapi: KubeObject, owner: string): SynchronizedCondition =>

@@ -2,7 +2,7 @@
  * The sync controllers' shell (SPEC §4, §7): MachineSync and MachineSetSync, one implementation with a
  * small per-kind table (which types, which reader and planner, how InfraMachines or templates map back to
  * a key). A reconcile reads one snapshot from the shared informer cache, asks the pure planner
- * (plan.ts) what to do, does the two live reads a plan may ask for (§4.6 storage, `confirmAbsent`),
+ * (plan.ts) what to do, does the live reads a plan may ask for (§4.6 storage and Cluster cascade, `confirmAbsent`),
  * executes the writes in order (execute.ts), reports an API server refusal as `Synchronized=False` on the
  * MAPI object, records the plan's Events and hands requeues to the runtime. Nothing here decides what
  * to write; queueing, backoff and metrics are the runtime's (src/kube/controller.ts).
@@ -27,6 +27,7 @@ import { mapiStatusWrite, refusedWriteCondition } from "./condition.js";
 import { type ExecuteOutcome, executeWrites } from "./execute.js";
 import type { SyncPlan } from "./plan.js";
 import { planMachineSetSync, planMachineSync } from "./plan.js";
+import { liveReadOf, readClusterCascade } from "./shell/cascade.js";
 import { createInfraTypes } from "./shell/infra-types.js";
 import { readStorageBeingRemoved } from "./shell/storage.js";
 import type {
@@ -82,6 +83,7 @@ interface SnapshotBase {
   mapi?: KubeObject;
   capi?: KubeObject;
   storageBeingRemoved?: boolean;
+  clusterCascade?: boolean;
 }
 
 /** What differs between MachineSync and MachineSetSync; everything else is shared. */
@@ -233,9 +235,18 @@ function createSyncController<S extends SnapshotBase>(
     let snapshot = shell.read(cache, name, { ...settings, resolveInfraType: infra.resolve });
     const now = new Date(clock.now());
     let plan = shell.plan(snapshot, syncDeps, now);
-    if (plan.needsStorageCheck) {
-      const removing = await readStorageBeingRemoved(client, storageToCheck(shell.kind, settings, infraType));
-      snapshot = { ...snapshot, storageBeingRemoved: removing };
+    // Each live read is made at most once per reconcile; a plan may need both (storage first, then the cascade).
+    for (let read = 0; read < 2; read++) {
+      if (plan.needsCascadeCheck && snapshot.clusterCascade === undefined && snapshot.capi) {
+        const cascade = await readClusterCascade(liveReadOf(client), snapshot.capi, settings);
+        snapshot = { ...snapshot, clusterCascade: cascade };
+      } else if (plan.needsStorageCheck && snapshot.storageBeingRemoved === undefined) {
+        const removing = await readStorageBeingRemoved(
+          client,
+          storageToCheck(shell.kind, settings, infraType),
+        );
+        snapshot = { ...snapshot, storageBeingRemoved: removing };
+      } else break;
       plan = shell.plan(snapshot, syncDeps, now);
     }
     log.debug(

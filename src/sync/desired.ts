@@ -3,8 +3,8 @@
  * compared with the live object — owner references, the `set-name` label, the template label, the pause
  * annotation with its marker, the sync finalizer on creates, the InfraMachine's replacement record — and
  * what they strip from a CAPI→MAPI result (never `spec.authoritativeAPI`, `spec.template.spec.authoritativeAPI`,
- * `selector` or finalizers). Also the unsupported-owner checks and the delete-mark copy, the one exception
- * to one-way sync. Pure; the converter itself never sets any of this (§5).
+ * `selector` or finalizers). Also the unsupported-owner checks and the delete marks carried both ways with
+ * their record, the one exception to one-way sync. Pure; the converter itself never sets any of this (§5).
  */
 import type { StatusAuthority } from "../kube/kinds.js";
 import {
@@ -207,27 +207,118 @@ export const mirrorMapiMachine = (converted: KubeObject, mapiMachineSet: KubeObj
   return forCreate(o);
 };
 
+/**
+ * §4.4: what the sync last carried, recorded on the MAPI Machine — the delete marks (keys, sorted, as JSON) the
+ * two copies carried when the sync last saw them agree; absent when neither was marked. A mark on one copy
+ * only is then told apart: an addition there when nothing is recorded, a removal from the other copy when a
+ * mark is. It lives on the object, so a restart or a new leader decides the same way.
+ */
+export const SYNCED_DELETE_MARKS = `${PRODUCT_PREFIX}/synced-delete-marks`;
+
+/** Each copy's own spellings, the ones its MachineSet controller honours. */
 const MAPI_MARKS = DELETE_MARKS.filter((k) => k.startsWith("machine.openshift.io/"));
 const CAPI_MARKS = DELETE_MARKS.filter((k) => k.startsWith("cluster.x-k8s.io/"));
 const MAPI_MARK = MAPI_MARKS[0] ?? "machine.openshift.io/delete-machine";
 const CAPI_MARK = CAPI_MARKS[0] ?? "cluster.x-k8s.io/delete-machine";
 
+/** Annotation changes for one object, as a JSON merge patch of `metadata.annotations`: null removes a key. */
+export type AnnotationChanges = Record<string, string | null>;
+
+export interface CarriedDeleteMarks {
+  /** Whether the Machine is marked for deletion once the marks are carried. */
+  marked: boolean;
+  /** Changes to the MAPI Machine's annotations, the record included; empty when none. */
+  mapi: AnnotationChanges;
+  /** Changes to the CAPI Machine's annotations (or, when it does not exist yet, the marks it is created with). */
+  capi: AnnotationChanges;
+}
+
+const recordsAMark = (mapi: KubeObject): boolean => {
+  const text = annotationsOf(mapi)[SYNCED_DELETE_MARKS];
+  if (text === undefined) return false;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) && parsed.length > 0;
+  } catch {
+    // Only controllers may write it (rule product-annotations); unreadable reads as "nothing carried".
+    return false;
+  }
+};
+
+/** The delete-mark keys an object carries once `changes` are applied. */
+const marksAfter = (annotations: Record<string, string>, changes: AnnotationChanges): string[] =>
+  DELETE_MARKS.filter((k) =>
+    Object.hasOwn(changes, k) ? changes[k] !== null : Object.hasOwn(annotations, k),
+  );
+
 /**
- * §4.4: delete marks travel both ways (so scale-down works on mixed sets). Returns the annotations to set
- * on `to` when `from` carries a mark and `to` carries none; marks are only ever added, never removed.
+ * §4.4: delete marks travel both ways (so scale-down works on mixed sets), additions and removals alike. The
+ * copies agree → nothing moves. They disagree → the record decides: nothing recorded means the marked copy
+ * gained a mark (carried to the other copy, in its own spelling and value); a recorded mark means the other
+ * copy lost it (removed from the marked copy, every spelling). The record follows the result. `capi`
+ * undefined: the CAPI copy is about to be created, with the MAPI copy's mark.
  */
-export const deleteMarkToCopy = (
-  from: KubeObject | undefined,
-  fromSide: "MAPI" | "CAPI",
-  to: KubeObject | undefined,
-): Record<string, string> | undefined => {
-  if (!from || !to) return undefined;
-  const [fromKeys, toKeys, toKey] =
-    fromSide === "MAPI" ? [MAPI_MARKS, CAPI_MARKS, CAPI_MARK] : [CAPI_MARKS, MAPI_MARKS, MAPI_MARK];
-  const source = annotationsOf(from);
-  const mark = fromKeys.find((k) => Object.hasOwn(source, k));
-  if (mark === undefined) return undefined;
-  const target = annotationsOf(to);
-  if (toKeys.some((k) => Object.hasOwn(target, k))) return undefined;
-  return { [toKey]: source[mark] ?? "" };
+export const carryDeleteMarks = (mapi: KubeObject, capi: KubeObject | undefined): CarriedDeleteMarks => {
+  const mapiAnnotations = annotationsOf(mapi);
+  const capiAnnotations = annotationsOf(capi);
+  const mapiMark = MAPI_MARKS.find((k) => Object.hasOwn(mapiAnnotations, k));
+  const capiMark = CAPI_MARKS.find((k) => Object.hasOwn(capiAnnotations, k));
+  const mapiMarked = mapiMark !== undefined;
+  const capiMarked = capi === undefined ? mapiMarked : capiMark !== undefined;
+  const marked = mapiMarked === capiMarked ? mapiMarked : !recordsAMark(mapi);
+  const mapiChanges: AnnotationChanges = {};
+  const capiChanges: AnnotationChanges = {};
+  if (marked) {
+    if (mapiMark === undefined)
+      mapiChanges[MAPI_MARK] = capiMark === undefined ? "" : (capiAnnotations[capiMark] ?? "");
+    if (capi === undefined || capiMark === undefined)
+      capiChanges[CAPI_MARK] = mapiMark === undefined ? "" : (mapiAnnotations[mapiMark] ?? "");
+  } else {
+    for (const k of DELETE_MARKS) {
+      if (Object.hasOwn(mapiAnnotations, k)) mapiChanges[k] = null;
+      if (Object.hasOwn(capiAnnotations, k)) capiChanges[k] = null;
+    }
+  }
+  const carried = marked
+    ? [...new Set([...marksAfter(mapiAnnotations, mapiChanges), ...marksAfter(capiAnnotations, capiChanges)])]
+    : [];
+  const record = carried.length > 0 ? JSON.stringify(carried.sort()) : undefined;
+  if (record !== mapiAnnotations[SYNCED_DELETE_MARKS]) mapiChanges[SYNCED_DELETE_MARKS] = record ?? null;
+  return { marked, mapi: mapiChanges, capi: capiChanges };
+};
+
+/**
+ * The desired object of an apply or create with the delete marks it may carry, so the apply and the mark
+ * writes never undo each other: on an existing object exactly the live marks that are not being removed
+ * (the apply neither adds a mark — that is the mark write's job — nor, owning one, drops it); on a create the
+ * carried marks.
+ */
+export const withCarriedDeleteMarks = (
+  desired: KubeObject,
+  live: KubeObject | undefined,
+  changes: AnnotationChanges,
+): KubeObject => {
+  const annotations = Object.fromEntries(
+    Object.entries(annotationsOf(desired)).filter(([k]) => !DELETE_MARKS.includes(k)),
+  );
+  const source = live === undefined ? {} : annotationsOf(live);
+  for (const k of DELETE_MARKS) {
+    const change = Object.hasOwn(changes, k) ? changes[k] : undefined;
+    if (live === undefined) {
+      if (typeof change === "string") annotations[k] = change;
+    } else if (change !== null && Object.hasOwn(source, k)) {
+      annotations[k] = source[k] ?? "";
+    }
+  }
+  return { ...desired, metadata: { ...(desired.metadata ?? {}), annotations } };
+};
+
+/** `o` with `changes` applied to its annotations (for a create body: nothing to remove there yet). */
+export const withAnnotationChanges = (o: KubeObject, changes: AnnotationChanges): KubeObject => {
+  const annotations: Record<string, string> = { ...annotationsOf(o) };
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === null) delete annotations[k];
+    else annotations[k] = v;
+  }
+  return { ...o, metadata: { ...(o.metadata ?? {}), annotations } };
 };

@@ -64,6 +64,7 @@ export const chainResourceVersion = (write: SyncWrite, rv: string | undefined): 
     case "applyStatus":
     case "annotate":
     case "pause":
+    case "unpause":
       return { ...write, resourceVersion: rv };
     case "addFinalizer":
     case "removeFinalizer":
@@ -132,12 +133,31 @@ const sendOne = async (deps: ExecuteDeps, w: SyncWrite): Promise<unknown> => {
         },
         options,
       );
+    case "unpause":
+      return client.patch(
+        type,
+        namespace,
+        name,
+        {
+          type: "merge",
+          body: {
+            metadata: {
+              resourceVersion: w.resourceVersion,
+              annotations: Object.fromEntries(w.annotations.map((k) => [k, null])),
+            },
+          },
+        },
+        options,
+      );
     case "addFinalizer":
     case "removeFinalizer":
     case "removeOwnerReference":
       return client.patch(type, namespace, name, { type: "json", body: w.patch }, options);
     case "delete":
-      return client.delete(type, namespace, name, { preconditions: w.preconditions });
+      return client.delete(type, namespace, name, {
+        preconditions: w.preconditions,
+        ...(w.propagationPolicy ? { propagationPolicy: w.propagationPolicy } : {}),
+      });
     default:
       return assertNever(w);
   }

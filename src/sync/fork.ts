@@ -6,9 +6,17 @@
  * Paused=False recorded for it) that gates the final sync.
  */
 import type { StableAuthority, StatusAuthority } from "../kube/kinds.js";
-import { ANNOTATIONS, AUTHORITY, CONDITIONS, FINALIZERS, PAUSED_BY_VALUE } from "../kube/kinds.js";
+import { ANNOTATIONS, AUTHORITY, CONDITIONS, FINALIZERS, LABELS, PAUSED_BY_VALUE } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { annotationsOf, conditionOf, getPath, hasFinalizer, isDeleting, isRecord } from "../kube/object.js";
+import {
+  annotationsOf,
+  conditionOf,
+  getPath,
+  hasFinalizer,
+  isDeleting,
+  isRecord,
+  labelsOf,
+} from "../kube/object.js";
 import type { SyncKind } from "./condition.js";
 import type { MachineSetSnapshot, MachineSnapshot } from "./snapshot.js";
 
@@ -27,7 +35,12 @@ export type Branch =
   | { kind: "propagateDeletionOfAuthoritative" }
   | { kind: "finalSync"; direction: StableAuthority }
   | { kind: "noop"; reason: string }
-  | { kind: "unpausedTwinDetected"; unpaused: KubeObject[] };
+  | { kind: "unpausedTwinDetected"; unpaused: KubeObject[] }
+  /**
+   * Under MachineAPI an admin deletes a CAPI twin the product does not manage (§4.2 needs-attention): it is
+   * released without its delete ever reaching the MAPI object (a duplicate instance is terminated first).
+   */
+  | { kind: "releaseForeignTwin" };
 
 export type BranchKind = Branch["kind"];
 
@@ -91,7 +104,17 @@ export interface ForkInput {
   capi?: KubeObject;
   /** Machines only. */
   infraMachine?: KubeObject;
-  /** Machines only: the CAPI Machine's controlling CAPI MachineSet has a MAPI twin. */
+  /**
+   * MachineSets only: templates labelled for this set (made by the sync) that are not being deleted. They go
+   * with the CAPI MachineSet they were made for, whichever API is authoritative (§4.6), even once the MAPI
+   * copy is gone.
+   */
+  labelledTemplates?: boolean;
+  /**
+   * Machines only: the CAPI Machine's controlling CAPI MachineSet has a MAPI twin, and neither copy of that
+   * set is being deleted (a mirror owned by a deleting MAPI set would be collected with it, and its delete
+   * propagated to the authoritative CAPI Machine, §4.6).
+   */
   mirroredOwner?: boolean;
 }
 
@@ -125,6 +148,9 @@ export const awaitedPauseAcknowledgers = (input: ForkInput, oldAuthority: Stable
 export const fork = (input: ForkInput): Branch => {
   const { kind, mapi, capi, infraMachine } = input;
   const infraDeleting = kind === "Machine" && isDeleting(infraMachine);
+  if (!mapi && (!capi || isDeleting(capi)) && kind === "MachineSet" && input.labelledTemplates) {
+    return { kind: "deleting", authority: "unknown" };
+  }
   if (!mapi && !capi) {
     return { kind: "bothAbsent", releaseInfraMachine: hasFinalizer(infraMachine, FINALIZERS.sync) };
   }
@@ -138,7 +164,11 @@ export const fork = (input: ForkInput): Branch => {
     if (isDeleting(capi)) return { kind: "ignore", reason: "the CAPI-only Machine is being deleted" };
     return input.mirroredOwner
       ? { kind: "mirrorCapiOnlyMachine" }
-      : { kind: "ignore", reason: "the CAPI-only Machine is not owned by a mirrored MachineSet" };
+      : {
+          kind: "ignore",
+          reason:
+            "the CAPI-only Machine is not owned by a mirrored MachineSet (or that set is being deleted)",
+        };
   }
   const status = statusAuthorityOf(mapi);
   if (!status) return { kind: "noop", reason: "status.authoritativeAPI is not set yet" };
@@ -162,6 +192,7 @@ export const fork = (input: ForkInput): Branch => {
     const unpaused = [capi, kind === "Machine" ? infraMachine : undefined].filter(
       (o): o is KubeObject => o !== undefined && isForeignUnderMachineAPI(o),
     );
+    if (unpaused.some(isDeleting)) return { kind: "releaseForeignTwin" };
     return unpaused.length > 0 ? { kind: "unpausedTwinDetected", unpaused } : { kind: "mapiToCapi" };
   }
   if (capi) return { kind: "capiToMapi" };
@@ -176,8 +207,19 @@ export const forkMachine = (s: MachineSnapshot): Branch =>
     mapi: s.mapi,
     capi: s.capi,
     infraMachine: s.infraMachine,
-    mirroredOwner: s.capiOwnerMachineSet !== undefined && s.mapiTwinOfCapiOwner !== undefined,
+    mirroredOwner:
+      s.capiOwnerMachineSet !== undefined &&
+      s.mapiTwinOfCapiOwner !== undefined &&
+      !isDeleting(s.capiOwnerMachineSet) &&
+      !isDeleting(s.mapiTwinOfCapiOwner),
   });
 
 export const forkMachineSet = (s: MachineSetSnapshot): Branch =>
-  fork({ kind: "MachineSet", mapi: s.mapi, capi: s.capi });
+  fork({
+    kind: "MachineSet",
+    mapi: s.mapi,
+    capi: s.capi,
+    labelledTemplates: s.templates.some(
+      (t) => labelsOf(t)[LABELS.templateMachineSet] === s.name && !isDeleting(t),
+    ),
+  });

@@ -5,11 +5,12 @@
  * plan's last write, the MAPI status patch), the Events to record, and whether to requeue. No I/O, no clock.
  * The shell executes the writes in order (chaining resourceVersions per object, see writes.ts), stops at
  * the first failure (409 → requeue; an admission refusal → `refusedWriteCondition` from condition.ts),
- * reads storage live when a plan says `needsStorageCheck`, confirms `confirmAbsent` live before acting on
- * an absence, and writes nothing else. Planning on the result of a plan's writes converges to zero writes
+ * reads storage live when a plan says `needsStorageCheck` and the deleting CAPI twin's owner chain when it
+ * says `needsCascadeCheck`, confirms `confirmAbsent` live before acting on an absence, and writes nothing
+ * else. Owner references are written only in creates, never in applies (§4.6). Planning on the result of a plan's writes converges to zero writes
  * (tested as a property).
  */
-import { ANNOTATIONS, AUTHORITY, CAPI_API_VERSION, FINALIZERS, LABELS } from "../kube/kinds.js";
+import { ANNOTATIONS, AUTHORITY, CAPI_API_VERSION, FINALIZERS, LABELS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import {
   annotationsOf,
@@ -20,6 +21,7 @@ import {
   labelsOf,
   nameOf,
   namespaceOf,
+  ownerReferencesOf,
 } from "../kube/object.js";
 import type { SynchronizedCondition, SyncKind } from "./condition.js";
 import {
@@ -32,15 +34,17 @@ import {
 } from "./condition.js";
 import type { DeletionPlan } from "./deletion.js";
 import {
+  planForeignTwinRelease,
   planMachineDeletion,
   planMachineSetDeletion,
   planPropagateDeletionOfAuthoritative,
   releaseOrphanInfraMachine,
 } from "./deletion.js";
 import {
+  type AnnotationChanges,
   CREATED_FOR_GENERATION,
   capiMustBePaused,
-  deleteMarkToCopy,
+  carryDeleteMarks,
   desiredCapiMachine,
   desiredCapiMachineSet,
   desiredMapi,
@@ -49,6 +53,8 @@ import {
   PAUSE_ANNOTATIONS,
   unsupportedMachineOwner,
   unsupportedMachineSetOwner,
+  withAnnotationChanges,
+  withCarriedDeleteMarks,
 } from "./desired.js";
 import { applyBody, objectDiff, specPaths, statusPatch } from "./diff.js";
 import type { Branch } from "./fork.js";
@@ -88,6 +94,8 @@ export interface SyncPlan {
   requeue?: Requeue;
   /** A deletion step needs the live storage read (§4.6); the shell reads it and plans again. */
   needsStorageCheck?: boolean;
+  /** A deletion step needs the live "went with its Cluster" read (§4.6); the shell reads it and plans again. */
+  needsCascadeCheck?: boolean;
   /** What the reconcile waits for, for logs and tests. */
   waitingFor?: string;
   /**
@@ -114,6 +122,7 @@ interface Draft {
   mirroredMapiStatus?: Record<string, unknown>;
   requeue?: Requeue;
   needsStorageCheck?: boolean;
+  needsCascadeCheck?: boolean;
   waitingFor?: string;
   confirmAbsent?: SyncPlan["confirmAbsent"];
 }
@@ -158,6 +167,7 @@ const finish = (branch: Branch, mapi: KubeObject | undefined, draft: Draft, now:
     events,
     ...(draft.requeue ? { requeue: draft.requeue } : {}),
     ...(draft.needsStorageCheck ? { needsStorageCheck: true } : {}),
+    ...(draft.needsCascadeCheck ? { needsCascadeCheck: true } : {}),
     ...(draft.waitingFor ? { waitingFor: draft.waitingFor } : {}),
     ...(draft.confirmAbsent && writes.length > 0 ? { confirmAbsent: draft.confirmAbsent } : {}),
   };
@@ -184,8 +194,47 @@ const fromDeletion = (plan: DeletionPlan): Draft => ({
   events: [],
   ...(plan.condition ? { condition: plan.condition } : {}),
   ...(plan.needsStorageCheck ? { needsStorageCheck: true } : {}),
+  ...(plan.needsCascadeCheck ? { needsCascadeCheck: true } : {}),
   ...(plan.waitingFor ? { waitingFor: plan.waitingFor } : {}),
 });
+
+/**
+ * What a server-side apply of the sync sends: never ownerReferences. The sync sets them when it creates an
+ * object and never re-adds or changes them afterwards (§4.6), so an orphaning is the user's and stays.
+ */
+const forApply = (desired: KubeObject): KubeObject => {
+  if (desired.metadata?.ownerReferences === undefined) return desired;
+  const { ownerReferences: _atCreationOnly, ...metadata } = desired.metadata;
+  return { ...desired, metadata };
+};
+
+/**
+ * §4.6: no CAPI object is created while the CAPI `Cluster` is absent or being deleted (a cascade under way,
+ * or none made yet); the mirror is created once a Cluster exists. Returns what creation waits for.
+ */
+const clusterNotReady = (s: { cluster?: KubeObject }): string | undefined => {
+  if (!s.cluster) return "a CAPI Cluster to exist before any CAPI object is created";
+  if (isDeleting(s.cluster))
+    return `the CAPI Cluster ${nameOf(s.cluster)}, being deleted, to be gone and recreated`;
+  return undefined;
+};
+
+/**
+ * §4.6: a MachineSet's member gets its CAPI Machine only once the set's CAPI twin exists and is not being
+ * deleted, so that the owner reference it is created with is the right one for good.
+ */
+const memberNotReady = (
+  mapi: KubeObject,
+  capiTwinOfMapiOwner: KubeObject | undefined,
+): string | undefined => {
+  const owner = ownerReferencesOf(mapi).find(
+    (r) => r.controller === true && r.kind === "MachineSet" && r.apiVersion.startsWith(`${MAPI_GROUP}/`),
+  );
+  if (!owner) return undefined;
+  if (!capiTwinOfMapiOwner) return `the CAPI twin of MachineSet ${owner.name}`;
+  if (isDeleting(capiTwinOfMapiOwner)) return `the deleting CAPI MachineSet ${owner.name} to go`;
+  return undefined;
+};
 
 const warningEvents = (warnings: readonly string[]): SyncEvent[] =>
   warnings.map((message) => ({ type: "Warning", reason: "ConversionWarning", message }));
@@ -196,8 +245,9 @@ const ensureSyncFinalizer = (draft: Draft, o: KubeObject | undefined): void => {
     push(draft, addFinalizerWrite(o, FINALIZERS.sync));
 };
 
-const withAnnotations = (o: KubeObject, extra: Record<string, string> | undefined): KubeObject =>
-  extra ? { ...o, metadata: { ...(o.metadata ?? {}), annotations: { ...annotationsOf(o), ...extra } } } : o;
+/** The delete-mark write for one copy of a Machine (§4.4), when anything changes. */
+const deleteMarkWrite = (o: KubeObject, changes: AnnotationChanges): SyncWrite | undefined =>
+  Object.keys(changes).length > 0 ? annotateWrite(o, changes, "deleteMark") : undefined;
 
 const applyWrite = (
   desired: KubeObject,
@@ -284,6 +334,11 @@ const planInfraMachine = (
   const live = s.infraMachine;
   const mapi = s.mapi as KubeObject;
   if (!live) {
+    const blocked = clusterNotReady(s);
+    if (blocked) {
+      draft.waitingFor = blocked;
+      return "pending";
+    }
     push(draft, createWrite(forCreate(desired)));
     return "synced";
   }
@@ -305,10 +360,11 @@ const planInfraMachine = (
     }
     return "pending";
   }
-  const diff = objectDiff(desired, live);
+  const applied = forApply(desired);
+  const diff = objectDiff(applied, live);
   const specDiff = specPaths(diff);
   if (specDiff.length === 0) {
-    push(draft, applyWrite(desired, live, diff));
+    push(draft, applyWrite(applied, live, diff));
     return "synced";
   }
   const alreadyReplacedThisGeneration =
@@ -355,17 +411,20 @@ const syncMachineToCapi = (s: MachineSnapshot, deps: SyncDeps, now: Date, mode: 
     ...(s.infraMachine ? { liveInfraMachine: s.infraMachine } : {}),
     paused: capiMustBePaused(statusAuthorityOf(mapi)),
   });
-  // A delete mark set on the paused CAPI copy travels to the MAPI copy (and the converter carries MAPI's back).
-  const markToMapi = mode === "born" ? undefined : deleteMarkToCopy(s.capi, "CAPI", mapi);
-  if (markToMapi) push(draft, annotateWrite(mapi, markToMapi, "deleteMark"));
-  const machine = withAnnotations(desired.machine, deleteMarkToCopy(mapi, "MAPI", desired.machine));
+  // Delete marks travel both ways (§4.4): the CAPI copy changes first, the MAPI copy and its record after.
+  const marks = carryDeleteMarks(mapi, s.capi);
+  const machine = withCarriedDeleteMarks(desired.machine, s.capi, marks.capi);
 
   if (!s.capi) {
+    const blocked = clusterNotReady(s) ?? memberNotReady(mapi, s.capiTwinOfMapiOwner);
+    if (blocked) return { ...draft, waitingFor: blocked };
     push(draft, createWrite(forCreate(machine)));
   } else {
-    push(draft, applyWrite(machine, s.capi));
+    push(draft, applyWrite(forApply(machine), s.capi));
+    push(draft, deleteMarkWrite(s.capi, marks.capi));
     if (mode !== "final") ensureSyncFinalizer(draft, s.capi);
   }
+  push(draft, deleteMarkWrite(mapi, marks.mapi));
   const infra = planInfraMachine(draft, s, desired.infraMachine, mode);
   if (infra === "synced" && s.infraMachine && mode !== "final") ensureSyncFinalizer(draft, s.infraMachine);
 
@@ -413,11 +472,13 @@ const syncMachineToMapi = (s: MachineSnapshot, deps: SyncDeps, now: Date, final:
     };
   }
   draft.events.push(...warningEvents(converted.warnings));
-  const desired = withAnnotations(desiredMapi(converted.value.machine), deleteMarkToCopy(capi, "CAPI", mapi));
+  // Delete marks travel both ways (§4.4), the one write the sync makes to the active CAPI side. It goes first:
+  // the MAPI copy's record moves only once the CAPI copy has.
+  const marks = carryDeleteMarks(mapi, capi);
+  push(draft, deleteMarkWrite(capi, marks.capi));
+  const desired = withCarriedDeleteMarks(desiredMapi(converted.value.machine), mapi, marks.mapi);
   push(draft, applyWrite(desired, mapi));
-  // The one write the sync makes to the active CAPI side: a delete mark set on the MAPI copy (§4.4).
-  const markToCapi = deleteMarkToCopy(mapi, "MAPI", capi);
-  if (markToCapi) push(draft, annotateWrite(capi, markToCapi, "deleteMark"));
+  push(draft, deleteMarkWrite(mapi, marks.mapi));
   const mirrored = deps.converter.capiMachineStatusToMapi(capi, s.infraMachine, s.infrastructure, {
     now: now.toISOString(),
     mapiMachine: mapi,
@@ -452,7 +513,9 @@ const mirrorCapiOnlyMachine = (s: MachineSnapshot, deps: SyncDeps): Draft => {
   // make the mirror look born ClusterAPI, and the sync would create a twin (an instance) nobody asked for.
   ensureSyncFinalizer(draft, capi);
   ensureSyncFinalizer(draft, s.infraMachine);
-  push(draft, createWrite(mirrorMapiMachine(converted.value.machine, mapiSet)));
+  // The mirror is born agreeing with its CAPI copy's delete mark, and records it (§4.4).
+  const mirror = mirrorMapiMachine(converted.value.machine, mapiSet);
+  push(draft, createWrite(withAnnotationChanges(mirror, carryDeleteMarks(mirror, capi).mapi)));
   return draft;
 };
 
@@ -488,6 +551,8 @@ const machineDraft = (branch: Branch, s: MachineSnapshot, deps: SyncDeps, now: D
       return propagateDeletion("Machine", s.mapi as KubeObject, s.storageBeingRemoved, deps);
     case "unpausedTwinDetected":
       return planUnpausedTwin("Machine", [s.capi, s.infraMachine], s.capi);
+    case "releaseForeignTwin":
+      return fromDeletion(planForeignTwinRelease("Machine", s));
     default:
       return assertNever(branch);
   }
@@ -525,9 +590,13 @@ const syncMachineSetToCapi = (s: MachineSetSnapshot, deps: SyncDeps, now: Date, 
   // Templates are immutable and content-addressed: the right content has the right name (§4.3).
   const templateName = nameOf(desired.infraTemplate);
   const liveTemplate = s.templates.find((t) => nameOf(t) === templateName);
+  const blocked = clusterNotReady(s);
   let templateReady = true;
   if (!liveTemplate) {
-    push(draft, createWrite(desired.infraTemplate));
+    if (blocked) {
+      templateReady = false;
+      draft.waitingFor = blocked;
+    } else push(draft, createWrite(desired.infraTemplate));
   } else if (isDeleting(liveTemplate)) {
     templateReady = false;
     draft.waitingFor = `the deleting template ${templateName} to go away`;
@@ -535,10 +604,12 @@ const syncMachineSetToCapi = (s: MachineSetSnapshot, deps: SyncDeps, now: Date, 
     const { spec: _immutable, ...metadataOnly } = desired.infraTemplate;
     push(draft, applyWrite(metadataOnly, liveTemplate));
   }
+  const twinReady = s.capi !== undefined || (templateReady && !blocked);
   if (!s.capi) {
-    if (templateReady) push(draft, createWrite(forCreate(desired.machineSet)));
+    if (twinReady) push(draft, createWrite(forCreate(desired.machineSet)));
+    else draft.waitingFor ??= blocked;
   } else {
-    if (templateReady) push(draft, applyWrite(desired.machineSet, s.capi));
+    if (templateReady) push(draft, applyWrite(forApply(desired.machineSet), s.capi));
     if (mode !== "final") ensureSyncFinalizer(draft, s.capi);
   }
   // Outdated labelled templates go only once the live set points at the new one; hand-made ones stay.
@@ -556,7 +627,7 @@ const syncMachineSetToCapi = (s: MachineSetSnapshot, deps: SyncDeps, now: Date, 
     const mirrored = deps.converter.mapiMachineSetStatusToCapi(mapi, s.infrastructure);
     if (mirrored.ok) push(draft, capiStatusWrite(s.capi, mirrored.value.status, now));
   }
-  if (templateReady && !stale) {
+  if (templateReady && twinReady && !stale) {
     draft.condition = synchronized("MachineSet", "MAPItoCAPI", mode === "final");
     draft.synchronizedGeneration = generationOf(mapi);
   }
@@ -626,6 +697,8 @@ const machineSetDraft = (branch: Branch, s: MachineSetSnapshot, deps: SyncDeps, 
       return propagateDeletion("MachineSet", s.mapi as KubeObject, s.storageBeingRemoved, deps);
     case "unpausedTwinDetected":
       return planUnpausedTwin("MachineSet", [s.capi], s.capi);
+    case "releaseForeignTwin":
+      return fromDeletion(planForeignTwinRelease("MachineSet", s));
     default:
       return assertNever(branch);
   }

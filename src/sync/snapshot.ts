@@ -118,6 +118,12 @@ export interface MachineSnapshot {
    * a plan that would propagate a deletion then writes nothing and asks for the read (`needsStorageCheck`).
    */
   storageBeingRemoved?: boolean;
+  /**
+   * SPEC §4.6 live read: does the deleting CAPI twin go with its `Cluster` (a cascade, never a request for a
+   * MAPI object that is not ClusterAPI)? `undefined` = not read; a plan that depends on it writes nothing and
+   * asks for the read (`needsCascadeCheck`). See shell/cascade.ts.
+   */
+  clusterCascade?: boolean;
 }
 
 export interface MachineSetSnapshot {
@@ -134,6 +140,8 @@ export interface MachineSetSnapshot {
   infrastructure?: KubeObject;
   cluster?: KubeObject;
   storageBeingRemoved?: boolean;
+  /** As MachineSnapshot.clusterCascade, for the CAPI MachineSet. */
+  clusterCascade?: boolean;
 }
 
 /** `spec.infrastructureRef` of a CAPI Machine, or `spec.template.spec.infrastructureRef` of a MachineSet. */
@@ -185,6 +193,7 @@ export interface SnapshotReadOptions extends SyncSettings {
   defaultInfraMachineType?: ResourceType;
   defaultInfraMachineTemplateType?: ResourceType;
   storageBeingRemoved?: boolean;
+  clusterCascade?: boolean;
 }
 
 const common = (store: ObjectStore, opts: SnapshotReadOptions) => {
@@ -234,6 +243,7 @@ export const readMachineSnapshot = (
     cluster,
     infraCluster,
     storageBeingRemoved: opts.storageBeingRemoved,
+    clusterCascade: opts.clusterCascade,
   };
 };
 
@@ -271,6 +281,7 @@ export const readMachineSetSnapshot = (
     infrastructure,
     cluster,
     storageBeingRemoved: opts.storageBeingRemoved,
+    clusterCascade: opts.clusterCascade,
   };
 };
 

@@ -66,7 +66,16 @@ export type SyncWrite =
       resourceVersion: string;
       patch: Operation[];
     }
-  | { kind: "delete"; target: ObjectRef; preconditions: { uid: string; resourceVersion: string } }
+  /**
+   * DELETE with uid + resourceVersion preconditions. `Orphan` when the sync deletes a MachineSet's other copy
+   * (SPEC §4.6): the user's choice travels per Machine, so the collector must leave that copy's Machines.
+   */
+  | {
+      kind: "delete";
+      target: ObjectRef;
+      preconditions: { uid: string; resourceVersion: string };
+      propagationPolicy?: "Orphan";
+    }
   | {
       kind: "removeOwnerReference";
       target: ObjectRef;
@@ -79,11 +88,18 @@ export type SyncWrite =
       kind: "annotate";
       target: ObjectRef;
       resourceVersion: string;
-      annotations: Record<string, string>;
+      /** A null value removes the key (a withdrawn delete mark, §4.4). */
+      annotations: Record<string, string | null>;
       why: "needsAttention" | "deleteMark";
     }
   /** Merge patch adding the pause annotation and the pause marker, guarded by the resourceVersion read. */
-  | { kind: "pause"; target: ObjectRef; resourceVersion: string; annotations: Record<string, string> };
+  | { kind: "pause"; target: ObjectRef; resourceVersion: string; annotations: Record<string, string> }
+  /**
+   * Merge patch removing the pause annotation and marker (set to null), guarded by the resourceVersion read:
+   * only ever on a deleting needs-attention InfraMachine that carries a duplicate instance (SPEC §4.2), so
+   * its provider terminates that instance.
+   */
+  | { kind: "unpause"; target: ObjectRef; resourceVersion: string; annotations: string[] };
 
 export type SyncWriteKind = SyncWrite["kind"];
 
@@ -121,10 +137,11 @@ export const removeFinalizersWrite = (
   return { kind: "removeFinalizer", target: refOf(o), finalizers: removing, resourceVersion: rvOf(o), patch };
 };
 
-export const deleteWrite = (o: KubeObject): SyncWrite => ({
+export const deleteWrite = (o: KubeObject, propagationPolicy?: "Orphan"): SyncWrite => ({
   kind: "delete",
   target: refOf(o),
   preconditions: { uid: o.metadata?.uid ?? "", resourceVersion: rvOf(o) },
+  ...(propagationPolicy ? { propagationPolicy } : {}),
 });
 
 export const removeOwnerReferenceWrite = (o: KubeObject, ownerUid: string): SyncWrite | undefined => {
@@ -140,7 +157,7 @@ export const removeOwnerReferenceWrite = (o: KubeObject, ownerUid: string): Sync
 
 export const annotateWrite = (
   o: KubeObject,
-  annotations: Record<string, string>,
+  annotations: Record<string, string | null>,
   why: "needsAttention" | "deleteMark",
 ): SyncWrite => ({ kind: "annotate", target: refOf(o), resourceVersion: rvOf(o), annotations, why });
 
@@ -149,6 +166,13 @@ export const pauseWrite = (o: KubeObject, annotations: Record<string, string>): 
   target: refOf(o),
   resourceVersion: rvOf(o),
   annotations,
+});
+
+export const unpauseWrite = (o: KubeObject, annotations: readonly string[]): SyncWrite => ({
+  kind: "unpause",
+  target: refOf(o),
+  resourceVersion: rvOf(o),
+  annotations: [...annotations],
 });
 
 /** An event the shell records on the MAPI object (SPEC §4.2, §4.5). */

@@ -440,6 +440,8 @@ export class World implements ObjectStore {
   private readonly objects = new Map<string, KubeObject>();
   private rv = 100;
   storageBeingRemoved: boolean | undefined = false;
+  /** The shell's live "went with its Cluster" read (SPEC §4.6), as the planner is handed it. */
+  clusterCascade: boolean | undefined = false;
   /** Every write executed, in order (for step-by-step assertions). */
   readonly log: SyncWrite[] = [];
 
@@ -485,6 +487,7 @@ export class World implements ObjectStore {
       mapiNamespace: MAPI_NS,
       capiNamespace: CAPI_NS,
       storageBeingRemoved: this.storageBeingRemoved,
+      clusterCascade: this.clusterCascade,
     });
   }
   machineSetSnapshot(name: string): MachineSetSnapshot {
@@ -492,6 +495,7 @@ export class World implements ObjectStore {
       mapiNamespace: MAPI_NS,
       capiNamespace: CAPI_NS,
       storageBeingRemoved: this.storageBeingRemoved,
+      clusterCascade: this.clusterCascade,
     });
   }
 
@@ -570,10 +574,23 @@ export class World implements ObjectStore {
         case "pause": {
           const o = this.target(w.target);
           checkRv(o, w.resourceVersion);
-          o.metadata = {
-            ...(o.metadata ?? {}),
-            annotations: { ...(o.metadata?.annotations ?? {}), ...w.annotations },
-          };
+          // A JSON merge patch: a null value removes the key (how a withdrawn delete mark is carried, §4.4).
+          const annotations: Record<string, string> = { ...(o.metadata?.annotations ?? {}) };
+          for (const [k, v] of Object.entries(w.annotations)) {
+            if (v === null) delete annotations[k];
+            else annotations[k] = v;
+          }
+          o.metadata = { ...(o.metadata ?? {}), annotations };
+          this.store(o, false);
+          written.set(o.metadata?.uid ?? "", o.metadata?.resourceVersion ?? "");
+          break;
+        }
+        case "unpause": {
+          const o = this.target(w.target);
+          checkRv(o, w.resourceVersion);
+          const annotations: Record<string, string> = { ...(o.metadata?.annotations ?? {}) };
+          for (const k of w.annotations) delete annotations[k];
+          o.metadata = { ...(o.metadata ?? {}), annotations };
           this.store(o, false);
           written.set(o.metadata?.uid ?? "", o.metadata?.resourceVersion ?? "");
           break;

@@ -318,9 +318,15 @@ describe("§4.6 MachineSets", () => {
     expect(planMachineSetSync(world.machineSetSnapshot("workers"), deps(), NOW).branch.kind).toBe("ignore");
   });
 
-  it("CAPI authoritative, CAPI copy deleted: the MAPI copy is deleted (and orphans its Machines before release)", () => {
+  it("CAPI authoritative, CAPI copy deleted: the MAPI copy is deleted with Orphan, the labelled template with the CAPI set (and orphans its Machines before release)", () => {
     const world = clusterAPISet("capi");
-    expect(setStep(world)).toEqual(["delete MachineSet@mapi"]);
+    const first = planMachineSetSync(world.machineSetSnapshot("workers"), deps(), NOW);
+    expect(first.writes).toMatchObject([
+      { kind: "delete", target: { kind: "MachineSet", namespace: MAPI_NS }, propagationPolicy: "Orphan" },
+      { kind: "delete", target: { kind: "AWSMachineTemplate", name: current } },
+    ]);
+    expect(first.writes[1]).not.toHaveProperty("propagationPolicy");
+    world.execute(first.writes);
     expect(setStep(world)).toEqual([
       "removeOwnerReference Machine@mapi",
       "removeOwnerReference Machine@mapi",
@@ -334,19 +340,33 @@ describe("§4.6 MachineSets", () => {
     ]);
   });
 
-  it("Migrating: only the twin is deleted; templates and finalizers stay", () => {
+  it("§3.5 Migrating: nothing is propagated until the handover is rolled back; then the row of synchronizedAPI applies (ClusterAPI: orphan)", () => {
     const mapi = mapiMachineSet("workers", {
       authority: "Migrating",
+      status: { synchronizedAPI: "ClusterAPI" },
       meta: { finalizers: [FINALIZERS.sync], deletionTimestamp: DELETED_AT },
     });
     const world = new World([
       infrastructure(),
+      capiCluster(),
       mapi,
       capiMachineSet("workers", { meta: { finalizers: [FINALIZERS.sync, FINALIZERS.capiMachineSet] } }),
       awsMachineTemplate(current, { setName: "workers" }),
     ]);
-    expect(setStep(world)).toEqual(["delete MachineSet@capi"]);
-    expect(setStep(world)).toEqual([]);
+    for (let i = 0; i < 3; i++) expect(setStep(world)).toEqual([]);
+    const waiting = planMachineSetSync(world.machineSetSnapshot("workers"), deps(), NOW);
+    expect(waiting.waitingFor).toBe("the handover to be rolled back before a MachineSet deletion is handled");
+    // The migration controller rolls back to synchronizedAPI (and unpauses the CAPI set); now §4.6 ClusterAPI.
+    world.mutate(MAPI_API_VERSION, "MachineSet", MAPI_NS, "workers", (o) => {
+      o.status = { ...o.status, authoritativeAPI: "ClusterAPI" };
+    });
+    world.mutate(CAPI_API_VERSION, "MachineSet", CAPI_NS, "workers", (o) => {
+      o.metadata = { ...o.metadata, annotations: {} };
+    });
+    expect(setStep(world)).toEqual([`removeFinalizer MachineSet@capi ${FINALIZERS.sync}`]);
+    expect(setStep(world)).toEqual([`removeFinalizer MachineSet@mapi ${FINALIZERS.sync}`]);
+    const capi = world.find(CAPI_API_VERSION, "MachineSet", CAPI_NS, "workers");
+    expect(capi?.metadata?.deletionTimestamp).toBeUndefined();
     expect(
       world.find(INFRA_API_VERSION, "AWSMachineTemplate", CAPI_NS, current)?.metadata?.deletionTimestamp,
     ).toBeUndefined();

@@ -144,9 +144,17 @@ const cases: [string, ForkInput, ReturnType<typeof fork>["kind"], Record<string,
     { authority: "ClusterAPI" },
   ],
   [
-    "§4.6 an unpaused user twin being deleted is not a deletion of ours (MachineAPI)",
+    "§4.2 an admin deleting an unpaused user twin is not a deletion of ours: it is released, never propagated (MachineAPI)",
     machine({ mapi: mapiMachine("m"), capi: deleting(unpaused(capiMachine("m"))) }),
-    "unpausedTwinDetected",
+    "releaseForeignTwin",
+  ],
+  [
+    "§4.2 an admin deleting a needs-attention twin: released, never propagated (MachineAPI)",
+    machine({
+      mapi: mapiMachine("m"),
+      capi: deleting(withAnnotation(capiMachine("m"), ANNOTATIONS.needsAttention, "UnpausedTwinDetected")),
+    }),
+    "releaseForeignTwin",
   ],
   [
     "§3.5 deletion while Migrating → deletion path in Migrating mode",
