@@ -4,7 +4,8 @@
  * propagation over ownerReferences), the namespace controller (empties a terminating namespace, then
  * removes it) and the CRD finalizer (removes a deleted CRD's objects, then the CRD and its type). They
  * write through the same REST write path as API requests, with their own identities, so admission sees
- * them as it would in a cluster.
+ * them as it would in a cluster; they act inside the server, so no authorization is asked of them (in a
+ * cluster their roles allow everything they do).
  */
 import type pino from "pino";
 import type { KubeObject } from "../kube/object.js";
@@ -179,6 +180,7 @@ export class Controllers {
       warnings: [],
       userAgent: "kube-controller-manager/v1.32.0",
       fieldValidation: "Ignore",
+      internal: true,
       ...(skipAdmission ? { skipAdmission } : {}),
     };
   }

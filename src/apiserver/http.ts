@@ -1,8 +1,9 @@
 /**
  * The HTTP face of the server: bearer-token authentication, request counters and fault injection, the
- * router for discovery/OpenAPI/REST paths, body decoding, Table negotiation, and watch streams
- * (newline-delimited JSON, headers flushed at once, bookmarks, timeouts, 410 for compacted versions).
- * Semantics of objects live in rest.ts; this file only translates between HTTP and it.
+ * authorization of every request (kube's RequestInfo → the RBAC authorizer of rbac.ts; 403 before anything
+ * else is looked at), the router for discovery/OpenAPI/REST paths, body decoding, Table negotiation, and
+ * watch streams (newline-delimited JSON, headers flushed at once, bookmarks, timeouts, 410 for compacted
+ * versions). Semantics of objects live in rest.ts; this file only translates between HTTP and it.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type pino from "pino";
@@ -18,6 +19,13 @@ import {
   VERSION_INFO,
 } from "./discovery.js";
 import type { FaultInjector, RequestCounters, RequestInfo } from "./faults.js";
+import {
+  type Attributes,
+  type Authorizer,
+  type NonResourceAttributes,
+  type ResourceAttributes,
+  refusal,
+} from "./rbac.js";
 import type { Registry } from "./registry.js";
 import {
   asVersion,
@@ -52,6 +60,7 @@ export interface HttpDeps {
   storage: Storage;
   registry: Registry;
   users: ReadonlyMap<string, UserInfo>;
+  authorize: Authorizer;
   counters: RequestCounters;
   faults: FaultInjector;
   clock: () => number;
@@ -246,6 +255,51 @@ export const verbOf = (method: string, p: ResourcePath, watch: boolean): string 
   }
 };
 
+/** kube's `IsValidPathSegmentName`: what a field selector may name for the authorizer. */
+const validPathSegment = (name: string): boolean =>
+  name !== "." && name !== ".." && !name.includes("/") && !name.includes("%");
+
+/**
+ * The authorizer's view of a resource request, as kube's RequestInfo derives it from the URL alone: a
+ * `/namespaces/<name>` path is in that namespace (so is a Namespace itself); a list or watch names the
+ * object its `metadata.name` field selector requires; a `/watch/` path is a watch whatever it names.
+ */
+export const resourceAttributes = (
+  user: UserInfo,
+  method: string,
+  p: ResourcePath,
+  q: URLSearchParams,
+  watch: boolean,
+): ResourceAttributes => {
+  const verb = p.watchPath ? "watch" : verbOf(method, p, watch);
+  const selected =
+    !p.watchPath && (verb === "list" || verb === "watch")
+      ? nameFromFieldSelector(q.get("fieldSelector") ?? undefined)
+      : undefined;
+  return {
+    user,
+    verb,
+    resourceRequest: true,
+    apiGroup: p.group,
+    resource: p.resource,
+    subresource: p.subresource ?? "",
+    namespace: p.namespace ?? (p.resource === "namespaces" && p.name ? p.name : ""),
+    name: p.name ?? (selected !== undefined && validPathSegment(selected) ? selected : ""),
+  };
+};
+
+/** Any other path: the verb is the lower-cased HTTP method, as kube names it. */
+export const nonResourceAttributes = (
+  user: UserInfo,
+  method: string,
+  path: string,
+): NonResourceAttributes => ({
+  user,
+  verb: method.toLowerCase(),
+  resourceRequest: false,
+  path,
+});
+
 /** `namespace/name` order, as etcd returns keys. */
 const byNamespaceName = (a: KubeObject, b: KubeObject): number => {
   const na = a.metadata?.namespace ?? "";
@@ -293,6 +347,12 @@ export class HttpApi {
     return m ? this.deps.users.get(m[1]!) : undefined;
   }
 
+  /** kube's authorization filter: a refused request is answered 403 and goes no further. */
+  private authorized(attributes: Attributes): void {
+    const decision = this.deps.authorize(attributes);
+    if (!decision.allowed) throw refusal(attributes, decision.reason);
+  }
+
   private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "https://local");
     const path = url.pathname.replace(/\/+$/, "") || "/";
@@ -302,6 +362,7 @@ export class HttpApi {
     const p = parseResourcePath(path);
     if (!p) {
       this.deps.counters.record({ verb: "get", resource: `nonResource:${path}`, user: user.username });
+      this.authorized(nonResourceAttributes(user, method, path));
       return this.nonResource(method, path, res);
     }
     const q = url.searchParams;
@@ -335,6 +396,8 @@ export class HttpApi {
     if (latency > 0) await new Promise((r) => setTimeout(r, latency));
     const fault = this.deps.faults.decide(info);
     if (fault.kind === "error") throw injected(fault.code);
+    // After the faults: the tests' fault proxy stands in front of a real server's authorizer the same way.
+    this.authorized(resourceAttributes(user, method, p, q, watch));
 
     const type = this.deps.registry.find(p.group, p.version, p.resource);
     if (!type) throw NOT_FOUND();

@@ -1,9 +1,11 @@
 /**
  * The local Kubernetes API server (SPEC §8): `startApiServer` wires storage, the type registry, the REST
- * write path, admission (src/apiserver/admission), CRD schemas (src/apiserver/schema), the in-process
- * controllers (garbage collector, namespace and CRD cleanup) and the HTTPS listener, and hands back the
- * handles tests and local mode use: URL, CA, kubeconfig, counters, fault injection and direct store access.
- * Nothing listens at import time.
+ * write path, RBAC authorization over the roles and bindings it stores (rbac.ts; it starts with kube's
+ * bootstrap roles, so `system:masters` and cluster-admin are all-powerful and everyone may discover the API),
+ * admission (src/apiserver/admission), CRD schemas (src/apiserver/schema), the in-process controllers
+ * (garbage collector, namespace and CRD cleanup) and the HTTPS listener, and hands back the handles tests
+ * and local mode use: URL, CA, kubeconfig, counters, fault injection and direct store access. Nothing
+ * listens at import time.
  */
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -15,6 +17,7 @@ import { createAdmissionDispatcher } from "./admission/index.js";
 import { Controllers } from "./controllers.js";
 import { FaultInjector, type FaultOptions, RequestCounters } from "./faults.js";
 import { HttpApi } from "./http.js";
+import { type Authorizer, authorize, bootstrapPolicy, type PolicyView, RBAC_KEYS } from "./rbac.js";
 import { Registry } from "./registry.js";
 import { Rest } from "./rest.js";
 import { compileCrd } from "./schema/index.js";
@@ -32,7 +35,10 @@ export interface ApiServerOptions {
   port?: number;
   /** Absent → a fresh CA and a serving certificate for localhost/127.0.0.1. */
   tls?: { certPem: string; keyPem: string; caPem: string };
-  /** Bearer tokens; any other credential is answered 401. */
+  /**
+   * Bearer tokens; any other credential is answered 401. What each user may do is RBAC's answer: put a user
+   * in `system:masters` to allow everything, or store roles and bindings for it.
+   */
   users: Array<{ token: string; username: string; groups: string[]; uid?: string }>;
   /** Default 60 000. */
   bookmarkIntervalMs?: number;
@@ -105,10 +111,18 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       ...(opts.logger ? { logger: opts.logger.child({ component: "admission" }) } : {}),
       ...(opts.resolveService ? { resolveService: opts.resolveService } : {}),
     });
+  const policy: PolicyView = {
+    clusterRoleBindings: () => storage.list(RBAC_KEYS.clusterRoleBindings),
+    roleBindings: (namespace) => storage.list(RBAC_KEYS.roleBindings, namespace),
+    clusterRole: (name) => storage.get(RBAC_KEYS.clusterRoles, "", name),
+    role: (namespace, name) => storage.get(RBAC_KEYS.roles, namespace, name),
+  };
+  const authorizer: Authorizer = (attributes) => authorize(policy, attributes);
   const rest = new Rest({
     storage,
     registry,
     admission,
+    authorize: authorizer,
     compileCrd,
     clock,
     ...(opts.logger ? { logger: opts.logger } : {}),
@@ -117,6 +131,12 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const namespaces = registry.byKey("/namespaces")!;
   for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"])
     rest.createDirect(namespaces, { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+  // …and with kube-apiserver's bootstrap roles, which it keeps in storage like any other.
+  const bootstrap = bootstrapPolicy();
+  const clusterRoles = registry.byKey(RBAC_KEYS.clusterRoles)!;
+  const clusterRoleBindings = registry.byKey(RBAC_KEYS.clusterRoleBindings)!;
+  for (const role of bootstrap.clusterRoles) rest.createDirect(clusterRoles, role);
+  for (const binding of bootstrap.clusterRoleBindings) rest.createDirect(clusterRoleBindings, binding);
   const controllers = new Controllers({
     storage,
     registry,
@@ -138,6 +158,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     storage,
     registry,
     users,
+    authorize: authorizer,
     counters,
     faults,
     clock,

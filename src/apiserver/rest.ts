@@ -3,12 +3,20 @@
  * order — decode → (CRD kinds) prune + default → mutating admission → default again → validation →
  * validating admission → persist → notify. Object semantics live here: uid, generateName,
  * resourceVersion preconditions, generation, the status and scale subresource split, finalizers and
- * deletionTimestamp, delete propagation finalizers, namespace lifecycle, CRD registration, managedFields
- * and server-side apply. HTTP parsing and serialisation are elsewhere (http.ts).
+ * deletionTimestamp, delete propagation finalizers, CRD registration, managedFields and server-side apply.
+ * Admission runs kube's built-in plugins this server has (admission/namespace-lifecycle.ts,
+ * admission/owner-references.ts) before the webhooks. HTTP parsing, serialisation and the authorization of
+ * each request are elsewhere (http.ts).
  */
 import { randomInt, randomUUID } from "node:crypto";
 import type pino from "pino";
 import { getPath, isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
+import { checkNamespaceLifecycle } from "./admission/namespace-lifecycle.js";
+import {
+  checkOwnerReferencePermissions,
+  mappingsFrom,
+  type OwnerReferencePermissionDeps,
+} from "./admission/owner-references.js";
 import {
   createFieldSetMemo,
   type ManagedFieldsEntry,
@@ -17,13 +25,13 @@ import {
   serverSideApply,
 } from "./managed-fields.js";
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from "./patch.js";
+import { type Authorizer, type ResourceAttributes, refusal } from "./rbac.js";
 import { crdResource, type Registry } from "./registry.js";
 import {
   ApiError,
   alreadyExists,
   badRequest,
   conflict,
-  forbidden,
   invalid,
   methodNotAllowed,
   notFound,
@@ -59,6 +67,12 @@ export interface RequestContext {
   warnings: string[];
   /** Skip admission: storage-internal cleanups (CRD instance removal) as kube does them. */
   skipAdmission?: boolean;
+  /**
+   * The server's own controllers (garbage collector, namespace controller): they act inside the server, so
+   * the authorization checks of the write path (OwnerReferencesPermissionEnforcement, create-on-apply) are
+   * not asked — in a cluster their roles allow everything they do. API requests never set it.
+   */
+  internal?: boolean;
   /** Set for PATCH requests: admission then sees PatchOptions (with `force` for apply), as kube sends. */
   patch?: { force: boolean; apply: boolean };
 }
@@ -75,6 +89,8 @@ export interface RestDeps {
   storage: Storage;
   registry: Registry;
   admission: AdmissionDispatcher;
+  /** The server's authorizer (rbac.ts), asked again inside the write path where kube asks it. */
+  authorize: Authorizer;
   compileCrd: (crd: KubeObject) => { ok: true; value: CompiledCrd } | { ok: false; causes: StatusCause[] };
   clock: () => number;
   logger?: pino.Logger;
@@ -224,6 +240,22 @@ const metadataCauses = (o: KubeObject): StatusCause[] => {
   return causes;
 };
 
+/**
+ * Why a new object's name is invalid, or undefined: Namespaces are DNS labels, RBAC objects only need to be
+ * a path segment (kube's ValidateRBACName: `system:discovery` is a valid ClusterRole name), everything else
+ * is a DNS subdomain.
+ */
+const nameProblem = (res: ResourceInfo, name: string): string | undefined => {
+  if (res.group === "" && res.plural === "namespaces")
+    return DNS_LABEL.test(name) && name.length <= 63 ? undefined : LABEL_MESSAGE;
+  if (res.group === "rbac.authorization.k8s.io") {
+    if (name === "." || name === "..") return `may not be '${name}'`;
+    for (const c of ["/", "%"]) if (name.includes(c)) return `may not contain '${c}'`;
+    return undefined;
+  }
+  return DNS_SUBDOMAIN.test(name) && name.length <= 253 ? undefined : SUBDOMAIN_MESSAGE;
+};
+
 const setPath = (o: Record<string, unknown>, dotted: string, value: unknown): void => {
   const segs = dotted.replace(/^\./, "").split(".");
   let cur = o;
@@ -240,8 +272,14 @@ export class Rest {
   private lastNow = { second: Number.NaN, text: "" };
   /** What recordUpdate learnt of the stored managedFields (parsed field sets, fieldsV1 it built). */
   private readonly fieldSets = createFieldSetMemo();
+  private readonly ownerReferences: OwnerReferencePermissionDeps;
 
-  constructor(private readonly deps: RestDeps) {}
+  constructor(private readonly deps: RestDeps) {
+    this.ownerReferences = {
+      authorize: deps.authorize,
+      mappingsFor: mappingsFrom((group, kind) => deps.registry.byGroupKind(group, kind)),
+    };
+  }
 
   private now(): string {
     const ms = this.deps.clock();
@@ -277,16 +315,11 @@ export class Rest {
     options: Record<string, unknown> | null,
     kind?: AdmissionAttributes["kind"],
   ): Promise<KubeObject | null> {
-    // kube never sends webhook configuration objects to webhooks (so a broken webhook cannot lock itself in).
-    if (ctx.skipAdmission || res.group === "admissionregistration.k8s.io") return object;
+    if (ctx.skipAdmission) return object;
     const ref = object ?? oldObject;
     const namespace = res.namespaced ? (ref?.metadata?.namespace ?? "") : undefined;
-    const nsObject =
-      res.plural === "namespaces" && res.group === ""
-        ? ref
-        : namespace
-          ? this.deps.storage.get(NAMESPACE_KEY, "", namespace)
-          : undefined;
+    const containing = namespace ? this.deps.storage.get(NAMESPACE_KEY, "", namespace) : undefined;
+    const nsObject = res.plural === "namespaces" && res.group === "" ? ref : containing;
     const attrs: AdmissionAttributes = {
       operation,
       kind: kind ?? { group: res.group, version, kind: res.kind },
@@ -305,6 +338,27 @@ export class Rest {
       dryRun: ctx.dryRun,
       options,
     };
+    // kube's built-in plugins first: NamespaceLifecycle mutates (so runs first of all), the owner check validates.
+    const refused =
+      phase === "mutate"
+        ? operation === "CONNECT"
+          ? undefined
+          : checkNamespaceLifecycle(
+              {
+                operation,
+                group: res.group,
+                resource: res.plural,
+                namespace: namespace ?? "",
+                name: attrs.name,
+              },
+              containing,
+            )
+        : ctx.internal
+          ? undefined
+          : checkOwnerReferencePermissions(attrs, this.ownerReferences);
+    if (refused) throw refused;
+    // kube never sends webhook configuration objects to webhooks (so a broken webhook cannot lock itself in).
+    if (res.group === "admissionregistration.k8s.io") return object;
     const outcome = await this.deps.admission[phase](attrs);
     ctx.warnings.push(...outcome.warnings);
     if (!outcome.allowed)
@@ -357,16 +411,15 @@ export class Rest {
   private validate(res: ResourceInfo, version: string, o: KubeObject, old: KubeObject | undefined): void {
     const name = String(o.metadata?.name ?? "");
     const causes: StatusCause[] = [];
-    const isNamespace = res.group === "" && res.plural === "namespaces";
-    const nameOk = isNamespace
-      ? DNS_LABEL.test(name) && name.length <= 63
-      : DNS_SUBDOMAIN.test(name) && name.length <= 253;
-    if (!old && !nameOk)
-      causes.push({
-        reason: "FieldValueInvalid",
-        field: "metadata.name",
-        message: `Invalid value: ${JSON.stringify(name)}: ${isNamespace ? LABEL_MESSAGE : SUBDOMAIN_MESSAGE}`,
-      });
+    if (!old) {
+      const why = nameProblem(res, name);
+      if (why)
+        causes.push({
+          reason: "FieldValueInvalid",
+          field: "metadata.name",
+          message: `Invalid value: ${JSON.stringify(name)}: ${why}`,
+        });
+    }
     for (const v of Object.values(o.metadata?.labels ?? {}))
       if (typeof v !== "string" || v.length > 63 || !/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(v))
         causes.push({
@@ -489,7 +542,6 @@ export class Rest {
           message: "Required value: name or generateName is required",
         },
       ]);
-    if (res.namespaced) this.checkNamespaceOpen(res, namespace, name);
     if (this.terminatingCrd(res))
       throw new ApiError(
         405,
@@ -587,21 +639,6 @@ export class Rest {
         throw badRequest(
           `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`,
         );
-  }
-
-  /** NamespaceLifecycle admission: no content in a missing or terminating namespace. */
-  private checkNamespaceOpen(res: ResourceInfo, namespace: string, name: string): void {
-    const ns = this.deps.storage.get(NAMESPACE_KEY, "", namespace);
-    if (!ns) throw notFound("", "namespaces", namespace);
-    if (typeof ns.metadata?.deletionTimestamp === "string") {
-      const message = `unable to create new content in namespace ${namespace} because it is being terminated`;
-      throw forbidden(`${res.plural}${res.group ? `.${res.group}` : ""} "${name}" is forbidden: ${message}`, {
-        name,
-        group: res.group,
-        kind: res.plural,
-        causes: [{ reason: "NamespaceTerminating", message, field: "metadata.namespace" }],
-      });
-    }
   }
 
   /**
@@ -752,6 +789,7 @@ export class Rest {
           );
         if (!live) {
           if (subresource) throw notFound(res.group, res.plural, name);
+          this.authorizeCreateOnApply(ctx, res, namespace, name);
           const result = serverSideApply(
             undefined,
             applied,
@@ -799,6 +837,28 @@ export class Rest {
       return this.applyUpdate(ctx, res, version, live, patched as KubeObject, subresource, precondition);
     });
     return { object, created };
+  }
+
+  /** kube asks the authorizer for `create` too when an apply patch creates the object (patch handler). */
+  private authorizeCreateOnApply(
+    ctx: RequestContext,
+    res: ResourceInfo,
+    namespace: string,
+    name: string,
+  ): void {
+    if (ctx.internal) return;
+    const attributes: ResourceAttributes = {
+      user: ctx.user,
+      verb: "create",
+      resourceRequest: true,
+      apiGroup: res.group,
+      resource: res.plural,
+      subresource: "",
+      namespace: res.namespaced ? namespace : "",
+      name,
+    };
+    const decision = this.deps.authorize(attributes);
+    if (!decision.allowed) throw refusal(attributes, decision.reason);
   }
 
   private stripStatusForMain(res: ResourceInfo, o: KubeObject): KubeObject {

@@ -1,9 +1,12 @@
 /**
  * Local mode (SPEC §8, issue 3): the embedded Kubernetes API server set up the way a cluster would be —
- * namespaces, the project's CRDs, the `FeatureGate` that enables the migration API (SPEC §0.1), CAPA's
- * AWSMachine defaulting webhook stand-in, the product's own webhook configurations (service resolved to the
- * local listener), and `<state-dir>/kubeconfig` with one context per local user. Everything is written
- * through the API, as a cluster admin or controller would, so admission and schemas apply to it.
+ * namespaces, the project's CRDs, the `FeatureGate` that enables the migration API (SPEC §0.1), RBAC (the
+ * product's and the installer's as shipped, the stand-ins' controllers' roles, `admin` a cluster admin;
+ * local/rbac.ts), CAPA's AWSMachine defaulting webhook stand-in, the product's own webhook configurations
+ * (service resolved to the local listener), and `<state-dir>/kubeconfig` with one context per local user.
+ * Everything but the one binding that makes `admin` a cluster admin (what a cluster's installer leaves
+ * behind) is written through the API, as a cluster admin or controller would, so authorization, admission
+ * and schemas apply to it.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -23,6 +26,7 @@ import type { KubeObject } from "../kube/object.js";
 import { createCertificateAuthority } from "../server/certs.js";
 import { type LocalUser, localUsers } from "./identities.js";
 import { renderKubeconfig } from "./kubeconfig.js";
+import { clusterAdminsBinding, localRbac, rbacTypeOf } from "./rbac.js";
 import { featureGate } from "./seed.js";
 import { loadWebhookManifests, localWebhookConfiguration } from "./webhooks.js";
 
@@ -114,6 +118,8 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   });
   let defaulter: AwsMachineDefaulter | undefined;
   try {
+    // The one object no API user could have written first: who the cluster admins are.
+    api.store.create(clusterAdminsBinding());
     const kubeconfigText = renderKubeconfig(api.url, api.caPem, users, opts.mapiNamespace);
     await mkdir(opts.stateDir, { recursive: true });
     const kubeconfigPath = resolve(join(opts.stateDir, "kubeconfig"));
@@ -129,6 +135,7 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
       });
     for (const crd of await loadProjectCrds())
       await createIfMissing(admin, KINDS.customResourceDefinition, crd);
+    for (const object of await localRbac(opts)) await createIfMissing(admin, rbacTypeOf(object)!, object);
 
     // The feature gate is the cluster's, written by its operator: status through the status subresource.
     const gate = featureGate();

@@ -10,7 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiServer } from "../../src/apiserver/index.js";
 import type { AdmissionAttributes, AdmissionOutcome } from "../../src/apiserver/types.js";
 import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
-import { call, configMap, namespace, start, USER_TOKEN, WIDGETS, widget, widgetCrd } from "./helpers.js";
+import {
+  call,
+  configMap,
+  grant,
+  namespace,
+  start,
+  USER_TOKEN,
+  WIDGETS,
+  widget,
+  widgetCrd,
+} from "./helpers.js";
 
 describe("admission seam", () => {
   let s: ApiServer;
@@ -27,6 +37,9 @@ describe("admission seam", () => {
     s = await start({ admission: { mutate: handler("mutate"), validate: handler("validate") } });
     await call(s, "POST", "/api/v1/namespaces", namespace("adm", { team: "blue" }));
     await call(s, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCrd());
+    await grant(s, "alice", "adm", [
+      { apiGroups: ["example.com"], resources: ["widgets"], verbs: ["create"] },
+    ]);
   });
   afterAll(() => s.stop());
 

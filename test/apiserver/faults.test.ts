@@ -8,7 +8,7 @@ import { FaultInjector, seededRandom } from "../../src/apiserver/faults.js";
 import type { ApiServer } from "../../src/apiserver/index.js";
 import { parseFieldSelector, parseLabelSelector } from "../../src/apiserver/selectors.js";
 import type { KubeObject } from "../../src/kube/object.js";
-import { allowAll, call, configMap, namespace, start, USER_TOKEN, watch } from "./helpers.js";
+import { allowAll, call, configMap, grant, namespace, start, USER_TOKEN, watch } from "./helpers.js";
 
 describe("selectors", () => {
   const o = (labels: Record<string, string>): KubeObject => ({
@@ -68,6 +68,9 @@ describe("fault injection", () => {
     beforeAll(async () => {
       s = await start({ admission: allowAll });
       await call(s, "POST", "/api/v1/namespaces", namespace("f"));
+      await grant(s, "alice", "f", [
+        { apiGroups: [""], resources: ["configmaps"], verbs: ["create", "list"] },
+      ]);
     });
     afterAll(() => s.stop());
 

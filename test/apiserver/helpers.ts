@@ -36,6 +36,39 @@ export const start = (extra: Partial<ApiServerOptions> = {}): Promise<ApiServer>
     ...extra,
   });
 
+/**
+ * Grants `username` the `rules` inside `namespace` as a cluster admin would: a Role and a RoleBinding
+ * created through the API (the server authorizes with RBAC; `alice` starts with no permission at all).
+ */
+export const grant = async (
+  server: ApiServer,
+  username: string,
+  ns: string,
+  rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>,
+): Promise<void> => {
+  const name = `grant-${username}`;
+  const role = await call(server, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { name },
+    rules,
+  });
+  const binding = await call(
+    server,
+    "POST",
+    `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: username }],
+    },
+  );
+  if (role.status !== 201 || binding.status !== 201)
+    throw new Error(`grant ${username} in ${ns}: ${role.text} ${binding.text}`);
+};
+
 /** One keep-alive agent per server, as real clients reuse connections (TLS handshakes dominate otherwise). */
 const agents = new WeakMap<ApiServer, Agent>();
 const agentFor = (server: ApiServer): Agent => {

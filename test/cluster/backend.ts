@@ -227,7 +227,7 @@ async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> 
       "-f",
       join(REPO, "manifests/base/rbac.yaml"),
       "-f",
-      join(HERE, "providers-rbac.yaml"),
+      join(REPO, "src/local/providers-rbac.yaml"),
     ]);
     await applyInstallerRbac(cp, bootstrapKubeconfig);
 

@@ -246,10 +246,6 @@ const probes: Probe[] = [
 const KNOWN_DIFFERENCES: Record<string, string> = {
   "create whose apiVersion differs from the URL's version":
     "the local server stores the body under the URL's version without comparing (real: 400 BadRequest)",
-  "the product lists Secrets cluster-wide":
-    "the local server authorizes nothing yet (real: 403); matters — a missing RBAC rule only shows on the real control plane",
-  "CAPA's identity sets blockOwnerDeletion on a CAPI Machine owner (no update on machines/finalizers)":
-    "no OwnerReferencesPermissionEnforcement locally (real: 403); matters — it hid the twin-create 403 of decision 35",
   "a Lease whose renewTime and leaseDurationSeconds have the wrong types":
     "built-in kinds are not type-checked locally (real: 400); the product's own Lease writes are well-typed",
   "a ConfigMap over 1 MiB of data":

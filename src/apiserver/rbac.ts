@@ -1,0 +1,315 @@
+/**
+ * Authorization as kube-apiserver decides it with `--authorization-mode=RBAC` (SPEC §8): members of
+ * `system:masters` are allowed everything, everyone else what the Roles, ClusterRoles and bindings stored in
+ * the server grant — rule matching, subjects and the rule walk of kube's RBAC authorizer
+ * (plugin/pkg/auth/authorizer/rbac, pkg/registry/rbac/validation), the refusal in its exact words, and the
+ * bootstrap roles every cluster starts with. Pure: the request's attributes and a view of the stored policy
+ * in, a decision out. Enforcement lives in http.ts (every request) and admission/owner-references.ts.
+ * Not here: escalation prevention on role writes, ClusterRole aggregation, impersonation.
+ */
+import { isRecord, type KubeObject } from "../kube/object.js";
+import { ApiError, type StatusDetails } from "./status.js";
+import type { StatusCause, UserInfo } from "./types.js";
+
+export const RBAC_GROUP = "rbac.authorization.k8s.io";
+/** Where storage keeps each RBAC kind (`group/plural`). */
+export const RBAC_KEYS = {
+  clusterRoles: `${RBAC_GROUP}/clusterroles`,
+  clusterRoleBindings: `${RBAC_GROUP}/clusterrolebindings`,
+  roles: `${RBAC_GROUP}/roles`,
+  roleBindings: `${RBAC_GROUP}/rolebindings`,
+} as const;
+
+/** kube's privileged group: its members are authorized before RBAC is asked (no binding needed). */
+export const SYSTEM_MASTERS = "system:masters";
+
+export interface PolicyRule {
+  verbs: readonly string[];
+  apiGroups: readonly string[];
+  resources: readonly string[];
+  resourceNames: readonly string[];
+  nonResourceURLs: readonly string[];
+}
+
+/** A request on an API resource, as kube's RequestInfo names it. */
+export interface ResourceAttributes {
+  user: UserInfo;
+  verb: string;
+  resourceRequest: true;
+  apiGroup: string;
+  resource: string;
+  /** "" when the request is on the resource itself. */
+  subresource: string;
+  /** "" for cluster-scoped resources and for lists or watches across namespaces. */
+  namespace: string;
+  /** "" for collections (list, watch, create, deletecollection) unless named by a field selector. */
+  name: string;
+}
+
+/** A request on any other path (discovery, /version, /healthz, /metrics). */
+export interface NonResourceAttributes {
+  user: UserInfo;
+  verb: string;
+  resourceRequest: false;
+  path: string;
+}
+
+export type Attributes = ResourceAttributes | NonResourceAttributes;
+
+/** `reason` is kube's authorizer reason: on a refusal, the errors met resolving bindings ("" if none). */
+export type Decision = { allowed: true; reason: string } | { allowed: false; reason: string };
+
+export type Authorizer = (attributes: Attributes) => Decision;
+
+/** The stored policy as the authorizer reads it (storage in the server, plain arrays in tests). */
+export interface PolicyView {
+  clusterRoleBindings(): readonly KubeObject[];
+  roleBindings(namespace: string): readonly KubeObject[];
+  clusterRole(name: string): KubeObject | undefined;
+  role(namespace: string, name: string): KubeObject | undefined;
+}
+
+const strings = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+
+/** A stored rule, whatever its shape (the server stores RBAC objects without typed validation). */
+export const policyRule = (v: unknown): PolicyRule => {
+  const r = isRecord(v) ? v : {};
+  return {
+    verbs: strings(r.verbs),
+    apiGroups: strings(r.apiGroups),
+    resources: strings(r.resources),
+    resourceNames: strings(r.resourceNames),
+    nonResourceURLs: strings(r.nonResourceURLs),
+  };
+};
+
+const rulesOf = (role: KubeObject): PolicyRule[] =>
+  Array.isArray(role.rules) ? role.rules.map(policyRule) : [];
+
+// ---------------------------------------------------------------- rule matching (rbac/v1 evaluation_helpers)
+
+export const verbMatches = (rule: PolicyRule, verb: string): boolean =>
+  rule.verbs.some((v) => v === "*" || v === verb);
+
+export const apiGroupMatches = (rule: PolicyRule, group: string): boolean =>
+  rule.apiGroups.some((g) => g === "*" || g === group);
+
+/** `*`, the exact `resource` or `resource/subresource`, or `*` + `/subresource` for any resource's subresource. */
+export const resourceMatches = (rule: PolicyRule, combined: string, subresource: string): boolean =>
+  rule.resources.some((r) => r === "*" || r === combined || (subresource !== "" && r === `*/${subresource}`));
+
+/** No resourceNames means every name; otherwise the request must name one of them. */
+export const resourceNameMatches = (rule: PolicyRule, name: string): boolean =>
+  rule.resourceNames.length === 0 || rule.resourceNames.includes(name);
+
+/** `*`, the exact path, or a prefix ending in `*` (`/apis/*` matches `/apis/x/v1`). */
+export const nonResourceURLMatches = (rule: PolicyRule, path: string): boolean =>
+  rule.nonResourceURLs.some(
+    (u) => u === "*" || u === path || (u.endsWith("*") && path.startsWith(u.replace(/\*+$/, ""))),
+  );
+
+export const ruleAllows = (a: Attributes, rule: PolicyRule): boolean => {
+  if (!verbMatches(rule, a.verb)) return false;
+  if (!a.resourceRequest) return nonResourceURLMatches(rule, a.path);
+  const combined = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  return (
+    apiGroupMatches(rule, a.apiGroup) &&
+    resourceMatches(rule, combined, a.subresource) &&
+    resourceNameMatches(rule, a.name)
+  );
+};
+
+// ---------------------------------------------------------------- subjects and the rule walk
+
+/**
+ * Whether a binding subject names the user. A ServiceAccount subject without a namespace means the
+ * binding's own namespace (none for a ClusterRoleBinding, so it names nobody there).
+ */
+export const subjectApplies = (user: UserInfo, subject: unknown, bindingNamespace: string): boolean => {
+  if (!isRecord(subject) || typeof subject.name !== "string") return false;
+  switch (subject.kind) {
+    case "User":
+      return user.username === subject.name;
+    case "Group":
+      return user.groups.includes(subject.name);
+    case "ServiceAccount": {
+      const namespace =
+        typeof subject.namespace === "string" && subject.namespace !== ""
+          ? subject.namespace
+          : bindingNamespace;
+      return namespace !== "" && user.username === `system:serviceaccount:${namespace}:${subject.name}`;
+    }
+    default:
+      return false;
+  }
+};
+
+const bindingApplies = (user: UserInfo, binding: KubeObject, namespace: string): boolean =>
+  Array.isArray(binding.subjects) && binding.subjects.some((s) => subjectApplies(user, s, namespace));
+
+/** The rules a binding grants, or the error kube's resolver reports for its roleRef. */
+const referencedRules = (
+  view: PolicyView,
+  binding: KubeObject,
+  namespace: string,
+): { rules: PolicyRule[] } | { error: string } => {
+  const ref = isRecord(binding.roleRef) ? binding.roleRef : {};
+  const name = String(ref.name ?? "");
+  if (ref.kind === "ClusterRole") {
+    const role = view.clusterRole(name);
+    return role ? { rules: rulesOf(role) } : { error: `clusterrole.${RBAC_GROUP} "${name}" not found` };
+  }
+  if (ref.kind === "Role") {
+    const role = namespace ? view.role(namespace, name) : undefined;
+    return role ? { rules: rulesOf(role) } : { error: `role.${RBAC_GROUP} "${name}" not found` };
+  }
+  return { error: `unsupported role reference kind: ${JSON.stringify(String(ref.kind ?? ""))}` };
+};
+
+/**
+ * kube's RBAC authorizer: ClusterRoleBindings first, then (for a namespaced request) the RoleBindings of
+ * that namespace — a RoleBinding may grant a ClusterRole's rules inside its namespace. The first rule that
+ * allows wins; a refusal carries the errors met on the way ("RBAC: …", as kube aggregates them).
+ */
+export const rbacAuthorize = (view: PolicyView, a: Attributes): Decision => {
+  const errors: string[] = [];
+  const visit = (binding: KubeObject, namespace: string): boolean => {
+    if (!bindingApplies(a.user, binding, namespace)) return false;
+    const resolved = referencedRules(view, binding, namespace);
+    if ("error" in resolved) {
+      if (!errors.includes(resolved.error)) errors.push(resolved.error);
+      return false;
+    }
+    return resolved.rules.some((r) => ruleAllows(a, r));
+  };
+  for (const b of view.clusterRoleBindings())
+    if (visit(b, "")) return { allowed: true, reason: `RBAC: allowed by ClusterRoleBinding "${nameOf(b)}"` };
+  const namespace = a.resourceRequest ? a.namespace : "";
+  if (namespace)
+    for (const b of view.roleBindings(namespace))
+      if (visit(b, namespace))
+        return { allowed: true, reason: `RBAC: allowed by RoleBinding "${nameOf(b)}/${namespace}"` };
+  const reason =
+    errors.length === 0 ? "" : `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(", ")}]`}`;
+  return { allowed: false, reason };
+};
+
+const nameOf = (o: KubeObject): string => String(o.metadata?.name ?? "");
+
+/** The server's authorizer: `system:masters` first (kube's privileged-group authorizer), then RBAC. */
+export const authorize = (view: PolicyView, a: Attributes): Decision =>
+  a.user.groups.includes(SYSTEM_MASTERS)
+    ? { allowed: true, reason: `allowed by group ${SYSTEM_MASTERS}` }
+    : rbacAuthorize(view, a);
+
+// ---------------------------------------------------------------- the refusal, in kube's words
+
+/** `User "u" cannot get resource "machines/status" in API group "g" in the namespace "n"` (or path). */
+export const forbiddenMessage = (a: Attributes): string => {
+  const user = JSON.stringify(a.user.username);
+  if (!a.resourceRequest) return `User ${user} cannot ${a.verb} path ${JSON.stringify(a.path)}`;
+  const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  const scope = a.namespace ? `in the namespace ${JSON.stringify(a.namespace)}` : "at the cluster scope";
+  return `User ${user} cannot ${a.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(a.apiGroup)} ${scope}`;
+};
+
+/**
+ * kube's `NewForbidden(groupResource, name, err)`: `<resource>.<group> "<name>" is forbidden: <why>`, the
+ * name left out when empty, and plain `forbidden: <why>` when there is no resource (non-resource paths).
+ * Details carry only what is set, as kube's JSON omits empty fields.
+ */
+export const forbiddenError = (
+  target: { group: string; resource: string; name: string } | undefined,
+  why: string,
+  causes?: StatusCause[],
+): ApiError => {
+  if (!target || target.resource === "") return new ApiError(403, "Forbidden", `forbidden: ${why}`, {});
+  const qualified = target.group ? `${target.resource}.${target.group}` : target.resource;
+  const subject = target.name ? `${qualified} ${JSON.stringify(target.name)}` : qualified;
+  const details: StatusDetails = {
+    ...(target.name ? { name: target.name } : {}),
+    ...(target.group ? { group: target.group } : {}),
+    kind: target.resource,
+    ...(causes ? { causes } : {}),
+  };
+  return new ApiError(403, "Forbidden", `${subject} is forbidden: ${why}`, details);
+};
+
+/** The answer to a request the authorizer refused (kube's `ForbiddenStatusError`). */
+export const refusal = (a: Attributes, reason: string): ApiError =>
+  forbiddenError(
+    a.resourceRequest ? { group: a.apiGroup, resource: a.resource, name: a.name } : undefined,
+    reason ? `${forbiddenMessage(a)}: ${reason}` : forbiddenMessage(a),
+  );
+
+// ---------------------------------------------------------------- bootstrap policy
+
+const BOOTSTRAP_METADATA = {
+  labels: { "kubernetes.io/bootstrapping": "rbac-defaults" },
+  annotations: { "rbac.authorization.kubernetes.io/autoupdate": "true" },
+};
+
+const clusterRole = (name: string, rules: Partial<PolicyRule>[]): KubeObject => ({
+  apiVersion: `${RBAC_GROUP}/v1`,
+  kind: "ClusterRole",
+  metadata: { name, ...structuredClone(BOOTSTRAP_METADATA) },
+  rules: rules.map((r) => structuredClone(r)),
+});
+
+const groupBinding = (role: string, groups: string[]): KubeObject => ({
+  apiVersion: `${RBAC_GROUP}/v1`,
+  kind: "ClusterRoleBinding",
+  metadata: { name: role, ...structuredClone(BOOTSTRAP_METADATA) },
+  roleRef: { apiGroup: RBAC_GROUP, kind: "ClusterRole", name: role },
+  subjects: groups.map((name) => ({ apiGroup: RBAC_GROUP, kind: "Group", name })),
+});
+
+/**
+ * The part of kube-apiserver's bootstrap policy (bootstrappolicy/policy.go) a client of this server meets:
+ * `cluster-admin`, and the roles that let every authenticated user discover the API (`kubectl` reads
+ * /api, /apis, /openapi and /version before anything else) and review its own access.
+ */
+export const bootstrapPolicy = (): { clusterRoles: KubeObject[]; clusterRoleBindings: KubeObject[] } => ({
+  clusterRoles: [
+    clusterRole("cluster-admin", [
+      { verbs: ["*"], apiGroups: ["*"], resources: ["*"] },
+      { verbs: ["*"], nonResourceURLs: ["*"] },
+    ]),
+    clusterRole("system:discovery", [
+      {
+        verbs: ["get"],
+        nonResourceURLs: [
+          "/api",
+          "/api/*",
+          "/apis",
+          "/apis/*",
+          "/healthz",
+          "/livez",
+          "/openapi",
+          "/openapi/*",
+          "/readyz",
+          "/version",
+          "/version/",
+        ],
+      },
+    ]),
+    clusterRole("system:basic-user", [
+      {
+        verbs: ["create"],
+        apiGroups: ["authorization.k8s.io"],
+        resources: ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+      },
+      { verbs: ["create"], apiGroups: ["authentication.k8s.io"], resources: ["selfsubjectreviews"] },
+    ]),
+    clusterRole("system:public-info-viewer", [
+      { verbs: ["get"], nonResourceURLs: ["/healthz", "/livez", "/readyz", "/version", "/version/"] },
+    ]),
+  ],
+  clusterRoleBindings: [
+    groupBinding("cluster-admin", [SYSTEM_MASTERS]),
+    groupBinding("system:discovery", ["system:authenticated"]),
+    groupBinding("system:basic-user", ["system:authenticated"]),
+    groupBinding("system:public-info-viewer", ["system:authenticated", "system:unauthenticated"]),
+  ],
+});

@@ -1,0 +1,301 @@
+/**
+ * Local mode is set up as a cluster is (SPEC §8, issue 22): the local API server authorizes every request
+ * with the RBAC local mode stores — the product's manifests/base RBAC and the installer's exactly as
+ * shipped, the stand-ins' controllers' roles, and `admin` a cluster admin through OpenShift's
+ * `cluster-admins` binding — so a missing rule of the product fails here with the 403 a cluster answers
+ * (the same checks as test/cluster/rbac.cluster.test.ts makes on the real control plane).
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import type { KubeClient } from "../../src/kube/client.js";
+import { ForbiddenError } from "../../src/kube/errors.js";
+import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
+import { isRecord, type KubeObject, type OwnerReference } from "../../src/kube/object.js";
+import { type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
+import { inNamespaces, localRbac, PROVIDERS_RBAC, RBAC_TYPES, rbacObjectsIn } from "../../src/local/rbac.js";
+import { capiCluster } from "../../src/local/seed.js";
+import { createCertificateAuthority } from "../../src/server/certs.js";
+import { silentLogger } from "../kube/fakes.js";
+
+const MAPI_NS = "openshift-machine-api";
+const CAPI_NS = "openshift-cluster-api";
+const ns = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
+const SECRETS: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+};
+
+let stateDir = "";
+let local: LocalCluster;
+let admin: KubeClient;
+let product: KubeClient;
+
+const refusalOf = async (p: Promise<unknown>): Promise<ForbiddenError> => {
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
+  expect(e).toBeInstanceOf(ForbiddenError);
+  return e as ForbiddenError;
+};
+
+beforeAll(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), "local-rbac-"));
+  local = await startLocalCluster({
+    host: "127.0.0.1",
+    port: 0,
+    stateDir,
+    ...ns,
+    controllerUsers: [],
+    webhookCaPem: createCertificateAuthority("unused webhook CA").certPem,
+    logger: silentLogger(),
+  });
+  admin = local.clientAs("admin");
+  product = local.clientAs("controller");
+});
+
+afterAll(async () => {
+  await local?.stop();
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+describe("who may do what in local mode", () => {
+  it("the product's identity may not list Secrets cluster-wide (issue 22), in kube's words", async () => {
+    const e = await refusalOf(product.list(SECRETS));
+    expect(e.message).toBe(
+      'secrets is forbidden: User "system:serviceaccount:openshift-cluster-api:machine-api-migration" cannot list resource "secrets" in API group "" at the cluster scope',
+    );
+  });
+
+  it("admin (kube:admin, group system:cluster-admins, not system:masters) is a cluster admin", async () => {
+    const user = local.users.find((u) => u.context === "admin")!;
+    expect(user).toMatchObject({
+      username: "kube:admin",
+      groups: ["system:cluster-admins", "system:authenticated"],
+    });
+    await expect(admin.list(SECRETS)).resolves.toBeDefined();
+    const binding = await admin.get(RBAC_TYPES.ClusterRoleBinding!, "", "cluster-admins");
+    expect(binding).toMatchObject({
+      roleRef: { kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ kind: "Group", name: "system:cluster-admins" }],
+    });
+  });
+
+  it("the product's and the installer's RBAC are stored exactly as shipped", async () => {
+    for (const path of ["manifests/base/rbac.yaml", "manifests/installer/installer.yaml"])
+      for (const shipped of await rbacObjectsIn(path)) {
+        const type = RBAC_TYPES[String(shipped.kind)]!;
+        const stored = await admin.get(
+          type,
+          shipped.metadata?.namespace ?? "",
+          String(shipped.metadata?.name),
+        );
+        for (const field of ["rules", "roleRef", "subjects"])
+          expect({ [field]: stored[field] }).toEqual({ [field]: shipped[field] });
+      }
+  });
+
+  it("each stand-in holds its controller's roles, and nothing beyond them", async () => {
+    await expect(
+      local.clientAs("mao").list(KINDS.mapiMachine, { namespace: MAPI_NS }),
+    ).resolves.toBeDefined();
+    await expect(
+      local.clientAs("capi").list(KINDS.capiMachine, { namespace: CAPI_NS }),
+    ).resolves.toBeDefined();
+    await expect(
+      local.clientAs("capa").list(KINDS.awsMachine, { namespace: CAPI_NS }),
+    ).resolves.toBeDefined();
+    const e = await refusalOf(local.clientAs("capa").list(SECRETS, { namespace: "kube-system" }));
+    expect(e.message).toBe(
+      'secrets is forbidden: User "system:serviceaccount:openshift-cluster-api:capa-controller-manager" cannot list resource "secrets" in API group "" in the namespace "kube-system"',
+    );
+  });
+
+  it("the installer may write ClusterRoles but not read Secrets outside its namespace", async () => {
+    const installer = local.clientAs("installer");
+    await expect(installer.list(RBAC_TYPES.ClusterRole!)).resolves.toBeDefined();
+    await refusalOf(installer.list(SECRETS, { namespace: "kube-system" }));
+    await expect(installer.list(SECRETS, { namespace: CAPI_NS })).resolves.toBeDefined();
+  });
+});
+
+/** The four kinds of owner the sync points a twin at (SPEC §4.3, §4.2), as test/cluster/rbac.cluster.test.ts. */
+describe("manifests/base/rbac.yaml as shipped against OwnerReferencesPermissionEnforcement (decision 35)", () => {
+  let owners: Record<string, KubeObject> = {};
+  const ownerRef = (o: KubeObject, controller: boolean): OwnerReference => ({
+    apiVersion: String(o.apiVersion),
+    kind: String(o.kind),
+    name: String(o.metadata?.name),
+    uid: String(o.metadata?.uid),
+    ...(controller ? { controller: true } : {}),
+    blockOwnerDeletion: true,
+  });
+  const capiMachineSet = (name: string, clusterName: string, ownerReferences: OwnerReference[] = []) => ({
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "MachineSet",
+    metadata: { name, namespace: CAPI_NS, ...(ownerReferences.length ? { ownerReferences } : {}) },
+    spec: {
+      clusterName,
+      selector: { matchLabels: { a: "b" } },
+      template: {
+        metadata: { labels: { a: "b" } },
+        spec: {
+          clusterName,
+          bootstrap: { dataSecretName: "worker-user-data" },
+          infrastructureRef: {
+            apiGroup: "infrastructure.cluster.x-k8s.io",
+            kind: "AWSMachineTemplate",
+            name: "t",
+          },
+        },
+      },
+    },
+  });
+  const capiMachine = (name: string, clusterName: string, ownerReferences: OwnerReference[] = []) => ({
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "Machine",
+    metadata: { name, namespace: CAPI_NS, ...(ownerReferences.length ? { ownerReferences } : {}) },
+    spec: {
+      clusterName,
+      bootstrap: { dataSecretName: "worker-user-data" },
+      infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "AWSMachine", name },
+    },
+  });
+  const dependents = (): Array<{ what: string; type: ResourceType; object: KubeObject }> => {
+    const clusterName = String(owners.cluster!.metadata?.name);
+    return [
+      {
+        what: "CAPI MachineSet → Cluster",
+        type: KINDS.capiMachineSet,
+        object: capiMachineSet("rbac-set", clusterName, [ownerRef(owners.cluster!, false)]),
+      },
+      {
+        what: "CAPI Machine → CAPI MachineSet",
+        type: KINDS.capiMachine,
+        object: capiMachine("rbac-member", clusterName, [ownerRef(owners.capiMachineSet!, true)]),
+      },
+      {
+        what: "AWSMachine → CAPI Machine",
+        type: KINDS.awsMachine,
+        object: {
+          apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+          kind: "AWSMachine",
+          metadata: {
+            name: "rbac-infra",
+            namespace: CAPI_NS,
+            ownerReferences: [ownerRef(owners.capiMachine!, true)],
+          },
+          spec: { instanceType: "m6i.large" },
+        },
+      },
+      {
+        what: "MAPI Machine → MAPI MachineSet",
+        type: KINDS.mapiMachine,
+        object: {
+          apiVersion: "machine.openshift.io/v1beta1",
+          kind: "Machine",
+          metadata: {
+            name: "rbac-mirror",
+            namespace: MAPI_NS,
+            ownerReferences: [ownerRef(owners.mapiMachineSet!, true)],
+          },
+          spec: { authoritativeAPI: "ClusterAPI" },
+        },
+      },
+    ];
+  };
+
+  beforeAll(async () => {
+    const [c, awsCluster] = capiCluster(ns);
+    const cluster = await admin.create(KINDS.capiCluster, c!);
+    await admin.create(KINDS.awsCluster, awsCluster!);
+    const clusterName = String(cluster.metadata?.name);
+    owners = {
+      cluster,
+      capiMachineSet: await admin.create(KINDS.capiMachineSet, capiMachineSet("owner-set", clusterName)),
+      capiMachine: await admin.create(KINDS.capiMachine, capiMachine("owner-machine", clusterName)),
+      mapiMachineSet: await admin.create(KINDS.mapiMachineSet, {
+        apiVersion: "machine.openshift.io/v1beta1",
+        kind: "MachineSet",
+        metadata: { name: "owner-set", namespace: MAPI_NS },
+        spec: {
+          authoritativeAPI: "MachineAPI",
+          selector: { matchLabels: { a: "b" } },
+          template: { metadata: { labels: { a: "b" } }, spec: {} },
+        },
+      }),
+    };
+  });
+
+  it.each([
+    "CAPI MachineSet → Cluster",
+    "CAPI Machine → CAPI MachineSet",
+    "AWSMachine → CAPI Machine",
+    "MAPI Machine → MAPI MachineSet",
+  ])("the product may create a twin with blockOwnerDeletion: %s", async (what) => {
+    const d = dependents().find((x) => x.what === what)!;
+    const created = await product.create(d.type, d.object);
+    expect(created.metadata?.ownerReferences?.[0]?.blockOwnerDeletion).toBe(true);
+    await admin.delete(d.type, String(d.object.metadata?.namespace), String(d.object.metadata?.name));
+  });
+
+  it("without update on cluster.x-k8s.io machinesets/finalizers the CAPI Machine create is refused as in a cluster", async () => {
+    const shipped = (await rbacObjectsIn("manifests/base/rbac.yaml")).find(
+      (o) => o.kind === "Role" && o.metadata?.namespace === CAPI_NS,
+    )!;
+    const rules = (shipped.rules as Array<Record<string, unknown>>)
+      .map((r) => ({
+        ...r,
+        resources: (r.resources as string[]).filter((x) => x !== "machinesets/finalizers"),
+      }))
+      .filter((r) => r.resources.length > 0);
+    const live = await admin.get(RBAC_TYPES.Role!, CAPI_NS, String(shipped.metadata?.name));
+    await admin.update(RBAC_TYPES.Role!, { ...live, rules });
+    try {
+      const d = dependents().find((x) => x.what === "CAPI Machine → CAPI MachineSet")!;
+      const e = await refusalOf(product.create(d.type, d.object));
+      expect(e.message).toBe(
+        `machines.cluster.x-k8s.io "rbac-member" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: , <nil>`,
+      );
+    } finally {
+      const now = await admin.get(RBAC_TYPES.Role!, CAPI_NS, String(shipped.metadata?.name));
+      await admin.update(RBAC_TYPES.Role!, { ...now, rules: shipped.rules });
+    }
+  });
+});
+
+describe("the shipped RBAC in other namespaces (--mapi-namespace, --capi-namespace)", () => {
+  it("every string naming a shipped namespace is renamed, nothing else; the defaults change nothing", async () => {
+    const objects = await localRbac(ns);
+    const other = { mapiNamespace: "m", capiNamespace: "c" };
+    const renamed = objects.map((o) => inNamespaces(o, other));
+    expect(objects.map((o) => inNamespaces(o, ns))).toEqual(objects);
+    const text = JSON.stringify(renamed);
+    expect(text).not.toContain('"openshift-machine-api"');
+    expect(text).not.toContain('"openshift-cluster-api"');
+    const role = renamed.find(
+      (o) => o.kind === "ClusterRole" && o.metadata?.name === "machine-api-migration",
+    )!;
+    const namespaces = (role.rules as Array<Record<string, unknown>>).find((r) =>
+      (r.resources as string[]).includes("namespaces"),
+    );
+    expect(namespaces?.resourceNames).toEqual(["m", "c"]);
+  });
+
+  it("writes ServiceAccounts first, then roles, then bindings (an order the API accepts)", async () => {
+    const kinds = (await localRbac(ns)).map((o) => String(o.kind));
+    const rank = ["ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding"];
+    expect(kinds).toEqual([...kinds].sort((a, b) => rank.indexOf(a) - rank.indexOf(b)));
+    // Every document of the stand-ins' file is a kind local mode writes (none is silently left out).
+    const text = await readFile(PROVIDERS_RBAC, "utf8");
+    expect(parseAllDocuments(text).filter((d) => isRecord(d.toJS()))).toHaveLength(
+      (await rbacObjectsIn(PROVIDERS_RBAC)).length,
+    );
+  });
+});
