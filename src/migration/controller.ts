@@ -1,10 +1,13 @@
 /**
  * The handover controller shell (SPEC §3, §7): one implementation for Machines and MachineSets, keyed by
- * MAPI name. Every reconcile reads the snapshot from the informer cache, asks the pure planner for the
- * next step, executes at most ONE guarded write (the request ./write.ts builds) and returns; the watch
- * event of that write brings the next step. Waits requeue with a per-key growing delay, blocks requeue
- * slowly, a 409 is thrown for the runtime to back off. It reports per SPEC §3.4 (./reporting.ts,
- * ./metrics.ts). The planning itself, the checks and the request bodies are not here.
+ * MAPI name. Every reconcile reads the snapshot from the informer cache and asks the pure planner for the
+ * next step; a step that writes is planned again from live reads (SPEC §3.5: a cache can lag behind this
+ * process's own writes, and a new leader's cache is as old as its last event), and at most ONE guarded
+ * write (the request ./write.ts builds) is executed before returning; the watch event of that write brings
+ * the next step. A write whose reply was lost is settled before anything else is decided. Waits requeue
+ * with a per-key growing delay, blocks requeue slowly, a 409 is thrown for the runtime to back off. It
+ * reports per SPEC §3.4 (./reporting.ts, ./metrics.ts). The planning itself, the checks and the request
+ * bodies are not here.
  */
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
@@ -13,6 +16,7 @@ import type { KubeClient } from "../kube/client.js";
 import type { Clock } from "../kube/clock.js";
 import type { Controller, KeyMapper, ReconcileResult } from "../kube/controller.js";
 import { anyOf, byLabel, byName, createController, TerminalError } from "../kube/controller.js";
+import { KubeApiError, NotFoundError, ServerError, TransportError } from "../kube/errors.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { ResourceType } from "../kube/kinds.js";
 import { CAPI_GROUP, KINDS, LABELS, MAPI_API_VERSION } from "../kube/kinds.js";
@@ -26,7 +30,7 @@ import { migrationMetrics } from "./metrics.js";
 import type { PlanOptions } from "./planner.js";
 import { planHandover } from "./planner.js";
 import type { SnapshotNamespaces } from "./read-snapshot.js";
-import { readHandoverSnapshot } from "./read-snapshot.js";
+import { readHandoverSnapshot, readLiveHandoverSnapshot } from "./read-snapshot.js";
 import type { GaugeRows, KeyMemory, WaitBackoff } from "./reporting.js";
 import {
   completionDue,
@@ -44,7 +48,7 @@ import {
 import type { HandoverKind, HandoverSnapshot, ObjectRef } from "./snapshot.js";
 import { objectOf, opposite, statusAuthorityOf } from "./snapshot.js";
 import type { Step } from "./steps.js";
-import { stepName } from "./steps.js";
+import { isWrite, stepName } from "./steps.js";
 import type { PatchRequest } from "./write.js";
 import { requestOf } from "./write.js";
 
@@ -111,6 +115,23 @@ const ownWriteUnseen = (s: HandoverSnapshot, m: KeyMemory): boolean => {
     o.metadata?.resourceVersion === pending.plannedResourceVersion
   );
 };
+
+/**
+ * Whether a failed write may still have been applied, or be applied later: no answer at all (connection
+ * reset, timeout, an unreadable answer) or a 5xx (kube-apiserver answers an etcd timeout with 500/504 while
+ * the write may still commit). Any other answer is the server refusing the write.
+ */
+const replyMayBeLost = (e: unknown): boolean =>
+  !(e instanceof KubeApiError) || e instanceof TransportError || e instanceof ServerError;
+
+/**
+ * Whether the live MAPI object shows a status transition step as done: its `status.authoritativeAPI` is
+ * the one the step wrote (only that step writes it), so the transition's Event and metrics are due.
+ */
+const transitionShown = (step: Step, live: KubeObject | undefined): boolean =>
+  (step.kind === "startMigration" || step.kind === "completeMigration" || step.kind === "cancelMigration") &&
+  live !== undefined &&
+  statusAuthorityOf(live) === step.statusPatch.authoritativeAPI;
 
 /** The reconciler alone (no queue, no watches): `createMigrationController` runs it; unit tests call it. */
 export function createMigrationReconciler(options: MigrationReconcilerOptions): MigrationReconciler {
@@ -183,17 +204,144 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     }
   };
 
+  /** The bookkeeping of a write the server accepted: the watch event to wait for, metrics, the Event. */
+  const wrote = async (
+    s: HandoverSnapshot,
+    m: KeyMemory,
+    step: Step,
+    request: PatchRequest,
+    writtenVersion: string | undefined,
+    now: number,
+  ): Promise<KeyMemory> => {
+    const next = account(
+      {
+        ...m,
+        waitDelayMs: undefined,
+        unconfirmedWrite: undefined,
+        // A write the server took as a no-op (same resourceVersion) brings no watch event to wait for.
+        pendingWrite:
+          writtenVersion === request.target.resourceVersion
+            ? undefined
+            : {
+                role: request.target.role,
+                name: request.target.name,
+                plannedResourceVersion: request.target.resourceVersion,
+              },
+      },
+      step,
+      now,
+      s.mapi,
+    );
+    return emit(s, next, step);
+  };
+
+  /** Sends the request of `step`; a reply that may be lost is remembered as unconfirmed, then rethrown. */
+  const sendRemembering = async (
+    name: string,
+    m: KeyMemory,
+    step: Step,
+    request: PatchRequest,
+  ): Promise<string | undefined> => {
+    try {
+      return await send(request);
+    } catch (e) {
+      memory.set(name, replyMayBeLost(e) ? { ...m, unconfirmedWrite: { request, step } } : m);
+      throw e;
+    }
+  };
+
+  /**
+   * SPEC §3.5 "after any pending write of this process is visible": a write whose reply was lost may still
+   * be applied up to the API server's request timeout, so nothing is decided before it is settled. When
+   * the live object has moved on from the version the write was planned from, the write either landed or
+   * can no longer land (it is preconditioned on that version). Otherwise the same request is sent again:
+   * whichever copy reaches the server first lands and the other fails its precondition. Answers the memory
+   * to plan with, or the result of a reconcile that sent the request again.
+   */
+  const settle = async (
+    name: string,
+    cached: HandoverSnapshot,
+    m: KeyMemory,
+    now: number,
+    signal: AbortSignal | undefined,
+  ): Promise<{ memory: KeyMemory; result?: ReconcileResult }> => {
+    const unconfirmed = m.unconfirmedWrite;
+    if (!unconfirmed) return { memory: m };
+    const { request, step } = unconfirmed;
+    const { target } = request;
+    let live: KubeObject | undefined;
+    try {
+      live = await client.get(typeOfTarget(target, kind, infraMachineTypes), target.namespace, target.name);
+    } catch (e) {
+      if (!(e instanceof NotFoundError)) throw e;
+    }
+    const settled = { ...m, unconfirmedWrite: undefined };
+    const unchanged =
+      live !== undefined &&
+      live.metadata?.resourceVersion === target.resourceVersion &&
+      (target.uid === undefined || live.metadata?.uid === target.uid);
+    if (!unchanged) {
+      const subject = target.role === "mapi" && live ? live : cached.mapi;
+      const next = transitionShown(step, target.role === "mapi" ? live : undefined)
+        ? await wrote(
+            { ...cached, ...(subject ? { mapi: subject } : {}) },
+            settled,
+            step,
+            request,
+            undefined,
+            now,
+          )
+        : settled;
+      memory.set(name, next);
+      return { memory: next };
+    }
+    if (signal?.aborted) return { memory: m, result: {} };
+    // A refusal of the copy settles it too (the first attempt, on the same state, can only be refused as well).
+    const writtenVersion = await sendRemembering(name, settled, step, request);
+    logger.info(
+      {
+        name,
+        step: stepName(step),
+        target: `${target.role} ${target.namespace}/${target.name}`,
+        // The reply to the first attempt was lost: this is the same request again.
+        resent: true,
+      },
+      "wrote",
+    );
+    const next = await wrote(
+      cached,
+      withStep(settled, stepName(step), now),
+      step,
+      request,
+      writtenVersion,
+      now,
+    );
+    memory.set(name, next);
+    return { memory: next, result: {} };
+  };
+
   const reconcile = async (name: string, signal?: AbortSignal): Promise<ReconcileResult> => {
     const now = clock.now();
-    const s = snapshotOf(name);
-    let previous = memory.get(name) ?? {};
-    if (ownWriteUnseen(s, previous)) {
+    const cached = snapshotOf(name);
+    const settling = await settle(name, cached, memory.get(name) ?? {}, now, signal);
+    if (settling.result) return settling.result;
+    let previous = settling.memory;
+    if (ownWriteUnseen(cached, previous)) {
       // Plan only from a cache that shows our last write: an older view can pick a branch the write already
       // ruled out (the model campaign saw a roll-back chosen from a cache that still showed the finalizer
       // step 9 had just removed). The write's watch event brings this key back.
       return { requeueAfterMs: backoff.initialMs };
     }
-    const step = planHandover(s, new Date(now), planOptions);
+    let s = cached;
+    let step = planHandover(s, new Date(now), planOptions);
+    if (isWrite(step)) {
+      // SPEC §3.5: whether step 9 has begun, every fact that decides between roll-back and completion, and
+      // everything a finalizer or status.authoritativeAPI write depends on is read live, never from the cache
+      // alone. A cache lags behind this process's own writes (a lost reply) and a new leader's is as old as
+      // its last event; one object's informer can be behind another's. Every write is planned from live reads.
+      s = await readLiveHandoverSnapshot(client, kind, name, namespaces, infraMachineTypes);
+      step = planHandover(s, new Date(now), planOptions);
+    }
     const status = s.mapi ? statusAuthorityOf(s.mapi) : "absent";
     if (completionDue(previous, status === "MachineAPI" || status === "ClusterAPI", step)) {
       const { event, subject } = previous.pendingCompletion!;
@@ -240,30 +388,12 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
           return {};
         }
         if (signal?.aborted) return {};
-        const writtenVersion = await send(request);
+        const writtenVersion = await sendRemembering(name, m, step, request);
         log.info(
           { target: `${request.target.role} ${request.target.namespace}/${request.target.name}` },
           "wrote",
         );
-        m = account(
-          {
-            ...m,
-            waitDelayMs: undefined,
-            // A write the server took as a no-op (same resourceVersion) brings no watch event to wait for.
-            pendingWrite:
-              writtenVersion === request.target.resourceVersion
-                ? undefined
-                : {
-                    role: request.target.role,
-                    name: request.target.name,
-                    plannedResourceVersion: request.target.resourceVersion,
-                  },
-          },
-          step,
-          now,
-          s.mapi,
-        );
-        m = await emit(s, m, step);
+        m = await wrote(s, m, step, request, writtenVersion, now);
         memory.set(name, m);
         return {};
       }

@@ -1,8 +1,9 @@
 /**
  * The per-kind details of a handover as data (SPEC §3.1): which objects acknowledge a stop for each
- * authority, which CAPI objects carry the pause, which controller finalizers each authority's side holds
- * (steps 8 and 9 add and remove them), and how "provisioned enough to hand over" is judged. Machines and
- * MachineSets share one planner; everything that differs between them is in this table.
+ * authority, which CAPI objects carry the pause, which controller finalizers an authority's side needs to
+ * take over (step 8) and which of them hold the instance (step 9 removes those), and how "provisioned
+ * enough to hand over" is judged. Machines and MachineSets share one planner; everything that differs
+ * between them is in this table.
  */
 import type { StableAuthority } from "../kube/kinds.js";
 import { FINALIZERS } from "../kube/kinds.js";
@@ -38,8 +39,19 @@ export interface HandoverKindDetails {
   acknowledgers: Readonly<Record<StableAuthority, readonly Acknowledger[]>>;
   /** CAPI objects that carry the pause annotation (templates have no controller). */
   pauseTargets: readonly Role[];
-  /** Controller finalizers each authority's side holds: step 8 adds the target's, step 9 removes the old's. */
-  controllerFinalizers: Readonly<Record<StableAuthority, readonly FinalizerHolder[]>>;
+  /**
+   * Step 8: the controller finalizers an authority's side needs before it takes over (one already there
+   * counts, as Cluster API's own usually is). A superset of `holdingFinalizers`.
+   */
+  takeOverFinalizers: Readonly<Record<StableAuthority, readonly FinalizerHolder[]>>;
+  /**
+   * The finalizers by which an authority's controllers hold the instance: step 9 removes the old
+   * authority's, "step 9 has begun" (§3.5) means one of them is gone, and a roll-back removes the target's.
+   * Cluster API's own Machine and MachineSet finalizers are not among them: its controllers add them before
+   * they check the pause, so they stay on paused objects (harmless: a paused controller does nothing, even
+   * on delete) until §4.6 removes them in a deletion; removing them would only make Cluster API add them back.
+   */
+  holdingFinalizers: Readonly<Record<StableAuthority, readonly FinalizerHolder[]>>;
   /** Step 4: the object whose state decides, and the check, when leaving each authority. */
   provisioning: Readonly<Record<StableAuthority, { role: Role; check: ProvisioningCheck } | undefined>>;
 }
@@ -78,12 +90,16 @@ export const HANDOVER_KINDS: Readonly<Record<HandoverKind, HandoverKindDetails>>
     },
     // CAPA reconciles an AWSMachine by its own annotation, not its Machine's: both must be paused (§1).
     pauseTargets: ["capi", "infraMachine"],
-    controllerFinalizers: {
+    takeOverFinalizers: {
       MachineAPI: [{ role: "mapi", finalizers: [FINALIZERS.mapiMachine] }],
       ClusterAPI: [
         { role: "capi", finalizers: [FINALIZERS.capiMachine] },
         { role: "infraMachine", finalizers: [PLATFORM_INFRA_MACHINE_FINALIZER] },
       ],
+    },
+    holdingFinalizers: {
+      MachineAPI: [{ role: "mapi", finalizers: [FINALIZERS.mapiMachine] }],
+      ClusterAPI: [{ role: "infraMachine", finalizers: [PLATFORM_INFRA_MACHINE_FINALIZER] }],
     },
     provisioning: {
       MachineAPI: { role: "mapi", check: mapiMachineProvisioned },
@@ -97,11 +113,13 @@ export const HANDOVER_KINDS: Readonly<Record<HandoverKind, HandoverKindDetails>>
       ClusterAPI: [{ role: "capi", key: "capiMachineSet" }],
     },
     pauseTargets: ["capi"],
-    controllerFinalizers: {
-      // MAPI MachineSets carry no controller finalizer: a MachineSet handover to MachineAPI adds nothing.
+    // MAPI MachineSets carry no controller finalizer, and a MachineSet holds no instance itself: steps 8–9
+    // of a MachineSet move nothing but Cluster API's own, which stays (so a delete always rolls back, §3.5).
+    takeOverFinalizers: {
       MachineAPI: [],
       ClusterAPI: [{ role: "capi", finalizers: [FINALIZERS.capiMachineSet] }],
     },
+    holdingFinalizers: { MachineAPI: [], ClusterAPI: [] },
     provisioning: { MachineAPI: undefined, ClusterAPI: undefined },
   },
 });

@@ -23,6 +23,7 @@ import {
   describeObject,
   finalSyncProblem,
   involvedRoles,
+  liftedPauseAcknowledgement,
   lostWriteProblem,
   memberProblem,
   migrationRefusals,
@@ -264,20 +265,35 @@ export const inferSourceAuthority = (s: HandoverSnapshot): StableAuthority | und
 };
 
 /**
- * §3.5: step 9 has begun when step 8 is done (every new-side finalizer is in the cache) and some old-side
- * controller finalizer is gone. The planner removes old finalizers only after step 8, so an old
- * finalizer that was never there does not by itself mean the new side holds the object.
+ * §3.5: step 9 has begun when one of the old authority's holding finalizers is gone (or the object that held
+ * it is). Only the old side is read: a view of the new side that lacks a step-8 finalizer (a cache behind, a
+ * lost reply) must not turn a handover past step 9 into a roll-back — the old side could not take the
+ * instance back once an object is deleting, and the roll-back would release the new side's finalizers. The
+ * shell plans every write from live reads (SPEC §3.5), so this is never decided from the cache alone.
  */
-const stepNineBegun = (c: Context): boolean => {
-  const newSideHolds = c.details.controllerFinalizers[c.target].every((holder) => {
+const stepNineBegun = (c: Context): boolean =>
+  c.details.holdingFinalizers[c.old].some((holder) => {
     const h = holding(c.s, holder);
-    return h.object !== undefined && h.finalizers !== undefined && h.missing.length === 0;
+    if (h.object === undefined) return true;
+    return h.finalizers !== undefined && h.missing.length > 0;
   });
-  const oldSideReleased = c.details.controllerFinalizers[c.old].some((holder) => {
-    const h = holding(c.s, holder);
-    return h.object === undefined || h.missing.length > 0;
-  });
-  return newSideHolds && oldSideReleased;
+
+/**
+ * Step 6 after a roll-back lifted a pause while Migrating (a cancel, then a cancel of the cancel; or a delete
+ * turning that roll-back into a completion): the old controllers may have acted meanwhile, so their
+ * acknowledgement of the lift is recorded before the pause goes back on, and only a Paused=True after it
+ * counts. Undefined when no pause was lifted or the record already holds the lift.
+ */
+const liftedPauseStep = (c: Context): Step | undefined => {
+  const lifted = liftedPauseAcknowledgement(c.s, c.old);
+  if (!lifted.ok) return problemStep(lifted.problem);
+  if (!lifted.record) return undefined;
+  return {
+    kind: "recordPausedFalseAt",
+    target: refOf("mapi", c.mapi),
+    annotation: ANNOTATIONS.pausedFalseAt,
+    value: pausedFalseAtValue(lifted.record),
+  };
 };
 
 const completeStep = (c: Context, why?: string): Step => ({
@@ -320,6 +336,8 @@ const cancelStep = (c: Context, why: string): Step => ({
 
 /** Steps 5–10. Everything is re-checked on every plan, so a regression stops the handover where it is. */
 const planForward = (c: Context): Step => {
+  const relift = liftedPauseStep(c);
+  if (relift) return relift;
   // Step 5 (leaving ClusterAPI), and while Migrating the CAPI side stays paused whichever the direction.
   const pause = firstStep(c.details.pauseTargets, (role) => pauseStep(c.s, role));
   if (pause) return pause;
@@ -330,15 +348,15 @@ const planForward = (c: Context): Step => {
     memberProblem(c.s, c.old),
   ];
   for (const p of steps6and7) if (p) return problemStep(p);
-  for (const holder of c.details.controllerFinalizers[c.target]) {
+  for (const holder of c.details.takeOverFinalizers[c.target]) {
     if (holding(c.s, holder).finalizers === undefined)
       return blockedStep(
         `${describeObject(c.s.kind, holder.role, objectOf(c.s, holder.role))} is of a kind whose controller finalizer is unknown; cancel the migration`,
       );
   }
-  const step8 = firstStep(c.details.controllerFinalizers[c.target], (h) => addFinalizersStep(c.s, h));
+  const step8 = firstStep(c.details.takeOverFinalizers[c.target], (h) => addFinalizersStep(c.s, h));
   if (step8) return step8;
-  const step9 = firstStep(c.details.controllerFinalizers[c.old], (h) =>
+  const step9 = firstStep(c.details.holdingFinalizers[c.old], (h) =>
     removeFinalizersStep(c.s, h, { fromDeleting: false }),
   );
   return step9 ?? completeStep(c);
@@ -346,10 +364,11 @@ const planForward = (c: Context): Step => {
 
 /**
  * §3.3 (and the roll-back branch of §3.5): (1) back to ClusterAPI, remove the marked pauses; (3) re-add the
- * old side's controller finalizers (step 9) where missing; (2) remove the new side's (step 8) from objects
- * that are not deleting; (4) the status write, which carries the event (5). (3) runs before (2): see below. Under a stable
- * authority the other side holds none of its controller finalizers (step 9 removed them, twins are
- * created paused), so every new-side finalizer found here is one step 8 added.
+ * old side's holding finalizers (step 9's) where missing; (2) remove the new side's holding finalizers that
+ * step 8 added, from objects that are not deleting; (4) the status write, which carries the event (5). (3)
+ * runs before (2): see below. Under a stable authority the other side holds none of its holding finalizers
+ * (step 9 removed them; CAPA adds its own only while unpaused, and twins are created paused), so every one
+ * found here is one step 8 added. Cluster API's own finalizers stay: it would add them back at once.
  */
 const planRollback = (c: Context, why: string): Step => {
   if (c.old === "ClusterAPI") {
@@ -360,9 +379,9 @@ const planRollback = (c: Context, why: string): Step => {
   // side's are removed (2). In SPEC §3.3's literal order a delete landing between (2) and (3) would find neither
   // side holding the object — the old side's finalizer cannot be re-added once it is deleting — so nobody would
   // terminate the instance (found by the model campaign, test/model).
-  const undo9 = firstStep(c.details.controllerFinalizers[c.old], (h) => addFinalizersStep(c.s, h));
+  const undo9 = firstStep(c.details.holdingFinalizers[c.old], (h) => addFinalizersStep(c.s, h));
   if (undo9) return undo9;
-  const undo8 = firstStep(c.details.controllerFinalizers[c.target], (h) =>
+  const undo8 = firstStep(c.details.holdingFinalizers[c.target], (h) =>
     removeFinalizersStep(c.s, h, { fromDeleting: false }),
   );
   return undo8 ?? cancelStep(c, why);
@@ -376,6 +395,8 @@ const planRollback = (c: Context, why: string): Step => {
  * CAPI twin unpaused, both sides active).
  */
 const planCompletion = (c: Context, why: string): Step => {
+  const relift = liftedPauseStep(c);
+  if (relift) return relift;
   const pause = firstStep(c.details.pauseTargets, (role) => pauseStep(c.s, role));
   if (pause) return pause;
   // Only CAPI can have been un-paused during the handover (a cancel's first writes); MAO stays paused while
@@ -383,7 +404,7 @@ const planCompletion = (c: Context, why: string): Step => {
   const unacknowledged =
     c.old === "ClusterAPI" ? pauseAcknowledgementProblem(c.s, c.old, { ending: true }) : undefined;
   if (unacknowledged) return problemStep(unacknowledged);
-  const step9 = firstStep(c.details.controllerFinalizers[c.old], (h) =>
+  const step9 = firstStep(c.details.holdingFinalizers[c.old], (h) =>
     removeFinalizersStep(c.s, h, { fromDeleting: true }),
   );
   return step9 ?? completeStep(c, why);

@@ -24,7 +24,7 @@ import {
 import type { Acknowledger } from "./kinds.js";
 import { HANDOVER_KINDS, INFRA_MACHINE_FINALIZERS } from "./kinds.js";
 import type { HandoverKind, HandoverSnapshot, Role } from "./snapshot.js";
-import { objectOf, opposite, phaseOf, synchronizedGenerationOf } from "./snapshot.js";
+import { hasPause, objectOf, opposite, phaseOf, synchronizedGenerationOf } from "./snapshot.js";
 import type { EventReason, WaitFor } from "./steps.js";
 
 export interface Problem {
@@ -382,6 +382,45 @@ export const pauseAcknowledgementProblem = (
       };
   }
   return undefined;
+};
+
+/**
+ * Step 6 after a roll-back lifted a pause while Migrating (SPEC §3.3 then a cancel of the cancel, or §3.5
+ * completing after it): an acknowledger of the old authority whose pause is gone may have acted since, so
+ * its Paused=True from before the lift must not count. Before it is paused again it must report the lift —
+ * Paused=False later than its recorded time, which becomes the new record (`record`, the whole new value);
+ * while it still shows Paused=True without its pause, the lift is not acknowledged yet (a problem to wait
+ * on: its controller runs, so the False comes). `{ ok: true }` alone: nothing was lifted, or it is recorded.
+ */
+export const liftedPauseAcknowledgement = (
+  s: HandoverSnapshot,
+  old: StableAuthority,
+): { ok: true; record?: Record<string, string> } | { ok: false; problem: Problem } => {
+  const details = HANDOVER_KINDS[s.kind];
+  const recorded = recordedPausedFalseAt(s.mapi) ?? {};
+  const next: Record<string, string> = { ...recorded };
+  let changed = false;
+  for (const ack of details.acknowledgers[old]) {
+    if (!details.pauseTargets.includes(ack.role)) continue;
+    const object = objectOf(s, ack.role);
+    if (!object || hasPause(object)) continue;
+    if (conditionOf(object, CONDITIONS.paused)?.status === "True")
+      return {
+        ok: false,
+        problem: {
+          reason: "WaitingForPause",
+          waitFor: "pauseAck",
+          message: `waiting for ${describeObject(s.kind, ack.role, object)} to report Paused=False: a roll-back lifted its pause and its Paused=True is from before, so it is paused again only once it acknowledged the lift`,
+        },
+      };
+    const at = ackTime(object, "False");
+    const since = recorded[ack.key];
+    if (at !== undefined && (since === undefined || Date.parse(at) > Date.parse(since))) {
+      next[ack.key] = at;
+      changed = true;
+    }
+  }
+  return changed ? { ok: true, record: next } : { ok: true };
 };
 
 /** Whether step 6 holds: the old authority's controllers have stopped since the migration started. */

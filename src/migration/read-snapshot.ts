@@ -2,8 +2,11 @@
  * Builds the planner's `HandoverSnapshot` from a read-only `ObjectStore` (the informer cache in
  * production, a map in tests): the MAPI object, its twin by name, the twin's InfraMachine through
  * `spec.infrastructureRef` (AWS: same name), and for MachineSets every Machine of both namespaces as
- * candidate members. Pure over the store; the shell calls it at the start of every reconcile.
+ * candidate members. Pure over the store; the shell calls it at the start of every reconcile. Its live
+ * counterpart reads the same objects from the API server (GET, and LIST for members) before any write.
  */
+import type { KubeClient } from "../kube/client.js";
+import { NotFoundError } from "../kube/errors.js";
 import type { ResourceType } from "../kube/kinds.js";
 import { INFRA_GROUP, KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
@@ -21,6 +24,28 @@ const groupOf = (ref: unknown): string | undefined => {
   if (typeof apiGroup === "string") return apiGroup;
   const apiVersion = getPath(ref, ["apiVersion"]);
   return typeof apiVersion === "string" && apiVersion.includes("/") ? apiVersion.split("/")[0] : undefined;
+};
+
+/** Where a CAPI Machine's InfraMachine is: its watched type (undefined when not watched) and name. */
+const infraMachineOf = (
+  capi: KubeObject | undefined,
+  name: string,
+  infraMachineTypes: readonly ResourceType[],
+): { type: ResourceType | undefined; name: string; unwatched?: string } => {
+  const ref = getPath(capi, ["spec", "infrastructureRef"]);
+  const refKind = getPath(ref, ["kind"]);
+  const refName = getPath(ref, ["name"]);
+  const refGroup = groupOf(ref);
+  // Without a twin (or a ref) the AWS convention applies: the InfraMachine has the Machine's name.
+  const type =
+    typeof refKind === "string"
+      ? infraMachineTypes.find((t) => t.kind === refKind && (refGroup === undefined || t.group === refGroup))
+      : infraMachineTypes.find((t) => t.group === INFRA_GROUP);
+  return {
+    type,
+    name: typeof refName === "string" ? refName : name,
+    ...(typeof refKind === "string" && type === undefined ? { unwatched: `${refKind} (not watched)` } : {}),
+  };
 };
 
 /**
@@ -55,20 +80,10 @@ export const readHandoverSnapshot = (
   if (capi) snapshot.capi = capi;
 
   if (kind === "Machine") {
-    const ref = getPath(capi, ["spec", "infrastructureRef"]);
-    const refKind = getPath(ref, ["kind"]);
-    const refName = getPath(ref, ["name"]);
-    const refGroup = groupOf(ref);
-    // Without a twin (or a ref) the AWS convention applies: the InfraMachine has the Machine's name.
-    const type =
-      typeof refKind === "string"
-        ? infraMachineTypes.find(
-            (t) => t.kind === refKind && (refGroup === undefined || t.group === refGroup),
-          )
-        : infraMachineTypes.find((t) => t.group === INFRA_GROUP);
-    if (typeof refKind === "string" && type === undefined) unsynced.add(`${refKind} (not watched)`);
-    if (type) {
-      const infra = read(type, capiNamespace, typeof refName === "string" ? refName : name);
+    const where = infraMachineOf(capi, name, infraMachineTypes);
+    if (where.unwatched) unsynced.add(where.unwatched);
+    if (where.type) {
+      const infra = read(where.type, capiNamespace, where.name);
       if (infra) snapshot.infraMachine = infra;
     }
   } else {
@@ -78,5 +93,48 @@ export const readHandoverSnapshot = (
     };
   }
   if (unsynced.size > 0) snapshot.unsyncedKinds = [...unsynced].sort();
+  return snapshot;
+};
+
+/**
+ * The same snapshot read live from the API server (SPEC §3.5): a GET of each object involved — the InfraMachine
+ * through the *live* twin's reference — and, for MachineSets, a fresh LIST of the Machines of both namespaces.
+ * NotFound reads as absent; any other error is thrown (nothing is decided from a partial view).
+ */
+export const readLiveHandoverSnapshot = async (
+  client: Pick<KubeClient, "get" | "list">,
+  kind: HandoverKind,
+  name: string,
+  namespaces: SnapshotNamespaces,
+  infraMachineTypes: readonly ResourceType[] = [KINDS.awsMachine],
+): Promise<HandoverSnapshot> => {
+  const { mapiNamespace, capiNamespace } = namespaces;
+  const read = async (type: ResourceType, namespace: string, objectName: string) => {
+    try {
+      return await client.get(type, namespace, objectName);
+    } catch (e) {
+      if (e instanceof NotFoundError) return undefined;
+      throw e;
+    }
+  };
+  const snapshot: HandoverSnapshot = { kind };
+  const [mapi, capi] = await Promise.all([
+    read(kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet, mapiNamespace, name),
+    read(kind === "Machine" ? KINDS.capiMachine : KINDS.capiMachineSet, capiNamespace, name),
+  ]);
+  if (mapi) snapshot.mapi = mapi;
+  if (capi) snapshot.capi = capi;
+  if (kind === "Machine") {
+    const where = infraMachineOf(capi, name, infraMachineTypes);
+    if (where.unwatched) snapshot.unsyncedKinds = [where.unwatched];
+    const infra = where.type ? await read(where.type, capiNamespace, where.name) : undefined;
+    if (infra) snapshot.infraMachine = infra;
+  } else {
+    const [mapiMachines, capiMachines] = await Promise.all([
+      client.list(KINDS.mapiMachine, { namespace: mapiNamespace }),
+      client.list(KINDS.capiMachine, { namespace: capiNamespace }),
+    ]);
+    snapshot.members = { mapi: mapiMachines.items, capi: capiMachines.items };
+  }
   return snapshot;
 };

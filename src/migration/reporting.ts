@@ -14,6 +14,7 @@ import type { HandoverKind, Role } from "./snapshot.js";
 import { specAuthorityOf, statusAuthorityOf } from "./snapshot.js";
 import type { HandoverEvent, Step } from "./steps.js";
 import { stepName } from "./steps.js";
+import type { PatchRequest } from "./write.js";
 
 /** What the shell remembers about one key between reconciles; lost on restart, rebuilt from the cache. */
 export interface KeyMemory {
@@ -32,6 +33,11 @@ export interface KeyMemory {
    * repeat it (and get 409), so the shell requeues instead.
    */
   pendingWrite?: { role: Role; name: string; plannedResourceVersion: string };
+  /**
+   * A write whose reply never came (a transport failure or a 5xx): the server may have applied it, or may
+   * still apply it up to its request timeout. Nothing is decided for the key until it is settled (SPEC §3.5).
+   */
+  unconfirmedWrite?: { request: PatchRequest; step: Step };
   /**
    * The `MigrationCompleted` Event of a step-10 write, held until step 11 is done (SPEC §3.1: the new
    * authority's side is active, not merely named in status).

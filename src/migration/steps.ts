@@ -60,7 +60,10 @@ export type Step =
       to: StableAuthority;
       event: HandoverEvent;
     }
-  /** `observed` is the finalizer list the step was planned from (the JSON Patch `test`, SPEC §7). */
+  /**
+   * `observed` is the finalizer list the step was planned from: the new list is computed from it, and the
+   * request tests the uid and resourceVersion of that read (SPEC §3.5, §7).
+   */
   | { kind: "addFinalizers"; target: ObjectRef; finalizers: readonly string[]; observed: readonly string[] }
   | {
       kind: "removeFinalizers";

@@ -2,7 +2,8 @@
  * Turns a planner step into the one request that carries it out (SPEC §7 write discipline), so the
  * controller shell only sends what it is given: status and annotation changes are merge patches that
  * carry the resourceVersion the step was planned from (a stale plan gets 409); finalizer changes are JSON
- * Patches whose `test` guards the finalizer list that was read. Pure; nothing here talks to a server.
+ * Patches whose `test`s guard the uid and resourceVersion that were read. Pure; nothing here talks to a
+ * server.
  */
 import type { Operation } from "fast-json-patch";
 import type { ObjectRef } from "./snapshot.js";
@@ -27,22 +28,20 @@ const metadataPatch = (target: ObjectRef, metadata: Record<string, unknown>): Pa
 });
 
 /**
- * The finalizer list after the change, guarded by a `test` of the list as read. An absent list cannot be
- * tested (RFC 6902 `test` on a missing path fails), so then the resourceVersion is tested instead.
+ * The finalizer list after the change, guarded by `test`s of the uid and resourceVersion the step was planned
+ * from (SPEC §3.5): a write whose reply was lost, or an old leader's, can still reach the server later, and a
+ * test of the list alone would let it land on a state it never saw — the same list again after a roll-back
+ * put a finalizer back, or a new object under the same name. `add` sets the whole list (it replaces a list
+ * that is there and creates one that is not).
  */
-const finalizerPatch = (target: ObjectRef, observed: readonly string[], next: string[]): PatchRequest => ({
+const finalizerPatch = (target: ObjectRef, next: string[]): PatchRequest => ({
   target,
   patchType: "application/json-patch+json",
-  body:
-    observed.length > 0
-      ? [
-          { op: "test", path: "/metadata/finalizers", value: [...observed] },
-          { op: "replace", path: "/metadata/finalizers", value: next },
-        ]
-      : [
-          { op: "test", path: "/metadata/resourceVersion", value: target.resourceVersion },
-          { op: "add", path: "/metadata/finalizers", value: next },
-        ],
+  body: [
+    ...(target.uid !== undefined ? [{ op: "test" as const, path: "/metadata/uid", value: target.uid }] : []),
+    { op: "test", path: "/metadata/resourceVersion", value: target.resourceVersion },
+    { op: "add", path: "/metadata/finalizers", value: next },
+  ],
 });
 
 /** The request that executes `step`, or undefined for steps that write nothing (done, wait, blocked). */
@@ -75,14 +74,13 @@ export const requestOf = (step: Step): PatchRequest | undefined => {
     case "recordPausedFalseAt":
       return metadataPatch(step.target, { annotations: { [step.annotation]: step.value } });
     case "addFinalizers":
-      return finalizerPatch(step.target, step.observed, [
+      return finalizerPatch(step.target, [
         ...step.observed,
         ...step.finalizers.filter((f) => !step.observed.includes(f)),
       ]);
     case "removeFinalizers":
       return finalizerPatch(
         step.target,
-        step.observed,
         step.observed.filter((f) => !step.finalizers.includes(f)),
       );
     default: {

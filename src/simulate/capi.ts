@@ -1,10 +1,12 @@
 /**
  * The Cluster API core stand-in (SPEC §1.1): a Machine controller and a MachineSet controller acting as
  * `capi-manager`. Both are stopped only by their object's own pause annotation and acknowledge it with the
- * v1beta2 `Paused` condition. The sharp edge kept on purpose: a deleting Machine keeps
- * `machine.cluster.x-k8s.io` until its InfraMachine is NotFound (read live, not from the cache), so a
- * paused AWSMachine that still holds CAPA's finalizer holds the Machine too. Pure planners decide one
- * action per reconcile; the shell executes it.
+ * v1beta2 `Paused` condition; like the real controllers, both add their finalizer *before* they check the
+ * pause, so paused objects carry it too (SPEC §3.1 step 9). The sharp edge kept on purpose: a deleting
+ * Machine keeps `machine.cluster.x-k8s.io` until its InfraMachine is NotFound (read live, not the cache), so a
+ * paused AWSMachine that still holds CAPA's finalizer holds the Machine too; and a deleted, unpaused
+ * MachineSet deletes every Machine it selects, whatever the propagation policy of its delete (SPEC §2.3
+ * `orphan-ignored-by-capi`). Pure planners decide one action per reconcile; the shell executes it.
  */
 import type { Logger } from "pino";
 import type { Cache } from "../kube/cache.js";
@@ -72,6 +74,9 @@ const ownsAsController = (owner: KubeObject, child: KubeObject): boolean =>
 /** The CAPI Machine controller's decision for one reconcile (SPEC §1.1). */
 export function planCapiMachine({ machine, infraMachine, nowMs }: CapiMachineInput): CapiMachineAction {
   if (!machine) return { kind: "none", why: "gone" };
+  // As Cluster API does: the finalizer first (never on a deleting object), *then* the pause check — so a
+  // paused Machine carries it too, and gets it back right after a handover toward MachineAPI removed it.
+  if (!isDeleting(machine) && !hasFinalizer(machine, FINALIZERS.capiMachine)) return { kind: "addFinalizer" };
   const conditions = capiPausedConditions(machine, nowMs);
   if (conditions) return { kind: "setConditions", conditions };
   if (hasPauseAnnotation(machine)) return { kind: "none", why: "paused" };
@@ -116,6 +121,11 @@ export interface CapiMachineSetInput {
   infraTemplate: KubeObject | undefined;
   /** Machines the set controls, from the cache. */
   machines: readonly KubeObject[];
+  /**
+   * Machines its selector matches that no controller owns (orphaned by the garbage collector, say): Cluster
+   * API's MachineSet controller adopts them, so a deleting set deletes them too. Default none.
+   */
+  orphans?: readonly KubeObject[];
   pendingCreates: readonly string[];
   pendingDeletes: readonly string[];
   /** Name for a Machine created now (the Machine and its AWSMachine share it). */
@@ -177,16 +187,21 @@ export function capiMachineFromTemplate(
 export function planCapiMachineSet(input: CapiMachineSetInput): CapiMachineSetAction {
   const set = input.machineSet;
   if (!set) return { kind: "none", why: "gone" };
+  // Before the pause check, as Cluster API's MachineSet controller does (never on a deleting set).
+  if (!isDeleting(set) && !hasFinalizer(set, FINALIZERS.capiMachineSet)) return { kind: "addFinalizer" };
   const conditions = capiPausedConditions(set, input.nowMs);
   if (conditions) return { kind: "setConditions", conditions };
   if (hasPauseAnnotation(set)) return { kind: "none", why: "paused" };
   const { live, count } = liveReplicas(input.machines, input.pendingCreates, input.pendingDeletes);
   if (isDeleting(set)) {
-    if (!hasFinalizer(set, FINALIZERS.capiMachineSet)) return { kind: "none", why: "deleting" };
-    const victim = live[0];
+    // As Cluster API's reconcileDelete: every Machine it selects goes, whatever the propagation policy of the
+    // set's own delete (an orphaning delete included) and whether or not its finalizer is still there.
+    const orphans = (input.orphans ?? []).filter((m) => !isDeleting(m));
+    const victim = live[0] ?? orphans[0];
     if (victim) return { kind: "deleteMachine", machine: victim };
     if (count > 0 || input.machines.length > 0)
       return { kind: "none", why: "waiting for its Machines to go" };
+    if (!hasFinalizer(set, FINALIZERS.capiMachineSet)) return { kind: "none", why: "deleting" };
     return { kind: "removeFinalizer" };
   }
   if (!hasFinalizer(set, FINALIZERS.capiMachineSet)) return { kind: "addFinalizer" };
@@ -326,6 +341,12 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
       const owned = machines
         .list(namespace)
         .filter((m) => ownerReferencesOf(m).some((r) => r.controller && r.uid === uid));
+      const selects = selectorMatcher(getPath(set, ["spec", "selector"]));
+      const orphans = isDeleting(set)
+        ? machines
+            .list(namespace)
+            .filter((m) => !ownerReferencesOf(m).some((r) => r.controller) && selects(m))
+        : [];
       const pending = expectations.pending(name, (n) => {
         const m = machines.get(namespace, n);
         return !m ? "absent" : isDeleting(m) ? "deleting" : "present";
@@ -335,6 +356,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
         machineSet: set,
         infraTemplate: templateName ? templates.get(namespace, templateName) : undefined,
         machines: owned,
+        orphans,
         pendingCreates: pending.creating,
         pendingDeletes: pending.deleting,
         newName: newName(name),
@@ -401,6 +423,40 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
       .map(nameOf),
   );
   return [machineController, machineSetController];
+}
+
+/**
+ * A `metav1.LabelSelector` as a predicate on labels (matchLabels and the four matchExpressions operators).
+ * An absent or empty selector matches nothing here: Cluster API refuses a MachineSet without one.
+ */
+export function selectorMatcher(selector: unknown): (o: KubeObject) => boolean {
+  if (!isRecord(selector)) return () => false;
+  const matchLabels = isRecord(selector.matchLabels) ? selector.matchLabels : {};
+  const expressions = Array.isArray(selector.matchExpressions)
+    ? selector.matchExpressions.filter(isRecord)
+    : [];
+  if (Object.keys(matchLabels).length === 0 && expressions.length === 0) return () => false;
+  return (o) => {
+    const labels = o.metadata?.labels ?? {};
+    if (Object.entries(matchLabels).some(([k, v]) => labels[k] !== v)) return false;
+    return expressions.every((e) => {
+      const key = String(e.key);
+      const values = Array.isArray(e.values) ? e.values.map(String) : [];
+      const has = Object.hasOwn(labels, key);
+      switch (e.operator) {
+        case "In":
+          return has && values.includes(String(labels[key]));
+        case "NotIn":
+          return !has || !values.includes(String(labels[key]));
+        case "Exists":
+          return has;
+        case "DoesNotExist":
+          return !has;
+        default:
+          return false;
+      }
+    });
+  };
 }
 
 /** Create, treating AlreadyExists as done: a retried create of a fixed-name child is not an error. */

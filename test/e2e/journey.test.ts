@@ -316,7 +316,12 @@ describe("the admin's journey (simulated providers, kubectl; local mode or the r
     const capi = await mustGet(CAPI_MACHINE, CAPI_NS, MACHINE_A);
     expect(capi.metadata.annotations?.[PAUSE]).toBe("");
     expect(capi.metadata.annotations?.[MARKER]).toBe("machine-api-migration");
-    expect(capi.metadata.finalizers ?? []).not.toContain("machine.cluster.x-k8s.io");
+    // Cluster API adds its own finalizer before it checks the pause (SPEC §3.1 step 9), so the paused twin
+    // keeps it; what held the instance on the CAPI side, CAPA's finalizer, is gone.
+    expect(capi.metadata.finalizers ?? []).toContain("machine.cluster.x-k8s.io");
+    const aws = await mustGet(AWS_MACHINE, CAPI_NS, MACHINE_A);
+    expect(aws.metadata.annotations?.[PAUSE]).toBe("");
+    expect(aws.metadata.finalizers ?? []).not.toContain("awsmachine.infrastructure.cluster.x-k8s.io");
     // The MAPI copy is editable again.
     const r = await kubectl(["label", `${MAPI_MACHINE}/${MACHINE_A}`, "-n", MAPI_NS, "team=workers"]);
     expect(r.stderr).toBe("");

@@ -85,7 +85,10 @@ describe("handover with the real webhook, the sync controllers and the simulated
     const s = await h.steady(w, "MachineAPI");
     await h.quiesce();
     expect(finalizersOf(s.mapi)).toContain(FINALIZERS.mapiMachine);
-    expect(finalizersOf(s.capi)).not.toContain(FINALIZERS.capiMachine);
+    // Nothing moved: CAPA's finalizer never went on. Cluster API's own is on the paused CAPI Machine all along
+    // (its controller adds it before it checks the pause; SPEC v5 §3.1 step 9).
+    expect(finalizersOf(s.infraMachine)).not.toContain(FINALIZERS.awsMachine);
+    expect(finalizersOf(s.capi)).toContain(FINALIZERS.capiMachine);
     expect(instancesOf(MACHINE)).toHaveLength(1);
     expect(w.violations).toEqual([]);
     const after = newReasons(before, await h.eventReasons(w));
@@ -127,7 +130,8 @@ describe("handover with the real webhook, the sync controllers and the simulated
     await h.setSpecAuthority("MachineSet", name, "MachineAPI");
     const back = await h.steady(w, "MachineAPI");
     await h.quiesce();
-    expect(finalizersOf(back.capi)).not.toContain(FINALIZERS.capiMachineSet);
+    // Cluster API's own finalizer stays on the paused CAPI MachineSet (SPEC v5 §3.1 step 9).
+    expect(finalizersOf(back.capi)).toContain(FINALIZERS.capiMachineSet);
     expect((await h.existing()).mapi.filter((n) => n.startsWith(`${name}-`))).toEqual([nameOf(member)]);
     expect(h.ledger.snapshot().instances.filter((i) => i.machineName.startsWith(`${name}-`))).toHaveLength(1);
     expect(w.observed).toBeGreaterThan(5);

@@ -10,7 +10,7 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, conditionsOf, finalizersOf, generationOf } from "../../src/kube/object.js";
 import { planHandover, UNKNOWN_SOURCE_AUTHORITY } from "../../src/migration/planner.js";
 import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
-import { hasPause, opposite } from "../../src/migration/snapshot.js";
+import { hasPause, opposite, statusAuthorityOf } from "../../src/migration/snapshot.js";
 import type { Step } from "../../src/migration/steps.js";
 import { isWrite, stepName } from "../../src/migration/steps.js";
 import type { World } from "./world.js";
@@ -557,6 +557,52 @@ describe("step 6: waiting for the old authority to acknowledge the pause", () =>
   });
 });
 
+describe("step 6 after a cancel of a cancel (SPEC §3.3, §3.1 step 6)", () => {
+  /** ClusterAPI → MachineAPI with step 5 done and acknowledged; the user cancels and the roll-back lifts the
+   * CAPI Machine's pause; CAPI has not reacted yet when the user asks for MachineAPI again. */
+  const cancelledThenRequestedAgain = (): World => {
+    let w = started("Machine", "ClusterAPI");
+    for (let step = plan(w.s); step.kind === "pause"; step = plan(w.s)) w = applyStep(w, step);
+    w = act(act(w, "capi"), "capa");
+    expect(plan(w.s)).toMatchObject({ kind: "wait", for: "finalSync" });
+    w = { ...w, s: setSpecAuthority(w.s, "ClusterAPI") };
+    const lift = plan(w.s);
+    expect(lift).toMatchObject({ kind: "unpause", target: { role: "capi" } });
+    w = applyStep(w, lift);
+    expect(conditionOf(w.s.capi, CONDITIONS.paused)?.status).toBe("True");
+    return { ...w, s: setSpecAuthority(w.s, "MachineAPI") };
+  };
+
+  it("the Paused=True from before the lift does not count: waits for CAPI to acknowledge the lift first", () => {
+    let w = cancelledThenRequestedAgain();
+    let step = plan(w.s);
+    for (let i = 0; i < 10 && isWrite(step); i++) {
+      w = applyStep(w, step);
+      step = plan(w.s);
+    }
+    expect(step).toMatchObject({ kind: "wait", for: "pauseAck", event: { reason: "WaitingForPause" } });
+    expect(hasPause(w.s.capi)).toBe(false);
+  });
+
+  it("then: CAPI's Paused=False is recorded, the pause goes back on, and only a Paused=True after it counts", () => {
+    let w = act(cancelledThenRequestedAgain(), "capi");
+    const lifted = conditionOf(w.s.capi, CONDITIONS.paused);
+    expect(lifted?.status).toBe("False");
+    const record = plan(w.s);
+    expect(record).toMatchObject({ kind: "recordPausedFalseAt", target: { role: "mapi" } });
+    expect(record.kind === "recordPausedFalseAt" && JSON.parse(record.value).capiMachine).toBe(
+      lifted?.lastTransitionTime,
+    );
+    w = applyStep(w, record);
+    const pause = plan(w.s);
+    expect(pause).toMatchObject({ kind: "pause", target: { role: "capi" } });
+    w = applyStep(w, pause);
+    expect(plan(w.s)).toMatchObject({ kind: "wait", for: "pauseAck" });
+    w = act(w, "capi");
+    expect(plan(w.s)).toMatchObject({ kind: "wait", for: "finalSync" });
+  });
+});
+
 describe("step 7: the final sync", () => {
   for (const { kind, from } of BOTH)
     it(`${kind} leaving ${from}: requeues with backoff (WaitingForSync) until FinalSyncComplete`, () => {
@@ -570,7 +616,10 @@ describe("step 7: the final sync", () => {
         event: { reason: "WaitingForSync" },
       });
       w = act(w, "sync");
-      expect(plan(w.s).kind).toMatch(/^(addFinalizers|removeFinalizers)$/);
+      // Steps 8–9 (a MachineSet's only finalizer, Cluster API's own, is already on: straight to step 10).
+      expect(plan(w.s).kind).toMatch(
+        kind === "Machine" ? /^(addFinalizers|removeFinalizers)$/ : /^completeMigration$/,
+      );
     });
 
   it("a FinalSyncComplete left from an earlier handover cannot satisfy step 7 after step 4", () => {
@@ -617,7 +666,7 @@ describe("step 7: the final sync", () => {
     });
 
   it("MachineSet: the member-twin condition is checked again", () => {
-    const { world } = until(started("MachineSet", "MachineAPI"), is("addFinalizers"));
+    const { world } = until(started("MachineSet", "MachineAPI"), is("completeMigration"));
     const s = structuredClone(world.s);
     s.members = { mapi: s.members?.mapi ?? [], capi: [] };
     expect(plan(s)).toMatchObject({ kind: "wait", for: "sync", event: { reason: "WaitingForSync" } });
@@ -625,26 +674,26 @@ describe("step 7: the final sync", () => {
 });
 
 describe("steps 8 and 9: finalizers move from the old side to the new side", () => {
+  // Cluster API's own finalizers are already on the paused twins (its controllers add them before they check
+  // the pause), so step 8 toward ClusterAPI usually adds only CAPA's, and step 9 toward MachineAPI removes
+  // only CAPA's (SPEC v5 §3.1 step 9). MachineSets carry no finalizer that steps 8–9 move once CAPI added its own.
   const expected: Record<string, string[]> = {
     "Machine MachineAPI": [
-      `addFinalizers capi ${FINALIZERS.capiMachine}`,
       `addFinalizers infraMachine ${FINALIZERS.awsMachine}`,
       `removeFinalizers mapi ${FINALIZERS.mapiMachine}`,
     ],
     "Machine ClusterAPI": [
       `addFinalizers mapi ${FINALIZERS.mapiMachine}`,
-      `removeFinalizers capi ${FINALIZERS.capiMachine}`,
       `removeFinalizers infraMachine ${FINALIZERS.awsMachine}`,
     ],
-    "MachineSet MachineAPI": [`addFinalizers capi ${FINALIZERS.capiMachineSet}`],
-    "MachineSet ClusterAPI": [`removeFinalizers capi ${FINALIZERS.capiMachineSet}`],
+    "MachineSet MachineAPI": [],
+    "MachineSet ClusterAPI": [],
   };
+  const moving = (s: Step) =>
+    s.kind === "addFinalizers" || s.kind === "removeFinalizers" || s.kind === "completeMigration";
   for (const { kind, from } of BOTH)
-    it(`${kind} leaving ${from}: ${expected[`${kind} ${from}`]?.join(", ")}`, () => {
-      let { world, step } = until(
-        started(kind, from),
-        (s) => s.kind === "addFinalizers" || s.kind === "removeFinalizers",
-      );
+    it(`${kind} leaving ${from}: ${expected[`${kind} ${from}`]?.join(", ") || "nothing"}`, () => {
+      let { world, step } = until(started(kind, from), moving);
       const seen: string[] = [];
       while (step.kind === "addFinalizers" || step.kind === "removeFinalizers") {
         seen.push(`${step.kind} ${step.target.role} ${step.finalizers.join(",")}`);
@@ -657,10 +706,34 @@ describe("steps 8 and 9: finalizers move from the old side to the new side", () 
       expect(step.kind).toBe("completeMigration");
     });
 
+  for (const kind of KINDS)
+    it(`${kind} to ClusterAPI: step 8 adds Cluster API's own finalizer where it is missing`, () => {
+      // Step 7 done; Cluster API has not added its own finalizer (yet).
+      const { world } = until(started(kind, "MachineAPI"), (s) =>
+        ["addFinalizers", "completeMigration"].includes(s.kind),
+      );
+      const without = edit(world.s, "capi", (o) => {
+        o.metadata = { ...o.metadata, finalizers: [FINALIZERS.sync] };
+      });
+      expect(plan(without)).toMatchObject({
+        kind: "addFinalizers",
+        target: { role: "capi" },
+        finalizers: [kind === "Machine" ? FINALIZERS.capiMachine : FINALIZERS.capiMachineSet],
+      });
+    });
+
+  it("to MachineAPI: Cluster API's own finalizers stay on the paused twin (SPEC v5 step 9)", () => {
+    const { world, step } = until(started("Machine", "ClusterAPI"), is("completeMigration"));
+    const done = applyStep(world, step);
+    expect(finalizersOf(done.s.capi)).toContain(FINALIZERS.capiMachine);
+    expect(finalizersOf(done.s.infraMachine)).not.toContain(FINALIZERS.awsMachine);
+    expect(finalizersOf(done.s.mapi)).toContain(FINALIZERS.mapiMachine);
+  });
+
   it("step 8 is not done until the cache shows it: a lost add is planned again", () => {
     const { world, step } = until(started("Machine", "MachineAPI"), is("addFinalizers"));
     expect(planHandover(world.s, new Date(world.now))).toEqual(step);
-    expect(finalizersOf(world.s.capi)).not.toContain(FINALIZERS.capiMachine);
+    expect(finalizersOf(world.s.infraMachine)).not.toContain(FINALIZERS.awsMachine);
   });
 });
 
@@ -710,12 +783,8 @@ describe("§3.3 cancellation", () => {
       seen.push("target" in step ? `${step.kind} ${step.target.role}` : step.kind);
       w = applyStep(w, step);
     }
-    expect(seen).toEqual([
-      "addFinalizers mapi",
-      "removeFinalizers capi",
-      "removeFinalizers infraMachine",
-      "cancelMigration mapi",
-    ]);
+    // Cluster API's own finalizer stays on the CAPI Machine: it re-adds it to a paused object anyway.
+    expect(seen).toEqual(["addFinalizers mapi", "removeFinalizers infraMachine", "cancelMigration mapi"]);
   });
 
   it("a delete landing at any point of a cancel after step 9 never leaves the Machine without an instance owner (I6)", () => {
@@ -787,6 +856,10 @@ describe("§3.3 cancellation", () => {
     w = act(applyStep(w, unpause), "capi"); // the CAPI controller runs again: Paused=False
     expect(conditionOf(w.s.capi, CONDITIONS.paused)?.status).toBe("False");
     w = { ...w, s: edit(w.s, "mapi", (o) => markDeleting(o, w.now)) };
+    // The lifted pause was acknowledged (Paused=False, later than step 4's record): recorded before re-pausing.
+    const record = plan(w.s);
+    expect(record).toMatchObject({ kind: "recordPausedFalseAt", target: { role: "mapi" } });
+    w = applyStep(w, record);
     const pause = plan(w.s);
     expect(pause).toMatchObject({ kind: "pause", target: { role: "capi" } });
     w = applyStep(w, pause);
@@ -806,7 +879,6 @@ describe("§3.3 cancellation", () => {
     expect(seen).toEqual([
       "unpause capi",
       "unpause infraMachine",
-      "addFinalizers capi",
       "addFinalizers infraMachine",
       "removeFinalizers mapi",
       "cancelMigration mapi",
@@ -875,27 +947,48 @@ describe("§3.5 deletion during a handover", () => {
     expect(plan(s)).toMatchObject({ kind: "completeMigration", to: "ClusterAPI" });
   });
 
-  it("step 9 begun and part done (Machine ClusterAPI → MachineAPI, MAPI deleting): finishes step 9 first", () => {
-    let { world, step } = until(started("Machine", "ClusterAPI"), is("removeFinalizers"));
-    world = applyStep(world, step);
-    const s = edit(world.s, "mapi", (o) => markDeleting(o, world.now));
-    expect(plan(s)).toMatchObject({
-      kind: "removeFinalizers",
-      target: { role: "infraMachine" },
-      finalizers: [FINALIZERS.awsMachine],
+  it("step 9 has begun as soon as a step-9 finalizer is gone, whatever the view shows of the new side (no roll-back that would release CAPI's finalizers)", () => {
+    // MachineAPI → ClusterAPI past step 9: MAO's finalizer is gone, CAPI's and CAPA's are on. A view of the
+    // AWSMachine that lacks CAPA's finalizer (a cache behind, a lost reply) must not turn this into a roll-back:
+    // MAO's finalizer cannot come back on the deleting MAPI Machine, so nobody would terminate the instance.
+    const { world } = until(started("Machine", "MachineAPI"), is("completeMigration"));
+    const incomplete = edit(world.s, "infraMachine", (o) => {
+      o.metadata = { ...o.metadata, finalizers: [FINALIZERS.sync] };
     });
+    const s = edit(incomplete, "mapi", (o) => markDeleting(o, world.now));
+    expect(finalizersOf(s.mapi)).not.toContain(FINALIZERS.mapiMachine);
+    expect(plan(s)).toMatchObject({ kind: "completeMigration", to: "ClusterAPI" });
   });
 
-  it("step 8 part done, InfraMachine deleting: rolls back, removing step 8's finalizer only from objects not deleting", () => {
+  it("step 9 begun (Machine ClusterAPI → MachineAPI, CAPA's finalizer gone), MAPI deleting: completes to MachineAPI", () => {
+    const { world } = until(started("Machine", "ClusterAPI"), is("completeMigration"));
+    const s = edit(world.s, "mapi", (o) => markDeleting(o, world.now));
+    expect(plan(s)).toMatchObject({ kind: "completeMigration", to: "MachineAPI" });
+  });
+
+  it("step 8 done, step 9 not begun (Machine ClusterAPI → MachineAPI), MAPI deleting: rolls back, MAO's finalizer left to §4.6", () => {
+    const { world } = until(started("Machine", "ClusterAPI"), is("removeFinalizers"));
+    expect(finalizersOf(world.s.mapi)).toContain(FINALIZERS.mapiMachine);
+    const s = edit(world.s, "mapi", (o) => markDeleting(o, world.now));
+    expect(plan(s)).toMatchObject({ kind: "unpause", target: { role: "capi" } });
+    const run = runToRest(worldOf(s));
+    expect(statusAuthorityOf(run.world.s.mapi!)).toBe("ClusterAPI");
+    expect(finalizersOf(run.world.s.infraMachine)).toContain(FINALIZERS.awsMachine);
+  });
+
+  it("step 8 done, InfraMachine deleting: rolls back; nothing is removed from the deleting InfraMachine and Cluster API's own finalizer stays", () => {
     let { world, step } = until(started("Machine", "MachineAPI"), is("addFinalizers"));
     world = applyStep(world, step);
     const s = edit(world.s, "infraMachine", (o) => markDeleting(o, world.now));
-    expect(plan(s)).toMatchObject({
-      kind: "removeFinalizers",
-      target: { role: "capi" },
-      finalizers: [FINALIZERS.capiMachine],
-    });
+    expect(plan(s)).toMatchObject({ kind: "cancelMigration", to: "MachineAPI" });
   });
+
+  for (const role of ["mapi", "capi"] as const)
+    it(`MachineSet after step 8, the ${role.toUpperCase()} copy deleting: rolls back to synchronizedAPI without touching the CAPI set's finalizer`, () => {
+      const { world } = until(started("MachineSet", "MachineAPI"), is("completeMigration"));
+      const s = edit(world.s, role, (o) => markDeleting(o, world.now));
+      expect(plan(s)).toMatchObject({ kind: "cancelMigration", to: "MachineAPI" });
+    });
 });
 
 describe("the shell's contract", () => {

@@ -130,9 +130,9 @@ export const stableSnapshot = (
       resourceVersion: "2",
       generation: capiGeneration,
       annotations: pauseAnnotations(!capiActive),
-      finalizers: capiActive
-        ? [kind === "Machine" ? FINALIZERS.capiMachine : FINALIZERS.capiMachineSet, FINALIZERS.sync]
-        : [FINALIZERS.sync],
+      // Cluster API adds its own finalizer before it checks the pause, so a paused twin carries it too
+      // (SPEC §3.1 step 9); only CAPA's (on the AWSMachine) marks the CAPI side as holding the instance.
+      finalizers: [kind === "Machine" ? FINALIZERS.capiMachine : FINALIZERS.capiMachineSet, FINALIZERS.sync],
     },
     spec:
       kind === "Machine"
@@ -355,7 +355,8 @@ export const ACTORS: readonly ActorName[] = ["mao", "capi", "capa", "sync"];
 /**
  * One reconcile of one stand-in controller (SPEC §1.1), returning the world unchanged when it has
  * nothing to do. MAO acknowledges with Paused from status and holds its finalizer while active; CAPI and
- * CAPA acknowledge from their own pause annotation and hold theirs while unpaused; the sync writes
+ * CAPA acknowledge from their own pause annotation; CAPA adds its finalizer while unpaused, Cluster API its
+ * own whether paused or not (before its pause check, as the real controllers do); the sync writes
  * Synchronized/synchronizedGeneration, and while Migrating only the final sync, once step 6 holds.
  */
 export const act = (w: World, actor: ActorName): World => {
@@ -374,9 +375,9 @@ export const act = (w: World, actor: ActorName): World => {
     case "capi": {
       const capi = s.capi;
       if (!capi) return w;
-      const w1 = writePaused(w, "capi", hasPause(capi) ? "True" : "False");
+      // Cluster API adds its finalizer before its pause check (never to a deleting object), then acknowledges.
       const finalizer = s.kind === "Machine" ? FINALIZERS.capiMachine : FINALIZERS.capiMachineSet;
-      return hasPause(capi) ? w1 : ensureFinalizer(w1, "capi", finalizer);
+      return writePaused(ensureFinalizer(w, "capi", finalizer), "capi", hasPause(capi) ? "True" : "False");
     }
     case "capa": {
       const infra = s.infraMachine;

@@ -4,8 +4,23 @@
  */
 import { describe, expect, it } from "vitest";
 import { ANNOTATIONS, FINALIZERS, PAUSED_BY_VALUE } from "../../src/kube/kinds.js";
+import { finalizersOf } from "../../src/kube/object.js";
+import { planHandover } from "../../src/migration/planner.js";
 import type { ObjectRef } from "../../src/migration/snapshot.js";
+import type { Step } from "../../src/migration/steps.js";
+import { isWrite } from "../../src/migration/steps.js";
 import { requestOf } from "../../src/migration/write.js";
+import type { World } from "./world.js";
+import {
+  ACTORS,
+  ApiRefusal,
+  act,
+  applyStep,
+  edit,
+  setSpecAuthority,
+  stableSnapshot,
+  worldOf,
+} from "./world.js";
 
 const target: ObjectRef = {
   role: "capi",
@@ -59,20 +74,22 @@ describe("requestOf", () => {
     });
   });
 
-  it("finalizers: a JSON Patch testing the list that was read", () => {
+  it("finalizers: a JSON Patch testing the uid and resourceVersion that were read (SPEC §3.5), then the new list", () => {
+    const withUid: ObjectRef = { ...target, uid: "uid-capi-worker-a" };
     expect(
       requestOf({
         kind: "addFinalizers",
-        target,
+        target: withUid,
         finalizers: [FINALIZERS.capiMachine],
         observed: [FINALIZERS.sync],
       }),
     ).toEqual({
-      target,
+      target: withUid,
       patchType: "application/json-patch+json",
       body: [
-        { op: "test", path: "/metadata/finalizers", value: [FINALIZERS.sync] },
-        { op: "replace", path: "/metadata/finalizers", value: [FINALIZERS.sync, FINALIZERS.capiMachine] },
+        { op: "test", path: "/metadata/uid", value: "uid-capi-worker-a" },
+        { op: "test", path: "/metadata/resourceVersion", value: "812" },
+        { op: "add", path: "/metadata/finalizers", value: [FINALIZERS.sync, FINALIZERS.capiMachine] },
       ],
     });
     expect(
@@ -83,18 +100,79 @@ describe("requestOf", () => {
         observed: [FINALIZERS.capiMachine, FINALIZERS.sync],
       })?.body,
     ).toEqual([
-      { op: "test", path: "/metadata/finalizers", value: [FINALIZERS.capiMachine, FINALIZERS.sync] },
-      { op: "replace", path: "/metadata/finalizers", value: [FINALIZERS.sync] },
+      { op: "test", path: "/metadata/resourceVersion", value: "812" },
+      { op: "add", path: "/metadata/finalizers", value: [FINALIZERS.sync] },
     ]);
   });
 
-  it("finalizers on an object without any: tests the resourceVersion instead (a missing path cannot be tested)", () => {
+  it("finalizers on an object without any: the same guard, and `add` creates the list", () => {
     expect(
       requestOf({ kind: "addFinalizers", target, finalizers: [FINALIZERS.capiMachine], observed: [] })?.body,
     ).toEqual([
       { op: "test", path: "/metadata/resourceVersion", value: "812" },
       { op: "add", path: "/metadata/finalizers", value: [FINALIZERS.capiMachine] },
     ]);
+  });
+
+  describe("a late finalizer write (a lost reply, an old leader) never lands on a state it did not see (SPEC §3.5)", () => {
+    // Step 9 of Machine MachineAPI → ClusterAPI, planned and then held up in flight.
+    const planned = (): { world: World; step: Step } => {
+      let world = worldOf(setSpecAuthority(stableSnapshot("Machine", "MachineAPI"), "ClusterAPI"));
+      for (let i = 0; i < 50; i++) {
+        const step = planHandover(world.s, new Date(world.now));
+        if (step.kind === "removeFinalizers") return { world, step };
+        if (isWrite(step)) world = applyStep(world, step);
+        for (const actor of ACTORS) world = act(world, actor);
+      }
+      throw new Error("step 9 never planned");
+    };
+    const sameListAgain = (w: World): World => {
+      // Someone removes MAO's finalizer and it is put back (a roll-back by the new leader): the list
+      // reads exactly as the late write saw it, but it is not the state the write was planned from.
+      const list = finalizersOf(w.s.mapi);
+      const removed = {
+        ...w,
+        rv: w.rv + 1,
+        s: edit(w.s, "mapi", (o) => {
+          o.metadata = {
+            ...o.metadata,
+            finalizers: list.filter((f) => f !== FINALIZERS.mapiMachine),
+            resourceVersion: String(w.rv + 1),
+          };
+        }),
+      };
+      return {
+        ...removed,
+        rv: removed.rv + 1,
+        s: edit(removed.s, "mapi", (o) => {
+          o.metadata = { ...o.metadata, finalizers: list, resourceVersion: String(removed.rv + 1) };
+        }),
+      };
+    };
+
+    it("the same finalizer list again (ABA): refused", () => {
+      const { world, step } = planned();
+      const later = sameListAgain(world);
+      expect(finalizersOf(later.s.mapi)).toEqual(finalizersOf(world.s.mapi));
+      expect(() => applyStep(later, step)).toThrow(ApiRefusal);
+    });
+
+    it("a new object under the same name with the same list: refused", () => {
+      const { world, step } = planned();
+      const recreated = {
+        ...world,
+        rv: world.rv + 1,
+        s: edit(world.s, "mapi", (o) => {
+          o.metadata = { ...o.metadata, uid: "uid-mapi-worker-a-2", resourceVersion: String(world.rv + 1) };
+        }),
+      };
+      expect(() => applyStep(recreated, step)).toThrow(ApiRefusal);
+    });
+
+    it("on the state it was planned from: lands", () => {
+      const { world, step } = planned();
+      expect(finalizersOf(applyStep(world, step).s.mapi)).not.toContain(FINALIZERS.mapiMachine);
+    });
   });
 
   it("steps that write nothing have no request", () => {

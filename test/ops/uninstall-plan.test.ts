@@ -82,9 +82,11 @@ describe("sync finalizers: every machine object and InfraMachine, InfraMachines 
     expect(requestOf(steps[0]!)).toEqual({
       target: expect.objectContaining({ kind: "AWSMachine", name: "worker-a" }),
       patchType: "application/json-patch+json",
+      // Guarded by the uid and resourceVersion read (SPEC §3.5), not only by the list.
       body: [
-        { op: "test", path: "/metadata/finalizers", value: [FINALIZERS.awsMachine, FINALIZERS.sync] },
-        { op: "replace", path: "/metadata/finalizers", value: [FINALIZERS.awsMachine] },
+        { op: "test", path: "/metadata/uid", value: s.infraMachine?.metadata?.uid },
+        { op: "test", path: "/metadata/resourceVersion", value: s.infraMachine?.metadata?.resourceVersion },
+        { op: "add", path: "/metadata/finalizers", value: [FINALIZERS.awsMachine] },
       ],
     });
   });
@@ -148,9 +150,10 @@ describe("dry run: requests applied in memory", () => {
   it("a JSON Patch whose test fails is refused, as a 409 would be", () => {
     const s = stableSnapshot("Machine", "ClusterAPI");
     const [step] = syncFinalizerSteps(memoryStore([s.infraMachine!]), NS);
+    // Someone else changed it since it was read: the API server gave it a new resourceVersion.
     const moved = {
       ...s.infraMachine!,
-      metadata: { ...s.infraMachine!.metadata, finalizers: [FINALIZERS.sync] },
+      metadata: { ...s.infraMachine!.metadata, finalizers: [FINALIZERS.sync], resourceVersion: "9999" },
     };
     expect(() => applyRequest(moved, requestOf(step!)!)).toThrow();
   });

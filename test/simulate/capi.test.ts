@@ -1,6 +1,8 @@
 /**
  * The CAPI and CAPA stand-ins' pure planners pinned to SPEC §1 and §1.1: the CAPI `Paused` condition from
- * each object's own annotation; the CAPI Machine finalizer held until the InfraMachine is gone; providerID,
+ * each object's own annotation; the CAPI Machine and MachineSet finalizers added before the pause check, as
+ * real Cluster API does (so they sit on paused objects too); the CAPI Machine finalizer held until the
+ * InfraMachine is gone; providerID,
  * nodeRef, Running and `infrastructureProvisioned` once the InfraMachine is provisioned; the CAPI
  * MachineSet scaling Machines *and AWSMachines from the template*; CAPA acting on an unpaused AWSMachine
  * even when its Machine is paused, adding its finalizer on the first unpaused reconcile.
@@ -65,9 +67,33 @@ describe("CAPI Machine stand-in (SPEC §1.1)", () => {
     ["gone: nothing", undefined, undefined, "none"],
     [
       "writes Paused from the pause annotation (no condition yet)",
-      capiMachineOf("m-0"),
+      capiMachineOf("m-0", { meta: { finalizers: [FINALIZERS.capiMachine] } }),
       undefined,
       "setConditions",
+    ],
+    [
+      "adds machine.cluster.x-k8s.io before anything else, the Paused condition included",
+      capiMachineOf("m-0"),
+      undefined,
+      "addFinalizer",
+    ],
+    [
+      "adds machine.cluster.x-k8s.io while paused: Cluster API adds it before its pause check (SPEC §3.1 step 9)",
+      machine({ annotations: paused, finalizers: [FINALIZERS.sync] }),
+      infra(),
+      "addFinalizer",
+    ],
+    [
+      "never adds machine.cluster.x-k8s.io to a deleting Machine, paused or not",
+      machine({ annotations: paused, deletionTimestamp: EARLIER, finalizers: [FINALIZERS.sync] }),
+      infra(),
+      "none",
+    ],
+    [
+      "deleting without machine.cluster.x-k8s.io: nothing (no finalizer is added back)",
+      machine({ deletionTimestamp: EARLIER, finalizers: [FINALIZERS.sync] }),
+      infra(),
+      "none",
     ],
     [
       "writes Paused=True when the annotation appears",
@@ -137,7 +163,12 @@ describe("CAPI Machine stand-in (SPEC §1.1)", () => {
   });
 
   it("the Paused condition carries reason and lastTransitionTime (the CRD requires both)", () => {
-    const action = plan(capiMachineOf("m-0", { meta: { annotations: paused, generation: 3 } }), undefined);
+    const action = plan(
+      capiMachineOf("m-0", {
+        meta: { annotations: paused, generation: 3, finalizers: [FINALIZERS.capiMachine] },
+      }),
+      undefined,
+    );
     expect(action).toEqual({
       kind: "setConditions",
       conditions: [
@@ -183,10 +214,23 @@ describe("CAPI MachineSet stand-in (SPEC §1.1)", () => {
     });
 
   it("writes Paused from its annotation", () => {
-    expect(plan(capiMachineSetOf("workers", 1), []).kind).toBe("setConditions");
+    expect(
+      plan(capiMachineSetOf("workers", 1, { meta: { finalizers: [FINALIZERS.capiMachineSet] } }), []).kind,
+    ).toBe("setConditions");
   });
   it("adds cluster.x-k8s.io/machineset while unpaused", () => {
     expect(plan(set(1, { finalizers: [] }), []).kind).toBe("addFinalizer");
+  });
+  it("adds cluster.x-k8s.io/machineset while paused, before its pause check (SPEC §3.1 step 9)", () => {
+    expect(plan(set(3, { annotations: paused, finalizers: [FINALIZERS.sync] }), []).kind).toBe(
+      "addFinalizer",
+    );
+    expect(plan(capiMachineSetOf("workers", 1), []).kind).toBe("addFinalizer");
+  });
+  it("never adds cluster.x-k8s.io/machineset to a deleting MachineSet, paused or not", () => {
+    const deleting = { deletionTimestamp: EARLIER, finalizers: [FINALIZERS.sync] };
+    expect(plan(set(1, { ...deleting, annotations: paused }), []).kind).toBe("none");
+    expect(plan(set(1, deleting), []).kind).not.toBe("addFinalizer");
   });
   it("paused: does not scale", () => {
     expect(plan(set(3, { annotations: paused }), []).kind).toBe("none");

@@ -1,7 +1,7 @@
 /**
  * The stand-ins against the local API server with the project's CRDs, each under its real controller's
- * identity (SPEC §1.1): MAO provisions a MachineAPI Machine to Running; MAO ignores a deleting Machine
- * without its finalizer and the ledger reports the leaked instance; the CAPI Machine finalizer is held
+ * identity and roles (SPEC §1.1): MAO provisions a MachineAPI Machine to Running; MAO ignores a deleting
+ * Machine without its finalizer and the ledger reports the leaked instance; the CAPI Machine finalizer is held
  * until the AWSMachine is NotFound; CAPA provisions an unpaused AWSMachine whose Machine is paused; both
  * MachineSet stand-ins scale up and down; the request counters attribute every write to its identity.
  * Real time with zero provisioning delay; waits poll for state, never assert elapsed time.
@@ -18,6 +18,7 @@ import type { ResourceType } from "../../src/kube/kinds.js";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath, isDeleting, nameOf } from "../../src/kube/object.js";
+import { PROVIDERS_RBAC, rbacObjectsIn, rbacTypeOf } from "../../src/local/rbac.js";
 import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
 import type { SimulatedProviders } from "../../src/simulate/index.js";
 import { createInstanceLedger, startMaoStandIn, startSimulatedProviders } from "../../src/simulate/index.js";
@@ -78,6 +79,8 @@ const startCluster = async () => {
   const admin = as("admin");
   for (const name of [MAPI_NS, CAPI_NS]) await admin.client.create(KINDS.namespace, { metadata: { name } });
   for (const crd of crds) await admin.client.create(KINDS.customResourceDefinition, crd);
+  // The server authorizes with RBAC: the stand-ins hold their real controllers' roles, as in a cluster.
+  for (const o of await rbacObjectsIn(PROVIDERS_RBAC)) await admin.client.create(rbacTypeOf(o)!, o);
   return { server, as, admin };
 };
 
@@ -386,7 +389,8 @@ describe("CAPI and CAPA stand-ins against the local API server", () => {
     const machine = await get(env, KINDS.capiMachine, CAPI_NS, "m-0");
     expect(conditionOf(machine, "Paused")).toMatchObject({ status: "True", reason: "Paused" });
     expect(machine.spec?.providerID).toBeUndefined();
-    expect(machine.metadata?.finalizers ?? []).toEqual([]);
+    // Cluster API adds its own finalizer before it checks the pause (SPEC v5 §3.1 step 9); nothing else moved.
+    expect(machine.metadata?.finalizers ?? []).toEqual([FINALIZERS.capiMachine]);
   });
 
   it("a paused AWSMachine gets Paused=True and nothing else", async () => {
