@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type pino from "pino";
 import YAML from "yaml";
 import { isRecord, type KubeObject } from "../kube/object.js";
+import { listOptionCauses } from "./builtin-validation.js";
 import {
   apiGroup,
   apiGroupList,
@@ -45,6 +46,7 @@ import {
   ApiError,
   badRequest,
   internalError,
+  invalid,
   methodNotAllowed,
   unauthorized,
   unsupportedMediaType,
@@ -577,6 +579,8 @@ export class HttpApi {
     namespace: string | undefined,
     q: URLSearchParams,
   ): void {
+    const causes = listOptionCauses(q);
+    if (causes.length > 0) throw invalid("meta.k8s.io", "ListOptions", "", causes);
     const page = this.page(type, namespace, q);
     const metadata = {
       resourceVersion: page.rv,

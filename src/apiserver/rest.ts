@@ -8,6 +8,7 @@
  * admission/owner-references.ts) before the webhooks. HTTP parsing, serialisation and the authorization of
  * each request are elsewhere (http.ts).
  */
+
 import { randomInt, randomUUID } from "node:crypto";
 import type pino from "pino";
 import { getPath, isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
@@ -17,6 +18,7 @@ import {
   mappingsFrom,
   type OwnerReferencePermissionDeps,
 } from "./admission/owner-references.js";
+import { builtinCauses, builtinDecodeProblem } from "./builtin-validation.js";
 import {
   createFieldSetMemo,
   type ManagedFieldsEntry,
@@ -429,6 +431,11 @@ export class Rest {
         });
     causes.push(...metadataCauses(o));
     if (res.crd) causes.push(...res.crd.validate(version, o, old));
+    else {
+      const undecodable = builtinDecodeProblem(res, o);
+      if (undecodable) throw badRequest(undecodable);
+      causes.push(...builtinCauses(res, o));
+    }
     if (causes.length > 0) throw invalid(res.group, res.kind, name, causes);
   }
 
@@ -634,11 +641,12 @@ export class Rest {
       throw badRequest(
         `the kind in the data (${String(body.kind)}) does not match the expected kind (${res.kind})`,
       );
-    if (body.apiVersion !== undefined && body.apiVersion !== apiVersion && res.group !== "")
-      if (!String(body.apiVersion).startsWith(`${res.group}/`))
-        throw badRequest(
-          `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`,
-        );
+    // kube-apiserver's create and update handlers compare the decoded group/version with the endpoint's
+    // exactly: another version of the same group is refused too (it converts only what it stores).
+    if (body.apiVersion !== undefined && body.apiVersion !== apiVersion)
+      throw badRequest(
+        `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`,
+      );
   }
 
   /**

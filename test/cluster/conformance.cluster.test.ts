@@ -243,20 +243,7 @@ const probes: Probe[] = [
  * Differences not yet fixed in the local server, each with why (issue 22 tracks them). The suite fails if
  * this list is not exactly the differences it observes.
  */
-const KNOWN_DIFFERENCES: Record<string, string> = {
-  "create whose apiVersion differs from the URL's version":
-    "the local server stores the body under the URL's version without comparing (real: 400 BadRequest)",
-  "a Lease whose renewTime and leaseDurationSeconds have the wrong types":
-    "built-in kinds are not type-checked locally (real: 400); the product's own Lease writes are well-typed",
-  "a ConfigMap over 1 MiB of data":
-    "no size validation for ConfigMaps locally (real: 422); the installer bounds its inputs itself (decision 39)",
-  "an Event whose involvedObject is in another namespace":
-    "Events are not validated locally (real: 422); the product records Events in the involved object's namespace",
-  "a list with resourceVersionMatch but no resourceVersion":
-    "list options are not validated locally (real: 422); the product never sends resourceVersionMatch",
-  "a ValidatingWebhookConfiguration without sideEffects or admissionReviewVersions":
-    "webhook configurations are not validated locally (real: 422); the shipped ones are valid on the real server",
-};
+const KNOWN_DIFFERENCES: Record<string, string> = {};
 
 /** A raw HTTPS client per kubeconfig context (status and reason exactly as the server sent them). */
 function rawClient(kubeconfigText: string): Raw {
