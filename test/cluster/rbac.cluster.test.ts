@@ -2,7 +2,8 @@
  * The product's shipped RBAC against the real authorizer and OpenShift's `OwnerReferencesPermissionEnforcement`
  * admission plugin (SPEC §8.1, §9): every twin the sync creates carries an ownerReference with
  * `blockOwnerDeletion`, which the plugin allows only to a writer who may `update` the owner's `finalizers`
- * subresource. The local API server enforces no authorization, so only this suite can show a missing rule.
+ * subresource. This suite found the defect on the real server first (decision 35); the local server now
+ * enforces the same (decision 47, test/local/rbac.test.ts).
  *
  * The second half removes one rule from a copy of manifests/base/rbac.yaml and shows the server's 403: the
  * proof that these tests would catch the defect they were written for.
