@@ -185,13 +185,9 @@ describe("SPEC §3.5 deletion during a handover", () => {
       await h.setSpecAuthority("Machine", w.name, "ClusterAPI");
       await h.steady(w, "ClusterAPI");
       await h.quiesce();
-      await h.setSpecAuthority("Machine", w.name, "MachineAPI");
-      await h.waitFor("step 5 done", () => {
-        const s = h.snapshotOf(w);
-        return migratingStatus(w) && s.capi && s.infraMachine && hasPause(s.capi) && hasPause(s.infraMachine);
-      });
       // From now on the product's MAPI Machine status writes take 1.5 s to reach the server: step 9 (CAPA's
-      // finalizer off the AWSMachine, its only write) lands at once, step 10 only after the delete below.
+      // finalizer off the AWSMachine, its only write) lands at once, step 10 only 1.5 s later — a window the
+      // test can always see, however fast the rest of the handover runs, to delete in.
       h.cluster.faults.set({
         latencyMs: 1_500,
         match: {
@@ -201,6 +197,7 @@ describe("SPEC §3.5 deletion during a handover", () => {
         },
       });
       try {
+        await h.setSpecAuthority("Machine", w.name, "MachineAPI");
         const s = await h.waitFor("step 9 done (CAPA's finalizer gone), still Migrating", () => {
           const x = h.snapshotOf(w);
           return (
