@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import { finalizersOf, getPath } from "../../src/kube/object.js";
 import { mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
-import { hasPause, statusAuthorityOf } from "../../src/migration/snapshot.js";
+import { statusAuthorityOf } from "../../src/migration/snapshot.js";
 import {
   CAPI_NS,
   type Harness,
