@@ -1,11 +1,11 @@
 /**
- * The product's shipped RBAC against the real authorizer and OpenShift's `OwnerReferencesPermissionEnforcement`
- * admission plugin (SPEC §8.1, §9): every twin the sync creates carries an ownerReference with
- * `blockOwnerDeletion`, which the plugin allows only to a writer who may `update` the owner's `finalizers`
- * subresource. This suite found the defect on the real server first (decision 35); the local server now
- * enforces the same (decision 47, test/local/rbac.test.ts).
+ * The product's shipped RBAC against authorization and OpenShift's `OwnerReferencesPermissionEnforcement`
+ * admission plugin (SPEC §8, §8.1, §9), on both backends: every twin the sync creates carries an
+ * ownerReference with `blockOwnerDeletion`, which the plugin allows only to a writer who may `update` the
+ * owner's `finalizers` subresource. This suite found that defect on the real control plane first
+ * (decision 35); the local server now enforces the same (decision 47).
  *
- * The second half removes one rule from a copy of manifests/base/rbac.yaml and shows the server's 403: the
+ * The last test removes one rule from a copy of manifests/base/rbac.yaml and shows the server's 403: the
  * proof that these tests would catch the defect they were written for.
  */
 import { execFile } from "node:child_process";
@@ -21,7 +21,7 @@ import { ForbiddenError } from "../../src/kube/errors.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import { isRecord, type KubeObject, type OwnerReference } from "../../src/kube/object.js";
 import { capiCluster } from "../../src/local/seed.js";
-import { startTestCluster, type TestCluster } from "./backend.js";
+import { startTestCluster, type TestCluster } from "../cluster/backend.js";
 
 const run = promisify(execFile);
 const MAPI_NS = "openshift-machine-api";
@@ -130,7 +130,7 @@ const dependents = () => [
 ];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "rbac-cluster-"));
+  dir = await mkdtemp(join(tmpdir(), "shipped-rbac-"));
   cluster = await startTestCluster({
     stateDir: dir,
     ...ns,
@@ -167,10 +167,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe("the real control plane (SPEC §8.1)", () => {
-  it("runs on the real control plane with RBAC and OwnerReferencesPermissionEnforcement", async () => {
-    expect(cluster.backend).toBe("real");
-    // A user without RBAC is refused by the real authorizer; the local server would have answered.
+describe("authorization (SPEC §8, §8.1)", () => {
+  it("a user without RBAC is refused: CAPA's identity may not list Secrets in kube-system", async () => {
     const secrets = {
       group: "",
       version: "v1",
@@ -198,7 +196,7 @@ describe("manifests/base/rbac.yaml as shipped (SPEC §9) against OwnerReferences
   });
 });
 
-describe("a rule removed from the shipped RBAC fails here with the server's 403", () => {
+describe("a rule removed from the shipped RBAC fails with the server's 403", () => {
   it("without update on cluster.x-k8s.io machinesets/finalizers the CAPI Machine create is refused", async () => {
     const shipped = await readFile("manifests/base/rbac.yaml", "utf8");
     const docs = parseAllDocuments(shipped).map((d) => d.toJS() as KubeObject);

@@ -3,7 +3,8 @@
  * with the RBAC local mode stores — the product's manifests/base RBAC and the installer's exactly as
  * shipped, the stand-ins' controllers' roles, and `admin` a cluster admin through OpenShift's
  * `cluster-admins` binding — so a missing rule of the product fails here with the 403 a cluster answers
- * (the same checks as test/cluster/rbac.cluster.test.ts makes on the real control plane).
+ * (the twin creates under OwnerReferencesPermissionEnforcement are test/integration/shipped-rbac.test.ts, which
+ * runs on both backends).
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -13,10 +14,9 @@ import { parseAllDocuments } from "yaml";
 import type { KubeClient } from "../../src/kube/client.js";
 import { ForbiddenError } from "../../src/kube/errors.js";
 import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
-import { isRecord, type KubeObject, type OwnerReference } from "../../src/kube/object.js";
+import { isRecord } from "../../src/kube/object.js";
 import { type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
 import { inNamespaces, localRbac, PROVIDERS_RBAC, RBAC_TYPES, rbacObjectsIn } from "../../src/local/rbac.js";
-import { capiCluster } from "../../src/local/seed.js";
 import { createCertificateAuthority } from "../../src/server/certs.js";
 import { silentLogger } from "../kube/fakes.js";
 
@@ -122,151 +122,6 @@ describe("who may do what in local mode", () => {
     await expect(installer.list(RBAC_TYPES.ClusterRole!)).resolves.toBeDefined();
     await refusalOf(installer.list(SECRETS, { namespace: "kube-system" }));
     await expect(installer.list(SECRETS, { namespace: CAPI_NS })).resolves.toBeDefined();
-  });
-});
-
-/** The four kinds of owner the sync points a twin at (SPEC §4.3, §4.2), as test/cluster/rbac.cluster.test.ts. */
-describe("manifests/base/rbac.yaml as shipped against OwnerReferencesPermissionEnforcement (decision 35)", () => {
-  let owners: Record<string, KubeObject> = {};
-  const ownerRef = (o: KubeObject, controller: boolean): OwnerReference => ({
-    apiVersion: String(o.apiVersion),
-    kind: String(o.kind),
-    name: String(o.metadata?.name),
-    uid: String(o.metadata?.uid),
-    ...(controller ? { controller: true } : {}),
-    blockOwnerDeletion: true,
-  });
-  const capiMachineSet = (name: string, clusterName: string, ownerReferences: OwnerReference[] = []) => ({
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "MachineSet",
-    metadata: { name, namespace: CAPI_NS, ...(ownerReferences.length ? { ownerReferences } : {}) },
-    spec: {
-      clusterName,
-      selector: { matchLabels: { a: "b" } },
-      template: {
-        metadata: { labels: { a: "b" } },
-        spec: {
-          clusterName,
-          bootstrap: { dataSecretName: "worker-user-data" },
-          infrastructureRef: {
-            apiGroup: "infrastructure.cluster.x-k8s.io",
-            kind: "AWSMachineTemplate",
-            name: "t",
-          },
-        },
-      },
-    },
-  });
-  const capiMachine = (name: string, clusterName: string, ownerReferences: OwnerReference[] = []) => ({
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "Machine",
-    metadata: { name, namespace: CAPI_NS, ...(ownerReferences.length ? { ownerReferences } : {}) },
-    spec: {
-      clusterName,
-      bootstrap: { dataSecretName: "worker-user-data" },
-      infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "AWSMachine", name },
-    },
-  });
-  const dependents = (): Array<{ what: string; type: ResourceType; object: KubeObject }> => {
-    const clusterName = String(owners.cluster!.metadata?.name);
-    return [
-      {
-        what: "CAPI MachineSet → Cluster",
-        type: KINDS.capiMachineSet,
-        object: capiMachineSet("rbac-set", clusterName, [ownerRef(owners.cluster!, false)]),
-      },
-      {
-        what: "CAPI Machine → CAPI MachineSet",
-        type: KINDS.capiMachine,
-        object: capiMachine("rbac-member", clusterName, [ownerRef(owners.capiMachineSet!, true)]),
-      },
-      {
-        what: "AWSMachine → CAPI Machine",
-        type: KINDS.awsMachine,
-        object: {
-          apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-          kind: "AWSMachine",
-          metadata: {
-            name: "rbac-infra",
-            namespace: CAPI_NS,
-            ownerReferences: [ownerRef(owners.capiMachine!, true)],
-          },
-          spec: { instanceType: "m6i.large" },
-        },
-      },
-      {
-        what: "MAPI Machine → MAPI MachineSet",
-        type: KINDS.mapiMachine,
-        object: {
-          apiVersion: "machine.openshift.io/v1beta1",
-          kind: "Machine",
-          metadata: {
-            name: "rbac-mirror",
-            namespace: MAPI_NS,
-            ownerReferences: [ownerRef(owners.mapiMachineSet!, true)],
-          },
-          spec: { authoritativeAPI: "ClusterAPI" },
-        },
-      },
-    ];
-  };
-
-  beforeAll(async () => {
-    const [c, awsCluster] = capiCluster(ns);
-    const cluster = await admin.create(KINDS.capiCluster, c!);
-    await admin.create(KINDS.awsCluster, awsCluster!);
-    const clusterName = String(cluster.metadata?.name);
-    owners = {
-      cluster,
-      capiMachineSet: await admin.create(KINDS.capiMachineSet, capiMachineSet("owner-set", clusterName)),
-      capiMachine: await admin.create(KINDS.capiMachine, capiMachine("owner-machine", clusterName)),
-      mapiMachineSet: await admin.create(KINDS.mapiMachineSet, {
-        apiVersion: "machine.openshift.io/v1beta1",
-        kind: "MachineSet",
-        metadata: { name: "owner-set", namespace: MAPI_NS },
-        spec: {
-          authoritativeAPI: "MachineAPI",
-          selector: { matchLabels: { a: "b" } },
-          template: { metadata: { labels: { a: "b" } }, spec: {} },
-        },
-      }),
-    };
-  });
-
-  it.each([
-    "CAPI MachineSet → Cluster",
-    "CAPI Machine → CAPI MachineSet",
-    "AWSMachine → CAPI Machine",
-    "MAPI Machine → MAPI MachineSet",
-  ])("the product may create a twin with blockOwnerDeletion: %s", async (what) => {
-    const d = dependents().find((x) => x.what === what)!;
-    const created = await product.create(d.type, d.object);
-    expect(created.metadata?.ownerReferences?.[0]?.blockOwnerDeletion).toBe(true);
-    await admin.delete(d.type, String(d.object.metadata?.namespace), String(d.object.metadata?.name));
-  });
-
-  it("without update on cluster.x-k8s.io machinesets/finalizers the CAPI Machine create is refused as in a cluster", async () => {
-    const shipped = (await rbacObjectsIn("manifests/base/rbac.yaml")).find(
-      (o) => o.kind === "Role" && o.metadata?.namespace === CAPI_NS,
-    )!;
-    const rules = (shipped.rules as Array<Record<string, unknown>>)
-      .map((r) => ({
-        ...r,
-        resources: (r.resources as string[]).filter((x) => x !== "machinesets/finalizers"),
-      }))
-      .filter((r) => r.resources.length > 0);
-    const live = await admin.get(RBAC_TYPES.Role!, CAPI_NS, String(shipped.metadata?.name));
-    await admin.update(RBAC_TYPES.Role!, { ...live, rules });
-    try {
-      const d = dependents().find((x) => x.what === "CAPI Machine → CAPI MachineSet")!;
-      const e = await refusalOf(product.create(d.type, d.object));
-      expect(e.message).toBe(
-        `machines.cluster.x-k8s.io "rbac-member" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: , <nil>`,
-      );
-    } finally {
-      const now = await admin.get(RBAC_TYPES.Role!, CAPI_NS, String(shipped.metadata?.name));
-      await admin.update(RBAC_TYPES.Role!, { ...now, rules: shipped.rules });
-    }
   });
 });
 
