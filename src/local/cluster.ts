@@ -84,7 +84,29 @@ export function clientsOf(kubeconfigText: string): (context: string) => KubeClie
   };
 }
 
-const WEBHOOK_TYPES = {
+/**
+ * Creates or replaces the product's three webhook configurations (manifests/webhooks.yaml), each as
+ * `render` makes it for the cluster at hand (caBundle, controller users, namespaces; a URL out of cluster).
+ */
+export async function putProductWebhooks(
+  client: KubeClient,
+  render: (manifest: KubeObject) => KubeObject,
+): Promise<void> {
+  for (const manifest of await loadWebhookManifests()) {
+    const config = render(manifest);
+    const type = WEBHOOK_TYPES[config.kind as keyof typeof WEBHOOK_TYPES];
+    if (!type) throw new Error(`manifests/webhooks.yaml: unexpected kind ${String(config.kind)}`);
+    const existing = await client.get(type, "", config.metadata?.name ?? "").catch(() => undefined);
+    if (existing)
+      await client.update(type, {
+        ...config,
+        metadata: { ...config.metadata, resourceVersion: existing.metadata?.resourceVersion },
+      });
+    else await client.create(type, config);
+  }
+}
+
+export const WEBHOOK_TYPES = {
   MutatingWebhookConfiguration: {
     group: "admissionregistration.k8s.io",
     version: "v1",
@@ -161,18 +183,9 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
       clientAs,
       async registerProductWebhooks(baseUrl) {
         webhookBaseUrl = baseUrl;
-        for (const manifest of await loadWebhookManifests()) {
-          const config = localWebhookConfiguration(manifest, { ...opts, caPem: opts.webhookCaPem });
-          const type = WEBHOOK_TYPES[config.kind as keyof typeof WEBHOOK_TYPES];
-          if (!type) throw new Error(`manifests/webhooks.yaml: unexpected kind ${String(config.kind)}`);
-          const existing = await admin.get(type, "", config.metadata?.name ?? "").catch(() => undefined);
-          if (existing)
-            await admin.update(type, {
-              ...config,
-              metadata: { ...config.metadata, resourceVersion: existing.metadata?.resourceVersion },
-            });
-          else await admin.create(type, config);
-        }
+        await putProductWebhooks(admin, (manifest) =>
+          localWebhookConfiguration(manifest, { ...opts, caPem: opts.webhookCaPem }),
+        );
       },
       async stop() {
         await stopDefaulter();

@@ -33,11 +33,18 @@ import type { KubeClient } from "../../src/kube/client.js";
 import { connect } from "../../src/kube/config.js";
 import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
 import { conditionOf, isRecord, type KubeObject } from "../../src/kube/object.js";
-import { clientsOf, createIfMissing, type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
+import {
+  clientsOf,
+  createIfMissing,
+  type LocalCluster,
+  putProductWebhooks,
+  startLocalCluster,
+  WEBHOOK_TYPES,
+} from "../../src/local/cluster.js";
 import { type LocalUser, localUsers } from "../../src/local/identities.js";
 import { renderKubeconfig } from "../../src/local/kubeconfig.js";
 import { featureGate } from "../../src/local/seed.js";
-import { loadWebhookManifests, localWebhookConfiguration } from "../../src/local/webhooks.js";
+import { localWebhookConfiguration } from "../../src/local/webhooks.js";
 import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
 import {
   type Binaries,
@@ -146,22 +153,6 @@ const CLUSTER_ROLE_BINDING = type(
   false,
 );
 const SERVICE_ACCOUNT = type("", "v1", "ServiceAccount", "serviceaccounts", true);
-const WEBHOOK_TYPES: Record<string, ResourceType> = {
-  MutatingWebhookConfiguration: type(
-    "admissionregistration.k8s.io",
-    "v1",
-    "MutatingWebhookConfiguration",
-    "mutatingwebhookconfigurations",
-    false,
-  ),
-  ValidatingWebhookConfiguration: type(
-    "admissionregistration.k8s.io",
-    "v1",
-    "ValidatingWebhookConfiguration",
-    "validatingwebhookconfigurations",
-    false,
-  ),
-};
 
 /** kubectl as the bootstrap admin, with its own discovery cache (never the user's). */
 async function kubectl(cp: ControlPlane, kubeconfig: string, args: string[]): Promise<string> {
@@ -284,7 +275,7 @@ async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> 
     });
     await createIfMissing(
       bootstrap,
-      WEBHOOK_TYPES.MutatingWebhookConfiguration as ResourceType,
+      WEBHOOK_TYPES.MutatingWebhookConfiguration,
       awsMachineDefaulterConfiguration({ url: defaulter.url, caBundle: defaulter.caBundle }),
     );
     const stopDefaulter = defaulter.stop;
@@ -295,23 +286,13 @@ async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> 
       kubeconfigText,
       clientAs,
       kubeconfigFor: (context) => onlyUser(proxy.url, cp.caPem, users, context, opts.mapiNamespace),
-      async registerProductWebhooks(baseUrl) {
-        for (const manifest of await loadWebhookManifests()) {
-          const config = urlWebhookConfiguration(
+      registerProductWebhooks: (baseUrl) =>
+        putProductWebhooks(bootstrap, (manifest) =>
+          urlWebhookConfiguration(
             localWebhookConfiguration(manifest, { ...opts, caPem: opts.webhookCaPem }),
             baseUrl,
-          );
-          const t = WEBHOOK_TYPES[String(config.kind)];
-          if (!t) throw new Error(`manifests/webhooks.yaml: unexpected kind ${String(config.kind)}`);
-          const existing = await bootstrap.get(t, "", config.metadata?.name ?? "").catch(() => undefined);
-          if (existing)
-            await bootstrap.update(t, {
-              ...config,
-              metadata: { ...config.metadata, resourceVersion: existing.metadata?.resourceVersion },
-            });
-          else await bootstrap.create(t, config);
-        }
-      },
+          ),
+        ),
       settled: async () => {},
       counters: () => proxy.counters.snapshot(),
       faults: proxy.faults,
