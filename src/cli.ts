@@ -2,17 +2,54 @@
 /**
  * The command line: one table of subcommands, each loaded only when it runs (so `convert` starts without
  * loading the server). `serve` is the default and runs until SIGTERM/SIGINT. Every subcommand returns its exit code; bad usage is 2.
+ * Every subcommand answers `--help`/`-h` with its usage on stdout and exit 0 (SPEC §9): those whose runner
+ * does not answer it itself carry their `help` here. Flags are parsed by config.ts on `util.parseArgs`.
  */
 import { argv, env, exit, stderr, stdout } from "node:process";
+import { asksForHelp, parseFlags, settingsUsage } from "./config.js";
 
 interface Subcommand {
   summary: string;
+  /** The usage `--help` prints, when the runner does not print its own. */
+  help?: () => string;
   run: (args: string[]) => Promise<number>;
 }
+
+const SERVE_HELP = (): string =>
+  [
+    "usage: machine-api-migration serve [settings…]",
+    "",
+    "The admission webhook and the sync and migration controllers, until SIGTERM/SIGINT. It acts on a cluster",
+    "only when told to: the kubeconfig setting (--kubeconfig or MACHINE_API_MIGRATION_KUBECONFIG), or the",
+    "service account of the pod it runs in. Otherwise it runs in local mode with an embedded API server",
+    "(SPEC §8); KUBECONFIG and ~/.kube/config are deliberately not read, so a laptop's kubeconfig never turns",
+    "a local run into one against a real cluster.",
+    "",
+    "settings (flag, else environment variable, else default):",
+    settingsUsage(),
+  ].join("\n");
+
+const CERTS_USAGE = "usage: machine-api-migration certs [--dir D] [--service S] [--namespace N]";
+const CERTS_HELP = (): string =>
+  [
+    CERTS_USAGE,
+    "",
+    "Writes a development CA and a serving certificate for the webhook Service into D (default certs/),",
+    "for S.N.svc (default machine-api-migration.openshift-cluster-api.svc). Never for production: a cluster",
+    "gets its certificate from service-ca or cert-manager (manifests/).",
+  ].join("\n");
+
+const CONFIG_REFERENCE_HELP = (): string =>
+  [
+    "usage: machine-api-migration config-reference",
+    "",
+    "Prints every setting (flag, environment variable, default, meaning) as the README's Markdown table.",
+  ].join("\n");
 
 const SUBCOMMANDS: Record<string, Subcommand> = {
   serve: {
     summary: "admission webhook + controllers (local mode when no cluster is configured)",
+    help: SERVE_HELP,
     run: async (args) => (await import("./main.js")).serve(args, env),
   },
   convert: {
@@ -51,7 +88,28 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   },
   certs: {
     summary: "write a development CA and serving certificate into certs/ (or --dir D)",
-    run: async (args) => (await import("./server/certs.js")).runCertsCommand(args),
+    help: CERTS_HELP,
+    run: async (args) => {
+      const parsed = parseFlags(args, {
+        dir: { type: "string" },
+        service: { type: "string" },
+        namespace: { type: "string" },
+      });
+      const empty = parsed.ok ? parsed.occurrences.find((o) => o.value === "") : undefined;
+      const error = !parsed.ok
+        ? parsed.error
+        : parsed.rest.length > 0
+          ? `unexpected argument ${JSON.stringify(parsed.rest[0])}`
+          : empty
+            ? `flag ${empty.rawName} needs a value`
+            : undefined;
+      if (!parsed.ok || error) {
+        stderr.write(`machine-api-migration certs: ${error}\n${CERTS_USAGE}\n`);
+        return 2;
+      }
+      const flags = Object.entries(parsed.values).flatMap(([name, value]) => [`--${name}`, value]);
+      return (await import("./server/certs.js")).runCertsCommand(flags);
+    },
   },
   preflight: {
     summary:
@@ -78,7 +136,14 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   },
   "config-reference": {
     summary: "print the configuration reference (every flag and environment variable) as Markdown",
-    run: async () => {
+    help: CONFIG_REFERENCE_HELP,
+    run: async (args) => {
+      if (args.length > 0) {
+        stderr.write(
+          `machine-api-migration config-reference: unexpected argument ${JSON.stringify(args[0])}\n`,
+        );
+        return 2;
+      }
       const { settingsReference } = await import("./config.js");
       stdout.write(`${settingsReference()}\n`);
       return 0;
@@ -93,7 +158,8 @@ const usage = (): string =>
     "subcommands:",
     ...Object.entries(SUBCOMMANDS).map(([name, s]) => `  ${name.padEnd(18)} ${s.summary}`),
     "",
-    "`serve` is the default and runs until SIGTERM/SIGINT. `machine-api-migration config-reference` lists every flag.",
+    "`serve` is the default and runs until SIGTERM/SIGINT. `machine-api-migration SUBCOMMAND --help` shows a",
+    "subcommand's flags; `machine-api-migration config-reference` lists every setting.",
   ].join("\n");
 
 async function main(args: string[]): Promise<number> {
@@ -108,6 +174,10 @@ async function main(args: string[]): Promise<number> {
   if (!sub) {
     stderr.write(`unknown subcommand "${name}"\n\n${usage()}\n`);
     return 2;
+  }
+  if (sub.help && asksForHelp(rest)) {
+    stdout.write(`${sub.help()}\n`);
+    return 0;
   }
   return sub.run(rest);
 }

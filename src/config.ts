@@ -3,6 +3,7 @@
  * sentence the README shows. This is the only module that reads flags or the environment; everything else
  * receives a typed `Config`. Parsing is pure (argv and env are passed in) so tests can cover every error.
  */
+import { parseArgs } from "node:util";
 import { z } from "zod";
 
 const ENV_PREFIX = "MACHINE_API_MIGRATION_";
@@ -255,17 +256,99 @@ export const envNameOf = (flag: string): string => ENV_PREFIX + flag.toUpperCase
 
 export type ConfigResult = { ok: true; config: Config; rest: string[] } | { ok: false; error: string };
 
+/** A subcommand's own flag (`preflight -o`, `uninstall-prepare --yes`), keyed by its long name. */
+export interface CommandFlag {
+  type: "string" | "boolean";
+  short?: string;
+  /** A boolean that also takes `--flag=true|false` (the settings' booleans, like their variables). */
+  text?: boolean;
+}
+export type CommandFlags = Readonly<Record<string, CommandFlag>>;
+
+/** One flag as given: its long name, how it was typed (`-o`, `--no-controllers`) and its value. */
+export interface FlagOccurrence {
+  name: string;
+  rawName: string;
+  value: string;
+}
+
+export type FlagsResult =
+  /** `values`: the last value of each flag; `occurrences`: every one, in order (repeatable flags). */
+  | { ok: true; values: Record<string, string>; occurrences: FlagOccurrence[]; rest: string[] }
+  | { ok: false; error: string };
+
 /**
- * Parses flags (`--name value`, `--name=value`, `--flag`, `--no-flag`) over environment variables over
- * defaults. Unknown flags are an error; positional arguments are returned in `rest`.
+ * Parses flags alone: `--name value`, `--name=value`, `-o value`, `-ovalue`, `--flag`, `--no-flag`; `--`
+ * ends the flags. Node's `util.parseArgs` splits the words; this function only judges them, so that every
+ * refusal names the flag as the admin typed it (parseArgs' strict mode names neither the `--no-` form nor
+ * a flag taken as the previous one's value). A boolean's value is "true" or "false" (or its text).
  */
-export function parseConfig(
+export function parseFlags(argv: readonly string[], flags: CommandFlags): FlagsResult {
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {};
+  for (const [name, f] of Object.entries(flags))
+    options[name] = { type: f.type, ...(f.short ? { short: f.short } : {}) };
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options,
+    strict: false,
+    allowPositionals: true,
+    allowNegative: true,
+    tokens: true,
+  });
+  const occurrences: FlagOccurrence[] = [];
+  const rest: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === "option-terminator") continue;
+    if (token.kind === "positional") {
+      rest.push(token.value);
+      continue;
+    }
+    const flag = flags[token.name];
+    const negated = token.rawName.startsWith("--no-") && !token.rawName.startsWith(`--${token.name}`);
+    if (!flag || (negated && flag.type !== "boolean"))
+      return { ok: false, error: `unknown flag ${token.rawName}` };
+    if (flag.type === "string") {
+      // A missing value, or the next flag taken as one (`--kubeconfig --yes`): parseArgs accepts both.
+      if (token.value === undefined || (!token.inlineValue && token.value.startsWith("--")))
+        return { ok: false, error: `flag ${token.rawName} needs a value` };
+      occurrences.push({ name: token.name, rawName: token.rawName, value: token.value });
+    } else if (token.value !== undefined && (negated || !flag.text))
+      return { ok: false, error: `flag ${token.rawName} takes no value` };
+    else
+      occurrences.push({
+        name: token.name,
+        rawName: token.rawName,
+        value: negated ? "false" : (token.value ?? "true"),
+      });
+  }
+  const values = Object.fromEntries(occurrences.map((o) => [o.name, o.value]));
+  return { ok: true, values, occurrences, rest };
+}
+
+export type CommandLineResult =
+  | { ok: true; config: Config; flags: Record<string, string | true>; rest: string[] }
+  | { ok: false; error: string };
+
+/**
+ * Parses a command line (see `parseFlags`) over environment variables over defaults. `own` are the
+ * subcommand's flags beyond the settings table; unknown flags are an error; positional arguments are
+ * returned in `rest`. A boolean own flag is present (`true`) or absent.
+ */
+export function parseCommandLine(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
-): ConfigResult {
-  const byFlag = new Map<string, [keyof Settings, Setting]>(
-    (Object.entries(SETTINGS) as [keyof Settings, Setting][]).map(([k, s]) => [s.flag, [k, s]]),
+  own: CommandFlags = {},
+): CommandLineResult {
+  const settingOf = new Map<string, keyof Settings>(
+    (Object.entries(SETTINGS) as [keyof Settings, Setting][]).map(([k, s]) => [s.flag, k]),
   );
+  const all: Record<string, CommandFlag> = {};
+  for (const [, s] of Object.entries(SETTINGS) as [keyof Settings, Setting][])
+    all[s.flag] = s.boolean ? { type: "boolean", text: true } : { type: "string" };
+  Object.assign(all, own);
+  const parsed = parseFlags(argv, all);
+  if (!parsed.ok) return parsed;
+
   const raw: Record<string, unknown> = {};
   const from: Record<string, string> = {};
   for (const [key, s] of Object.entries(SETTINGS) as [keyof Settings, Setting][]) {
@@ -275,43 +358,16 @@ export function parseConfig(
       from[key] = `environment variable ${envNameOf(s.flag)}`;
     }
   }
-  const rest: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith("--")) {
-      rest.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    let name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
-    let value: string | undefined = eq >= 0 ? arg.slice(eq + 1) : undefined;
-    let entry = byFlag.get(name);
-    if (!entry && name.startsWith("no-") && value === undefined) {
-      const positive = byFlag.get(name.slice(3));
-      if (positive?.[1].boolean) {
-        entry = positive;
-        name = name.slice(3);
-        value = "false";
-      }
-    }
-    if (!entry) return { ok: false, error: `unknown flag --${name}` };
-    const [key, s] = entry;
-    if (value === undefined) {
-      const next = argv[i + 1];
-      if (
-        s.boolean &&
-        (next === undefined || next.startsWith("--") || !/^(true|false|1|0|yes|no)$/.test(next))
-      )
-        value = "true";
-      else if (next === undefined) return { ok: false, error: `flag --${name} needs a value` };
-      else {
-        value = next;
-        i++;
-      }
-    }
-    raw[key] = value;
-    from[key] = `flag --${name}`;
+  const flags: Record<string, string | true> = {};
+  for (const [name, value] of Object.entries(parsed.values)) {
+    const key = settingOf.get(name);
+    if (key !== undefined && !(name in own)) {
+      raw[key] = value;
+      from[key] = `flag --${name}`;
+    } else if (all[name]!.type === "string") flags[name] = value;
+    else if (value === "true") flags[name] = true;
   }
+  const rest = parsed.rest;
   const config: Record<string, unknown> = {};
   for (const [key, s] of Object.entries(SETTINGS) as [keyof Settings, Setting][]) {
     const input = key in raw ? raw[key] : s.default;
@@ -337,7 +393,44 @@ export function parseConfig(
       ok: false,
       error: "settings webhookPort and metricsPort must differ (metrics have their own listener)",
     };
-  return { ok: true, config: c, rest };
+  return { ok: true, config: c, flags, rest };
+}
+
+/** The settings alone (`serve`, `installer`): `parseCommandLine` without subcommand flags. */
+export function parseConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): ConfigResult {
+  const parsed = parseCommandLine(argv, env);
+  return parsed.ok ? { ok: true, config: parsed.config, rest: parsed.rest } : parsed;
+}
+
+/**
+ * Whether a command line asks for help (`--help` or `-h` before any `--`), whatever else it holds: help is
+ * answered before a bad flag or a missing cluster is reported, as kubectl and cobra do.
+ */
+export function asksForHelp(argv: readonly string[]): boolean {
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: { help: { type: "boolean", short: "h" } },
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  return tokens.some((t) => t.kind === "option" && t.name === "help");
+}
+
+/** One line per setting (`  --webhook-port N   Port of …`), for a subcommand's `--help`. */
+export function settingsUsage(
+  keys: readonly (keyof Settings)[] = Object.keys(SETTINGS) as (keyof Settings)[],
+): string {
+  return keys
+    .map((key) => {
+      const s: Setting = SETTINGS[key];
+      const flag = s.boolean ? `--[no-]${s.flag}` : `--${s.flag} V`;
+      return `  ${flag.padEnd(36)} ${s.description} (env ${envNameOf(s.flag)})`;
+    })
+    .join("\n");
 }
 
 /** Markdown table of every setting, for the README (kept from drifting by a test). */

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { envNameOf, listenHosts, parseConfig, settingsReference } from "../src/config.js";
+import {
+  asksForHelp,
+  envNameOf,
+  listenHosts,
+  parseCommandLine,
+  parseConfig,
+  runMode,
+  settingsReference,
+} from "../src/config.js";
 
 const ok = (argv: string[], env: Record<string, string> = {}) => {
   const r = parseConfig(argv, env);
@@ -108,5 +116,94 @@ describe("listen addresses (SPEC §2.1: loopback in local mode)", () => {
     ],
   ] as const)("%s", (_, args, mode, webhook, metrics) => {
     expect(listenHosts(parsed([...args]), mode)).toEqual({ webhook, metrics });
+  });
+});
+
+describe("command lines (util.parseArgs over the settings table plus a subcommand's own flags)", () => {
+  const own = {
+    output: { type: "string", short: "o" },
+    yes: { type: "boolean", short: "y" },
+    context: { type: "string" },
+  } as const;
+  const parse = (argv: string[]) => parseCommandLine(argv, {}, own);
+  it.each([
+    ["long own flag", ["--output", "json"], { output: "json" }],
+    ["short own flag", ["-o", "json"], { output: "json" }],
+    ["short flag with its value attached", ["-ojson"], { output: "json" }],
+    ["--flag=value", ["--context=admin"], { context: "admin" }],
+    ["boolean own flag, short", ["-y"], { yes: true }],
+    [
+      "settings and own flags mixed",
+      ["--kubeconfig", "/k", "-y", "--context", "c"],
+      { yes: true, context: "c" },
+    ],
+  ] as const)("%s", (_name, argv, expected) => {
+    const r = parse([...argv]);
+    if (!r.ok) throw new Error(r.error);
+    expect(r.flags).toEqual(expected);
+  });
+
+  it("a boolean setting takes --flag, --no-flag and --flag=false", () => {
+    const on = parseCommandLine(["--no-controllers", "--with-installer"], {}, {});
+    const off = parseCommandLine(["--controllers=false"], {}, {});
+    if (!on.ok || !off.ok) throw new Error("refused");
+    expect([on.config.controllers, on.config.withInstaller, off.config.controllers]).toEqual([
+      false,
+      true,
+      false,
+    ]);
+  });
+
+  it("-- ends the flags; what follows is positional", () => {
+    const r = parse(["--", "--output"]);
+    if (!r.ok) throw new Error(r.error);
+    expect(r.rest).toEqual(["--output"]);
+  });
+
+  it.each([
+    ["an unknown short flag", ["-x"], "unknown flag -x"],
+    ["an unknown long flag", ["--bogus"], "unknown flag --bogus"],
+    ["a --no- form of a flag that takes a value", ["--no-output"], "unknown flag --no-output"],
+    ["a missing value at the end", ["--output"], "flag --output needs a value"],
+    ["a flag where its value should be", ["--kubeconfig", "--yes"], "flag --kubeconfig needs a value"],
+    ["a value on a boolean own flag", ["--yes=no"], "flag --yes takes no value"],
+  ] as const)("bad usage: %s", (_name, argv, message) => {
+    const r = parse([...argv]);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toBe(message);
+  });
+
+  it.each([
+    [["--help"], true],
+    [["-h"], true],
+    [["--kubeconfig", "/k", "-h"], true],
+    [["--", "-h"], false],
+    [["--kubeconfig", "/k"], false],
+  ] as const)("asks for help: %j → %s", (argv, expected) => {
+    expect(asksForHelp([...argv])).toBe(expected);
+  });
+});
+
+describe("serve's run mode (SPEC §8: local mode unless a cluster is configured)", () => {
+  const mode = (argv: string[], env: Record<string, string>) => {
+    const r = parseConfig(argv, env);
+    if (!r.ok) throw new Error(r.error);
+    return runMode(r.config, env);
+  };
+  it.each([
+    ["nothing set: local", [], {}, "local"],
+    // A contributor's `export KUBECONFIG=$PWD/.local/kubeconfig` (README) or a laptop's ~/.kube/config must
+    // not turn `npm start` into a run against that cluster: only the product's own setting does.
+    ["KUBECONFIG and HOME alone: still local", [], { KUBECONFIG: "/k", HOME: "/home/u" }, "local"],
+    ["--kubeconfig: that cluster", ["--kubeconfig", "/k"], {}, "kubeconfig"],
+    ["the setting's variable: that cluster", [], { MACHINE_API_MIGRATION_KUBECONFIG: "/k" }, "kubeconfig"],
+    [
+      "in a pod: its service account",
+      [],
+      { KUBERNETES_SERVICE_HOST: "10.0.0.1", KUBERNETES_SERVICE_PORT: "443" },
+      "in-cluster",
+    ],
+  ] as const)("%s", (_name, argv, env, expected) => {
+    expect(mode([...argv], env)).toBe(expected);
   });
 });

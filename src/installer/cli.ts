@@ -7,11 +7,18 @@
  * pack.ts, and `runInstallerCommand` the `installer` subcommand around `runInstaller`. None reads the
  * environment or exits the process: the caller passes arguments, environment and I/O in.
  */
+import { existsSync } from "node:fs";
 import pino, { type Logger } from "pino";
-import { type Config, parseConfig, runMode } from "../config.js";
+import { asksForHelp, type Config, parseCommandLine, settingsUsage } from "../config.js";
 import { createCache } from "../kube/cache.js";
 import { type Clock, systemClock } from "../kube/clock.js";
-import { connect, KubeConfigError, type KubeConnection } from "../kube/config.js";
+import {
+  connect,
+  KubeConfigError,
+  type KubeConnection,
+  resolveKubeconfig,
+  sourceOf,
+} from "../kube/config.js";
 import { createController } from "../kube/controller.js";
 import { createResourceResolver } from "../kube/discovery.js";
 import { NotFoundError } from "../kube/errors.js";
@@ -244,6 +251,28 @@ export interface CommandIo {
   stderr: { write(text: string): unknown };
 }
 
+const INSTALLER_USAGE = "usage: installer [--kubeconfig FILE] [--context NAME] [settings…]";
+
+const INSTALLER_HELP = `${INSTALLER_USAGE}
+
+Installer mode (SPEC §6): installs the Cluster API provider components from the transport ConfigMaps
+and reports on its ClusterOperator, until SIGTERM/SIGINT. It needs a cluster: --kubeconfig, else
+KUBECONFIG, else ~/.kube/config, else the pod's service account (its own Deployment).
+
+  --kubeconfig FILE           kubeconfig of the cluster
+  --context NAME              kubeconfig context (default: its current-context)
+  -h, --help                  this help
+
+settings (flag, else environment variable, else default):
+${settingsUsage([
+  "capiNamespace",
+  "installerClusterOperator",
+  "installerImagesConfigMap",
+  "installerDegradedAfter",
+  "watchSilenceTimeout",
+  "logLevel",
+])}`;
+
 /**
  * `cli installer`: the installer's own process (its own Deployment and service account, SPEC §6). It needs a
  * cluster (in-cluster or `--kubeconfig`); local mode runs the installer in-process instead
@@ -254,30 +283,43 @@ export async function runInstallerCommand(
   env: Readonly<Record<string, string | undefined>>,
   io: CommandIo,
   signals: Pick<NodeJS.Process, "once" | "removeListener"> = process,
+  exists: (path: string) => boolean = existsSync,
 ): Promise<number> {
-  const parsed = parseConfig(args, env);
+  if (asksForHelp(args)) {
+    io.stdout.write(`${INSTALLER_HELP}\n`);
+    return 0;
+  }
+  const parsed = parseCommandLine(args, env, { context: { type: "string" } });
   if (!parsed.ok) {
-    io.stderr.write(`machine-api-migration installer: ${parsed.error}\n`);
+    io.stderr.write(`machine-api-migration installer: ${parsed.error}\n${INSTALLER_USAGE}\n`);
     return 2;
   }
   if (parsed.rest.length > 0) {
     io.stderr.write(
-      `machine-api-migration installer: unexpected argument ${JSON.stringify(parsed.rest[0])}\n`,
+      `machine-api-migration installer: unexpected argument ${JSON.stringify(parsed.rest[0])}\n${INSTALLER_USAGE}\n`,
     );
     return 2;
   }
   const config = parsed.config;
-  const mode = runMode(config, env);
-  if (mode === "local") {
+  const context = typeof parsed.flags.context === "string" ? parsed.flags.context : undefined;
+  // Found as kubectl finds it (SPEC §9): the installer is a command an admin points at a cluster.
+  const found = resolveKubeconfig({ explicit: config.kubeconfig, env, exists });
+  if (found.kind === "none") {
     io.stderr.write(
-      "machine-api-migration installer: installer mode acts on a cluster: run it in a pod or set kubeconfig (--kubeconfig); for local mode use `npm start -- --with-installer`\n",
+      `machine-api-migration installer: installer mode acts on a cluster: run it in a pod or set kubeconfig (--kubeconfig) or KUBECONFIG (${found.reason}); for local mode use \`serve --with-installer\`\n`,
     );
     return 2;
   }
+  if (found.kind === "in-cluster" && context) {
+    io.stderr.write(
+      "machine-api-migration installer: --context needs a kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config)\n",
+    );
+    return 2;
+  }
+  const mode = found.kind === "in-cluster" ? "in-cluster" : "kubeconfig";
   let connection: KubeConnection;
   try {
-    connection =
-      mode === "in-cluster" ? connect({ inCluster: true }) : connect({ kubeconfigPath: config.kubeconfig! });
+    connection = connect(sourceOf(found, context));
   } catch (e) {
     if (!(e instanceof KubeConfigError)) throw e;
     io.stderr.write(`machine-api-migration installer: ${e.message}\n`);

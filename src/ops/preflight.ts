@@ -6,6 +6,8 @@
  * and the support verdict in, a report out) and asks the very rules and checks admission and the planner
  * use, so preflight can never disagree with them; `runPreflight` is the shell that lists the cluster once.
  */
+
+import { asksForHelp, type CommandFlags } from "../config.js";
 import type { StableAuthority } from "../kube/kinds.js";
 import { CONDITIONS, KINDS, MAPI_GROUP, MAPI_VERSION } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
@@ -26,14 +28,7 @@ import type { Rule } from "../policies/verdict.js";
 import { clusterView } from "../policies/view.js";
 import { readSupport, type Support } from "../supported.js";
 import { checkConvertible, formatFieldError } from "../sync/conversion/index.js";
-import {
-  type CommandIo,
-  connectFromSettings,
-  errorText,
-  type Namespaces,
-  readCluster,
-  takeOwnFlags,
-} from "./shell.js";
+import { type CommandIo, connectFromSettings, errorText, type Namespaces, readCluster } from "./shell.js";
 
 /** The admission rules that judge an edit of `spec.authoritativeAPI` (SPEC §2.3), in the order they run. */
 export const MIGRATION_RULES: readonly Rule[] = Object.freeze([
@@ -329,7 +324,20 @@ export const renderJson = (report: PreflightReport): string => `${JSON.stringify
 // Shell
 
 export const PREFLIGHT_USAGE =
-  "usage: preflight [--kubeconfig FILE] [-o table|json] [--mapi-namespace NS] [--capi-namespace NS]";
+  "usage: preflight [--kubeconfig FILE] [--context NAME] [-o table|json] [--mapi-namespace NS] [--capi-namespace NS]";
+
+export const PREFLIGHT_HELP = `${PREFLIGHT_USAGE}
+
+Reports, for every MAPI Machine and MachineSet, whether it could migrate now and why not.
+Exit status: 0 everything could migrate, 1 something is blocked, 2 bad usage or an unreadable cluster.
+
+  -o, --output table|json     output format (default table)
+  --kubeconfig FILE           kubeconfig (else KUBECONFIG, else ~/.kube/config, else the pod's service account)
+  --context NAME              kubeconfig context (default: its current-context)
+  -h, --help                  this help
+Every setting of \`config-reference\` is accepted too (e.g. --mapi-namespace, --capi-namespace).`;
+
+const PREFLIGHT_FLAGS: CommandFlags = { output: { type: "string", short: "o" } };
 
 /**
  * `cli preflight`: exit 0 when every object could migrate now on a supported cluster, 1 otherwise, 2 on
@@ -340,24 +348,23 @@ export async function runPreflight(
   io: CommandIo,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<number> {
-  const own = takeOwnFlags(args, [{ names: ["-o", "--output"], takesValue: true }]);
-  if (!own.ok) {
-    io.stderr.write(`machine-api-migration preflight: ${own.error}\n${PREFLIGHT_USAGE}\n`);
+  if (asksForHelp(args)) {
+    io.stdout.write(`${PREFLIGHT_HELP}\n`);
+    return 0;
+  }
+  const connected = connectFromSettings("preflight", args, env, PREFLIGHT_FLAGS);
+  if (!connected.ok) {
+    io.stderr.write(`machine-api-migration preflight: ${connected.error}\n${PREFLIGHT_USAGE}\n`);
     return 2;
   }
-  const output = own.values.get("-o") ?? "table";
+  const { config, connection, flags } = connected;
+  const output = flags.output ?? "table";
   if (output !== "table" && output !== "json") {
     io.stderr.write(
       `machine-api-migration preflight: -o must be table or json, not ${JSON.stringify(output)}\n${PREFLIGHT_USAGE}\n`,
     );
     return 2;
   }
-  const connected = connectFromSettings("preflight", own.rest, env);
-  if (!connected.ok) {
-    io.stderr.write(`machine-api-migration preflight: ${connected.error}\n${PREFLIGHT_USAGE}\n`);
-    return 2;
-  }
-  const { config, connection } = connected;
   const namespaces = { mapiNamespace: config.mapiNamespace, capiNamespace: config.capiNamespace };
   let report: PreflightReport;
   try {

@@ -1,12 +1,19 @@
 /**
- * What the one-shot admin commands (`preflight`, `uninstall-prepare`) share: reading their own flags out of
- * the argument list before the shared settings table sees it, connecting to the cluster the settings name,
+ * What the one-shot admin commands (`preflight`, `uninstall-prepare`) share: parsing their own flags with
+ * the shared settings table, connecting to the cluster found as kubectl finds it,
  * and reading every machine object once into an in-memory store (no informers: they list once and exit).
  * The pure report and plan logic lives in ./preflight.ts and ./uninstall.ts, not here.
  */
-import { type Config, parseConfig, runMode } from "../config.js";
+import { existsSync } from "node:fs";
+import { type CommandFlags, type Config, parseCommandLine } from "../config.js";
 import type { KubeClient } from "../kube/client.js";
-import { connect, KubeConfigError, type KubeConnection } from "../kube/config.js";
+import {
+  connect,
+  KubeConfigError,
+  type KubeConnection,
+  resolveKubeconfig,
+  sourceOf,
+} from "../kube/config.js";
 import { NotFoundError } from "../kube/errors.js";
 import { KINDS, type ResourceType } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
@@ -17,73 +24,41 @@ export interface CommandIo {
   stderr: { write(text: string): unknown };
 }
 
-/** A flag of a subcommand alone: `--name`, or with a value `--name V`, `--name=V` (and short aliases). */
-export interface OwnFlag {
-  names: readonly string[];
-  takesValue: boolean;
-}
-
-export type OwnFlags =
-  | { ok: true; values: Map<string, string>; rest: string[] }
-  | { ok: false; error: string };
-
-/**
- * Takes the subcommand's own flags out of `args` (keyed by their first name) and leaves the rest for
- * `parseConfig`, which refuses flags it does not know.
- */
-export function takeOwnFlags(args: readonly string[], flags: readonly OwnFlag[]): OwnFlags {
-  const values = new Map<string, string>();
-  const rest: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    const eq = arg.indexOf("=");
-    const name = eq >= 0 ? arg.slice(0, eq) : arg;
-    const flag = flags.find((f) => f.names.includes(name));
-    if (!flag) {
-      rest.push(arg);
-      continue;
-    }
-    const key = flag.names[0]!;
-    if (!flag.takesValue) {
-      if (eq >= 0) return { ok: false, error: `flag ${name} takes no value` };
-      values.set(key, "true");
-      continue;
-    }
-    const value = eq >= 0 ? arg.slice(eq + 1) : args[++i];
-    if (value === undefined || value === "") return { ok: false, error: `flag ${name} needs a value` };
-    values.set(key, value);
-  }
-  return { ok: true, values, rest };
-}
-
 export type Connected =
-  | { ok: true; config: Config; connection: KubeConnection }
+  | { ok: true; config: Config; flags: Record<string, string | true>; connection: KubeConnection }
   | { ok: false; error: string };
 
+/** `--context`: every cluster command takes it, as kubectl does. */
+export const CONTEXT_FLAG: CommandFlags = { context: { type: "string" } };
+
 /**
- * Settings and a connection for a command that acts on a cluster: `--kubeconfig`, or the pod's service
- * account. Local mode has no cluster to inspect, so it is a usage error here.
+ * Settings, the command's own flags and a connection for a command that acts on a cluster. The cluster is
+ * found as kubectl finds it (src/kube/config.ts `resolveKubeconfig`); with none, there is nothing to
+ * inspect, which is a usage error here (local mode is `serve`'s alone).
  */
 export function connectFromSettings(
   command: string,
   args: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
+  own: CommandFlags = {},
+  exists: (path: string) => boolean = existsSync,
 ): Connected {
-  const parsed = parseConfig(args, env);
+  const parsed = parseCommandLine(args, env, { ...own, ...CONTEXT_FLAG });
   if (!parsed.ok) return { ok: false, error: parsed.error };
   if (parsed.rest.length > 0)
     return { ok: false, error: `unexpected argument ${JSON.stringify(parsed.rest[0])}` };
-  const config = parsed.config;
-  const mode = runMode(config, env);
-  if (mode === "local")
+  const { config, flags } = parsed;
+  const found = resolveKubeconfig({ explicit: config.kubeconfig, env, exists });
+  if (found.kind === "none")
     return {
       ok: false,
-      error: `${command} acts on a cluster: set kubeconfig (--kubeconfig FILE) or run it in a pod`,
+      error: `${command} acts on a cluster: set kubeconfig (--kubeconfig FILE, KUBECONFIG or ~/.kube/config) or run it in a pod (${found.reason})`,
     };
+  const context = typeof flags.context === "string" ? flags.context : undefined;
+  if (found.kind === "in-cluster" && context)
+    return { ok: false, error: "--context needs a kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config)" };
   try {
-    const connection =
-      mode === "in-cluster" ? connect({ inCluster: true }) : connect({ kubeconfigPath: config.kubeconfig! });
-    return { ok: true, config, connection };
+    return { ok: true, config, flags, connection: connect(sourceOf(found, context)) };
   } catch (e) {
     if (e instanceof KubeConfigError) return { ok: false, error: e.message };
     throw e;

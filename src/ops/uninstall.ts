@@ -11,6 +11,7 @@
  * and re-plans. The pure parts are in ./uninstall-plan.ts.
  */
 import pino from "pino";
+import { asksForHelp, type CommandFlags } from "../config.js";
 import type { KubeClient } from "../kube/client.js";
 import { type Clock, systemClock } from "../kube/clock.js";
 import { ConflictError, InvalidError, NotFoundError } from "../kube/errors.js";
@@ -28,14 +29,7 @@ import type { Step } from "../migration/steps.js";
 import type { PatchRequest } from "../migration/write.js";
 import { requestOf } from "../migration/write.js";
 import type { MemoryStore } from "../policies/memory-store.js";
-import {
-  type CommandIo,
-  connectFromSettings,
-  errorText,
-  type Namespaces,
-  readCluster,
-  takeOwnFlags,
-} from "./shell.js";
+import { type CommandIo, connectFromSettings, errorText, type Namespaces, readCluster } from "./shell.js";
 import {
   applyRequest,
   describeStep,
@@ -340,7 +334,26 @@ export async function uninstallPrepare(
 }
 
 export const UNINSTALL_USAGE =
-  "usage: uninstall-prepare [--kubeconfig FILE] [--resolve-migrations] [--yes] [--lease-name NAME] [--mapi-namespace NS] [--capi-namespace NS]";
+  "usage: uninstall-prepare [--kubeconfig FILE] [--context NAME] [--resolve-migrations] [--yes] [--lease-name NAME] [--mapi-namespace NS] [--capi-namespace NS]";
+
+export const UNINSTALL_HELP = `${UNINSTALL_USAGE}
+
+Makes the cluster safe to remove the product (SPEC §9): refuses while the controllers hold the Lease,
+removes the webhook configurations, resolves open handovers (with --resolve-migrations), matches pause
+states to authority and removes the sync finalizers. A dry run unless --yes.
+Exit status: 0 done (dry run: would be done), 1 refused or left work for a person, 2 bad usage.
+
+  --resolve-migrations        resolve open handovers (cancel, or complete where step 9 has begun)
+  -y, --yes                   make the changes (default: print what would be done)
+  --kubeconfig FILE           kubeconfig (else KUBECONFIG, else ~/.kube/config, else the pod's service account)
+  --context NAME              kubeconfig context (default: its current-context)
+  -h, --help                  this help
+Every setting of \`config-reference\` is accepted too (e.g. --lease-name, --mapi-namespace).`;
+
+const UNINSTALL_FLAGS: CommandFlags = {
+  "resolve-migrations": { type: "boolean" },
+  yes: { type: "boolean", short: "y" },
+};
 
 /**
  * `cli uninstall-prepare`. Exit 0 when done (dry run: when it would be done), 1 when it refused or left
@@ -352,20 +365,16 @@ export async function runUninstallPrepare(
   env: Readonly<Record<string, string | undefined>>,
   clock: Clock = systemClock,
 ): Promise<number> {
-  const own = takeOwnFlags(args, [
-    { names: ["--resolve-migrations"], takesValue: false },
-    { names: ["--yes", "-y"], takesValue: false },
-  ]);
-  if (!own.ok) {
-    io.stderr.write(`machine-api-migration uninstall-prepare: ${own.error}\n${UNINSTALL_USAGE}\n`);
-    return 2;
+  if (asksForHelp(args)) {
+    io.stdout.write(`${UNINSTALL_HELP}\n`);
+    return 0;
   }
-  const connected = connectFromSettings("uninstall-prepare", own.rest, env);
+  const connected = connectFromSettings("uninstall-prepare", args, env, UNINSTALL_FLAGS);
   if (!connected.ok) {
     io.stderr.write(`machine-api-migration uninstall-prepare: ${connected.error}\n${UNINSTALL_USAGE}\n`);
     return 2;
   }
-  const { config, connection } = connected;
+  const { config, connection, flags } = connected;
   try {
     const outcome = await uninstallPrepare(
       {
@@ -373,7 +382,7 @@ export async function runUninstallPrepare(
         capiNamespace: config.capiNamespace,
         leaseName: config.leaseName,
       },
-      { resolveMigrations: own.values.has("--resolve-migrations"), apply: own.values.has("--yes") },
+      { resolveMigrations: flags["resolve-migrations"] === true, apply: flags.yes === true },
       {
         client: connection.client,
         clock,

@@ -6,7 +6,10 @@
  * and exits 1 because not everything could migrate.
  */
 import { execFile } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
 import { createMapiMachine, deviceIndexOne, type Harness, startSeededCluster } from "../ops/fixtures.js";
 
 let h: Harness;
@@ -20,13 +23,27 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const runCli = (args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+const runCli = (
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> =>
   new Promise((resolve) => {
     execFile(
       process.execPath,
       ["--import", "tsx", "src/cli.ts", ...args],
-      // No in-cluster service variables: the kubeconfig flag alone names the cluster.
-      { env: { ...process.env, KUBERNETES_SERVICE_HOST: "", KUBERNETES_SERVICE_PORT: "" }, timeout: 60_000 },
+      // No in-cluster service variables and no kubeconfig of the person running the tests: the kubeconfig
+      // the test names is the only one.
+      {
+        env: {
+          ...process.env,
+          KUBERNETES_SERVICE_HOST: "",
+          KUBERNETES_SERVICE_PORT: "",
+          KUBECONFIG: "",
+          HOME: h.dir,
+          ...env,
+        },
+        timeout: 60_000,
+      },
       (error, stdout, stderr) => {
         const code = error && typeof error.code === "number" ? error.code : error ? -1 : 0;
         resolve({ code, stdout, stderr });
@@ -64,5 +81,49 @@ describe("cli preflight (child process)", () => {
     const bad = await runCli(["preflight", "--kubeconfig", h.cluster.kubeconfigPath, "-o", "yaml"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("-o must be table or json");
+  }, 60_000);
+
+  it("reads the kubeconfig as kubectl does: KUBECONFIG (first existing of a list), then ~/.kube/config", async () => {
+    const viaEnv = await runCli(["preflight", "-o", "json"], {
+      KUBECONFIG: `${join(h.dir, "missing")}:${h.cluster.kubeconfigPath}`,
+    });
+    expect(viaEnv.stderr).toBe("");
+    expect(viaEnv.code).toBe(1);
+    expect(JSON.parse(viaEnv.stdout).summary.objects).toBe(6);
+
+    const home = join(h.dir, "home");
+    await mkdir(join(home, ".kube"), { recursive: true });
+    await writeFile(join(home, ".kube", "config"), h.cluster.kubeconfigText);
+    const viaHome = await runCli(["preflight", "-o", "json"], { HOME: home });
+    expect(viaHome.stderr).toBe("");
+    expect(viaHome.code).toBe(1);
+    expect(JSON.parse(viaHome.stdout).summary.objects).toBe(6);
+  }, 60_000);
+
+  it("--context selects the context; an unknown context exits 2 naming --context", async () => {
+    // The cluster's kubeconfig with a current context that reaches nothing; --context picks the admin one.
+    const config = parse(h.cluster.kubeconfigText);
+    config.clusters.push({ name: "dead", cluster: { server: "https://127.0.0.1:1" } });
+    config.contexts.push({ name: "dead", context: { cluster: "dead", user: "admin" } });
+    config["current-context"] = "dead";
+    const path = join(h.dir, "dead-current.kubeconfig");
+    await writeFile(path, stringify(config));
+    const current = await runCli(["preflight"], { KUBECONFIG: path });
+    expect(current.code).toBe(2);
+    expect(current.stderr).toContain("cannot read the cluster");
+    const chosen = await runCli(["preflight", "-o", "json", "--context", "admin"], { KUBECONFIG: path });
+    expect(chosen.stderr).toBe("");
+    expect(chosen.code).toBe(1);
+    expect(JSON.parse(chosen.stdout).summary.objects).toBe(6);
+    const unknown = await runCli(["preflight", "--context", "nope"], { KUBECONFIG: path });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(`context "nope" (--context) is not in KUBECONFIG (${path})`);
+  }, 60_000);
+
+  it("with no kubeconfig anywhere and outside a pod it exits 2 saying where it looked", async () => {
+    const r = await runCli(["preflight"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("preflight acts on a cluster");
+    expect(r.stderr).toContain("KUBECONFIG");
   }, 60_000);
 });

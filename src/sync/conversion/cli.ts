@@ -5,6 +5,7 @@
  * object failed (the others are still printed), 2 bad usage.
  */
 import { parseAllDocuments, stringify } from "yaml";
+import { asksForHelp, type CommandFlags, parseFlags } from "../../config.js";
 import { isRecord, type KubeObject } from "../../kube/object.js";
 import { convertDocuments, type Direction, flattenDocuments } from "./documents.js";
 
@@ -47,37 +48,29 @@ export type ParsedFlags =
   | { kind: "run"; flags: ConvertFlags }
   | { kind: "error"; message: string };
 
-const VALUE_FLAGS: Readonly<Record<string, string>> = Object.freeze({
-  "--to": "to",
-  "--infrastructure": "infrastructure",
-  "-f": "file",
-  "--filename": "file",
-  "-o": "output",
-  "--output": "output",
-  "--capi-namespace": "capiNamespace",
-  "--mapi-namespace": "mapiNamespace",
+const FLAGS: CommandFlags = Object.freeze({
+  to: { type: "string" },
+  infrastructure: { type: "string" },
+  filename: { type: "string", short: "f" },
+  output: { type: "string", short: "o" },
+  "capi-namespace": { type: "string" },
+  "mapi-namespace": { type: "string" },
 });
 
-/** Pure flag parsing; every error names the flag at fault. */
+/** Pure flag parsing (config.ts `parseFlags`, on `util.parseArgs`); every error names the flag at fault. */
 export const parseConvertFlags = (argv: readonly string[]): ParsedFlags => {
+  if (asksForHelp(argv)) return { kind: "help" };
+  const parsed = parseFlags(argv, FLAGS);
+  if (!parsed.ok) return { kind: "error", message: parsed.error };
+  if (parsed.rest.length > 0)
+    return { kind: "error", message: `unexpected argument ${JSON.stringify(parsed.rest[0])}` };
   const values: Record<string, string> = {};
   const files: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    if (arg === "-h" || arg === "--help") return { kind: "help" };
-    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const key = VALUE_FLAGS[flag];
-    if (key === undefined)
-      return {
-        kind: "error",
-        message: arg.startsWith("-") ? `unknown flag ${flag}` : `unexpected argument ${JSON.stringify(arg)}`,
-      };
-    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined || value === "") return { kind: "error", message: `flag ${flag} needs a value` };
-    if (key === "file") files.push(value);
-    else if (values[key] !== undefined) return { kind: "error", message: `flag ${flag} given twice` };
-    else values[key] = value;
+  for (const { name, rawName, value } of parsed.occurrences) {
+    if (value === "") return { kind: "error", message: `flag ${rawName} needs a value` };
+    if (name === "filename") files.push(value);
+    else if (values[name] !== undefined) return { kind: "error", message: `flag ${rawName} given twice` };
+    else values[name] = value;
   }
   if (values.to === undefined) return { kind: "error", message: "flag --to is required (capi or mapi)" };
   if (values.to !== "capi" && values.to !== "mapi")
@@ -100,8 +93,8 @@ export const parseConvertFlags = (argv: readonly string[]): ParsedFlags => {
       infrastructure: values.infrastructure,
       files,
       output,
-      capiNamespace: values.capiNamespace ?? "openshift-cluster-api",
-      mapiNamespace: values.mapiNamespace ?? "openshift-machine-api",
+      capiNamespace: values["capi-namespace"] ?? "openshift-cluster-api",
+      mapiNamespace: values["mapi-namespace"] ?? "openshift-machine-api",
     },
   };
 };

@@ -1,0 +1,72 @@
+/**
+ * The CLI's conventions as an admin meets them (SPEC §9, issue 21 item 9): every subcommand answers
+ * `--help` and `-h` with its usage on stdout and exit 0, and bad usage exits 2 with a message naming the
+ * flag. The real CLI as a child process (`node --import tsx src/cli.ts …`).
+ */
+import { execFile } from "node:child_process";
+import { describe, expect, it } from "vitest";
+
+const runCli = (args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "src/cli.ts", ...args],
+      {
+        // No cluster anywhere: help must not need one.
+        env: { ...process.env, KUBERNETES_SERVICE_HOST: "", KUBERNETES_SERVICE_PORT: "", KUBECONFIG: "" },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) => {
+        const code = error && typeof error.code === "number" ? error.code : error ? -1 : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+
+const SUBCOMMANDS = [
+  "serve",
+  "convert",
+  "certs",
+  "preflight",
+  "uninstall-prepare",
+  "installer",
+  "pack-provider",
+  "config-reference",
+];
+
+describe("cli --help / -h (child process)", () => {
+  it.each(SUBCOMMANDS.flatMap((name) => [[name, "--help"] as const, [name, "-h"] as const]))(
+    "%s %s prints its usage on stdout and exits 0",
+    async (name, flag) => {
+      const r = await runCli([name, flag]);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^usage: (machine-api-migration )?${name}`, "i"));
+    },
+    60_000,
+  );
+
+  it("the top level lists every subcommand", async () => {
+    const r = await runCli(["--help"]);
+    expect(r.code).toBe(0);
+    for (const name of SUBCOMMANDS) expect(r.stdout).toContain(`  ${name} `);
+  }, 60_000);
+
+  it.each([
+    ["preflight", ["--bogus"], "unknown flag --bogus"],
+    ["uninstall-prepare", ["-x"], "unknown flag -x"],
+    ["preflight", ["--kubeconfig"], "flag --kubeconfig needs a value"],
+    ["certs", ["--dir"], "flag --dir needs a value"],
+    ["installer", ["--webhook-port", "abc"], "flag --webhook-port (setting webhookPort)"],
+    ["serve", ["--no-webhook-port"], "unknown flag --no-webhook-port"],
+  ])(
+    "bad usage: %s %j exits 2 naming the flag",
+    async (name, args, message) => {
+      const r = await runCli([name, ...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(message);
+      expect(r.stdout).toBe("");
+    },
+    60_000,
+  );
+});
