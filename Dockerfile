@@ -28,4 +28,6 @@ COPY --from=build /app/dist ./dist
 # can change them.
 USER 1000:1000
 EXPOSE 9443
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "dist/cli.js", "serve"]
+# `serve` is only the default argument, so every subcommand runs from the image: `podman run IMAGE preflight …`.
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "dist/cli.js"]
+CMD ["serve"]
