@@ -15,12 +15,18 @@ export interface KeyPair {
 
 export interface CertificateAuthority extends KeyPair {}
 
-const randomSerial = (): string => {
-  // Positive 16-byte serial (the high bit clear keeps it positive in DER).
-  const bytes = forge.random.getBytesSync(16);
-  const hex = forge.util.bytesToHex(bytes);
-  return `0${hex.slice(1)}`;
+/**
+ * A serial number as forge writes it (hex of the DER INTEGER's content): positive and minimal, so the first
+ * byte is 0x01–0x7f. A leading 0x00 before a byte below 0x80 is not minimal DER, and OpenSSL 3 refuses the
+ * certificate ("illegal padding").
+ */
+export const serialFromBytes = (bytes: Uint8Array): string => {
+  const fixed = Uint8Array.from(bytes);
+  fixed[0] = fixed[0]! & 0x7f || 0x01;
+  return Buffer.from(fixed).toString("hex");
 };
+
+const randomSerial = (): string => serialFromBytes(Buffer.from(forge.random.getBytesSync(16), "binary"));
 
 /** RSA keys from Node's native crypto (forge's pure-JS generation is ~20x slower), handed to forge as PEM. */
 const rsaKeys = (): { publicKey: forge.pki.rsa.PublicKey; privateKey: forge.pki.rsa.PrivateKey } => {
