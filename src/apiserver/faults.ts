@@ -1,7 +1,7 @@
 /**
  * Test instrumentation: request counters (by verb, resource and user) and seeded fault injection — a
- * fraction of matching requests answered 409/429/500, added latency, and watch streams cut after a
- * random interval. The PRNG is seeded so a failing run can be replayed; settings change at runtime.
+ * fraction of matching requests answered 409/429/500 or carried out with their reply lost, added latency,
+ * and watch streams cut after a random interval. The PRNG is seeded so a failing run can be replayed; settings change at runtime.
  */
 
 export interface FaultMatch {
@@ -15,6 +15,11 @@ export interface FaultOptions {
   rate409?: number;
   rate429?: number;
   rate500?: number;
+  /**
+   * Requests carried out whose reply is lost: the connection is cut after the server applied them, so the
+   * client sees an error for a write that happened (SPEC §3.5: a lost reply can commit; §10).
+   */
+  rateLostReply?: number;
   latencyMs?: number;
   /** Mean interval after which a watch stream is cut (uniform in [0.5, 1.5] × this). */
   dropWatchesEveryMs?: number;
@@ -28,7 +33,10 @@ export interface RequestInfo {
   user: string;
 }
 
-export type FaultDecision = { kind: "none" } | { kind: "error"; code: 409 | 429 | 500 };
+export type FaultDecision =
+  | { kind: "none" }
+  | { kind: "error"; code: 409 | 429 | 500 }
+  | { kind: "lostReply" };
 
 /** mulberry32: small, fast, good enough for test fault schedules. */
 export const seededRandom = (seed: number): (() => number) => {
@@ -78,6 +86,7 @@ export class FaultInjector {
     if (x < r409) return { kind: "error", code: 409 };
     if (x < r409 + r429) return { kind: "error", code: 429 };
     if (x < r409 + r429 + r500) return { kind: "error", code: 500 };
+    if (x < r409 + r429 + r500 + (o.rateLostReply ?? 0)) return { kind: "lostReply" };
     return { kind: "none" };
   }
 

@@ -398,6 +398,7 @@ export class HttpApi {
     if (latency > 0) await new Promise((r) => setTimeout(r, latency));
     const fault = this.deps.faults.decide(info);
     if (fault.kind === "error") throw injected(fault.code);
+    if (fault.kind === "lostReply") loseReply(res);
     // After the faults: the tests' fault proxy stands in front of a real server's authorizer the same way.
     this.authorized(resourceAttributes(user, method, p, q, watch));
 
@@ -804,6 +805,18 @@ const nonResourceBody = (r: Registry, path: string): unknown => {
 const includeOf = (q: URLSearchParams): IncludeObject => {
   const v = q.get("includeObject");
   return v === "Object" || v === "None" ? v : "Metadata";
+};
+
+/**
+ * An injected lost reply: the request is carried out as usual, but nothing of the answer is written — the
+ * connection is cut when the handler ends it, as when a reply is lost on the way back.
+ */
+const loseReply = (res: ServerResponse): void => {
+  const cut = (): ServerResponse => {
+    res.socket?.destroy();
+    return res;
+  };
+  Object.assign(res, { writeHead: () => res, write: () => true, end: cut, flushHeaders: () => undefined });
 };
 
 /** The error an injected fault answers with (also used by the tests' fault proxy in front of a real server). */

@@ -57,6 +57,9 @@ describe("fault injection", () => {
     };
     expect(draws(7)).toEqual(draws(7));
     expect(new Set(draws(7))).toEqual(new Set(["409", "429", "500", "-"]));
+    const lost = new FaultInjector({ rateLostReply: 1, match: { verbs: ["create"] } });
+    expect(lost.decide({ verb: "create", resource: "/configmaps", user: "u" }).kind).toBe("lostReply");
+    expect(lost.decide({ verb: "get", resource: "/configmaps", user: "u" }).kind).toBe("none");
     const f = new FaultInjector({ rate500: 1, match: { users: ["bot"] } });
     expect(f.decide({ verb: "get", resource: "/x", user: "human" }).kind).toBe("none");
     expect(f.decide({ verb: "get", resource: "/x", user: "bot" }).kind).toBe("error");
@@ -91,6 +94,17 @@ describe("fault injection", () => {
       expect((await call(s, "GET", "/api/v1/namespaces/f")).status).toBe(500);
       s.faults.clear();
       expect((await call(s, "GET", "/api/v1/namespaces/f")).status).toBe(200);
+    });
+
+    it("a lost reply (SPEC §10): the write is carried out, and the connection is cut before any answer", async () => {
+      s.faults.set({ rateLostReply: 1, match: { verbs: ["create"] } });
+      const answered = await call(s, "POST", "/api/v1/namespaces/f/configmaps", configMap("lost", "f")).then(
+        (r) => r.status,
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
+      s.faults.clear();
+      expect(answered).toMatch(/socket hang up|ECONNRESET/);
+      expect((await call(s, "GET", "/api/v1/namespaces/f/configmaps/lost")).status).toBe(200);
     });
 
     it("cuts watch streams after a random interval", async () => {

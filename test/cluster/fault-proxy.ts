@@ -1,7 +1,7 @@
 /**
  * Fault injection in front of the real control plane: an HTTPS proxy between the tests' clients (the
  * product, the simulated providers, kubectl) and kube-apiserver that counts every request and fails,
- * delays or cuts a seeded fraction of the matching ones — the same `FaultInjector` the local API server
+ * delays, cuts or loses the reply of (forwards, then drops the answer) a seeded fraction of the matching ones — the same `FaultInjector` the local API server
  * consults, with the same answers (src/apiserver/http.ts `injected`), so a test written against one
  * backend's faults means the same on the other.
  *
@@ -58,6 +58,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
       const user = opts.users.get(auth.replace(/^Bearer\s+/i, "")) ?? "";
       const method = req.method ?? "GET";
       const info = requestInfoOf(method, req.url ?? "/", user);
+      let lost = false;
       const forward = (): void => {
         const up = httpsRequest(
           {
@@ -70,6 +71,12 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
             ca: opts.upstreamCaPem,
           },
           (upRes) => {
+            if (lost) {
+              // Applied upstream; the answer never reaches the client.
+              upRes.resume();
+              res.socket?.destroy();
+              return;
+            }
             if (info && (upRes.statusCode ?? 0) >= 400) counters.failed(info, upRes.statusCode ?? 0);
             res.writeHead(upRes.statusCode ?? 502, upRes.headers);
             upRes.pipe(res);
@@ -104,6 +111,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
           res.end(JSON.stringify(e.toStatus()));
           return;
         }
+        lost = fault.kind === "lostReply";
         forward();
       };
       if (latency > 0) setTimeout(decideAndForward, latency);

@@ -4,7 +4,7 @@
  * controllers, simulated providers — from two Machines settled under MachineAPI, with random interleavings
  * of user actions (flip; cancel = flip while Migrating; label edits on either side; MAPI spec edits;
  * deletes of the MAPI or CAPI Machine), crashes (the product's controllers and cache stopped without
- * releasing anything and restarted with a new cache; one stand-in restarted), injected faults on the product's requests (409/500 on its writes; its watch streams
+ * releasing anything and restarted with a new cache; one stand-in restarted), injected faults on the product's requests (409/500 on its writes, or writes carried out whose reply is lost; its watch streams
  * cut, so its cache lags and misses events until it re-lists) and waits of random length (which is what
  * puts a crash or a fault between two arbitrary writes). After every command: I1–I4 over every watch event
  * the observer saw since the last check, and the ledger (I6). At the end faults stop and the run must
@@ -180,7 +180,7 @@ const crashStandIn = (which: StandInName): Cmd =>
   );
 
 type Faults =
-  | { type: "errors"; rate409: number; rate500: number; seed: number }
+  | { type: "errors"; rate409: number; rate500: number; rateLostReply: number; seed: number }
   | { type: "drops"; everyMs: number }
   | { type: "off" };
 
@@ -196,6 +196,8 @@ const faults = (f: Faults): Cmd =>
         api.set({
           rate409: f.rate409,
           rate500: f.rate500,
+          // A write the server carried out whose reply never arrived (SPEC §3.5, §10).
+          rateLostReply: f.rateLostReply,
           seed: f.seed,
           match: { users: [PRODUCT], verbs: ["create", "update", "patch", "delete"] },
         });
@@ -234,6 +236,7 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
         type: fc.constant("errors" as const),
         rate409: fc.constantFrom(0, 0.2, 0.5),
         rate500: fc.constantFrom(0, 0.2, 0.5),
+        rateLostReply: fc.constantFrom(0, 0.1, 0.3),
         seed: fc.nat(1_000_000),
       }),
       fc.record({ type: fc.constant("drops" as const), everyMs: fc.constantFrom(100, 300, 1_000) }),
