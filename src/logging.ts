@@ -4,8 +4,15 @@
  * cost more CPU than building the lines (issue 10's profiles). Lines are instead gathered up to
  * LOG_BUFFER_BYTES and written at least every LOG_FLUSH_MS, and synchronously at exit (pino registers the
  * flush), so a line reaches `kubectl logs` at most LOG_FLUSH_MS late — klog, for comparison, flushes every 5 s.
+ *
+ * And what they look like (SPEC §7): one JSON object per line with no key repeated, the level as a word, an
+ * RFC 3339 time and `logger` naming the component. The name is not a child binding (pino appends a child's
+ * bindings to its parent's, so a second `logger` would be a second key) but a property of the logger object
+ * that a mixin writes once per line: `childLogger` names a component after its parent (`controllers` →
+ * `controllers.machine-sync`), and plain `child({...})` loggers keep their parent's name. On a terminal (a
+ * person running `npm start`) the same lines are printed as `HH:MM:SS.mmm LEVEL logger: msg key=value…`.
  */
-import pino from "pino";
+import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, type Logger } from "pino";
 
 export const LOG_BUFFER_BYTES = 4096;
 export const LOG_FLUSH_MS = 100;
@@ -13,4 +20,87 @@ export const LOG_FLUSH_MS = 100;
 /** The buffered destination for `dest` (a file descriptor or path; stdout by default). */
 export function logDestination(dest: number | string = 1) {
   return pino.destination({ dest, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
+}
+
+/** The name of the process's root logger: the lines of the composition root itself. */
+export const ROOT_LOGGER = "machine-api-migration";
+
+/** The logger's name (what its lines carry as `logger`) and the prefix its named children extend ("" at the root). */
+const NAME = Symbol("logger name");
+const PREFIX = Symbol("logger name prefix");
+type Named = Logger & { [NAME]?: string; [PREFIX]?: string };
+
+/** Where the process's log lines go: a terminal (a person running `npm start`) or not; `stream` for tests. */
+export interface LogOutput {
+  tty: boolean;
+  /** Default: standard output (buffered when not a terminal). */
+  stream?: DestinationStream;
+}
+
+/**
+ * The process's root logger. JSON lines go to the buffered destination; on a terminal, lines are formatted
+ * for a person and written to standard output synchronously (a person reads them, so there is nothing to save).
+ */
+export function createLogger(level: pino.LevelWithSilent, output: LogOutput): Logger {
+  const stream = output.tty
+    ? humanReadable(output.stream ?? pino.destination({ dest: 1, sync: true }))
+    : (output.stream ?? logDestination());
+  const log: Named = pino(
+    {
+      level,
+      base: null,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      mixin: (_object, _level, logger) => ({ logger: (logger as Named)[NAME] ?? ROOT_LOGGER }),
+    },
+    stream,
+  );
+  log[NAME] = ROOT_LOGGER;
+  log[PREFIX] = "";
+  return log;
+}
+
+/**
+ * A child of `parent` for the component `name`: its lines carry `logger` = the parent's name dotted with
+ * `name` (just `name` under the root), never a second `logger` key; `bindings` are added as with `child`.
+ */
+export function childLogger(
+  parent: Logger,
+  name: string,
+  bindings: Bindings = {},
+  options?: ChildLoggerOptions,
+): Logger {
+  const child: Named = options ? parent.child(bindings, options) : parent.child(bindings);
+  const prefix = (parent as Named)[PREFIX];
+  const full = prefix ? `${prefix}.${name}` : name;
+  child[NAME] = full;
+  child[PREFIX] = full;
+  return child;
+}
+
+/** `value` as it appears after `key=` on a terminal line: bare when unambiguous, else as JSON. */
+function fieldValue(value: unknown): string {
+  if (typeof value === "string" && /^[^\s"=]+$/.test(value)) return value;
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** One JSON log line as a person reads it: `HH:MM:SS.mmm LEVEL logger: msg key=value…` (UTC time). */
+export function formatLine(line: string): string {
+  let object: Record<string, unknown>;
+  try {
+    object = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line.replace(/\n$/, "");
+  }
+  const { time, level, logger, msg, ...fields } = object;
+  const clock = typeof time === "string" ? time.slice(11, 23) : String(time);
+  const head = `${clock} ${String(level).toUpperCase().padEnd(5)} ${String(logger ?? ROOT_LOGGER)}:`;
+  const parts = [head];
+  if (msg !== undefined) parts.push(String(msg));
+  for (const [key, value] of Object.entries(fields)) parts.push(`${key}=${fieldValue(value)}`);
+  return parts.join(" ");
+}
+
+function humanReadable(target: DestinationStream): DestinationStream {
+  return { write: (line: string) => target.write(`${formatLine(line)}\n`) };
 }

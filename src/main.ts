@@ -13,7 +13,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { type Config, listenHosts, parseConfig, type RunMode, runMode } from "./config.js";
 import { runInstaller } from "./installer/cli.js";
@@ -29,7 +29,7 @@ import { type LeaderGate, leaderGatedControllers } from "./kube/manager.js";
 import { countRestClientRequests, type RuntimeMetrics, runtimeMetrics } from "./kube/metrics.js";
 import { type LocalCluster, startLocalCluster } from "./local/cluster.js";
 import { seedDemo } from "./local/demo.js";
-import { logDestination } from "./logging.js";
+import { childLogger, createLogger, type LogOutput } from "./logging.js";
 import { createMigrationController } from "./migration/controller.js";
 import { decide } from "./policies/engine.js";
 import type { PolicyContext } from "./policies/types.js";
@@ -136,9 +136,10 @@ function buildControllers(
     metrics,
     workers: config.workers,
   };
+  const controllersLog = childLogger(log, "controllers");
   return [
-    createMachineSyncController({ ...syncDeps, logger: log.child({ controller: "machine-sync" }) }),
-    createMachineSetSyncController({ ...syncDeps, logger: log.child({ controller: "machineset-sync" }) }),
+    createMachineSyncController({ ...syncDeps, logger: controllersLog }),
+    createMachineSetSyncController({ ...syncDeps, logger: controllersLog }),
     ...(["Machine", "MachineSet"] as const).map((kind) =>
       createMigrationController({
         kind,
@@ -148,7 +149,7 @@ function buildControllers(
         registry,
         runtimeMetrics: metrics,
         clock: systemClock,
-        logger: log.child({ controller: `migration-${kind.toLowerCase()}` }),
+        logger: controllersLog,
         namespaces,
         migrationStuckAfterMs: config.migrationStuckAfter * 1000,
         workers: config.workers,
@@ -160,7 +161,12 @@ function buildControllers(
 /** Where SIGTERM and SIGINT come from: the process, or an emitter in tests. */
 export type Signals = Pick<NodeJS.Process, "once" | "removeListener">;
 
-export async function serve(args: readonly string[], env: Env, signals: Signals = process): Promise<number> {
+export async function serve(
+  args: readonly string[],
+  env: Env,
+  signals: Signals = process,
+  logOutput: LogOutput = { tty: process.stdout.isTTY === true },
+): Promise<number> {
   const parsed = parseConfig(args, env);
   if (!parsed.ok) {
     process.stderr.write(`machine-api-migration: ${parsed.error}\n`);
@@ -178,10 +184,7 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
     );
     return 2;
   }
-  const log = pino(
-    { level: config.logLevel, base: { component: "machine-api-migration" } },
-    logDestination(),
-  );
+  const log = createLogger(config.logLevel, logOutput);
   log.info({ mode }, "starting");
 
   // Created first: the client's requests are counted from the first one (rest_client_requests_total).
@@ -219,21 +222,21 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
     client: connection.client,
     component: "machine-api-migration",
     clock: systemClock,
-    logger: log.child({ component: "events" }),
+    logger: log,
   });
   await reportSupport(
     {
       client: connection.client,
       events,
       namespace: config.capiNamespace,
-      logger: log.child({ check: "supported-cluster" }),
+      logger: childLogger(log, "supported-cluster"),
     },
     support,
   );
 
   const cache = createCache({
     transport: connection.transport,
-    logger: log.child({ component: "cache" }),
+    logger: childLogger(log, "cache"),
     clock: systemClock,
     watchSilenceTimeoutMs: config.watchSilenceTimeout * 1000,
   });
@@ -259,7 +262,7 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
   if (!config.controllers) log.info("controllers disabled (--no-controllers): admission only");
   const simulate = mode === "local" && (config.simulateProviders ?? config.controllers);
   const ledger: InstanceLedger | undefined = simulate
-    ? createInstanceLedger({ logger: log.child({ simulated: "cloud" }) })
+    ? createInstanceLedger({ logger: childLogger(log, "simulated-cloud") })
     : undefined;
 
   const webhook = await startWebhookServer({
@@ -270,7 +273,7 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
     shutdownDelayMs: config.shutdownDelay * 1000,
     deps: {
       decide: (webhookName, request) => decide(webhookName, request, policy),
-      logger: log.child({ component: "admission" }),
+      logger: childLogger(log, "admission"),
       registry,
       readiness: () =>
         cache.synced() ? { ready: true } : { ready: false, reason: "informer caches not synced" },
@@ -278,7 +281,7 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
       ...(ledger ? { debugRoutes: { instances: () => ledger.snapshot() } } : {}),
     },
   });
-  const metricsLog = log.child({ component: "metrics" });
+  const metricsLog = childLogger(log, "metrics");
   let metrics: MetricsServer;
   try {
     metrics = await startMetricsServer({
@@ -325,7 +328,7 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
         const abort = new AbortController();
         const done = runInstaller(config, {
           connection: connect({ kubeconfigText: local.kubeconfigText, context: "installer" }),
-          logger: log.child({ component: "installer" }),
+          logger: log,
           clock: systemClock,
           signal: abort.signal,
         });
@@ -337,7 +340,7 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
       );
     } else process.stdout.write(`ready: webhook=${webhook.url} metrics=${metrics.url}\n`);
     if (controllers.length > 0) {
-      const gate = leaderGatedControllers(controllers, log.child({ component: "controllers" }));
+      const gate = leaderGatedControllers(controllers, childLogger(log, "controllers"));
       const elector = createLeaderElector({
         client: connection.client,
         namespace: config.capiNamespace,
@@ -347,7 +350,7 @@ export async function serve(args: readonly string[], env: Env, signals: Signals 
         renewDeadlineMs: config.renewDeadline * 1000,
         retryPeriodMs: config.retryPeriod * 1000,
         clock: systemClock,
-        logger: log.child({ component: "leader-election" }),
+        logger: childLogger(log, "leader-election"),
         metrics: runtime,
         onStartedLeading: gate.onStartedLeading,
         onStoppedLeading: gate.onStoppedLeading,

@@ -1,6 +1,8 @@
 /**
  * The product's buffered log destination (src/logging.ts): a line shorter than the buffer still reaches the
- * file by the periodic flush, and the lines of a process that exits right after logging are not lost.
+ * file by the periodic flush, and the lines of a process that exits right after logging are not lost. And the
+ * format (SPEC §7): the level as a word, an RFC 3339 time, one `logger` key naming the component (dotted from
+ * its parent's name), and on a terminal one readable line per entry.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -10,7 +12,14 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { LOG_BUFFER_BYTES, logDestination } from "../src/logging.js";
+import {
+  childLogger,
+  createLogger,
+  formatLine,
+  LOG_BUFFER_BYTES,
+  type LogOutput,
+  logDestination,
+} from "../src/logging.js";
 
 const require = createRequire(import.meta.url);
 const dirs: string[] = [];
@@ -60,5 +69,101 @@ describe("buffered log destination", () => {
     const run = promisify(execFile)(process.execPath, ["--import", "tsx", script], { cwd: process.cwd() });
     await expect(run).rejects.toMatchObject({ code: 3 });
     expect(read(file).trim().split("\n")).toHaveLength(3);
+  });
+});
+
+/** A root logger whose output lines are kept. */
+function capture(tty: boolean, level: pino.LevelWithSilent = "debug") {
+  const lines: string[] = [];
+  const output: LogOutput = { tty, stream: { write: (s: string) => void lines.push(s.replace(/\n$/, "")) } };
+  return { log: createLogger(level, output), lines };
+}
+
+describe("createLogger and childLogger", () => {
+  it("write the level as a word, an RFC 3339 time and the root's name as logger", () => {
+    const { log, lines } = capture(false);
+    log.info({ mode: "local" }, "starting");
+    const line = JSON.parse(lines[0]!) as Record<string, unknown>;
+    expect(line).toMatchObject({
+      level: "info",
+      logger: "machine-api-migration",
+      mode: "local",
+      msg: "starting",
+    });
+    expect(String(line.time)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Object.keys(line).sort()).toEqual(["level", "logger", "mode", "msg", "time"]);
+  });
+
+  it("name a component after its parent, once per line; plain children keep their parent's name", () => {
+    const { log, lines } = capture(false);
+    const controllers = childLogger(log, "controllers");
+    const sync = childLogger(controllers, "machine-sync", { worker: 1 });
+    sync.child({ key: "ns/m" }).debug("reconciled");
+    controllers.info("leading");
+    childLogger(log, "cache").child({ informer: "machines" }).info("synced");
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(parsed.map((p) => p.logger)).toEqual(["controllers.machine-sync", "controllers", "cache"]);
+    expect(parsed[0]).toMatchObject({ worker: 1, key: "ns/m", level: "debug" });
+    for (const line of lines) expect(line.match(/"logger":/g)).toHaveLength(1);
+  });
+
+  it("childLogger passes child options (a quieter component)", () => {
+    const { log, lines } = capture(false);
+    const quiet = childLogger(log, "local-apiserver", {}, { level: "warn" });
+    quiet.info("hidden");
+    quiet.warn("shown");
+    expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(["shown"]);
+  });
+
+  it("outside the product's root logger (no mixin), a named child adds no logger key", () => {
+    const lines: string[] = [];
+    const child = childLogger(pino({ base: null }, { write: (s: string) => void lines.push(s) }), "events");
+    child.info("x");
+    expect(JSON.parse(lines[0]!)).not.toHaveProperty("logger");
+  });
+
+  it("on a terminal, prints one readable line per entry", () => {
+    const { log, lines } = capture(true);
+    childLogger(log, "admission").info({ allowed: false, rule: "R1" }, "admission decision");
+    expect(lines[0]).toMatch(
+      /^\d{2}:\d{2}:\d{2}\.\d{3} INFO {2}admission: admission decision allowed=false rule=R1$/,
+    );
+  });
+});
+
+describe("formatLine (a terminal's line)", () => {
+  const T = "2026-12-01T17:06:02.123Z";
+  it.each([
+    [
+      { level: "info", time: T, logger: "machine-api-migration", msg: "starting", mode: "local" },
+      "17:06:02.123 INFO  machine-api-migration: starting mode=local",
+    ],
+    [
+      { level: "debug", time: T, logger: "controllers.machine-sync", key: "ns/m", msg: "reconciled" },
+      "17:06:02.123 DEBUG controllers.machine-sync: reconciled key=ns/m",
+    ],
+    [
+      { level: "warn", time: T, logger: "cache", msg: "watch silent", silentMs: 30000, ok: true },
+      "17:06:02.123 WARN  cache: watch silent silentMs=30000 ok=true",
+    ],
+    [
+      { level: "error", time: T, logger: "x", msg: "failed", err: "a b", why: "" },
+      '17:06:02.123 ERROR x: failed err="a b" why=""',
+    ],
+    [
+      { level: "info", time: T, logger: "x", msg: "m", v: 'q"x', eq: "a=b" },
+      '17:06:02.123 INFO  x: m v="q\\"x" eq="a=b"',
+    ],
+    [
+      { level: "info", time: T, logger: "x", msg: "m", o: { a: [1, "b"] }, n: null },
+      '17:06:02.123 INFO  x: m o={"a":[1,"b"]} n=null',
+    ],
+    [{ level: "fatal", time: T, logger: "x", code: 3 }, "17:06:02.123 FATAL x: code=3"],
+  ])("%j", (entry, expected) => {
+    expect(formatLine(`${JSON.stringify(entry)}\n`)).toBe(expected);
+  });
+
+  it("passes a line that is not JSON through", () => {
+    expect(formatLine("not json\n")).toBe("not json");
   });
 });

@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import type pino from "pino";
 import YAML from "yaml";
 import type { KubeObject } from "../kube/object.js";
+import { childLogger } from "../logging.js";
 import { createCertificateAuthority, issueServingCertificate } from "../server/certs.js";
 import { createAdmissionDispatcher } from "./admission/index.js";
 import { Controllers } from "./controllers.js";
@@ -108,7 +109,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     opts.admission ??
     createAdmissionDispatcher({
       configurations: webhookConfigurations,
-      ...(opts.logger ? { logger: opts.logger.child({ component: "admission" }) } : {}),
+      ...(opts.logger ? { logger: childLogger(opts.logger, "admission") } : {}),
       ...(opts.resolveService ? { resolveService: opts.resolveService } : {}),
     });
   const policy: PolicyView = {
@@ -142,7 +143,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     registry,
     rest,
     clock,
-    ...(opts.logger ? { logger: opts.logger.child({ component: "controllers" }) } : {}),
+    ...(opts.logger ? { logger: childLogger(opts.logger, "controllers") } : {}),
   });
   const counters = new RequestCounters();
   const faults = new FaultInjector(opts.faults);

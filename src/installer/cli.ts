@@ -25,6 +25,7 @@ import { NotFoundError } from "../kube/errors.js";
 import { CONFIG_API_VERSION, KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { labelsOf, nameOf } from "../kube/object.js";
+import { childLogger } from "../logging.js";
 import type { ApplyOutcome, PrunePermission } from "./apply.js";
 import { applyProviders } from "./apply.js";
 import { TRANSPORT_LABELS } from "./model.js";
@@ -70,12 +71,12 @@ const isTransportConfigMap = (o: KubeObject): boolean => TRANSPORT_LABELS.name i
 /** Runs installer mode until `deps.signal` aborts. */
 export async function runInstaller(config: InstallerSettings, deps: InstallerDeps): Promise<void> {
   const { connection, clock } = deps;
-  const logger = deps.logger.child({ component: "installer" });
+  const logger = childLogger(deps.logger, "installer");
   const namespace = config.capiNamespace;
   if (deps.signal?.aborted) return;
   const cache = createCache({
     transport: connection.transport,
-    logger: logger.child({ component: "cache" }),
+    logger: childLogger(logger, "cache"),
     clock,
     watchSilenceTimeoutMs: config.watchSilenceTimeout * 1000,
   });

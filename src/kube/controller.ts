@@ -7,6 +7,7 @@
  * every watched object once, as controller-runtime does on its initial list.
  */
 import type { Logger } from "pino";
+import { childLogger } from "../logging.js";
 import type { Clock } from "./clock.js";
 import { ConflictError } from "./errors.js";
 import type { Informer } from "./informer.js";
@@ -120,7 +121,7 @@ export interface Controller {
 
 export function createController(options: ControllerOptions): Controller {
   const { name, clock, metrics } = options;
-  const logger = options.logger.child({ controller: name });
+  const logger = childLogger(options.logger, name);
   const watches: { informer: Informer; mapper: KeyMapper }[] = [];
   let queue: WorkQueue | undefined;
   let abort: AbortController | undefined;

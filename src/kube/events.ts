@@ -6,6 +6,7 @@
  * throws: an Event is a courtesy, and a failed one must not fail a reconcile.
  */
 import type { Logger } from "pino";
+import { childLogger } from "../logging.js";
 import type { KubeClient } from "./client.js";
 import type { Clock } from "./clock.js";
 import { NotFoundError } from "./errors.js";
@@ -53,7 +54,7 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
   const { client, clock, component } = options;
   const capacity = options.cacheSize ?? 512;
   const sent = new Map<string, Sent>();
-  const logger = options.logger.child({ component: "events" });
+  const logger = childLogger(options.logger, "events");
 
   const remember = (key: string, value: Sent): void => {
     sent.delete(key);

@@ -23,6 +23,7 @@ import { connect } from "../kube/config.js";
 import { ConflictError } from "../kube/errors.js";
 import { KINDS, type ResourceType } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
+import { childLogger } from "../logging.js";
 import { createCertificateAuthority } from "../server/certs.js";
 import { type LocalUser, localUsers } from "./identities.js";
 import { renderKubeconfig } from "./kubeconfig.js";
@@ -124,7 +125,7 @@ export const WEBHOOK_TYPES = {
 } as const satisfies Record<string, ResourceType>;
 
 export async function startLocalCluster(opts: LocalClusterOptions): Promise<LocalCluster> {
-  const log = opts.logger.child({ component: "local-apiserver" });
+  const log = childLogger(opts.logger, "local-apiserver");
   const users = localUsers(opts);
   let webhookBaseUrl: string | undefined;
   const api = await startApiServer({

@@ -14,6 +14,7 @@ import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from 
 import { dirname } from "node:path";
 import { createSecureContext } from "node:tls";
 import type { Logger } from "pino";
+import { childLogger } from "../logging.js";
 import { type TlsSecurityProfile, tlsOptionsFor } from "./tls-profile.js";
 
 export interface CertificatePair {
@@ -72,7 +73,7 @@ export function watchServingCertificate(options: CertificateWatcherOptions): Cer
   const { certFile, keyFile, apply, logger } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 2000;
   const debounceMs = options.debounceMs ?? 100;
-  const log = logger.child({ component: "serving-certificate" });
+  const log = childLogger(logger, "serving-certificate");
 
   let current: (CertificatePair & { fingerprint256: string }) | undefined;
   // The last refused content, so a bad pair left in place is logged once, not at every poll.

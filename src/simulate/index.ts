@@ -10,6 +10,7 @@ import type { Clock } from "../kube/clock.js";
 import { systemClock } from "../kube/clock.js";
 import type { KubeConnection } from "../kube/config.js";
 import { connect } from "../kube/config.js";
+import { childLogger } from "../logging.js";
 import { capaControllers } from "./capa.js";
 import { capiControllers } from "./capi.js";
 import type { InstanceLedger } from "./ledger.js";
@@ -146,8 +147,8 @@ export interface SimulatedProviders {
 }
 
 export async function startSimulatedProviders(opts: SimulatedProvidersOptions): Promise<SimulatedProviders> {
-  const logger = opts.logger.child({ component: "simulated-providers" });
-  const ledger = opts.ledger ?? createInstanceLedger({ logger: logger.child({ simulated: "cloud" }) });
+  const logger = childLogger(opts.logger, "simulated-providers");
+  const ledger = opts.ledger ?? createInstanceLedger({ logger: childLogger(logger, "cloud") });
   const common = {
     mapiNamespace: opts.mapiNamespace,
     capiNamespace: opts.capiNamespace,

@@ -16,6 +16,7 @@ import type { Controller } from "../kube/controller.js";
 import type { LeaderElector } from "../kube/leader.js";
 import { createLeaderElector } from "../kube/leader.js";
 import { leaderGatedControllers } from "../kube/manager.js";
+import { childLogger } from "../logging.js";
 
 /** Lease timings (default the runtime's 15 s / 10 s / 2 s); tests shorten them to crash and fail over quickly. */
 export interface LeaseTimings {
@@ -51,7 +52,7 @@ export interface RunningStandIn {
 }
 
 export async function startStandIn(options: StandInOptions): Promise<RunningStandIn> {
-  const logger = options.logger.child({ simulated: options.name });
+  const logger = childLogger(options.logger, options.name);
   const cache = createCache({ transport: options.connection.transport, logger, clock: options.clock });
   const controllers = options.controllers(cache, logger);
   let elector: LeaderElector | undefined;
