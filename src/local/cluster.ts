@@ -85,6 +85,25 @@ export function clientsOf(kubeconfigText: string): (context: string) => KubeClie
   };
 }
 
+/** CAPA's AWSMachine defaulting webhook stand-in, listening on loopback and registered by URL. */
+export async function startRegisteredAwsMachineDefaulter(client: KubeClient): Promise<AwsMachineDefaulter> {
+  const defaulter = await startAwsMachineDefaulter({
+    ca: createCertificateAuthority("CAPA webhook stand-in CA"),
+    host: "127.0.0.1",
+  });
+  try {
+    await createIfMissing(
+      client,
+      WEBHOOK_TYPES.MutatingWebhookConfiguration,
+      awsMachineDefaulterConfiguration({ url: defaulter.url, caBundle: defaulter.caBundle }),
+    );
+  } catch (e) {
+    await defaulter.stop();
+    throw e;
+  }
+  return defaulter;
+}
+
 /**
  * Creates or replaces the product's three webhook configurations (manifests/webhooks.yaml), each as
  * `render` makes it for the cluster at hand (caBundle, controller users, namespaces; a URL out of cluster).
@@ -165,15 +184,7 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
     const created = await createIfMissing(admin, KINDS.featureGate, gate);
     if (created) await admin.updateStatus(KINDS.featureGate, { ...created, status: gate.status });
 
-    defaulter = await startAwsMachineDefaulter({
-      ca: createCertificateAuthority("CAPA webhook stand-in CA"),
-      host: "127.0.0.1",
-    });
-    await createIfMissing(
-      admin,
-      WEBHOOK_TYPES.MutatingWebhookConfiguration,
-      awsMachineDefaulterConfiguration({ url: defaulter.url, caBundle: defaulter.caBundle }),
-    );
+    defaulter = await startRegisteredAwsMachineDefaulter(admin);
     const stopDefaulter = defaulter.stop;
 
     return {

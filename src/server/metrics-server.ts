@@ -6,12 +6,11 @@
  * listeners. Nothing about admission lives here, and the webhook's port serves no metrics.
  */
 import type { Server as HttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { MetricsAuthorizer } from "./metrics-auth.js";
-import { listenUrl } from "./serve.js";
+import { listenServing } from "./serve.js";
 import type { TlsSecurityProfile } from "./tls-profile.js";
 import { httpsOptionsFor, serveTls } from "./tls-reload.js";
 
@@ -91,14 +90,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   });
   // Without a valid pair the listener refuses handshakes until the files appear, as the webhook's does.
   await tls.reloadNow();
-  try {
-    await app.listen({ host: options.host, port: options.port });
-  } catch (err) {
-    tls.stop();
-    throw err;
-  }
-  const port = (server.address() as AddressInfo).port;
-  const url = listenUrl(options.host, port);
+  const { port, url } = await listenServing(app, tls, options.host, options.port);
   log.info({ url }, "metrics server listening");
 
   let closing: Promise<void> | undefined;

@@ -53,6 +53,26 @@ export const listenUrl = (listenHost: string, port: number): string => {
   return `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
 };
 
+/**
+ * Listens on `host:port` (0: a free port) and says where; if it cannot, stops the certificate watcher so
+ * nothing outlives the failed start. Shared by the webhook and the metrics listener.
+ */
+export async function listenServing(
+  app: { listen(o: { host: string; port: number }): Promise<unknown>; server: unknown },
+  tls: { stop(): void },
+  host: string,
+  port: number,
+): Promise<{ port: number; url: string }> {
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    tls.stop();
+    throw err;
+  }
+  const bound = ((app.server as HttpsServer).address() as AddressInfo).port;
+  return { port: bound, url: listenUrl(host, bound) };
+}
+
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const { deps } = options;
   const log = deps.logger;
@@ -85,14 +105,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     );
   }
 
-  try {
-    await app.listen({ host: options.host, port: options.port });
-  } catch (err) {
-    tls.stop();
-    throw err;
-  }
-  const port = (server.address() as AddressInfo).port;
-  const url = listenUrl(options.host, port);
+  const { port, url } = await listenServing(app, tls, options.host, options.port);
   log.info({ url }, "admission server listening");
 
   let closing: Promise<void> | undefined;

@@ -22,11 +22,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { Logger } from "pino";
-import {
-  type AwsMachineDefaulter,
-  awsMachineDefaulterConfiguration,
-  startAwsMachineDefaulter,
-} from "../../src/apiserver/fixtures/awsmachine-defaulter.js";
+import type { AwsMachineDefaulter } from "../../src/apiserver/fixtures/awsmachine-defaulter.js";
 import { loadProjectCrds } from "../../src/apiserver/fixtures/crds.js";
 import type { CounterSnapshot, FaultInjector } from "../../src/apiserver/index.js";
 import type { KubeClient } from "../../src/kube/client.js";
@@ -39,13 +35,13 @@ import {
   type LocalCluster,
   putProductWebhooks,
   startLocalCluster,
-  WEBHOOK_TYPES,
+  startRegisteredAwsMachineDefaulter,
 } from "../../src/local/cluster.js";
 import { type LocalUser, localUsers } from "../../src/local/identities.js";
 import { renderKubeconfig } from "../../src/local/kubeconfig.js";
 import { featureGate } from "../../src/local/seed.js";
 import { localWebhookConfiguration } from "../../src/local/webhooks.js";
-import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
+import { issueServingCertificate } from "../../src/server/certs.js";
 import {
   type Binaries,
   type ControlPlane,
@@ -269,15 +265,7 @@ async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> 
     await writeFile(kubeconfigPath, kubeconfigText, { mode: 0o600 });
     const clientAs = clientsOf(kubeconfigText);
 
-    defaulter = await startAwsMachineDefaulter({
-      ca: createCertificateAuthority("CAPA webhook stand-in CA"),
-      host: "127.0.0.1",
-    });
-    await createIfMissing(
-      bootstrap,
-      WEBHOOK_TYPES.MutatingWebhookConfiguration,
-      awsMachineDefaulterConfiguration({ url: defaulter.url, caBundle: defaulter.caBundle }),
-    );
+    defaulter = await startRegisteredAwsMachineDefaulter(bootstrap);
     const stopDefaulter = defaulter.stop;
 
     return {
