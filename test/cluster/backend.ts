@@ -21,7 +21,6 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import type { Logger } from "pino";
 import type { AwsMachineDefaulter } from "../../src/apiserver/fixtures/awsmachine-defaulter.js";
 import { loadProjectCrds } from "../../src/apiserver/fixtures/crds.js";
 import type { CounterSnapshot, FaultInjector } from "../../src/apiserver/index.js";
@@ -33,6 +32,7 @@ import {
   clientsOf,
   createIfMissing,
   type LocalCluster,
+  type LocalClusterOptions,
   putProductWebhooks,
   startLocalCluster,
   startRegisteredAwsMachineDefaulter,
@@ -64,15 +64,8 @@ export const backendName = (env: NodeJS.ProcessEnv = process.env): BackendName =
   return v;
 };
 
-export interface TestClusterOptions {
-  stateDir: string;
-  mapiNamespace: string;
-  capiNamespace: string;
-  controllerUsers: readonly string[];
-  webhookCaPem: string;
-  logger: Logger;
-  bookmarkIntervalMs?: number;
-}
+/** What local mode takes, less where the embedded server listens (both backends pick free loopback ports). */
+export type TestClusterOptions = Omit<LocalClusterOptions, "host" | "port">;
 
 export interface TestCluster {
   backend: BackendName;

@@ -658,3 +658,12 @@ export const removeFinalizer = (o: KubeObject, f: string): void => {
 };
 
 export { TYPES };
+
+/** When the tests' deletes were asked for. */
+export const DELETED_AT = "2026-11-30T09:59:00Z";
+
+/** The object as the API server shows it once a delete was asked for (finalizers still hold it). */
+export const deleting = (o: KubeObject): KubeObject => ({
+  ...o,
+  metadata: { ...o.metadata, deletionTimestamp: DELETED_AT },
+});

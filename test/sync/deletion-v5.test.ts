@@ -26,6 +26,8 @@ import {
   capiMachine,
   capiMachineSet,
   condition,
+  DELETED_AT,
+  deleting,
   deps,
   infrastructure,
   MAPI_NS,
@@ -38,11 +40,6 @@ import {
   World,
 } from "./builders.js";
 
-const DELETED_AT = "2026-11-30T09:59:00Z";
-const deleting = (o: KubeObject): KubeObject => ({
-  ...o,
-  metadata: { ...o.metadata, deletionTimestamp: DELETED_AT },
-});
 const synced = [condition("Synchronized", "True")];
 const template = templateNameFor("workers", "m6i.xlarge");
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { CAPI_API_VERSION, FINALIZERS, INFRA_API_VERSION, MAPI_API_VERSION } from "../../src/kube/kinds.js";
-import type { KubeObject } from "../../src/kube/object.js";
 import { finalizersOf } from "../../src/kube/object.js";
 import { planMachineSetSync, planMachineSync, type SyncPlan } from "../../src/sync/plan.js";
 import {
@@ -11,6 +10,8 @@ import {
   capiMachine,
   capiMachineSet,
   condition,
+  DELETED_AT,
+  deleting,
   deps,
   infrastructure,
   MAPI_NS,
@@ -23,11 +24,6 @@ import {
   World,
 } from "./builders.js";
 
-const DELETED_AT = "2026-11-30T09:59:00Z";
-const deleting = (o: KubeObject): KubeObject => ({
-  ...o,
-  metadata: { ...o.metadata, deletionTimestamp: DELETED_AT },
-});
 const synced = [condition("Synchronized", "True")];
 
 /** One reconcile: plan, execute, and describe each write as `<kind> <target kind>[ finalizers]`. */

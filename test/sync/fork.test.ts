@@ -8,16 +8,13 @@ import {
   capiMachine,
   capiMachineSet,
   condition,
+  deleting,
   EARLIER,
   LATER,
   mapiMachine,
   mapiMachineSet,
 } from "./builders.js";
 
-const deleting = (o: KubeObject): KubeObject => ({
-  ...o,
-  metadata: { ...o.metadata, deletionTimestamp: "2026-11-30T09:59:00Z" },
-});
 const unpaused = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, annotations: {} } });
 const withConditions = (o: KubeObject, ...conditions: ReturnType<typeof condition>[]): KubeObject => ({
   ...o,
