@@ -95,6 +95,17 @@ const createRunningMachine = async (name: string): Promise<Watched> => {
     return getPath(o, ["status", "phase"]) === "Running" || undefined;
   });
   await h.steady(w, "MachineAPI");
+  // Admission lets the flip through only once the product's cache shows the CAPI twin provisioned
+  // (migration-twin-not-ready); the sync mirrors that status a moment after the MAPI Machine is steady.
+  await h.waitFor(
+    `CAPI twin ${name} provisioned in the product's cache`,
+    () =>
+      getPath(h.productCache().get(KINDS.capiMachine, CAPI_NS, name), [
+        "status",
+        "initialization",
+        "infrastructureProvisioned",
+      ]) === true || undefined,
+  );
   return w;
 };
 
