@@ -1,7 +1,7 @@
 /**
  * Validation kube-apiserver applies to the built-in kinds the local server serves, and to list options —
  * the parts the differential conformance suite (test/cluster/conformance.cluster.test.ts) found missing
- * here. Pure: an object (or the query) in, kube's field causes or decode error out; rest.ts and http.ts turn
+ * here. Pure: an object (or the query) in, kube's field causes or decode error out; rest/ and list-pages.ts turn
  * them into kube's 422 Invalid and 400 BadRequest answers. CRD-backed kinds are validated by their schemas
  * instead (src/apiserver/schema).
  */
@@ -62,52 +62,202 @@ const webhookCauses = (o: KubeObject): StatusCause[] => {
   return causes;
 };
 
-/** The 422 causes kube's validation of a built-in kind gives `o` (none for kinds it does not know here). */
-export function builtinCauses(res: Pick<ResourceInfo, "group" | "kind">, o: KubeObject): StatusCause[] {
-  if (res.group === "" && (res.kind === "ConfigMap" || res.kind === "Secret")) {
-    const bytes = dataBytes(o);
-    return bytes > MAX_DATA_BYTES
-      ? [
-          {
-            reason: "FieldValueTooLong",
-            field: "[]",
-            message: `Too long: may not be more than ${MAX_DATA_BYTES} bytes`,
-          },
-        ]
-      : [];
-  }
-  if (res.group === "" && res.kind === "Event") {
-    const involved = isRecord(o.involvedObject) ? o.involvedObject : {};
-    const namespace = o.metadata?.namespace ?? "";
-    const theirs = typeof involved.namespace === "string" ? involved.namespace : "";
-    return theirs !== "" && theirs !== namespace
-      ? [
-          {
-            reason: "FieldValueInvalid",
-            field: "involvedObject.namespace",
-            message: `Invalid value: ${JSON.stringify(theirs)}: does not match event.namespace`,
-          },
-        ]
-      : [];
-  }
-  if (
-    res.group === "admissionregistration.k8s.io" &&
-    (res.kind === "ValidatingWebhookConfiguration" || res.kind === "MutatingWebhookConfiguration")
-  )
-    return webhookCauses(o);
-  return [];
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+const CONFIG_KEY_MESSAGE =
+  "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
+
+const invalidValue = (field: string, value: unknown, why: string): StatusCause => ({
+  reason: "FieldValueInvalid",
+  field,
+  message: `Invalid value: ${JSON.stringify(value)}: ${why}`,
+});
+
+const mapOf = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {});
+
+/** Keys of a ConfigMap's or Secret's maps (core validation `IsConfigMapKey`). */
+const keyCauses = (o: KubeObject, fields: readonly string[]): StatusCause[] =>
+  fields.flatMap((field) =>
+    Object.keys(mapOf(o[field]))
+      .filter((k) => k.length > 253 || !CONFIG_KEY.test(k) || k === "." || k === "..")
+      .map((k) => invalidValue(`${field}[${k}]`, k, CONFIG_KEY_MESSAGE)),
+  );
+
+const sizeCauses = (o: KubeObject): StatusCause[] =>
+  dataBytes(o) > MAX_DATA_BYTES
+    ? [
+        {
+          reason: "FieldValueTooLong",
+          field: "[]",
+          message: `Too long: may not be more than ${MAX_DATA_BYTES} bytes`,
+        },
+      ]
+    : [];
+
+/** `immutable: true` freezes data (and itself) on update, as core validation's ValidateConfigMapUpdate/SecretUpdate. */
+const immutableCauses = (
+  o: KubeObject,
+  old: KubeObject | undefined,
+  fields: readonly string[],
+): StatusCause[] => {
+  if (old?.immutable !== true) return [];
+  const causes: StatusCause[] = [];
+  if (o.immutable !== true)
+    causes.push({
+      reason: "FieldValueForbidden",
+      field: "immutable",
+      message: "Forbidden: field is immutable when `immutable` is set",
+    });
+  for (const field of fields)
+    if (JSON.stringify(o[field] ?? null) !== JSON.stringify(old[field] ?? null))
+      causes.push({
+        reason: "FieldValueForbidden",
+        field,
+        message: "Forbidden: field is immutable when `immutable` is set",
+      });
+  return causes;
+};
+
+/** Keys a Secret of a type must hold (core validation `ValidateSecret`). */
+const SECRET_TYPE_KEYS: Readonly<Record<string, readonly string[]>> = {
+  "kubernetes.io/tls": ["tls.crt", "tls.key"],
+  "kubernetes.io/dockerconfigjson": [".dockerconfigjson"],
+  "kubernetes.io/dockercfg": [".dockercfg"],
+  "kubernetes.io/ssh-auth": ["ssh-privatekey"],
+};
+
+/** One kind's validation: the causes for the object to be stored (`old` undefined on create). */
+interface KindRule {
+  readonly group: string;
+  readonly kind: string;
+  readonly causes: (o: KubeObject, old: KubeObject | undefined) => StatusCause[];
 }
+
+/** kube's validation of the built-in kinds the local server serves, one row per kind (rules as data). */
+const KIND_RULES: readonly KindRule[] = [
+  {
+    group: "",
+    kind: "ConfigMap",
+    causes: (o, old) => [
+      ...keyCauses(o, ["data", "binaryData"]),
+      ...Object.keys(mapOf(o.data))
+        .filter((k) => Object.hasOwn(mapOf(o.binaryData), k))
+        .map((k) => invalidValue(`data[${k}]`, k, "duplicate of key present in binaryData")),
+      ...sizeCauses(o),
+      ...immutableCauses(o, old, ["data", "binaryData"]),
+    ],
+  },
+  {
+    group: "",
+    kind: "Secret",
+    causes: (o, old) => {
+      const type = typeof o.type === "string" ? o.type : "Opaque";
+      const data = mapOf(o.data);
+      return [
+        ...keyCauses(o, ["data"]),
+        ...(SECRET_TYPE_KEYS[type] ?? [])
+          .filter((k) => !Object.hasOwn(data, k))
+          .map((k) => required(`data[${k}]`, "")),
+        ...sizeCauses(o),
+        ...(old && old.type !== undefined && old.type !== o.type
+          ? [invalidValue("type", o.type, "field is immutable")]
+          : []),
+        ...immutableCauses(o, old, ["data"]),
+      ];
+    },
+  },
+  {
+    group: "",
+    kind: "Event",
+    causes: (o) => {
+      const involved = mapOf(o.involvedObject);
+      const namespace = o.metadata?.namespace ?? "";
+      const theirs = typeof involved.namespace === "string" ? involved.namespace : "";
+      return theirs !== "" && theirs !== namespace
+        ? [invalidValue("involvedObject.namespace", theirs, "does not match event.namespace")]
+        : [];
+    },
+  },
+  ...(["Role", "ClusterRole"] as const).map(
+    (kind): KindRule => ({
+      group: "rbac.authorization.k8s.io",
+      kind,
+      causes: (o) =>
+        (Array.isArray(o.rules) ? o.rules : []).flatMap((r, i) =>
+          isRecord(r) && Array.isArray(r.verbs) && r.verbs.length > 0
+            ? []
+            : [required(`rules[${i}].verbs`, "verbs must contain at least one value")],
+        ),
+    }),
+  ),
+  ...(["RoleBinding", "ClusterRoleBinding"] as const).map(
+    (kind): KindRule => ({
+      group: "rbac.authorization.k8s.io",
+      kind,
+      causes: (o, old) =>
+        old && JSON.stringify(o.roleRef) !== JSON.stringify(old.roleRef)
+          ? [invalidValue("roleRef", o.roleRef, "cannot change roleRef")]
+          : [],
+    }),
+  ),
+  ...(["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] as const).map(
+    (kind): KindRule => ({ group: "admissionregistration.k8s.io", kind, causes: (o) => webhookCauses(o) }),
+  ),
+];
+
+const STANDARD_FINALIZERS = new Set(["kubernetes", "orphan", "foregroundDeletion"]);
+
+/**
+ * The core group's ObjectMeta (core validation `validateKubeFinalizerName`, on top of the generic
+ * qualified-name check): a finalizer without a `/` must be one of kube's own. Other groups (a CRD's own
+ * `customresourcecleanup.apiextensions.k8s.io`) validate with the generic check only.
+ */
+const finalizerCauses = (o: KubeObject): StatusCause[] =>
+  (Array.isArray(o.metadata?.finalizers) ? o.metadata.finalizers : []).flatMap((f, i) =>
+    typeof f === "string" && !f.includes("/") && !STANDARD_FINALIZERS.has(f)
+      ? [
+          invalidValue(
+            `metadata.finalizers[${i}]`,
+            f,
+            "name is neither a standard finalizer name nor is it fully qualified",
+          ),
+        ]
+      : [],
+  );
+
+/** The 422 causes kube's validation of a built-in kind gives `o`: its ObjectMeta's and its kind's own. */
+export function builtinCauses(
+  res: Pick<ResourceInfo, "group" | "kind">,
+  o: KubeObject,
+  old?: KubeObject,
+): StatusCause[] {
+  return [
+    ...(res.group === "" ? finalizerCauses(o) : []),
+    ...KIND_RULES.filter((r) => r.group === res.group && r.kind === res.kind).flatMap((r) =>
+      r.causes(o, old),
+    ),
+  ];
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 const RFC3339_MICRO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
  * What kube's typed decoding refuses before any validation runs (answered 400, "cannot be handled as a
- * <Kind>"): a Lease's times must be RFC 3339 MicroTimes and its integers integers.
+ * <Kind>"): a Lease's times must be RFC 3339 MicroTimes and its integers integers; a Secret's data and a
+ * ConfigMap's binaryData must be base64.
  */
 export function builtinDecodeProblem(
   res: Pick<ResourceInfo, "group" | "kind">,
   o: KubeObject,
 ): string | undefined {
+  if (res.group === "" && (res.kind === "Secret" || res.kind === "ConfigMap")) {
+    const field = res.kind === "Secret" ? "data" : "binaryData";
+    for (const v of Object.values(mapOf(o[field])))
+      if (typeof v !== "string" || !BASE64.test(v.replace(/\s/g, "")))
+        return `${res.kind} in version "v1" cannot be handled as a ${res.kind}: illegal base64 data at input byte 0`;
+    return undefined;
+  }
   if (res.group !== "coordination.k8s.io" || res.kind !== "Lease") return undefined;
   const spec = isRecord(o.spec) ? o.spec : {};
   for (const field of ["acquireTime", "renewTime"]) {
@@ -125,8 +275,59 @@ export function builtinDecodeProblem(
   return undefined;
 }
 
+const forbidden = (field: string, why: string): StatusCause => ({
+  reason: "FieldValueForbidden",
+  field,
+  message: `Forbidden: ${why}`,
+});
+
+/**
+ * A watch's options (apimachinery `validateWatchOptions`). `sendInitialEvents` is refused on every request:
+ * the servers this project targets (Kubernetes 1.33, OpenShift 4.20) run with the WatchList feature gate
+ * off.
+ */
+const watchOptionCauses = (q: URLSearchParams): StatusCause[] => {
+  const causes: StatusCause[] = [];
+  const match = q.get("resourceVersionMatch") ?? "";
+  const streaming = q.has("sendInitialEvents");
+  if (streaming) {
+    if (match !== "NotOlderThan")
+      causes.push(
+        forbidden(
+          "resourceVersionMatch",
+          "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ),
+      );
+    causes.push(
+      forbidden(
+        "sendInitialEvents",
+        "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+      ),
+    );
+  }
+  if (match !== "") {
+    if (!streaming)
+      causes.push(
+        forbidden(
+          "resourceVersionMatch",
+          "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        ),
+      );
+    if (match !== "NotOlderThan")
+      causes.push({
+        reason: "FieldValueNotSupported",
+        field: "resourceVersionMatch",
+        message: `Unsupported value: ${JSON.stringify(match)}: supported values: "NotOlderThan"`,
+      });
+  }
+  return causes;
+};
+
 /** kube's validation of list options (apimachinery `ValidateListOptions`): 422 causes on `ListOptions`. */
-export function listOptionCauses(q: URLSearchParams): StatusCause[] {
+export function listOptionCauses(q: URLSearchParams, watch = false): StatusCause[] {
+  if (watch) return watchOptionCauses(q);
+  if (q.has("sendInitialEvents"))
+    return [forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")];
   const match = q.get("resourceVersionMatch");
   if (!match) return [];
   const rv = q.get("resourceVersion") ?? "";

@@ -18,7 +18,7 @@ import {
   ORPHAN_FINALIZER,
   type RequestContext,
   type Rest,
-} from "./rest.js";
+} from "./rest/index.js";
 import { ApiError } from "./status.js";
 import type { ObjectRef, Storage } from "./storage.js";
 import type { ResourceInfo, StoreEvent, UserInfo } from "./types.js";
@@ -197,15 +197,14 @@ export class Controllers {
     old: KubeObject,
     next: KubeObject,
   ): Promise<void> {
-    await this.deps.rest.applyUpdate(
+    await this.deps.rest.applyUpdate({
       ctx,
       res,
-      res.storageVersion,
+      version: res.storageVersion,
       old,
-      next,
-      undefined,
-      old.metadata?.resourceVersion,
-    );
+      candidate: next,
+      precondition: old.metadata?.resourceVersion,
+    });
   }
 
   private async deleteObject(
@@ -215,17 +214,14 @@ export class Controllers {
     policy: string,
   ): Promise<void> {
     if (isDeleting(o)) return;
-    await this.deps.rest.delete(
+    await this.deps.rest.delete({
       ctx,
       res,
-      res.storageVersion,
-      o.metadata?.namespace ?? "",
-      o.metadata?.name ?? "",
-      {
-        propagationPolicy: policy,
-        preconditions: { uid: o.metadata?.uid ?? "" },
-      },
-    );
+      version: res.storageVersion,
+      namespace: o.metadata?.namespace ?? "",
+      name: o.metadata?.name ?? "",
+      options: { propagationPolicy: policy, preconditions: { uid: o.metadata?.uid ?? "" } },
+    });
   }
 
   private async run(task: Task): Promise<void> {
@@ -350,7 +346,15 @@ export class Controllers {
         message: "CustomResource deletion is in progress",
       };
       const next = { ...crd, status: { ...crd.status, conditions: [...conditions, terminating] } };
-      await this.deps.rest.applyUpdate(ctx, crdRes, "v1", crd, next, "status", crd.metadata?.resourceVersion);
+      await this.deps.rest.applyUpdate({
+        ctx,
+        res: crdRes,
+        version: "v1",
+        old: crd,
+        candidate: next,
+        subresource: "status",
+        precondition: crd.metadata?.resourceVersion,
+      });
       return;
     }
     if (res) {

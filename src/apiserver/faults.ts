@@ -2,7 +2,10 @@
  * Test instrumentation: request counters (by verb, resource and user) and seeded fault injection — a
  * fraction of matching requests answered 409/429/500 or carried out with their reply lost, added latency,
  * and watch streams cut after a random interval. The PRNG is seeded so a failing run can be replayed; settings change at runtime.
+ * The answers an injected fault gives (`injected`, `loseReply`) are here too; http.ts decides when.
  */
+import type { ServerResponse } from "node:http";
+import { ApiError, internalError } from "./status.js";
 
 export interface FaultMatch {
   verbs?: readonly string[];
@@ -158,3 +161,34 @@ export class RequestCounters {
     this.failures.clear();
   }
 }
+
+/**
+ * An injected lost reply: the request is carried out as usual, but nothing of the answer is written — the
+ * connection is cut when the handler ends it, as when a reply is lost on the way back.
+ */
+export const loseReply = (res: ServerResponse): void => {
+  const cut = (): ServerResponse => {
+    res.socket?.destroy();
+    return res;
+  };
+  Object.assign(res, { writeHead: () => res, write: () => true, end: cut, flushHeaders: () => undefined });
+};
+
+/** The error an injected fault answers with (also used by the tests' fault proxy in front of a real server). */
+export const injected = (code: 409 | 429 | 500): ApiError => {
+  if (code === 409)
+    return new ApiError(
+      409,
+      "Conflict",
+      "Operation cannot be fulfilled: injected conflict (fault injection)",
+    );
+  if (code === 429)
+    return new ApiError(
+      429,
+      "TooManyRequests",
+      "the server has received too many requests and has asked us to try again later",
+      { retryAfterSeconds: 1 },
+      { "Retry-After": "1" },
+    );
+  return internalError("injected failure (fault injection)");
+};

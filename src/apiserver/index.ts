@@ -20,7 +20,7 @@ import { FaultInjector, type FaultOptions, RequestCounters } from "./faults.js";
 import { HttpApi } from "./http.js";
 import { type Authorizer, authorize, bootstrapPolicy, type PolicyView, RBAC_KEYS } from "./rbac.js";
 import { Registry } from "./registry.js";
-import { Rest } from "./rest.js";
+import { Rest } from "./rest/index.js";
 import { compileCrd } from "./schema/index.js";
 import { Storage } from "./storage.js";
 import type { AdmissionDispatcher, ResourceInfo, UserInfo } from "./types.js";

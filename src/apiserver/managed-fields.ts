@@ -3,13 +3,16 @@
  * apply on top of it. Pure functions over plain objects.
  *
  * What is modelled (recorded in docs/decisions.md): maps are granular per key; lists are atomic (the list
- * is one field) except `metadata.finalizers` (a set: `v:"name"` per element) and
- * `metadata.ownerReferences` (associative by uid: `k:{"uid":…}` per element). A manager that stops applying
+ * is one field) except `metadata.finalizers` (a set: `v:"name"` per element),
+ * `metadata.ownerReferences` (associative by uid: `k:{"uid":…}` per element) and the lists a CRD's schema
+ * declares `x-kubernetes-list-type: set` or `map` (by their `x-kubernetes-list-map-keys`), passed in as
+ * `ListTypes`. An element of an associative list is owned whole (kube tracks its fields one by one). A manager that stops applying
  * a field loses it; the field is removed from the object only when no other manager owns it. An apply that
  * would change a field another manager owns is a conflict (409) unless `force`, which moves ownership.
  * Update/Patch requests make their manager the owner of every field they changed.
  */
 import { isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
+import { UNMANAGED_METADATA } from "./object-meta.js";
 import { ApiError } from "./status.js";
 
 export interface ManagedFieldsEntry {
@@ -23,25 +26,44 @@ export interface ManagedFieldsEntry {
 }
 
 const SEP = "\u0001";
-/** Metadata kube never puts in a field set. */
-const SERVER_METADATA = new Set([
-  "name",
-  "namespace",
-  "uid",
-  "resourceVersion",
-  "generation",
-  "creationTimestamp",
-  "deletionTimestamp",
-  "deletionGracePeriodSeconds",
-  "managedFields",
-  "selfLink",
-]);
 
-const elementSegment = (listPath: string, item: unknown): string | undefined => {
-  if (listPath === "f:metadata\u0001f:finalizers") return `v:${JSON.stringify(item)}`;
-  if (listPath === "f:metadata\u0001f:ownerReferences" && isRecord(item))
-    return `k:${JSON.stringify({ uid: item.uid })}`;
+/** How a list merges: a set of scalars, or a map keyed by the named fields of its elements. */
+export type ListType = { readonly type: "set" } | { readonly type: "map"; readonly keys: readonly string[] };
+
+/** The list type of the list at a dotted field path (`spec.entries`; list elements are not in the path). */
+export type ListTypes = (path: string) => ListType | undefined;
+
+const NO_LIST_TYPES: ListTypes = () => undefined;
+
+/** The dotted field path of a managed-fields path (element segments left out). */
+const schemaPathOf = (path: string): string =>
+  path
+    .split(SEP)
+    .filter((s) => s.startsWith("f:"))
+    .map((s) => s.slice(2))
+    .join(".");
+
+const listTypeAt = (dotted: string, listTypes: ListTypes): ListType | undefined => {
+  if (dotted === "metadata.finalizers") return { type: "set" };
+  if (dotted === "metadata.ownerReferences") return { type: "map", keys: ["uid"] };
+  return listTypes(dotted);
+};
+
+const keyOf = (item: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> =>
+  Object.fromEntries(keys.filter((k) => item[k] !== undefined).map((k) => [k, item[k]]));
+
+const elementSegment = (listPath: string, item: unknown, listTypes: ListTypes): string | undefined => {
+  const lt = listTypeAt(schemaPathOf(listPath), listTypes);
+  if (lt?.type === "set") return `v:${JSON.stringify(item)}`;
+  if (lt?.type === "map" && isRecord(item)) return `k:${JSON.stringify(keyOf(item, lt.keys))}`;
   return undefined;
+};
+
+/** Whether a list element is the one a `k:`/`v:` segment names. */
+const isElement = (item: unknown, seg: string): boolean => {
+  const want = JSON.parse(seg.slice(2)) as unknown;
+  if (seg.startsWith("v:")) return jsonEqual(item, want);
+  return isRecord(item) && isRecord(want) && Object.entries(want).every(([k, v]) => jsonEqual(item[k], v));
 };
 
 /**
@@ -55,6 +77,7 @@ const collect = (
   out: Set<string>,
   before: unknown,
   changed: Set<string> | undefined,
+  listTypes: ListTypes,
 ): void => {
   if (isRecord(value)) {
     const beforeMap = changed && isRecord(before) ? before : undefined;
@@ -63,21 +86,23 @@ const collect = (
     for (const k in value) {
       if (!Object.hasOwn(value, k)) continue;
       fields++;
-      if (isMetadata && SERVER_METADATA.has(k)) continue;
-      collect(value[k], path ? `${path}${SEP}f:${k}` : `f:${k}`, out, beforeMap?.[k], changed);
+      if (isMetadata && UNMANAGED_METADATA.has(k)) continue;
+      collect(value[k], path ? `${path}${SEP}f:${k}` : `f:${k}`, out, beforeMap?.[k], changed, listTypes);
     }
     if (fields > 0) return;
-  } else if (Array.isArray(value) && value.length > 0 && elementSegment(path, value[0]) !== undefined) {
+  } else if (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    elementSegment(path, value[0], listTypes) !== undefined
+  ) {
     const beforeList = changed && Array.isArray(before) ? before : [];
     for (const item of value) {
-      const p = `${path}${SEP}${elementSegment(path, item)}`;
+      const seg = elementSegment(path, item, listTypes);
+      if (seg === undefined) continue;
+      const p = `${path}${SEP}${seg}`;
       out.add(p);
       if (!changed) continue;
-      const was = isRecord(item)
-        ? beforeList.find((i) => isRecord(i) && i.uid === item.uid)
-        : beforeList.includes(item)
-          ? item
-          : undefined;
+      const was = beforeList.find((i) => isElement(i, seg));
       if (!jsonEqual(was ?? null, item ?? null)) changed.add(p);
     }
     return;
@@ -94,12 +119,13 @@ const collect = (
 export const fieldPaths = (
   obj: unknown,
   diff?: { before: Record<string, unknown>; changed: Set<string> },
+  listTypes: ListTypes = NO_LIST_TYPES,
 ): Set<string> => {
   const out = new Set<string>();
   if (!isRecord(obj)) return out;
   for (const [k, v] of Object.entries(obj)) {
     if (k === "apiVersion" || k === "kind") continue;
-    collect(v, `f:${k}`, out, diff?.before[k], diff?.changed);
+    collect(v, `f:${k}`, out, diff?.before[k], diff?.changed, listTypes);
   }
   return out;
 };
@@ -110,12 +136,8 @@ const valueAt = (obj: unknown, path: string): unknown => {
     if (seg.startsWith("f:")) {
       if (!isRecord(cur)) return undefined;
       cur = cur[seg.slice(2)];
-    } else if (seg.startsWith("v:")) {
-      const want = JSON.parse(seg.slice(2)) as unknown;
-      cur = Array.isArray(cur) && cur.includes(want) ? want : undefined;
-    } else if (seg.startsWith("k:")) {
-      const key = JSON.parse(seg.slice(2)) as Record<string, unknown>;
-      cur = Array.isArray(cur) ? cur.find((i) => isRecord(i) && i.uid === key.uid) : undefined;
+    } else if (seg.startsWith("v:") || seg.startsWith("k:")) {
+      cur = Array.isArray(cur) ? cur.find((i) => isElement(i, seg)) : undefined;
     } else return undefined;
   }
   return cur;
@@ -135,8 +157,7 @@ const removeAt = (obj: Record<string, unknown>, path: string): void => {
   if (last.startsWith("f:") && isRecord(cur)) delete cur[last.slice(2)];
   else if (Array.isArray(cur)) {
     const [parent, key] = parents[parents.length - 1]!;
-    const want = last.startsWith("v:") ? JSON.parse(last.slice(2)) : JSON.parse(last.slice(2)).uid;
-    parent[key] = cur.filter((i) => (last.startsWith("v:") ? i !== want : !(isRecord(i) && i.uid === want)));
+    parent[key] = cur.filter((i) => !isElement(i, last));
     if ((parent[key] as unknown[]).length === 0) delete parent[key];
   }
   // Maps emptied by the removal disappear, as kube's apply leaves no empty parents behind.
@@ -222,12 +243,18 @@ const buildFieldsV1 = (
   return fields;
 };
 
-/** `.spec.replicas` / `.metadata.finalizers[="x"]`: how kube prints a field path in conflicts. */
+/** `.spec.replicas` / `.metadata.finalizers[="x"]` / `.spec.entries[name="a"]`: kube's field paths in conflicts. */
 export const displayPath = (path: string): string =>
   path
     .split(SEP)
     .map((s) =>
-      s.startsWith("f:") ? `.${s.slice(2)}` : s.startsWith("v:") ? `[=${s.slice(2)}]` : `[${s.slice(2)}]`,
+      s.startsWith("f:")
+        ? `.${s.slice(2)}`
+        : s.startsWith("v:")
+          ? `[=${s.slice(2)}]`
+          : `[${Object.entries(JSON.parse(s.slice(2)) as Record<string, unknown>)
+              .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+              .join(",")}]`,
     )
     .join("");
 
@@ -236,21 +263,15 @@ const entriesOf = (obj: KubeObject | undefined): ManagedFieldsEntry[] =>
 
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
-const entry = (
-  manager: string,
-  operation: "Apply" | "Update",
-  apiVersion: string,
-  now: string,
-  fieldsV1: Record<string, unknown>,
-  subresource: string | undefined,
-): ManagedFieldsEntry => ({
-  manager,
-  operation,
-  apiVersion,
-  time: now,
+/** An entry as kube writes it (in kube's field order): the subresource only when there is one. */
+const entry = (e: Omit<ManagedFieldsEntry, "fieldsType">): ManagedFieldsEntry => ({
+  manager: e.manager,
+  operation: e.operation,
+  apiVersion: e.apiVersion,
+  time: e.time,
   fieldsType: "FieldsV1",
-  fieldsV1,
-  ...(subresource ? { subresource } : {}),
+  fieldsV1: e.fieldsV1,
+  ...(e.subresource ? { subresource: e.subresource } : {}),
 });
 
 const isEntry = (e: ManagedFieldsEntry, manager: string, op: string, sub: string | undefined): boolean =>
@@ -268,9 +289,10 @@ export const recordUpdate = (
   now: string,
   subresource?: string,
   memo?: FieldSetMemo,
+  listTypes: ListTypes = NO_LIST_TYPES,
 ): ManagedFieldsEntry[] => {
   const differing = new Set<string>();
-  const newPaths = fieldPaths(newObj, oldObj && { before: oldObj, changed: differing });
+  const newPaths = fieldPaths(newObj, oldObj && { before: oldObj, changed: differing }, listTypes);
   // Creating: every field is the manager's.
   const changed = oldObj ? differing : newPaths;
   const out: ManagedFieldsEntry[] = [];
@@ -298,7 +320,7 @@ export const recordUpdate = (
       memo?.built.has(mineBefore.fields as object) === true &&
       sameSet(owned, mineBefore.held);
     const fields = same ? (mineBefore!.fields as Record<string, unknown>) : buildFieldsV1(owned, memo);
-    out.push(entry(manager, "Update", apiVersion, now, fields, subresource));
+    out.push(entry({ manager, operation: "Update", apiVersion, time: now, fieldsV1: fields, subresource }));
   }
   return out;
 };
@@ -309,21 +331,30 @@ const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => {
   return true;
 };
 
-/** Apply merge: maps merge per key, lists replace, except the associative metadata lists. */
-const applyMerge = (live: unknown, applied: unknown, path: string): unknown => {
+/**
+ * Apply merge: maps merge per key; atomic lists replace; sets and associative lists merge per element
+ * (live order first, new elements after; an element present in both is merged field by field).
+ */
+const applyMerge = (live: unknown, applied: unknown, path: string, listTypes: ListTypes): unknown => {
   if (isRecord(applied)) {
     const base: Record<string, unknown> = isRecord(live) ? { ...live } : {};
-    for (const [k, v] of Object.entries(applied)) base[k] = applyMerge(base[k], v, path ? `${path}.${k}` : k);
+    for (const [k, v] of Object.entries(applied))
+      base[k] = applyMerge(base[k], v, path ? `${path}.${k}` : k, listTypes);
     return base;
   }
   if (Array.isArray(applied) && Array.isArray(live)) {
-    if (path === "metadata.finalizers") return [...live, ...applied.filter((f) => !live.includes(f))];
-    if (path === "metadata.ownerReferences") {
+    const lt = listTypeAt(path, listTypes);
+    if (lt?.type === "set") return [...live, ...applied.filter((f) => !live.some((l) => jsonEqual(l, f)))];
+    if (lt?.type === "map") {
       const out = [...live];
-      for (const ref of applied) {
-        const i = out.findIndex((o) => isRecord(o) && isRecord(ref) && o.uid === ref.uid);
-        if (i >= 0) out[i] = ref;
-        else out.push(ref);
+      for (const item of applied) {
+        const key = isRecord(item) ? keyOf(item, lt.keys) : undefined;
+        const i = key
+          ? out.findIndex((o) => isRecord(o) && lt.keys.every((k) => jsonEqual(o[k], key[k])))
+          : -1;
+        if (i >= 0)
+          out[i] = path === "metadata.ownerReferences" ? item : applyMerge(out[i], item, path, listTypes);
+        else out.push(item);
       }
       return out;
     }
@@ -348,8 +379,9 @@ export const serverSideApply = (
   apiVersion: string,
   now: string,
   subresource?: string,
+  listTypes: ListTypes = NO_LIST_TYPES,
 ): ApplyResult => {
-  const appliedPaths = fieldPaths(applied);
+  const appliedPaths = fieldPaths(applied, undefined, listTypes);
   const entries = entriesOf(live).map((e) => ({ e, paths: fromFieldsV1(e.fieldsV1) }));
   const conflicts: Array<{ manager: string; apiVersion: string; path: string }> = [];
   for (const { e, paths } of entries) {
@@ -359,9 +391,10 @@ export const serverSideApply = (
         conflicts.push({ manager: e.manager, apiVersion: e.apiVersion, path: p });
   }
   if (conflicts.length > 0 && !force) {
-    const lines = conflicts.map(
-      (c) => `conflict with "${c.manager}" using ${c.apiVersion}: ${displayPath(c.path)}`,
-    );
+    // kube names the manager's apiVersion only when it is not the one of this request.
+    const who = (c: { manager: string; apiVersion: string }): string =>
+      `conflict with "${c.manager}"${c.apiVersion === apiVersion ? "" : ` using ${c.apiVersion}`}`;
+    const lines = conflicts.map((c) => `${who(c)}: ${displayPath(c.path)}`);
     const n = conflicts.length;
     const message =
       n === 1
@@ -370,7 +403,7 @@ export const serverSideApply = (
     throw new ApiError(409, "Conflict", message, {
       causes: conflicts.map((c) => ({
         reason: "FieldManagerConflict",
-        message: `conflict with "${c.manager}" using ${c.apiVersion}`,
+        message: who(c),
         field: displayPath(c.path),
       })),
     });
@@ -387,7 +420,7 @@ export const serverSideApply = (
     );
     if (!ownedElsewhere) removeAt(base, p);
   }
-  const object = applyMerge(base, applied, "") as KubeObject;
+  const object = applyMerge(base, applied, "", listTypes) as KubeObject;
 
   const managedFields: ManagedFieldsEntry[] = [];
   for (const { e, paths } of entries) {
@@ -396,7 +429,14 @@ export const serverSideApply = (
   }
   if (appliedPaths.size > 0)
     managedFields.push(
-      entry(manager, "Apply", apiVersion, now, toFieldsV1([...appliedPaths].sort()), subresource),
+      entry({
+        manager,
+        operation: "Apply",
+        apiVersion,
+        time: now,
+        fieldsV1: toFieldsV1([...appliedPaths].sort()),
+        subresource,
+      }),
     );
   return { object, managedFields };
 };

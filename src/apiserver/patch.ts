@@ -29,6 +29,14 @@ export const mergePatch = (target: unknown, patch: unknown): unknown => {
   return base;
 };
 
+const DOCUMENT_ERRORS = new Set([
+  "TEST_OPERATION_FAILED",
+  "OPERATION_PATH_UNRESOLVABLE",
+  "OPERATION_PATH_CANNOT_ADD",
+  "OPERATION_PATH_ILLEGAL_ARRAY_INDEX",
+  "OPERATION_VALUE_OUT_OF_BOUNDS",
+]);
+
 /** RFC 6902. A failed `test` is a 422 (kube: "the server rejected our request due to an error in our request"). */
 export const jsonPatch = (target: unknown, ops: unknown): unknown => {
   if (!Array.isArray(ops)) throw new PatchError("json patch must be an array of operations");
@@ -36,7 +44,9 @@ export const jsonPatch = (target: unknown, ops: unknown): unknown => {
     return applyCopyingPaths(target, ops) ?? applyToClone(target, ops);
   } catch (e) {
     const err = e as { name?: string; message?: string };
-    if (err.name === "TEST_OPERATION_FAILED")
+    // Ops that cannot apply to this document (a failed test, a path that is not there) are 422 on kube;
+    // malformed ops are 400.
+    if (err.name !== undefined && DOCUMENT_ERRORS.has(err.name))
       throw new PatchError(`the server rejected our request due to an error in our request`, 422);
     throw new PatchError(`json patch failed: ${String(err.message ?? e).split("\n")[0]}`);
   }

@@ -1,6 +1,6 @@
 /**
  * Label and field selectors as kube-apiserver parses them (`a=b`, `a==b`, `a!=b`, `a in (x,y)`,
- * `a notin (x)`, `a`, `!a`, comma = AND), compiled once into predicates over an object. Pure functions;
+ * `a notin (x)`, `a`, `!a`, `a>1`, `a<1`, comma = AND), compiled once into predicates over an object. Pure functions;
  * an unparsable selector is reported as an error string, which the REST layer turns into a 400.
  */
 import { getPath, isRecord, type KubeObject } from "../kube/object.js";
@@ -10,7 +10,9 @@ export type Predicate = (o: KubeObject) => boolean;
 type Requirement =
   | { op: "=" | "!="; key: string; value: string }
   | { op: "in" | "notin"; key: string; values: string[] }
-  | { op: "exists" | "!exists"; key: string };
+  | { op: "exists" | "!exists"; key: string }
+  /** Label selectors only: the label's value, read as an integer, compared with `value`. */
+  | { op: "gt" | "lt"; key: string; value: number };
 
 /** Splits on commas that are not inside parentheses. */
 const splitTerms = (s: string): string[] => {
@@ -31,7 +33,8 @@ const splitTerms = (s: string): string[] => {
 
 const SET_TERM = /^([^\s!=()]+)\s+(in|notin)\s+\(([^)]*)\)$/;
 const EQ_TERM = /^([^\s!=()]+)\s*(==|=|!=)\s*([^\s!=()]*)$/;
-const KEY = /^!?\s*([^\s!=()]+)$/;
+const KEY = /^!?\s*([^\s!=()<>]+)$/;
+const NUMERIC_TERM = /^([^\s!=()<>]+)\s*([<>])\s*(\S+)$/;
 
 const parseRequirement = (term: string): Requirement | string => {
   const set = SET_TERM.exec(term);
@@ -41,6 +44,12 @@ const parseRequirement = (term: string): Requirement | string => {
       .map((v) => v.trim())
       .filter((v) => v !== "");
     return { op: set[2] as "in" | "notin", key: set[1]!, values };
+  }
+  const numeric = NUMERIC_TERM.exec(term);
+  if (numeric) {
+    if (!/^-?\d+$/.test(numeric[3]!))
+      return `for 'Gt', 'Lt' operators, the value must be an integer: ${JSON.stringify(numeric[3])}`;
+    return { op: numeric[2] === ">" ? "gt" : "lt", key: numeric[1]!, value: Number(numeric[3]) };
   }
   const eq = EQ_TERM.exec(term);
   if (eq) return { op: eq[2] === "!=" ? "!=" : "=", key: eq[1]!, value: eq[3]! };
@@ -59,6 +68,12 @@ const matches = (r: Requirement, value: string | undefined): boolean => {
       return value !== undefined && r.values.includes(value);
     case "notin":
       return value === undefined || !r.values.includes(value);
+    case "gt":
+    case "lt": {
+      // kube: a label whose value is not an integer never matches.
+      if (value === undefined || !/^-?\d+$/.test(value)) return false;
+      return r.op === "gt" ? Number(value) > r.value : Number(value) < r.value;
+    }
     case "exists":
       return value !== undefined;
     case "!exists":
@@ -123,7 +138,11 @@ export const parseFieldSelector = (selector: string | undefined, kind: string): 
   const allowed = new Set(["metadata.name", "metadata.namespace", ...(EXTRA_FIELDS[kind] ?? [])]);
   for (const r of reqs) {
     if (r.op !== "=" && r.op !== "!=") return `invalid field selector operator for ${r.key}`;
-    if (!allowed.has(r.key)) return `field label not supported: ${r.key}`;
+    if (!allowed.has(r.key))
+      // Kinds with only the default fields answer as apimachinery's DefaultMetaV1FieldSelectorConversion.
+      return EXTRA_FIELDS[kind]
+        ? `field label not supported: ${r.key}`
+        : `${JSON.stringify(r.key)} is not a known field selector: only "metadata.name", "metadata.namespace"`;
   }
   return (o) => reqs.every((r) => matches(r, fieldValue(o, r.key)));
 };

@@ -20,6 +20,7 @@ export interface StatusBody {
   metadata: Record<string, never>;
   status: "Failure" | "Success";
   message?: string;
+  /** Absent for errors kube does not classify (a store's internal errors). */
   reason?: string;
   details?: StatusDetails;
   code: number;
@@ -44,12 +45,18 @@ export class ApiError extends Error {
       metadata: {},
       status: "Failure",
       message: this.message,
-      reason: this.reason,
-      ...(this.details ? { details: this.details } : {}),
+      ...(this.reason ? { reason: this.reason } : {}),
+      ...(this.details ? { details: wireDetails(this.details) } : {}),
       code: this.code,
     };
   }
 }
+
+/** Details as Go's `omitempty` writes them: a core kind's empty group and an unnamed object's name are absent. */
+const wireDetails = (d: StatusDetails): StatusDetails => {
+  const { name, group, ...rest } = d;
+  return { ...(name ? { name } : {}), ...(group ? { group } : {}), ...rest };
+};
 
 /** `machines.machine.openshift.io` / `configmaps`: how kube names a resource in messages. */
 export const qualifiedResource = (group: string, plural: string): string =>

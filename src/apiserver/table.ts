@@ -85,14 +85,22 @@ const rowObject = (o: KubeObject, include: IncludeObject): unknown => {
   return { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: rest };
 };
 
+/** How a Table is rendered: besides the objects, what the request asked for and the server's time. */
+export interface TableOptions {
+  /** The list's (or the one object's) resourceVersion, for the Table's metadata. */
+  resourceVersion: string | undefined;
+  include: IncludeObject;
+  now: number;
+  /** False for every watch event after the first: kube sends the column definitions once. */
+  withColumns?: boolean;
+}
+
 export const tableFor = (
   res: ResourceInfo,
   objects: readonly KubeObject[],
-  resourceVersion: string | undefined,
-  include: IncludeObject,
-  now: number,
-  withColumns = true,
+  options: TableOptions,
 ): Record<string, unknown> => {
+  const { resourceVersion, include, now, withColumns = true } = options;
   const cols = columnsFor(res);
   return {
     kind: "Table",

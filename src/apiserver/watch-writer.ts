@@ -3,7 +3,7 @@
  * to the socket as one write — one TLS record and one syscall instead of one per event, which is what a
  * burst of updates fanned out to many watchers costs otherwise. Order is kept; `end()` sends what is queued
  * before ending; a watcher that stopped reading is cut, as kube-apiserver does, rather than buffered without
- * bound. What goes into the stream (events, bookmarks, timeouts) lives in http.ts.
+ * bound. What goes into the stream (events, bookmarks, timeouts) lives in watch.ts.
  */
 
 /** The part of a ServerResponse a watch writes through. */

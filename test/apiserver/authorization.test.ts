@@ -7,8 +7,8 @@
  * in `system:masters`; `alice` starts with nothing but the bootstrap discovery roles.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseResourcePath, resourceAttributes } from "../../src/apiserver/http.js";
 import type { ApiServer } from "../../src/apiserver/index.js";
+import { parseResourcePath, resourceAttributes } from "../../src/apiserver/request-attributes.js";
 import {
   allowAll,
   call,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { unknownFields } from "../../src/apiserver/rest.js";
+import { unknownFields } from "../../src/apiserver/rest/strategy.js";
 
 describe("unknownFields: what pruning dropped, reported as kube's field warnings", () => {
   const shared = { kept: { deep: [1, { x: 1 }] } };

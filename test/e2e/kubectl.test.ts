@@ -69,7 +69,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "kubectl-e2e-"));
   server = await start();
   kubeconfig = await file("kubeconfig", server.kubeconfig("kube:admin"));
-  // `kubectl create namespace` (a generator) sends protobuf, which this server does not decode; apply sends JSON.
+  // `kubectl create namespace` sends protobuf (test/e2e/kubectl-protobuf.test.ts covers it); apply sends JSON.
   const ns = await kubectl([
     "apply",
     "-f",

@@ -6,6 +6,7 @@
  * OpenAPI schema. Storage, REST and the 422 Status text live in the core, not here.
  */
 import type { KubeObject } from "../../kube/object.js";
+import type { ListType } from "../managed-fields.js";
 import { invalid, required, type StatusCause } from "./causes.js";
 import { compileRules, type UnsupportedRule } from "./cel.js";
 import {
@@ -15,7 +16,24 @@ import {
   pruneDefault,
   type SchemaNode,
 } from "./structural.js";
-import { validateNode } from "./validate.js";
+import { ROOT_PATH, validateNode } from "./validate.js";
+
+/** Schema errors after which kube does not run CEL rules (apiextensions `hasBlockingErr`). */
+const BLOCKING_CAUSES = new Set([
+  "FieldValueNotSupported",
+  "FieldValueRequired",
+  "FieldValueTooLong",
+  "FieldValueTooMany",
+  "FieldValueTypeInvalid",
+]);
+
+/** kube's cause when it skipped CEL rules: a field.Invalid with a nil path, shown as `<nil>`. */
+const CEL_SKIPPED: StatusCause = {
+  reason: "FieldValueInvalid",
+  field: "<nil>",
+  message:
+    'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+};
 
 export type { StatusCause } from "./causes.js";
 export type { UnsupportedRule } from "./cel.js";
@@ -63,6 +81,11 @@ export interface CompiledCrd {
   validate(version: string, obj: KubeObject, oldObj: KubeObject | undefined): StatusCause[];
   /** OpenAPI v3 schema of a version (for the core's /openapi answers) */
   openApiSchema(version: string): unknown;
+  /**
+   * `x-kubernetes-list-type` set/map of the list at a dotted field path (`spec.entries`, list elements not
+   * in the path), for server-side apply's merges; undefined for atomic lists and anything else.
+   */
+  listType(version: string, path: string): ListType | undefined;
   /** Optional extra: CEL rules skipped because they need kube CEL libraries this engine lacks (log them). */
   readonly unsupportedRules?: ReadonlyArray<UnsupportedRule>;
 }
@@ -253,22 +276,18 @@ export function compileCrd(crd: KubeObject): CompileResult {
         specReplicasPath: str(scaleIn.specReplicasPath),
         statusReplicasPath: str(scaleIn.statusReplicasPath),
       };
-      if (!scale.specReplicasPath.startsWith(".spec."))
-        causes.push(
-          invalid(
-            `${at}.subresources.scale.specReplicasPath`,
-            scale.specReplicasPath,
-            "should be a json path under .spec",
-          ),
-        );
-      if (!scale.statusReplicasPath.startsWith(".status."))
-        causes.push(
-          invalid(
-            `${at}.subresources.scale.statusReplicasPath`,
-            scale.statusReplicasPath,
-            "should be a json path under .status",
-          ),
-        );
+      for (const [field, under] of [
+        ["specReplicasPath", ".spec"],
+        ["statusReplicasPath", ".status"],
+      ] as const)
+        if (!scale[field].startsWith(`${under}.`))
+          causes.push(
+            invalid(
+              `${at}.subresources.scale.${field}`,
+              scale[field],
+              `should be a json path under ${under}`,
+            ),
+          );
       if (typeof scaleIn.labelSelectorPath === "string") scale.labelSelectorPath = scaleIn.labelSelectorPath;
     }
     const columns = (Array.isArray(v.additionalPrinterColumns) ? v.additionalPrinterColumns : [])
@@ -296,6 +315,12 @@ export function compileCrd(crd: KubeObject): CompileResult {
     return root;
   };
   const frozenCrd = structuredClone(crd);
+  const hasRules = new Map(
+    [...schemas.entries()].map(([version, schema]) => [
+      version,
+      JSON.stringify(schema).includes('"x-kubernetes-validations"'),
+    ]),
+  );
   const value: CompiledCrd = {
     crd: frozenCrd,
     group,
@@ -304,10 +329,27 @@ export function compileCrd(crd: KubeObject): CompileResult {
     versions,
     unsupportedRules,
     pruneAndDefault: (version, obj) => pruneAndDefaultValue(rootOf(version), obj) as KubeObject,
+    listType: (version, path) => {
+      let node: SchemaNode | undefined = rootOf(version);
+      for (const name of path.split(".")) {
+        // A name below a list is a field of its elements.
+        while (node?.items) node = node.items;
+        const next: SchemaNode | true | undefined = node?.properties.get(name) ?? node?.additional;
+        node = next === true ? undefined : next;
+        if (!node) return undefined;
+      }
+      const type = node?.schema["x-kubernetes-list-type"];
+      if (type === "set") return { type: "set" };
+      if (type === "map") return { type: "map", keys: node?.schema["x-kubernetes-list-map-keys"] ?? [] };
+      return undefined;
+    },
     validate: (version, obj, oldObj) => {
       const out: StatusCause[] = [];
-      validateNode(rootOf(version), obj, oldObj ? { value: oldObj } : undefined, "", out, true);
-      return out;
+      const cel: StatusCause[] = [];
+      validateNode(rootOf(version), obj, oldObj ? { value: oldObj } : undefined, ROOT_PATH, out, cel);
+      if (!hasRules.get(version)) return out;
+      // kube's customResourceStrategy: CEL runs only without a blocking schema error; with one it says so.
+      return out.some((c) => BLOCKING_CAUSES.has(c.reason)) ? [...out, CEL_SKIPPED] : [...out, ...cel];
     },
     openApiSchema: (version) => {
       const schema = structuredClone(schemas.get(version));

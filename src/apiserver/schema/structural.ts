@@ -4,6 +4,7 @@
  * validate.ts, CEL in cel.ts. ObjectMeta at the root and in embedded resources is never pruned by the
  * schema (only reduced to ObjectMeta's own fields, as kube's decoding does).
  */
+import { OBJECT_META_FIELDS } from "../object-meta.js";
 import type { CompiledRule } from "./cel.js";
 
 /** The subset of OpenAPI v3 + kube extensions a structural CRD schema may use. */
@@ -68,25 +69,6 @@ export interface SchemaNode {
    */
   readonly settled: WeakSet<object>;
 }
-
-/** The fields of metav1.ObjectMeta; anything else under `metadata` is dropped as kube's decoder does. */
-export const OBJECT_META_FIELDS: ReadonlySet<string> = new Set([
-  "name",
-  "generateName",
-  "namespace",
-  "selfLink",
-  "uid",
-  "resourceVersion",
-  "generation",
-  "creationTimestamp",
-  "deletionTimestamp",
-  "deletionGracePeriodSeconds",
-  "labels",
-  "annotations",
-  "ownerReferences",
-  "finalizers",
-  "managedFields",
-]);
 
 export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);

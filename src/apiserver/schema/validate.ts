@@ -105,6 +105,9 @@ function checkKeywords(node: SchemaNode, v: unknown, path: string, out: StatusCa
         `${inBody(path)} must be of type ${want}: ${JSON.stringify(jsonType(v))}`,
       ),
     );
+    // kube-openapi's enum validator runs beside the type validator: a wrong type is also not in the enum.
+    if (Array.isArray(s.enum) && !s.enum.some((e) => deepEqual(e, v)))
+      out.push(notSupported(path, v, s.enum));
     return false;
   }
   if (Array.isArray(s.enum) && !s.enum.some((e) => deepEqual(e, v))) out.push(notSupported(path, v, s.enum));
@@ -194,14 +197,15 @@ function correlateItem(node: SchemaNode, item: unknown, old: Old): Old {
 /** cel-go words a missing field "no such key: x"; @bufbuild/cel says "field not found: x". */
 const kubeCelError = (message: string): string => message.replace(/^field not found: /, "no such key: ");
 
-function runRules(
-  node: SchemaNode,
-  v: unknown,
-  old: Old,
-  path: string,
-  ratcheted: boolean,
-  out: StatusCause[],
-) {
+/** The value CEL rules look at: `self`, its correlated old value, and whether it is ratcheted (unchanged). */
+interface RuleSubject {
+  value: unknown;
+  old: Old;
+  ratcheted: boolean;
+}
+
+function runRules(node: SchemaNode, subject: RuleSubject, path: string, out: StatusCause[]) {
+  const { value: v, old, ratcheted } = subject;
   let self: unknown;
   let oldSelf: unknown;
   let converted = false;
@@ -245,18 +249,24 @@ function runRules(
   }
 }
 
+/** The path of the validated object itself, where metadata, apiVersion and kind are kube's, not the schema's. */
+export const ROOT_PATH: unique symbol = Symbol("root");
+
 /**
- * Validates `v` at `path`. `old` is the correlated old value (UPDATE only); when `v` equals it the schema
+ * Validates `v` at `at` (ROOT_PATH for the object itself). `old` is the correlated old value (UPDATE only); when `v` equals it the schema
  * keywords and non-transition rules are skipped (ratcheting), but transition rules still run.
  */
 export function validateNode(
   node: SchemaNode,
   v: unknown,
   old: Old,
-  path: string,
+  at: string | typeof ROOT_PATH,
   out: StatusCause[],
-  isRoot = false,
+  /** Where CEL rules' causes go (kube runs CEL after, and only without blocking schema errors). */
+  celOut: StatusCause[] = out,
 ): void {
+  const isRoot = at === ROOT_PATH;
+  const path = isRoot ? "" : at;
   const ratcheted = old !== undefined && deepEqual(v, old.value);
   if (ratcheted && !node.hasRules) return;
   if (v === null) {
@@ -283,17 +293,17 @@ export function validateNode(
       }
       const childOld: Old = oldObj && Object.hasOwn(oldObj, key) ? { value: oldObj[key] } : undefined;
       const prop = node.properties.get(key);
-      if (prop) validateNode(prop, child, childOld, childPath(path, key), out);
+      if (prop) validateNode(prop, child, childOld, childPath(path, key), out, celOut);
       else if (node.additional && node.additional !== true)
-        validateNode(node.additional, child, childOld, keyPath(path, key), out);
+        validateNode(node.additional, child, childOld, keyPath(path, key), out, celOut);
     }
   } else if (Array.isArray(v) && node.items) {
     const items = node.items;
     v.forEach((item, i) => {
-      validateNode(items, item, correlateItem(node, item, old), indexPath(path, i), out);
+      validateNode(items, item, correlateItem(node, item, old), indexPath(path, i), out, celOut);
     });
   }
-  if (node.rules.length > 0) runRules(node, v, old, path, ratcheted, out);
+  if (node.rules.length > 0) runRules(node, { value: v, old, ratcheted }, path, celOut);
 }
 
 /** The schema may constrain metadata.name / generateName only (kube rejects anything else in the CRD). */

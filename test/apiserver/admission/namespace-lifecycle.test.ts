@@ -71,7 +71,7 @@ describe("NamespaceLifecycle", () => {
       status: "Failure",
       message: 'namespaces "no-such" not found',
       reason: "NotFound",
-      details: { name: "no-such", group: "", kind: "namespaces" },
+      details: { name: "no-such", kind: "namespaces" },
       code: 404,
     });
   });

@@ -120,7 +120,7 @@ describe("manifests/webhooks.yaml through the local API server's dispatcher (SPE
       "UPDATE MAPI Machine by a user: deny and warn",
       request(MAPI, "machines", "UPDATE"),
       "validate",
-      ["/validate", "/validate-warn"],
+      ["/validate", "/validate-guard"],
     ],
     [
       "UPDATE MAPI machines/status: deny only",
@@ -146,7 +146,7 @@ describe("manifests/webhooks.yaml through the local API server's dispatcher (SPE
       "validate",
       [],
     ],
-    ["DELETE CAPI Machine: warn only", request(CAPI, "machines", "DELETE"), "validate", ["/validate-warn"]],
+    ["DELETE CAPI Machine: warn only", request(CAPI, "machines", "DELETE"), "validate", ["/validate-guard"]],
     ["CREATE AWSMachine: mutate", request(INFRA, "awsmachines", "CREATE"), "mutate", ["/mutate"]],
     [
       "UPDATE by a controller identity: skipped",

@@ -1,0 +1,308 @@
+/**
+ * kube's REST strategies as pure functions over objects: the version an object is read through, what the
+ * server restores after a client or webhook wrote it, built-in defaulting, pruning with unknown-field
+ * reporting, validation, and the comparisons that decide whether generation moves or a write is a no-op.
+ * No storage, no clock, no admission: the write path (write-path.ts) calls these in kube's order.
+ */
+import { isRecord, jsonEqual, type KubeObject } from "../../kube/object.js";
+import { builtinCauses, builtinDecodeProblem } from "../builtin-validation.js";
+import type { ListTypes, ManagedFieldsEntry } from "../managed-fields.js";
+import {
+  IDENTITY_AND_SERVER_METADATA,
+  labelValueCauses,
+  meta,
+  metadataCauses,
+  NAMESPACE_NAME_LABEL,
+  nameProblem,
+} from "../object-meta.js";
+import { ApiError, badRequest, conflict, invalid } from "../status.js";
+import type { ResourceInfo, StatusCause } from "../types.js";
+import type { RequestContext } from "./request.js";
+
+export const gvOf = (res: ResourceInfo, version: string): string =>
+  res.group ? `${res.group}/${version}` : version;
+
+/** The object as read through `version` (no conversion: CRDs here use the `None` strategy). */
+export const asVersion = (res: ResourceInfo, version: string, o: KubeObject): KubeObject => {
+  const apiVersion = gvOf(res, version);
+  return o.apiVersion === apiVersion ? o : { ...o, apiVersion };
+};
+
+export const isNamespaces = (res: ResourceInfo): boolean => res.group === "" && res.plural === "namespaces";
+
+/** A namespace also waits for its `spec.finalizers` (the namespace controller empties them). */
+export const namespacePending = (res: ResourceInfo, o: KubeObject): boolean =>
+  isNamespaces(res) && ((o.spec?.finalizers as unknown[]) ?? []).length > 0;
+
+export const isDeleting = (o: KubeObject): boolean => typeof o.metadata?.deletionTimestamp === "string";
+
+export const nextGeneration = (old: KubeObject): number => (Number(old.metadata?.generation) || 0) + 1;
+
+const METADATA = new Set(["metadata"]);
+const METADATA_AND_STATUS = new Set(["metadata", "status"]);
+const VOLATILE_METADATA = new Set(["resourceVersion", "managedFields"]);
+
+/** Whether generation moves: anything but metadata changed (and but status when status is a subresource). */
+export const specChanged = (res: ResourceInfo, a: KubeObject, b: KubeObject): boolean =>
+  !jsonEqual(a, b, res.statusSubresource ? METADATA_AND_STATUS : METADATA);
+
+/** The managedFields entries without their timestamps. */
+const owners = (m: Record<string, unknown>): unknown =>
+  Array.isArray(m.managedFields)
+    ? m.managedFields.map((e) => (isRecord(e) ? { ...e, time: undefined } : e))
+    : undefined;
+
+/**
+ * Equal but for what a no-op write would still touch (resourceVersion, managedFields timestamps).
+ * Ownership changes are real changes (a second applier becomes co-owner); timestamps alone are not.
+ */
+export const sameButVolatile = (a: KubeObject, b: KubeObject): boolean => {
+  if (!jsonEqual(a, b, METADATA)) return false;
+  const ma = meta(a);
+  const mb = meta(b);
+  return jsonEqual(ma, mb, VOLATILE_METADATA) && jsonEqual(owners(ma), owners(mb));
+};
+
+/**
+ * Paths present in `before` but dropped by pruning (`after`): the unknown fields of a CRD object. Runs on
+ * every CRD write, so it walks with one output list and skips subtrees pruning kept as they were (same
+ * object: nothing was dropped inside).
+ */
+export const unknownFields = (before: unknown, after: unknown, path = ""): string[] => {
+  const out: string[] = [];
+  collectUnknown(before, after, path, out);
+  return out;
+};
+
+const collectUnknown = (before: unknown, after: unknown, path: string, out: string[]): void => {
+  if (before === after) return;
+  if (isRecord(before) && isRecord(after)) {
+    for (const k of Object.keys(before)) {
+      const v = before[k];
+      if (!(k in after)) out.push(path ? `${path}.${k}` : k);
+      else if (typeof v === "object" && v !== null)
+        collectUnknown(v, after[k], path ? `${path}.${k}` : k, out);
+    }
+  } else if (Array.isArray(before) && Array.isArray(after)) {
+    for (let i = 0; i < before.length; i++) {
+      const v: unknown = before[i];
+      if (typeof v === "object" && v !== null) collectUnknown(v, after[i], `${path}[${i}]`, out);
+    }
+  }
+};
+
+/** Defaulting again after mutating admission, without reporting unknown fields a webhook added. */
+export const pruneAndDefaultQuiet = (res: ResourceInfo, version: string, o: KubeObject): KubeObject =>
+  res.crd ? res.crd.pruneAndDefault(version, o) : o;
+
+const TYPE_META = ["apiVersion", "kind", "metadata"];
+/**
+ * The top-level fields of the built-ins whose unknown fields kube's typed decoding drops (and reports as
+ * fieldValidation says): `group/Kind` → fields. Kinds not listed keep what they are given.
+ */
+const BUILTIN_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
+  "/ConfigMap": new Set([...TYPE_META, "data", "binaryData", "immutable"]),
+  "/Secret": new Set([...TYPE_META, "data", "stringData", "type", "immutable"]),
+  "/Namespace": new Set([...TYPE_META, "spec", "status"]),
+  "/ServiceAccount": new Set([...TYPE_META, "secrets", "imagePullSecrets", "automountServiceAccountToken"]),
+  "coordination.k8s.io/Lease": new Set([...TYPE_META, "spec"]),
+};
+
+/**
+ * CRD kinds and the built-ins of BUILTIN_FIELDS: prune (and default) a client's object; unknown fields are refused (`Strict`), reported as
+ * warnings on `ctx` (`Warn`, kube's default) or dropped silently (`Ignore`).
+ */
+export const pruneAndDefault = (
+  ctx: RequestContext,
+  res: ResourceInfo,
+  version: string,
+  o: KubeObject,
+): KubeObject => {
+  const known = res.crd ? undefined : BUILTIN_FIELDS[`${res.group}/${res.kind}`];
+  if (!res.crd && !known) return o;
+  const pruned = res.crd
+    ? res.crd.pruneAndDefault(version, o)
+    : (Object.fromEntries(Object.entries(o).filter(([k]) => known!.has(k))) as KubeObject);
+  const mode = ctx.fieldValidation ?? "Warn";
+  if (mode === "Ignore") return pruned;
+  const unknown = unknownFields(o, pruned)
+    .filter((p) => !p.startsWith("metadata."))
+    .sort();
+  if (unknown.length === 0) return pruned;
+  if (mode === "Strict")
+    throw badRequest(
+      `${res.kind} in version "${version}" cannot be handled as a ${res.kind}: strict decoding error: ${unknown
+        .map((p) => `unknown field "${p}"`)
+        .join(", ")}`,
+    );
+  for (const p of unknown) ctx.warnings.push(`unknown field "${p}"`);
+  return pruned;
+};
+
+/**
+ * Mutating admission may not change identity or server-owned metadata: `server`'s values are put back.
+ * Prunes and defaults the result unless `prune` is false (the caller prunes next, reporting unknown fields).
+ */
+export const restoreServerFields = (
+  res: ResourceInfo,
+  o: KubeObject,
+  server: Record<string, unknown>,
+  version: string,
+  prune = true,
+): KubeObject => {
+  const m = { ...meta(o) };
+  for (const k of IDENTITY_AND_SERVER_METADATA) {
+    if (server[k] === undefined) delete m[k];
+    else m[k] = server[k];
+  }
+  const restored = { ...o, apiVersion: gvOf(res, res.storageVersion), kind: res.kind, metadata: m };
+  return prune ? pruneAndDefaultQuiet(res, version, restored) : restored;
+};
+
+export const withManagedFields = (o: KubeObject, fields: ManagedFieldsEntry[]): KubeObject => {
+  const m = { ...meta(o) };
+  if (fields.length > 0) m.managedFields = fields;
+  else delete m.managedFields;
+  return { ...o, metadata: m };
+};
+
+/** Built-in defaulting kube applies on every write. */
+export const defaultBuiltIn = (res: ResourceInfo, o: KubeObject, old: KubeObject | undefined): KubeObject => {
+  if (res.group === "" && res.plural === "secrets") {
+    // SetDefaults_Secret: an empty type is Opaque (kubectl's `create secret generic` sends none).
+    const typed = o.type === undefined || o.type === "" ? { ...o, type: "Opaque" } : o;
+    if (!isRecord(typed.stringData)) return typed;
+    const data: Record<string, unknown> = { ...(isRecord(typed.data) ? typed.data : {}) };
+    for (const [k, v] of Object.entries(typed.stringData))
+      data[k] = Buffer.from(String(v)).toString("base64");
+    const { stringData: _s, ...rest } = typed;
+    return { ...rest, data };
+  }
+  if (isNamespaces(res)) {
+    // kube-apiserver's namespace strategy always sets this label to the name (Kubernetes ≥ 1.21); webhook
+    // namespaceSelectors (ours included, SPEC §2.2) depend on it.
+    const metadata = {
+      ...o.metadata,
+      labels: { ...o.metadata?.labels, [NAMESPACE_NAME_LABEL]: String(o.metadata?.name ?? "") },
+    };
+    return old
+      ? { ...o, metadata }
+      : { ...o, metadata, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } };
+  }
+  return o;
+};
+
+/** The kind and apiVersion a body names must be the endpoint's own. */
+export const checkTypeMeta = (res: ResourceInfo, apiVersion: string, body: Record<string, unknown>): void => {
+  if (body.kind !== undefined && body.kind !== res.kind)
+    throw badRequest(
+      `the kind in the data (${String(body.kind)}) does not match the expected kind (${res.kind})`,
+    );
+  // kube-apiserver's create and update handlers compare the decoded group/version with the endpoint's
+  // exactly: another version of the same group is refused too (it converts only what it stores).
+  if (body.apiVersion !== undefined && body.apiVersion !== apiVersion)
+    throw badRequest(
+      `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`,
+    );
+};
+
+/** A precondition of the request on the stored object's uid or resourceVersion: 409 when it does not hold. */
+export const checkPrecondition = (
+  res: ResourceInfo,
+  old: KubeObject,
+  field: "uid" | "resourceVersion",
+  want: string | undefined,
+): void => {
+  const have = old.metadata?.[field];
+  if (want === undefined || want === have) return;
+  const label = field === "uid" ? "UID" : "ResourceVersion";
+  throw conflict(
+    res.group,
+    res.plural,
+    String(old.metadata?.name ?? ""),
+    `Precondition failed: ${label} in precondition: ${want}, ${label} in object meta: ${have ?? ""}`,
+  );
+};
+
+/** The list types a kind's schema declares, for server-side apply and field ownership (none for built-ins). */
+export const listTypesOf = (res: ResourceInfo, version: string): ListTypes | undefined => {
+  const crd = res.crd;
+  return crd ? (path) => crd.listType(version, path) : undefined;
+};
+
+/**
+ * A delete's precondition, as the store checks it (its error names the kind, and says what may have
+ * happened): 409 when it does not hold.
+ */
+export const checkDeletePrecondition = (
+  res: ResourceInfo,
+  old: KubeObject,
+  field: "uid" | "resourceVersion",
+  want: string | undefined,
+): void => {
+  const have = old.metadata?.[field];
+  if (want === undefined || want === have) return;
+  const [label, why] =
+    field === "uid"
+      ? ["UID", "The object might have been deleted and then recreated"]
+      : ["ResourceVersion", "The object might have been modified"];
+  const name = String(old.metadata?.name ?? "");
+  throw new ApiError(
+    409,
+    "Conflict",
+    `Operation cannot be fulfilled on ${res.kind} "${name}": the ${label} in the precondition (${want}) does not match the ${label} in record (${have ?? ""}). ${why}`,
+    { name, group: res.group, kind: res.kind },
+  );
+};
+
+/** No finalizer may be added to an object that is being deleted. */
+export const checkFinalizers = (res: ResourceInfo, old: KubeObject, next: KubeObject): void => {
+  if (!isDeleting(old)) return;
+  const before = new Set(old.metadata?.finalizers ?? []);
+  const added = (next.metadata?.finalizers ?? []).filter((f) => !before.has(f));
+  if (added.length === 0) return;
+  const cause: StatusCause = {
+    reason: "FieldValueForbidden",
+    field: "metadata.finalizers",
+    message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added
+      .map((f) => JSON.stringify(f))
+      .join(", ")}}`,
+  };
+  // kube lists the cause twice: ObjectMeta's update validation runs in the generic and the kind's own pass.
+  throw invalid(res.group, res.kind, String(old.metadata?.name ?? ""), [cause, cause]);
+};
+
+/** An apply to the main resource leaves status alone when status is a subresource. */
+export const stripStatusForMain = (res: ResourceInfo, o: KubeObject): KubeObject => {
+  if (!res.statusSubresource) return o;
+  const { status: _s, ...rest } = o;
+  return rest;
+};
+
+/** Validation of the object to be stored (`old` undefined on create): metadata, then the kind's own rules. */
+export const validate = (
+  res: ResourceInfo,
+  version: string,
+  o: KubeObject,
+  old: KubeObject | undefined,
+): void => {
+  const name = String(o.metadata?.name ?? "");
+  const causes: StatusCause[] = [];
+  if (!old) {
+    const why = nameProblem(res, name);
+    if (why)
+      causes.push({
+        reason: "FieldValueInvalid",
+        field: "metadata.name",
+        message: `Invalid value: ${JSON.stringify(name)}: ${why}`,
+      });
+  }
+  causes.push(...labelValueCauses(o), ...metadataCauses(o));
+  if (res.crd) causes.push(...res.crd.validate(version, o, old));
+  else {
+    const undecodable = builtinDecodeProblem(res, o);
+    if (undecodable) throw badRequest(undecodable);
+    causes.push(...builtinCauses(res, o, old));
+  }
+  if (causes.length > 0) throw invalid(res.group, res.kind, name, causes);
+};

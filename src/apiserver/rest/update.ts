@@ -1,0 +1,174 @@
+/**
+ * PUT and PATCH: what each verb checks of its body before the common update path (write-path.ts) takes the
+ * desired object — name and uid against the URL, the resourceVersion precondition (required for custom
+ * resources), the four patch types, and server-side apply, which may create its object. The patch
+ * algorithms themselves are in ../patch.ts, field ownership in ../managed-fields.ts.
+ */
+import { isRecord, type KubeObject } from "../../kube/object.js";
+import { serverSideApply } from "../managed-fields.js";
+import { meta } from "../object-meta.js";
+import { jsonPatch, mergePatch, PatchError, strategicMerge } from "../patch.js";
+import { ApiError, badRequest, invalid, notFound, unsupportedMediaType } from "../status.js";
+import { resourceKey } from "../types.js";
+import { authorizeCreateOnApply } from "./admit.js";
+import type { PatchRequest, PatchType, UpdateRequest } from "./request.js";
+import { updateScale } from "./scale.js";
+import { checkPrecondition, checkTypeMeta, gvOf, listTypesOf, stripStatusForMain } from "./strategy.js";
+import type { WritePath } from "./write-path.js";
+
+/** A non-empty string, or undefined. */
+const given = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+
+const nameMismatch = (bodyName: unknown, name: string): ApiError =>
+  badRequest(`the name of the object (${String(bodyName)}) does not match the name on the URL (${name})`);
+
+export const update = async (write: WritePath, request: UpdateRequest): Promise<KubeObject> => {
+  const { ctx, res, version, namespace, name, subresource, body } = request;
+  if (!isRecord(body)) throw badRequest("the body of the request must be a JSON object");
+  if (subresource === "scale") return updateScale(write, request, () => body);
+  checkTypeMeta(res, gvOf(res, version), body);
+  const bodyMeta = isRecord(body.metadata) ? body.metadata : {};
+  if (bodyMeta.name !== undefined && bodyMeta.name !== name) throw nameMismatch(bodyMeta.name, name);
+  const precondition = given(bodyMeta.resourceVersion);
+  // Custom resources do not allow unconditional updates (kube's customResourceStrategy).
+  // kube's error names the resource here (`probes.example.com "p" is invalid`), not the kind.
+  if (precondition === undefined && res.crd)
+    throw invalid(res.group, res.plural, name, [
+      {
+        reason: "FieldValueInvalid",
+        field: "metadata.resourceVersion",
+        message: "Invalid value: 0x0: must be specified for an update",
+      },
+    ]);
+  if (precondition !== undefined && !/^\d+$/.test(precondition))
+    throw new ApiError(500, "", `strconv.ParseUint: parsing ${JSON.stringify(precondition)}: invalid syntax`);
+  checkPrecondition(res, write.get(res, namespace, name), "uid", given(bodyMeta.uid));
+  return write.retrying(() =>
+    write.applyUpdate({
+      ctx,
+      res,
+      version,
+      old: write.get(res, namespace, name),
+      candidate: body,
+      subresource,
+      precondition,
+    }),
+  );
+};
+
+export const patch = async (
+  write: WritePath,
+  request: PatchRequest,
+): Promise<{ object: KubeObject; created: boolean }> => {
+  const { ctx, res, version, namespace, name, subresource, type, body, force } = request;
+  if (type === "strategic" && !res.builtIn)
+    throw unsupportedMediaType(
+      "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+    );
+  if (type === "apply" && !ctx.fieldManager)
+    throw invalid("meta.k8s.io", "PatchOptions", "", [
+      {
+        reason: "FieldValueRequired",
+        field: "fieldManager",
+        message: "Required value: is required for apply patch",
+      },
+    ]);
+  if (type === "apply" && !isRecord(body)) throw badRequest("apply patch must be an object");
+  if (subresource === "scale")
+    return {
+      object: await updateScale(write, request, (scale) => applyPatchBody(type, scale, body)),
+      created: false,
+    };
+  let created = false;
+  const object = await write.retrying(async () => {
+    const live = write.deps.storage.get(resourceKey(res), res.namespaced ? namespace : "", name);
+    if (type === "apply") {
+      const applied = body as KubeObject;
+      const am = isRecord(applied.metadata) ? applied.metadata : {};
+      if (am.name !== undefined && am.name !== name) throw nameMismatch(am.name, name);
+      if (!live) {
+        if (subresource) throw notFound(res.group, res.plural, name);
+        authorizeCreateOnApply(write.deps.authorize, request);
+        const result = serverSideApply(
+          undefined,
+          applied,
+          ctx.fieldManager!,
+          force,
+          gvOf(res, version),
+          write.now(),
+          undefined,
+          listTypesOf(res, version),
+        );
+        const createBody = { ...result.object, metadata: { ...meta(result.object), name } };
+        const obj = await write.create({
+          ctx,
+          res,
+          version,
+          namespace,
+          body: createBody,
+          applyFields: result.managedFields,
+        });
+        created = true;
+        return obj;
+      }
+      const appliedBody = subresource === "status" ? applied : stripStatusForMain(res, applied);
+      const result = serverSideApply(
+        live,
+        appliedBody,
+        ctx.fieldManager!,
+        force,
+        gvOf(res, version),
+        write.now(),
+        subresource,
+        listTypesOf(res, version),
+      );
+      return write.applyUpdate({
+        ctx,
+        res,
+        version,
+        old: live,
+        candidate: result.object,
+        subresource,
+        precondition: given(am.resourceVersion),
+        applyFields: result.managedFields,
+      });
+    }
+    if (!live) throw notFound(res.group, res.plural, name);
+    const patched = applyPatchBody(type, live, body);
+    if (!isRecord(patched)) throw badRequest("the patch produced something that is not an object");
+    const pm = isRecord(patched.metadata) ? patched.metadata : {};
+    const precondition =
+      typeof pm.resourceVersion === "string" && pm.resourceVersion !== live.metadata?.resourceVersion
+        ? pm.resourceVersion
+        : undefined;
+    return write.applyUpdate({
+      ctx,
+      res,
+      version,
+      old: live,
+      candidate: patched as KubeObject,
+      subresource,
+      precondition,
+    });
+  });
+  return { object, created };
+};
+
+const applyPatchBody = (type: PatchType, target: unknown, body: unknown): unknown => {
+  try {
+    switch (type) {
+      case "merge":
+        return mergePatch(target, body);
+      case "json":
+        return jsonPatch(target, body);
+      case "strategic":
+        return strategicMerge(target, body);
+      case "apply":
+        return mergePatch(target, body);
+    }
+  } catch (e) {
+    if (e instanceof PatchError)
+      throw e.code === 422 ? new ApiError(422, "Invalid", e.message) : badRequest(e.message);
+    throw e;
+  }
+};

@@ -1,0 +1,165 @@
+/**
+ * The wire format of the server's answers and request bodies: JSON responses with kube's headers (Warning
+ * headers quoted and latin1-safe, Status bodies for errors), bodies read with a size limit and decoded from
+ * JSON, YAML or (built-ins kubectl's generators send) protobuf, patch types from their media types, Table negotiation, and the serialized form of stored
+ * objects a watch event already made. No routing and no object semantics.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import YAML from "yaml";
+import type { KubeObject } from "../kube/object.js";
+import { decodeObject, ProtobufDecodeError } from "./protobuf/decode.js";
+import type { PatchType } from "./rest/index.js";
+import { ApiError, badRequest, unsupportedMediaType } from "./status.js";
+import type { IncludeObject } from "./table.js";
+import type { ResourceInfo } from "./types.js";
+
+export const notFoundPath = (): ApiError =>
+  new ApiError(404, "NotFound", "the server could not find the requested resource");
+
+/** Warning header values: quoted, escaped, and latin1-safe (Node refuses header chars above U+00FF). */
+export const warningHeader = (text: string): string =>
+  `299 - "${Buffer.from(
+    text
+      .replace(/\\/g, "\\\\")
+      .replace(/"/g, '\\"')
+      .replace(/[\r\n]+/g, " "),
+    "utf8",
+  ).toString("latin1")}"`;
+
+export const statusJson = (e: ApiError): string => JSON.stringify(e.toStatus());
+
+export const send = (
+  res: ServerResponse,
+  code: number,
+  body: string,
+  warnings: readonly string[] = [],
+  extra: Record<string, string> = {},
+): void => {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const headers: Record<string, string | string[]> = {
+    "Content-Type": "application/json",
+    "Cache-Control": "no-cache, private",
+    ...extra,
+  };
+  const unique = [...new Set(warnings)];
+  if (unique.length > 0) headers.Warning = unique.map(warningHeader);
+  res.writeHead(code, headers);
+  res.end(body);
+};
+
+export const readBodyBytes = (req: IncomingMessage, limit: number): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        reject(new ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is " + limit));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+
+export const readBody = async (req: IncomingMessage, limit: number): Promise<string> =>
+  (await readBodyBytes(req, limit)).toString("utf8");
+
+export const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+  }
+};
+
+const parseYaml = (text: string): unknown => {
+  try {
+    return YAML.parse(text);
+  } catch (e) {
+    throw badRequest(`error decoding YAML: ${(e as Error).message}`);
+  }
+};
+
+/** PATCH bodies: YAML for apply patches (JSON is YAML too), JSON for the others. */
+export const decodePatchBody = (type: PatchType, text: string): unknown =>
+  type === "apply" ? parseYaml(text) : parseJson(text);
+
+export const PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protobuf";
+
+/**
+ * POST/PUT bodies: JSON or YAML as kube accepts, and protobuf for the built-in kinds decoded in protobuf/
+ * (those kubectl's generator commands send). Custom resources have no protobuf form: the real server
+ * answers 415 and lists only JSON and YAML for them.
+ */
+export const decodeBody = (
+  contentType: string | undefined,
+  body: Buffer,
+  type: Pick<ResourceInfo, "builtIn">,
+): unknown => {
+  const ct = (contentType ?? "application/json").split(";")[0]!.trim();
+  if (ct === "application/json" || ct === "") return parseJson(body.toString("utf8"));
+  if (ct === "application/yaml") return parseYaml(body.toString("utf8"));
+  if (ct === PROTOBUF_MEDIA_TYPE && type.builtIn) {
+    try {
+      return decodeObject(body);
+    } catch (e) {
+      if (e instanceof ProtobufDecodeError) throw badRequest(e.message);
+      throw e;
+    }
+  }
+  throw unsupportedMediaType(
+    `the body of the request was in an unknown format - accepted media types include: ${
+      type.builtIn
+        ? `application/json, application/yaml, ${PROTOBUF_MEDIA_TYPE}`
+        : "application/json, application/yaml"
+    }`,
+  );
+};
+
+export const patchTypeOf = (contentType: string | undefined): PatchType => {
+  const ct = (contentType ?? "").split(";")[0]!.trim();
+  switch (ct) {
+    case "application/merge-patch+json":
+      return "merge";
+    case "application/json-patch+json":
+      return "json";
+    case "application/strategic-merge-patch+json":
+      return "strategic";
+    case "application/apply-patch+yaml":
+      return "apply";
+    default:
+      throw unsupportedMediaType(
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+      );
+  }
+};
+
+export const wantsTable = (req: IncomingMessage): boolean => (req.headers.accept ?? "").includes("as=Table");
+
+export const includeOf = (q: URLSearchParams): IncludeObject => {
+  const v = q.get("includeObject");
+  return v === "Object" || v === "None" ? v : "Metadata";
+};
+
+/**
+ * The JSON a watch event already made of a stored object, so the write's own response (sent right after
+ * its event went out) does not serialize the object again. Stored objects are never changed in place —
+ * the events' own `json` relies on that too.
+ */
+export class SerializedObjects {
+  private readonly json = new WeakMap<KubeObject, string>();
+
+  of(o: KubeObject): string {
+    return this.json.get(o) ?? JSON.stringify(o);
+  }
+
+  remember(o: KubeObject, json: string): void {
+    this.json.set(o, json);
+  }
+}

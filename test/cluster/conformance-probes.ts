@@ -1,0 +1,1916 @@
+/**
+ * The probes of the differential conformance suite (issue 22, decision 48), as data: tables of requests —
+ * verb × kind × edge case — each with the parts of the answer a client depends on (status code and reason,
+ * a Status body's details and causes, the fields it reads back, the events a watch delivers). The runner
+ * (conformance.cluster.test.ts) sends each to both servers and compares the views. Probes run in order and
+ * may build on earlier ones (create, then update); every name is unique.
+ */
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { isRecord } from "../../src/kube/object.js";
+
+export const MAPI_NS = "openshift-machine-api";
+export const CAPI_NS = "openshift-cluster-api";
+/** The namespace the probes write in (created by the runner). */
+export const NS = "conformance";
+
+export interface Reply {
+  status: number;
+  reason: string;
+  body: unknown;
+  warnings: string[];
+}
+
+export type Raw = (
+  context: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType?: string,
+) => Promise<Reply>;
+
+export interface WatchEvent {
+  type: string;
+  object: Record<string, unknown>;
+}
+
+/** Per-backend facts and clients a probe's request may need (uids differ between the two servers). */
+export interface World {
+  raw: Raw;
+  /** Opens a watch at `path`, runs `during` once it is open, and returns the events until the server ends it. */
+  watch(context: string, path: string, during?: () => Promise<void>): Promise<WatchEvent[]>;
+  capiMachineUid: string;
+}
+
+export interface Probe {
+  name: string;
+  run(w: World): Promise<unknown>;
+}
+
+// ---- views: what of an answer a client depends on ----
+
+/** Status code and reason. */
+export const code = (r: Reply): string => `${r.status} ${r.reason}`.trim();
+
+const get = (o: unknown, path: string): unknown =>
+  path.split(".").reduce<unknown>((v, k) => (isRecord(v) ? v[k] : undefined), o);
+
+/** A Status body as a client reads it: code, reason, details' group/kind/name and causes' reason and field. */
+export const statusOf = (r: Reply): unknown => {
+  const details = isRecord(r.body) && isRecord(r.body.details) ? r.body.details : {};
+  const causes = Array.isArray(details.causes)
+    ? details.causes.map((c: Record<string, unknown>) => `${c.reason ?? ""} ${c.field ?? ""}`.trim()).sort()
+    : undefined;
+  return {
+    code: r.status,
+    reason: r.reason,
+    ...(r.status >= 400
+      ? { group: details.group, kind: details.kind, name: details.name, ...(causes ? { causes } : {}) }
+      : {}),
+  };
+};
+
+/** Code and the message verbatim (for refusals whose text clients or people act on). */
+export const withMessage = (r: Reply): string =>
+  `${code(r)}: ${isRecord(r.body) && r.body.kind === "Status" ? String(r.body.message) : ""}`;
+
+/** Code and the named fields of the returned object. */
+export const fields =
+  (...paths: string[]) =>
+  (r: Reply): unknown => ({
+    code: code(r),
+    ...Object.fromEntries(paths.map((p) => [p, get(r.body, p) ?? null])),
+  });
+
+/** Code and the sorted names of a list's items. */
+export const names = (r: Reply): unknown => ({
+  code: code(r),
+  names:
+    isRecord(r.body) && Array.isArray(r.body.items)
+      ? r.body.items.map((i: Record<string, unknown>) => String(get(i, "metadata.name"))).sort()
+      : null,
+});
+
+const probe = (name: string, run: (w: World) => Promise<unknown>): Probe => ({ name, run });
+
+const ask = (
+  name: string,
+  as: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  view: (r: Reply) => unknown = code,
+  contentType?: string,
+): Probe => ({ name, run: async (w) => view(await w.raw(as, method, path, body, contentType)) });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `done` holds for the reply (up to 20 s): a collector's or controller's work is asynchronous. */
+const eventually = async (w: World, path: string, done: (r: Reply) => boolean): Promise<Reply> => {
+  let r = await w.raw("admin", "GET", path);
+  for (let i = 0; i < 100 && !done(r); i++) {
+    await sleep(200);
+    r = await w.raw("admin", "GET", path);
+  }
+  return r;
+};
+
+// ---- the probe CRDs ----
+
+export const GROUP = "conformance.example.com";
+const PROBES = `/apis/${GROUP}/v1/namespaces/${NS}/probes`;
+const PLAINS = `/apis/${GROUP}/v1/namespaces/${NS}/plains`;
+const CMS = `/api/v1/namespaces/${NS}/configmaps`;
+const SECRETS = `/api/v1/namespaces/${NS}/secrets`;
+
+export const probeCrds = (): Record<string, unknown>[] => [
+  {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `probes.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: "Namespaced",
+      names: { plural: "probes", singular: "probe", kind: "Probe", listKind: "ProbeList" },
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          subresources: {
+            status: {},
+            scale: {
+              specReplicasPath: ".spec.replicas",
+              statusReplicasPath: ".status.replicas",
+              labelSelectorPath: ".status.selector",
+            },
+          },
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: {
+                spec: {
+                  type: "object",
+                  "x-kubernetes-validations": [
+                    { rule: "!has(self.count) || self.count < 100", message: "count must be below 100" },
+                  ],
+                  properties: {
+                    size: { type: "string", enum: ["small", "large"] },
+                    count: { type: "integer", minimum: 0 },
+                    short: { type: "string", maxLength: 5 },
+                    replicas: { type: "integer" },
+                    defaulted: { type: "string", default: "yes" },
+                    fixed: {
+                      type: "string",
+                      "x-kubernetes-validations": [
+                        { rule: "self == oldSelf", message: "fixed is immutable" },
+                      ],
+                    },
+                    entries: {
+                      type: "array",
+                      "x-kubernetes-list-type": "map",
+                      "x-kubernetes-list-map-keys": ["name"],
+                      items: {
+                        type: "object",
+                        required: ["name"],
+                        properties: { name: { type: "string" }, value: { type: "string" } },
+                      },
+                    },
+                    tags: { type: "array", "x-kubernetes-list-type": "set", items: { type: "string" } },
+                    atomic: { type: "array", items: { type: "string" } },
+                    nested: {
+                      type: "object",
+                      required: ["must"],
+                      properties: { must: { type: "string" }, other: { type: "string" } },
+                    },
+                  },
+                },
+                status: {
+                  type: "object",
+                  properties: {
+                    replicas: { type: "integer" },
+                    selector: { type: "string" },
+                    phase: { type: "string" },
+                  },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  },
+  {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `plains.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: "Namespaced",
+      names: { plural: "plains", singular: "plain", kind: "Plain", listKind: "PlainList" },
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: {
+                spec: { type: "object", properties: { a: { type: "string" } } },
+                status: { type: "object", properties: { b: { type: "string" } } },
+              },
+            },
+          },
+        },
+      ],
+    },
+  },
+];
+
+const cm = (name: string, extra: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, ...metadata },
+  ...extra,
+});
+const pr = (name: string, spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) => ({
+  apiVersion: `${GROUP}/v1`,
+  kind: "Probe",
+  metadata: { name, ...metadata },
+  spec,
+});
+
+// ---- protobuf bodies, built from Kubernetes' generated.proto field numbers ----
+
+const pbMessage = (fn: (w: BinaryWriter) => void): Uint8Array => {
+  const w = new BinaryWriter();
+  fn(w);
+  return w.finish();
+};
+const pbMap = (w: BinaryWriter, no: number, entries: Record<string, string | Uint8Array>): void => {
+  for (const [k, v] of Object.entries(entries)) {
+    w.tag(no, WireType.LengthDelimited).bytes(
+      pbMessage((e) => {
+        e.tag(1, WireType.LengthDelimited).string(k);
+        if (typeof v === "string") e.tag(2, WireType.LengthDelimited).string(v);
+        else e.tag(2, WireType.LengthDelimited).bytes(v);
+      }),
+    );
+  }
+};
+const pbMeta = (name: string, labels: Record<string, string> = {}): Uint8Array =>
+  pbMessage((m) => {
+    m.tag(1, WireType.LengthDelimited).string(name);
+    pbMap(m, 11, labels);
+  });
+const pbEnvelope = (apiVersion: string, kind: string, raw: Uint8Array): Buffer =>
+  Buffer.concat([
+    Uint8Array.of(0x6b, 0x38, 0x73, 0x00),
+    pbMessage((u) => {
+      u.tag(1, WireType.LengthDelimited).bytes(
+        pbMessage((t) => {
+          t.tag(1, WireType.LengthDelimited).string(apiVersion);
+          t.tag(2, WireType.LengthDelimited).string(kind);
+        }),
+      );
+      u.tag(2, WireType.LengthDelimited).bytes(raw);
+    }),
+  ]);
+export const pbConfigMap = (name: string, data: Record<string, string>): Buffer =>
+  pbEnvelope(
+    "v1",
+    "ConfigMap",
+    pbMessage((c) => {
+      c.tag(1, WireType.LengthDelimited).bytes(pbMeta(name, { via: "protobuf" }));
+      pbMap(c, 2, data);
+    }),
+  );
+const pbSecret = (name: string, data: Record<string, string>): Buffer =>
+  pbEnvelope(
+    "v1",
+    "Secret",
+    pbMessage((c) => {
+      c.tag(1, WireType.LengthDelimited).bytes(pbMeta(name));
+      pbMap(c, 2, Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v)])));
+    }),
+  );
+const pbNamespace = (name: string): Buffer =>
+  pbEnvelope(
+    "v1",
+    "Namespace",
+    pbMessage((n) => n.tag(1, WireType.LengthDelimited).bytes(pbMeta(name))),
+  );
+const PB = "application/vnd.kubernetes.protobuf";
+
+// ---- the tables ----
+
+/** Each kind a 404 is probed for: its collection path, and one for a named object. */
+const KIND_PATHS: { label: string; collection: string }[] = [
+  { label: "core ConfigMap", collection: CMS },
+  { label: "core Secret", collection: SECRETS },
+  { label: "core ServiceAccount", collection: `/api/v1/namespaces/${NS}/serviceaccounts` },
+  { label: "core Event", collection: `/api/v1/namespaces/${NS}/events` },
+  { label: "core Namespace (cluster-scoped)", collection: "/api/v1/namespaces" },
+  { label: "coordination Lease", collection: `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases` },
+  { label: "rbac Role", collection: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles` },
+  { label: "rbac ClusterRole", collection: "/apis/rbac.authorization.k8s.io/v1/clusterroles" },
+  { label: "CRD Probe", collection: PROBES },
+  { label: "MAPI Machine", collection: `/apis/machine.openshift.io/v1beta1/namespaces/${MAPI_NS}/machines` },
+  { label: "CAPI Machine", collection: `/apis/cluster.x-k8s.io/v1beta2/namespaces/${CAPI_NS}/machines` },
+  {
+    label: "CustomResourceDefinition",
+    collection: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+  },
+];
+
+const notFoundProbes: Probe[] = KIND_PATHS.flatMap(({ label, collection }) => [
+  ask(`404 details: get of a missing ${label}`, "admin", "GET", `${collection}/nope`, undefined, statusOf),
+  ask(
+    `404 details: delete of a missing ${label}`,
+    "admin",
+    "DELETE",
+    `${collection}/nope`,
+    undefined,
+    statusOf,
+  ),
+  ask(
+    `404 details: merge patch of a missing ${label}`,
+    "admin",
+    "PATCH",
+    `${collection}/nope`,
+    { metadata: { labels: { a: "b" } } },
+    statusOf,
+    "application/merge-patch+json",
+  ),
+]);
+
+const pathProbes: Probe[] = [
+  ask("an unknown core resource", "admin", "GET", `/api/v1/namespaces/${NS}/nopes`, undefined, code),
+  ask("an unknown group", "admin", "GET", "/apis/nope.example.com/v1/things", undefined, code),
+  ask("an unknown version of a served group", "admin", "GET", `/apis/${GROUP}/v9/namespaces/${NS}/probes`),
+  ask(
+    "create in a namespace that does not exist",
+    "admin",
+    "POST",
+    "/api/v1/namespaces/no-such-namespace/configmaps",
+    cm("x"),
+    statusOf,
+  ),
+  ask(
+    "create whose apiVersion differs from the URL's version",
+    "admin",
+    "POST",
+    `/apis/machine.openshift.io/v1beta1/namespaces/${MAPI_NS}/machinesets`,
+    { apiVersion: "machine.openshift.io/v1", kind: "MachineSet", metadata: { name: "wrong-version" } },
+    statusOf,
+  ),
+  ask("POST to a named object's path", "admin", "POST", `${CMS}/some-name`, cm("some-name"), code),
+  ask("the discovery root", "admin", "GET", "/api", undefined, fields("kind", "versions")),
+  ask("discovery of the probe group", "admin", "GET", `/apis/${GROUP}/v1`, undefined, (r) => ({
+    code: code(r),
+    resources:
+      isRecord(r.body) && Array.isArray(r.body.resources)
+        ? r.body.resources
+            .map(
+              (x: Record<string, unknown>) => `${x.name} ${x.kind} ${(x.verbs as string[]).sort().join(",")}`,
+            )
+            .sort()
+        : null,
+  })),
+];
+
+/** ConfigMap creates: each body, the answer's code, reason and causes. */
+const CONFIGMAP_CREATES: { name: string; body: unknown }[] = [
+  { name: "an upper-case name", body: cm("Upper") },
+  { name: "a name of 254 characters", body: cm("a".repeat(254)) },
+  { name: "no name and no generateName", body: cm("") },
+  { name: "a data key with a space", body: cm("bad-key", { data: { "a b": "x" } }) },
+  {
+    name: "a key in both data and binaryData",
+    body: cm("dup-key", { data: { k: "x" }, binaryData: { k: "eA==" } }),
+  },
+  { name: "binaryData that is not base64", body: cm("bad-binary", { binaryData: { k: "%%%" } }) },
+  {
+    name: "a namespace in the body other than the URL's",
+    body: cm("other-ns", {}, { namespace: "default" }),
+  },
+  { name: "a kind other than the URL's", body: { ...cm("wrong-kind"), kind: "Secret" } },
+  { name: "a resourceVersion set", body: cm("with-rv", {}, { resourceVersion: "5" }) },
+  { name: "an invalid label value", body: cm("bad-label", {}, { labels: { a: "not valid!" } }) },
+  { name: "an invalid annotation key", body: cm("bad-annotation", {}, { annotations: { "a/b/c": "x" } }) },
+  {
+    name: "an ownerReference without a uid",
+    body: cm(
+      "no-owner-uid",
+      {},
+      { ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "o", uid: "" }] },
+    ),
+  },
+  {
+    name: "two controller ownerReferences",
+    body: cm(
+      "two-controllers",
+      {},
+      {
+        ownerReferences: [
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            name: "o1",
+            uid: "11111111-1111-1111-1111-000000000001",
+            controller: true,
+          },
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            name: "o2",
+            uid: "11111111-1111-1111-1111-000000000002",
+            controller: true,
+          },
+        ],
+      },
+    ),
+  },
+  {
+    name: "a finalizer that is not a qualified name",
+    body: cm("bad-finalizer", {}, { finalizers: ["not a name"] }),
+  },
+  { name: "a valid generateName", body: { ...cm(""), metadata: { generateName: "gen-" } } },
+  { name: "a body that is a JSON array", body: [] },
+];
+
+const createProbes: Probe[] = CONFIGMAP_CREATES.map(({ name, body }) =>
+  ask(`ConfigMap create with ${name}`, "admin", "POST", CMS, body, statusOf),
+);
+
+const protobufProbes: Probe[] = [
+  ask(
+    "protobuf: create a ConfigMap",
+    "admin",
+    "POST",
+    CMS,
+    pbConfigMap("pb-cm", { a: "b" }),
+    fields("data", "metadata.labels"),
+    PB,
+  ),
+  ask(
+    "protobuf: create a Secret (type defaulted to Opaque)",
+    "admin",
+    "POST",
+    SECRETS,
+    pbSecret("pb-secret", { k: "v" }),
+    fields("data", "type"),
+    PB,
+  ),
+  ask(
+    "protobuf: create a Namespace",
+    "admin",
+    "POST",
+    "/api/v1/namespaces",
+    pbNamespace("conformance-pb"),
+    fields("metadata.name", "spec", "status.phase"),
+    PB,
+  ),
+  ask(
+    "protobuf: a ConfigMap body sent to the secrets endpoint",
+    "admin",
+    "POST",
+    SECRETS,
+    pbConfigMap("pb-wrong", {}),
+    code,
+    PB,
+  ),
+  ask(
+    "protobuf: a custom resource (415 and the accepted types)",
+    "admin",
+    "POST",
+    PROBES,
+    pbConfigMap("pb-crd", {}),
+    withMessage,
+    PB,
+  ),
+  ask(
+    "protobuf: a body without the magic prefix",
+    "admin",
+    "POST",
+    CMS,
+    Buffer.from("not protobuf"),
+    code,
+    PB,
+  ),
+  ask(
+    "protobuf: a MAPI Machine",
+    "admin",
+    "POST",
+    `/apis/machine.openshift.io/v1beta1/namespaces/${MAPI_NS}/machines`,
+    pbConfigMap("pb-machine", {}),
+    withMessage,
+    PB,
+  ),
+  ask("an unknown content type", "admin", "POST", CMS, cm("ct"), code, "text/plain"),
+];
+
+const secretProbes: Probe[] = [
+  ask(
+    "Secret create without a type",
+    "admin",
+    "POST",
+    SECRETS,
+    { apiVersion: "v1", kind: "Secret", metadata: { name: "untyped" } },
+    fields("type"),
+  ),
+  ask(
+    "Secret create with stringData",
+    "admin",
+    "POST",
+    SECRETS,
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "string-data" },
+      stringData: { a: "b" },
+      data: { c: "ZA==" },
+    },
+    fields("data", "stringData"),
+  ),
+  ask(
+    "Secret of type kubernetes.io/tls without its keys",
+    "admin",
+    "POST",
+    SECRETS,
+    { apiVersion: "v1", kind: "Secret", metadata: { name: "tls" }, type: "kubernetes.io/tls", data: {} },
+    statusOf,
+  ),
+  ask(
+    "Secret data that is not base64",
+    "admin",
+    "POST",
+    SECRETS,
+    { apiVersion: "v1", kind: "Secret", metadata: { name: "bad-b64" }, data: { a: "%%%" } },
+    code,
+  ),
+  ask(
+    "Secret create immutable",
+    "admin",
+    "POST",
+    SECRETS,
+    { apiVersion: "v1", kind: "Secret", metadata: { name: "frozen" }, immutable: true, data: { a: "YQ==" } },
+    code,
+  ),
+  ask(
+    "Secret update of an immutable secret's data",
+    "admin",
+    "PUT",
+    `${SECRETS}/frozen`,
+    { apiVersion: "v1", kind: "Secret", metadata: { name: "frozen" }, immutable: true, data: { a: "Yg==" } },
+    statusOf,
+  ),
+  ask(
+    "Secret type change on update",
+    "admin",
+    "PUT",
+    `${SECRETS}/untyped`,
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "untyped" },
+      type: "kubernetes.io/basic-auth",
+      data: { username: "dQ==" },
+    },
+    statusOf,
+  ),
+];
+
+const namespaceProbes: Probe[] = [
+  ask(
+    "Namespace create with an invalid name",
+    "admin",
+    "POST",
+    "/api/v1/namespaces",
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "Bad_Name" } },
+    statusOf,
+  ),
+  ask(
+    "Namespace create: defaults and the name label",
+    "admin",
+    "POST",
+    "/api/v1/namespaces",
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "conformance-ns" } },
+    fields("spec.finalizers", "status.phase", "metadata.labels"),
+  ),
+  probe(
+    "Namespace delete: Terminating while an object holds a finalizer; a create in it is refused",
+    async (w) => {
+      await w.raw(
+        "admin",
+        "POST",
+        "/api/v1/namespaces/conformance-ns/configmaps",
+        cm("keep", {}, { finalizers: ["example.com/hold"] }),
+      );
+      const del = await w.raw("admin", "DELETE", "/api/v1/namespaces/conformance-ns");
+      await eventually(
+        w,
+        "/api/v1/namespaces/conformance-ns/configmaps/keep",
+        (r) => get(r.body, "metadata.deletionTimestamp") !== undefined,
+      );
+      const create = await w.raw("admin", "POST", "/api/v1/namespaces/conformance-ns/configmaps", cm("late"));
+      const ns = await w.raw("admin", "GET", "/api/v1/namespaces/conformance-ns");
+      return {
+        delete: fields("status.phase")(del),
+        create: statusOf(create),
+        namespace: fields("status.phase")(ns),
+      };
+    },
+  ),
+  probe("Namespace delete: once the finalizer is removed, its contents and the namespace go", async (w) => {
+    await w.raw(
+      "admin",
+      "PATCH",
+      "/api/v1/namespaces/conformance-ns/configmaps/keep",
+      { metadata: { finalizers: null } },
+      "application/merge-patch+json",
+    );
+    const r = await eventually(w, "/api/v1/namespaces/conformance-ns", (x) => x.status === 404);
+    return code(r);
+  }),
+];
+
+/** Updates and resourceVersion semantics. */
+const updateProbes: Probe[] = [
+  ask("setup: a ConfigMap to update", "admin", "POST", CMS, cm("upd", { data: { a: "1" } }), code),
+  ask(
+    "update of a ConfigMap without a resourceVersion (unconditional)",
+    "admin",
+    "PUT",
+    `${CMS}/upd`,
+    cm("upd", { data: { a: "2" } }),
+    fields("data"),
+  ),
+  ask(
+    "update with a stale resourceVersion",
+    "admin",
+    "PUT",
+    `${CMS}/upd`,
+    cm("upd", { data: { a: "3" } }, { resourceVersion: "1" }),
+    statusOf,
+  ),
+  ask(
+    "update with a non-numeric resourceVersion",
+    "admin",
+    "PUT",
+    `${CMS}/upd`,
+    cm("upd", {}, { resourceVersion: "abc" }),
+    code,
+  ),
+  ask("update whose body names another object", "admin", "PUT", `${CMS}/upd`, cm("other"), withMessage),
+  ask(
+    "update of a missing ConfigMap (no create on update)",
+    "admin",
+    "PUT",
+    `${CMS}/missing`,
+    cm("missing"),
+    statusOf,
+  ),
+  ask(
+    "update with a different uid",
+    "admin",
+    "PUT",
+    `${CMS}/upd`,
+    cm("upd", {}, { uid: "00000000-0000-0000-0000-000000000000" }),
+    statusOf,
+  ),
+  ask(
+    "setup: a Probe",
+    "admin",
+    "POST",
+    PROBES,
+    pr("p1", { size: "small", replicas: 1, fixed: "a" }),
+    fields("metadata.generation", "spec.defaulted"),
+  ),
+  ask(
+    "update of a custom resource without a resourceVersion",
+    "admin",
+    "PUT",
+    `${PROBES}/p1`,
+    pr("p1", { size: "large" }),
+    statusOf,
+  ),
+  probe(
+    "generation: a spec change increments it, a label change does not, a status change does not",
+    async (w) => {
+      const spec = await w.raw(
+        "admin",
+        "PATCH",
+        `${PROBES}/p1`,
+        { spec: { size: "large" } },
+        "application/merge-patch+json",
+      );
+      const label = await w.raw(
+        "admin",
+        "PATCH",
+        `${PROBES}/p1`,
+        { metadata: { labels: { l: "1" } } },
+        "application/merge-patch+json",
+      );
+      const status = await w.raw(
+        "admin",
+        "PATCH",
+        `${PROBES}/p1/status`,
+        { status: { phase: "Up" } },
+        "application/merge-patch+json",
+      );
+      return [spec, label, status].map(fields("metadata.generation"));
+    },
+  ),
+  ask(
+    "the main resource ignores status changes",
+    "admin",
+    "PATCH",
+    `${PROBES}/p1`,
+    { status: { phase: "Down" } },
+    fields("status.phase"),
+    "application/merge-patch+json",
+  ),
+  ask(
+    "the status subresource ignores spec changes",
+    "admin",
+    "PATCH",
+    `${PROBES}/p1/status`,
+    { spec: { size: "small" }, status: { replicas: 1, selector: "app=p1" } },
+    fields("spec.size", "status.replicas"),
+    "application/merge-patch+json",
+  ),
+  ask("status of a kind without a status subresource", "admin", "GET", `${PLAINS}/x/status`, undefined, code),
+  ask(
+    "GET of the status subresource",
+    "admin",
+    "GET",
+    `${PROBES}/p1/status`,
+    undefined,
+    fields("kind", "status.phase"),
+  ),
+  ask(
+    "CEL transition rule with oldSelf",
+    "admin",
+    "PATCH",
+    `${PROBES}/p1`,
+    { spec: { fixed: "b" } },
+    statusOf,
+    "application/merge-patch+json",
+  ),
+  ask(
+    "CEL rule on the spec",
+    "admin",
+    "PATCH",
+    `${PROBES}/p1`,
+    { spec: { count: 150 } },
+    statusOf,
+    "application/merge-patch+json",
+  ),
+  ask(
+    "CEL rule message",
+    "admin",
+    "PATCH",
+    `${PROBES}/p1`,
+    { spec: { count: 150 } },
+    withMessage,
+    "application/merge-patch+json",
+  ),
+  ask(
+    "a JSON patch whose test fails",
+    "admin",
+    "PATCH",
+    `${PROBES}/p1`,
+    [{ op: "test", path: "/spec/size", value: "nope" }],
+    code,
+    "application/json-patch+json",
+  ),
+  ask(
+    "a JSON patch removing a missing path",
+    "admin",
+    "PATCH",
+    `${PROBES}/p1`,
+    [{ op: "remove", path: "/spec/nothing" }],
+    code,
+    "application/json-patch+json",
+  ),
+  ask(
+    "a strategic merge patch of a custom resource",
+    "admin",
+    "PATCH",
+    `${PROBES}/p1`,
+    { spec: {} },
+    code,
+    "application/strategic-merge-patch+json",
+  ),
+  ask(
+    "a strategic merge patch of a ConfigMap",
+    "admin",
+    "PATCH",
+    `${CMS}/upd`,
+    { data: { b: "x" } },
+    fields("data"),
+    "application/strategic-merge-patch+json",
+  ),
+  ask(
+    "a merge patch that is not JSON",
+    "admin",
+    "PATCH",
+    `${CMS}/upd`,
+    Buffer.from("{nope"),
+    code,
+    "application/merge-patch+json",
+  ),
+  ask("a patch with an unknown patch type", "admin", "PATCH", `${CMS}/upd`, {}, code, "application/x-patch"),
+];
+
+/** Schema validation, defaulting and pruning of a custom resource. */
+const SCHEMA_CREATES: { name: string; spec: Record<string, unknown>; view?: (r: Reply) => unknown }[] = [
+  { name: "a value outside the enum", spec: { size: "huge" } },
+  { name: "a string where an integer belongs", spec: { count: "three" } },
+  { name: "a number below the minimum", spec: { count: -1 } },
+  { name: "a string over maxLength", spec: { short: "toolong" } },
+  { name: "a missing required field", spec: { nested: { other: "x" } } },
+  { name: "a list-map entry without its key", spec: { entries: [{ value: "x" }] } },
+  { name: "duplicate list-map keys", spec: { entries: [{ name: "a" }, { name: "a" }] } },
+  { name: "duplicate list-set items", spec: { tags: ["a", "a"] } },
+  { name: "an object where a string belongs", spec: { size: { a: 1 } } },
+  { name: "several errors at once", spec: { size: "huge", count: -1, short: "toolong" } },
+  { name: "a default", spec: { size: "small" }, view: fields("spec.defaulted") },
+  { name: "an unknown field (pruned)", spec: { size: "small", bogus: 1 }, view: fields("spec.bogus") },
+];
+
+const schemaProbes: Probe[] = SCHEMA_CREATES.map(({ name, spec, view }, i) =>
+  ask(
+    `custom resource create with ${name}`,
+    "admin",
+    "POST",
+    PROBES,
+    pr(`schema-${i}`, spec),
+    view ?? statusOf,
+  ),
+);
+
+/** fieldValidation on both kinds of resource. */
+const FIELD_VALIDATION: { label: string; path: string; body: (n: string) => unknown }[] = [
+  {
+    label: "a custom resource",
+    path: PROBES,
+    body: (n) => ({ ...pr(n, { size: "small", bogus: 1 }), extra: true }),
+  },
+  { label: "a ConfigMap", path: CMS, body: (n) => ({ ...cm(n), bogus: 1 }) },
+];
+const fieldValidationProbes: Probe[] = FIELD_VALIDATION.flatMap(({ label, path, body }) =>
+  (["Strict", "Warn", "Ignore", "Bogus"] as const).map((mode) =>
+    ask(
+      `fieldValidation=${mode} with unknown fields on ${label}`,
+      "admin",
+      "POST",
+      `${path}?fieldValidation=${mode}`,
+      body(`fv-${mode.toLowerCase()}`),
+      (r) => ({
+        ...(statusOf(r) as object),
+        message: r.status >= 400 ? withMessage(r) : undefined,
+        warnings: r.warnings.length,
+      }),
+    ),
+  ),
+);
+
+/** Lists: paging, resourceVersion semantics, label and field selectors. */
+const listProbes: Probe[] = [
+  ...["l1", "l2", "l3", "l4"].map((n, i) =>
+    ask(
+      `setup: labelled ConfigMap ${n}`,
+      "admin",
+      "POST",
+      CMS,
+      cm(n, {}, { labels: { set: "list", tier: i < 2 ? "web" : "db", idx: String(i) } }),
+      code,
+    ),
+  ),
+  ask(
+    "setup: a ConfigMap in the set without a tier",
+    "admin",
+    "POST",
+    CMS,
+    cm("l5", {}, { labels: { set: "list" } }),
+    code,
+  ),
+  probe("list paging: limit=1 pages through every item with continue tokens", async (w) => {
+    const seen: string[] = [];
+    const shape: unknown[] = [];
+    let cont = "";
+    for (let i = 0; i < 10; i++) {
+      const r = await w.raw(
+        "admin",
+        "GET",
+        `${CMS}?labelSelector=tier&limit=1${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`,
+      );
+      const body = r.body as {
+        items: { metadata: { name: string } }[];
+        metadata: { continue?: string; remainingItemCount?: number };
+      };
+      seen.push(...body.items.map((x) => x.metadata.name));
+      shape.push({
+        items: body.items.length,
+        remaining: body.metadata.remainingItemCount ?? null,
+        more: Boolean(body.metadata.continue),
+      });
+      cont = body.metadata.continue ?? "";
+      if (!cont) break;
+    }
+    return { seen, shape };
+  }),
+  ask(
+    "list with an invalid continue token",
+    "admin",
+    "GET",
+    `${CMS}?limit=1&continue=garbage`,
+    undefined,
+    code,
+  ),
+  ask("list with limit=0 (no limit)", "admin", "GET", `${CMS}?labelSelector=tier&limit=0`, undefined, names),
+  ask(
+    "list with resourceVersion=0",
+    "admin",
+    "GET",
+    `${CMS}?labelSelector=tier&resourceVersion=0`,
+    undefined,
+    names,
+  ),
+  ask(
+    "list with resourceVersionMatch=Exact and no resourceVersion",
+    "admin",
+    "GET",
+    `${CMS}?resourceVersionMatch=Exact`,
+    undefined,
+    code,
+  ),
+  ask(
+    "list with resourceVersionMatch=Bogus",
+    "admin",
+    "GET",
+    `${CMS}?resourceVersion=1&resourceVersionMatch=Bogus`,
+    undefined,
+    code,
+  ),
+  ask(
+    "list with a non-numeric resourceVersion",
+    "admin",
+    "GET",
+    `${CMS}?resourceVersion=abc`,
+    undefined,
+    code,
+  ),
+  ask(
+    "list with resourceVersionMatch=NotOlderThan and resourceVersion=0",
+    "admin",
+    "GET",
+    `${CMS}?labelSelector=tier&resourceVersion=0&resourceVersionMatch=NotOlderThan`,
+    undefined,
+    names,
+  ),
+  ask(
+    "list with resourceVersion=0 and a limit",
+    "admin",
+    "GET",
+    `${CMS}?labelSelector=tier&resourceVersion=0&limit=2`,
+    undefined,
+    (r) => ({ code: code(r) }),
+  ),
+  probe("list at an exact resourceVersion from the future", async (w) => {
+    const cur = await w.raw("admin", "GET", CMS);
+    const rv =
+      Number((cur.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion) + 1_000_000;
+    return statusOf(
+      await w.raw("admin", "GET", `${CMS}?resourceVersion=${rv}&resourceVersionMatch=Exact&limit=1`),
+    );
+  }),
+  probe("list at an exact resourceVersion that still exists", async (w) => {
+    const cur = await w.raw("admin", "GET", `${CMS}?labelSelector=tier`);
+    const rv = (cur.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    return names(
+      await w.raw(
+        "admin",
+        "GET",
+        `${CMS}?labelSelector=tier&resourceVersion=${rv}&resourceVersionMatch=Exact`,
+      ),
+    );
+  }),
+  ...[
+    "tier=web",
+    "tier==web",
+    "tier!=web",
+    "tier in (web,db)",
+    "tier notin (web)",
+    "tier",
+    "!tier",
+    "tier=web,idx=1",
+    "idx>1",
+  ].map((sel) =>
+    ask(
+      `labelSelector ${sel}`,
+      "admin",
+      "GET",
+      `${CMS}?labelSelector=${encodeURIComponent(`set=list,${sel}`)}`,
+      undefined,
+      names,
+    ),
+  ),
+  ask(
+    "an invalid labelSelector",
+    "admin",
+    "GET",
+    `${CMS}?labelSelector=${encodeURIComponent("tier in web")}`,
+    undefined,
+    code,
+  ),
+  ask(
+    "fieldSelector metadata.name=l1",
+    "admin",
+    "GET",
+    `${CMS}?fieldSelector=metadata.name%3Dl1`,
+    undefined,
+    names,
+  ),
+  ask(
+    "fieldSelector metadata.name!=l1 with a label selector",
+    "admin",
+    "GET",
+    `${CMS}?labelSelector=tier&fieldSelector=metadata.name!%3Dl1`,
+    undefined,
+    names,
+  ),
+  ask(
+    "fieldSelector metadata.namespace across namespaces",
+    "admin",
+    "GET",
+    `/api/v1/configmaps?labelSelector=tier&fieldSelector=metadata.namespace%3D${NS}`,
+    undefined,
+    names,
+  ),
+  ask(
+    "fieldSelector on an unsupported ConfigMap field",
+    "admin",
+    "GET",
+    `${CMS}?fieldSelector=data.a%3D1`,
+    undefined,
+    withMessage,
+  ),
+  ask(
+    "fieldSelector on an unsupported custom resource field",
+    "admin",
+    "GET",
+    `${PROBES}?fieldSelector=spec.size%3Dsmall`,
+    undefined,
+    code,
+  ),
+  ask(
+    "fieldSelector type on Secrets",
+    "admin",
+    "GET",
+    `${SECRETS}?fieldSelector=type%3Dkubernetes.io/basic-auth`,
+    undefined,
+    names,
+  ),
+  ask(
+    "fieldSelector status.phase on Namespaces",
+    "admin",
+    "GET",
+    "/api/v1/namespaces?fieldSelector=status.phase%3DActive,metadata.name%3Dconformance",
+    undefined,
+    names,
+  ),
+  ask("a malformed fieldSelector", "admin", "GET", `${CMS}?fieldSelector=metadata.name`, undefined, code),
+  ask(
+    "delete collection by label selector",
+    "admin",
+    "DELETE",
+    `${CMS}?labelSelector=tier%3Ddb`,
+    undefined,
+    (r) => ({ ...(names(r) as object) }),
+  ),
+  ask("after the collection delete", "admin", "GET", `${CMS}?labelSelector=tier`, undefined, names),
+  ask("a list's kind and apiVersion", "admin", "GET", `${CMS}?labelSelector=tier`, undefined, fields("kind")),
+];
+
+/** Watches: initial events, bookmarks, selectors, and what a change delivers. */
+const watchView = (events: WatchEvent[]): string[] =>
+  events.map((e) => {
+    const meta = isRecord(e.object.metadata) ? e.object.metadata : {};
+    const annotations = isRecord(meta.annotations) ? meta.annotations : {};
+    return e.type === "BOOKMARK"
+      ? `BOOKMARK ${annotations["k8s.io/initial-events-end"] ?? ""}`.trim()
+      : e.type === "ERROR"
+        ? `ERROR ${String(e.object.code)} ${String(e.object.reason)}`
+        : `${e.type} ${String(meta.name)}`;
+  });
+
+const watchProbes: Probe[] = [
+  probe(
+    "watch with sendInitialEvents: the existing objects then the initial-events-end bookmark",
+    async (w) =>
+      watchView(
+        await w.watch(
+          "admin",
+          `${CMS}?watch=1&labelSelector=tier&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2`,
+        ),
+      ),
+  ),
+  probe("watch with sendInitialEvents but no resourceVersionMatch", async (w) =>
+    code(await w.raw("admin", "GET", `${CMS}?watch=1&sendInitialEvents=true&timeoutSeconds=1`)),
+  ),
+  probe("watch from resourceVersion 0 (a synthetic ADDED per object)", async (w) =>
+    watchView(
+      await w.watch("admin", `${CMS}?watch=1&labelSelector=tier&resourceVersion=0&timeoutSeconds=1`),
+    ).sort(),
+  ),
+  probe("watch from now: a create, an update, a delete", async (w) => {
+    const list = await w.raw("admin", "GET", CMS);
+    const rv = (list.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    return watchView(
+      await w.watch(
+        "admin",
+        `${CMS}?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name%3Dwatched&timeoutSeconds=2`,
+        async () => {
+          await w.raw("admin", "POST", CMS, cm("watched"));
+          await w.raw(
+            "admin",
+            "PATCH",
+            `${CMS}/watched`,
+            { data: { a: "1" } },
+            "application/merge-patch+json",
+          );
+          await w.raw("admin", "DELETE", `${CMS}/watched`);
+        },
+      ),
+    );
+  }),
+  probe("watch with a label selector: an object leaving the selection is DELETED", async (w) => {
+    await w.raw("admin", "POST", CMS, cm("mover", {}, { labels: { moving: "yes" } }));
+    const list = await w.raw("admin", "GET", CMS);
+    const rv = (list.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    return watchView(
+      await w.watch(
+        "admin",
+        `${CMS}?watch=1&resourceVersion=${rv}&labelSelector=moving%3Dyes&timeoutSeconds=2`,
+        async () => {
+          await w.raw(
+            "admin",
+            "PATCH",
+            `${CMS}/mover`,
+            { metadata: { labels: { moving: "no" } } },
+            "application/merge-patch+json",
+          );
+          await w.raw(
+            "admin",
+            "PATCH",
+            `${CMS}/mover`,
+            { metadata: { labels: { moving: "yes" } } },
+            "application/merge-patch+json",
+          );
+        },
+      ),
+    );
+  }),
+  probe("watch of a single object by name in the path's field selector, as kubectl get -w does", async (w) =>
+    watchView(await w.watch("admin", `${CMS}?watch=1&fieldSelector=metadata.name%3Dupd&timeoutSeconds=1`)),
+  ),
+  probe("watch with an invalid resourceVersion", async (w) =>
+    code(await w.raw("admin", "GET", `${CMS}?watch=1&resourceVersion=abc&timeoutSeconds=1`)),
+  ),
+  probe("watch with allowWatchBookmarks and nothing changing: no event within 2 s", async (w) => {
+    const list = await w.raw("admin", "GET", CMS);
+    const rv = (list.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    return watchView(
+      await w.watch(
+        "admin",
+        `${CMS}?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=2`,
+      ),
+    );
+  }),
+  probe("watch from resourceVersion 1 (older than anything kept)", async (w) =>
+    watchView(
+      await w.watch(
+        "admin",
+        `${CMS}?watch=1&resourceVersion=1&fieldSelector=metadata.name%3Dupd&timeoutSeconds=1`,
+      ),
+    ),
+  ),
+];
+
+/** Finalizers, deletionTimestamp, dry-run and preconditions on delete. */
+const deletionProbes: Probe[] = [
+  ask(
+    "setup: a ConfigMap with a finalizer",
+    "admin",
+    "POST",
+    CMS,
+    cm("fin", {}, { finalizers: ["example.com/hold"] }),
+    code,
+  ),
+  ask(
+    "delete of an object with a finalizer: 200 and the object, deletionTimestamp set",
+    "admin",
+    "DELETE",
+    `${CMS}/fin`,
+    undefined,
+    (r) => ({
+      code: code(r),
+      kind: get(r.body, "kind"),
+      deleting: get(r.body, "metadata.deletionTimestamp") !== undefined,
+      finalizers: get(r.body, "metadata.finalizers"),
+    }),
+  ),
+  ask("a second delete while it is terminating", "admin", "DELETE", `${CMS}/fin`, undefined, (r) => ({
+    code: code(r),
+    kind: get(r.body, "kind"),
+  })),
+  ask(
+    "adding a finalizer while it is terminating",
+    "admin",
+    "PATCH",
+    `${CMS}/fin`,
+    { metadata: { finalizers: ["example.com/hold", "example.com/new"] } },
+    statusOf,
+    "application/merge-patch+json",
+  ),
+  ask(
+    "changing data while it is terminating",
+    "admin",
+    "PATCH",
+    `${CMS}/fin`,
+    { data: { x: "1" } },
+    fields("data"),
+    "application/merge-patch+json",
+  ),
+  ask(
+    "removing deletionTimestamp by update",
+    "admin",
+    "PATCH",
+    `${CMS}/fin`,
+    [{ op: "remove", path: "/metadata/deletionTimestamp" }],
+    (r) => ({ code: code(r), deleting: get(r.body, "metadata.deletionTimestamp") !== undefined }),
+    "application/json-patch+json",
+  ),
+  ask(
+    "removing the last finalizer deletes it",
+    "admin",
+    "PATCH",
+    `${CMS}/fin`,
+    { metadata: { finalizers: null } },
+    (r) => code(r),
+    "application/merge-patch+json",
+  ),
+  ask("after the finalizer is gone", "admin", "GET", `${CMS}/fin`, undefined, code),
+  ask(
+    "delete of a custom resource: the answer is the object",
+    "admin",
+    "DELETE",
+    `${PROBES}/schema-10`,
+    undefined,
+    fields("kind", "metadata.name"),
+  ),
+  ask(
+    "delete of a ConfigMap: the answer is a Success Status",
+    "admin",
+    "DELETE",
+    `${CMS}/l1`,
+    undefined,
+    fields("kind", "status", "details.name", "details.kind", "details.group"),
+  ),
+  ask(
+    "delete with an unknown propagationPolicy",
+    "admin",
+    "DELETE",
+    `${CMS}/l2?propagationPolicy=Sometimes`,
+    undefined,
+    statusOf,
+  ),
+  ask(
+    "delete with a resourceVersion precondition that does not match",
+    "admin",
+    "DELETE",
+    `${CMS}/l2`,
+    { apiVersion: "v1", kind: "DeleteOptions", preconditions: { resourceVersion: "1" } },
+    statusOf,
+  ),
+  ask(
+    "delete with a uid precondition that does not match",
+    "admin",
+    "DELETE",
+    `${CMS}/l2`,
+    {
+      apiVersion: "v1",
+      kind: "DeleteOptions",
+      preconditions: { uid: "00000000-0000-0000-0000-000000000000" },
+    },
+    statusOf,
+  ),
+  ask("delete with dryRun=All keeps the object", "admin", "DELETE", `${CMS}/l2?dryRun=All`, undefined, code),
+  ask("after the dry-run delete", "admin", "GET", `${CMS}/l2`, undefined, fields("metadata.name")),
+  ask("create with dryRun=All", "admin", "POST", `${CMS}?dryRun=All`, cm("dry"), (r) => ({
+    code: code(r),
+    name: get(r.body, "metadata.name"),
+    uid: typeof get(r.body, "metadata.uid"),
+  })),
+  ask("after the dry-run create", "admin", "GET", `${CMS}/dry`, undefined, code),
+  ask(
+    "update with dryRun=All",
+    "admin",
+    "PATCH",
+    `${CMS}/l2?dryRun=All`,
+    { data: { dry: "run" } },
+    fields("data"),
+    "application/merge-patch+json",
+  ),
+  ask("after the dry-run update", "admin", "GET", `${CMS}/l2`, undefined, fields("data")),
+  ask("an unknown dryRun value", "admin", "POST", `${CMS}?dryRun=Some`, cm("dry2"), code),
+];
+
+/** Server-side apply: ownership, conflicts, list types across managers. */
+const APPLY = "application/apply-patch+yaml";
+const applyAs = (manager: string, spec: Record<string, unknown>, force = false) => ({
+  path: `${PROBES}/ssa?fieldManager=${manager}${force ? "&force=true" : ""}`,
+  body: pr("ssa", spec),
+});
+const managersOf = (r: Reply): unknown => {
+  const mf = get(r.body, "metadata.managedFields");
+  return Array.isArray(mf)
+    ? mf
+        .map(
+          (m: Record<string, unknown>) =>
+            `${m.manager} ${m.operation}${m.subresource ? ` ${m.subresource}` : ""}`,
+        )
+        .sort()
+    : null;
+};
+const ssaProbes: Probe[] = [
+  (() => {
+    const a = applyAs("alpha", {
+      size: "small",
+      entries: [{ name: "a", value: "1" }],
+      tags: ["x"],
+      atomic: ["p"],
+    });
+    return ask(
+      "apply creates an object",
+      "admin",
+      "PATCH",
+      a.path,
+      a.body,
+      (r) => ({ ...(fields("spec")(r) as object), managers: managersOf(r) }),
+      APPLY,
+    );
+  })(),
+  (() => {
+    const b = applyAs("beta", { entries: [{ name: "b", value: "2" }], tags: ["y"] });
+    return ask(
+      "a second manager's list-map entry and list-set item merge with the first's",
+      "admin",
+      "PATCH",
+      b.path,
+      b.body,
+      (r) => ({ ...(fields("spec.entries", "spec.tags")(r) as object), managers: managersOf(r) }),
+      APPLY,
+    );
+  })(),
+  (() => {
+    const b = applyAs("beta", { size: "large" });
+    return ask(
+      "a conflicting apply: 409 with the field and its manager",
+      "admin",
+      "PATCH",
+      b.path,
+      b.body,
+      (r) => ({ ...(statusOf(r) as object), message: withMessage(r) }),
+      APPLY,
+    );
+  })(),
+  (() => {
+    const b = applyAs("beta", { size: "large", entries: [{ name: "b", value: "2" }] }, true);
+    return ask(
+      "a forced apply takes the field over",
+      "admin",
+      "PATCH",
+      b.path,
+      b.body,
+      (r) => ({
+        ...(fields("spec.size", "spec.entries", "spec.tags")(r) as object),
+        managers: managersOf(r),
+      }),
+      APPLY,
+    );
+  })(),
+  (() => {
+    const a = applyAs("alpha", { entries: [{ name: "a", value: "1" }], atomic: ["q"] });
+    return ask(
+      "an apply dropping fields the manager owned alone removes them",
+      "admin",
+      "PATCH",
+      a.path,
+      a.body,
+      fields("spec.size", "spec.tags", "spec.atomic", "spec.entries"),
+      APPLY,
+    );
+  })(),
+  (() => {
+    const b = applyAs("beta", { size: "large", entries: [{ name: "b", value: "2" }], atomic: ["r"] });
+    return ask(
+      "an atomic list another manager owns conflicts",
+      "admin",
+      "PATCH",
+      b.path,
+      b.body,
+      statusOf,
+      APPLY,
+    );
+  })(),
+  ask("apply without a fieldManager", "admin", "PATCH", `${PROBES}/ssa`, pr("ssa", {}), withMessage, APPLY),
+  ask(
+    "apply with a body whose name differs from the URL's",
+    "admin",
+    "PATCH",
+    `${PROBES}/ssa?fieldManager=alpha`,
+    pr("other", {}),
+    code,
+    APPLY,
+  ),
+  ask(
+    "apply in a namespace that does not exist",
+    "admin",
+    "PATCH",
+    `/apis/${GROUP}/v1/namespaces/nowhere/probes/ssa?fieldManager=alpha`,
+    pr("ssa", {}),
+    statusOf,
+    APPLY,
+  ),
+  ask(
+    "an update by another manager takes ownership (Update entry)",
+    "admin",
+    "PATCH",
+    `${PROBES}/ssa?fieldManager=gamma`,
+    { spec: { short: "ab" } },
+    managersOf,
+    "application/merge-patch+json",
+  ),
+  ask(
+    "apply of a ConfigMap",
+    "admin",
+    "PATCH",
+    `${CMS}/applied?fieldManager=alpha`,
+    cm("applied", { data: { a: "1" } }),
+    (r) => ({ ...(fields("data")(r) as object), managers: managersOf(r) }),
+    APPLY,
+  ),
+  ask(
+    "apply of the status subresource",
+    "admin",
+    "PATCH",
+    `${PROBES}/ssa/status?fieldManager=alpha`,
+    { apiVersion: `${GROUP}/v1`, kind: "Probe", metadata: { name: "ssa" }, status: { phase: "Applied" } },
+    (r) => ({ ...(fields("status.phase")(r) as object), managers: managersOf(r) }),
+    APPLY,
+  ),
+  ask(
+    "apply with a YAML body",
+    "admin",
+    "PATCH",
+    `${CMS}/applied?fieldManager=alpha`,
+    Buffer.from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: '2'\n"),
+    fields("data"),
+    APPLY,
+  ),
+  ask(
+    "apply with dryRun",
+    "admin",
+    "PATCH",
+    `${CMS}/applied?fieldManager=alpha&dryRun=All`,
+    cm("applied", { data: { a: "3" } }),
+    fields("data"),
+    APPLY,
+  ),
+];
+
+/** Scale subresource. */
+const scaleProbes: Probe[] = [
+  ask(
+    "GET scale of a custom resource",
+    "admin",
+    "GET",
+    `${PROBES}/p1/scale`,
+    undefined,
+    fields("kind", "apiVersion", "spec.replicas", "status.replicas", "status.selector"),
+  ),
+  ask(
+    "PUT scale changes the spec's replicas",
+    "admin",
+    "PUT",
+    `${PROBES}/p1/scale`,
+    {
+      apiVersion: "autoscaling/v1",
+      kind: "Scale",
+      metadata: { name: "p1", namespace: NS },
+      spec: { replicas: 3 },
+    },
+    fields("spec.replicas"),
+  ),
+  ask("after the scale", "admin", "GET", `${PROBES}/p1`, undefined, fields("spec.replicas")),
+  ask(
+    "merge patch of scale",
+    "admin",
+    "PATCH",
+    `${PROBES}/p1/scale`,
+    { spec: { replicas: 2 } },
+    fields("spec.replicas"),
+    "application/merge-patch+json",
+  ),
+  ask("scale of a kind without a scale subresource", "admin", "GET", `${PLAINS}/x/scale`, undefined, code),
+  ask("scale of a missing object", "admin", "GET", `${PROBES}/nope/scale`, undefined, statusOf),
+  ask(
+    "PUT scale with a negative replica count",
+    "admin",
+    "PUT",
+    `${PROBES}/p1/scale`,
+    {
+      apiVersion: "autoscaling/v1",
+      kind: "Scale",
+      metadata: { name: "p1", namespace: NS },
+      spec: { replicas: -1 },
+    },
+    statusOf,
+  ),
+  ask(
+    "PUT scale with a stale resourceVersion",
+    "admin",
+    "PUT",
+    `${PROBES}/p1/scale`,
+    {
+      apiVersion: "autoscaling/v1",
+      kind: "Scale",
+      metadata: { name: "p1", namespace: NS, resourceVersion: "1" },
+      spec: { replicas: 4 },
+    },
+    statusOf,
+  ),
+];
+
+/** What each identity may do: RBAC as shipped (SPEC §8.1), with the 403's details. */
+const IDENTITIES = ["controller", "mao", "capi", "capa", "installer"];
+const RBAC_REQUESTS: { label: string; method: string; path: string; body?: unknown }[] = [
+  { label: "list Secrets cluster-wide", method: "GET", path: "/api/v1/secrets" },
+  { label: "list ConfigMaps in the probe namespace", method: "GET", path: CMS },
+  {
+    label: "list MAPI Machines",
+    method: "GET",
+    path: `/apis/machine.openshift.io/v1beta1/namespaces/${MAPI_NS}/machines`,
+  },
+  {
+    label: "list CAPI Machines",
+    method: "GET",
+    path: `/apis/cluster.x-k8s.io/v1beta2/namespaces/${CAPI_NS}/machines`,
+  },
+  {
+    label: "list AWSMachines",
+    method: "GET",
+    path: `/apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/${CAPI_NS}/awsmachines`,
+  },
+  { label: "list Nodes", method: "GET", path: "/api/v1/nodes" },
+  {
+    label: "create a Namespace",
+    method: "POST",
+    path: "/api/v1/namespaces",
+    body: { apiVersion: "v1", kind: "Namespace", metadata: { name: "rbac-probe" } },
+  },
+  {
+    label: "delete a CRD",
+    method: "DELETE",
+    path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/plains.${GROUP}`,
+  },
+  {
+    label: "get a Lease in the CAPI namespace",
+    method: "GET",
+    path: `/apis/coordination.k8s.io/v1/namespaces/${CAPI_NS}/leases/nope`,
+  },
+  {
+    label: "create an Event in the MAPI namespace",
+    method: "POST",
+    path: `/api/v1/namespaces/${MAPI_NS}/events`,
+    body: {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "rbac-probe" },
+      involvedObject: { kind: "Machine", namespace: MAPI_NS, name: "m" },
+      reason: "Probe",
+      message: "m",
+    },
+  },
+  { label: "list the probe kind", method: "GET", path: PROBES },
+  { label: "read /version", method: "GET", path: "/version" },
+];
+const rbacProbes: Probe[] = IDENTITIES.flatMap((as) =>
+  RBAC_REQUESTS.map(({ label, method, path, body }) =>
+    ask(`RBAC: ${as} may ${label}?`, as, method, path, body, (r) =>
+      r.status === 403 ? statusOf(r) : code(r),
+    ),
+  ),
+);
+
+/** Garbage collection in all three policies, and owner references. */
+const gcProbes: Probe[] = [
+  probe("GC Background: a dependent of a deleted owner is collected", async (w) => {
+    const owner = await w.raw("admin", "POST", CMS, cm("owner-bg"));
+    const uid = String(get(owner.body, "metadata.uid"));
+    await w.raw(
+      "admin",
+      "POST",
+      CMS,
+      cm("dep-bg", {}, { ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "owner-bg", uid }] }),
+    );
+    const del = await w.raw("admin", "DELETE", `${CMS}/owner-bg?propagationPolicy=Background`);
+    const dep = await eventually(w, `${CMS}/dep-bg`, (r) => r.status === 404);
+    return { delete: code(del), dependent: code(dep) };
+  }),
+  probe("GC Foreground: the owner waits with foregroundDeletion until its dependent is gone", async (w) => {
+    const owner = await w.raw("admin", "POST", CMS, cm("owner-fg"));
+    const uid = String(get(owner.body, "metadata.uid"));
+    await w.raw(
+      "admin",
+      "POST",
+      CMS,
+      cm(
+        "dep-fg",
+        {},
+        {
+          finalizers: ["example.com/hold"],
+          ownerReferences: [
+            { apiVersion: "v1", kind: "ConfigMap", name: "owner-fg", uid, blockOwnerDeletion: true },
+          ],
+        },
+      ),
+    );
+    const del = await w.raw("admin", "DELETE", `${CMS}/owner-fg?propagationPolicy=Foreground`);
+    const dep = await eventually(
+      w,
+      `${CMS}/dep-fg`,
+      (r) => get(r.body, "metadata.deletionTimestamp") !== undefined,
+    );
+    const ownerNow = await w.raw("admin", "GET", `${CMS}/owner-fg`);
+    await w.raw(
+      "admin",
+      "PATCH",
+      `${CMS}/dep-fg`,
+      { metadata: { finalizers: null } },
+      "application/merge-patch+json",
+    );
+    const gone = await eventually(w, `${CMS}/owner-fg`, (r) => r.status === 404);
+    return {
+      delete: { ...(fields("metadata.finalizers")(del) as object) },
+      dependentDeleting: get(dep.body, "metadata.deletionTimestamp") !== undefined,
+      ownerWhileWaiting: fields("metadata.finalizers")(ownerNow),
+      ownerAfter: code(gone),
+    };
+  }),
+  probe("GC Orphan: the dependent stays and loses its ownerReference", async (w) => {
+    const owner = await w.raw("admin", "POST", CMS, cm("owner-or"));
+    const uid = String(get(owner.body, "metadata.uid"));
+    await w.raw(
+      "admin",
+      "POST",
+      CMS,
+      cm("dep-or", {}, { ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "owner-or", uid }] }),
+    );
+    const del = await w.raw("admin", "DELETE", `${CMS}/owner-or?propagationPolicy=Orphan`);
+    await eventually(w, `${CMS}/owner-or`, (r) => r.status === 404);
+    const dep = await eventually(
+      w,
+      `${CMS}/dep-or`,
+      (r) => get(r.body, "metadata.ownerReferences") === undefined,
+    );
+    return { delete: code(del), dependent: fields("metadata.ownerReferences")(dep) };
+  }),
+  probe("GC: a dependent whose ownerReference names an owner that never existed is collected", async (w) => {
+    await w.raw(
+      "admin",
+      "POST",
+      CMS,
+      cm(
+        "orphan-dependent",
+        {},
+        {
+          ownerReferences: [
+            {
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              name: "never-existed",
+              uid: "11111111-1111-1111-1111-111111111111",
+            },
+          ],
+        },
+      ),
+    );
+    return code(await eventually(w, `${CMS}/orphan-dependent`, (r) => r.status === 404));
+  }),
+  probe(
+    "GC: a dependent with a live owner and one that never existed is kept, with the dangling reference",
+    async (w) => {
+      const owner = await w.raw("admin", "POST", CMS, cm("owner-live"));
+      const uid = String(get(owner.body, "metadata.uid"));
+      await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm(
+          "dep-two",
+          {},
+          {
+            ownerReferences: [
+              { apiVersion: "v1", kind: "ConfigMap", name: "owner-live", uid },
+              {
+                apiVersion: "v1",
+                kind: "ConfigMap",
+                name: "ghost",
+                uid: "11111111-1111-1111-1111-222222222222",
+              },
+            ],
+          },
+        ),
+      );
+      await sleep(3000);
+      const dep = await w.raw("admin", "GET", `${CMS}/dep-two`);
+      return {
+        code: code(dep),
+        owners: (get(dep.body, "metadata.ownerReferences") as { name: string }[] | undefined)?.map(
+          (o) => o.name,
+        ),
+      };
+    },
+  ),
+  ask(
+    "CAPA's identity sets blockOwnerDeletion on a CAPI Machine owner (no update on machines/finalizers)",
+    "capa",
+    "POST",
+    `/apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/${CAPI_NS}/awsmachines`,
+    undefined,
+    statusOf,
+  ),
+];
+// The CAPA probe needs the owner's uid, known only per world.
+gcProbes[gcProbes.length - 1] = probe(gcProbes[gcProbes.length - 1]!.name, async (w) =>
+  statusOf(
+    await w.raw(
+      "capa",
+      "POST",
+      `/apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/${CAPI_NS}/awsmachines`,
+      {
+        apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+        kind: "AWSMachine",
+        metadata: {
+          name: "conformance-owned",
+          ownerReferences: [
+            {
+              apiVersion: "cluster.x-k8s.io/v1beta2",
+              kind: "Machine",
+              name: "conformance-owner",
+              uid: w.capiMachineUid,
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+        spec: { instanceType: "m6i.large" },
+      },
+    ),
+  ),
+);
+
+/** Built-in kinds' typed validation (issue 22's list). */
+const builtinProbes: Probe[] = [
+  ask(
+    "a Lease whose renewTime and leaseDurationSeconds have the wrong types",
+    "admin",
+    "POST",
+    `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`,
+    {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: "bad-lease" },
+      spec: { renewTime: "yesterday", leaseDurationSeconds: "15" },
+    },
+    code,
+  ),
+  ask(
+    "a valid Lease",
+    "admin",
+    "POST",
+    `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`,
+    {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: "good-lease" },
+      spec: { holderIdentity: "me", leaseDurationSeconds: 15, renewTime: "2024-01-01T00:00:00.000000Z" },
+    },
+    fields("spec.holderIdentity", "spec.leaseDurationSeconds", "spec.renewTime"),
+  ),
+  ask(
+    "a ConfigMap over 1 MiB of data",
+    "admin",
+    "POST",
+    CMS,
+    cm("too-big", { data: { big: "x".repeat(1_500_000) } }),
+    statusOf,
+  ),
+  ask(
+    "an Event whose involvedObject is in another namespace",
+    "admin",
+    "POST",
+    `/api/v1/namespaces/${NS}/events`,
+    {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "wrong-namespace" },
+      involvedObject: { kind: "Machine", namespace: MAPI_NS, name: "m" },
+      reason: "Test",
+      message: "m",
+    },
+    statusOf,
+  ),
+  ask(
+    "a ValidatingWebhookConfiguration without sideEffects or admissionReviewVersions",
+    "admin",
+    "POST",
+    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "invalid" },
+      webhooks: [{ name: "a.example.com", clientConfig: { url: "https://127.0.0.1:1/x" } }],
+    },
+    statusOf,
+  ),
+  ask(
+    "a Role with a rule without verbs",
+    "admin",
+    "POST",
+    `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`,
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "no-verbs" },
+      rules: [{ apiGroups: [""], resources: ["configmaps"] }],
+    },
+    statusOf,
+  ),
+  ask(
+    "a RoleBinding whose roleRef changes",
+    "admin",
+    "POST",
+    `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`,
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "rb" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+      subjects: [{ kind: "User", name: "u", apiGroup: "rbac.authorization.k8s.io" }],
+    },
+    code,
+  ),
+  ask(
+    "changing a RoleBinding's roleRef",
+    "admin",
+    "PATCH",
+    `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings/rb`,
+    { roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" } },
+    statusOf,
+    "application/merge-patch+json",
+  ),
+  ask(
+    "a CRD whose name is not plural.group",
+    "admin",
+    "POST",
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+    { ...probeCrds()[1]!, metadata: { name: "wrong.example.com" } },
+    code,
+  ),
+];
+
+export const PROBE_LIST: Probe[] = [
+  ...pathProbes,
+  ...notFoundProbes,
+  ...createProbes,
+  ...protobufProbes,
+  ...secretProbes,
+  ...namespaceProbes,
+  ...updateProbes,
+  ...schemaProbes,
+  ...fieldValidationProbes,
+  ...listProbes,
+  ...watchProbes,
+  ...deletionProbes,
+  ...ssaProbes,
+  ...scaleProbes,
+  ...rbacProbes,
+  ...gcProbes,
+  ...builtinProbes,
+];
