@@ -116,6 +116,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       "would each MAPI Machine/MachineSet migrate now, and why not (-o table|json; exit 1 if any is blocked)",
     run: async (args) => (await import("./ops/preflight.js")).runPreflight(args, { stdout, stderr }, env),
   },
+  migrate: {
+    summary:
+      "move MAPI MachineSets and Machines to --to ClusterAPI|MachineAPI in waves (--dry-run: the plan)",
+    run: async (args) => (await import("./ops/migrate-cli.js")).runMigrate(args, { stdout, stderr }, env),
+  },
   "uninstall-prepare": {
     summary: "make the cluster safe to remove the product (dry run unless --yes; --resolve-migrations)",
     run: async (args) =>

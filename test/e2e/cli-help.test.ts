@@ -29,6 +29,7 @@ const SUBCOMMANDS = [
   "certs",
   "preflight",
   "uninstall-prepare",
+  "migrate",
   "installer",
   "pack-provider",
   "config-reference",

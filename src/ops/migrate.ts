@@ -1,0 +1,372 @@
+import { parseLabelSelector } from "../apiserver/selectors.js";
+import type { Clock } from "../kube/clock.js";
+import type { StableAuthority } from "../kube/kinds.js";
+import { KINDS } from "../kube/kinds.js";
+import { conditionOf, getPath } from "../kube/object.js";
+import type { HandoverKind } from "../migration/snapshot.js";
+import type { ConvertibilityCheck, ObjectStore } from "../policies/types.js";
+import { specAuthority } from "../protocol/authority.js";
+import type { Support } from "../supported.js";
+import {
+  flipTimeOf,
+  type HandoverOutcome,
+  type HandoverWatch,
+  itemKey,
+  judgeHandover,
+  type MigrationPlan,
+  type PlanItem,
+  planMigration,
+  planSummaryLine,
+  resolutionLines,
+  SYNCHRONIZED_FALSE_GRACE_MS,
+} from "./migrate-plan.js";
+import { errorText, type Namespaces } from "./shell.js";
+
+/** The field manager of the flips (shown in managedFields). */
+export const MIGRATE_FIELD_MANAGER = "machine-api-migration-migrate";
+
+export type MigrateEvent =
+  | { event: "wave"; wave: number; group: string; objects: string[] }
+  | { event: "flipped"; kind: HandoverKind; name: string; wave: number }
+  | { event: "completed"; kind: HandoverKind; name: string; seconds: number }
+  | { event: "refused"; kind: HandoverKind; name: string; message: string }
+  | { event: "failed"; kind: HandoverKind; name: string; reason: string; message: string }
+  | { event: "interrupted"; message: string };
+
+export interface Progress {
+  wave: number;
+  group: string;
+  done: number;
+  objects: number;
+  inFlight: number;
+  blocked: number;
+}
+
+/** Where the run's output goes: a live line on a terminal, one line per event otherwise, or JSON lines. */
+export interface Reporter {
+  plan(plan: MigrationPlan): void;
+  event(e: MigrateEvent): void;
+  progress(p: Progress): void;
+  /** The closing lines (summary, what is left open and how to resolve it). */
+  end(lines: string[], summary: Record<string, unknown>): void;
+}
+
+export interface MigrateOptions extends Namespaces {
+  target: StableAuthority;
+  selector?: string;
+  machineSetsOnly: boolean;
+  maxInFlight: number;
+  dryRun: boolean;
+  timeoutMs: number;
+}
+
+export interface MigrateDeps {
+  /** The watched view (the informer cache in production). */
+  store: ObjectStore;
+  /** Calls `onChange` on every watch event; returns the unsubscribe. */
+  subscribe(onChange: () => void): () => void;
+  /** Writes spec.authoritativeAPI; rejects with the API server's (admission's) message when refused. */
+  flip(kind: HandoverKind, name: string, target: StableAuthority): Promise<void>;
+  support: Support;
+  controllers: { running: boolean; detail: string };
+  clock: Clock;
+  reporter: Reporter;
+  /** The converters' check (src/sync/conversion by default); a parameter so tests can pass a fake. */
+  checkConvertible?: ConvertibilityCheck;
+  /** SIGINT subscription (process in production). */
+  onInterrupt(handler: () => void): () => void;
+}
+
+export interface MigrateResult {
+  code: 0 | 1;
+  moved: number;
+  failures: number;
+  interrupted: boolean;
+}
+
+export const mapiType = (kind: HandoverKind) =>
+  kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
+const capiType = (kind: HandoverKind) => (kind === "Machine" ? KINDS.capiMachine : KINDS.capiMachineSet);
+
+const timeOf = (v: unknown): number | undefined => {
+  if (typeof v !== "string" || v === "") return undefined;
+  const ms = Date.parse(v.replace(/(\.\d{3})\d+/, "$1"));
+  return Number.isNaN(ms) ? undefined : ms;
+};
+
+/** The newest `MigrationBlocked` Event per MAPI object (`Kind/name`): its time and message. */
+const blockedEvents = (
+  store: ObjectStore,
+  namespace: string,
+): Map<string, { at: number; message: string }> => {
+  const out = new Map<string, { at: number; message: string }>();
+  for (const e of store.list(KINDS.event, namespace)) {
+    if (e.reason !== "MigrationBlocked") continue;
+    const kind = getPath(e, ["involvedObject", "kind"]);
+    const name = getPath(e, ["involvedObject", "name"]);
+    if (typeof kind !== "string" || typeof name !== "string") continue;
+    const at = timeOf(e.lastTimestamp) ?? timeOf(getPath(e, ["eventTime"])) ?? timeOf(e.firstTimestamp);
+    if (at === undefined) continue;
+    const key = `${kind}/${name}`;
+    const previous = out.get(key);
+    if (!previous || previous.at <= at) out.set(key, { at, message: String(e.message ?? "") });
+  }
+  return out;
+};
+
+/** How long the run waits, with nothing to flip, for objects that only wait on the controllers. */
+export const SETTLE_MS = 10_000;
+
+/** Blocked only by handover waits the controllers resolve themselves (WaitingForSync, WaitingForProvisioning). */
+const waitsOnControllers = (item: PlanItem): boolean =>
+  item.state === "blocked" &&
+  item.blockers.length > 0 &&
+  item.blockers.every((b) => b.source === "handover" && b.rule !== "MigrationBlocked");
+
+/** Event timestamps have whole seconds: an Event in the second of the flip counts. */
+const EVENT_CLOCK_SLACK_MS = 1_000;
+
+/** The run itself, over injected dependencies (tests drive it with a memory store and a fake flip). */
+export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promise<MigrateResult> {
+  const { store, clock, reporter } = deps;
+  const ns = options.mapiNamespace;
+  const selects = (() => {
+    const p = parseLabelSelector(options.selector);
+    return typeof p === "string" ? () => false : p;
+  })();
+  const plan = (): MigrationPlan =>
+    planMigration({
+      store,
+      namespaces: options,
+      support: deps.support,
+      target: options.target,
+      selects,
+      machineSetsOnly: options.machineSetsOnly,
+      maxInFlight: options.maxInFlight,
+      controllers: deps.controllers,
+      ...(deps.checkConvertible ? { checkConvertible: deps.checkConvertible } : {}),
+    });
+  const first = plan();
+  reporter.plan(first);
+  const result: MigrateResult = { code: 1, moved: 0, failures: 0, interrupted: false };
+  if (options.dryRun) {
+    reporter.end(
+      [
+        first.summary.blocked > 0 || first.refusals.length > 0
+          ? "dry run: nothing was changed; the blocked objects above would not move."
+          : "dry run: nothing was changed.",
+      ],
+      { dryRun: true, ...first.summary },
+    );
+    return { ...result, code: first.summary.blocked === 0 && first.refusals.length === 0 ? 0 : 1 };
+  }
+  if (first.refusals.length > 0) {
+    reporter.end(["nothing was changed."], { ...first.summary, refused: first.refusals });
+    return result;
+  }
+
+  const tracked = new Map<string, { kind: HandoverKind; name: string; watch: HandoverWatch }>();
+  const leftOpen: Array<{ kind: HandoverKind; name: string }> = [];
+  let stopping = false;
+  let abandoned = false;
+  let wave = 0;
+  let group = "";
+  let dirty = true;
+  let wakeUp: (() => void) | undefined;
+  const changed = () => {
+    dirty = true;
+    wakeUp?.();
+  };
+  const unsubscribe = deps.subscribe(changed);
+  const stopInterrupts = deps.onInterrupt(() => {
+    if (!result.interrupted) {
+      stopping = true;
+      result.interrupted = true;
+      reporter.event({
+        event: "interrupted",
+        message: `interrupted: starting no more flips; waiting for ${tracked.size} open handover${tracked.size === 1 ? "" : "s"} (Ctrl-C again to leave ${tracked.size === 1 ? "it" : "them"} to the controllers)`,
+      });
+    } else {
+      abandoned = true;
+      reporter.event({
+        event: "interrupted",
+        message: `interrupted again: leaving ${tracked.size} open handover${tracked.size === 1 ? "" : "s"} to the controllers`,
+      });
+    }
+    changed();
+  });
+  /** `since`: the flip's time; for a handover found open, when its spec was written (else now). */
+  const track = (kind: HandoverKind, name: string, found = false) => {
+    const now = clock.now();
+    const flipped = found ? flipTimeOf(store.get(mapiType(kind), ns, name)) : undefined;
+    tracked.set(itemKey({ kind, name }), {
+      kind,
+      name,
+      watch: { target: options.target, since: Math.min(now, flipped ?? now), specSeen: false },
+    });
+  };
+
+  const judge = (): void => {
+    const now = clock.now();
+    const blocked = blockedEvents(store, ns);
+    let ended = false;
+    for (const [key, t] of tracked) {
+      const mapi = store.get(mapiType(t.kind), ns, t.name);
+      const twin = store.get(capiType(t.kind), options.capiNamespace, t.name);
+      if (specAuthority(mapi) === options.target) t.watch.specSeen = true;
+      const synced = conditionOf(mapi, "Synchronized");
+      if (synced?.status === "False") t.watch.synchronizedFalseSince ??= now;
+      else delete t.watch.synchronizedFalseSince;
+      const event = blocked.get(key);
+      if (event && event.at >= t.watch.since - EVENT_CLOCK_SLACK_MS) t.watch.blockedEvent = event.message;
+      const outcome: HandoverOutcome = judgeHandover(mapi, twin, t.watch, now, options.timeoutMs);
+      if (outcome.outcome === "running") continue;
+      tracked.delete(key);
+      ended = true;
+      if (outcome.outcome === "complete") {
+        result.moved++;
+        counts.done++;
+        reporter.event({
+          event: "completed",
+          kind: t.kind,
+          name: t.name,
+          seconds: Math.round((now - t.watch.since) / 100) / 10,
+        });
+        continue;
+      }
+      result.failures++;
+      stopping = true;
+      if (outcome.reason !== "Gone" && outcome.reason !== "Cancelled")
+        leftOpen.push({ kind: t.kind, name: t.name });
+      reporter.event({
+        event: "failed",
+        kind: t.kind,
+        name: t.name,
+        reason: outcome.reason,
+        message: outcome.message,
+      });
+    }
+    if (ended) progress();
+  };
+
+  /** The next time a judgement can change without a watch event: a timeout or the Synchronized=False grace. */
+  const nextDeadline = (): number | undefined => {
+    const grace = Math.min(SYNCHRONIZED_FALSE_GRACE_MS, options.timeoutMs);
+    const times = [...tracked.values()].flatMap(({ watch }) => [
+      watch.since + options.timeoutMs,
+      ...(watch.synchronizedFalseSince !== undefined ? [watch.synchronizedFalseSince + grace] : []),
+    ]);
+    return times.length > 0 ? Math.min(...times) : undefined;
+  };
+
+  const waitForChange = async (until?: number): Promise<void> => {
+    if (dirty) return;
+    const deadline = until ?? nextDeadline();
+    await new Promise<void>((resolve) => {
+      const timer = deadline === undefined ? undefined : clock.setTimeout(resolve, deadline - clock.now());
+      wakeUp = () => {
+        timer?.cancel();
+        resolve();
+      };
+    });
+    wakeUp = undefined;
+  };
+
+  /** The last plan's counts, plus what completed since: the live line needs no re-plan per event. */
+  let counts = { done: first.summary.done, objects: first.summary.objects, blocked: first.summary.blocked };
+  const progress = (current?: MigrationPlan) => {
+    if (current)
+      counts = {
+        done: current.summary.done,
+        objects: current.summary.objects,
+        blocked: current.summary.blocked,
+      };
+    reporter.progress({ wave, group, ...counts, inFlight: tracked.size });
+  };
+
+  let idleSince: number | undefined;
+  for (const item of first.items) if (item.state === "open") track(item.kind, item.name, true);
+  try {
+    for (;;) {
+      dirty = false;
+      judge();
+      if (abandoned) {
+        for (const t of tracked.values()) leftOpen.push({ kind: t.kind, name: t.name });
+        tracked.clear();
+        break;
+      }
+      if (tracked.size === 0) {
+        if (stopping) break;
+        const current = plan();
+        const open = current.items.filter((i) => i.state === "open");
+        if (open.length > 0) {
+          // Someone (or a refused cancel) left a handover open since the last look: wait for it too.
+          for (const item of open) track(item.kind, item.name, true);
+          progress(current);
+          continue;
+        }
+        const next = current.waves[0];
+        if (!next || next.length === 0) {
+          // Objects that only wait on the controllers (a sync, a provisioning) may become ready in a moment,
+          // e.g. the members of a MachineSet that has just moved: give them a bounded while, on watches.
+          idleSince ??= clock.now();
+          const settleUntil = idleSince + SETTLE_MS;
+          if (current.items.some(waitsOnControllers) && clock.now() < settleUntil) {
+            await waitForChange(settleUntil);
+            continue;
+          }
+          break;
+        }
+        idleSince = undefined;
+        wave++;
+        const items = next.map((key) => current.items.find((i) => itemKey(i) === key)!);
+        group = items[0]!.group;
+        reporter.event({ event: "wave", wave, group, objects: next });
+        for (const item of items) {
+          if (stopping) break;
+          try {
+            await deps.flip(item.kind, item.name, options.target);
+            track(item.kind, item.name);
+            reporter.event({ event: "flipped", kind: item.kind, name: item.name, wave });
+          } catch (e) {
+            result.failures++;
+            stopping = true;
+            reporter.event({ event: "refused", kind: item.kind, name: item.name, message: errorText(e) });
+          }
+        }
+        progress(current);
+        continue;
+      }
+      await waitForChange();
+    }
+  } finally {
+    unsubscribe();
+    stopInterrupts();
+  }
+
+  const last = plan();
+  const allDone = last.summary.done === last.summary.objects;
+  result.code = allDone && result.failures === 0 && !result.interrupted ? 0 : 1;
+  const lines = [
+    `${result.code === 0 ? "done" : "stopped"}: moved ${result.moved} object${result.moved === 1 ? "" : "s"} to ${options.target} in this run; ${planSummaryLine(last)}`,
+  ];
+  const blocked = last.items.filter((i) => i.state === "blocked");
+  if (blocked.length > 0)
+    lines.push(
+      `${blocked.length} blocked: ${blocked.map((i) => `${i.kind} ${ns}/${i.name}`).join(", ")} (migrate --dry-run or preflight says why)`,
+    );
+  lines.push(...resolutionLines(leftOpen, ns, options.target));
+  if (result.code !== 0 && leftOpen.length === 0 && !allDone)
+    lines.push(
+      `Run migrate --to ${options.target} again once the cause is fixed: it continues where this run stopped.`,
+    );
+  reporter.end(lines, {
+    code: result.code,
+    moved: result.moved,
+    failures: result.failures,
+    interrupted: result.interrupted,
+    leftOpen: leftOpen.map(itemKey),
+    ...last.summary,
+  });
+  return result;
+}

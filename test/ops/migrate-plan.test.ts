@@ -1,0 +1,673 @@
+/**
+ * `cli migrate`'s pure core (SPEC §12) as table tests named after its rules — state, waves, scope,
+ * refusals, complete/failed — over fleets built from the planner's test builders, plus the run itself
+ * (`migrate`) over a memory store with a fake flip and a manual clock: it stops at the first refusal with
+ * admission's message, and Ctrl-C stops new flips (twice: leaves the open ones, saying how to resolve them).
+ */
+import { describe, expect, it } from "vitest";
+import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";
+import { CONDITIONS, type StableAuthority } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import type { HandoverSnapshot } from "../../src/migration/snapshot.js";
+import {
+  type MigrateEvent,
+  type MigrateOptions,
+  migrate,
+  type Reporter,
+  SETTLE_MS,
+} from "../../src/ops/migrate.js";
+import { parseDuration } from "../../src/ops/migrate-cli.js";
+import {
+  flipTimeOf,
+  type HandoverWatch,
+  judgeHandover,
+  type MigrationPlan,
+  type PlanInput,
+  planMigration,
+  renderPlan,
+  SYNCHRONIZED_FALSE_GRACE_MS,
+} from "../../src/ops/migrate-plan.js";
+import { textReporter } from "../../src/ops/migrate-report.js";
+import { type MemoryStore, memoryStore } from "../../src/policies/memory-store.js";
+import type { ConvertibilityCheck } from "../../src/policies/types.js";
+import type { Support } from "../../src/supported.js";
+import {
+  CAPI_NS,
+  clone,
+  edit,
+  MAPI_NS,
+  membersOf,
+  putCondition,
+  setSpecAuthority,
+  stableSnapshot,
+  T0,
+} from "../migration/world.js";
+
+const NS = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
+const SUPPORTED: Support = { enforcing: true, controllers: true, reasons: [] };
+const RUNNING = { running: true, detail: "Lease held by test" };
+const converts: ConvertibilityCheck = () => [];
+
+const objectsOf = (s: HandoverSnapshot): KubeObject[] =>
+  [s.mapi, s.capi, s.infraMachine].filter((o): o is KubeObject => o !== undefined);
+
+/** Machine `set-i` owned by MachineSet `set` on both sides, steady under `authority`. */
+const member = (set: string, i: number, authority: StableAuthority = "MachineAPI"): HandoverSnapshot => {
+  const shape = membersOf(set, i);
+  const s = stableSnapshot("Machine", authority, `${set}-${i}`);
+  const mapiShape = shape.mapi[i - 1]!.metadata!;
+  const capiShape = shape.capi[i - 1]!.metadata!;
+  s.mapi!.metadata = {
+    ...s.mapi!.metadata,
+    labels: mapiShape.labels,
+    ownerReferences: mapiShape.ownerReferences,
+  };
+  s.capi!.metadata = {
+    ...s.capi!.metadata,
+    labels: { ...s.capi!.metadata?.labels, ...capiShape.labels },
+    ownerReferences: capiShape.ownerReferences,
+  };
+  return s;
+};
+
+/** A MachineSet steady under `authority` (its members are passed separately, as `member`s). */
+const machineSet = (name: string, authority: StableAuthority = "MachineAPI"): HandoverSnapshot => {
+  const s = stableSnapshot("MachineSet", authority, name);
+  delete s.members;
+  return s;
+};
+
+const standalone = (name: string, authority: StableAuthority = "MachineAPI") =>
+  stableSnapshot("Machine", authority, name);
+
+const planOf = (
+  snapshots: HandoverSnapshot[],
+  options: Partial<PlanInput> & { check?: ConvertibilityCheck } = {},
+): MigrationPlan =>
+  planMigration({
+    store: memoryStore(snapshots.flatMap(objectsOf)),
+    namespaces: NS,
+    support: SUPPORTED,
+    target: "ClusterAPI",
+    machineSetsOnly: false,
+    maxInFlight: 2,
+    controllers: RUNNING,
+    checkConvertible: options.check ?? converts,
+    ...options,
+  });
+
+/** The demo-like fleet: two MachineSets with two members each, and one standalone Machine. */
+const fleet = (): HandoverSnapshot[] => [
+  machineSet("set-a"),
+  machineSet("set-b"),
+  member("set-a", 1),
+  member("set-a", 2),
+  member("set-b", 1),
+  member("set-b", 2),
+  standalone("infra-0"),
+];
+
+const states = (plan: MigrationPlan) =>
+  Object.fromEntries(plan.items.map((i) => [`${i.kind}/${i.name}`, i.state]));
+
+describe("migrate plan (SPEC §12)", () => {
+  it("waves: MachineSets first, then their members, then standalone Machines, at most --max-in-flight each", () => {
+    const plan = planOf(fleet());
+    expect(plan.waves).toEqual([
+      ["MachineSet/set-a", "MachineSet/set-b"],
+      ["Machine/set-a-1", "Machine/set-a-2"],
+      ["Machine/set-b-1", "Machine/set-b-2"],
+      ["Machine/infra-0"],
+    ]);
+    expect(plan.items.find((i) => i.name === "set-b-1")).toMatchObject({
+      group: "members",
+      machineSet: "set-b",
+      state: "queued",
+      wave: 3,
+      waitsFor: ["MachineSet set-b", "wave 2"],
+    });
+    expect(plan.summary).toEqual({ objects: 7, done: 0, open: 0, queued: 7, blocked: 0 });
+  });
+
+  it("waves: --max-in-flight 1 flips one object per wave", () => {
+    expect(planOf(fleet(), { maxInFlight: 1 }).waves).toHaveLength(7);
+  });
+
+  it("state done: an object whose spec and status name the target is not flipped again", () => {
+    const plan = planOf([
+      machineSet("set-a", "ClusterAPI"),
+      member("set-a", 1),
+      standalone("infra-0", "ClusterAPI"),
+    ]);
+    expect(states(plan)).toEqual({
+      "MachineSet/set-a": "done",
+      "Machine/set-a-1": "queued",
+      "Machine/infra-0": "done",
+    });
+    // Its MachineSet is done, so the member goes in the first wave.
+    expect(plan.waves).toEqual([["Machine/set-a-1"]]);
+  });
+
+  it("state open: spec already flipped (or Migrating from the other side) is in flight, and the waves come after it", () => {
+    const flipped = setSpecAuthority(machineSet("set-a"), "ClusterAPI");
+    const migrating = edit(setSpecAuthority(standalone("infra-0"), "ClusterAPI"), "mapi", (o) => {
+      o.status = { ...o.status, authoritativeAPI: "Migrating", synchronizedAPI: "MachineAPI" };
+    });
+    const plan = planOf([flipped, machineSet("set-b"), migrating]);
+    expect(states(plan)).toEqual({
+      "MachineSet/set-a": "open",
+      "MachineSet/set-b": "queued",
+      "Machine/infra-0": "open",
+    });
+    expect(plan.items.find((i) => i.name === "set-b")).toMatchObject({
+      wave: 1,
+      waitsFor: ["2 open handovers"],
+    });
+  });
+
+  it("state blocked: a handover the other way, or a spec asking away from the target, is not touched", () => {
+    const otherWay = edit(setSpecAuthority(standalone("w-1", "ClusterAPI"), "MachineAPI"), "mapi", (o) => {
+      o.status = { ...o.status, authoritativeAPI: "Migrating", synchronizedAPI: "ClusterAPI" };
+    });
+    const leaving = setSpecAuthority(standalone("w-2", "ClusterAPI"), "MachineAPI");
+    const plan = planOf([otherWay, leaving]);
+    expect(states(plan)).toEqual({ "Machine/w-1": "blocked", "Machine/w-2": "blocked" });
+    const [first, second] = plan.items;
+    expect(first?.state === "blocked" && first.blockers[0]?.message).toMatch(
+      /a handover from ClusterAPI to MachineAPI is in progress/,
+    );
+    expect(second?.state === "blocked" && second.blockers[0]?.message).toBe(
+      "spec.authoritativeAPI asks for MachineAPI: a handover away from ClusterAPI was requested; migrate --to ClusterAPI will not undo it",
+    );
+  });
+
+  it("state blocked: preflight's reasons are the plan's (admission migration-unconvertible), and a blocked MachineSet holds its members back", () => {
+    const check: ConvertibilityCheck = (object) =>
+      object.metadata?.name === "set-a"
+        ? [
+            {
+              path: "spec.template.spec.providerSpec.value.deviceIndex",
+              value: 1,
+              message: "deviceIndex must be 0 or unset",
+            },
+          ]
+        : [];
+    const plan = planOf(fleet(), { check });
+    expect(states(plan)).toMatchObject({
+      "MachineSet/set-a": "blocked",
+      "Machine/set-a-1": "blocked",
+      "Machine/set-b-1": "queued",
+    });
+    const set = plan.items.find((i) => i.name === "set-a");
+    expect(set?.state === "blocked" && set.blockers.map((b) => b.rule)).toEqual(["migration-unconvertible"]);
+    const held = plan.items.find((i) => i.name === "set-a-1");
+    expect(held?.state === "blocked" && held.blockers[0]?.message).toBe(
+      "waits for MAPI MachineSet set-a, which is blocked (MachineSets move before their Machines)",
+    );
+    expect(plan.waves).toEqual([
+      ["MachineSet/set-b"],
+      ["Machine/set-b-1", "Machine/set-b-2"],
+      ["Machine/infra-0"],
+    ]);
+    expect(renderPlan(plan, MAPI_NS)).toContain(
+      "  MachineSet openshift-machine-api/set-a\n    admission migration-unconvertible: spec.template.spec.providerSpec.value.deviceIndex: Invalid value: 1: deviceIndex must be 0 or unset\n",
+    );
+  });
+
+  it("state blocked: a Machine that is not synchronised waits (handover WaitingForSync)", () => {
+    const unsynced = edit(standalone("w-1"), "mapi", (o) =>
+      putCondition(o, {
+        type: CONDITIONS.synchronized,
+        status: "False",
+        reason: "ConversionFailed",
+        message: "x",
+      }),
+    );
+    const plan = planOf([unsynced]);
+    const [item] = plan.items;
+    expect(item?.state === "blocked" && item.blockers.map((b) => `${b.source} ${b.rule}`)).toEqual([
+      "handover WaitingForSync",
+    ]);
+  });
+
+  it("scope: --machinesets-only leaves Machines out; --selector picks objects by label, and a member whose MachineSet is out of scope does not wait for it", () => {
+    expect(planOf(fleet(), { machineSetsOnly: true }).waves).toEqual([
+      ["MachineSet/set-a", "MachineSet/set-b"],
+    ]);
+    const onlyMembersOfA = planOf(fleet(), {
+      selects: (o) =>
+        o.kind === "Machine" &&
+        o.metadata?.labels?.["machine.openshift.io/cluster-api-machineset"] === "set-a",
+    });
+    expect(onlyMembersOfA.waves).toEqual([["Machine/set-a-1", "Machine/set-a-2"]]);
+  });
+
+  it("refusals: an unsupported cluster or stopped controllers flip nothing", () => {
+    const plan = planOf(fleet(), {
+      support: {
+        enforcing: false,
+        controllers: false,
+        reasons: ["the MachineAPIMigration feature gate is off"],
+      },
+      controllers: { running: false, detail: "no Lease" },
+    });
+    expect(plan.waves).toEqual([]);
+    expect(plan.refusals).toEqual([
+      "the cluster is not supported: the MachineAPIMigration feature gate is off",
+      "the product's controllers are not running (no Lease): no handover would be carried out",
+    ]);
+    expect(plan.summary.blocked).toBe(7);
+  });
+
+  it("renders the plan: summary, waves with what each waits for, blocked objects with reasons", () => {
+    const plan = planOf([machineSet("set-a"), member("set-a", 1), standalone("infra-0", "ClusterAPI")]);
+    expect(renderPlan(plan, MAPI_NS)).toBe(
+      [
+        "migrate to ClusterAPI: 3 objects — 1 done, 0 in flight, 2 to flip in 2 waves (at most 2 at a time), 0 blocked",
+        "wave 1 (MachineSets): MachineSet openshift-machine-api/set-a",
+        "wave 2 (members): Machine openshift-machine-api/set-a-1 (after MachineSet set-a)",
+        "",
+      ].join("\n"),
+    );
+  });
+});
+
+describe("judging an open handover (SPEC §12: complete, or refused/blocked/Synchronized=False/stuck)", () => {
+  const TIMEOUT = 900_000;
+  const watch = (over: Partial<HandoverWatch> = {}): HandoverWatch => ({
+    target: "ClusterAPI",
+    since: T0,
+    specSeen: true,
+    ...over,
+  });
+  const completed = (() => {
+    const s = stableSnapshot("Machine", "ClusterAPI", "w-1");
+    return s;
+  })();
+  const flipped = setSpecAuthority(stableSnapshot("Machine", "MachineAPI", "w-1"), "ClusterAPI");
+  const migrating = edit(flipped, "mapi", (o) => {
+    o.status = { ...o.status, authoritativeAPI: "Migrating" };
+    putCondition(o, { type: CONDITIONS.synchronized, status: "Unknown", reason: "AwaitingFinalSync" });
+  });
+  const syncFalse = edit(flipped, "mapi", (o) =>
+    putCondition(o, {
+      type: CONDITIONS.synchronized,
+      status: "False",
+      reason: "FailedToConvert",
+      message: "bad",
+    }),
+  );
+  const stillPaused = edit(completed, "capi", (o) => {
+    o.metadata = {
+      ...o.metadata,
+      annotations: {
+        "cluster.x-k8s.io/paused": "",
+        "machine-api-migration.openshift.io/paused-by": "machine-api-migration",
+      },
+    };
+  });
+
+  const cases: Array<{
+    name: string;
+    s: HandoverSnapshot | undefined;
+    w?: Partial<HandoverWatch>;
+    now?: number;
+    want: unknown;
+  }> = [
+    {
+      name: "complete: status is the target, Synchronized True, the CAPI twin unpaused",
+      s: completed,
+      want: { outcome: "complete" },
+    },
+    {
+      name: "running: toward ClusterAPI the twin still carries the product's pause (step 11 not yet)",
+      s: stillPaused,
+      want: { outcome: "running", step: "completing" },
+    },
+    {
+      name: "running: Migrating",
+      s: migrating,
+      want: { outcome: "running", step: "Migrating (AwaitingFinalSync)" },
+    },
+    {
+      name: "running: the watch has not shown the flip yet",
+      s: stableSnapshot("Machine", "MachineAPI", "w-1"),
+      w: { specSeen: false },
+      want: { outcome: "running", step: "waiting for the watch to show the flip" },
+    },
+    {
+      name: "failed Cancelled: spec set back once the flip was seen",
+      s: stableSnapshot("Machine", "MachineAPI", "w-1"),
+      want: { outcome: "failed", reason: "Cancelled" },
+    },
+    {
+      name: "failed Gone: the MAPI object was deleted",
+      s: undefined,
+      want: { outcome: "failed", reason: "Gone" },
+    },
+    {
+      name: "failed MigrationBlocked: the controller's Event message",
+      s: migrating,
+      w: { blockedEvent: "the instance may exist without a providerID; cancel the migration" },
+      want: {
+        outcome: "failed",
+        reason: "MigrationBlocked",
+        message: "the instance may exist without a providerID; cancel the migration",
+      },
+    },
+    {
+      name: "running: Synchronized=False within the grace period",
+      s: syncFalse,
+      w: { synchronizedFalseSince: T0 },
+      now: T0 + SYNCHRONIZED_FALSE_GRACE_MS - 1,
+      want: { outcome: "running" },
+    },
+    {
+      name: "failed SynchronizedFalse: it persisted for the grace period",
+      s: syncFalse,
+      w: { synchronizedFalseSince: T0 },
+      now: T0 + SYNCHRONIZED_FALSE_GRACE_MS,
+      want: {
+        outcome: "failed",
+        reason: "SynchronizedFalse",
+        message: "Synchronized is False (FailedToConvert: bad)",
+      },
+    },
+    {
+      name: "failed Stuck: not complete within --timeout",
+      s: migrating,
+      now: T0 + TIMEOUT,
+      want: {
+        outcome: "failed",
+        reason: "Stuck",
+        message:
+          "not complete after 900 s (status.authoritativeAPI is Migrating, Synchronized is Unknown (AwaitingFinalSync))",
+      },
+    },
+  ];
+  it.each(cases)("$name", ({ s, w, now, want }) => {
+    expect(judgeHandover(s?.mapi, s?.capi, watch(w), now ?? T0 + 1, TIMEOUT)).toMatchObject(want as object);
+  });
+});
+
+describe("migrate run over a memory store (SPEC §12 shell)", () => {
+  const options = (over: Partial<MigrateOptions> = {}): MigrateOptions => ({
+    ...NS,
+    target: "ClusterAPI",
+    machineSetsOnly: false,
+    maxInFlight: 2,
+    dryRun: false,
+    timeoutMs: 60_000,
+    ...over,
+  });
+
+  /** Everything the run reports, and a handle on its store, flips and Ctrl-C. */
+  const harness = (snapshots: HandoverSnapshot[]) => {
+    const store: MemoryStore = memoryStore(snapshots.flatMap(objectsOf));
+    const events: MigrateEvent[] = [];
+    const ends: string[][] = [];
+    const reporter: Reporter = {
+      plan: () => {},
+      event: (e) => events.push(e),
+      progress: () => {},
+      end: (lines) => ends.push(lines),
+    };
+    let onChange = () => {};
+    let interrupt = () => {};
+    const clock = createManualClock(T0);
+    /** What the controllers would do: finish the handover of `name` in the store. */
+    const complete = (kind: "Machine" | "MachineSet", name: string) => {
+      const all = snapshots.find((s) => s.mapi?.metadata?.name === name && s.kind === kind)!;
+      const done = stableSnapshot(kind, "ClusterAPI", name);
+      const mapi = clone(done.mapi!);
+      mapi.metadata = { ...all.mapi!.metadata, resourceVersion: "9" };
+      store.put(mapi);
+      store.put(done.capi!);
+      onChange();
+    };
+    return {
+      store,
+      events,
+      ends,
+      clock,
+      complete,
+      interrupt: () => interrupt(),
+      changed: () => onChange(),
+      deps: (flip: (kind: "Machine" | "MachineSet", name: string) => Promise<void>) => ({
+        store,
+        subscribe: (f: () => void) => {
+          onChange = f;
+          return () => {};
+        },
+        flip,
+        support: SUPPORTED,
+        controllers: RUNNING,
+        checkConvertible: converts,
+        clock,
+        reporter,
+        onInterrupt: (h: () => void) => {
+          interrupt = h;
+          return () => {};
+        },
+      }),
+    };
+  };
+
+  const flipInStore = (store: MemoryStore, kind: "Machine" | "MachineSet", name: string) => {
+    const type = kind === "Machine" ? "machines" : "machinesets";
+    const mapi = store
+      .list(
+        { group: "machine.openshift.io", version: "v1beta1", kind, plural: type, namespaced: true },
+        MAPI_NS,
+      )
+      .find((o) => o.metadata?.name === name)!;
+    store.put({ ...mapi, spec: { ...mapi.spec, authoritativeAPI: "ClusterAPI" } });
+  };
+
+  it("stops at the first flip admission refuses, with its message and exit 1, and flips nothing after it", async () => {
+    const h = harness([standalone("w-1"), standalone("w-2"), standalone("w-3")]);
+    const refusal =
+      'admission webhook "deny.machine-api-migration.openshift.io" denied the request: migration-unconvertible: …';
+    const flips: string[] = [];
+    const run = migrate(
+      options({ maxInFlight: 1 }),
+      h.deps(async (kind, name) => {
+        flips.push(name);
+        if (name === "w-2") throw new Error(refusal);
+        flipInStore(h.store, kind, name);
+        queueMicrotask(() => h.complete(kind, name));
+      }),
+    );
+    const result = await run;
+    expect(flips).toEqual(["w-1", "w-2"]);
+    expect(result).toMatchObject({ code: 1, moved: 1, failures: 1, interrupted: false });
+    expect(h.events).toContainEqual({ event: "refused", kind: "Machine", name: "w-2", message: refusal });
+    expect(h.ends[0]?.[0]).toMatch(/^stopped: moved 1 object to ClusterAPI in this run;/);
+  });
+
+  it("Ctrl-C starts no new flips and waits for the open ones; a second Ctrl-C leaves them to the controllers, saying how to cancel", async () => {
+    const h = harness([standalone("w-1"), standalone("w-2"), standalone("w-3")]);
+    const flips: string[] = [];
+    const run = migrate(
+      options({ maxInFlight: 1 }),
+      h.deps(async (kind, name) => {
+        flips.push(name);
+        flipInStore(h.store, kind, name);
+        if (name === "w-1") queueMicrotask(() => h.complete(kind, name));
+      }),
+    );
+    await flushMicrotasks(10);
+    h.interrupt();
+    h.interrupt();
+    const result = await run;
+    expect(flips).toEqual(["w-1", "w-2"]);
+    expect(result).toMatchObject({ code: 1, moved: 1, interrupted: true });
+    expect(
+      h.events.filter((e) => e.event === "interrupted").map((e) => e.event === "interrupted" && e.message),
+    ).toEqual([
+      "interrupted: starting no more flips; waiting for 1 open handover (Ctrl-C again to leave it to the controllers)",
+      "interrupted again: leaving 1 open handover to the controllers",
+    ]);
+    expect(h.ends[0]).toContain(
+      `  oc patch machines.machine.openshift.io/w-2 -n ${MAPI_NS} --type merge -p '{"spec":{"authoritativeAPI":"MachineAPI"}}'`,
+    );
+  });
+
+  it("a stuck handover fails at --timeout (woken by the clock, not a poll) and is left open with how to resolve it", async () => {
+    const h = harness([standalone("w-1")]);
+    const run = migrate(
+      options({ timeoutMs: 5_000 }),
+      h.deps(async (kind, name) => {
+        flipInStore(h.store, kind, name);
+      }),
+    );
+    await flushMicrotasks(10);
+    await h.clock.advance(5_000);
+    const result = await run;
+    expect(result).toMatchObject({ code: 1, failures: 1 });
+    expect(h.events).toContainEqual(
+      expect.objectContaining({ event: "failed", name: "w-1", reason: "Stuck" }),
+    );
+    expect(h.ends[0]?.join("\n")).toContain("uninstall-prepare --resolve-migrations");
+  });
+
+  it("an object that only waits on the controllers (WaitingForSync) is waited for a bounded while, then flipped", async () => {
+    const unsynced = edit(standalone("w-1"), "mapi", (o) =>
+      putCondition(o, { type: CONDITIONS.synchronized, status: "Unknown", reason: "AwaitingSync" }),
+    );
+    const h = harness([unsynced]);
+    const flips: string[] = [];
+    const run = migrate(
+      options(),
+      h.deps(async (kind, name) => {
+        flips.push(name);
+        flipInStore(h.store, kind, name);
+        queueMicrotask(() => h.complete(kind, name));
+      }),
+    );
+    await flushMicrotasks(10);
+    expect(flips).toEqual([]);
+    // The sync catches up: the watch shows it, and the run flips without waiting out the settle period.
+    h.store.put(standalone("w-1").mapi!);
+    h.changed();
+    expect(await run).toMatchObject({ code: 0, moved: 1 });
+    expect(flips).toEqual(["w-1"]);
+  });
+
+  it("…and gives up after the settle period when nothing changes (exit 1, blocked)", async () => {
+    const unsynced = edit(standalone("w-1"), "mapi", (o) =>
+      putCondition(o, { type: CONDITIONS.synchronized, status: "Unknown", reason: "AwaitingSync" }),
+    );
+    const h = harness([unsynced]);
+    const run = migrate(
+      options(),
+      h.deps(async () => {}),
+    );
+    await flushMicrotasks(10);
+    await h.clock.advance(SETTLE_MS);
+    expect(await run).toMatchObject({ code: 1, moved: 0 });
+    expect(h.ends[0]?.join("\n")).toContain("1 blocked: Machine openshift-machine-api/w-1");
+  });
+
+  it("resumed: a handover found open is timed from its flip, so one flipped longer ago than --timeout fails at once", async () => {
+    const open = edit(setSpecAuthority(standalone("w-1"), "ClusterAPI"), "mapi", (o) => {
+      o.metadata = {
+        ...o.metadata,
+        managedFields: [
+          {
+            manager: "kubectl-patch",
+            operation: "Update",
+            time: new Date(T0 - 120_000).toISOString(),
+            fieldsV1: { "f:spec": { "f:authoritativeAPI": {} } },
+          },
+        ],
+      };
+    });
+    const h = harness([open]);
+    const result = await migrate(
+      options({ timeoutMs: 60_000 }),
+      h.deps(async () => {}),
+    );
+    expect(result).toMatchObject({ code: 1, failures: 1 });
+    expect(h.events).toContainEqual(
+      expect.objectContaining({ event: "failed", name: "w-1", reason: "Stuck" }),
+    );
+  });
+
+  it("--dry-run prints the plan and calls no flip", async () => {
+    const h = harness([standalone("w-1")]);
+    const result = await migrate(
+      options({ dryRun: true }),
+      h.deps(async () => {
+        throw new Error("no flip in a dry run");
+      }),
+    );
+    expect(result.code).toBe(0);
+    expect(h.events).toEqual([]);
+  });
+});
+
+describe("flip time from managedFields (a resumed run times a handover from its flip)", () => {
+  const entry = (time: string, fields: Record<string, unknown>, subresource?: string) => ({
+    manager: "m",
+    operation: "Update",
+    time,
+    fieldsV1: fields,
+    ...(subresource ? { subresource } : {}),
+  });
+  const withEntries = (entries: unknown[]): KubeObject => ({
+    metadata: { name: "w", managedFields: entries },
+  });
+  const FLIP = { "f:spec": { "f:authoritativeAPI": {} } };
+  it.each([
+    [
+      "the newest main-resource entry naming spec.authoritativeAPI",
+      [entry("2026-11-30T09:00:00Z", FLIP), entry("2026-11-30T09:05:00Z", FLIP)],
+      Date.parse("2026-11-30T09:05:00Z"),
+    ],
+    [
+      "status entries and entries without the field do not count",
+      [
+        entry("2026-11-30T09:00:00Z", FLIP),
+        entry("2026-11-30T10:00:00Z", { "f:status": {} }, "status"),
+        entry("2026-11-30T11:00:00Z", { "f:spec": { "f:replicas": {} } }),
+      ],
+      Date.parse("2026-11-30T09:00:00Z"),
+    ],
+    ["no entry: unknown", [], undefined],
+  ])("%s", (_name, entries, want) => expect(flipTimeOf(withEntries(entries))).toBe(want));
+});
+
+describe("progress output", () => {
+  it("on a terminal, a live line is redrawn below each event line; piped, only the event lines", () => {
+    const run = (tty: boolean) => {
+      let out = "";
+      const r = textReporter(
+        (t) => {
+          out += t;
+        },
+        { tty, namespace: MAPI_NS, target: "ClusterAPI" },
+      );
+      r.progress({ wave: 1, group: "MachineSets", done: 1, objects: 5, inFlight: 2, blocked: 0 });
+      r.event({ event: "completed", kind: "MachineSet", name: "set-a", seconds: 0.4 });
+      r.end(["done"], {});
+      return out;
+    };
+    const live = "[wave 1: MachineSets] 1/5 at ClusterAPI, 2 in flight, 0 blocked";
+    expect(run(true)).toBe(
+      `${live}\r\x1b[Kcompleted MachineSet ${MAPI_NS}/set-a (0.4 s)\n${live}\r\x1b[Kdone\n`,
+    );
+    expect(run(false)).toBe(`completed MachineSet ${MAPI_NS}/set-a (0.4 s)\ndone\n`);
+  });
+});
+
+describe("--timeout durations", () => {
+  it.each([
+    ["90", 90_000],
+    ["90s", 90_000],
+    ["15m", 900_000],
+    ["1h", 3_600_000],
+    ["0", undefined],
+    ["5x", undefined],
+  ])("%s", (text, ms) => expect(parseDuration(text)).toBe(ms));
+});
