@@ -38,9 +38,17 @@ import { webhookSans, writeDevelopmentCertificates } from "./server/certs.js";
 import { anyoneMayScrape, delegatedMetricsAuthorizer } from "./server/metrics-auth.js";
 import { type MetricsServer, startMetricsServer } from "./server/metrics-server.js";
 import { startWebhookServer, type WebhookServer } from "./server/serve.js";
+import { type TlsProfileWatch, watchTlsProfile } from "./server/tls-profile-watch.js";
 import { type SimulatedProviders, startLocalSimulatedProviders } from "./simulate/index.js";
 import { createInstanceLedger, type InstanceLedger } from "./simulate/ledger.js";
-import { readSupport, reportSupport, type Support } from "./supported.js";
+import {
+  createPlatformGuard,
+  type PlatformGuard,
+  readSupport,
+  reportSupport,
+  type Support,
+  watchSupport,
+} from "./supported.js";
 import { createMachineSetSyncController, createMachineSyncController } from "./sync/controller.js";
 import { checkConvertible } from "./sync/conversion/index.js";
 import { conversionConverter, memoisingConverter } from "./sync/converter.js";
@@ -85,10 +93,15 @@ interface Running {
   /** The leader elector and the controllers it gates (absent with --no-controllers or an unsupported cluster). */
   leadership?: { elector: LeaderElector; gate: LeaderGate };
   simulated?: SimulatedProviders;
+  /** In a cluster: the watch of the cluster's TLS security profile, applied to both listeners (SPEC §2.1). */
+  tlsProfile?: TlsProfileWatch;
+  /** SPEC §0.1: the supported-cluster checks, re-read for the life of the process. */
+  supportWatch?: { stop(): void };
 }
 
 async function shutdown(running: Running, log: Logger, graceful: boolean): Promise<void> {
   log.info({ graceful }, "shutting down");
+  running.supportWatch?.stop();
   // Both at once (SPEC §7): admission answers readyz false now and drains; the controllers stop now and the
   // Lease is released as soon as their last reconciles have drained (the elector waits for the gate), so a
   // successor leads without waiting for expiry and never beside this replica's last writes.
@@ -101,6 +114,7 @@ async function shutdown(running: Running, log: Logger, graceful: boolean): Promi
   // Scraped until the end, so the last reconciles and reviews are counted.
   await running.metrics.close();
   await running.simulated?.stop();
+  await running.tlsProfile?.stop();
   await running.cache.stop();
   if (running.installer) {
     running.installer.abort.abort();
@@ -123,6 +137,7 @@ function buildControllers(
   events: EventRecorder,
   metrics: RuntimeMetrics,
   log: Logger,
+  platformGuard: PlatformGuard,
 ): Controller[] {
   const namespaces = { mapiNamespace: config.mapiNamespace, capiNamespace: config.capiNamespace };
   const syncDeps = {
@@ -135,6 +150,7 @@ function buildControllers(
     clock: systemClock,
     metrics,
     workers: config.workers,
+    platformGuard,
   };
   const controllersLog = childLogger(log, "controllers");
   return [
@@ -153,6 +169,7 @@ function buildControllers(
         namespaces,
         migrationStuckAfterMs: config.migrationStuckAfter * 1000,
         workers: config.workers,
+        platformGuard,
       }),
     ),
   ];
@@ -221,6 +238,8 @@ export async function serve(
   const events = createEventRecorder({
     client: connection.client,
     component: "machine-api-migration",
+    // In a pod the hostname is the pod's name (SPEC §7: Events name the reporting instance).
+    reportingInstance: hostname(),
     clock: systemClock,
     logger: log,
   });
@@ -255,9 +274,24 @@ export async function serve(
     checkConvertible,
     enforcing: support.enforcing,
   };
+  // SPEC §0.1: a live read before controller start, every handover step and every deletion write; when it
+  // finds the platform's migration controllers running, the product's controllers stop (admission serves on).
+  const supportLog = childLogger(log, "supported-cluster");
+  let stopControllers: () => void = () => {};
+  const platformGuard = createPlatformGuard({
+    client: connection.client,
+    logger: supportLog,
+    onRunning: (reason) => {
+      stopControllers();
+      void reportSupport(
+        { client: connection.client, events, namespace: config.capiNamespace, logger: supportLog },
+        { enforcing: true, controllers: false, reasons: [reason] },
+      );
+    },
+  });
   const controllers =
     support.controllers && config.controllers
-      ? buildControllers(config, connection, cache, registry, events, runtime, log)
+      ? buildControllers(config, connection, cache, registry, events, runtime, log, platformGuard)
       : [];
   if (!config.controllers) log.info("controllers disabled (--no-controllers): admission only");
   const simulate = mode === "local" && (config.simulateProviders ?? config.controllers);
@@ -265,6 +299,10 @@ export async function serve(
     ? createInstanceLedger({ logger: childLogger(log, "simulated-cloud") })
     : undefined;
 
+  // SPEC §2.1: in a cluster the listeners follow the APIServer's TLS profile (watched once both listen, below);
+  // not ready until it has been read. Local mode keeps Intermediate.
+  let tlsProfile: TlsProfileWatch | undefined;
+  const tlsProfileKnown = (): boolean => mode === "local" || (tlsProfile?.synced() ?? false);
   const webhook = await startWebhookServer({
     host: listenHosts(config, mode).webhook,
     port: config.webhookPort,
@@ -276,7 +314,11 @@ export async function serve(
       logger: childLogger(log, "admission"),
       registry,
       readiness: () =>
-        cache.synced() ? { ready: true } : { ready: false, reason: "informer caches not synced" },
+        !cache.synced()
+          ? { ready: false, reason: "informer caches not synced" }
+          : tlsProfileKnown()
+            ? { ready: true }
+            : { ready: false, reason: "TLS security profile not read yet" },
       // Local mode only (SPEC §2.1): the simulated instance ledger.
       ...(ledger ? { debugRoutes: { instances: () => ledger.snapshot() } } : {}),
     },
@@ -307,7 +349,30 @@ export async function serve(
     await local?.stop();
     throw e;
   }
-  const running: Running = { webhook, metrics, cache, ...(local ? { local } : {}) };
+  if (mode !== "local") {
+    tlsProfile = watchTlsProfile({
+      transport: connection.transport,
+      clock: systemClock,
+      logger: childLogger(log, "tls-profile"),
+      watchSilenceTimeoutMs: config.watchSilenceTimeout * 1000,
+      apply: (profile) => {
+        webhook.setTlsProfile(profile);
+        metrics.setTlsProfile(profile);
+      },
+    });
+  }
+  // Set once the stop promise below exists; a change reported before that is remembered.
+  let supportChangedEarly = false;
+  let supportChanged: () => void = () => {
+    supportChangedEarly = true;
+  };
+  const running: Running = {
+    webhook,
+    metrics,
+    cache,
+    ...(local ? { local } : {}),
+    ...(tlsProfile ? { tlsProfile } : {}),
+  };
 
   try {
     await cache.waitForSync();
@@ -341,7 +406,27 @@ export async function serve(
     } else process.stdout.write(`ready: webhook=${webhook.url} metrics=${metrics.url}\n`);
     if (controllers.length > 0) {
       const gate = leaderGatedControllers(controllers, childLogger(log, "controllers"));
-      const elector = createLeaderElector({
+      stopControllers = () => gate.onStoppedLeading();
+      // SPEC §0.1: the controllers start only after a live read shows the platform's own absent or at zero.
+      const startIfClear = async (): Promise<void> => {
+        for (;;) {
+          if (!elector.isLeader() || platformGuard.tripped()) return;
+          try {
+            if (await platformGuard.clear("controller start")) {
+              if (elector.isLeader()) gate.onStartedLeading();
+              return;
+            }
+            return;
+          } catch (e) {
+            supportLog.warn(
+              { err: e instanceof Error ? e.message : String(e) },
+              "could not read the platform's migration controllers before starting; trying again",
+            );
+            await new Promise((r) => setTimeout(r, config.retryPeriod * 1000));
+          }
+        }
+      };
+      const elector: LeaderElector = createLeaderElector({
         client: connection.client,
         namespace: config.capiNamespace,
         name: config.leaseName,
@@ -352,30 +437,52 @@ export async function serve(
         clock: systemClock,
         logger: childLogger(log, "leader-election"),
         metrics: runtime,
-        onStartedLeading: gate.onStartedLeading,
+        onStartedLeading: () => void startIfClear(),
         onStoppedLeading: gate.onStoppedLeading,
         drained: gate.drained,
       });
       elector.start();
       running.leadership = { elector, gate };
     }
+    running.supportWatch = watchSupport({
+      client: connection.client,
+      started: support,
+      intervalMs: config.supportCheckInterval * 1000,
+      logger: supportLog,
+      onChange: (now) => {
+        supportLog.error(
+          { check: "supported-cluster", reasons: now.reasons },
+          now.enforcing
+            ? "the FeatureGate and the MAPI CRDs now support the migration: exiting so that the pod restarts and enforces"
+            : "the FeatureGate or the MAPI CRDs no longer support the migration: exiting so that the pod restarts and decides again",
+        );
+        supportChanged();
+      },
+      onPlatformControllers: () => {
+        if (controllers.length > 0 && !platformGuard.tripped())
+          void platformGuard.clear("running controllers").catch(() => undefined);
+      },
+    });
   } catch (e) {
     await shutdown(running, log, false);
     throw e;
   }
 
-  const signal = await new Promise<"SIGTERM" | "SIGINT">((resolve) => {
+  const signal = await new Promise<"SIGTERM" | "SIGINT" | "supportChanged">((resolve) => {
     const onTerm = (): void => stopOn("SIGTERM");
     const onInt = (): void => stopOn("SIGINT");
-    const stopOn = (name: "SIGTERM" | "SIGINT"): void => {
+    const stopOn = (name: "SIGTERM" | "SIGINT" | "supportChanged"): void => {
       signals.removeListener("SIGTERM", onTerm);
       signals.removeListener("SIGINT", onInt);
       resolve(name);
     };
     signals.once("SIGTERM", onTerm);
     signals.once("SIGINT", onInt);
+    supportChanged = () => stopOn("supportChanged");
+    if (supportChangedEarly) stopOn("supportChanged");
   });
-  await shutdown(running, log, signal === "SIGTERM");
+  await shutdown(running, log, signal !== "SIGINT");
   log.info({ signal }, "stopped");
+  // SPEC §0.1: a changed supported-cluster answer exits 0 too, so the pod restarts and decides again.
   return 0;
 }

@@ -210,7 +210,19 @@ export function serveTls(server: HttpsServer, options: ServingTlsOptions): Servi
   return {
     ...watcher,
     setTlsProfile(next) {
-      profile = tlsOptionsFor(next);
+      const candidate = tlsOptionsFor(next);
+      // A Custom profile naming no cipher OpenSSL knows makes no context: keep serving the profile in force
+      // (and keep it for the next certificate reload) rather than fail every handshake.
+      try {
+        createSecureContext(candidate);
+      } catch (err) {
+        options.logger.error(
+          { tlsProfile: next?.type ?? "Intermediate", err: err instanceof Error ? err.message : String(err) },
+          "TLS security profile refused: the listener keeps the profile in force",
+        );
+        return;
+      }
+      profile = candidate;
       if (pair) server.setSecureContext({ ...pair, ...profile });
       options.logger.info({ tlsProfile: next?.type ?? "Intermediate" }, "TLS security profile applied");
     },
