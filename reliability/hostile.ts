@@ -192,7 +192,7 @@ export const hostileContentType = fc.oneof(
   },
 );
 
-export const hostilePath = fc.constantFrom("/validate", "/validate-warn", "/mutate");
+export const hostilePath = fc.constantFrom("/validate", "/validate-guard", "/mutate");
 
 /** The body-size edge cases, built once: a valid review padded to exactly the limit, and one byte over. */
 export function limitBodies(validReviewText: string): { atLimit: string; overLimit: string } {

@@ -35,6 +35,11 @@ const DEFAULT_CONTROLLER_USERS = [
   "system:serviceaccount:openshift-cluster-api:capi-controllers",
   "system:serviceaccount:kube-system:generic-garbage-collector",
   "system:serviceaccount:kube-system:namespace-controller",
+  // Its Machines are never migrated (§2.3 migration-unsupported-owner); a webhook outage must not block it.
+  "system:serviceaccount:openshift-machine-api:control-plane-machine-set-operator",
+  // Scales MAPI MachineSets through `scale` and marks the Machines it removes; on a ClusterAPI set the sync
+  // carries its replicas to the CAPI copy (SPEC §2.2, plan-machine-set.ts).
+  "system:serviceaccount:openshift-machine-api:cluster-autoscaler",
 ];
 
 /** The settings table. Order is the order of the README's configuration reference. */
@@ -163,6 +168,13 @@ export const SETTINGS = {
     schema: seconds,
     default: 90,
     description: "Seconds a watch may deliver nothing (no event, no bookmark) before it is restarted.",
+  },
+  supportCheckInterval: {
+    flag: "support-check-interval",
+    schema: seconds,
+    default: 30,
+    description:
+      "Seconds between re-reads of the supported-cluster checks (SPEC §0.1): when the FeatureGate or the MAPI CRDs change the answer the process exits 0 so its pod restarts; running platform migration controllers stop the product's controllers.",
   },
   migrationStuckAfter: {
     flag: "migration-stuck-after",

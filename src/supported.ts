@@ -1,10 +1,14 @@
 /**
- * The supported-cluster checks of SPEC §0.1, run once at start-up: the `MachineAPIMigration` feature gate
- * and the MAPI CRDs' migration fields (without them there is no authority to enforce: every rule allows and
- * no controller starts), and the platform's own migration controllers (if they run, the product must not
- * run its controllers beside them). `assessSupport` and `supportEvent` are pure; `readSupport` fetches the
- * inputs and `reportSupport` says why on the product's own Deployment — best effort, because a cluster the
- * product cannot act on must still get a webhook that answers (every rule allows, /readyz stays true).
+ * The supported-cluster checks of SPEC §0.1: the `MachineAPIMigration` feature gate and the MAPI CRDs'
+ * migration fields (without them there is no authority to enforce: every rule allows and no controller
+ * starts), and the platform's own migration controllers (if they run, the product must not run its
+ * controllers beside them). They hold for the life of the process: `watchSupport` re-reads the inputs on an
+ * interval and reports a change of the gate/CRD answer (main.ts then exits so the pod restarts and decides
+ * again), and `createPlatformGuard` is the live read of the platform's controllers that gates controller
+ * start, every handover step and every deletion write. `assessSupport`, `supportEvent`, `supportChanged` and
+ * `platformControllersRunning` are pure; `readSupport` fetches the inputs and `reportSupport` says why on the
+ * product's own Deployment — best effort, because a cluster the product cannot act on must still get a
+ * webhook that answers (every rule allows, /readyz stays true).
  */
 import type { Logger } from "pino";
 import type { KubeClient } from "./kube/client.js";
@@ -70,7 +74,11 @@ export const missingMigrationFields = (crd: KubeObject | undefined): string[] =>
   ).map((p) => p.join("."));
 };
 
-const runsPlatformMigration = (deployment: KubeObject | undefined): boolean => {
+/**
+ * §0.1: the platform's migration controllers run when their Deployment exists with the migration container
+ * and is not scaled to zero (an unset `spec.replicas` is the API's default, 1).
+ */
+export const platformControllersRunning = (deployment: KubeObject | undefined): boolean => {
   const containers = getPath(deployment, ["spec", "template", "spec", "containers"]);
   const replicas = getPath(deployment, ["spec", "replicas"]);
   return (
@@ -98,14 +106,23 @@ export function assessSupport(inputs: SupportInputs): Support {
   }
   const enforcing = reasons.length === 0;
   let controllers = enforcing;
-  if (runsPlatformMigration(inputs.platformControllers)) {
+  if (platformControllersRunning(inputs.platformControllers)) {
     controllers = false;
-    reasons.push(
-      `Deployment ${PLATFORM_CONTROLLERS.namespace}/${PLATFORM_CONTROLLERS.name} runs the platform's own migration controllers (container ${PLATFORM_CONTROLLERS.container}): this product starts no controllers beside them`,
-    );
+    reasons.push(`${PLATFORM_CONTROLLERS_RUNNING}: this product starts no controllers beside them`);
   }
   return { enforcing, controllers, reasons };
 }
+
+/** The sentence that says why the product will not act beside the platform's controllers. */
+export const PLATFORM_CONTROLLERS_RUNNING = `Deployment ${PLATFORM_CONTROLLERS.namespace}/${PLATFORM_CONTROLLERS.name} runs the platform's own migration controllers (container ${PLATFORM_CONTROLLERS.container})`;
+
+/**
+ * §0.1 "when the FeatureGate or the MAPI CRDs change so that the answer changes": the gate/CRD answer
+ * (`enforcing`) differs from the one the process started with. The platform's controllers are not part of
+ * it: they are the live guard's business, which stops the controllers without a restart.
+ */
+export const supportChanged = (started: Support, now: Support): boolean =>
+  started.enforcing !== now.enforcing;
 
 const DEPLOYMENT: ResourceType = {
   group: "apps",
@@ -188,4 +205,93 @@ export async function reportSupport(deps: ReportSupportDeps, support: Support): 
     return;
   }
   await deps.events.record(deployment, event.type, event.reason, event.message);
+}
+
+/** The live read of SPEC §0.1 before controller start, every handover step and every deletion write. */
+export interface PlatformGuard {
+  /**
+   * One GET of the platform's migration controllers' Deployment: true when absent or scaled to zero, so
+   * `what` may be written. Otherwise logs why, calls `onRunning` (once) and answers false. A failed read
+   * throws: nothing is written on a guess, and the caller's reconcile backs off.
+   */
+  clear(what: string): Promise<boolean>;
+  /** Whether a read has found them running (the controllers were stopped). */
+  tripped(): boolean;
+}
+
+export interface PlatformGuardDeps {
+  client: KubeClient;
+  logger: Logger;
+  /** Stops the product's controllers (admission keeps serving). Called once. */
+  onRunning(reason: string): void;
+}
+
+export function createPlatformGuard(deps: PlatformGuardDeps): PlatformGuard {
+  let tripped = false;
+  return {
+    async clear(what) {
+      const deployment = await getOrUndefined(
+        deps.client,
+        DEPLOYMENT,
+        PLATFORM_CONTROLLERS.namespace,
+        PLATFORM_CONTROLLERS.name,
+      );
+      if (!platformControllersRunning(deployment)) return true;
+      const reason = `${PLATFORM_CONTROLLERS_RUNNING}: ${what} not written; the product's controllers stop (admission keeps serving)`;
+      if (!tripped) {
+        tripped = true;
+        deps.logger.error({ check: "supported-cluster", refused: what }, reason);
+        deps.onRunning(reason);
+      } else deps.logger.warn({ check: "supported-cluster", refused: what }, reason);
+      return false;
+    },
+    tripped: () => tripped,
+  };
+}
+
+export interface SupportWatchDeps {
+  client: KubeClient;
+  /** The answer the process started with. */
+  started: Support;
+  intervalMs: number;
+  logger: Logger;
+  /** The gate/CRD answer changed (`supportChanged`): the caller exits so the pod decides again. */
+  onChange(now: Support): void;
+  /** The platform's controllers run now (the caller stops its own controllers). */
+  onPlatformControllers?(now: Support): void;
+}
+
+/**
+ * Re-reads the §0.1 inputs every `intervalMs` (four GETs by name — all the product's RBAC grants on them;
+ * docs/decisions.md) until stopped or a change is reported. A failed read is logged and tried again at the
+ * next tick: an API outage is not a change of the cluster.
+ */
+export function watchSupport(deps: SupportWatchDeps): { stop(): void } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = async (): Promise<void> => {
+    try {
+      const now = await readSupport(deps.client);
+      if (stopped) return;
+      if (supportChanged(deps.started, now)) {
+        stopped = true;
+        deps.onChange(now);
+        return;
+      }
+      if (!now.controllers && now.enforcing) deps.onPlatformControllers?.(now);
+    } catch (e) {
+      deps.logger.warn(
+        { check: "supported-cluster", err: e instanceof Error ? e.message : String(e) },
+        "could not re-read the supported-cluster checks; trying again",
+      );
+    }
+    if (!stopped) timer = setTimeout(() => void tick(), deps.intervalMs);
+  };
+  timer = setTimeout(() => void tick(), deps.intervalMs);
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
 }

@@ -31,7 +31,7 @@ describe("config", () => {
     expect(config.controllerUsers).toContain(
       "system:serviceaccount:openshift-cluster-api:machine-api-migration",
     );
-    expect(config.controllerUsers).toHaveLength(7);
+    expect(config.controllerUsers).toHaveLength(9);
   });
 
   it("flags win over environment, which wins over defaults", () => {

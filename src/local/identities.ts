@@ -27,6 +27,8 @@ export function localUsers(ns: { mapiNamespace: string; capiNamespace: string })
     serviceAccount(ns.mapiNamespace, "machine-api-controllers", "mao"),
     serviceAccount(ns.capiNamespace, "capi-manager", "capi"),
     serviceAccount(ns.capiNamespace, "capa-controller-manager", "capa"),
+    // The cluster autoscaler (SPEC §2.2): tests scale MAPI MachineSets through `scale` as it does.
+    serviceAccount(ns.mapiNamespace, "cluster-autoscaler", "autoscaler"),
     // Installer mode runs under its own, more privileged identity (SPEC §6).
     serviceAccount(ns.capiNamespace, "machine-api-migration-installer", "installer"),
   ].map((u) => ({ ...u, token: token() }));

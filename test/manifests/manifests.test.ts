@@ -321,10 +321,10 @@ describe("webhook configurations (SPEC §2.2)", () => {
       operations: ["CREATE", "UPDATE"],
     },
     {
-      name: "machine-api-migration-warn",
+      name: "machine-api-migration-guard",
       kind: "ValidatingWebhookConfiguration",
       failurePolicy: "Ignore",
-      path: "/validate-warn",
+      path: "/validate-guard",
       operations: ["DELETE", "UPDATE"],
       /** cluster-delete-guard (SPEC §2.3): deleting the Cluster or its infrastructure cluster cascades. */
       deleteOnly: { "cluster.x-k8s.io": ["clusters"], "infrastructure.cluster.x-k8s.io": ["awsclusters"] },

@@ -1,5 +1,5 @@
 /**
- * The NetworkPolicies of the kustomize base (SPEC §9, issue 21), judged by which connections they admit
+ * The NetworkPolicies of the kustomize base and of the installer (SPEC §9, issue 21), judged by which connections they admit
  * rather than by their text: the rendered policies, plus the default-deny cluster-capi-operator puts on
  * openshift-cluster-api, go through a small evaluator of Kubernetes NetworkPolicy semantics
  * (helpers.ts) for a table of peers. The product's pod is the one the rendered Deployment makes (its labels
@@ -217,6 +217,108 @@ describe("NetworkPolicies of the base: which peers the product's pods may talk t
 
   it("the cert-manager overlay ships the same policies", () => {
     expect(ofKind(certManager, "NetworkPolicy")).toEqual(policies());
+  });
+});
+
+/** The installer's pod, as the rendered installer Deployment makes it (SPEC §6, §9). */
+const installerPod = (): Endpoint => {
+  const { labels, ports } = podTemplate(installer, "machine-api-migration-installer");
+  return { kind: "pod", namespace: CAPI_NS, labels, ports };
+};
+const installerOut = (to: Endpoint, protocol: Connection["protocol"], port: number) => (): Connection => ({
+  from: installerPod(),
+  to,
+  protocol,
+  port,
+});
+const intoInstaller = (from: Endpoint, protocol: Connection["protocol"], port: number) => (): Connection => ({
+  from,
+  to: installerPod(),
+  protocol,
+  port,
+});
+
+const INSTALLER_ROWS: Row[] = [
+  // Egress: the API server and DNS, like the product's pods, nothing else.
+  [
+    "egress to the API server's endpoint on TCP 6443",
+    "admitted",
+    installerOut(apiServerEndpoint, "TCP", API_SERVER_PORT),
+  ],
+  [
+    "egress to the API server's endpoint on UDP 6443",
+    "denied",
+    installerOut(apiServerEndpoint, "UDP", API_SERVER_PORT),
+  ],
+  [
+    "egress to the API server's endpoint on TCP 2379 (etcd)",
+    "denied",
+    installerOut(apiServerEndpoint, "TCP", 2379),
+  ],
+  ["egress to a registry or cloud API on TCP 443", "denied", installerOut(internet, "TCP", 443)],
+  ["egress to openshift-dns dns-default on UDP 5353", "admitted", installerOut(dnsDefault, "UDP", 5353)],
+  ["egress to openshift-dns dns-default on TCP 5353", "admitted", installerOut(dnsDefault, "TCP", 5353)],
+  ["egress to openshift-dns dns-default on UDP 53", "admitted", installerOut(dnsDefault, "UDP", 53)],
+  ["egress to openshift-dns dns-default on TCP 53", "admitted", installerOut(dnsDefault, "TCP", 53)],
+  [
+    "egress to openshift-dns dns-default on its metrics port 9154",
+    "denied",
+    installerOut(dnsDefault, "TCP", 9154),
+  ],
+  ["egress to another pod of openshift-dns on UDP 5353", "denied", installerOut(otherDnsPod, "UDP", 5353)],
+  ["egress to a public resolver on UDP 53", "denied", installerOut(publicResolver, "UDP", 53)],
+  [
+    "egress to the product's webhook in the same namespace",
+    "denied",
+    () => ({ from: installerPod(), to: product(), protocol: "TCP", port: webhookPort() }),
+  ],
+  [
+    "egress to the CAPI manager's webhook in the same namespace",
+    "denied",
+    installerOut(capiManager, "TCP", 9443),
+  ],
+  // Ingress: it serves nothing.
+  ["ingress from the API server on TCP 9443", "denied", intoInstaller(apiServerEndpoint, "TCP", 9443)],
+  ["ingress from openshift-monitoring on TCP 8443", "denied", intoInstaller(prometheus, "TCP", 8443)],
+  ["ingress from a pod of another namespace on TCP 8080", "denied", intoInstaller(userPod, "TCP", 8080)],
+];
+
+describe("NetworkPolicies of the installer: which peers its pod may talk to (SPEC §6, §9)", () => {
+  const installerPolicies = () => ofKind(installer, "NetworkPolicy");
+
+  it.each(INSTALLER_ROWS)("%s: %s", (_what, verdict, connection) => {
+    const all = [PLATFORM_DEFAULT_DENY, ...installerPolicies(), ...ofKind(base, "NetworkPolicy")];
+    expect(networkPoliciesAdmit(all, connection()) ? "admitted" : "denied").toBe(verdict);
+  });
+
+  it.each(INSTALLER_ROWS)(
+    "without the platform's default-deny too — %s: %s",
+    (_what, verdict, connection) => {
+      const all = [...installerPolicies(), ...ofKind(base, "NetworkPolicy")];
+      expect(networkPoliciesAdmit(all, connection()) ? "admitted" : "denied").toBe(verdict);
+    },
+  );
+
+  it("open nothing for the product's pods nor the other pods of the namespace", () => {
+    const all = [PLATFORM_DEFAULT_DENY, ...installerPolicies()];
+    for (const other of [product(), capiManager]) {
+      expect(
+        networkPoliciesAdmit(all, { from: other, to: apiServerEndpoint, protocol: "TCP", port: 6443 }),
+      ).toBe(false);
+      expect(networkPoliciesAdmit(all, { from: other, to: dnsDefault, protocol: "UDP", port: 5353 })).toBe(
+        false,
+      );
+    }
+  });
+
+  it("every policy lives in the CAPI namespace and selects the installer's pods", () => {
+    expect(installerPolicies().length).toBeGreaterThan(0);
+    for (const p of installerPolicies()) {
+      expect(p.metadata?.namespace, p.metadata?.name).toBe(CAPI_NS);
+      expect(getPath(p, ["spec", "podSelector", "matchLabels"]), p.metadata?.name).toEqual(
+        podTemplate(installer, "machine-api-migration-installer").labels,
+      );
+    }
   });
 });
 
