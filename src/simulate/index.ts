@@ -25,6 +25,7 @@ export type {
   InstanceRecord,
   LedgerEvent,
   LedgerSnapshot,
+  UserRequest,
 } from "./ledger.js";
 export { createInstanceLedger } from "./ledger.js";
 export type { LeaseTimings, RunningStandIn } from "./runtime.js";

@@ -7,6 +7,12 @@
  * never creates twice — but MAO never finds CAPA's instance or vice versa (different tags), which is exactly
  * how two active controllers double-create in a real cluster.
  *
+ * With `requireRecordedDeletes` it also answers SPEC §3.2 I6's question for every termination: which user
+ * request does it descend from (a delete of the Machine or its twin, a cascading delete of its MachineSet, a
+ * person's scale-down of that set as the set controller carried it out, or — for the ClusterAPI side only —
+ * a delete of the CAPI Cluster)? Tests record their requests (`userRequested`), the set controllers record
+ * what they create and which member a scale-down chose (`memberCreated`, `memberDeleted`).
+ *
  * Instances are keyed by Machine *name*: twins share a name, so a MAPI Machine and its CAPI twin (and the
  * AWSMachine) refer to one instance after a handover. This file holds state per ledger object, never per
  * module; it does no Kubernetes I/O.
@@ -30,11 +36,42 @@ export interface InstanceRecord {
   terminatedFor?: { object: string; deleting: boolean };
 }
 
+/**
+ * A user's request a termination may descend from (SPEC §3.2 I6), as the test that makes it records it —
+ * before it sends the request, withdrawn if the server refuses it.
+ * - `Machine`: a delete of the Machine `name` or of its twin.
+ * - `MachineSet`: a delete of a MachineSet copy; `cascades` says whether the user's choice reaches its
+ *   members (not `--cascade=orphan`, or a copy that orphans under the SPEC §4.6 rows: the non-authoritative
+ *   MAPI copy of a ClusterAPI set), `members` the Machines the test saw in it (the set controllers' own
+ *   creations are added by `memberCreated`).
+ * - `Cluster`: a delete of the CAPI Cluster: a request for the ClusterAPI side of the Machines that existed
+ *   then, never for a MachineAPI instance (SPEC §4.6).
+ * - `Scale`: a person lowering a MachineSet's replicas from `from` to `to`: a request for `from - to`
+ *   members, each chosen by the set controller (`memberDeleted`).
+ */
+export type UserRequest =
+  | { kind: "Machine"; name: string }
+  | { kind: "MachineSet"; name: string; cascades: boolean; members?: readonly string[] }
+  | { kind: "Cluster"; name: string; members: readonly string[] }
+  | { kind: "Scale"; machineSet: string; from: number; to: number };
+
 export type LedgerEvent =
   | { seq: number; type: "created"; instanceId: string; machineName: string; side: InstanceSide }
   | { seq: number; type: "existing"; instanceId: string; machineName: string }
   | { seq: number; type: "terminated"; instanceId: string; machineName: string; by: InstanceSide }
-  | { seq: number; type: "deletionRequested"; machineName: string; why: string };
+  | { seq: number; type: "deletionRequested"; machineName: string; why: string }
+  | { seq: number; type: "userRequest"; id: number; request: UserRequest; why: string }
+  | { seq: number; type: "withdrawn"; id: number }
+  | { seq: number; type: "memberCreated"; machineSet: string; machineName: string }
+  | {
+      seq: number;
+      type: "memberDeleted";
+      machineSet: string;
+      machineName: string;
+      reason: "scaleDown" | "setDeleting";
+      /** For a scale-down: whether a person's scale request still had a member to remove. */
+      requested: boolean;
+    };
 
 export interface LedgerSnapshot {
   instances: InstanceRecord[];
@@ -76,6 +113,24 @@ export interface InstanceLedger {
   }): void;
   /** A user (directly, or by scaling a MachineSet down) asked for `machineName` to go. */
   deletionRequested(machineName: string, why: string): void;
+  /** A user's request (recorded before it is sent); returns its id for `withdrawn`. */
+  userRequested(request: UserRequest, why?: string): number;
+  /** The server refused request `id`: nothing descends from it. */
+  withdrawn(id: number): void;
+  /** MachineSet `machineSet` (either copy: twins share names) created Machine `machineName` (the set's tag). */
+  memberCreated(machineSet: string, machineName: string): void;
+  /**
+   * A MachineSet controller deleted its member `machineName`: to scale down (descends from a person's
+   * `Scale` request while one has members left to remove) or because the set is being deleted (descends
+   * from a cascading `MachineSet` request).
+   */
+  memberDeleted(input: {
+    machineSet: string;
+    machineName: string;
+    reason: "scaleDown" | "setDeleting";
+  }): void;
+  /** The user request a termination descends from, in words; undefined when none (I6 with recorded deletes). */
+  descentOf(instanceId: string): string | undefined;
   /** Is `instanceId` known and not terminated? */
   isLive(instanceId: string): boolean;
   snapshot(): LedgerSnapshot;
@@ -86,8 +141,9 @@ export interface InstanceLedger {
 export interface LedgerOptions {
   logger?: Logger;
   /**
-   * When true, a terminate counts as user-requested only if `deletionRequested` was called for its Machine
-   * name (tests that record every user delete). When false (default), the deletionTimestamp on the object
+   * When true, a terminate counts as user-requested only if it descends from a recorded user request made
+   * before it (`descentOf`; `deletionRequested` counts as a delete of that Machine) — tests that record
+   * every user request. When false (default), the deletionTimestamp on the object
    * the terminate was for is taken as the request: every deletion in a simulation starts with someone
    * deleting a Machine, a MachineSet or an owner, so a terminate for a non-deleting object is the violation.
    */
@@ -111,6 +167,48 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
   const events: LedgerEvent[] = [];
   const requested = new Set<string>();
   let seq = 0;
+  interface Recorded {
+    id: number;
+    seq: number;
+    request: UserRequest;
+    withdrawn: boolean;
+  }
+  const requests: Recorded[] = [];
+  /** Set name → Machines the set controllers created under it. */
+  const members = new Map<string, Set<string>>();
+  /** Machine name → the seq of each scale-down choice a person's request covered. */
+  const scaledDown = new Map<string, number[]>();
+  /** Set name → members removed by scale-downs so far (consumes the Scale requests' budget). */
+  const scaleUsed = new Map<string, number>();
+  const legacy = new Map<string, number[]>();
+  const push = <K, V>(m: Map<K, V[]>, k: K, v: V): void => {
+    m.set(k, [...(m.get(k) ?? []), v]);
+  };
+  const live = (r: Recorded, before: number): boolean => !r.withdrawn && r.seq < before;
+  const scaleBudget = (set: string): number =>
+    requests
+      .filter((r) => !r.withdrawn && r.request.kind === "Scale" && r.request.machineSet === set)
+      .reduce((n, r) => (r.request.kind === "Scale" ? n + Math.max(0, r.request.from - r.request.to) : n), 0);
+  const isMember = (set: string, machine: string, request: UserRequest): boolean =>
+    (members.get(set)?.has(machine) ?? false) ||
+    (request.kind === "MachineSet" && (request.members ?? []).includes(machine));
+
+  /** Why a termination of `machine` by `by` at `at` was asked for, or undefined (SPEC §3.2 I6). */
+  const descent = (machine: string, by: InstanceSide | undefined, at: number): string | undefined => {
+    if ((legacy.get(machine) ?? []).some((s) => s < at)) return `deletion of Machine ${machine} requested`;
+    for (const r of requests) {
+      if (!live(r, at)) continue;
+      const q = r.request;
+      if (q.kind === "Machine" && q.name === machine)
+        return `user request ${r.id}: delete Machine ${machine}`;
+      if (q.kind === "Cluster" && by === "ClusterAPI" && q.members.includes(machine))
+        return `user request ${r.id}: delete Cluster ${q.name}`;
+      if (q.kind === "MachineSet" && q.cascades && isMember(q.name, machine, q))
+        return `user request ${r.id}: cascading delete of MachineSet ${q.name}`;
+    }
+    if ((scaledDown.get(machine) ?? []).some((s) => s < at)) return `a person's scale-down chose ${machine}`;
+    return undefined;
+  };
   // 17 hex digits like EC2's ids: a random 32-bit prefix keeps ids distinct across ledgers, a counter within one.
   const prefix = Math.floor(random() * 0xffffffff)
     .toString(16)
@@ -173,7 +271,49 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
     },
     deletionRequested(machineName, why) {
       requested.add(machineName);
-      log({ seq: ++seq, type: "deletionRequested", machineName, why });
+      push(legacy, machineName, ++seq);
+      log({ seq, type: "deletionRequested", machineName, why });
+    },
+    userRequested(request, why = "") {
+      const r: Recorded = { id: requests.length + 1, seq: ++seq, request, withdrawn: false };
+      requests.push(r);
+      if (request.kind === "Machine") requested.add(request.name);
+      log({ seq: r.seq, type: "userRequest", id: r.id, request, why });
+      return r.id;
+    },
+    withdrawn(id) {
+      const r = requests.find((x) => x.id === id);
+      if (!r || r.withdrawn) return;
+      r.withdrawn = true;
+      log({ seq: ++seq, type: "withdrawn", id });
+    },
+    memberCreated(machineSet, machineName) {
+      const set = members.get(machineSet) ?? new Set<string>();
+      set.add(machineName);
+      members.set(machineSet, set);
+      log({ seq: ++seq, type: "memberCreated", machineSet, machineName });
+    },
+    memberDeleted({ machineSet, machineName, reason }) {
+      const set = members.get(machineSet) ?? new Set<string>();
+      set.add(machineName);
+      members.set(machineSet, set);
+      requested.add(machineName);
+      let covered = false;
+      if (reason === "scaleDown") {
+        const used = scaleUsed.get(machineSet) ?? 0;
+        // A retried delete of the same victim is one removal, not two.
+        covered = scaledDown.has(machineName) || used < scaleBudget(machineSet);
+        if (covered && !scaledDown.has(machineName)) {
+          scaleUsed.set(machineSet, used + 1);
+          push(scaledDown, machineName, seq + 1);
+        }
+      }
+      log({ seq: ++seq, type: "memberDeleted", machineSet, machineName, reason, requested: covered });
+    },
+    descentOf(instanceId) {
+      const r = byId.get(instanceId);
+      if (!r || r.terminatedSeq === undefined) return undefined;
+      return descent(r.machineName, r.terminatedBy, r.terminatedSeq);
     },
     isLive: (instanceId) => {
       const r = byId.get(instanceId);
@@ -215,7 +355,10 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
             out.push(
               `instance ${r.instanceId} was terminated by ${r.terminatedBy} for ${what}, which was not being deleted`,
             );
-          else if (options.requireRecordedDeletes && !requested.has(r.machineName))
+          else if (
+            options.requireRecordedDeletes &&
+            descent(r.machineName, r.terminatedBy, r.terminatedSeq) === undefined
+          )
             out.push(
               `instance ${r.instanceId} was terminated by ${r.terminatedBy} for ${what}, but no user deleted Machine ${r.machineName} or its twin`,
             );

@@ -7,8 +7,13 @@
  * object, the ledger check (I6), a quiet-interval helper, and "crash" helpers — the product's controllers
  * and cache stopped without releasing anything and a fresh set started, or one stand-in restarted. The
  * migration controller's "wrote" log lines are captured so a test can attribute the product's writes to
- * handover steps. All state lives in the returned object; nothing here is module-level.
+ * handover steps. With `standby`, two product replicas run under leader election on the product's Lease,
+ * each with its own cache, and a test can hold back one replica's watch events per kind (`holdWatch`: a
+ * cache that lags) and fail the leader over onto the running standby (`failover`). `userDelete` records a
+ * user's delete in the ledger before sending it, so the ledger can tell every termination's descent (I6).
+ * All state lives in the returned object; nothing here is module-level.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,22 +26,25 @@ import type { KubeClient } from "../../src/kube/client.js";
 import { flushMicrotasks, systemClock } from "../../src/kube/clock.js";
 import { connect } from "../../src/kube/config.js";
 import type { Controller } from "../../src/kube/controller.js";
+import { KubeApiError } from "../../src/kube/errors.js";
 import { createEventRecorder } from "../../src/kube/events.js";
 import type { ResourceType, StableAuthority } from "../../src/kube/kinds.js";
 import { KINDS } from "../../src/kube/kinds.js";
+import { createLeaderElector, type LeaderElector } from "../../src/kube/leader.js";
+import { leaderGatedControllers } from "../../src/kube/manager.js";
 import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
+import type { JsonStream, KubeRequest, Transport } from "../../src/kube/transport.js";
 import { createIfMissing } from "../../src/local/cluster.js";
 import { capiCluster, infrastructure } from "../../src/local/seed.js";
 import { createMigrationController } from "../../src/migration/controller.js";
-import type { InvariantState, Violation } from "../../src/migration/invariants.js";
-import { initialInvariantState, observeInvariants } from "../../src/migration/invariants.js";
 import { readHandoverSnapshot } from "../../src/migration/read-snapshot.js";
 import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
-import { hasPause, statusAuthorityOf, synchronizedAPIOf } from "../../src/migration/snapshot.js";
 import { decide } from "../../src/policies/engine.js";
 import type { PolicyContext } from "../../src/policies/types.js";
 import { clusterView } from "../../src/policies/view.js";
+import { statusAuthorityReading, synchronizedAPI } from "../../src/protocol/authority.js";
+import { isPaused } from "../../src/protocol/pause.js";
 import { webhookSans, writeDevelopmentCertificates } from "../../src/server/certs.js";
 import { startWebhookServer, type WebhookServer } from "../../src/server/serve.js";
 import {
@@ -46,11 +54,14 @@ import {
   startCapaStandIn,
   startCapiStandIn,
   startMaoStandIn,
+  type UserRequest,
 } from "../../src/simulate/index.js";
 import { createMachineSetSyncController, createMachineSyncController } from "../../src/sync/controller.js";
 import { checkConvertible } from "../../src/sync/conversion/index.js";
 import { conversionConverter, memoisingConverter } from "../../src/sync/converter.js";
 import { startTestCluster, type TestCluster } from "../cluster/backend.js";
+import type { InvariantState, Violation } from "../migration/invariants.js";
+import { initialInvariantState, observeInvariants } from "../migration/invariants.js";
 
 export const MAPI_NS = "openshift-machine-api";
 export const CAPI_NS = "openshift-cluster-api";
@@ -102,7 +113,18 @@ export interface HarnessOptions {
   standIns?: boolean;
   /** Informers the product's cache starts with besides the controllers' own (a test reads them). */
   informers?: readonly (readonly [ResourceType, string])[];
+  /**
+   * Run two product replicas under leader election on the product's Lease (as src/main.ts), each with its
+   * own informer cache and controllers: the leader and a running standby (`failover`, `holdWatch`). Off by
+   * default: one replica whose controllers run without a Lease.
+   */
+  standby?: boolean;
+  /** The ledger counts a termination only when it descends from a recorded user request (`userDelete`). */
+  requireRecordedDeletes?: boolean;
 }
+
+/** Which running product replica: the one leading, or the standby (with `standby`). */
+export type ReplicaRole = "leader" | "standby";
 
 export interface Harness {
   /** The cluster under test: the local API server or the real control plane (test/cluster/backend.ts). */
@@ -142,6 +164,32 @@ export interface Harness {
   eventReasons(w: Pick<Watched, "kind" | "name">): Promise<string[]>;
   /** Crash: stop the product's controllers and cache (nothing released, nothing flushed) and start fresh ones. */
   restartProduct(): Promise<void>;
+  /**
+   * With `standby`: the leader dies (nothing released) and the running standby — its cache as it is, held
+   * watches included — takes the Lease once it expires; then a fresh standby starts. Resolves once the new
+   * leader leads.
+   */
+  failover(): Promise<void>;
+  /**
+   * Holds back delivery of watch events (and re-lists) of `type` to that replica's cache: its cache lags for
+   * that kind until `releaseWatches` (the product's live reads are not held).
+   */
+  holdWatch(role: ReplicaRole, type: ResourceType): void;
+  /** Releases what `holdWatch` held, on one replica or all. */
+  releaseWatches(role?: ReplicaRole): void;
+  /** The kinds held back per replica, for a trace. */
+  heldWatches(): Record<ReplicaRole, string[]>;
+  /**
+   * A user's delete, as kubectl would send it, recorded in the ledger first as `request` (I6) and withdrawn
+   * when the server refuses it. Errors are rethrown.
+   */
+  userDelete(
+    type: ResourceType,
+    namespace: string,
+    name: string,
+    request: UserRequest,
+    options?: { propagationPolicy?: "Foreground" | "Background" | "Orphan" },
+  ): Promise<void>;
   /** Crash one stand-in and start a fresh one on the same ledger. */
   restartStandIn(which: StandInName): Promise<void>;
   stopStandIn(which: StandInName): Promise<void>;
@@ -222,7 +270,6 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     cacheStaleAfterMs: 30_000,
   };
   // The webhook reads the product's current cache, as in src/main.ts; a crash gives it the new one.
-  let policy: PolicyContext | undefined;
   const webhook: WebhookServer = await startWebhookServer({
     host: "127.0.0.1",
     port: 0,
@@ -231,6 +278,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     shutdownDelayMs: 0,
     deps: {
       decide: (name, request) => {
+        const policy = currentPolicy();
         if (!policy) throw new Error("webhook called before the product's cache exists");
         return decide(name, request, policy);
       },
@@ -240,12 +288,31 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     },
   });
 
-  let cache: Cache | undefined;
-  let controllers: Controller[] = [];
-  const startProduct = async (): Promise<void> => {
+  /** One product replica: its own connection, cache (watches that can be held back) and controllers. */
+  interface Replica {
+    id: string;
+    cache: Cache;
+    lag: LaggingTransport;
+    controllers: Controller[];
+    policy: PolicyContext;
+    elector?: LeaderElector;
+  }
+  let replicas: Replica[] = [];
+  // Short Lease timings so a failover takes about a second; long enough that two busy cores keep renewing.
+  const lease = { leaseDurationMs: 1_500, renewDeadlineMs: 1_200, retryPeriodMs: 100 };
+  const leaderOf = (): Replica | undefined =>
+    options.standby ? replicas.find((r) => r.elector?.isLeader()) : replicas[0];
+  const startReplica = async (): Promise<Replica> => {
     const connection = connect({ kubeconfigText: cluster.kubeconfigText, context: "controller" });
-    const c = createCache({ transport: connection.transport, logger: quiet, clock: systemClock });
-    policy = { view: clusterView(c, ns), settings, checkConvertible, enforcing: true };
+    // The cache reads through a transport whose watches a test can hold back; the client's reads are live.
+    const lag = laggingTransport(connection.transport);
+    const c = createCache({ transport: lag, logger: quiet, clock: systemClock });
+    const replicaPolicy: PolicyContext = {
+      view: clusterView(c, ns),
+      settings,
+      checkConvertible,
+      enforcing: true,
+    };
     const events = createEventRecorder({
       client: connection.client,
       component: "machine-api-migration",
@@ -287,14 +354,65 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       ...(options.migration === false ? [] : [migration("Machine"), migration("MachineSet")]),
     ];
     await c.waitForSync(10_000);
-    cache = c;
-    controllers = built;
-    await Promise.all(built.map((x) => x.start()));
+    const replica: Replica = {
+      id: `product-${randomBytes(4).toString("hex")}`,
+      cache: c,
+      lag,
+      controllers: built,
+      policy: replicaPolicy,
+    };
+    if (options.standby) {
+      const gate = leaderGatedControllers(built, quiet);
+      replica.elector = createLeaderElector({
+        client: connection.client,
+        namespace: CAPI_NS,
+        name: "machine-api-migration",
+        identity: replica.id,
+        ...lease,
+        clock: systemClock,
+        logger: quiet,
+        onStartedLeading: gate.onStartedLeading,
+        onStoppedLeading: gate.onStoppedLeading,
+        drained: gate.drained,
+      });
+      replica.elector.start();
+    } else await Promise.all(built.map((x) => x.start()));
+    return replica;
+  };
+  /** A crash: controllers, elector (without releasing the Lease) and cache stopped; held watches dropped. */
+  const crashReplica = async (r: Replica): Promise<void> => {
+    replicas = replicas.filter((x) => x !== r);
+    await r.elector?.stop();
+    await Promise.all(r.controllers.map((c) => c.stop()));
+    r.lag.releaseAll();
+    await r.cache.stop();
+  };
+  const waitForLeader = async (timeoutMs = 20_000): Promise<Replica> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const l = leaderOf();
+      if (l) return l;
+      if (Date.now() > deadline) throw new Error("no product replica took the Lease");
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  const startProduct = async (): Promise<void> => {
+    replicas.push(await startReplica());
+    if (options.standby) {
+      replicas.push(await startReplica());
+      await waitForLeader();
+    }
+  };
+  /** The replica that serves admission in this harness: the leader's cache, or the last one's while none leads. */
+  const currentPolicy = (): PolicyContext | undefined => (leaderOf() ?? replicas.at(-1))?.policy;
+  const replicaOf = (role: ReplicaRole): Replica | undefined => {
+    const l = leaderOf();
+    return role === "leader" ? l : replicas.find((r) => r !== l);
   };
   await startProduct();
   await cluster.registerProductWebhooks(webhook.url);
 
-  const ledger = createInstanceLedger();
+  const ledger = createInstanceLedger(options.requireRecordedDeletes ? { requireRecordedDeletes: true } : {});
   const as = (context: string) => connect({ kubeconfigText: cluster.kubeconfigText, context });
   const standInStarters: Record<StandInName, () => Promise<RunningStandIn>> = {
     mao: () =>
@@ -339,7 +457,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       for (const v of r.violations)
         w.violations.push({
           ...v,
-          at: `status=${statusAuthorityOf(s.mapi)} rv=${s.mapi.metadata?.resourceVersion}`,
+          at: `status=${statusAuthorityReading(s.mapi)} rv=${s.mapi.metadata?.resourceVersion}`,
         });
     }
   };
@@ -382,7 +500,10 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     return { mao, capi, capa };
   };
   const idle = (): boolean =>
-    controllers.every((c) => (c.queue()?.len() ?? 0) === 0 && (c.queue()?.processing().length ?? 0) === 0) &&
+    replicas.every((r) => r.lag.held().length === 0) &&
+    replicas
+      .flatMap((r) => r.controllers)
+      .every((c) => (c.queue()?.len() ?? 0) === 0 && (c.queue()?.processing().length ?? 0) === 0) &&
     Object.values(running).every((s) => s.idle());
   const existing = async () => ({
     mapi: (await admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.map(nameOf),
@@ -396,10 +517,11 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     standIns,
     metrics,
     productCache: () => {
-      if (!cache) throw new Error("the product is not running");
-      return cache;
+      const r = leaderOf() ?? replicas[0];
+      if (!r) throw new Error("the product is not running");
+      return r.cache;
     },
-    controllers: () => controllers,
+    controllers: () => leaderOf()?.controllers ?? [],
     watch,
     watched: () => watchedList,
     snapshotOf,
@@ -433,12 +555,16 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
         `${w.kind} ${w.name} steady under ${authority}`,
         () => {
           const s = snapshotOf(w);
-          if (!s.mapi || statusAuthorityOf(s.mapi) !== authority || synchronizedAPIOf(s.mapi) !== authority)
+          if (
+            !s.mapi ||
+            statusAuthorityReading(s.mapi) !== authority ||
+            synchronizedAPI(s.mapi) !== authority
+          )
             return false;
           if (conditionOf(s.mapi, "Synchronized")?.status !== "True") return false;
           const pauseTargets = w.kind === "Machine" ? [s.capi, s.infraMachine] : [s.capi];
           return (
-            pauseTargets.every((o) => o !== undefined && hasPause(o) === (authority === "MachineAPI")) && s
+            pauseTargets.every((o) => o !== undefined && isPaused(o) === (authority === "MachineAPI")) && s
           );
         },
         timeoutMs,
@@ -453,12 +579,34 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
         .flatMap((e) => Array.from({ length: Number(e.count ?? 1) }, () => String(e.reason)));
     },
     async restartProduct() {
-      const old = controllers;
-      const oldCache = cache;
-      controllers = [];
-      await Promise.all(old.map((c) => c.stop()));
-      await oldCache?.stop();
+      for (const r of [...replicas]) await crashReplica(r);
       await startProduct();
+    },
+    async failover() {
+      if (!options.standby) throw new Error("failover needs a harness started with standby: true");
+      const leader = await waitForLeader();
+      await crashReplica(leader);
+      await waitForLeader();
+      replicas.push(await startReplica());
+    },
+    holdWatch(role, type) {
+      replicaOf(role)?.lag.hold(type);
+    },
+    releaseWatches(role) {
+      for (const r of role ? [replicaOf(role)] : replicas) r?.lag.releaseAll();
+    },
+    heldWatches: () => ({
+      leader: replicaOf("leader")?.lag.held() ?? [],
+      standby: replicaOf("standby")?.lag.held() ?? [],
+    }),
+    async userDelete(type, namespace, name, request, deleteOptions) {
+      const id = ledger.userRequested(request, `delete ${type.plural}.${type.group} ${namespace}/${name}`);
+      try {
+        await admin.delete(type, namespace, name, deleteOptions);
+      } catch (e) {
+        if (e instanceof KubeApiError) ledger.withdrawn(id);
+        throw e;
+      }
     },
     async stopStandIn(which) {
       const s = running[which];
@@ -477,9 +625,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     async stop() {
       cluster.faults.clear();
       await Promise.all(Object.values(running).map((s) => s.stop({ release: true })));
-      await Promise.all(controllers.map((c) => c.stop()));
+      for (const r of [...replicas]) await crashReplica(r);
       await observer.stop();
-      await cache?.stop();
       await webhook.close();
       await cluster.stop();
       await rm(dir, { recursive: true, force: true });
@@ -498,3 +645,78 @@ export const newReasons = (before: readonly string[], after: readonly string[]):
     return false;
   });
 };
+
+/** A transport whose watch events and lists of chosen kinds can be held back: a cache that lags per kind. */
+export interface LaggingTransport extends Transport {
+  hold(type: ResourceType): void;
+  releaseAll(): void;
+  /** The kinds held now, as `plural.group`. */
+  held(): string[];
+}
+
+const lagKey = (type: ResourceType): string => `${type.plural}.${type.group || "core"}`;
+
+/** `plural.group` of a collection path (`/api/v1/…` or `/apis/<group>/<version>/…`), if it is one. */
+const lagKeyOfPath = (path: string): string | undefined => {
+  const parts = path.split("/").filter(Boolean);
+  const group = parts[0] === "api" ? "core" : parts[0] === "apis" ? parts[1] : undefined;
+  if (!group) return undefined;
+  const rest = parts.slice(parts[0] === "api" ? 2 : 3);
+  const plural = rest[0] === "namespaces" ? rest[2] : rest[0];
+  const named = rest[0] === "namespaces" ? rest.length > 3 : rest.length > 1;
+  return plural && !named ? `${plural}.${group}` : undefined;
+};
+
+/**
+ * Wraps `base` so that, while a kind is held, a watch stream of it delivers nothing (events wait, in order,
+ * and flow again on release) and a list of it waits: the informer stays where it was. Named GETs, writes and
+ * everything else pass. An abort (a stopped cache) ends the wait.
+ */
+export function laggingTransport(base: Transport): LaggingTransport {
+  const held = new Set<string>();
+  let wake: (() => void)[] = [];
+  const released = (key: string, signal: AbortSignal | undefined): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (!held.has(key) || signal?.aborted) resolve();
+        else wake.push(check);
+      };
+      signal?.addEventListener("abort", () => resolve(), { once: true });
+      check();
+    });
+  const notify = () => {
+    const w = wake;
+    wake = [];
+    for (const f of w) f();
+  };
+  return {
+    async request(req: KubeRequest) {
+      const key = req.method === "GET" ? lagKeyOfPath(req.path) : undefined;
+      if (key && held.has(key)) await released(key, req.signal);
+      return base.request(req);
+    },
+    async stream(req: KubeRequest): Promise<JsonStream> {
+      const key = lagKeyOfPath(req.path);
+      const inner = await base.stream(req);
+      if (!key) return inner;
+      return {
+        close: () => inner.close(),
+        async *[Symbol.asyncIterator]() {
+          for await (const event of inner) {
+            if (held.has(key)) await released(key, req.signal);
+            if (req.signal?.aborted) return;
+            yield event;
+          }
+        },
+      };
+    },
+    hold(type) {
+      held.add(lagKey(type));
+    },
+    releaseAll() {
+      held.clear();
+      notify();
+    },
+    held: () => [...held],
+  };
+}

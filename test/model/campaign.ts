@@ -1,5 +1,6 @@
 /**
- * The long model-based campaign (issue 8): `npm run test:model -- --runs 1000 [--seed S] [--commands N]`.
+ * The long model-based campaign (issue 8): `npm run test:model -- --runs 1000 [--seed S] [--commands N]
+ * [--without deleteCluster,…]` (command kinds left out, to look past a known open defect).
  * Starts one local cluster with the whole product (test/integration/harness.ts), runs the property of
  * test/model/model.ts `--runs` times with fast-check, and prints a summary — on failure the seed and the
  * counterexample path to replay it (`--seed S --path P`), and the failing command trace. Every wait in the
@@ -20,11 +21,19 @@ const main = async (args: readonly string[]): Promise<number> => {
   const seed = seedArg !== undefined ? Number(seedArg) : Date.now() ^ (Math.random() * 0x7fffffff);
   const path = argValue(args, "--path");
   const maxCommands = Number(argValue(args, "--commands") ?? 20);
+  const without = (argValue(args, "--without") ?? "").split(",").filter(Boolean);
   if (!Number.isInteger(runs) || runs < 1 || !Number.isFinite(seed) || !Number.isInteger(maxCommands))
-    throw new Error("usage: campaign [--runs N] [--seed S] [--path P] [--commands N]");
-  console.log(`model campaign: ${runs} runs, seed ${seed}, up to ${maxCommands} commands per run`);
+    throw new Error("usage: campaign [--runs N] [--seed S] [--path P] [--commands N] [--without kind,…]");
+  console.log(
+    `model campaign: ${runs} runs, seed ${seed}, up to ${maxCommands} commands per run${without.length ? `, without ${without.join(",")}` : ""}`,
+  );
   const started = Date.now();
-  const h = await startHarness({ name: "model-campaign", watchEverything: true });
+  const h = await startHarness({
+    name: "model-campaign",
+    watchEverything: true,
+    requireRecordedDeletes: true,
+    standby: true,
+  });
   try {
     const stats: ModelStats = { runs: 0, commands: {} };
     const details = await fc.check(
@@ -32,6 +41,7 @@ const main = async (args: readonly string[]): Promise<number> => {
         h,
         {
           maxCommands,
+          without,
           convergeTimeoutMs: 30_000,
           progress: (r) => {
             if ((r.run + 1) % 10 === 0)

@@ -1,8 +1,9 @@
 /**
  * The quick, seeded subset of the model-based campaign (issue 8; test/model/model.ts): a few short random
- * interleavings of user edits, deletes, crashes and injected faults against the real product on one local
- * cluster, I1–I4 and the ledger after every command, convergence once faults stop. The long campaign is
- * `npm run test:model -- --runs 1000` (test/model/campaign.ts).
+ * interleavings of user edits, deletes, MachineSet scaling, crashes, failovers onto a lagging standby and
+ * injected faults against the real product on one local cluster, I1–I4 and the ledger after every command,
+ * convergence once faults stop. The long campaign is `npm run test:model -- --runs 1000`
+ * (test/model/campaign.ts).
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,12 @@ import { type ModelStats, modelProperty } from "./model.js";
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness({ name: "model", watchEverything: true });
+  h = await startHarness({
+    name: "model",
+    watchEverything: true,
+    requireRecordedDeletes: true,
+    standby: true,
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -32,5 +38,8 @@ describe("model-based: the real product under a misbehaving world (SPEC §3.2, �
     expect(stats.runs).toBe(6);
     expect(stats.commands.flip ?? 0).toBeGreaterThan(0);
     expect((stats.commands.crashProduct ?? 0) + (stats.commands.crashStandIn ?? 0)).toBeGreaterThan(0);
+    // Issue 19's world: MachineSets scaled or flipped, and a replica's cache held back or failed over onto.
+    expect((stats.commands.flipSet ?? 0) + (stats.commands.scaleSet ?? 0)).toBeGreaterThan(0);
+    expect((stats.commands.failover ?? 0) + (stats.commands.holdWatch ?? 0)).toBeGreaterThan(0);
   }, 120_000);
 });

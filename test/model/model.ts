@@ -1,28 +1,57 @@
 /**
  * The model-based property of issue 8 over the REAL product (SPEC §3.2, §3.5, §10): fast-check `commands`
- * drive the harness of test/integration/harness.ts — local API server, real webhook, sync and migration
- * controllers, simulated providers — from two Machines settled under MachineAPI, with random interleavings
- * of user actions (flip; cancel = flip while Migrating; label edits on either side; MAPI spec edits;
- * deletes of the MAPI or CAPI Machine), crashes (the product's controllers and cache stopped without
- * releasing anything and restarted with a new cache; one stand-in restarted), injected faults on the product's requests (409/500 on its writes, or writes carried out whose reply is lost; its watch streams
- * cut, so its cache lags and misses events until it re-lists) and waits of random length (which is what
- * puts a crash or a fault between two arbitrary writes). After every command: I1–I4 over every watch event
- * the observer saw since the last check, and the ledger (I6). At the end faults stop and the run must
- * converge within a bounded wait: spec == status for every Machine, nothing Migrating, ledger clean.
- * Shared by test/model/model.test.ts (quick, seeded) and test/model/campaign.ts (the long campaign).
+ * drive the harness of test/integration/harness.ts — local API server (or the real control plane), real
+ * webhook, two product replicas under leader election (the leader and a running standby, each with its own
+ * cache), simulated providers — from two standalone Machines settled under MachineAPI and two MachineSets
+ * (one born MachineAPI, one born ClusterAPI) with a member each. Commands: user actions (flip; cancel =
+ * flip while Migrating; label edits on either side; MAPI spec edits; deletes of the MAPI or CAPI Machine;
+ * set flips, scale-ups and scale-downs on the authoritative copy, deletes of either set copy with
+ * Background, Foreground or Orphan; add/remove of the delete mark on either copy of a member (§4.4); a
+ * confirmed delete of the CAPI Cluster and its recreation), crashes (every replica stopped without releasing
+ * anything and restarted with a new cache; one stand-in restarted), a leader failover onto the running
+ * standby whose cache may be held back per kind, lagging caches per kind on the leader, injected faults on
+ * the product's machine writes (409/500, or writes carried out whose reply is lost; its watch streams cut)
+ * and waits of random length (which is what puts a crash or a fault between two arbitrary writes). After
+ * every command: I1–I4 over every watch event the observer saw since the last check, and the ledger (I6)
+ * with every user request recorded — a termination that descends from none fails the run. At the end
+ * faults stop, caches catch up, the Cluster exists, and the run must converge within a bounded wait: every
+ * Machine and set of the run has its twin, spec == status, nothing Migrating, members == replicas, ledger
+ * clean. Shared by test/model/model.test.ts (quick, seeded) and test/model/campaign.ts (the long campaign).
  */
 import fc from "fast-check";
 import { KubeApiError } from "../../src/kube/errors.js";
-import { KINDS } from "../../src/kube/kinds.js";
-import { getPath } from "../../src/kube/object.js";
-import { mapiMachine } from "../../src/local/seed.js";
-import { statusAuthorityOf } from "../../src/migration/snapshot.js";
-import { CAPI_NS, type Harness, MAPI_NS, ns, PRODUCT, type StandInName } from "../integration/harness.js";
+import { ANNOTATIONS, KINDS, type ResourceType } from "../../src/kube/kinds.js";
+import { conditionOf, getPath, type KubeObject, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
+import { capiCluster, DEMO_INFRASTRUCTURE_NAME, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
+import { statusAuthorityReading, synchronizedAPI } from "../../src/protocol/authority.js";
+import {
+  CAPI_NS,
+  type Harness,
+  MAPI_NS,
+  ns,
+  PRODUCT,
+  type ReplicaRole,
+  type StandInName,
+} from "../integration/harness.js";
 
-/** What the model knows: which Machines of this run were created (and not deleted by a command). */
+/**
+ * What the model knows: which standalone Machines of this run were created (and not deleted by a command),
+ * which of its MachineSets a command deleted, and whether a cascade it cannot predict exactly (a Cluster
+ * delete, a set delete) may have removed members or Machines.
+ */
 export interface Model {
   created: Set<number>;
   deleted: Set<number>;
+  setsDeleted: Set<number>;
+  /** A Cluster or MachineSet delete happened: which Machines survive depends on authority at that moment. */
+  uncertain: boolean;
+  /** The Cluster was deleted in this run. */
+  clusterDeleted: boolean;
+  /**
+   * Machines whose CAPI copy a command deleted after the Cluster's delete: decision 45 treats that delete as
+   * the cascade (the mirror is released and recreated), so the Machine may stay.
+   */
+  maybeDeleted: Set<number>;
 }
 
 export interface Real {
@@ -34,17 +63,73 @@ export interface Real {
 }
 
 const MACHINES = 2;
-const nameOf = (r: Real, i: number): string => `model-r${r.run}-m${i}`;
+/** Set 0 is born MachineAPI, set 1 born ClusterAPI; each starts with one member. */
+const SETS = 2;
+const machineName = (r: Real, i: number): string => `model-r${r.run}-m${i}`;
+const setName = (r: Real, j: number): string => `model-r${r.run}-s${j}`;
 
 /** A user's request may be refused (admission, conflicts, gone): that is the world, not a failure. */
-const tolerated = async (r: Real, what: string, f: () => Promise<unknown>): Promise<void> => {
+const tolerated = async (r: Real, what: string, f: () => Promise<unknown>): Promise<boolean> => {
   try {
     await f();
     r.trace.push(`${what}: ok`);
+    return true;
   } catch (e) {
     if (!(e instanceof KubeApiError)) throw e;
     r.trace.push(`${what}: refused (${e.constructor.name}: ${e.message.slice(0, 120)})`);
+    return false;
   }
+};
+
+/** A MAPI MachineSet of this run with `replicas` members, born under `authority` (set and template). */
+const modelSet = (name: string, authority: "MachineAPI" | "ClusterAPI", replicas: number): KubeObject => {
+  const o = mapiMachineSet(ns, "a", replicas);
+  const labels = {
+    "machine.openshift.io/cluster-api-cluster": DEMO_INFRASTRUCTURE_NAME,
+    "machine.openshift.io/cluster-api-machineset": name,
+  };
+  const spec = o.spec as Record<string, unknown>;
+  const template = spec.template as {
+    metadata: { labels: Record<string, string> };
+    spec: Record<string, unknown>;
+  };
+  return {
+    ...o,
+    metadata: { ...o.metadata, name },
+    spec: {
+      ...spec,
+      authoritativeAPI: authority,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels: { ...template.metadata.labels, ...labels } },
+        spec: { ...template.spec, authoritativeAPI: authority },
+      },
+    },
+  };
+};
+
+const ownedBy = (machines: readonly KubeObject[], set: KubeObject | undefined): KubeObject[] =>
+  set === undefined
+    ? []
+    : machines.filter((m) => ownerReferencesOf(m).some((ref) => ref.uid === set.metadata?.uid));
+
+const getOrUndefined = async (type: ResourceType, namespace: string, name: string, r: Real) => {
+  try {
+    return await r.h.admin.get(type, namespace, name);
+  } catch (e) {
+    if (e instanceof KubeApiError) return undefined;
+    throw e;
+  }
+};
+
+/** Every MAPI and CAPI Machine of this run, live. */
+const runMachines = async (r: Real) => {
+  const prefix = `model-r${r.run}-`;
+  const mine = (o: KubeObject) => nameOf(o).startsWith(prefix);
+  return {
+    mapi: (await r.h.admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.filter(mine),
+    capi: (await r.h.admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items.filter(mine),
+  };
 };
 
 /** I1–I4 over everything observed so far, and I6 now. */
@@ -57,7 +142,11 @@ export const checkSafety = async (r: Real, after: string): Promise<void> => {
   const l = await r.h.ledgerViolations();
   if (l.length > 0) {
     const mine = (n: string) => n.startsWith(`model-r${r.run}-`);
-    const events = r.h.ledger.snapshot().events.filter((e) => mine(e.machineName));
+    const events = r.h.ledger
+      .snapshot()
+      .events.filter((e) =>
+        "machineName" in e ? mine(e.machineName) : JSON.stringify(e).includes(`model-r${r.run}-`),
+      );
     const writes = r.h.migrationWrites().filter((w) => mine(w.name));
     throw new Error(
       `after ${after}: ledger violations ${JSON.stringify(l)}\nledger: ${JSON.stringify(events)}\nmigration writes: ${JSON.stringify(writes)}\n${r.trace.join("\n")}`,
@@ -83,18 +172,59 @@ const command = (
 });
 
 const live = (m: Readonly<Model>, i: number) => m.created.has(i) && !m.deleted.has(i);
+const setLive = (m: Readonly<Model>, j: number) => !m.setsDeleted.has(j);
 
 /** Every run starts from its Machines created and settled under MachineAPI (MAO's instance Running). */
 const setUp = async (r: Real, timeoutMs: number): Promise<Model> => {
-  const m: Model = { created: new Set(), deleted: new Set() };
+  const m: Model = {
+    created: new Set(),
+    deleted: new Set(),
+    setsDeleted: new Set(),
+    uncertain: false,
+    clusterDeleted: false,
+    maybeDeleted: new Set(),
+  };
   for (let i = 0; i < MACHINES; i++) {
-    await r.h.admin.create(KINDS.mapiMachine, mapiMachine(ns, nameOf(r, i), "a"));
-    r.h.watch("Machine", nameOf(r, i));
+    await r.h.admin.create(KINDS.mapiMachine, mapiMachine(ns, machineName(r, i), "a"));
+    r.h.watch("Machine", machineName(r, i));
     m.created.add(i);
   }
+  for (let j = 0; j < SETS; j++) {
+    await r.h.admin.create(
+      KINDS.mapiMachineSet,
+      modelSet(setName(r, j), j === 0 ? "MachineAPI" : "ClusterAPI", 1),
+    );
+    r.h.watch("MachineSet", setName(r, j));
+  }
   for (let i = 0; i < MACHINES; i++)
-    await r.h.steady({ kind: "Machine", name: nameOf(r, i) }, "MachineAPI", timeoutMs);
-  r.trace.push(`created ${MACHINES} Machines, steady under MachineAPI`);
+    await r.h.steady({ kind: "Machine", name: machineName(r, i) }, "MachineAPI", timeoutMs);
+  for (let j = 0; j < SETS; j++)
+    await r.h.steady(
+      { kind: "MachineSet", name: setName(r, j) },
+      j === 0 ? "MachineAPI" : "ClusterAPI",
+      timeoutMs,
+    );
+  // Each set's member exists on both sides, settled under the set's authority.
+  await r.h.waitFor(
+    "the sets' members settled",
+    async () => {
+      const { mapi, capi } = await runMachines(r);
+      const members = mapi.filter((o) => nameOf(o).startsWith(`model-r${r.run}-s`));
+      return (
+        members.length === SETS &&
+        capi.length === MACHINES + SETS &&
+        members.every(
+          (o) =>
+            statusAuthorityReading(o) === getPath(o, ["spec", "authoritativeAPI"]) &&
+            getPath(o, ["status", "phase"]) === "Running",
+        )
+      );
+    },
+    timeoutMs,
+  );
+  r.trace.push(
+    `created ${MACHINES} Machines under MachineAPI and ${SETS} MachineSets (MachineAPI, ClusterAPI) with one member each`,
+  );
   return m;
 };
 
@@ -104,12 +234,14 @@ const flip = (i: number): Cmd =>
     `flip(${i})`,
     (m) => live(m, i),
     async (_m, r) => {
-      const name = nameOf(r, i);
+      const name = machineName(r, i);
       await tolerated(r, `flip ${name}`, async () => {
         const o = await r.h.admin.get(KINDS.mapiMachine, MAPI_NS, name);
         const spec = getPath(o, ["spec", "authoritativeAPI"]);
         const to = spec === "ClusterAPI" ? "MachineAPI" : "ClusterAPI";
-        r.trace.push(`flip ${name}: spec ${String(spec)} → ${to}, status ${String(statusAuthorityOf(o))}`);
+        r.trace.push(
+          `flip ${name}: spec ${String(spec)} → ${to}, status ${String(statusAuthorityReading(o))}`,
+        );
         await r.h.setSpecAuthority("Machine", name, to);
       });
     },
@@ -120,7 +252,7 @@ const editLabel = (i: number, side: "mapi" | "capi", value: string): Cmd =>
     `editLabel(${i}, ${side}, ${value})`,
     (m) => live(m, i),
     async (_m, r) => {
-      const name = nameOf(r, i);
+      const name = machineName(r, i);
       const body = { metadata: { labels: { "model.test/edit": value } } };
       await tolerated(r, `label ${side} ${name}=${value}`, () =>
         side === "mapi"
@@ -136,7 +268,7 @@ const editSpec = (i: number, value: string): Cmd =>
     `editSpec(${i}, ${value})`,
     (m) => live(m, i),
     async (_m, r) => {
-      const name = nameOf(r, i);
+      const name = machineName(r, i);
       const body = { spec: { metadata: { labels: { "model.test/spec": value } } } };
       await tolerated(r, `spec ${name} node label=${value}`, () =>
         r.h.admin.patch(KINDS.mapiMachine, MAPI_NS, name, { type: "merge", body }),
@@ -149,13 +281,243 @@ const remove = (i: number, side: "mapi" | "capi"): Cmd =>
     `delete(${i}, ${side})`,
     (m) => live(m, i),
     async (m, r) => {
-      m.deleted.add(i);
-      const name = nameOf(r, i);
-      await tolerated(r, `delete ${side} ${name}`, () =>
+      const name = machineName(r, i);
+      const ok = await tolerated(r, `delete ${side} ${name}`, () =>
         side === "mapi"
-          ? r.h.admin.delete(KINDS.mapiMachine, MAPI_NS, name)
-          : r.h.admin.delete(KINDS.capiMachine, CAPI_NS, name),
+          ? r.h.userDelete(KINDS.mapiMachine, MAPI_NS, name, { kind: "Machine", name })
+          : r.h.userDelete(KINDS.capiMachine, CAPI_NS, name, { kind: "Machine", name }),
       );
+      if (ok && side === "capi" && m.clusterDeleted) m.maybeDeleted.add(i);
+      else if (ok) m.deleted.add(i);
+    },
+  );
+
+/** Flip a MachineSet's spec.authoritativeAPI (a set handover, or a cancel while Migrating). */
+const flipSet = (j: number): Cmd =>
+  command(
+    `flipSet(${j})`,
+    (m) => setLive(m, j),
+    async (_m, r) => {
+      const name = setName(r, j);
+      await tolerated(r, `flip set ${name}`, async () => {
+        const o = await r.h.admin.get(KINDS.mapiMachineSet, MAPI_NS, name);
+        const to = getPath(o, ["spec", "authoritativeAPI"]) === "ClusterAPI" ? "MachineAPI" : "ClusterAPI";
+        r.trace.push(`flip set ${name} → ${to}, status ${String(statusAuthorityReading(o))}`);
+        await r.h.setSpecAuthority("MachineSet", name, to);
+      });
+    },
+  );
+
+/**
+ * A person scales a set on its authoritative copy (the MAPI one unless status is ClusterAPI), with the
+ * read resourceVersion as precondition; a scale-down is recorded as a request for `from - to` members.
+ */
+const scaleSet = (j: number, to: number): Cmd =>
+  command(
+    `scaleSet(${j}, ${to})`,
+    (m) => setLive(m, j),
+    async (_m, r) => {
+      const name = setName(r, j);
+      const mapi = await getOrUndefined(KINDS.mapiMachineSet, MAPI_NS, name, r);
+      const type =
+        mapi && statusAuthorityReading(mapi) === "ClusterAPI" ? KINDS.capiMachineSet : KINDS.mapiMachineSet;
+      const namespace = type === KINDS.capiMachineSet ? CAPI_NS : MAPI_NS;
+      const o = await getOrUndefined(type, namespace, name, r);
+      if (!o) {
+        r.trace.push(`scale ${name}: gone`);
+        return;
+      }
+      const from = Number(getPath(o, ["spec", "replicas"]) ?? 1);
+      const id = r.h.ledger.userRequested(
+        { kind: "Scale", machineSet: name, from, to },
+        `scale ${type.kind}`,
+      );
+      const ok = await tolerated(r, `scale ${type.group} ${name} ${from} → ${to}`, () =>
+        r.h.admin.patch(type, namespace, name, {
+          type: "merge",
+          body: { metadata: { resourceVersion: o.metadata?.resourceVersion }, spec: { replicas: to } },
+        }),
+      );
+      if (!ok) r.h.ledger.withdrawn(id);
+    },
+  );
+
+/**
+ * A person deletes one copy of a set with a propagation policy. Whether the choice reaches the members is
+ * SPEC §4.6's, by the set's pre-handover authority: the MAPI copy cascades only under MachineAPI (under
+ * ClusterAPI it orphans), the CAPI copy cascades unless orphaned — and an unpaused (ClusterAPI) CAPI set
+ * deletes its Machines whatever the policy (`orphan-ignored-by-capi`).
+ */
+const deleteSet = (j: number, copy: "mapi" | "capi", policy: "Background" | "Foreground" | "Orphan"): Cmd =>
+  command(
+    `deleteSet(${j}, ${copy}, ${policy})`,
+    (m) => setLive(m, j),
+    async (m, r) => {
+      const name = setName(r, j);
+      const mapiSet = await getOrUndefined(KINDS.mapiMachineSet, MAPI_NS, name, r);
+      const capiSet = await getOrUndefined(KINDS.capiMachineSet, CAPI_NS, name, r);
+      const status = mapiSet ? statusAuthorityReading(mapiSet) : "ClusterAPI";
+      const before = status === "Migrating" && mapiSet ? synchronizedAPI(mapiSet) : status;
+      const cascades =
+        copy === "mapi"
+          ? policy !== "Orphan" && before === "MachineAPI"
+          : policy !== "Orphan" || before === "ClusterAPI";
+      const { mapi, capi } = await runMachines(r);
+      const members = [...ownedBy(mapi, mapiSet), ...ownedBy(capi, capiSet)].map(nameOf);
+      const type = copy === "mapi" ? KINDS.mapiMachineSet : KINDS.capiMachineSet;
+      const namespace = copy === "mapi" ? MAPI_NS : CAPI_NS;
+      r.trace.push(
+        `delete ${copy} set ${name} (${policy}, status ${status}, cascades ${cascades}, members ${members.join(",")})`,
+      );
+      const ok = await tolerated(r, `delete ${copy} set ${name}`, () =>
+        r.h.userDelete(
+          type,
+          namespace,
+          name,
+          { kind: "MachineSet", name, cascades, members },
+          { propagationPolicy: policy },
+        ),
+      );
+      if (ok) {
+        m.setsDeleted.add(j);
+        m.uncertain = true;
+      }
+    },
+  );
+
+/** A person deletes the CAPI Cluster, confirmed (`cluster-delete-guard`): a request for the ClusterAPI side. */
+const deleteCluster = (): Cmd =>
+  command(
+    "deleteCluster",
+    () => true,
+    async (m, r) => {
+      const capi = (await r.h.admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items.map(nameOf);
+      const ok = await tolerated(r, "delete Cluster", async () => {
+        await r.h.admin.patch(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, {
+          type: "merge",
+          body: { metadata: { annotations: { [ANNOTATIONS.confirmDelete]: "true" } } },
+        });
+        await r.h.userDelete(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, {
+          kind: "Cluster",
+          name: DEMO_INFRASTRUCTURE_NAME,
+          members: capi,
+        });
+      });
+      if (ok) {
+        m.uncertain = true;
+        m.clusterDeleted = true;
+      }
+    },
+  );
+
+/** The platform recreates its Cluster (same name, new uid) once the old one is gone. */
+const restoreCluster = async (r: Real): Promise<boolean> => {
+  const existing = await getOrUndefined(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, r);
+  if (existing) return existing.metadata?.deletionTimestamp === undefined;
+  for (const o of capiCluster(ns)) {
+    const type = o.kind === "Cluster" ? KINDS.capiCluster : KINDS.awsCluster;
+    if (await getOrUndefined(type, CAPI_NS, nameOf(o), r)) continue;
+    await tolerated(r, `recreate ${o.kind}`, () => r.h.admin.create(type, o));
+  }
+  return false;
+};
+
+const recreateCluster = (): Cmd =>
+  command(
+    "recreateCluster",
+    () => true,
+    async (_m, r) => {
+      await restoreCluster(r);
+    },
+  );
+
+/** Add or remove the delete mark on one copy of a set member (SPEC §4.4); `k` picks the member. */
+const deleteMark = (j: number, k: number, copy: "mapi" | "capi", add: boolean): Cmd =>
+  command(
+    `deleteMark(${j}, ${k}, ${copy}, ${add ? "add" : "remove"})`,
+    (m) => setLive(m, j),
+    async (_m, r) => {
+      const prefix = `${setName(r, j)}-`;
+      const { mapi, capi } = await runMachines(r);
+      const members = (copy === "mapi" ? mapi : capi).filter((o) => nameOf(o).startsWith(prefix));
+      const target = members.sort((a, b) => nameOf(a).localeCompare(nameOf(b)))[
+        k % Math.max(1, members.length)
+      ];
+      if (!target) {
+        r.trace.push(`delete mark on set ${setName(r, j)}: no member`);
+        return;
+      }
+      const key = copy === "mapi" ? "machine.openshift.io/delete-machine" : "cluster.x-k8s.io/delete-machine";
+      await tolerated(r, `${add ? "mark" : "unmark"} ${copy} ${nameOf(target)}`, () =>
+        r.h.admin.patch(
+          copy === "mapi" ? KINDS.mapiMachine : KINDS.capiMachine,
+          copy === "mapi" ? MAPI_NS : CAPI_NS,
+          nameOf(target),
+          {
+            type: "merge",
+            body: { metadata: { annotations: { [key]: add ? "true" : null } } },
+          },
+        ),
+      );
+    },
+  );
+
+/** The leader dies; the running standby, whatever its cache holds back, takes the Lease. */
+const failover = (): Cmd =>
+  command(
+    "failover",
+    () => true,
+    async (_m, r) => {
+      const held = JSON.stringify(r.h.heldWatches());
+      await r.h.failover();
+      r.trace.push(`leader died; the standby took over (held watches before: ${held})`);
+    },
+  );
+
+/**
+ * The failover issue 19 #1 is about: the standby's cache lags for one kind when the leader dies, and it
+ * catches up `catchUpMs` later — the commands that follow meet a new leader planning from that view.
+ */
+const failoverLagging = (kind: keyof typeof LAG_KINDS, catchUpMs: number): Cmd =>
+  command(
+    `failoverLagging(${kind}, ${catchUpMs})`,
+    () => true,
+    async (_m, r) => {
+      const type = LAG_KINDS[kind];
+      if (type) r.h.holdWatch("standby", type);
+      await r.h.failover();
+      setTimeout(() => r.h.releaseWatches(), catchUpMs);
+      r.trace.push(`leader died; the standby took over with ${kind} held back for ${catchUpMs} ms more`);
+    },
+  );
+
+const LAG_KINDS: Record<string, ResourceType> = {
+  awsmachines: KINDS.awsMachine,
+  capiMachines: KINDS.capiMachine,
+  mapiMachines: KINDS.mapiMachine,
+  capiMachineSets: KINDS.capiMachineSet,
+  mapiMachineSets: KINDS.mapiMachineSet,
+};
+
+/** One replica's cache stops receiving watch events of one kind (it lags) until `releaseWatches`. */
+const holdWatch = (role: ReplicaRole, kind: keyof typeof LAG_KINDS): Cmd =>
+  command(
+    `holdWatch(${role}, ${kind})`,
+    () => true,
+    async (_m, r) => {
+      const type = LAG_KINDS[kind];
+      if (type) r.h.holdWatch(role, type);
+      r.trace.push(`${role}'s cache holds back ${kind}`);
+    },
+  );
+
+const releaseWatches = (): Cmd =>
+  command(
+    "releaseWatches",
+    () => true,
+    async (_m, r) => {
+      r.h.releaseWatches();
+      r.trace.push("every cache catches up");
     },
   );
 
@@ -179,6 +541,16 @@ const crashStandIn = (which: StandInName): Cmd =>
     },
   );
 
+/** The product's writes that the error faults hit: every machine kind, main resource and status. */
+const FAULTED = [
+  "machine.openshift.io/machines",
+  "machine.openshift.io/machinesets",
+  "cluster.x-k8s.io/machines",
+  "cluster.x-k8s.io/machinesets",
+  "infrastructure.cluster.x-k8s.io/awsmachines",
+  "infrastructure.cluster.x-k8s.io/awsmachinetemplates",
+].flatMap((r) => [r, `${r}/status`]);
+
 type Faults =
   | { type: "errors"; rate409: number; rate500: number; rateLostReply: number; seed: number }
   | { type: "drops"; everyMs: number }
@@ -199,7 +571,8 @@ const faults = (f: Faults): Cmd =>
           // A write the server carried out whose reply never arrived (SPEC §3.5, §10).
           rateLostReply: f.rateLostReply,
           seed: f.seed,
-          match: { users: [PRODUCT], verbs: ["create", "update", "patch", "delete"] },
+          // Machine kinds only: the product's Lease and Events are not what these faults are about.
+          match: { users: [PRODUCT], verbs: ["create", "update", "patch", "delete"], resources: FAULTED },
         });
       // The product's watch streams are cut: its cache lags and misses events until it resumes or re-lists.
       else api.set({ dropWatchesEveryMs: f.everyMs, match: { users: [PRODUCT] } });
@@ -218,6 +591,7 @@ const wait = (ms: number): Cmd =>
   );
 
 const index = fc.nat(MACHINES - 1);
+const setIndex = fc.nat(SETS - 1);
 
 export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
   index.map(flip),
@@ -229,6 +603,43 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
   fc.tuple(index, fc.constantFrom("x", "y")).map(([i, v]) => editSpec(i, v)),
   fc.tuple(index, fc.constantFrom("mapi" as const, "capi" as const)).map(([i, s]) => remove(i, s)),
   fc.constant(null).map(crashProduct),
+  setIndex.map(flipSet),
+  setIndex.map(flipSet),
+  fc.tuple(setIndex, fc.nat(2)).map(([j, n]) => scaleSet(j, n)),
+  fc.tuple(setIndex, fc.nat(2)).map(([j, n]) => scaleSet(j, n)),
+  fc
+    .tuple(
+      setIndex,
+      fc.constantFrom("mapi" as const, "capi" as const),
+      fc.constantFrom("Background" as const, "Foreground" as const, "Orphan" as const),
+    )
+    .map(([j, c, p]) => deleteSet(j, c, p)),
+  fc
+    .tuple(setIndex, fc.nat(2), fc.constantFrom("mapi" as const, "capi" as const), fc.boolean())
+    .map(([j, k, c, a]) => deleteMark(j, k, c, a)),
+  fc.constant(null).map(deleteCluster),
+  fc.constant(null).map(recreateCluster),
+  fc.constant(null).map(failover),
+  fc.constant(null).map(failover),
+  fc
+    .tuple(
+      fc.constantFrom<ReplicaRole>("standby", "standby", "leader"),
+      fc.constantFrom(...(Object.keys(LAG_KINDS) as (keyof typeof LAG_KINDS)[])),
+    )
+    .map(([role, kind]) => holdWatch(role, kind)),
+  fc
+    .tuple(fc.constant<ReplicaRole>("standby"), fc.constantFrom("awsmachines" as const))
+    .map(([role, kind]) => holdWatch(role, kind)),
+  fc.constant(null).map(releaseWatches),
+  fc
+    .tuple(
+      fc.constantFrom(...(Object.keys(LAG_KINDS) as (keyof typeof LAG_KINDS)[])),
+      fc.constantFrom(300, 1_000, 3_000),
+    )
+    .map(([kind, ms]) => failoverLagging(kind, ms)),
+  fc
+    .tuple(fc.constantFrom("awsmachines" as const), fc.constantFrom(300, 1_000, 3_000))
+    .map(([kind, ms]) => failoverLagging(kind, ms)),
   fc.constantFrom<StandInName>("mao", "capi", "capa").map(crashStandIn),
   fc
     .oneof(
@@ -253,46 +664,83 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
  */
 export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): Promise<void> => {
   r.h.cluster.faults.clear();
+  r.h.releaseWatches();
   for (const s of ["mao", "capi", "capa"] as const) await r.h.startStandIn(s);
-  const prefix = `model-r${r.run}-`;
   let last = "";
   try {
+    // The platform brings its Cluster back once a deleted one is gone (nothing is created without one).
+    await r.h.waitFor("the Cluster", () => restoreCluster(r), timeoutMs);
     await r.h.waitFor(
       "convergence",
       async () => {
-        const mapi = (await r.h.admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.filter((o) =>
-          String(o.metadata?.name).startsWith(prefix),
+        const { mapi, capi } = await runMachines(r);
+        const mapiNames = new Set(mapi.map(nameOf));
+        const capiNames = new Set(capi.map(nameOf));
+        // Every Machine of the run has its twin; the standalone ones the model kept are there, the ones it
+        // deleted are gone (after a Cluster or set delete a standalone Machine may have gone with it).
+        const standalone = (n: string) => /-m\d+$/.test(n);
+        const expected = [...m.created].filter((i) => !m.deleted.has(i)).map((i) => machineName(r, i));
+        const missing = m.uncertain ? [] : expected.filter((n) => !mapiNames.has(n));
+        const maybe = [...m.maybeDeleted].map((i) => machineName(r, i));
+        const extra = [...mapiNames].filter(
+          (n) => standalone(n) && !expected.includes(n) && !maybe.includes(n),
         );
-        const capi = (await r.h.admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items.filter((o) =>
-          String(o.metadata?.name).startsWith(prefix),
-        );
-        // A deleted Machine is gone on both sides; a surviving one has its twin and nothing else remains.
-        const mapiNames = new Set(mapi.map((o) => String(o.metadata?.name)));
-        const expected = [...m.created].filter((i) => !m.deleted.has(i)).map((i) => nameOf(r, i));
-        const wrongSet =
-          mapi.length !== expected.length ||
-          !expected.every((n) => mapiNames.has(n)) ||
-          capi.length !== expected.length ||
-          !capi.every((o) => mapiNames.has(String(o.metadata?.name)));
-        if (wrongSet) {
-          last = `expected Machines ${expected.join(",")}; MAPI ${[...mapiNames].join(",")}; CAPI ${capi.map((o) => o.metadata?.name).join(",")}`;
+        const unpaired = [
+          ...[...mapiNames].filter((n) => !capiNames.has(n)),
+          ...[...capiNames].filter((n) => !mapiNames.has(n)),
+        ];
+        if (missing.length + extra.length + unpaired.length > 0) {
+          last = `missing ${missing.join(",")}; unexpected ${extra.join(",")}; without a twin ${unpaired.join(",")}`;
           return false;
         }
-        const unsettled = mapi.filter((o) => {
-          const status = statusAuthorityOf(o);
+        const unsettled = (o: KubeObject) => {
+          const status = statusAuthorityReading(o);
           return (
             o.metadata?.deletionTimestamp !== undefined ||
             status === "Migrating" ||
             status !== getPath(o, ["spec", "authoritativeAPI"])
           );
+        };
+        const describe = (o: KubeObject) => {
+          const synced = conditionOf(o, "Synchronized");
+          return `${o.kind} ${nameOf(o)}: spec=${String(getPath(o, ["spec", "authoritativeAPI"]))} status=${String(statusAuthorityReading(o))} deleting=${o.metadata?.deletionTimestamp !== undefined} finalizers=${(o.metadata?.finalizers ?? []).join(",")} Synchronized=${synced?.status}/${synced?.reason}: ${String(synced?.message ?? "").slice(0, 200)}`;
+        };
+        const sets = (await r.h.admin.list(KINDS.mapiMachineSet, { namespace: MAPI_NS })).items.filter((o) =>
+          nameOf(o).startsWith(`model-r${r.run}-`),
+        );
+        const capiSets = (await r.h.admin.list(KINDS.capiMachineSet, { namespace: CAPI_NS })).items.filter(
+          (o) => nameOf(o).startsWith(`model-r${r.run}-`),
+        );
+        const setNames = new Set(sets.map(nameOf));
+        // A deleted set's CAPI copy may stay on its own: deleting the MAPI copy of a ClusterAPI set orphans
+        // (SPEC §4.6), and nothing recreates a mirror the user deleted.
+        const deletedSet = (n: string) => [...m.setsDeleted].some((j) => setName(r, j) === n);
+        const lonelySets = [
+          ...capiSets.filter((o) => !setNames.has(nameOf(o)) && !deletedSet(nameOf(o))).map(nameOf),
+          ...sets.filter((o) => !capiSets.some((c) => nameOf(c) === nameOf(o))).map(nameOf),
+        ];
+        // A settled set has as many members on its authoritative side as it asks for.
+        const wrongCount = sets.filter((o) => {
+          if (unsettled(o)) return false;
+          const capiSet = capiSets.find((c) => nameOf(c) === nameOf(o));
+          const authoritative = statusAuthorityReading(o) === "ClusterAPI" ? capiSet : o;
+          const members = ownedBy(
+            statusAuthorityReading(o) === "ClusterAPI" ? capi : mapi,
+            authoritative,
+          ).filter((x) => x.metadata?.deletionTimestamp === undefined);
+          return (
+            authoritative !== undefined &&
+            members.length !== Number(getPath(authoritative, ["spec", "replicas"]) ?? 1)
+          );
         });
-        last = unsettled
-          .map(
-            (o) =>
-              `${o.metadata?.name}: spec=${String(getPath(o, ["spec", "authoritativeAPI"]))} status=${String(statusAuthorityOf(o))} deleting=${o.metadata?.deletionTimestamp !== undefined}`,
-          )
-          .join("; ");
-        return unsettled.length === 0;
+        const waiting = [
+          ...mapi.filter(unsettled).map(describe),
+          ...sets.filter(unsettled).map(describe),
+          ...lonelySets.map((n) => `MachineSet ${n} without its twin`),
+          ...wrongCount.map((o) => `MachineSet ${nameOf(o)}: members ≠ replicas`),
+        ];
+        last = waiting.join("; ");
+        return waiting.length === 0;
       },
       timeoutMs,
     );
@@ -314,13 +762,23 @@ export interface ModelPropertyOptions {
   convergeTimeoutMs: number;
   /** Called after each run that converged (the campaign's progress line). */
   progress?: (r: Real) => void;
+  /** Command kinds left out (`deleteCluster`, …): to look past a known open defect. */
+  without?: readonly string[];
 }
+
+/** The kind of command an arbitrary makes (each makes one kind). */
+const kindOf = (a: fc.Arbitrary<Cmd>): string =>
+  String(fc.sample(a, { numRuns: 1, seed: 1 })[0]).replace(/\(.*$/, "");
+
+/** The command arbitraries without the given kinds. */
+export const commandArbitrariesWithout = (kinds: readonly string[]): fc.Arbitrary<Cmd>[] =>
+  commandArbitraries.filter((a) => !kinds.includes(kindOf(a)));
 
 /** The property over one shared harness: each run uses its own Machine names. */
 export const modelProperty = (h: Harness, o: ModelPropertyOptions, stats: ModelStats) => {
   let run = 0;
   return fc.asyncProperty(
-    fc.commands(commandArbitraries, { maxCommands: o.maxCommands, size: "max" }),
+    fc.commands(commandArbitrariesWithout(o.without ?? []), { maxCommands: o.maxCommands, size: "max" }),
     async (cmds) => {
       const real: Real = { h, run: run++, stats, trace: [] };
       stats.runs++;
@@ -334,4 +792,23 @@ export const modelProperty = (h: Harness, o: ModelPropertyOptions, stats: ModelS
       }
     },
   );
+};
+
+/** The commands by name, for a scenario written by hand (a failure's trace replayed exactly). */
+export const scenarioCommands = {
+  setUp,
+  flip,
+  remove,
+  flipSet,
+  scaleSet,
+  deleteSet,
+  deleteCluster,
+  recreateCluster,
+  deleteMark,
+  failover,
+  failoverLagging,
+  holdWatch,
+  releaseWatches,
+  wait,
+  converge,
 };

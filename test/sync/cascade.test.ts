@@ -25,6 +25,10 @@ const deleting = (o: KubeObject): KubeObject => ({
   metadata: { ...o.metadata, deletionTimestamp: "2026-11-30T09:59:00Z", finalizers: ["x"] },
 });
 const cluster = capiCluster();
+const olderCluster = {
+  ...cluster,
+  metadata: { ...cluster.metadata, creationTimestamp: "2026-10-01T00:00:00Z" },
+};
 const recreated = { ...cluster, metadata: { ...cluster.metadata, uid: "cluster-uid-2" } };
 const set = capiMachineSet("workers", { meta: { ownerReferences: [ownerRef(cluster, false)] } });
 const setRecreated = { ...set, metadata: { ...set.metadata, uid: "set-uid-2" } };
@@ -57,12 +61,46 @@ const cases: [string, KubeObject, KubeObject[], boolean][] = [
     true,
   ],
   [
-    "a set's member, the set gone, its MAPI twin being deleted: not a cascade (the set's delete was propagated)",
+    "a set's member, the set gone, its MAPI twin being deleted, its Cluster older than the member: not a cascade (the set's delete was propagated)",
     member,
-    [cluster, deleting(mapiMachineSet("workers"))],
+    [olderCluster, deleting(mapiMachineSet("workers"))],
     false,
   ],
-  ["a set's member, the set and its MAPI twin gone: not a cascade", member, [cluster], false],
+  [
+    "a set's member, the set gone, its MAPI twin being deleted, its Cluster created in the member's second: a cascade (the safe reading)",
+    member,
+    [cluster, deleting(mapiMachineSet("workers"))],
+    true,
+  ],
+  [
+    "a set's member, the set and its MAPI twin gone, its Cluster older than the member: not a cascade",
+    member,
+    [olderCluster],
+    false,
+  ],
+  // Issue 19, found by the extended campaign: the Cluster deleted, then the MAPI set deleted with
+  // --cascade=orphan. The set's own Cluster reference went with it; the member's Cluster is read by name.
+  [
+    "a set's member, the set gone, its MAPI twin being deleted, its Cluster gone: a cascade",
+    member,
+    [deleting(mapiMachineSet("workers"))],
+    true,
+  ],
+  [
+    "a set's member, the set gone, its MAPI twin being deleted, its Cluster being deleted: a cascade",
+    member,
+    [deleting(cluster), deleting(mapiMachineSet("workers"))],
+    true,
+  ],
+  [
+    "a set's member, the set gone, its MAPI twin being deleted, its Cluster recreated after the member: a cascade",
+    member,
+    [
+      { ...recreated, metadata: { ...recreated.metadata, creationTimestamp: "2026-11-30T10:00:00Z" } },
+      deleting(mapiMachineSet("workers")),
+    ],
+    true,
+  ],
 ];
 
 describe("§4.6 readClusterCascade: the Cluster of the owner chain, by uid, read live", () => {

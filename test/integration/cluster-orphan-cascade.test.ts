@@ -1,0 +1,78 @@
+/**
+ * Found by the extended model campaign (issue 19, test/model; seed 20261207, run 47): deleting the CAPI
+ * `Cluster` (confirmed) and then the MachineAPI MachineSet with `--cascade=orphan` terminates the set's
+ * MachineAPI member. SPEC §3.2 I6 / §4.6: neither request is one for a MachineAPI Machine — the Cluster's
+ * delete "never terminates the instance of a MAPI-authoritative Machine", and an orphaning delete "deletes no
+ * Machine of either API". The collector deletes the set's paused mirror with the Cluster, then the mirror's
+ * members; once the MAPI set is deleting too, the member mirror's delete is no longer recognised as the
+ * Cluster's cascade (src/sync/shell/cascade.ts counts a vanished CAPI set only while its MAPI twin is not
+ * deleting) and is propagated to the MAPI Machine, whose instance MAO terminates. The ledger records every
+ * request (requireRecordedDeletes), so the termination shows as descending from none.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ANNOTATIONS, KINDS } from "../../src/kube/kinds.js";
+import { getPath, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
+import { capiCluster, DEMO_INFRASTRUCTURE_NAME, mapiMachineSet } from "../../src/local/seed.js";
+import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness({ name: "cluster-orphan", requireRecordedDeletes: true });
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+describe("SPEC §4.6/I6: deleting the Cluster, then orphaning a MachineAPI MachineSet", () => {
+  it("terminates no MachineAPI member", async () => {
+    const set = { ...mapiMachineSet(ns, "a", 1) };
+    const name = nameOf(set);
+    await h.admin.create(KINDS.mapiMachineSet, set);
+    await h.steady({ kind: "MachineSet", name }, "MachineAPI", 30_000);
+    const member = await h.waitFor(
+      "the member Running with its mirror",
+      async () => {
+        const owned = (await h.admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.filter((m) =>
+          ownerReferencesOf(m).some((r) => r.kind === "MachineSet" && r.name === name),
+        );
+        const m = owned[0];
+        if (!m || getPath(m, ["status", "phase"]) !== "Running") return undefined;
+        await h.admin.get(KINDS.capiMachine, CAPI_NS, nameOf(m));
+        return nameOf(m);
+      },
+      30_000,
+    );
+
+    const capi = (await h.admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items.map(nameOf);
+    await h.admin.patch(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, {
+      type: "merge",
+      body: { metadata: { annotations: { [ANNOTATIONS.confirmDelete]: "true" } } },
+    });
+    await h.userDelete(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, {
+      kind: "Cluster",
+      name: DEMO_INFRASTRUCTURE_NAME,
+      members: capi,
+    });
+    await h.userDelete(
+      KINDS.mapiMachineSet,
+      MAPI_NS,
+      name,
+      { kind: "MachineSet", name, cascades: false, members: [member] },
+      { propagationPolicy: "Orphan" },
+    );
+    // The platform brings its Cluster back once the old one is gone.
+    await h.waitFor(
+      "the Cluster gone",
+      async () => !(await h.admin.list(KINDS.capiCluster, { namespace: CAPI_NS })).items.length,
+      30_000,
+    );
+    for (const o of capiCluster(ns)) if (o.kind === "Cluster") await h.admin.create(KINDS.capiCluster, o);
+    await h.quiesce(30_000);
+
+    expect(await h.ledgerViolations()).toEqual([]);
+    const mapi = await h.admin.get(KINDS.mapiMachine, MAPI_NS, member);
+    expect(mapi.metadata?.deletionTimestamp).toBeUndefined();
+  }, 120_000);
+});
