@@ -11,7 +11,7 @@ import { capiMachineSetToMapi, mapiMachineSetToCapi } from "./machineset.js";
 import { platformFor } from "./registry.js";
 import type { FieldError } from "./types.js";
 
-export { AWS_PROVIDER_DEFAULTS, awsPlatform, instanceIdOf } from "./aws.js";
+export { AWS_PROVIDER_DEFAULTS, awsPlatform, instanceIdOf } from "../../platforms/aws/index.js";
 export {
   type ConversionOptions,
   capiMachineToMapi,

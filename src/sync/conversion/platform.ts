@@ -15,8 +15,10 @@ export interface InfrastructureInfo {
   clusterName: string;
   /** `status.platformStatus.type`, e.g. "AWS". */
   platform: string;
-  /** `status.platformStatus.<platform>.region` where the platform has regions. */
+  /** `status.platformStatus.<platform>.region` where the platform has regions ("" when unset). */
   region: string;
+  /** `status.platformStatus.<platform>.ipFamily` (`IPv4`, `DualStackIPv4Primary`, …; "" when unset). */
+  ipFamily: string;
 }
 
 export interface ToCapiContext {
@@ -58,6 +60,8 @@ export interface PlatformConverter {
   readonly infraCluster: ResourceType;
   /** Region of the platform from the Infrastructure object ("" when it has none). */
   regionOf(infrastructure: KubeObject): string;
+  /** IP family of the cluster from the Infrastructure object ("" when it has none). */
+  ipFamilyOf(infrastructure: KubeObject): string;
   providerSpecToCapi(value: unknown, ctx: ToCapiContext, issues: Issues): ToCapiProviderResult;
   /** Returns the MAPI `providerSpec.value`. */
   infraSpecToProviderSpec(infraSpec: unknown, ctx: ToMapiContext, issues: Issues): Record<string, unknown>;

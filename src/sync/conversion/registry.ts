@@ -1,10 +1,11 @@
 /**
  * The platform registry: which module converts providerSpecs for the platform named by the Infrastructure
- * object (`status.platformStatus.type`). Adding a platform is one new module and one line here. Also reads
+ * object (`status.platformStatus.type`). Adding a platform is one new folder under src/platforms/ and one
+ * line here (decision 54). Also reads
  * the few Infrastructure fields every converter needs, reporting what is missing as field errors.
  */
 import { getPath, type KubeObject } from "../../kube/object.js";
-import { awsPlatform } from "./aws.js";
+import { awsPlatform } from "../../platforms/aws/index.js";
 import type { InfrastructureInfo, PlatformConverter } from "./platform.js";
 import type { FieldError } from "./types.js";
 
@@ -52,6 +53,7 @@ export const platformFor = (
       clusterName: clusterName as string,
       platform: platform.platform,
       region: platform.regionOf(infrastructure),
+      ipFamily: platform.ipFamilyOf(infrastructure),
     },
   };
 };

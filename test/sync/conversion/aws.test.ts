@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../src/kube/object.js";
+import { AWS_UNSUPPORTED_FIELDS, type AwsUnsupportedField } from "../../../src/platforms/aws/index.js";
 import {
   AWS_PROVIDER_DEFAULTS,
   capiMachineToMapi,
@@ -25,6 +26,26 @@ import {
 } from "./builders.js";
 
 const P = "spec.providerSpec.value";
+
+/**
+ * An AWSMachine spec setting each field of the platform's unsupported list (and nothing else unsupported).
+ * Keyed by the list's own type, so a field added to the list does not compile here until it has a sample.
+ */
+const UNSUPPORTED_SAMPLES: Readonly<Record<AwsUnsupportedField, Record<string, unknown>>> = {
+  "ami.eksLookupType": { ami: { id: "ami-1", eksLookupType: "AmazonLinux" } },
+  imageLookupFormat: { imageLookupFormat: "x" },
+  imageLookupOrg: { imageLookupOrg: "1" },
+  imageLookupBaseOS: { imageLookupBaseOS: "rhel" },
+  networkInterfaces: { networkInterfaces: ["eni-1"] },
+  uncompressedUserData: { uncompressedUserData: true },
+  "ignition.proxy": { ignition: { storageType: "UnencryptedUserData", proxy: { httpProxy: "p" } } },
+  "ignition.tls": { ignition: { storageType: "UnencryptedUserData", tls: {} } },
+  securityGroupOverrides: { securityGroupOverrides: { node: "sg-1" } },
+  "cloudInit.secretCount": { cloudInit: { secretCount: 1 } },
+  "cloudInit.secretPrefix": { cloudInit: { secretPrefix: "p" } },
+  "cloudInit.insecureSkipSecretsManager": { cloudInit: { insecureSkipSecretsManager: true } },
+  "cloudInit.secureSecretsBackend": { cloudInit: { secureSecretsBackend: "ssm-parameter-store" } },
+};
 
 const toCapi = (value: Record<string, unknown>, labels?: Record<string, string>) =>
   mapiMachineToCapi(mapiMachine({ value, ...(labels === undefined ? {} : { labels }) }), infrastructure(), {
@@ -623,42 +644,154 @@ describe("SPEC §5.3 AWSMachine → AWS providerSpec (CAPI → MAPI)", () => {
     });
     expect(result.ok && result.value.machine.spec?.providerID).toBe("aws:///us-east-1a/i-1");
   });
-  it.each([
-    ["ami", { ami: { id: "ami-1", eksLookupType: "AmazonLinux" } }, "ami.eksLookupType"],
-    ["imageLookupFormat", { imageLookupFormat: "x" }, "imageLookupFormat"],
-    ["imageLookupOrg", { imageLookupOrg: "1" }, "imageLookupOrg"],
-    ["imageLookupBaseOS", { imageLookupBaseOS: "rhel" }, "imageLookupBaseOS"],
-    ["networkInterfaces", { networkInterfaces: ["eni-1"] }, "networkInterfaces"],
-    ["uncompressedUserData", { uncompressedUserData: true }, "uncompressedUserData"],
-    [
-      "ignition.proxy",
-      { ignition: { storageType: "UnencryptedUserData", proxy: { httpProxy: "p" } } },
-      "ignition.proxy",
-    ],
-    ["ignition.tls", { ignition: { storageType: "UnencryptedUserData", tls: {} } }, "ignition.tls"],
-    ["securityGroupOverrides", { securityGroupOverrides: { node: "sg-1" } }, "securityGroupOverrides"],
-    ["cloudInit.secretCount", { cloudInit: { secretCount: 1 } }, "cloudInit.secretCount"],
-    ["cloudInit.secretPrefix", { cloudInit: { secretPrefix: "p" } }, "cloudInit.secretPrefix"],
-    [
-      "cloudInit.insecureSkipSecretsManager",
-      { cloudInit: { insecureSkipSecretsManager: true } },
-      "cloudInit.insecureSkipSecretsManager",
-    ],
-    [
-      "cloudInit.secureSecretsBackend",
-      { cloudInit: { secureSecretsBackend: "ssm-parameter-store" } },
-      "cloudInit.secureSecretsBackend",
-    ],
-  ])("aws-unsupported-fields: %s → error", (_name, extra, field) => {
-    const errors = mapiErrors(extra);
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(
-      new RegExp(
-        `^AWSMachine\\.spec\\.${field.replace(".", "\\.")}: Invalid value: .*: not supported by Machine API \\(rule aws-unsupported-fields\\)$`,
-      ),
-    );
-  });
+  it.each(AWS_UNSUPPORTED_FIELDS.map((field) => [field, UNSUPPORTED_SAMPLES[field], field] as const))(
+    "aws-unsupported-fields: %s → error",
+    (_name, extra, field) => {
+      const errors = mapiErrors(extra);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(
+        new RegExp(
+          `^AWSMachine\\.spec\\.${field.replace(".", "\\.")}: Invalid value: .*: not supported by Machine API \\(rule aws-unsupported-fields\\)$`,
+        ),
+      );
+    },
+  );
   it("an empty cloudInit (as the server serialises it) converts", () => {
     expect(mapiErrors({ cloudInit: {} })).toEqual([]);
+  });
+});
+
+describe("SPEC §5.3 AWS additions in v5 (upstream's converter does each)", () => {
+  const toCapiOn = (infra: KubeObject, extra: Record<string, unknown>) =>
+    mapiMachineToCapi(mapiMachine({ value: providerSpec(extra) }), infra, { capiNamespace: CAPI_NS });
+  const toMapiOn = (infra: KubeObject, spec: Record<string, unknown>, awsCluster?: KubeObject) =>
+    capiMachineToMapi(capiMachine(), awsMachine({ spec }), infra, {
+      mapiNamespace: MAPI_NS,
+      ...(awsCluster === undefined ? {} : { awsCluster }),
+    });
+  const errorsOf = (
+    result: { ok: true } | { ok: false; errors: Parameters<typeof formatFieldError>[0][] },
+  ) => (result.ok ? [] : result.errors.map(formatFieldError));
+  const dualStack = (ipFamily: string) => infrastructure({ ipFamily });
+  const DUAL_STACK_DNS = {
+    enableResourceNameDnsAAAARecord: true,
+    enableResourceNameDnsARecord: true,
+    hostnameType: "resource-name",
+  };
+
+  it("providerSpec.metadata set → error 'metadata is not supported'", () => {
+    expect(capiErrors({ metadata: { name: "x", labels: { a: "b" } } })).toEqual([
+      `${P}.metadata: Invalid value: {"name":"x","labels":{"a":"b"}}: metadata is not supported`,
+    ]);
+  });
+  it("providerSpec.metadata empty (as Go serialises it: {} or creationTimestamp null) → accepted", () => {
+    expect(capiErrors({ metadata: {} })).toEqual([]);
+    expect(capiErrors({ metadata: { creationTimestamp: null } })).toEqual([]);
+  });
+  it("placement.region is compared only when the Infrastructure has a region", () => {
+    expect(
+      errorsOf(toCapiOn(infrastructure({ region: "" }), { placement: { region: "eu-west-1" } })),
+    ).toEqual([]);
+    expect(
+      errorsOf(toCapiOn(infrastructure({ region: "us-east-1" }), { placement: { region: "eu-west-1" } })),
+    ).toEqual([
+      `${P}.placement.region: Invalid value: "eu-west-1": placement.region should match infrastructure status value "us-east-1"`,
+    ]);
+  });
+  it.each(["DualStackIPv4Primary", "DualStackIPv6Primary"])(
+    "dual-stack cluster (%s) → privateDnsName and assignPrimaryIPv6 as upstream derives them",
+    (ipFamily) => {
+      const result = toCapiOn(dualStack(ipFamily), {});
+      if (!result.ok) throw new Error(result.errors.map(formatFieldError).join("\n"));
+      const spec = result.value.infraMachine.spec as Record<string, unknown>;
+      expect(spec.privateDnsName).toEqual(DUAL_STACK_DNS);
+      expect(spec.assignPrimaryIPv6).toBe("enabled");
+    },
+  );
+  it.each(["IPv4", undefined])("single-stack cluster (ipFamily %s) → neither field", (ipFamily) => {
+    const result = toCapiOn(infrastructure(ipFamily === undefined ? {} : { ipFamily }), {});
+    if (!result.ok) throw new Error(result.errors.map(formatFieldError).join("\n"));
+    expect(result.value.infraMachine.spec).not.toHaveProperty("privateDnsName");
+    expect(result.value.infraMachine.spec).not.toHaveProperty("assignPrimaryIPv6");
+  });
+  it("dual-stack fields come back to MAPI as nothing when they are what the cluster's IP family derives", () => {
+    const spec = awsMachineSpec({ privateDnsName: DUAL_STACK_DNS, assignPrimaryIPv6: "enabled" });
+    const result = toMapiOn(dualStack("DualStackIPv4Primary"), spec);
+    expect(errorsOf(result)).toEqual([]);
+    expect(
+      result.ok &&
+        (result.value.machine.spec as { providerSpec: { value: Record<string, unknown> } }).providerSpec
+          .value,
+    ).not.toHaveProperty("privateDnsName");
+  });
+  it("dual-stack fields that differ from what the IP family derives → error (MAPI cannot carry them)", () => {
+    expect(
+      errorsOf(
+        toMapiOn(
+          infrastructure(),
+          awsMachineSpec({ privateDnsName: DUAL_STACK_DNS, assignPrimaryIPv6: "enabled" }),
+        ),
+      ),
+    ).toEqual([
+      `AWSMachine.spec.privateDnsName: Invalid value: ${JSON.stringify(DUAL_STACK_DNS)}: Machine API derives privateDnsName from the cluster's IP family ("IPv4"), which sets none: it cannot be converted`,
+      'AWSMachine.spec.assignPrimaryIPv6: Invalid value: "enabled": Machine API derives assignPrimaryIPv6 from the cluster\'s IP family ("IPv4"), which sets none: it cannot be converted',
+    ]);
+    expect(
+      errorsOf(
+        toMapiOn(dualStack("DualStackIPv6Primary"), awsMachineSpec({ assignPrimaryIPv6: "disabled" })),
+      ),
+    ).toEqual([
+      `AWSMachine.spec.privateDnsName: Invalid value: null: Machine API derives privateDnsName from the cluster's IP family ("DualStackIPv6Primary"): only ${JSON.stringify(DUAL_STACK_DNS)} can be converted`,
+      'AWSMachine.spec.assignPrimaryIPv6: Invalid value: "disabled": Machine API derives assignPrimaryIPv6 from the cluster\'s IP family ("DualStackIPv6Primary"): only "enabled" can be converted',
+    ]);
+  });
+  it("hostAffinity host needs hostID or dynamicHostAllocation (openshift/api forbids DedicatedHost without either)", () => {
+    expect(mapiErrors({ hostAffinity: "host" })).toEqual([
+      'AWSMachine.spec.hostAffinity: Invalid value: "host": hostAffinity host needs hostID or dynamicHostAllocation',
+    ]);
+  });
+  it("MAPI → CAPI: allocationStrategy Dynamic needs affinity DedicatedHost (it could never convert back)", () => {
+    expect(
+      capiErrors({
+        placement: { host: { affinity: "AnyAvailable", dedicatedHost: { allocationStrategy: "Dynamic" } } },
+      }),
+    ).toEqual([
+      `${P}.placement.host.dedicatedHost.allocationStrategy: Invalid value: "Dynamic": allocationStrategy Dynamic needs affinity DedicatedHost`,
+    ]);
+  });
+  it("dynamicHostAllocation needs hostAffinity host", () => {
+    expect(mapiErrors({ dynamicHostAllocation: { tags: { team: "a" } } })).toEqual([
+      'AWSMachine.spec.dynamicHostAllocation: Invalid value: {"tags":{"team":"a"}}: dynamicHostAllocation needs hostAffinity host',
+    ]);
+    expect(mapiErrors({ hostAffinity: "default", dynamicHostAllocation: {} })).toEqual([
+      "AWSMachine.spec.dynamicHostAllocation: Invalid value: {}: dynamicHostAllocation needs hostAffinity host",
+    ]);
+  });
+  it("volume throughput / iops / size above MAPI's int32 range → error", () => {
+    const big = 2 ** 31;
+    expect(
+      mapiErrors({
+        rootVolume: { size: big, throughput: big },
+        nonRootVolumes: [{ deviceName: "/dev/xvdb", size: 50, iops: big }],
+      }),
+    ).toEqual([
+      `AWSMachine.spec.rootVolume.size: Invalid value: ${big}: must be at most 2147483647 (Machine API stores it as int32)`,
+      `AWSMachine.spec.rootVolume.throughput: Invalid value: ${big}: must be at most 2147483647 (Machine API stores it as int32)`,
+      `AWSMachine.spec.nonRootVolumes[0].iops: Invalid value: ${big}: must be at most 2147483647 (Machine API stores it as int32)`,
+    ]);
+    expect(mapiErrors({ rootVolume: { size: 2 ** 31 - 1, throughput: 2 ** 31 - 1 } })).toEqual([]);
+  });
+  it("an AWSCluster identityRef → error (the Machines would silently change credentials)", () => {
+    const awsCluster: KubeObject = {
+      apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+      kind: "AWSCluster",
+      metadata: { name: "demo-x7k2p", namespace: CAPI_NS },
+      spec: { identityRef: { kind: "AWSClusterRoleIdentity", name: "team-a" } },
+    };
+    expect(errorsOf(toMapiOn(infrastructure(), awsMachineSpec(), awsCluster))).toEqual([
+      'AWSCluster.spec.identityRef: Invalid value: {"kind":"AWSClusterRoleIdentity","name":"team-a"}: Machine API runs every Machine with the credentials secret "aws-cloud-credentials"; the AWSCluster\'s identity cannot be carried, so converting would silently change the credentials these Machines use — remove identityRef or keep them on Cluster API',
+    ]);
+    const noIdentity = { ...awsCluster, spec: {} };
+    expect(errorsOf(toMapiOn(infrastructure(), awsMachineSpec(), noIdentity))).toEqual([]);
   });
 });

@@ -14,14 +14,20 @@ export const CAPI_NS = "openshift-cluster-api";
 export const MAPI_NS = "openshift-machine-api";
 
 export const infrastructure = (
-  overrides: { platform?: string; name?: string; region?: string } = {},
+  overrides: { platform?: string; name?: string; region?: string; ipFamily?: string } = {},
 ): KubeObject => ({
   apiVersion: "config.openshift.io/v1",
   kind: "Infrastructure",
   metadata: { name: "cluster" },
   status: {
     infrastructureName: overrides.name ?? CLUSTER,
-    platformStatus: { type: overrides.platform ?? "AWS", aws: { region: overrides.region ?? REGION } },
+    platformStatus: {
+      type: overrides.platform ?? "AWS",
+      aws: {
+        region: overrides.region ?? REGION,
+        ...(overrides.ipFamily === undefined ? {} : { ipFamily: overrides.ipFamily }),
+      },
+    },
   },
 });
 

@@ -5,14 +5,17 @@ import { awsPlatform, PLATFORMS, platformFor } from "../../../src/sync/conversio
 import { infrastructure } from "./builders.js";
 
 describe("platform registry", () => {
-  it("AWS resolves to the AWS module with the cluster name and region", () => {
+  it("AWS resolves to the AWS module with the cluster name, region and IP family (IPv4 when unset)", () => {
     const lookup = platformFor(infrastructure());
     expect(lookup.ok && lookup.platform).toBe(awsPlatform);
     expect(lookup.ok && lookup.infrastructure).toEqual({
       clusterName: "demo-x7k2p",
       platform: "AWS",
       region: "us-east-1",
+      ipFamily: "IPv4",
     });
+    const dual = platformFor(infrastructure({ ipFamily: "DualStackIPv6Primary" }));
+    expect(dual.ok && dual.infrastructure.ipFamily).toBe("DualStackIPv6Primary");
   });
   it("unknown platform → an error naming it and the supported ones", () => {
     const lookup = platformFor(infrastructure({ platform: "GCP" }));

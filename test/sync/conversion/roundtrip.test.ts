@@ -97,10 +97,10 @@ const dedicatedHost = fc.oneof(
     dynamicHostAllocation: fc.record({ tags: tagMap }),
   }),
 );
+// DedicatedHost needs a host (openshift/api); a dynamic allocation needs DedicatedHost (SPEC §5.3 additions).
 const mapiHost = fc.oneof(
-  fc.record({ affinity: fc.constant("DedicatedHost") }),
   fc.record({ affinity: fc.constant("DedicatedHost"), dedicatedHost }),
-  fc.record({ affinity: fc.constant("AnyAvailable"), dedicatedHost }),
+  fc.record({ affinity: fc.constant("AnyAvailable"), dedicatedHost: fc.record({ id: hostId }) }),
 );
 
 const mapiProviderSpec = fc.record({
@@ -244,10 +244,10 @@ const volume = fc.record({
   encryptionKey: opt(kmsKey.map((k) => ("id" in k ? k.id : k.arn))),
 });
 const capiHost = fc.oneof(
-  fc.record({ hostAffinity: fc.constantFrom("default", "host") }),
+  fc.record({ hostAffinity: fc.constant("default") }),
   fc.record({ hostAffinity: fc.constantFrom("default", "host"), hostID: hostId }),
   fc.record({
-    hostAffinity: fc.constantFrom("default", "host"),
+    hostAffinity: fc.constant("host"),
     dynamicHostAllocation: fc.oneof(fc.constant({}), fc.record({ tags: tagMap })),
   }),
 );

@@ -1,14 +1,13 @@
 /**
  * AWS status mirroring (SPEC §5.4) and the instance labels MAO puts on AWS Machines: AWSMachine status
  * from the MAPI providerStatus, and the MAPI providerStatus (instanceId, instanceState, MachineCreation
- * condition) from the AWSMachine. Split from aws.ts, which holds the spec table.
+ * condition) from the AWSMachine. The spec is converted by the field table (table.ts).
  */
 import { MAPI_API_VERSION } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import type { InfrastructureInfo } from "./platform.js";
-import { keptTransitionTime, type Unstamped, unstamped } from "./stamp.js";
-
-const PROVIDER_STATUS_KIND = "AWSMachineProviderStatus";
+import type { InfrastructureInfo } from "../../sync/conversion/platform.js";
+import { keptTransitionTime, type Unstamped, unstamped } from "../../sync/conversion/stamp.js";
+import { PROVIDER_STATUS_KIND } from "./data.js";
 
 export const instanceLabels = (
   providerSpecValue: Record<string, unknown>,
