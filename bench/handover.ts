@@ -16,7 +16,7 @@ import { connect } from "../src/kube/config.js";
 import { KINDS, type ResourceType, type StableAuthority } from "../src/kube/kinds.js";
 import { conditionOf, getPath, type KubeObject, nameOf } from "../src/kube/object.js";
 import { mapiMachine, mapiMachineSet } from "../src/local/seed.js";
-import { statusAuthorityOf, synchronizedAPIOf } from "../src/migration/snapshot.js";
+import { statusAuthorityReading, synchronizedAPI } from "../src/protocol/authority.js";
 import { PRODUCT_USER, PROVIDER_USERS } from "./identities.js";
 import { type Child, startChild } from "./ipc.js";
 import type { BenchOptions } from "./options.js";
@@ -195,8 +195,8 @@ async function quiesce(s: Stack, timeoutMs = 120_000): Promise<void> {
 }
 
 const steadyUnder = (o: KubeObject, authority: StableAuthority): boolean =>
-  statusAuthorityOf(o) === authority &&
-  synchronizedAPIOf(o) === authority &&
+  statusAuthorityReading(o) === authority &&
+  synchronizedAPI(o) === authority &&
   conditionOf(o, "Synchronized")?.status === "True";
 
 const provisioned = (o: KubeObject): boolean =>

@@ -17,14 +17,14 @@ import { connect } from "../src/kube/config.js";
 import { KINDS } from "../src/kube/kinds.js";
 import { conditionOf, getPath, type KubeObject, nameOf } from "../src/kube/object.js";
 import { mapiMachine } from "../src/local/seed.js";
+import { readHandoverSnapshot } from "../src/migration/read-snapshot.js";
+import { writeDevelopmentCertificates } from "../src/server/certs.js";
 import {
   type InvariantState,
   initialInvariantState,
   observeInvariants,
   type Violation,
-} from "../src/migration/invariants.js";
-import { readHandoverSnapshot } from "../src/migration/read-snapshot.js";
-import { writeDevelopmentCertificates } from "../src/server/certs.js";
+} from "../test/migration/invariants.js";
 import { FAILOVER } from "./params.js";
 import { type Product, startProduct } from "./product.js";
 import { recordFigures } from "./report.js";

@@ -6,13 +6,11 @@
  * transport its informers use.
  */
 import type { Logger } from "pino";
-import type { Freshness, ObjectStore } from "../policies/types.js";
 import type { Clock } from "./clock.js";
 import type { BackoffSettings, Informer } from "./informer.js";
 import { createInformer } from "./informer.js";
 import type { ResourceType } from "./kinds.js";
-import type { KubeObject } from "./object.js";
-import type { IndexFunction } from "./store.js";
+import type { Freshness, IndexFunction, ObjectStore } from "./store.js";
 import type { Transport } from "./transport.js";
 
 export interface CacheOptions {
@@ -124,10 +122,3 @@ export function createCache(options: CacheOptions): Cache {
   };
   return cache;
 }
-
-/** Objects of `type` in the cache owned (ownerReferences) by the object with `ownerUid`. */
-export const ownedBy = (cache: Cache, type: ResourceType, ownerUid: string): KubeObject[] =>
-  cache
-    .informers()
-    .filter((i) => typeKey(i.type) === typeKey(type))
-    .flatMap((i) => i.byIndex("owner", ownerUid));

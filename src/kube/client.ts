@@ -13,7 +13,7 @@ import { isRecord, nameOf, namespaceOf } from "./object.js";
 import type { Transport } from "./transport.js";
 import { resourcePath } from "./transport.js";
 
-export const PATCH_CONTENT_TYPE = Object.freeze({
+const PATCH_CONTENT_TYPE = Object.freeze({
   merge: "application/merge-patch+json",
   json: "application/json-patch+json",
   apply: "application/apply-patch+yaml",

@@ -13,7 +13,7 @@ import { ConflictError } from "./errors.js";
 import type { Informer } from "./informer.js";
 import type { RuntimeMetrics } from "./metrics.js";
 import type { KubeObject } from "./object.js";
-import { labelsOf, nameOf, namespaceOf, ownerReferencesOf } from "./object.js";
+import { labelsOf, nameOf, ownerReferencesOf } from "./object.js";
 import type { WorkQueue } from "./workqueue.js";
 import { createWorkQueue } from "./workqueue.js";
 
@@ -47,9 +47,6 @@ export type KeyMapper = (object: KubeObject) => readonly string[];
 
 /** The object's own name: controllers keyed by name (SPEC §4), which also covers the twin in the other namespace. */
 export const byName: KeyMapper = (o) => (nameOf(o) ? [nameOf(o)] : []);
-/** `namespace/name` (or `name` for cluster-scoped objects). */
-export const byNamespacedName: KeyMapper = (o) =>
-  nameOf(o) ? [namespaceOf(o) ? `${namespaceOf(o)}/${nameOf(o)}` : nameOf(o)] : [];
 /** The names of the object's owners of `kind` (and `apiVersion` when given). */
 export const byOwner =
   (kind: string, apiVersion?: string): KeyMapper =>

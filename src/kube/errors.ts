@@ -1,7 +1,7 @@
 /**
  * Typed errors for Kubernetes API answers. Callers branch on the class (`instanceof NotFoundError`), never
  * on status numbers, and the server's own message travels with the error so it can reach an admin
- * verbatim. Both our own transport and client-node's `ApiException` map into these.
+ * verbatim. Our transport maps every non-2xx answer into these (`errorFromStatus`).
  */
 import { isRecord } from "./object.js";
 
@@ -89,12 +89,4 @@ export function errorFromStatus(code: number, rawBody: unknown): KubeApiError {
                     ? ServerError
                     : KubeApiError;
   return new cls(code, reason, text, causes);
-}
-
-/** Maps client-node's `ApiException` (`.code`, raw JSON `.body`) and anything else thrown into our errors. */
-export function fromApiException(e: unknown): KubeApiError {
-  if (e instanceof KubeApiError) return e;
-  if (isRecord(e) && typeof e.code === "number" && e.code >= 100) return errorFromStatus(e.code, e.body);
-  const message = e instanceof Error ? e.message : String(e);
-  return new TransportError(0, "", message);
 }

@@ -9,7 +9,6 @@
  * been without an open watch stream (a quiet but connected watch is fresh).
  */
 import type { Logger } from "pino";
-import type { Freshness } from "../policies/types.js";
 import type { Clock } from "./clock.js";
 import { sleep } from "./clock.js";
 import { errorFromStatus, GoneError, KubeApiError } from "./errors.js";
@@ -17,7 +16,7 @@ import type { ResourceType } from "./kinds.js";
 import { apiVersionOf } from "./kinds.js";
 import type { KubeObject } from "./object.js";
 import { isRecord } from "./object.js";
-import type { IndexFunction } from "./store.js";
+import type { Freshness, IndexFunction } from "./store.js";
 import { DEFAULT_INDEXES, IndexedStore, keyOf, objectKey } from "./store.js";
 import type { Transport } from "./transport.js";
 import { resourcePath } from "./transport.js";
@@ -72,7 +71,7 @@ export interface Informer {
   resourceVersion(): string;
 }
 
-export const DEFAULT_WATCH_SILENCE_TIMEOUT_MS = 90_000;
+const DEFAULT_WATCH_SILENCE_TIMEOUT_MS = 90_000;
 const DEFAULT_BACKOFF: BackoffSettings = { initialMs: 250, maxMs: 30_000 };
 
 /** Exponential backoff with jitter: the n-th consecutive failure waits in [d/2, d), d = initial·2^(n-1) ≤ max. */

@@ -11,7 +11,7 @@ export const CAPI_GROUP = "cluster.x-k8s.io";
 export const CAPI_VERSION = "v1beta2";
 export const CAPI_API_VERSION = `${CAPI_GROUP}/${CAPI_VERSION}`;
 export const INFRA_GROUP = "infrastructure.cluster.x-k8s.io";
-export const INFRA_VERSION = "v1beta2";
+const INFRA_VERSION = "v1beta2";
 export const INFRA_API_VERSION = `${INFRA_GROUP}/${INFRA_VERSION}`;
 export const CONFIG_GROUP = "config.openshift.io";
 export const CONFIG_API_VERSION = `${CONFIG_GROUP}/v1`;
@@ -58,7 +58,6 @@ export const KINDS = Object.freeze({
     false,
   ),
 });
-export type KindId = keyof typeof KINDS;
 
 export const apiVersionOf = (t: ResourceType): string => (t.group ? `${t.group}/${t.version}` : t.version);
 

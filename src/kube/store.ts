@@ -3,9 +3,29 @@
  * indexes (owner uid, label `key=value`, namespace, plus any custom index function) so controllers' mappers
  * find related objects without scanning. Objects are kept as received minus `metadata.managedFields` and
  * the last-applied annotation (memory; nothing in the product reads them). Pure data structure: no I/O.
+ * Also the read contract every consumer of a cache depends on (`ObjectStore`, `Freshness`).
  */
+import type { ResourceType } from "./kinds.js";
 import type { KubeObject } from "./object.js";
 import { labelsOf, nameOf, namespaceOf, ownerReferencesOf } from "./object.js";
+
+/** How fresh the view of one kind is (SPEC §2.1 `cacheStaleAfter`). */
+export interface Freshness {
+  synced: boolean;
+  /** Milliseconds since the kind's watch last had an open stream; 0 while one is open. */
+  disconnectedForMs: number;
+}
+
+/**
+ * The raw read side of a cache: objects by type, namespace and name. Implemented by the informer cache
+ * (cache.ts) in production and by a plain map (policies/memory-store.ts) in tests and tools; admission, the
+ * sync and the migration controller all read through it.
+ */
+export interface ObjectStore {
+  get(type: ResourceType, namespace: string, name: string): KubeObject | undefined;
+  list(type: ResourceType, namespace?: string): readonly KubeObject[];
+  freshness(type: ResourceType): Freshness;
+}
 
 /** Values an object is filed under in one index. */
 export type IndexFunction = (object: KubeObject) => readonly string[];

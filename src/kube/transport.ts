@@ -60,7 +60,7 @@ const withQuery = (path: string, query: Query | undefined): string => {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** How long resolved credentials and TLS material are reused before client-node is asked again. */
-export const AUTH_TTL_MS = 10_000;
+const AUTH_TTL_MS = 10_000;
 
 export interface TransportOptions {
   /** Told of every request's answer (its status) or failure (`<error>`): the REST client metric (SPEC §7). */

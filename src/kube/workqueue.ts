@@ -17,8 +17,8 @@ export interface WorkQueueOptions {
   metrics?: RuntimeMetrics;
 }
 
-export const DEFAULT_BASE_DELAY_MS = 5;
-export const DEFAULT_MAX_DELAY_MS = 1_000_000;
+const DEFAULT_BASE_DELAY_MS = 5;
+const DEFAULT_MAX_DELAY_MS = 1_000_000;
 
 /** Delay before the `failures`-th retry: base · 2^(failures-1), capped. */
 export const retryDelay = (failures: number, baseMs: number, maxMs: number): number =>

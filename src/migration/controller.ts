@@ -24,7 +24,9 @@ import type { RuntimeMetrics } from "../kube/metrics.js";
 import { runtimeMetrics } from "../kube/metrics.js";
 import type { KubeObject } from "../kube/object.js";
 import { nameOf, ownerReferencesOf } from "../kube/object.js";
-import type { ObjectStore } from "../policies/types.js";
+import type { ObjectStore } from "../kube/store.js";
+import { sendGuardedPatch } from "../kube/write.js";
+import { opposite, statusAuthorityReading } from "../protocol/authority.js";
 import type { MigrationMetrics } from "./metrics.js";
 import { migrationMetrics } from "./metrics.js";
 import type { PlanOptions } from "./planner.js";
@@ -46,7 +48,7 @@ import {
   withStep,
 } from "./reporting.js";
 import type { HandoverKind, HandoverSnapshot, ObjectRef } from "./snapshot.js";
-import { objectOf, opposite, statusAuthorityOf } from "./snapshot.js";
+import { objectOf } from "./snapshot.js";
 import type { Step } from "./steps.js";
 import { isWrite, stepName } from "./steps.js";
 import type { PatchRequest } from "./write.js";
@@ -76,6 +78,11 @@ export interface MigrationReconcilerOptions {
   blockedRequeueMs?: number;
   fieldManager?: string;
   planOptions?: PlanOptions;
+  /**
+   * SPEC §0.1: the live read that the platform's own migration controllers are absent or at zero, made before
+   * every handover step is written (src/supported.ts `createPlatformGuard`); false → nothing is written.
+   */
+  platformGuard?: { clear(what: string): Promise<boolean> };
 }
 
 export interface MigrationReconciler {
@@ -131,7 +138,7 @@ const replyMayBeLost = (e: unknown): boolean =>
 const transitionShown = (step: Step, live: KubeObject | undefined): boolean =>
   (step.kind === "startMigration" || step.kind === "completeMigration" || step.kind === "cancelMigration") &&
   live !== undefined &&
-  statusAuthorityOf(live) === step.statusPatch.authoritativeAPI;
+  statusAuthorityReading(live) === step.statusPatch.authoritativeAPI;
 
 /** The reconciler alone (no queue, no watches): `createMigrationController` runs it; unit tests call it. */
 export function createMigrationReconciler(options: MigrationReconcilerOptions): MigrationReconciler {
@@ -157,23 +164,24 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     return { ...m, lastEvent: { reason: event.reason, message: event.message } };
   };
 
-  /** Sends the request; answers the resourceVersion the server gave the object. */
+  /**
+   * Sends the request through kube/write.ts's guarded send (a failed `test` is a ConflictError like a 409);
+   * answers the resourceVersion the server gave the object.
+   */
   const send = async (request: PatchRequest): Promise<string | undefined> => {
     const { target } = request;
-    const type = typeOfTarget(target, kind, infraMachineTypes);
-    const written = await client.patch(
-      type,
-      target.namespace,
-      target.name,
+    const written = await sendGuardedPatch(
+      client,
+      typeOfTarget(target, kind, infraMachineTypes),
+      target,
       request.patchType === "application/merge-patch+json"
-        ? { type: "merge", body: request.body }
+        ? {
+            type: "merge",
+            body: request.body,
+            ...(request.subresource ? { subresource: request.subresource } : {}),
+          }
         : { type: "json", body: request.body },
-      {
-        fieldManager,
-        ...(request.patchType === "application/merge-patch+json" && request.subresource
-          ? { subresource: request.subresource }
-          : {}),
-      },
+      fieldManager,
     );
     return written.metadata?.resourceVersion;
   };
@@ -234,6 +242,12 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     );
     return emit(s, next, step);
   };
+
+  /** §0.1: the platform's migration controllers are absent or at zero, read live, before a step is written. */
+  const clearToWrite = (step: Step, name: string): Promise<boolean> =>
+    options.platformGuard
+      ? options.platformGuard.clear(`handover step ${stepName(step)} of ${kind} ${name}`)
+      : Promise.resolve(true);
 
   /** Sends the request of `step`; a reply that may be lost is remembered as unconfirmed, then rethrown. */
   const sendRemembering = async (
@@ -296,6 +310,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
       return { memory: next };
     }
     if (signal?.aborted) return { memory: m, result: {} };
+    if (!(await clearToWrite(step, target.name))) return { memory: m, result: {} };
     // A refusal of the copy settles it too (the first attempt, on the same state, can only be refused as well).
     const writtenVersion = await sendRemembering(name, settled, step, request);
     logger.info(
@@ -342,7 +357,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
       s = await readLiveHandoverSnapshot(client, kind, name, namespaces, infraMachineTypes);
       step = planHandover(s, new Date(now), planOptions);
     }
-    const status = s.mapi ? statusAuthorityOf(s.mapi) : "absent";
+    const status = s.mapi ? statusAuthorityReading(s.mapi) : "absent";
     if (completionDue(previous, status === "MachineAPI" || status === "ClusterAPI", step)) {
       const { event, subject } = previous.pendingCompletion!;
       // Gone before step 11 was seen: the Event goes to the object as it was at the step-10 write.
@@ -388,6 +403,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
           return {};
         }
         if (signal?.aborted) return {};
+        if (!(await clearToWrite(step, name))) return {};
         const writtenVersion = await sendRemembering(name, m, step, request);
         log.info(
           { target: `${request.target.role} ${request.target.namespace}/${request.target.name}` },

@@ -9,14 +9,12 @@ import type { StableAuthority } from "../kube/kinds.js";
 import { FINALIZERS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath } from "../kube/object.js";
+import type { Acknowledger } from "../protocol/pause.js";
+import { ACKNOWLEDGERS } from "../protocol/pause.js";
 import type { HandoverKind, Role } from "./snapshot.js";
 import { phaseOf } from "./snapshot.js";
 
-/** An object whose `Paused` condition is an authority's acknowledgement, and its key in `paused-false-at`. */
-export interface Acknowledger {
-  role: Role;
-  key: string;
-}
+export type { Acknowledger } from "../protocol/pause.js";
 
 /**
  * Stands for "the InfraMachine finalizer of whatever platform the InfraMachine belongs to"; resolved
@@ -35,7 +33,10 @@ export type ProvisioningCheck = (object: KubeObject | undefined) => string | und
 
 export interface HandoverKindDetails {
   kind: HandoverKind;
-  /** Objects acknowledging that this authority's controllers stopped (Paused=True) or act (False). */
+  /**
+   * Objects acknowledging that this authority's controllers stopped (Paused=True) or act (False); the table
+   * is src/protocol's, which the sync's step-6 check reads too.
+   */
   acknowledgers: Readonly<Record<StableAuthority, readonly Acknowledger[]>>;
   /** CAPI objects that carry the pause annotation (templates have no controller). */
   pauseTargets: readonly Role[];
@@ -71,7 +72,8 @@ const mapiMachineProvisioned: ProvisioningCheck = (machine) => {
     : `status.phase is ${phase === "" ? "empty" : `"${phase}"`} (needs Provisioned, Running or Failed)`;
 };
 
-const capiMachineProvisioned: ProvisioningCheck = (machine) => {
+/** Step 4 leaving ClusterAPI, and admission's `migration-twin-not-ready`: the CAPI Machine has its instance. */
+export const capiMachineProvisioned: ProvisioningCheck = (machine) => {
   if (machine === undefined) return "it does not exist";
   if (getPath(machine, ["status", "initialization", "infrastructureProvisioned"]) === true) return undefined;
   if (phaseOf(machine) === "Failed") return undefined;
@@ -81,13 +83,7 @@ const capiMachineProvisioned: ProvisioningCheck = (machine) => {
 export const HANDOVER_KINDS: Readonly<Record<HandoverKind, HandoverKindDetails>> = Object.freeze({
   Machine: {
     kind: "Machine",
-    acknowledgers: {
-      MachineAPI: [{ role: "mapi", key: "mapi" }],
-      ClusterAPI: [
-        { role: "capi", key: "capiMachine" },
-        { role: "infraMachine", key: "infraMachine" },
-      ],
-    },
+    acknowledgers: ACKNOWLEDGERS.Machine,
     // CAPA reconciles an AWSMachine by its own annotation, not its Machine's: both must be paused (§1).
     pauseTargets: ["capi", "infraMachine"],
     takeOverFinalizers: {
@@ -108,10 +104,7 @@ export const HANDOVER_KINDS: Readonly<Record<HandoverKind, HandoverKindDetails>>
   },
   MachineSet: {
     kind: "MachineSet",
-    acknowledgers: {
-      MachineAPI: [{ role: "mapi", key: "mapi" }],
-      ClusterAPI: [{ role: "capi", key: "capiMachineSet" }],
-    },
+    acknowledgers: ACKNOWLEDGERS.MachineSet,
     pauseTargets: ["capi"],
     // MAPI MachineSets carry no controller finalizer, and a MachineSet holds no instance itself: steps 8–9
     // of a MachineSet move nothing but Cluster API's own, which stays (so a delete always rolls back, §3.5).

@@ -6,18 +6,22 @@
  * not seen. Per-kind differences come from the table in ./kinds.ts; the checks from ./preconditions.ts.
  */
 import type { StableAuthority } from "../kube/kinds.js";
-import { ANNOTATIONS, CONDITIONS, PAUSED_BY_VALUE } from "../kube/kinds.js";
+import { ANNOTATIONS, CONDITIONS } from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
+import { annotationsOf, conditionsOf, isDeleting, setCondition } from "../kube/object.js";
+import { opposite, specAuthority, statusAuthorityReading, synchronizedAPI } from "../protocol/authority.js";
+import { encodePausedFalseAt, hasPauseMarker, isPaused, reportsPaused } from "../protocol/pause.js";
+import { SYNCHRONIZED_REASONS } from "../protocol/synchronized.js";
+import type { HandoverKindDetails } from "./kinds.js";
+import { HANDOVER_KINDS } from "./kinds.js";
 import {
-  annotationsOf,
-  conditionOf,
-  conditionsOf,
-  finalizersOf,
-  isDeleting,
-  setCondition,
-} from "../kube/object.js";
-import type { FinalizerHolder, HandoverKindDetails } from "./kinds.js";
-import { HANDOVER_KINDS, resolveFinalizers } from "./kinds.js";
+  addFinalizersStep,
+  firstStep,
+  holding,
+  pauseStep,
+  removeFinalizersStep,
+  unpauseStep,
+} from "./object-steps.js";
 import type { Problem } from "./preconditions.js";
 import {
   describeObject,
@@ -29,28 +33,10 @@ import {
   migrationRefusals,
   pauseAcknowledgementProblem,
   pausedFalseAcknowledgement,
-  pausedFalseAtValue,
 } from "./preconditions.js";
 import type { HandoverSnapshot, Role } from "./snapshot.js";
-import {
-  hasPause,
-  hasPauseMarker,
-  objectOf,
-  opposite,
-  refOf,
-  specAuthorityOf,
-  statusAuthorityOf,
-  synchronizedAPIOf,
-} from "./snapshot.js";
+import { objectOf, refOf } from "./snapshot.js";
 import type { HandoverEvent, StatusPatch, Step } from "./steps.js";
-
-/** Reasons of the `Synchronized` condition the planner writes (SPEC §3.1 steps 4 and 10, §3.3). */
-export const SYNCHRONIZED_REASONS = Object.freeze({
-  awaitingFinalSync: "AwaitingFinalSync",
-  authoritativeAPIChanged: "AuthoritativeAPIChanged",
-  migrationCancelled: "MigrationCancelled",
-  finalSyncComplete: "FinalSyncComplete",
-});
 
 /** The reason text of §3.3's ambiguous-source block; the README documents the manual fix under it. */
 export const UNKNOWN_SOURCE_AUTHORITY = "UnknownSourceAuthority";
@@ -104,103 +90,50 @@ const synchronizedUnknown = (mapi: KubeObject, reason: string, message: string, 
   });
 
 // ---------------------------------------------------------------------------------------------------
-// Pause and finalizer steps for one object: each returns undefined when the object already has it.
 
-const pauseStep = (s: HandoverSnapshot, role: Role): Step | undefined => {
-  const object = objectOf(s, role);
-  if (!object) return undefined;
-  const add: Record<string, string> = {};
-  // An existing pause (an admin's) is adopted by adding the marker; its value is left as it is.
-  if (!hasPause(object)) add[ANNOTATIONS.paused] = "";
-  if (!hasPauseMarker(object)) add[ANNOTATIONS.pausedBy] = PAUSED_BY_VALUE;
-  return Object.keys(add).length === 0
-    ? undefined
-    : { kind: "pause", target: refOf(role, object), addAnnotations: add };
-};
+/**
+ * The pause targets that carry no pause under status MachineAPI. Every path the product takes to MachineAPI
+ * pauses the CAPI side first (twins are created paused, step 5 and §3.5 pause before status changes), so such
+ * a twin is a user's, created in a race with a stale admission cache: SPEC §4.2's case. The sync controllers
+ * own it — they pause it *and* mark it needs-attention, report `UnpausedTwinDetected` and warn — so the
+ * planner never pauses it itself: a pause without the mark would hide the race from the admin whenever this
+ * controller reconciled first (decision 53).
+ */
+const unpausedUnderMachineAPI = (s: HandoverSnapshot): Role[] =>
+  HANDOVER_KINDS[s.kind].pauseTargets.filter((role) => {
+    const object = objectOf(s, role);
+    return object !== undefined && !isPaused(object);
+  });
 
-/** Only a marked pause is removed: a pause without the marker is an admin's and is never touched. */
-const unpauseStep = (s: HandoverSnapshot, role: Role): Step | undefined => {
-  const object = objectOf(s, role);
-  if (!object || !hasPauseMarker(object)) return undefined;
-  const present = annotationsOf(object);
-  const remove = [ANNOTATIONS.paused, ANNOTATIONS.pausedBy].filter((k) => Object.hasOwn(present, k));
-  return { kind: "unpause", target: refOf(role, object), removeAnnotations: remove };
-};
-
-const firstStep = <T>(items: readonly T[], plan: (item: T) => Step | undefined): Step | undefined => {
-  for (const item of items) {
-    const step = plan(item);
-    if (step) return step;
-  }
-  return undefined;
-};
-
-interface Holding {
-  object: KubeObject | undefined;
-  /** The holder's concrete finalizers; undefined when the platform finalizer is unknown. */
-  finalizers: string[] | undefined;
-  present: string[];
-  missing: string[];
-}
-
-const holding = (s: HandoverSnapshot, holder: FinalizerHolder): Holding => {
-  const object = objectOf(s, holder.role);
-  const finalizers = resolveFinalizers(holder, object);
-  const have = finalizersOf(object);
-  return {
-    object,
-    finalizers,
-    present: (finalizers ?? []).filter((f) => have.includes(f)),
-    missing: (finalizers ?? []).filter((f) => !have.includes(f)),
-  };
-};
-
-const addFinalizersStep = (s: HandoverSnapshot, holder: FinalizerHolder): Step | undefined => {
-  const h = holding(s, holder);
-  // The API server refuses new finalizers on a deleting object; such objects follow §3.5 instead.
-  if (!h.object || isDeleting(h.object) || h.missing.length === 0) return undefined;
-  return {
-    kind: "addFinalizers",
-    target: refOf(holder.role, h.object),
-    finalizers: h.missing,
-    observed: finalizersOf(h.object),
-  };
-};
-
-const removeFinalizersStep = (
-  s: HandoverSnapshot,
-  holder: FinalizerHolder,
-  options: { fromDeleting: boolean },
-): Step | undefined => {
-  const h = holding(s, holder);
-  if (!h.object || h.present.length === 0) return undefined;
-  if (isDeleting(h.object) && !options.fromDeleting) return undefined;
-  return {
-    kind: "removeFinalizers",
-    target: refOf(holder.role, h.object),
-    finalizers: h.present,
-    observed: finalizersOf(h.object),
-  };
-};
-
-// ---------------------------------------------------------------------------------------------------
+/** A handover waits while a twin of §4.2 is unpaused: the sync pauses and flags it, and a person decides. */
+const unpausedTwinWait = (s: HandoverSnapshot, roles: readonly Role[]): Step => ({
+  kind: "wait",
+  for: "sync",
+  retry: "onChange",
+  event: normal(
+    "WaitingForSync",
+    `${roles.map((role) => describeObject(s.kind, role, objectOf(s, role))).join(" and ")} is unpaused while MachineAPI is authoritative; the sync pauses it and marks it needs-attention for an admin to decide`,
+  ),
+});
 
 /**
  * Step 3's repairs under a stable status: `synchronizedAPI`, then the pause state that matches authority.
- * They run before step 4 too (spec ≠ status): SPEC §0 asks for the CAPI side to be paused whenever status
- * is MachineAPI, whatever spec says, and a completed step 11 is finished before a new handover starts.
+ * They run before step 4 too (spec ≠ status): a completed step 11 is finished before a new handover starts.
+ * Under MachineAPI the planner adopts an existing pause (adds the marker); it leaves an unpaused twin to the
+ * sync controllers (see `unpausedUnderMachineAPI`), and touches no pause while one is there.
  */
 const stableRepair = (
   s: HandoverSnapshot,
   mapi: KubeObject,
   authority: StableAuthority,
 ): Step | undefined => {
-  if (synchronizedAPIOf(mapi) !== authority)
+  if (synchronizedAPI(mapi) !== authority)
     return {
       kind: "setSynchronizedAPI",
       target: refOf("mapi", mapi),
       statusPatch: { synchronizedAPI: authority },
     };
+  if (authority === "MachineAPI" && unpausedUnderMachineAPI(s).length > 0) return undefined;
   return firstStep(HANDOVER_KINDS[s.kind].pauseTargets, (role) =>
     authority === "MachineAPI" ? pauseStep(s, role) : unpauseStep(s, role),
   );
@@ -220,11 +153,13 @@ const planStart = (
   to: StableAuthority,
   now: Date,
 ): Step => {
+  const unpaused = from === "MachineAPI" ? unpausedUnderMachineAPI(s) : [];
+  if (unpaused.length > 0) return unpausedTwinWait(s, unpaused);
   const refusal = migrationRefusals(s, from)[0];
   if (refusal) return problemStep(refusal);
   const ack = pausedFalseAcknowledgement(s, from);
   if (!ack.ok) return problemStep(ack.problem);
-  const value = pausedFalseAtValue(ack.record);
+  const value = encodePausedFalseAt(ack.record);
   if (annotationsOf(mapi)[ANNOTATIONS.pausedFalseAt] !== value)
     return {
       kind: "recordPausedFalseAt",
@@ -259,8 +194,8 @@ const planStart = (
 export const inferSourceAuthority = (s: HandoverSnapshot): StableAuthority | undefined => {
   const capi = s.capi;
   if (!capi) return undefined;
-  if (!hasPause(capi) || hasPauseMarker(capi)) return "ClusterAPI";
-  if (conditionOf(s.mapi, CONDITIONS.paused)?.status === "True") return undefined;
+  if (!isPaused(capi) || hasPauseMarker(capi)) return "ClusterAPI";
+  if (reportsPaused(s.mapi)) return undefined;
   return "MachineAPI";
 };
 
@@ -292,7 +227,7 @@ const liftedPauseStep = (c: Context): Step | undefined => {
     kind: "recordPausedFalseAt",
     target: refOf("mapi", c.mapi),
     annotation: ANNOTATIONS.pausedFalseAt,
-    value: pausedFalseAtValue(lifted.record),
+    value: encodePausedFalseAt(lifted.record),
   };
 };
 
@@ -424,7 +359,7 @@ const planMigrating = (
   now: Date,
   options: PlanOptions,
 ): Step => {
-  const old = synchronizedAPIOf(mapi);
+  const old = synchronizedAPI(mapi);
   if (old === undefined) {
     const inferred = inferSourceAuthority(s);
     if (inferred === undefined)
@@ -478,10 +413,10 @@ export const planHandover = (s: HandoverSnapshot, now: Date, options: PlanOption
     };
   const mapi = s.mapi;
   if (!mapi) return { kind: "done", why: "gone" };
-  const spec = specAuthorityOf(mapi);
+  const spec = specAuthority(mapi);
   if (spec === undefined)
     return blockedStep(`${mapiName(s)}: spec.authoritativeAPI must be MachineAPI or ClusterAPI`);
-  const status = statusAuthorityOf(mapi);
+  const status = statusAuthorityReading(mapi);
   switch (status) {
     case "invalid":
       return blockedStep(`${mapiName(s)}: status.authoritativeAPI holds an unknown value`);

@@ -10,7 +10,6 @@ import type { StableAuthority } from "../kube/kinds.js";
 import { ANNOTATIONS, CONDITIONS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import {
-  canonicalJson,
   conditionOf,
   generationOf,
   getPath,
@@ -21,10 +20,18 @@ import {
   namespaceOf,
   ownerReferencesOf,
 } from "../kube/object.js";
-import type { Acknowledger } from "./kinds.js";
+import { opposite, synchronizedGeneration as synchronizedGenerationOf } from "../protocol/authority.js";
+import {
+  decodePausedFalseAt,
+  isPaused,
+  pauseAcknowledgements,
+  pausedTransitionTime,
+  reportsPaused,
+} from "../protocol/pause.js";
+import { SYNCHRONIZED_REASONS } from "../protocol/synchronized.js";
 import { HANDOVER_KINDS, INFRA_MACHINE_FINALIZERS } from "./kinds.js";
 import type { HandoverKind, HandoverSnapshot, Role } from "./snapshot.js";
-import { hasPause, objectOf, opposite, phaseOf, synchronizedGenerationOf } from "./snapshot.js";
+import { objectOf, phaseOf } from "./snapshot.js";
 import type { EventReason, WaitFor } from "./steps.js";
 
 export interface Problem {
@@ -131,13 +138,6 @@ export const synchronizationProblem = (s: HandoverSnapshot, from: StableAuthorit
   return undefined;
 };
 
-const ackTime = (object: KubeObject | undefined, status: "True" | "False"): string | undefined => {
-  const c = conditionOf(object, CONDITIONS.paused);
-  return c?.status === status && typeof c.lastTransitionTime === "string" && c.lastTransitionTime !== ""
-    ? c.lastTransitionTime
-    : undefined;
-};
-
 /**
  * Step 4, second bullet: every acknowledger of the authority being left reports `Paused=False`. On
  * success, the value of the `paused-false-at` annotation: each acknowledger's lastTransitionTime by key.
@@ -149,7 +149,7 @@ export const pausedFalseAcknowledgement = (
   const record: Record<string, string> = {};
   for (const ack of HANDOVER_KINDS[s.kind].acknowledgers[from]) {
     const object = objectOf(s, ack.role);
-    const at = ackTime(object, "False");
+    const at = pausedTransitionTime(object, "False");
     if (at === undefined && conditionOf(object, CONDITIONS.paused)?.status === "False")
       return {
         ok: false,
@@ -171,24 +171,6 @@ export const pausedFalseAcknowledgement = (
     record[ack.key] = at;
   }
   return { ok: true, record };
-};
-
-/** The `paused-false-at` annotation value for a record: canonical JSON, so equal records compare equal. */
-export const pausedFalseAtValue = (record: Record<string, string>): string => canonicalJson(record);
-
-/** The record step 4 left on the MAPI object, or undefined when absent or unreadable. */
-export const recordedPausedFalseAt = (mapi: KubeObject | undefined): Record<string, string> | undefined => {
-  const raw = mapi?.metadata?.annotations?.[ANNOTATIONS.pausedFalseAt];
-  if (typeof raw !== "string") return undefined;
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (!isRecord(parsed)) return undefined;
-    const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries(parsed)) if (typeof v === "string") out[k] = v;
-    return out;
-  } catch {
-    return undefined;
-  }
 };
 
 /** Step 4, third bullet (Machines): the instance exists with a providerID on the side being left. */
@@ -357,31 +339,23 @@ export const pauseAcknowledgementProblem = (
   old: StableAuthority,
   options: { ending?: boolean } = {},
 ): Problem | undefined => {
-  const recorded = recordedPausedFalseAt(s.mapi);
-  const acks: readonly Acknowledger[] = HANDOVER_KINDS[s.kind].acknowledgers[old];
-  for (const ack of acks) {
-    const object = objectOf(s, ack.role);
-    // Ending (§3.5): a gone acknowledger has nothing left to stop, and a missing record cannot hold up a
-    // deletion — a current Paused=True is then enough.
-    if (options.ending && !object) continue;
-    const since = recorded?.[ack.key];
-    if (since === undefined && !options.ending)
-      return blocked(
-        `${describeRole(s, "mapi")} carries no recorded Paused=False time for ${describeObject(s.kind, ack.role, object)} (annotation ${ANNOTATIONS.pausedFalseAt}), so a fresh Paused=True cannot be told from a stale one; cancel the migration (set spec.authoritativeAPI back to ${old}) and start it again`,
-      );
-    const at = ackTime(object, "True");
-    const fresh = at !== undefined && (since === undefined || Date.parse(at) >= Date.parse(since));
-    if (!fresh)
-      return {
-        reason: "WaitingForPause",
-        waitFor: "pauseAck",
-        message:
-          at === undefined || since === undefined
-            ? `waiting for ${describeObject(s.kind, ack.role, object)} to report Paused=True (${conditionText(object, CONDITIONS.paused)})`
-            : `waiting for ${describeObject(s.kind, ack.role, object)} to report Paused=True again: its Paused=True at ${at} is older than its Paused=False at ${since}`,
-      };
-  }
-  return undefined;
+  // The check itself is src/protocol's (the sync's fork gates the final sync on the same one); this turns the
+  // first acknowledger not yet acknowledged, in table order, into the planner's words.
+  const first = pauseAcknowledgements(s, old, options).find((a) => a.state !== "acknowledged");
+  if (!first) return undefined;
+  const what = describeObject(s.kind, first.ack.role, first.object);
+  if (first.state === "unrecorded")
+    return blocked(
+      `${describeRole(s, "mapi")} carries no recorded Paused=False time for ${what} (annotation ${ANNOTATIONS.pausedFalseAt}), so a fresh Paused=True cannot be told from a stale one; cancel the migration (set spec.authoritativeAPI back to ${old}) and start it again`,
+    );
+  return {
+    reason: "WaitingForPause",
+    waitFor: "pauseAck",
+    message:
+      first.state === "awaited" && first.pausedAt !== undefined && first.since !== undefined
+        ? `waiting for ${what} to report Paused=True again: its Paused=True at ${first.pausedAt} is older than its Paused=False at ${first.since}`
+        : `waiting for ${what} to report Paused=True (${conditionText(first.object, CONDITIONS.paused)})`,
+  };
 };
 
 /**
@@ -397,14 +371,14 @@ export const liftedPauseAcknowledgement = (
   old: StableAuthority,
 ): { ok: true; record?: Record<string, string> } | { ok: false; problem: Problem } => {
   const details = HANDOVER_KINDS[s.kind];
-  const recorded = recordedPausedFalseAt(s.mapi) ?? {};
+  const recorded = decodePausedFalseAt(s.mapi) ?? {};
   const next: Record<string, string> = { ...recorded };
   let changed = false;
   for (const ack of details.acknowledgers[old]) {
     if (!details.pauseTargets.includes(ack.role)) continue;
     const object = objectOf(s, ack.role);
-    if (!object || hasPause(object)) continue;
-    if (conditionOf(object, CONDITIONS.paused)?.status === "True")
+    if (!object || isPaused(object)) continue;
+    if (reportsPaused(object))
       return {
         ok: false,
         problem: {
@@ -413,7 +387,7 @@ export const liftedPauseAcknowledgement = (
           message: `waiting for ${describeObject(s.kind, ack.role, object)} to report Paused=False: a roll-back lifted its pause and its Paused=True is from before, so it is paused again only once it acknowledged the lift`,
         },
       };
-    const at = ackTime(object, "False");
+    const at = pausedTransitionTime(object, "False");
     const since = recorded[ack.key];
     if (at !== undefined && (since === undefined || Date.parse(at) > Date.parse(since))) {
       next[ack.key] = at;
@@ -422,10 +396,6 @@ export const liftedPauseAcknowledgement = (
   }
   return changed ? { ok: true, record: next } : { ok: true };
 };
-
-/** Whether step 6 holds: the old authority's controllers have stopped since the migration started. */
-export const pauseAcknowledged = (s: HandoverSnapshot, old: StableAuthority): boolean =>
-  pauseAcknowledgementProblem(s, old) === undefined;
 
 /**
  * Step 7's lost-write guard (Machines): the old side went back to Provisioning, so the instance may exist
@@ -450,7 +420,7 @@ export const finalSyncProblem = (s: HandoverSnapshot, old: StableAuthority): Pro
   const mapi = s.mapi;
   if (!mapi) return undefined;
   const c = conditionOf(mapi, CONDITIONS.synchronized);
-  if (c?.status !== "True" || c.reason !== "FinalSyncComplete")
+  if (c?.status !== "True" || c.reason !== SYNCHRONIZED_REASONS.finalSyncComplete)
     return {
       reason: "WaitingForSync",
       waitFor: "finalSync",

@@ -9,9 +9,9 @@ import type { StableAuthority } from "../kube/kinds.js";
 import { CONDITIONS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { conditionOf, nameOf } from "../kube/object.js";
-import { SYNCHRONIZED_REASONS } from "./planner.js";
+import { specAuthority, statusAuthorityReading } from "../protocol/authority.js";
+import { SYNCHRONIZED_REASONS } from "../protocol/synchronized.js";
 import type { HandoverKind, Role } from "./snapshot.js";
-import { specAuthorityOf, statusAuthorityOf } from "./snapshot.js";
 import type { HandoverEvent, Step } from "./steps.js";
 import { stepName } from "./steps.js";
 import type { PatchRequest } from "./write.js";
@@ -102,10 +102,10 @@ export const directionOf = (from: StableAuthority, to: StableAuthority): string 
 
 /** A handover is in progress while status is Migrating or spec asks for the other authority. */
 export const handoverInProgress = (mapi: KubeObject): boolean => {
-  const status = statusAuthorityOf(mapi);
+  const status = statusAuthorityReading(mapi);
   if (status === "Migrating") return true;
   if (status !== "MachineAPI" && status !== "ClusterAPI") return false;
-  const spec = specAuthorityOf(mapi);
+  const spec = specAuthority(mapi);
   return spec !== undefined && spec !== status;
 };
 
@@ -115,7 +115,7 @@ export const handoverInProgress = (mapi: KubeObject): boolean => {
  * the final sync replaces it. Used after a restart, when the start write is not remembered.
  */
 export const startedAtOf = (mapi: KubeObject | undefined): number | undefined => {
-  if (!mapi || statusAuthorityOf(mapi) !== "Migrating") return undefined;
+  if (!mapi || statusAuthorityReading(mapi) !== "Migrating") return undefined;
   const c = conditionOf(mapi, CONDITIONS.synchronized);
   if (c?.reason !== SYNCHRONIZED_REASONS.awaitingFinalSync || !c.lastTransitionTime) return undefined;
   const at = Date.parse(c.lastTransitionTime);

@@ -1,11 +1,12 @@
 /**
  * Turns a planner step into the one request that carries it out (SPEC §7 write discipline), so the
- * controller shell only sends what it is given: status and annotation changes are merge patches that
- * carry the resourceVersion the step was planned from (a stale plan gets 409); finalizer changes are JSON
- * Patches whose `test`s guard the uid and resourceVersion that were read. Pure; nothing here talks to a
- * server.
+ * controller shell only sends what it is given: status and annotation changes are kube/write.ts's merge
+ * patch carrying the resourceVersion the step was planned from (a stale plan gets 409); finalizer changes
+ * are its finalizer patch, whose `test`s guard the uid, resourceVersion and list that were read. Pure;
+ * nothing here talks to a server.
  */
 import type { Operation } from "fast-json-patch";
+import { finalizersPatch, mergePatchAt } from "../kube/write.js";
 import type { ObjectRef } from "./snapshot.js";
 import type { Step } from "./steps.js";
 
@@ -24,24 +25,23 @@ const withoutUndefined = (o: object): Record<string, unknown> =>
 const metadataPatch = (target: ObjectRef, metadata: Record<string, unknown>): PatchRequest => ({
   target,
   patchType: "application/merge-patch+json",
-  body: { metadata: { resourceVersion: target.resourceVersion, ...metadata } },
+  body: mergePatchAt(target.resourceVersion, { metadata }),
 });
 
 /**
- * The finalizer list after the change, guarded by `test`s of the uid and resourceVersion the step was planned
- * from (SPEC §3.5): a write whose reply was lost, or an old leader's, can still reach the server later, and a
- * test of the list alone would let it land on a state it never saw — the same list again after a roll-back
- * put a finalizer back, or a new object under the same name. `add` sets the whole list (it replaces a list
- * that is there and creates one that is not).
+ * kube/write.ts's finalizer patch, from what the step was planned from: `test`s of the uid, the
+ * resourceVersion and the list observed (SPEC §3.5), then the list after the change. A write whose reply
+ * was lost, or an old leader's, can still reach the server later; it must fail rather than land on a state
+ * it never saw — the same list again after a roll-back put a finalizer back, or a new object under the
+ * same name.
  */
-const finalizerPatch = (target: ObjectRef, next: string[]): PatchRequest => ({
+const finalizerPatch = (target: ObjectRef, observed: readonly string[], next: string[]): PatchRequest => ({
   target,
   patchType: "application/json-patch+json",
-  body: [
-    ...(target.uid !== undefined ? [{ op: "test" as const, path: "/metadata/uid", value: target.uid }] : []),
-    { op: "test", path: "/metadata/resourceVersion", value: target.resourceVersion },
-    { op: "add", path: "/metadata/finalizers", value: next },
-  ],
+  body: finalizersPatch(
+    { uid: target.uid, resourceVersion: target.resourceVersion, finalizers: observed },
+    next,
+  ),
 });
 
 /** The request that executes `step`, or undefined for steps that write nothing (done, wait, blocked). */
@@ -60,10 +60,7 @@ export const requestOf = (step: Step): PatchRequest | undefined => {
         target: step.target,
         subresource: "status",
         patchType: "application/merge-patch+json",
-        body: {
-          metadata: { resourceVersion: step.target.resourceVersion },
-          status: withoutUndefined(step.statusPatch),
-        },
+        body: mergePatchAt(step.target.resourceVersion, { status: withoutUndefined(step.statusPatch) }),
       };
     case "pause":
       return metadataPatch(step.target, { annotations: { ...step.addAnnotations } });
@@ -74,13 +71,14 @@ export const requestOf = (step: Step): PatchRequest | undefined => {
     case "recordPausedFalseAt":
       return metadataPatch(step.target, { annotations: { [step.annotation]: step.value } });
     case "addFinalizers":
-      return finalizerPatch(step.target, [
+      return finalizerPatch(step.target, step.observed, [
         ...step.observed,
         ...step.finalizers.filter((f) => !step.observed.includes(f)),
       ]);
     case "removeFinalizers":
       return finalizerPatch(
         step.target,
+        step.observed,
         step.observed.filter((f) => !step.finalizers.includes(f)),
       );
     default: {

@@ -16,7 +16,7 @@ import type { Problem } from "../migration/preconditions.js";
 import { migrationRefusals } from "../migration/preconditions.js";
 import { readHandoverSnapshot } from "../migration/read-snapshot.js";
 import type { HandoverKind } from "../migration/snapshot.js";
-import { opposite, specAuthorityOf, statusAuthorityOf, synchronizedAPIOf } from "../migration/snapshot.js";
+import { ruleContext } from "../policies/engine.js";
 import {
   migrationMachineBusy,
   migrationTwinNotReady,
@@ -26,6 +26,7 @@ import {
 import type { AdmissionRequest, ConvertibilityCheck, ObjectStore, PolicyContext } from "../policies/types.js";
 import type { Rule } from "../policies/verdict.js";
 import { clusterView } from "../policies/view.js";
+import { opposite, specAuthority, statusAuthorityReading, synchronizedAPI } from "../protocol/authority.js";
 import { readSupport, type Support } from "../supported.js";
 import { checkConvertible, formatFieldError } from "../sync/conversion/index.js";
 import { type CommandIo, connectFromSettings, errorText, type Namespaces, readCluster } from "./shell.js";
@@ -120,9 +121,10 @@ const admissionBlockers = (
   target: StableAuthority,
 ): Blocker[] => {
   const out: Blocker[] = [];
+  const ruleCtx = ruleContext(request, ctx);
   for (const rule of MIGRATION_RULES) {
-    if (!rule.appliesTo(request, ctx)) continue;
-    const verdict = rule.check(request, ctx);
+    if (!rule.appliesTo(request, ruleCtx)) continue;
+    const verdict = rule.check(request, ruleCtx);
     if (verdict.kind !== "deny") continue;
     const blocker: Blocker = {
       source: "admission",
@@ -162,8 +164,8 @@ const rowOf = (
   input: PreflightInput,
   ctx: PolicyContext,
 ): PreflightRow => {
-  const spec = specAuthorityOf(mapi);
-  const status = statusAuthorityOf(mapi);
+  const spec = specAuthority(mapi);
+  const status = statusAuthorityReading(mapi);
   const synced = conditionOf(mapi, CONDITIONS.synchronized);
   const row: PreflightRow = {
     kind,
@@ -181,7 +183,7 @@ const rowOf = (
     blockers: [],
   };
   if (status === "Migrating") {
-    const old = synchronizedAPIOf(mapi);
+    const old = synchronizedAPI(mapi);
     if (old) row.target = opposite(old);
     row.verdict = "migrating";
     row.blockers.push({

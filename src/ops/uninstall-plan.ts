@@ -10,11 +10,12 @@ import { CAPI_GROUP, FINALIZERS, KINDS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { finalizersOf, getPath, isDeleting, isRecord, nameOf } from "../kube/object.js";
 import type { HandoverKind, ObjectRef, Role } from "../migration/snapshot.js";
-import { refOf, statusAuthorityOf } from "../migration/snapshot.js";
+import { refOf } from "../migration/snapshot.js";
 import type { Step } from "../migration/steps.js";
 import type { PatchRequest } from "../migration/write.js";
 import { capiResource, mapiResource } from "../policies/subject.js";
 import type { ObjectStore } from "../policies/types.js";
+import { statusAuthorityReading } from "../protocol/authority.js";
 import type { Namespaces } from "./shell.js";
 
 /** The three webhook configurations of SPEC §2.2, removed first so the command's own writes pass. */
@@ -37,7 +38,7 @@ export const WEBHOOK_CONFIGURATIONS: ReadonlyArray<{ type: ResourceType; name: s
       plural: "validatingwebhookconfigurations",
       namespaced: false,
     },
-    name: "machine-api-migration-warn",
+    name: "machine-api-migration-guard",
   },
   {
     type: {
@@ -96,7 +97,7 @@ export function openHandovers(
   const of = (kind: HandoverKind, type: ResourceType) =>
     store
       .list(type, ns.mapiNamespace)
-      .filter((o) => statusAuthorityOf(o) === "Migrating")
+      .filter((o) => statusAuthorityReading(o) === "Migrating")
       .map((o) => ({ kind, name: nameOf(o) }))
       .sort((a, b) => a.name.localeCompare(b.name));
   return [...of("MachineSet", KINDS.mapiMachineSet), ...of("Machine", KINDS.mapiMachine)];

@@ -24,11 +24,11 @@ import { planHandover } from "../migration/planner.js";
 import { describeObject } from "../migration/preconditions.js";
 import { readHandoverSnapshot } from "../migration/read-snapshot.js";
 import type { HandoverKind, ObjectRef } from "../migration/snapshot.js";
-import { synchronizedAPIOf } from "../migration/snapshot.js";
 import type { Step } from "../migration/steps.js";
 import type { PatchRequest } from "../migration/write.js";
 import { requestOf } from "../migration/write.js";
 import type { MemoryStore } from "../policies/memory-store.js";
+import { synchronizedAPI } from "../protocol/authority.js";
 import { type CommandIo, connectFromSettings, errorText, type Namespaces, readCluster } from "./shell.js";
 import {
   applyRequest,
@@ -179,7 +179,7 @@ export async function uninstallPrepare(
         ns.mapiNamespace,
         name,
       );
-      const old = mapi ? synchronizedAPIOf(mapi) : undefined;
+      const old = mapi ? synchronizedAPI(mapi) : undefined;
       return `  ${describeObject(kind, "mapi", mapi)} is Migrating${old ? ` (from ${old})` : ""}`;
     });
     return refuse([

@@ -5,8 +5,8 @@
  */
 import type { ResourceType } from "../kube/kinds.js";
 import { isRecord, type KubeObject, nameOf, namespaceOf } from "../kube/object.js";
+import type { Freshness, ObjectStore } from "../kube/store.js";
 import { groupOfApiVersion } from "./subject.js";
-import type { Freshness, ObjectStore } from "./types.js";
 
 const typeKey = (group: string, kind: string): string => `${group}/${kind}`;
 const objectKey = (namespace: string, name: string): string => `${namespace}/${name}`;

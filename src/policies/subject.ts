@@ -1,8 +1,9 @@
 /**
  * What an admission request is about, in the rules' vocabulary: which API (MAPI or CAPI), which role
- * (Machine, MachineSet, InfraMachine, infrastructure template), its name and namespace; plus the authority
- * fields of SPEC §1 and the words and commands messages use to name objects. Pure functions over request
- * and object JSON; odd shapes read as absent, never throw.
+ * (Machine, MachineSet, InfraMachine, infrastructure template), its name and namespace — classified once per
+ * decision by the engine (`RuleContext.subject`); plus what a request does to authority (SPEC §1, §2.3: a
+ * change, a cancel; the fields themselves are read by src/protocol) and the words and commands messages use
+ * to name objects. Pure functions over request and object JSON; odd shapes read as absent, never throw.
  */
 import {
   AUTHORITY,
@@ -14,9 +15,9 @@ import {
   MAPI_VERSION,
   type ResourceType,
   type StableAuthority,
-  type StatusAuthority,
 } from "../kube/kinds.js";
-import { getPath, isRecord, type KubeObject, nameOf, namespaceOf } from "../kube/object.js";
+import { isRecord, type KubeObject, nameOf, namespaceOf } from "../kube/object.js";
+import { specAuthorityAsWritten, statusAuthority, synchronizedAPI } from "../protocol/authority.js";
 import type { AdmissionRequest, PolicySettings } from "./types.js";
 
 export type Api = "mapi" | "capi";
@@ -107,8 +108,8 @@ export function subjectOf(request: AdmissionRequest, settings: PolicySettings): 
   if (namespace !== expected) return undefined;
   const version = str(resource?.version) || (group === MAPI_GROUP ? MAPI_VERSION : CAPI_VERSION);
   const name = str(request.name) || nameOf(requestObject(request));
-  // Spelled out, not `...role`: rules call this ~40 times per decision, and a spread into a literal with more
-  // properties cost ~3 µs a call in the bench profile (bench/, PERFORMANCE.md) against ~0.1 µs for this.
+  // Spelled out, not `...role`: a spread into a literal with more properties cost ~3 µs a call in the bench
+  // profile (bench/, PERFORMANCE.md) against ~0.1 µs for this. The engine calls it once per decision.
   return { api: role.api, role: role.role, group, version, kind, plural, name, namespace, subResource };
 }
 
@@ -133,25 +134,8 @@ export function subjectObject(subject: Subject, request: AdmissionRequest): Kube
 
 // --- authority (SPEC §1) -----------------------------------------------------------------------------
 
-const STATUS_VALUES: readonly string[] = [AUTHORITY.machineAPI, AUTHORITY.clusterAPI, AUTHORITY.migrating];
-const STABLE_VALUES: readonly string[] = [AUTHORITY.machineAPI, AUTHORITY.clusterAPI];
-
-/** `status.authoritativeAPI`; undefined while unset (or an unknown value, which the CRD refuses). */
-export const statusAuthorityOf = (o: KubeObject | undefined): StatusAuthority | undefined => {
-  const v = getPath(o, ["status", "authoritativeAPI"]);
-  return typeof v === "string" && STATUS_VALUES.includes(v) ? (v as StatusAuthority) : undefined;
-};
-export const synchronizedAPIOf = (o: KubeObject | undefined): StableAuthority | undefined => {
-  const v = getPath(o, ["status", "synchronizedAPI"]);
-  return typeof v === "string" && STABLE_VALUES.includes(v) ? (v as StableAuthority) : undefined;
-};
-/** `spec.authoritativeAPI` as written; the CRD defaults an omitted value to MachineAPI. */
-export const specAuthorityOf = (o: KubeObject | undefined): unknown => {
-  const v = getPath(o, ["spec", "authoritativeAPI"]);
-  return v === undefined || v === null ? AUTHORITY.machineAPI : v;
-};
-export const isStableAuthority = (v: unknown): v is StableAuthority =>
-  typeof v === "string" && STABLE_VALUES.includes(v);
+// The accessors are src/protocol's, one set for every controller: spec reads as the user wrote it (the CRD
+// default applied to an unset value), status as undefined while unset.
 
 /** UPDATE of a MAPI main resource that changes `spec.authoritativeAPI`. */
 export const changesAuthority = (request: AdmissionRequest): boolean =>
@@ -159,7 +143,7 @@ export const changesAuthority = (request: AdmissionRequest): boolean =>
   !request.subResource &&
   isRecord(request.object) &&
   isRecord(request.oldObject) &&
-  specAuthorityOf(request.object) !== specAuthorityOf(request.oldObject);
+  specAuthorityAsWritten(request.object) !== specAuthorityAsWritten(request.oldObject);
 
 /**
  * A cancel (SPEC §2.3): `spec.authoritativeAPI` changes back to `status.synchronizedAPI` while status is
@@ -169,9 +153,9 @@ export const changesAuthority = (request: AdmissionRequest): boolean =>
 export const isCancel = (request: AdmissionRequest): boolean => {
   if (!changesAuthority(request)) return false;
   const old = request.oldObject ?? undefined;
-  if (statusAuthorityOf(old) !== AUTHORITY.migrating) return false;
-  const back = synchronizedAPIOf(old);
-  return back === undefined || specAuthorityOf(request.object ?? undefined) === back;
+  if (statusAuthority(old) !== AUTHORITY.migrating) return false;
+  const back = synchronizedAPI(old);
+  return back === undefined || specAuthorityAsWritten(request.object ?? undefined) === back;
 };
 
 /** A migration request: authority changes and it is not a cancel. */
@@ -180,10 +164,10 @@ export const isMigrationRequest = (request: AdmissionRequest): boolean =>
 
 /** Which side is authoritative for a MAPI object: absent status counts as MachineAPI (§1 table). */
 export function authoritativeSideOf(mapi: KubeObject | undefined): Api | undefined {
-  const status = statusAuthorityOf(mapi);
+  const status = statusAuthority(mapi);
   if (status === undefined || status === AUTHORITY.machineAPI) return "mapi";
   if (status === AUTHORITY.clusterAPI) return "capi";
-  const old = synchronizedAPIOf(mapi);
+  const old = synchronizedAPI(mapi);
   return old === undefined ? undefined : old === AUTHORITY.machineAPI ? "mapi" : "capi";
 }
 
@@ -215,10 +199,6 @@ export const setAuthorityCommand = (
 ): string =>
   `oc patch ${mapiResource(kind)}/${name} -n ${namespace} --type=merge -p '{"spec":{"authoritativeAPI":"${to}"}}'`;
 
-/** The API of a resource group as `roleOf` assigns it; undefined for groups that hold no machine kind. */
-const apiOfGroup = (group: string): Api | undefined =>
-  group === MAPI_GROUP ? "mapi" : group === CAPI_GROUP || group === INFRA_GROUP ? "capi" : undefined;
-
 /** A one-line request filter for `appliesTo` (STYLE: filters are pure one-line predicates). */
 export interface SubjectFilter {
   readonly operations: readonly AdmissionRequest["operation"][];
@@ -229,29 +209,24 @@ export interface SubjectFilter {
   readonly subResources?: readonly string[];
 }
 
-export function matches(request: AdmissionRequest, settings: PolicySettings, filter: SubjectFilter): boolean {
+/** Whether a rule applies: the request's operation, and its subject as the engine classified it once. */
+export function matches(
+  request: AdmissionRequest,
+  subject: Subject | undefined,
+  filter: SubjectFilter,
+): boolean {
   if (!filter.operations.includes(request.operation)) return false;
-  // Every rule asks on every request: refuse on the request's own fields first (subresource, and the API its
-  // resource group implies, as subjectOf would classify it) before classifying the whole subject.
-  if (!(filter.subResources ?? [""]).includes(str(request.subResource))) return false;
-  if (
-    filter.api &&
-    apiOfGroup(str(isRecord(request.resource) ? request.resource.group : undefined)) !== filter.api
-  )
-    return false;
-  const s = subjectOf(request, settings);
-  if (!s) return false;
-  if (filter.api && s.api !== filter.api) return false;
-  if (filter.roles && !filter.roles.includes(s.role)) return false;
-  if (filter.kinds && !filter.kinds.includes(s.kind)) return false;
-  return (filter.subResources ?? [""]).includes(s.subResource);
+  if (!subject) return false;
+  if (filter.api && subject.api !== filter.api) return false;
+  if (filter.roles && !filter.roles.includes(subject.role)) return false;
+  if (filter.kinds && !filter.kinds.includes(subject.kind)) return false;
+  return (filter.subResources ?? [""]).includes(subject.subResource);
 }
 
 /** The subject of a request that `appliesTo` accepted; rules call it from `check`. */
-export function subjectFor(request: AdmissionRequest, settings: PolicySettings): Subject {
-  const s = subjectOf(request, settings);
-  if (!s) throw new Error("rule checked a request that is not a machine kind in its namespace");
-  return s;
+export function subjectFor(ctx: { readonly subject: Subject | undefined }): Subject {
+  if (!ctx.subject) throw new Error("rule checked a request that is not a machine kind in its namespace");
+  return ctx.subject;
 }
 
 /**

@@ -4,11 +4,11 @@
  * it returns. No I/O is reachable through anything in this file.
  */
 import type { Operation } from "fast-json-patch";
-import type { ResourceType } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
+import type { ObjectStore } from "../kube/store.js";
 
 /** The three webhook configurations of SPEC §2.2, by the path that serves them. */
-export type WebhookName = "validate" | "validate-warn" | "mutate";
+export type WebhookName = "validate" | "validate-guard" | "mutate";
 
 export interface UserInfo {
   username: string;
@@ -47,22 +47,9 @@ export interface AdmissionRequest {
   options?: Record<string, unknown> | null;
 }
 
-/** How fresh the view of one kind is (SPEC §2.1 `cacheStaleAfter`). */
-export interface Freshness {
-  synced: boolean;
-  /** Milliseconds since the kind's watch last had an open stream; 0 while one is open. */
-  disconnectedForMs: number;
-}
-
-/**
- * The raw read side of a cache: objects by type, namespace and name. Backed by the informer cache in
- * production and by a plain map in tests.
- */
-export interface ObjectStore {
-  get(type: ResourceType, namespace: string, name: string): KubeObject | undefined;
-  list(type: ResourceType, namespace?: string): readonly KubeObject[];
-  freshness(type: ResourceType): Freshness;
-}
+// The read side of a cache is src/kube's (the runtime layer); re-exported for the many readers that import
+// it from here with the rest of the policy contract.
+export type { Freshness, ObjectStore } from "../kube/store.js";
 
 /** What admission rules and the handover planner read: the store plus twin resolution (SPEC §0, §2.3). */
 export interface ClusterView extends ObjectStore {

@@ -7,6 +7,7 @@
  */
 import type { ResourceType } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
+import type { Subject } from "./subject.js";
 import type { AdmissionRequest, PolicyContext, WebhookName } from "./types.js";
 
 export interface Allow {
@@ -55,6 +56,15 @@ export const mutate = (apply: (draft: KubeObject) => void, warning?: string): Ve
 /** The text a denied user reads: the message, then what to do instead. */
 export const denyText = (d: Deny): string => (d.hint ? `${d.message} ${d.hint}` : d.message);
 
+/**
+ * What a rule sees besides the request: the decision's context, and the request's subject as the engine
+ * classified it once per decision (subject.ts `subjectOf`) — rules read it, never recompute it.
+ */
+export interface RuleContext extends PolicyContext {
+  /** Undefined when the request is not about a machine kind in its API's namespace. */
+  readonly subject: Subject | undefined;
+}
+
 export interface Rule {
   /** Stable id (SPEC §2.3/§2.4), used in messages, logs and metric labels. */
   readonly id: string;
@@ -65,6 +75,6 @@ export interface Rule {
    */
   readonly reads: readonly ResourceType[] | ((request: AdmissionRequest) => readonly ResourceType[]);
   /** Cheap, request-only predicate: operation, kind, subresource. Never reads the view. */
-  readonly appliesTo: (request: AdmissionRequest, ctx: PolicyContext) => boolean;
-  readonly check: (request: AdmissionRequest, ctx: PolicyContext) => Verdict;
+  readonly appliesTo: (request: AdmissionRequest, ctx: RuleContext) => boolean;
+  readonly check: (request: AdmissionRequest, ctx: RuleContext) => Verdict;
 }

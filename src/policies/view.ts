@@ -7,7 +7,8 @@
  */
 import { AUTHORITY, CAPI_GROUP, KINDS, LABELS, type ResourceType } from "../kube/kinds.js";
 import { getPath, type KubeObject, labelsOf, nameOf, ownerReferencesOf } from "../kube/object.js";
-import { classifyObject, groupOfApiVersion, statusAuthorityOf } from "./subject.js";
+import { statusAuthority } from "../protocol/authority.js";
+import { classifyObject, groupOfApiVersion } from "./subject.js";
 import type { ClusterView, ObjectStore } from "./types.js";
 
 export interface ViewNamespaces {
@@ -94,8 +95,8 @@ function infraTwinNames(
  */
 export function strictestTwin(twins: readonly KubeObject[]): KubeObject | undefined {
   return (
-    twins.find((t) => statusAuthorityOf(t) === AUTHORITY.migrating) ??
-    twins.find((t) => statusAuthorityOf(t) !== AUTHORITY.clusterAPI) ??
+    twins.find((t) => statusAuthority(t) === AUTHORITY.migrating) ??
+    twins.find((t) => statusAuthority(t) !== AUTHORITY.clusterAPI) ??
     twins[0]
   );
 }

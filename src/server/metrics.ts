@@ -17,7 +17,7 @@ export const DURATION_BUCKETS_SECONDS = [
   0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5, 10,
 ];
 
-const WEBHOOKS: readonly WebhookName[] = ["validate", "validate-warn", "mutate"];
+const WEBHOOKS: readonly WebhookName[] = ["validate", "validate-guard", "mutate"];
 
 /** The product's own series carry its prefix (SPEC §2.1, §3.4, §7). */
 export const ADMISSION_METRIC_NAMES = Object.freeze({

@@ -16,7 +16,8 @@ import { CAPI_GROUP, FINALIZERS, KINDS } from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
 import { getPath, hasFinalizer, isDeleting, ownerReferencesOf } from "../kube/object.js";
 import { createWriteHelpers } from "../kube/write.js";
-import { assertNever, capiPausedConditions, DEFAULT_ZONE, hasPauseAnnotation, stringAt } from "./common.js";
+import { isPaused } from "../protocol/pause.js";
+import { assertNever, capiPausedConditions, DEFAULT_ZONE, stringAt } from "./common.js";
 import type { InstanceLedger } from "./ledger.js";
 
 export const CAPA_FIELD_MANAGER = "capa-controller-manager";
@@ -47,7 +48,7 @@ export function planAwsMachine({ awsMachine, ownerMachine, nowMs }: AwsMachineIn
   if (!awsMachine) return { kind: "none", why: "gone" };
   const conditions = capiPausedConditions(awsMachine, nowMs);
   if (conditions) return { kind: "setConditions", conditions };
-  if (hasPauseAnnotation(awsMachine)) return { kind: "none", why: "paused by its own annotation" };
+  if (isPaused(awsMachine)) return { kind: "none", why: "paused by its own annotation" };
   const instanceId = stringAt(awsMachine, ["spec", "instanceID"]) || undefined;
   if (isDeleting(awsMachine)) {
     if (!hasFinalizer(awsMachine, FINALIZERS.awsMachine))

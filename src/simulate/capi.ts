@@ -24,13 +24,23 @@ import {
   LABELS,
 } from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
-import { getPath, hasFinalizer, isDeleting, isRecord, nameOf, ownerReferencesOf } from "../kube/object.js";
+import {
+  conditionOf,
+  conditionsOf,
+  getPath,
+  hasFinalizer,
+  isDeleting,
+  isRecord,
+  nameOf,
+  ownerReferencesOf,
+  setCondition,
+} from "../kube/object.js";
 import { createWriteHelpers } from "../kube/write.js";
+import { isPaused } from "../protocol/pause.js";
 import {
   assertNever,
   capiPausedConditions,
   desiredReplicas,
-  hasPauseAnnotation,
   liveReplicas,
   nodeNameFor,
   replicaStatus,
@@ -59,7 +69,7 @@ export type CapiMachineAction =
   /** Removes the finalizer once a live read confirms the InfraMachine is NotFound. */
   | { kind: "removeFinalizerIfInfraGone" }
   | { kind: "setProviderID"; providerID: string }
-  | { kind: "setRunning"; nodeName: string; at: string };
+  | { kind: "setRunning"; nodeName: string; at: string; conditions: Condition[] };
 
 export interface CapiMachineInput {
   machine: KubeObject | undefined;
@@ -79,7 +89,7 @@ export function planCapiMachine({ machine, infraMachine, nowMs }: CapiMachineInp
   if (!isDeleting(machine) && !hasFinalizer(machine, FINALIZERS.capiMachine)) return { kind: "addFinalizer" };
   const conditions = capiPausedConditions(machine, nowMs);
   if (conditions) return { kind: "setConditions", conditions };
-  if (hasPauseAnnotation(machine)) return { kind: "none", why: "paused" };
+  if (isPaused(machine)) return { kind: "none", why: "paused" };
 
   if (isDeleting(machine)) {
     if (!hasFinalizer(machine, FINALIZERS.capiMachine))
@@ -100,11 +110,39 @@ export function planCapiMachine({ machine, infraMachine, nowMs }: CapiMachineInp
   const done =
     stringAt(machine, ["status", "phase"]) === "Running" &&
     stringAt(machine, ["status", "nodeRef", "name"]) !== "" &&
-    getPath(machine, ["status", "initialization", "infrastructureProvisioned"]) === true;
+    getPath(machine, ["status", "initialization", "infrastructureProvisioned"]) === true &&
+    RUNNING_CONDITIONS.every((type) => conditionOf(machine, type)?.status === "True");
   if (done) return { kind: "none", why: "Running" };
   const instanceId = instanceIdOfProviderID(providerID) ?? nameOf(machine);
-  return { kind: "setRunning", nodeName: nodeNameFor(instanceId), at: timestamp(nowMs) };
+  return {
+    kind: "setRunning",
+    nodeName: nodeNameFor(instanceId),
+    at: timestamp(nowMs),
+    conditions: runningConditions(machine, nowMs),
+  };
 }
+
+/** The v1beta2 conditions the CRD's READY and AVAILABLE columns read; True once the Machine runs. */
+const RUNNING_CONDITIONS = ["Ready", "Available"] as const;
+
+/**
+ * The Machine's conditions with `Ready` and `Available` True, as Cluster API reports a Machine whose node is
+ * up (no MinReadySeconds here, so Available comes with Ready); the others, `Paused` included, as they were.
+ */
+const runningConditions = (machine: KubeObject, nowMs: number): Condition[] => {
+  const at = new Date(nowMs);
+  const generation =
+    typeof machine.metadata?.generation === "number"
+      ? { observedGeneration: machine.metadata.generation }
+      : {};
+  return [
+    ...RUNNING_CONDITIONS.reduce(
+      (conditions, type) =>
+        setCondition(conditions, { type, status: "True", reason: type, message: "", ...generation }, at),
+      conditionsOf(machine) as readonly Condition[],
+    ),
+  ];
+};
 
 export type CapiMachineSetAction =
   | { kind: "none"; why: string }
@@ -191,7 +229,7 @@ export function planCapiMachineSet(input: CapiMachineSetInput): CapiMachineSetAc
   if (!isDeleting(set) && !hasFinalizer(set, FINALIZERS.capiMachineSet)) return { kind: "addFinalizer" };
   const conditions = capiPausedConditions(set, input.nowMs);
   if (conditions) return { kind: "setConditions", conditions };
-  if (hasPauseAnnotation(set)) return { kind: "none", why: "paused" };
+  if (isPaused(set)) return { kind: "none", why: "paused" };
   const { live, count } = liveReplicas(input.machines, input.pendingCreates, input.pendingDeletes);
   if (isDeleting(set)) {
     // As Cluster API's reconcileDelete: every Machine it selects goes, whatever the propagation policy of the
@@ -316,6 +354,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
             nodeRef: { name: action.nodeName },
             initialization: { infrastructureProvisioned: true },
             lastUpdated: action.at,
+            conditions: action.conditions,
           });
           return;
         default:
@@ -384,6 +423,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
             throw e;
           }
           expectations.created(name, machineName);
+          ledger.memberCreated(name, machineName);
           logger.info(
             { machineSet: name, machine: machineName },
             "MachineSet created a Machine and AWSMachine",
@@ -392,7 +432,11 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
         }
         case "deleteMachine": {
           const victim = nameOf(action.machine);
-          ledger.deletionRequested(victim, `scale-down or deletion of MachineSet ${namespace}/${name}`);
+          ledger.memberDeleted({
+            machineSet: name,
+            machineName: victim,
+            reason: isDeleting(set) ? "setDeleting" : "scaleDown",
+          });
           try {
             await write.deleteWithPreconditions(KINDS.capiMachine, action.machine);
           } catch (e) {

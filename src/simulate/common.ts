@@ -4,16 +4,12 @@
  * annotation), timestamps, the simulated node name of an instance, and the zone an instance lands in.
  * No I/O and no clock here: `now` is always passed in.
  */
-import { ANNOTATIONS } from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
-import { annotationsOf, conditionsOf, getPath, isDeleting, nameOf, setCondition } from "../kube/object.js";
+import { conditionsOf, getPath, isDeleting, nameOf, setCondition } from "../kube/object.js";
+import { isPaused } from "../protocol/pause.js";
 
 /** Kubernetes `metav1.Time`: RFC 3339 to the second (the CRDs' date-time format, no milliseconds). */
 export const timestamp = (nowMs: number): string => new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, "Z");
-
-/** Presence alone pauses (SPEC §0). */
-export const hasPauseAnnotation = (o: KubeObject | undefined): boolean =>
-  Object.hasOwn(annotationsOf(o), ANNOTATIONS.paused);
 
 /** The string at `path`, or "" when absent or not a string. */
 export const stringAt = (o: unknown, path: readonly string[]): string => {
@@ -70,7 +66,7 @@ export function mapiPausedConditions(
  * `lastTransitionTime` are required by the CRDs. Undefined when nothing would change.
  */
 export function capiPausedConditions(o: KubeObject, nowMs: number): Condition[] | undefined {
-  const paused = hasPauseAnnotation(o);
+  const paused = isPaused(o);
   const before = conditionsOf(o);
   const generation =
     typeof o.metadata?.generation === "number" ? { observedGeneration: o.metadata.generation } : {};

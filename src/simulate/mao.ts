@@ -24,6 +24,7 @@ import {
   ownerReferencesOf,
 } from "../kube/object.js";
 import { createWriteHelpers } from "../kube/write.js";
+import { specAuthorityAsWritten, statusAuthorityReading } from "../protocol/authority.js";
 import {
   assertNever,
   DEFAULT_ZONE,
@@ -60,8 +61,11 @@ export interface MapiMachineInput {
   provisioningDelayMs: number;
 }
 
-const statusAuthorityOf = (o: KubeObject): string => stringAt(o, ["status", "authoritativeAPI"]);
-const specAuthorityOf = (o: KubeObject): string => stringAt(o, ["spec", "authoritativeAPI"]) || "MachineAPI";
+/** SPEC §1: MAO copies spec (the CRD default applied) → status while status is unset. */
+const copyAuthority = (o: KubeObject): { kind: "copyAuthority"; to: string } => ({
+  kind: "copyAuthority",
+  to: String(specAuthorityAsWritten(o)),
+});
 const phaseOf = (o: KubeObject): string => stringAt(o, ["status", "phase"]);
 
 /** The MAO Machine controller's decision for one reconcile (SPEC §1, §1.1). */
@@ -85,8 +89,8 @@ export function planMapiMachine({
   provisioningDelayMs,
 }: MapiMachineInput): MapiMachineAction {
   if (!machine) return { kind: "none", why: "gone" };
-  const status = statusAuthorityOf(machine);
-  if (status === "") return { kind: "copyAuthority", to: specAuthorityOf(machine) };
+  const status = statusAuthorityReading(machine);
+  if (status === "absent") return copyAuthority(machine);
   const conditions = mapiPausedConditions(machine, status, nowMs);
   if (conditions) return { kind: "setConditions", conditions };
   const active = status === "MachineAPI";
@@ -189,8 +193,8 @@ export function mapiMachineFromTemplate(machineSet: KubeObject): KubeObject {
 export function planMapiMachineSet(input: MapiMachineSetInput): MapiMachineSetAction {
   const set = input.machineSet;
   if (!set) return { kind: "none", why: "gone" };
-  const status = statusAuthorityOf(set);
-  if (status === "") return { kind: "copyAuthority", to: specAuthorityOf(set) };
+  const status = statusAuthorityReading(set);
+  if (status === "absent") return copyAuthority(set);
   const conditions = mapiPausedConditions(set, status, input.nowMs);
   if (conditions) return { kind: "setConditions", conditions };
   if (status !== "MachineAPI") return { kind: "none", why: `paused: status.authoritativeAPI is ${status}` };
@@ -339,12 +343,13 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
             fieldManager: MAO_FIELD_MANAGER,
           });
           expectations.created(name, nameOf(created));
+          ledger.memberCreated(name, nameOf(created));
           logger.info({ machineSet: name, machine: nameOf(created) }, "MachineSet created a Machine");
           return;
         }
         case "deleteMachine": {
           const victim = nameOf(action.machine);
-          ledger.deletionRequested(victim, `scale-down of MachineSet ${namespace}/${name}`);
+          ledger.memberDeleted({ machineSet: name, machineName: victim, reason: "scaleDown" });
           try {
             await write.deleteWithPreconditions(KINDS.mapiMachine, action.machine);
           } catch (e) {

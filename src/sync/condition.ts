@@ -9,6 +9,7 @@ import { CONDITIONS, MAPI_GROUP } from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
 import { nameOf, namespaceOf } from "../kube/object.js";
 import type { FieldError } from "../policies/types.js";
+import { SYNCHRONIZED_REASONS } from "../protocol/synchronized.js";
 import { statusPatch } from "./diff.js";
 import type { SyncWrite } from "./writes.js";
 import { refOf } from "./writes.js";
@@ -24,14 +25,17 @@ export type SynchronizedCondition = Omit<Condition, "lastTransitionTime"> & {
   message: string;
 };
 
+/** The reasons the sync writes: the protocol's two success reasons (src/protocol) and its own failures. */
 export const REASONS = Object.freeze({
-  resourceSynchronized: "ResourceSynchronized",
-  finalSyncComplete: "FinalSyncComplete",
+  resourceSynchronized: SYNCHRONIZED_REASONS.resourceSynchronized,
+  finalSyncComplete: SYNCHRONIZED_REASONS.finalSyncComplete,
   unpausedTwinDetected: "UnpausedTwinDetected",
   infraMachineSpecMismatch: "InfraMachineSpecMismatch",
   storageBeingRemoved: "StorageBeingRemoved",
   unsupportedOwner: "UnsupportedOwnerReference",
   mirrorDeletedByCascade: "MirrorDeletedByCascade",
+  /** Upstream's reason when the CAPI Machine's InfraMachine cannot be read (issue 23). */
+  failedToGetCAPIInfraResources: "FailedToGetCAPIInfraResources",
 });
 
 const sides = (direction: Direction) =>
@@ -158,6 +162,30 @@ export const unsupportedOwner = (kind: SyncKind, mapi: KubeObject, owner: string
     REASONS.unsupportedOwner,
     `MAPI ${kind} ${namespaceOf(mapi)}/${nameOf(mapi)} is owned by ${owner}; ${kind}s with such owners are` +
       " not synchronized",
+  );
+
+/** The CAPI Machine names an InfraMachine that does not exist: nothing to convert, and the user must know. */
+export const infraMachineMissing = (
+  capi: KubeObject,
+  infraKind: string,
+  infraName: string,
+): SynchronizedCondition =>
+  falseCondition(
+    REASONS.failedToGetCAPIInfraResources,
+    `CAPI Machine ${namespaceOf(capi)}/${nameOf(capi)} references ${infraKind} ${namespaceOf(capi)}/${infraName},` +
+      " which does not exist; the Machine cannot be synchronized until it does",
+  );
+
+/** A CAPI object owned by another controller (a MachineDeployment): two controllers would drive one set. */
+export const capiUnsupportedOwner = (
+  kind: SyncKind,
+  capi: KubeObject,
+  owner: string,
+): SynchronizedCondition =>
+  falseCondition(
+    REASONS.unsupportedOwner,
+    `CAPI ${kind} ${namespaceOf(capi)}/${nameOf(capi)} is owned by ${owner}; ${kind}s owned by anything but the` +
+      " Cluster are not synchronized (their owner drives them)",
   );
 
 /** The MAPI untouched condition types when mirroring status into a MAPI object (SPEC §5.4). */

@@ -24,7 +24,7 @@ import type { Transport } from "../kube/transport.js";
 import type { ObjectStore } from "../policies/types.js";
 import type { SyncKind } from "./condition.js";
 import { mapiStatusWrite, refusedWriteCondition } from "./condition.js";
-import { type ExecuteOutcome, executeWrites } from "./execute.js";
+import { type ExecuteDeps, type ExecuteOutcome, executeWrites } from "./execute.js";
 import type { SyncPlan } from "./plan.js";
 import { planMachineSetSync, planMachineSync } from "./plan.js";
 import { liveReadOf, readClusterCascade } from "./shell/cascade.js";
@@ -60,6 +60,8 @@ export interface SyncControllerDeps {
   clock: Clock;
   logger: Logger;
   metrics?: RuntimeMetrics;
+  /** SPEC §0.1: the live read before every deletion write (src/sync/execute.ts). */
+  platformGuard?: ExecuteDeps["platformGuard"];
   workers?: number;
   /** Work-queue backoff (SPEC §7 defaults: 5 ms doubling to 1000 s). */
   baseDelayMs?: number;
@@ -153,13 +155,19 @@ const machineSetShell: KindShell<MachineSetSnapshot> = {
   read: readMachineSetSnapshot,
   plan: planMachineSetSync,
   infraKeys: (o, cache, settings) => machineSetKeysFor(o, cache, settings),
-  extraWatches(_cache, settings) {
+  extraWatches(cache, settings) {
     // Orphaning on deletion (§4.6) reads the MAPI Machines a MAPI MachineSet owns.
     const ownerSets: KeyMapper = (m) =>
       ownerReferencesOf(m)
         .filter((r) => r.kind === "MachineSet")
         .map((r) => r.name);
-    return [{ type: KINDS.mapiMachine, namespace: settings.mapiNamespace, mapper: ownerSets }];
+    // A CAPI MachineSet using another set's labelled template brings that set back when it changes or goes
+    // (§4.6: the template is deleted once no set references it).
+    const templateOwners: KeyMapper = (o) => machineSetKeysFor(o, cache, settings);
+    return [
+      { type: KINDS.mapiMachine, namespace: settings.mapiNamespace, mapper: ownerSets },
+      { type: KINDS.capiMachineSet, namespace: settings.capiNamespace, mapper: templateOwners },
+    ];
   },
 };
 
@@ -260,7 +268,12 @@ function createSyncController<S extends SnapshotBase>(
     }
 
     const outcome = await executeWrites(
-      { client, typeOf: infra.typeOf, signal: context.signal },
+      {
+        client,
+        typeOf: infra.typeOf,
+        signal: context.signal,
+        ...(deps.platformGuard ? { platformGuard: deps.platformGuard } : {}),
+      },
       plan.writes,
     );
     if (outcome.kind === "aborted") return undefined;

@@ -15,11 +15,11 @@
 import { ANNOTATIONS, AUTHORITY, FINALIZERS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { finalizersOf, getPath, hasFinalizer, isDeleting, labelsOf, nameOf } from "../kube/object.js";
+import { isForeignUnderMachineAPI, isPaused, isPausedWithMarker } from "../protocol/pause.js";
 import type { SynchronizedCondition, SyncKind } from "./condition.js";
 import { mirrorDeletedByCascade, storageBeingRemoved } from "./condition.js";
 import { PAUSE_ANNOTATIONS } from "./desired.js";
 import type { DeletionAuthority } from "./fork.js";
-import { isForeignUnderMachineAPI, isPaused, isPausedWithMarker } from "./fork.js";
 import type { MachineSetSnapshot, MachineSnapshot } from "./snapshot.js";
 import type { SyncWrite } from "./writes.js";
 import {
@@ -263,8 +263,14 @@ const machineSetDeletionStep = (s: MachineSetSnapshot, authority: DeletionAuthor
   const { mapi, capi } = s;
   const managed = (o: KubeObject | undefined): o is KubeObject =>
     o !== undefined && !(authority === AUTHORITY.machineAPI && isForeignUnderMachineAPI(o));
+  // Never one another CAPI MachineSet still uses; its last user going away brings this key back (snapshot.ts).
   const labelledTemplates = s.templates
-    .filter((t) => labelsOf(t)[LABELS.templateMachineSet] === s.name && !isDeleting(t))
+    .filter(
+      (t) =>
+        labelsOf(t)[LABELS.templateMachineSet] === s.name &&
+        !isDeleting(t) &&
+        !(s.templatesReferencedElsewhere ?? []).includes(nameOf(t)),
+    )
     .map((t) => deleteWrite(t));
 
   if (authority === "unknown") {

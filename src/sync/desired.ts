@@ -13,6 +13,7 @@ import {
   CAPI_API_VERSION,
   DELETE_MARKS,
   FINALIZERS,
+  KINDS,
   LABELS,
   PAUSED_BY_VALUE,
   PRODUCT_PREFIX,
@@ -101,6 +102,17 @@ export const unsupportedMachineOwner = (mapi: KubeObject): string | undefined =>
 /** MachineSets with any owner reference are not synchronized (§4.3). */
 export const unsupportedMachineSetOwner = (mapi: KubeObject): string | undefined => {
   const ref = ownerReferencesOf(mapi)[0];
+  return ref ? `${ref.kind} ${ref.name}` : undefined;
+};
+
+/**
+ * A CAPI MachineSet owned by anything but the CAPI `Cluster` (a MachineDeployment) is driven by that owner:
+ * never mirrored nor handed over (upstream: `Synchronized=False`). The sync itself sets only the Cluster.
+ */
+export const unsupportedCapiMachineSetOwner = (capi: KubeObject | undefined): string | undefined => {
+  const ref = ownerReferencesOf(capi).find(
+    (r) => !(r.kind === KINDS.capiCluster.kind && r.apiVersion.startsWith(`${KINDS.capiCluster.group}/`)),
+  );
   return ref ? `${ref.kind} ${ref.name}` : undefined;
 };
 

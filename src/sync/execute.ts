@@ -12,6 +12,8 @@ import { ConflictError, InvalidError, KubeApiError } from "../kube/errors.js";
 import type { ResourceType } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { isRecord, nameOf, namespaceOf } from "../kube/object.js";
+import type { GuardedPatch } from "../kube/write.js";
+import { mergePatchAt, sendGuardedPatch } from "../kube/write.js";
 import type { SyncWrite } from "./writes.js";
 import { SYNC_FIELD_MANAGER } from "./writes.js";
 
@@ -21,7 +23,17 @@ export interface ExecuteDeps {
   typeOf(apiVersion: string, kind: string): Promise<ResourceType>;
   /** Checked before every write: a controller that lost leadership stops before its next write. */
   signal?: AbortSignal;
+  /**
+   * SPEC §0.1: the live read that the platform's own migration controllers are absent or at zero, made once
+   * per plan before its first deletion write (a delete, a finalizer or owner reference released); false →
+   * the plan stops there, as if aborted (src/supported.ts `createPlatformGuard`).
+   */
+  platformGuard?: { clear(what: string): Promise<boolean> };
 }
+
+/** The writes of a deletion (§4.6, §3.5): the delete itself and the releases that let it finish. */
+export const isDeletionWrite = (w: SyncWrite): boolean =>
+  w.kind === "delete" || w.kind === "removeFinalizer" || w.kind === "removeOwnerReference";
 
 export type ExecuteOutcome =
   | { kind: "done"; written: number; resourceVersions: ReadonlyMap<string, string> }
@@ -40,7 +52,7 @@ export type ExecuteOutcome =
 /** Codes with which an API server refuses a request on its merits (admission, schema, RBAC). */
 const REFUSAL_CODES: readonly number[] = [400, 403, 422];
 
-const targetUid = (w: SyncWrite): string => (w.kind === "create" ? "" : w.target.uid);
+const targetUid = (w: SyncWrite): string => (w.kind === "create" ? "" : (w.target.uid ?? ""));
 
 /** The uid whose chained resourceVersion a test op on `/metadata/resourceVersion` must carry. */
 const withChainedTests = (ops: readonly Operation[], rv: string): Operation[] =>
@@ -69,6 +81,7 @@ export const chainResourceVersion = (write: SyncWrite, rv: string | undefined): 
     case "addFinalizer":
     case "removeFinalizer":
     case "removeOwnerReference":
+    case "setReplicas":
       return { ...write, resourceVersion: rv, patch: withChainedTests(write.patch, rv) };
     case "delete":
       return { ...write, preconditions: { ...write.preconditions, resourceVersion: rv } };
@@ -78,7 +91,10 @@ export const chainResourceVersion = (write: SyncWrite, rv: string | undefined): 
 };
 
 const isJsonPatch = (w: SyncWrite): boolean =>
-  w.kind === "addFinalizer" || w.kind === "removeFinalizer" || w.kind === "removeOwnerReference";
+  w.kind === "addFinalizer" ||
+  w.kind === "removeFinalizer" ||
+  w.kind === "removeOwnerReference" ||
+  w.kind === "setReplicas";
 
 /**
  * Pure: what a failed write means. kube answers a failed JSON Patch `test` with 422 and no causes; for the
@@ -96,65 +112,48 @@ const describeTarget = (w: SyncWrite): string =>
     ? `${w.object.kind} ${namespaceOf(w.object)}/${nameOf(w.object)}`
     : `${w.target.kind} ${w.target.namespace}/${w.target.name}`;
 
+const annotationsPatch = (
+  resourceVersion: string,
+  annotations: Record<string, string | null>,
+): GuardedPatch => ({ type: "merge", body: mergePatchAt(resourceVersion, { metadata: { annotations } }) });
+
+/** The one request that carries out `w`; merge and JSON patches are kube/write.ts's guarded patches. */
 const sendOne = async (deps: ExecuteDeps, w: SyncWrite): Promise<unknown> => {
   const { client } = deps;
-  const options = { fieldManager: SYNC_FIELD_MANAGER };
   if (w.kind === "create") {
     const type = await deps.typeOf(w.object.apiVersion ?? "", w.object.kind ?? "");
-    return client.create(type, w.object, options);
+    return client.create(type, w.object, { fieldManager: SYNC_FIELD_MANAGER });
   }
   const type = await deps.typeOf(w.target.apiVersion, w.target.kind);
-  const { namespace, name } = w.target;
+  const send = (patch: GuardedPatch) => sendGuardedPatch(client, type, w.target, patch, SYNC_FIELD_MANAGER);
   switch (w.kind) {
     case "apply":
-      return client.patch(type, namespace, name, {
+      return client.patch(type, w.target.namespace, w.target.name, {
         type: "apply",
         body: w.body,
         fieldManager: w.fieldManager,
         force: true,
       });
     case "applyStatus":
-      return client.patch(
-        type,
-        namespace,
-        name,
-        { type: "merge", body: { metadata: { resourceVersion: w.resourceVersion }, status: w.status } },
-        { ...options, subresource: "status" },
-      );
+      return send({
+        type: "merge",
+        body: mergePatchAt(w.resourceVersion, { status: w.status }),
+        subresource: "status",
+      });
     case "annotate":
     case "pause":
-      return client.patch(
-        type,
-        namespace,
-        name,
-        {
-          type: "merge",
-          body: { metadata: { resourceVersion: w.resourceVersion, annotations: w.annotations } },
-        },
-        options,
-      );
+      return send(annotationsPatch(w.resourceVersion, w.annotations));
     case "unpause":
-      return client.patch(
-        type,
-        namespace,
-        name,
-        {
-          type: "merge",
-          body: {
-            metadata: {
-              resourceVersion: w.resourceVersion,
-              annotations: Object.fromEntries(w.annotations.map((k) => [k, null])),
-            },
-          },
-        },
-        options,
+      return send(
+        annotationsPatch(w.resourceVersion, Object.fromEntries(w.annotations.map((k) => [k, null]))),
       );
     case "addFinalizer":
     case "removeFinalizer":
     case "removeOwnerReference":
-      return client.patch(type, namespace, name, { type: "json", body: w.patch }, options);
+    case "setReplicas":
+      return send({ type: "json", body: w.patch });
     case "delete":
-      return client.delete(type, namespace, name, {
+      return client.delete(type, w.target.namespace, w.target.name, {
         preconditions: w.preconditions,
         ...(w.propagationPolicy ? { propagationPolicy: w.propagationPolicy } : {}),
       });
@@ -170,8 +169,14 @@ export async function executeWrites(
 ): Promise<ExecuteOutcome> {
   // uid → the resourceVersion our own previous write to that object returned.
   const resourceVersions = new Map<string, string>();
+  let platformCleared = false;
   for (const [index, planned] of writes.entries()) {
     if (deps.signal?.aborted) return { kind: "aborted", index, resourceVersions };
+    if (deps.platformGuard && !platformCleared && isDeletionWrite(planned)) {
+      if (!(await deps.platformGuard.clear(`deletion write ${planned.kind} of ${describeTarget(planned)}`)))
+        return { kind: "aborted", index, resourceVersions };
+      platformCleared = true;
+    }
     const uid = targetUid(planned);
     const write = chainResourceVersion(planned, uid ? resourceVersions.get(uid) : undefined);
     let answer: unknown;

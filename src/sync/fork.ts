@@ -1,22 +1,19 @@
 /**
  * The fork of SPEC §4.2: from the twins as read, which kind of reconcile this is. One pure function for
  * Machines and MachineSets alike, returning a tagged branch; what each branch writes lives in plan.ts and
- * deletion.ts. Also the small predicates on pause state and authority the rest of src/sync shares, and the
- * step-6 check of §3.1 (every acknowledger of the old authority reports Paused=True no earlier than the
- * Paused=False recorded for it) that gates the final sync.
+ * deletion.ts. The pause predicates, the authority accessors and the step-6 check of §3.1 that gates the final
+ * sync are src/protocol's.
  */
-import type { StableAuthority, StatusAuthority } from "../kube/kinds.js";
-import { ANNOTATIONS, AUTHORITY, CONDITIONS, FINALIZERS, LABELS, PAUSED_BY_VALUE } from "../kube/kinds.js";
+import type { StableAuthority } from "../kube/kinds.js";
+import { AUTHORITY, CONDITIONS, FINALIZERS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
+import { conditionOf, hasFinalizer, isDeleting, labelsOf } from "../kube/object.js";
+import { statusAuthority, synchronizedAPI } from "../protocol/authority.js";
 import {
-  annotationsOf,
-  conditionOf,
-  getPath,
-  hasFinalizer,
-  isDeleting,
-  isRecord,
-  labelsOf,
-} from "../kube/object.js";
+  ACKNOWLEDGER_KEYS,
+  awaitedPauseAcknowledgers as awaitedAcknowledgers,
+  isForeignUnderMachineAPI,
+} from "../protocol/pause.js";
 import type { SyncKind } from "./condition.js";
 import type { MachineSetSnapshot, MachineSnapshot } from "./snapshot.js";
 
@@ -44,59 +41,9 @@ export type Branch =
 
 export type BranchKind = Branch["kind"];
 
-export const statusAuthorityOf = (mapi: KubeObject | undefined): StatusAuthority | undefined => {
-  const v = getPath(mapi, ["status", "authoritativeAPI"]);
-  return v === AUTHORITY.machineAPI || v === AUTHORITY.clusterAPI || v === AUTHORITY.migrating
-    ? v
-    : undefined;
-};
-
-export const synchronizedAPIOf = (mapi: KubeObject | undefined): StableAuthority | undefined => {
-  const v = getPath(mapi, ["status", "synchronizedAPI"]);
-  return v === AUTHORITY.machineAPI || v === AUTHORITY.clusterAPI ? v : undefined;
-};
-
-export const isPaused = (o: KubeObject | undefined): boolean =>
-  Object.hasOwn(annotationsOf(o), ANNOTATIONS.paused);
-export const isPausedWithMarker = (o: KubeObject | undefined): boolean =>
-  isPaused(o) && annotationsOf(o)[ANNOTATIONS.pausedBy] === PAUSED_BY_VALUE;
-export const needsAttention = (o: KubeObject | undefined): boolean =>
-  Object.hasOwn(annotationsOf(o), ANNOTATIONS.needsAttention);
-export const reportsPaused = (o: KubeObject | undefined): boolean =>
-  conditionOf(o, CONDITIONS.paused)?.status === "True";
-
-/**
- * A CAPI object under MachineAPI that the product does not manage: unpaused (a user's twin created in a
- * race, §3.2 I1) or already marked needs-attention. The product never deletes, replaces or releases it.
- */
-export const isForeignUnderMachineAPI = (o: KubeObject | undefined): boolean =>
-  o !== undefined && (!isPaused(o) || needsAttention(o));
-
 /** A MAPI object that never carried a Synchronized condition was born ClusterAPI (§4.2). */
 export const neverSynchronized = (mapi: KubeObject): boolean =>
   conditionOf(mapi, CONDITIONS.synchronized) === undefined;
-
-/** Keys of the `paused-false-at` annotation (written by the migration planner at §3.1 step 4). */
-export const ACKNOWLEDGER_KEYS = Object.freeze({
-  mapi: "mapi",
-  capiMachine: "capiMachine",
-  infraMachine: "infraMachine",
-  capiMachineSet: "capiMachineSet",
-});
-
-const recordedPausedFalseAt = (mapi: KubeObject): Record<string, string> => {
-  const text = annotationsOf(mapi)[ANNOTATIONS.pausedFalseAt];
-  if (!text) return {};
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (!isRecord(parsed)) return {};
-    return Object.fromEntries(
-      Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === "string"),
-    );
-  } catch {
-    return {};
-  }
-};
 
 export interface ForkInput {
   kind: SyncKind;
@@ -120,30 +67,11 @@ export interface ForkInput {
 
 /**
  * §3.1 step 6: the acknowledgers of `oldAuthority` all report Paused=True with a lastTransitionTime not
- * earlier than the Paused=False recorded for them. Returns who is still awaited (empty when it holds).
+ * earlier than the Paused=False recorded for them. Returns who is still awaited (empty when it holds). The
+ * check is src/protocol's, the same one the migration planner waits on.
  */
-export const awaitedPauseAcknowledgers = (input: ForkInput, oldAuthority: StableAuthority): string[] => {
-  const mapi = input.mapi;
-  if (!mapi) return [ACKNOWLEDGER_KEYS.mapi];
-  const recorded = recordedPausedFalseAt(mapi);
-  const acknowledgers: [string, KubeObject | undefined][] =
-    oldAuthority === AUTHORITY.machineAPI
-      ? [[ACKNOWLEDGER_KEYS.mapi, mapi]]
-      : input.kind === "Machine"
-        ? [
-            [ACKNOWLEDGER_KEYS.capiMachine, input.capi],
-            [ACKNOWLEDGER_KEYS.infraMachine, input.infraMachine],
-          ]
-        : [[ACKNOWLEDGER_KEYS.capiMachineSet, input.capi]];
-  return acknowledgers
-    .filter(([key, object]) => {
-      const paused = conditionOf(object, CONDITIONS.paused);
-      const since = recorded[key];
-      if (!object || paused?.status !== "True" || !since || !paused.lastTransitionTime) return true;
-      return Date.parse(paused.lastTransitionTime) < Date.parse(since);
-    })
-    .map(([key]) => key);
-};
+export const awaitedPauseAcknowledgers = (input: ForkInput, oldAuthority: StableAuthority): string[] =>
+  input.mapi ? awaitedAcknowledgers(input, oldAuthority) : [ACKNOWLEDGER_KEYS.mapi];
 
 export const fork = (input: ForkInput): Branch => {
   const { kind, mapi, capi, infraMachine } = input;
@@ -170,13 +98,13 @@ export const fork = (input: ForkInput): Branch => {
             "the CAPI-only Machine is not owned by a mirrored MachineSet (or that set is being deleted)",
         };
   }
-  const status = statusAuthorityOf(mapi);
+  const status = statusAuthority(mapi);
   if (!status) return { kind: "noop", reason: "status.authoritativeAPI is not set yet" };
   const foreignTwin = status === AUTHORITY.machineAPI && isForeignUnderMachineAPI(capi);
   const machineDeleting = isDeleting(mapi) || (isDeleting(capi) && !foreignTwin);
   if (status === AUTHORITY.migrating) {
     if (machineDeleting || infraDeleting) return { kind: "deleting", authority: AUTHORITY.migrating };
-    const direction = synchronizedAPIOf(mapi);
+    const direction = synchronizedAPI(mapi);
     if (!direction) return { kind: "noop", reason: "Migrating without status.synchronizedAPI" };
     if (direction === AUTHORITY.clusterAPI && !capi) {
       return { kind: "noop", reason: "Migrating from ClusterAPI but the CAPI twin is gone" };

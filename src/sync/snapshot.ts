@@ -10,14 +10,11 @@ import type { ResourceType } from "../kube/kinds.js";
 import { INFRA_GROUP, KINDS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath, isRecord, nameOf, ownerReferencesOf } from "../kube/object.js";
-import type { FieldError, ObjectStore } from "../policies/types.js";
+import type { ObjectStore } from "../policies/types.js";
 import type { Unstamped } from "./conversion/stamp.js";
+import type { ConversionResult } from "./conversion/types.js";
 
 /** The converter contract of src/sync/conversion (SPEC §5), injected so tests can fake it. */
-export type ConversionResult<T> =
-  | { ok: true; value: T; warnings: string[] }
-  | { ok: false; errors: FieldError[] };
-
 export interface SyncConverter {
   mapiMachineToCapi(
     mapi: KubeObject,
@@ -135,8 +132,15 @@ export interface MachineSetSnapshot {
    * label for it, plus the one the live CAPI MachineSet references (which may be hand-made, unlabelled).
    */
   templates: readonly KubeObject[];
+  /**
+   * Names of `templates` another CAPI MachineSet references (§4.6): the sync never deletes those, so a set
+   * made from a copy of ours keeps working; the last reference going away brings this key back (keys below).
+   */
+  templatesReferencedElsewhere?: readonly string[];
   /** MAPI Machines carrying an ownerReference to the MAPI MachineSet (orphaning, §4.6). */
   mapiMachines: readonly KubeObject[];
+  /** The CAPI twins (same name) of `mapiMachines` that exist: where their delete marks must show (§2.2). */
+  capiMachines?: readonly KubeObject[];
   infrastructure?: KubeObject;
   cluster?: KubeObject;
   storageBeingRemoved?: boolean;
@@ -265,19 +269,36 @@ export const readMachineSetSnapshot = (
   const current = ref ? store.get(templateType, opts.capiNamespace, ref.name) : undefined;
   const templates =
     current && !labelled.some((t) => nameOf(t) === nameOf(current)) ? [...labelled, current] : labelled;
+  const templateNames = new Set(templates.map(nameOf));
+  const templatesReferencedElsewhere = [
+    ...new Set(
+      store
+        .list(KINDS.capiMachineSet, opts.capiNamespace)
+        .filter((set) => nameOf(set) !== name)
+        .flatMap((set) => infrastructureRefOf(set) ?? [])
+        .filter((r) => r.kind === templateType.kind && templateNames.has(r.name))
+        .map((r) => r.name),
+    ),
+  ];
   const mapiUid = mapi?.metadata?.uid;
   const mapiMachines = mapiUid
     ? store
         .list(KINDS.mapiMachine, opts.mapiNamespace)
         .filter((m) => ownerReferencesOf(m).some((r) => r.uid === mapiUid))
     : [];
+  const capiMachines = mapiMachines.flatMap((m): KubeObject[] => {
+    const twin = store.get(KINDS.capiMachine, opts.capiNamespace, nameOf(m));
+    return twin ? [twin] : [];
+  });
   const { infrastructure, cluster } = common(store, opts);
   return {
     name,
     mapi,
     capi,
     templates,
+    ...(templatesReferencedElsewhere.length > 0 ? { templatesReferencedElsewhere } : {}),
     mapiMachines,
+    capiMachines,
     infrastructure,
     cluster,
     storageBeingRemoved: opts.storageBeingRemoved,
@@ -303,7 +324,15 @@ export const machineKeysFor = (object: KubeObject): string[] => {
  * references it (a hand-made template has no label).
  */
 export const machineSetKeysFor = (object: KubeObject, store: ObjectStore, opts: SyncSettings): string[] => {
-  if (object.kind === "MachineSet") return [nameOf(object)];
+  if (object.kind === "MachineSet") {
+    // A set using a template labelled for another set: its changes (its deletion above all) may free that
+    // template, which only the other set's key deletes (§4.6).
+    const ref = infrastructureRefOf(object);
+    const resolved = ref ? defaultInfraTypeResolver(ref) : undefined;
+    const template = ref && resolved ? store.get(resolved, opts.capiNamespace, ref.name) : undefined;
+    const madeFor = template?.metadata?.labels?.[LABELS.templateMachineSet];
+    return madeFor && madeFor !== nameOf(object) ? [nameOf(object), madeFor] : [nameOf(object)];
+  }
   const keys = new Set<string>();
   const label = object.metadata?.labels?.[LABELS.templateMachineSet];
   if (label) keys.add(label);

@@ -9,26 +9,15 @@
  */
 import type { Operation } from "fast-json-patch";
 import type { KubeObject } from "../kube/object.js";
-import { finalizersOf, nameOf, namespaceOf, ownerReferencesOf } from "../kube/object.js";
+import { finalizersOf, ownerReferencesOf } from "../kube/object.js";
+import type { ObjectRef } from "../kube/write.js";
+import { finalizerAddPatch, finalizerRemovePatch, refOf } from "../kube/write.js";
+
+// The target of a sync write is the one ObjectRef of kube/write.ts; re-exported for the planner's imports.
+export { type ObjectRef, refOf };
 
 /** The field manager of every server-side apply the sync makes (SPEC §4.3). */
 export const SYNC_FIELD_MANAGER = "machine-api-migration-sync";
-
-export interface ObjectRef {
-  apiVersion: string;
-  kind: string;
-  namespace: string;
-  name: string;
-  uid: string;
-}
-
-export const refOf = (o: KubeObject): ObjectRef => ({
-  apiVersion: o.apiVersion ?? "",
-  kind: o.kind ?? "",
-  namespace: namespaceOf(o),
-  name: nameOf(o),
-  uid: o.metadata?.uid ?? "",
-});
 
 const rvOf = (o: KubeObject): string => o.metadata?.resourceVersion ?? "";
 
@@ -92,6 +81,18 @@ export type SyncWrite =
       annotations: Record<string, string | null>;
       why: "needsAttention" | "deleteMark";
     }
+  /**
+   * JSON Patch of `spec.replicas` guarded by the resourceVersion and the replicas read: the autoscaler's
+   * scaling carried to a ClusterAPI MachineSet (SPEC §2.2). Never an apply: a partial apply under the sync's
+   * field manager would drop every field the sync applied to the set while it was a MachineAPI mirror.
+   */
+  | {
+      kind: "setReplicas";
+      target: ObjectRef;
+      replicas: number;
+      resourceVersion: string;
+      patch: Operation[];
+    }
   /** Merge patch adding the pause annotation and the pause marker, guarded by the resourceVersion read. */
   | { kind: "pause"; target: ObjectRef; resourceVersion: string; annotations: Record<string, string> }
   /**
@@ -105,20 +106,10 @@ export type SyncWriteKind = SyncWrite["kind"];
 
 export const createWrite = (object: KubeObject): SyncWrite => ({ kind: "create", object });
 
-/** Guards with the uid (never another incarnation) and the list read (or the resourceVersion when none). */
-const finalizerGuard = (o: KubeObject): Operation[] => {
-  const uidTest: Operation = { op: "test", path: "/metadata/uid", value: o.metadata?.uid ?? "" };
-  return Array.isArray(o.metadata?.finalizers)
-    ? [uidTest, { op: "test", path: "/metadata/finalizers", value: finalizersOf(o) }]
-    : [uidTest, { op: "test", path: "/metadata/resourceVersion", value: rvOf(o) }];
-};
-
+/** kube/write.ts's finalizer patch: guarded by the uid, the resourceVersion and the list read. */
 export const addFinalizerWrite = (o: KubeObject, finalizer: string): SyncWrite | undefined => {
-  if (finalizersOf(o).includes(finalizer)) return undefined;
-  const list = finalizersOf(o);
-  const patch: Operation[] = Array.isArray(o.metadata?.finalizers)
-    ? [...finalizerGuard(o), { op: "add", path: "/metadata/finalizers/-", value: finalizer }]
-    : [...finalizerGuard(o), { op: "add", path: "/metadata/finalizers", value: [...list, finalizer] }];
+  const patch = finalizerAddPatch(o, finalizer);
+  if (!patch) return undefined;
   return { kind: "addFinalizer", target: refOf(o), finalizer, resourceVersion: rvOf(o), patch };
 };
 
@@ -127,13 +118,9 @@ export const removeFinalizersWrite = (
   o: KubeObject,
   finalizers: readonly string[],
 ): SyncWrite | undefined => {
-  const list = finalizersOf(o);
-  const removing = list.filter((f) => finalizers.includes(f));
-  if (removing.length === 0) return undefined;
-  const patch: Operation[] = [
-    ...finalizerGuard(o),
-    { op: "replace", path: "/metadata/finalizers", value: list.filter((f) => !finalizers.includes(f)) },
-  ];
+  const patch = finalizerRemovePatch(o, finalizers);
+  if (!patch) return undefined;
+  const removing = finalizersOf(o).filter((f) => finalizers.includes(f));
   return { kind: "removeFinalizer", target: refOf(o), finalizers: removing, resourceVersion: rvOf(o), patch };
 };
 
@@ -154,6 +141,20 @@ export const removeOwnerReferenceWrite = (o: KubeObject, ownerUid: string): Sync
   ];
   return { kind: "removeOwnerReference", target: refOf(o), ownerUid, resourceVersion: rvOf(o), patch };
 };
+
+/** §2.2: `spec.replicas` of `o` from what was read to `replicas`. */
+export const setReplicasWrite = (o: KubeObject, replicas: number): SyncWrite => ({
+  kind: "setReplicas",
+  target: refOf(o),
+  replicas,
+  resourceVersion: rvOf(o),
+  patch: [
+    { op: "test", path: "/metadata/uid", value: o.metadata?.uid ?? "" },
+    { op: "test", path: "/metadata/resourceVersion", value: rvOf(o) },
+    { op: "test", path: "/spec/replicas", value: (o.spec as { replicas?: unknown } | undefined)?.replicas },
+    { op: "replace", path: "/spec/replicas", value: replicas },
+  ],
+});
 
 export const annotateWrite = (
   o: KubeObject,

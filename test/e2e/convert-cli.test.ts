@@ -1,5 +1,5 @@
 /**
- * The `convert` CLI end to end: spawns `npx tsx src/sync/conversion/cli-main.ts convert ...` on the
+ * The `convert` CLI end to end: spawns the product CLI (`npx tsx src/cli.ts convert ...`) on the
  * fixture files under test/fixtures/convert and asserts stdout YAML, stderr and exit codes — a success,
  * a file with several field errors, stdin with a List, and the way back to MAPI.
  */
@@ -18,7 +18,7 @@ const convert = (
   stdin = "",
 ): Promise<{ code: number | null; stdout: string; stderr: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn("npx", ["tsx", "src/sync/conversion/cli-main.ts", "convert", ...args], { cwd: ROOT });
+    const child = spawn("npx", ["tsx", "src/cli.ts", "convert", ...args], { cwd: ROOT });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => {

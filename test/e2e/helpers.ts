@@ -1,11 +1,13 @@
 /**
  * Running the real kubectl (and the product's CLI) as a user would, for e2e tests: each caller gives its own
- * HOME and discovery cache dir so tests never share kubectl's cache.
+ * HOME and discovery cache dir so tests never share kubectl's cache. The product's own HTTPS listener is
+ * called with supertest, trusting the CA the product wrote.
  */
 import { type ChildProcess, type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import supertest from "supertest";
 
 export const KUBECTL = "/usr/bin/kubectl";
 
@@ -134,4 +136,18 @@ export async function startProduct(name: string, extra: readonly string[]): Prom
   const webhookUrl = /webhook=(\S+)/.exec(serve.ready)?.[1];
   if (!kubeconfig || !webhookUrl) throw new Error(`unexpected ready line: ${serve.ready}`);
   return { dir, child: serve.child, kubeconfig, webhookUrl, output: serve.output() };
+}
+
+/**
+ * GET `path` on the started product's webhook listener (local mode: `/debug/instances` too), over HTTPS
+ * verified by the CA `startProduct` had the product write; answers 200 with JSON or throws saying what came.
+ */
+export async function getFromWebhook(product: Product, path: string): Promise<unknown> {
+  const ca = await readFile(join(product.dir, "certs", "ca.crt"));
+  const res = await supertest(product.webhookUrl).get(path).ca(ca);
+  if (res.status !== 200 || !/^application\/json/.test(String(res.headers["content-type"])))
+    throw new Error(
+      `GET ${path} on the webhook answered ${res.status} ${res.headers["content-type"]}: ${res.text}`,
+    );
+  return res.body;
 }

@@ -10,13 +10,12 @@
  * there a cancel and a delete land mid-way deterministically. Every wait is bounded; nothing asserts on time.
  */
 import { execFile } from "node:child_process";
-import { readFile, rm, writeFile } from "node:fs/promises";
-import { get } from "node:https";
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendName } from "../cluster/backend.js";
 import { startClusterProduct } from "../cluster/product.js";
-import { type Product, type Result, runKubectl, startProduct } from "./helpers.js";
+import { getFromWebhook, type Product, type Result, runKubectl, startProduct } from "./helpers.js";
 
 const MAPI_NS = "openshift-machine-api";
 const CAPI_NS = "openshift-cluster-api";
@@ -147,17 +146,7 @@ function driver(product: Product) {
 
   const ledger = async (): Promise<Ledger> => {
     if (product.ledger) return (await product.ledger()) as Ledger;
-    const ca = await readFile(join(product.dir, "certs", "ca.crt"));
-    const body = await new Promise<string>((resolve, reject) => {
-      get(`${product.webhookUrl}/debug/instances`, { ca }, (res) => {
-        let text = "";
-        res.on("data", (c: Buffer) => {
-          text += c.toString();
-        });
-        res.on("end", () => resolve(text));
-      }).on("error", reject);
-    });
-    return JSON.parse(body) as Ledger;
+    return (await getFromWebhook(product, "/debug/instances")) as Ledger;
   };
 
   return { kubectl, getObj, mustGet, settledAt, statusIs, flip, gone, eventReasons, ledger };

@@ -3,11 +3,9 @@
  * webhook in a child process (here also the in-process installer with the demo providers), prints `ready:` with the kubeconfig, and the real kubectl sees the seeded
  * machines and the webhook's explanation when it edits a non-authoritative copy. SIGTERM stops it with 0.
  */
-import { readFile, rm } from "node:fs/promises";
-import { get } from "node:https";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Product, runKubectl, startProduct } from "./helpers.js";
+import { getFromWebhook, type Product, runKubectl, startProduct } from "./helpers.js";
 
 let product: Product;
 let dir: string;
@@ -65,18 +63,9 @@ describe("npm start -- --seed demo (local mode)", () => {
   });
 
   it("shows the simulated instance ledger on the webhook port: one live instance per Machine", async () => {
-    const url = product.webhookUrl;
-    const ca = await readFile(join(dir, "certs", "ca.crt"));
-    const body = await new Promise<string>((resolve, reject) => {
-      get(`${url}/debug/instances`, { ca }, (res) => {
-        let text = "";
-        res.on("data", (c: Buffer) => {
-          text += c.toString();
-        });
-        res.on("end", () => resolve(text));
-      }).on("error", reject);
-    });
-    const ledger = JSON.parse(body) as { instances: Array<{ machineName: string; terminatedSeq?: number }> };
+    const ledger = (await getFromWebhook(product, "/debug/instances")) as {
+      instances: Array<{ machineName: string; terminatedSeq?: number }>;
+    };
     const live = ledger.instances.filter((i) => i.terminatedSeq === undefined).map((i) => i.machineName);
     expect(live.sort()).toEqual([
       "demo-7xk2p-infra-0",
@@ -133,6 +122,28 @@ describe("npm start -- --seed demo (local mode)", () => {
     ]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
+  });
+
+  it("a refused delete names the -guard webhook (SPEC §2.2: a webhook named `warn` that denies confuses the reader)", async () => {
+    // Server-side dry run: the webhooks are called (sideEffects None) and nothing is deleted.
+    const r = await kubectl([
+      "delete",
+      "clusters.cluster.x-k8s.io/demo-7xk2p",
+      "-n",
+      "openshift-cluster-api",
+      "--dry-run=server",
+    ]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(
+      'admission webhook "guard.machine-api-migration.openshift.io" denied the request: Deleting CAPI Cluster openshift-cluster-api/demo-7xk2p needs confirmation',
+    );
+    const still = await kubectl([
+      "get",
+      "clusters.cluster.x-k8s.io/demo-7xk2p",
+      "-n",
+      "openshift-cluster-api",
+    ]);
+    expect(still.code).toBe(0);
   });
 
   it("--with-installer --seed demo-providers installs the core and AWS providers and reports on its ClusterOperator", async () => {

@@ -73,6 +73,44 @@ const replaceConfigMap = async (bed: Bed, next: KubeObject): Promise<void> => {
 const rv = (o: KubeObject | undefined): number => Number(o?.metadata?.resourceVersion);
 const condition = async (bed: Bed, type: string) => conditionOf(await bed.clusterOperator(), type);
 
+/** The installer's hash of what it applied, on every object it applied (16 hex digits). */
+const HASH = expect.stringMatching(/^[0-9a-f]{16}$/);
+
+/** An object as the admin reads it: kind, name, the provider that owns it and the installer's hash. */
+const applied = (o: KubeObject | undefined) => [
+  o?.kind,
+  o?.metadata?.name,
+  o?.metadata?.labels?.[PROVIDER_LABEL],
+  o?.metadata?.annotations?.[HASH_ANNOTATION],
+];
+
+const imageOf = (d: KubeObject | undefined): string | undefined =>
+  (getPath(d, ["spec", "template", "spec", "containers"]) as { image: string }[] | undefined)?.[0]?.image;
+
+/** What the demo providers render on an AWS cluster, in the order the installer writes it (SPEC §6 phases). */
+const DEMO_AWS_WRITES = [
+  "CustomResourceDefinition machinehealthchecks.cluster.x-k8s.io",
+  "CustomResourceDefinition clusterclasses.cluster.x-k8s.io",
+  "CustomResourceDefinition awsclustertemplates.infrastructure.cluster.x-k8s.io",
+  "CustomResourceDefinition awsclustercontrolleridentities.infrastructure.cluster.x-k8s.io",
+  "ServiceAccount capi-manager",
+  "Role capi-leader-election-role",
+  "RoleBinding capi-leader-election-rolebinding",
+  "ClusterRole capi-manager-role",
+  "ClusterRoleBinding capi-manager-rolebinding",
+  "Service capi-webhook-service",
+  "ServiceAccount capa-controller-manager",
+  "Role capa-leader-election-role",
+  "RoleBinding capa-leader-election-rolebinding",
+  "ClusterRole capa-manager-role",
+  "ClusterRoleBinding capa-manager-rolebinding",
+  "Service capa-webhook-service",
+  "Deployment capi-controller-manager",
+  "Deployment capa-controller-manager",
+];
+const writtenBy = (run: { outcome?: { written: { kind: string; name: string }[] } }) =>
+  run.outcome?.written.map((r) => `${r.kind} ${r.name}`);
+
 describe("installer: apply (SPEC §6)", () => {
   it("core + AWS applied on an AWS Infrastructure: CRDs first, then the rest, then Deployments", async () => {
     const bed = await awsBed();
@@ -96,15 +134,35 @@ describe("installer: apply (SPEC §6)", () => {
       bed.get(types.clusterrolebindings, "", "capi-manager-rolebinding"),
       bed.get(types.services, NS, "capa-webhook-service"),
     ]);
-    for (const o of [...crds, ...deployments, ...middle]) expect(o).toBeDefined();
+    expect([...crds, ...middle, ...deployments].map(applied)).toEqual([
+      ["CustomResourceDefinition", "machinehealthchecks.cluster.x-k8s.io", "cluster-api", HASH],
+      ["CustomResourceDefinition", "clusterclasses.cluster.x-k8s.io", "cluster-api", HASH],
+      [
+        "CustomResourceDefinition",
+        "awsclustertemplates.infrastructure.cluster.x-k8s.io",
+        "infrastructure-aws",
+        HASH,
+      ],
+      [
+        "CustomResourceDefinition",
+        "awsclustercontrolleridentities.infrastructure.cluster.x-k8s.io",
+        "infrastructure-aws",
+        HASH,
+      ],
+      ["ServiceAccount", "capi-manager", "cluster-api", HASH],
+      ["Role", "capa-leader-election-role", "infrastructure-aws", HASH],
+      ["ClusterRoleBinding", "capi-manager-rolebinding", "cluster-api", HASH],
+      ["Service", "capa-webhook-service", "infrastructure-aws", HASH],
+      ["Deployment", "capi-controller-manager", "cluster-api", HASH],
+      ["Deployment", "capa-controller-manager", "infrastructure-aws", HASH],
+    ]);
     // One global resourceVersion counter (etcd's revision on the real server): write order is its order.
     expect(Math.max(...crds.map(rv))).toBeLessThan(Math.min(...middle.map(rv)));
     expect(Math.max(...middle.map(rv))).toBeLessThan(Math.min(...deployments.map(rv)));
     // Core before infrastructure within a phase.
     expect(rv(deployments[0])).toBeLessThan(rv(deployments[1]));
-    expect(run.outcome?.written.map((r) => r.kind).indexOf("Deployment")).toBe(
-      (run.outcome?.written.length ?? 0) - 2,
-    );
+    // Every rendered object written once, in phase order: CRDs, then the rest, then the Deployments.
+    expect(writtenBy(run)).toEqual(DEMO_AWS_WRITES);
 
     // Rendering: namespace forced, labels, subjects, no Namespace object, service-ca annotations.
     expect(await bed.get(types.namespaces, "", "capi-system")).toBeUndefined();
@@ -149,14 +207,16 @@ describe("installer: apply (SPEC §6)", () => {
 
   it("a second run with no change makes zero writes", async () => {
     const bed = await awsBed();
+    expect(writtenBy(bed.runs.at(-1)!)).toEqual(DEMO_AWS_WRITES);
     const writes = bed.installerWrites();
-    expect(writes).toBeGreaterThan(0);
+    // One write per object, then the ClusterOperator's creation and its status.
+    expect(writes).toBe(DEMO_AWS_WRITES.length + 2);
     const runs = bed.runs.length;
     await bed.clock.advance(RESYNC_AFTER_MS);
     const again = await bed.nextRun(runs);
     expect(again.report.kind).toBe("installed");
     expect(again.outcome?.written).toEqual([]);
-    expect(again.outcome?.unchanged).toBeGreaterThan(10);
+    expect(again.outcome?.unchanged).toBe(DEMO_AWS_WRITES.length);
     expect(again.statusWritten).toBe(false);
     expect(bed.installerWrites()).toBe(writes);
   });
@@ -204,7 +264,7 @@ describe("installer: prune (SPEC §6 safety rules)", () => {
   it("a removed object is pruned, a removed CRD is not and is named in the status", async () => {
     const bed = await awsBed();
     // Someone else's object with the provider label: never ours to delete.
-    await bed.admin.client.create(KINDS.configMap, {
+    const notes = await bed.admin.client.create(KINDS.configMap, {
       metadata: { name: "admin-notes", namespace: NS, labels: { [PROVIDER_LABEL]: "cluster-api" } },
       data: { note: "kept" },
     });
@@ -218,6 +278,8 @@ describe("installer: prune (SPEC §6 safety rules)", () => {
       "clusterclasses",
     );
     expect(core).not.toContain("capi-leader-election-role");
+    const crdBefore = await bed.get(types.crds, "", "clusterclasses.cluster.x-k8s.io");
+    const capaRoleBefore = await bed.get(types.roles, NS, "capa-leader-election-role");
     const runs = bed.runs.length;
     await replaceConfigMap(bed, transport("cluster-api", "core", "v1.10.0", core));
     const run = await bed.nextRun(runs, (r) => (r.outcome?.pruned.length ?? 0) > 0);
@@ -229,9 +291,21 @@ describe("installer: prune (SPEC §6 safety rules)", () => {
     ]);
     expect(await bed.get(types.roles, NS, "capi-leader-election-role")).toBeUndefined();
     expect(await bed.get(types.rolebindings, NS, "capi-leader-election-rolebinding")).toBeUndefined();
-    expect(await bed.get(types.crds, "", "clusterclasses.cluster.x-k8s.io")).toBeDefined();
-    expect(await bed.get(types.configmaps, NS, "admin-notes")).toBeDefined();
-    expect(await bed.get(types.roles, NS, "capa-leader-election-role")).toBeDefined();
+    expect(run.outcome?.leftForManualRemoval.map((r) => `${r.kind} ${r.name}`)).toEqual([
+      "CustomResourceDefinition clusterclasses.cluster.x-k8s.io",
+    ]);
+    // The CRD is the same object, not deleted (nor being deleted), still serving its kind.
+    const crd = await bed.get(types.crds, "", "clusterclasses.cluster.x-k8s.io");
+    expect(crd?.metadata?.uid).toBe(crdBefore?.metadata?.uid);
+    expect(crd?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(conditionOf(crd, "Established")?.status).toBe("True");
+    // The admin's object and the other provider's objects are untouched.
+    const notesAfter = await bed.get(types.configmaps, NS, "admin-notes");
+    expect(notesAfter?.metadata?.resourceVersion).toBe(notes.metadata?.resourceVersion);
+    expect(notesAfter?.data).toEqual({ note: "kept" });
+    const capaRole = await bed.get(types.roles, NS, "capa-leader-election-role");
+    expect(capaRole?.metadata?.resourceVersion).toBe(capaRoleBefore?.metadata?.resourceVersion);
+    expect(applied(capaRole)).toEqual(["Role", "capa-leader-election-role", "infrastructure-aws", HASH]);
     expect((await condition(bed, "Available"))?.message).toContain(
       "Left the provider manifests but never deleted automatically (remove by hand once nothing uses them): CustomResourceDefinition clusterclasses.cluster.x-k8s.io.",
     );
@@ -247,6 +321,7 @@ describe("installer: prune (SPEC §6 safety rules)", () => {
   it("a missing ConfigMap prunes nothing", async () => {
     const bed = await awsBed();
     const before = await countAll(bed);
+    const capa = await bed.get(types.deployments, NS, "capa-controller-manager");
     const runs = bed.runs.length;
     await bed.admin.client.delete(KINDS.configMap, NS, AWS_CM);
     const run = await bed.nextRun(runs, (r) => r.report.kind === "failed");
@@ -254,7 +329,10 @@ describe("installer: prune (SPEC §6 safety rules)", () => {
     expect(run.outcome?.pruned).toEqual([]);
     expect(run.outcome?.pruneHeld).toBe("a transport ConfigMap is missing or does not render");
     expect(await countAll(bed)).toBe(before);
-    expect(await bed.get(types.deployments, NS, "capa-controller-manager")).toBeDefined();
+    // Not even written: the same object at the same resourceVersion.
+    const capaAfter = await bed.get(types.deployments, NS, "capa-controller-manager");
+    expect(capaAfter?.metadata?.uid).toBe(capa?.metadata?.uid);
+    expect(capaAfter?.metadata?.resourceVersion).toBe(capa?.metadata?.resourceVersion);
     expect((await condition(bed, "Progressing"))?.message).toContain(
       `no transport ConfigMap for the infrastructure provider aws (ConfigMap in ${NS} labelled provider.cluster.x-k8s.io/name=aws, provider.cluster.x-k8s.io/type=infrastructure)`,
     );
@@ -263,6 +341,7 @@ describe("installer: prune (SPEC §6 safety rules)", () => {
   it("a broken (unparseable) ConfigMap prunes nothing", async () => {
     const bed = await awsBed();
     const before = await countAll(bed);
+    const capi = await bed.get(types.deployments, NS, "capi-controller-manager");
     const runs = bed.runs.length;
     const broken = transport("cluster-api", "core", "v1.10.0", "kind: ServiceAccount\n");
     broken.data = { components: "apiVersion: v1\nkind: [ServiceAccount\n" };
@@ -271,7 +350,9 @@ describe("installer: prune (SPEC §6 safety rules)", () => {
     expect(run.report.kind).toBe("failed");
     expect(run.outcome?.pruned).toEqual([]);
     expect(await countAll(bed)).toBe(before);
-    expect(await bed.get(types.deployments, NS, "capi-controller-manager")).toBeDefined();
+    const capiAfter = await bed.get(types.deployments, NS, "capi-controller-manager");
+    expect(capiAfter?.metadata?.uid).toBe(capi?.metadata?.uid);
+    expect(capiAfter?.metadata?.resourceVersion).toBe(capi?.metadata?.resourceVersion);
     expect((await condition(bed, "Progressing"))?.message).toContain(
       `ConfigMap ${NS}/${CORE_CM}: YAML document 1 line`,
     );
@@ -308,7 +389,9 @@ spec:
     expect(await condition(bed, "Available")).toMatchObject({ status: "False", reason: "NotInstalled" });
     // The broken provider goes no further than its failed phase; core installs completely.
     expect(await bed.get(types.deployments, NS, "capa-controller-manager")).toBeUndefined();
-    expect(await bed.get(types.deployments, NS, "capi-controller-manager")).toBeDefined();
+    const capi = await bed.get(types.deployments, NS, "capi-controller-manager");
+    expect(applied(capi)).toEqual(["Deployment", "capi-controller-manager", "cluster-api", HASH]);
+    expect(imageOf(capi)).toBe(DEMO_IMAGES["cluster-api"]);
 
     const before = bed.runs.length;
     await bed.clock.advance(4 * 60_000);
@@ -331,6 +414,7 @@ spec:
 
   it("a ConfigMap update re-applies: new version and changed Deployment", async () => {
     const bed = await awsBed();
+    const before = await bed.get(types.deployments, NS, "capa-controller-manager");
     const runs = bed.runs.length;
     const next = DEMO_AWS_COMPONENTS.replace("--leader-elect", "--leader-elect=true");
     await replaceConfigMap(bed, transport("aws", "infrastructure", "v2.9.1", next));
@@ -339,12 +423,25 @@ spec:
       "Deployment capa-controller-manager",
     ]);
     const capa = await bed.get(types.deployments, NS, "capa-controller-manager");
-    expect(JSON.stringify(capa?.spec)).toContain("--leader-elect=true");
     expect(
-      (capa?.metadata?.managedFields as { manager?: string }[] | undefined)?.some(
-        (f) => f.manager === FIELD_MANAGER,
-      ),
-    ).toBe(true);
+      (getPath(capa, ["spec", "template", "spec", "containers"]) as { args: string[] }[])[0]?.args,
+    ).toEqual([
+      "--leader-elect=true",
+      "--v=0",
+      "--diagnostics-address=:8443",
+      "--feature-gates=EKS=false,MachinePool=false",
+    ]);
+    // Re-applied by the installer's field manager, with the hash of what it applied now.
+    expect(
+      (capa?.metadata?.managedFields as { manager?: string; operation?: string }[] | undefined)
+        ?.filter((f) => f.manager === FIELD_MANAGER)
+        .map((f) => f.operation),
+    ).toEqual(["Apply"]);
+    expect(capa?.metadata?.uid).toBe(before?.metadata?.uid);
+    expect(applied(capa)).toEqual(["Deployment", "capa-controller-manager", "infrastructure-aws", HASH]);
+    expect(capa?.metadata?.annotations?.[HASH_ANNOTATION]).not.toBe(
+      before?.metadata?.annotations?.[HASH_ANNOTATION],
+    );
     expect((await bed.clusterOperator())?.status?.versions).toEqual([
       { name: "cluster-api", version: "v1.10.0" },
       { name: "infrastructure-aws", version: "v2.9.1" },
@@ -368,8 +465,11 @@ spec:
     expect(bed.runs.at(-1)?.report.kind).toBe("unsupportedPlatform");
     const runs = bed.runs.length;
     await bed.setPlatform("AWS");
-    await bed.nextRun(runs, (r) => r.report.kind === "installed");
-    expect(await bed.get(types.deployments, NS, "capa-controller-manager")).toBeDefined();
+    const run = await bed.nextRun(runs, (r) => r.report.kind === "installed");
+    expect(writtenBy(run)).toEqual(DEMO_AWS_WRITES);
+    const capa = await bed.get(types.deployments, NS, "capa-controller-manager");
+    expect(applied(capa)).toEqual(["Deployment", "capa-controller-manager", "infrastructure-aws", HASH]);
+    expect(imageOf(capa)).toBe(DEMO_IMAGES["infrastructure-aws"]);
     expect(await condition(bed, "Available")).toMatchObject({ status: "True", reason: "AsExpected" });
   });
 
@@ -382,6 +482,9 @@ spec:
       "Deployment capa-controller-manager",
     ]);
     const capa = await bed.get(types.deployments, NS, "capa-controller-manager");
-    expect(JSON.stringify(capa?.spec)).toContain('"image":"quay.io/openshift/capa:4.21"');
+    expect(imageOf(capa)).toBe("quay.io/openshift/capa:4.21");
+    expect(imageOf(await bed.get(types.deployments, NS, "capi-controller-manager"))).toBe(
+      DEMO_IMAGES["cluster-api"],
+    );
   });
 });

@@ -23,7 +23,8 @@ import { ANNOTATIONS, KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath, isDeleting, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
 import { capiCluster, DEMO_INFRASTRUCTURE_NAME, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
-import { isPaused, statusAuthorityOf } from "../../src/sync/fork.js";
+import { statusAuthority } from "../../src/protocol/authority.js";
+import { isPaused } from "../../src/protocol/pause.js";
 import { runKubectl } from "../e2e/helpers.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
 
@@ -155,9 +156,9 @@ describe("SPEC §4.6 the user's choice travels per Machine", () => {
       expect(ownerReferencesOf(mapi).filter((r) => r.kind === "MachineSet")).toEqual([]);
       expect(ownerReferencesOf(capi)).toEqual([]);
     }
-    expect(statusAuthorityOf(await live(KINDS.mapiMachine, MAPI_NS, migrated))).toBe("ClusterAPI");
+    expect(statusAuthority(await live(KINDS.mapiMachine, MAPI_NS, migrated))).toBe("ClusterAPI");
     expect(isPaused(await live(KINDS.capiMachine, CAPI_NS, migrated))).toBe(false);
-    expect(statusAuthorityOf(await live(KINDS.mapiMachine, MAPI_NS, stayed))).toBe("MachineAPI");
+    expect(statusAuthority(await live(KINDS.mapiMachine, MAPI_NS, stayed))).toBe("MachineAPI");
     expect(terminationsOf(members)).toEqual([]);
     expect(liveInstancesOf(members)).toEqual(instances);
     expect(h.violations()).toEqual([]);
@@ -185,7 +186,7 @@ describe("SPEC §3.5 a MachineSet copy deleted mid-handover follows the set's pr
     await h.waitFor(
       "the handover Migrating, the CAPI set paused and awaiting its acknowledgement",
       async () =>
-        statusAuthorityOf(await live(KINDS.mapiMachineSet, MAPI_NS, name)) === "Migrating" &&
+        statusAuthority(await live(KINDS.mapiMachineSet, MAPI_NS, name)) === "Migrating" &&
         isPaused(await live(KINDS.capiMachineSet, CAPI_NS, name)),
       60_000,
     );

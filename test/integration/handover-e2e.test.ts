@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import { conditionOf, finalizersOf, getPath, nameOf } from "../../src/kube/object.js";
 import { mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
-import { statusAuthorityOf } from "../../src/migration/snapshot.js";
+import { statusAuthorityReading } from "../../src/protocol/authority.js";
 import { type Harness, MAPI_NS, newReasons, ns, startHarness } from "./harness.js";
 
 const MACHINE = "e2e-handover-m1";
@@ -74,13 +74,16 @@ describe("handover with the real webhook, the sync controllers and the simulated
     const before = await h.eventReasons(w);
     await h.stopStandIn("mao");
     await h.setSpecAuthority("Machine", MACHINE, "ClusterAPI");
-    await h.waitFor("status Migrating", () => statusAuthorityOf(h.snapshotOf(w).mapi!) === "Migrating");
+    await h.waitFor("status Migrating", () => statusAuthorityReading(h.snapshotOf(w).mapi!) === "Migrating");
     // Step 6 waits for MAO's Paused=True, which cannot come.
     await h.waitFor("WaitingForPause", async () =>
       newReasons(before, await h.eventReasons(w)).includes("WaitingForPause"),
     );
     await h.setSpecAuthority("Machine", MACHINE, "MachineAPI");
-    await h.waitFor("status MachineAPI", () => statusAuthorityOf(h.snapshotOf(w).mapi!) === "MachineAPI");
+    await h.waitFor(
+      "status MachineAPI",
+      () => statusAuthorityReading(h.snapshotOf(w).mapi!) === "MachineAPI",
+    );
     await h.startStandIn("mao");
     const s = await h.steady(w, "MachineAPI");
     await h.quiesce();

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import { finalizersOf, getPath } from "../../src/kube/object.js";
 import { mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
-import { statusAuthorityOf } from "../../src/migration/snapshot.js";
+import { statusAuthorityReading } from "../../src/protocol/authority.js";
 import {
   CAPI_NS,
   type Harness,
@@ -155,7 +155,7 @@ const assertCleanEnd = async (w: Watched): Promise<void> => {
   expect(await h.ledgerViolations()).toEqual([]);
 };
 
-const migratingStatus = (w: Watched) => statusAuthorityOf(h.snapshotOf(w).mapi!) === "Migrating";
+const migratingStatus = (w: Watched) => statusAuthorityReading(h.snapshotOf(w).mapi!) === "Migrating";
 
 describe("SPEC §3.5 deletion during a handover", () => {
   for (const side of ["mapi", "capi"] as const)
@@ -170,7 +170,7 @@ describe("SPEC §3.5 deletion during a handover", () => {
         // Rolled back: the old side (MachineAPI) still holds its finalizer, so it performs the deletion.
         await h.waitFor("status back to MachineAPI", () => {
           const s = h.snapshotOf(w);
-          return !s.mapi || statusAuthorityOf(s.mapi) === "MachineAPI";
+          return !s.mapi || statusAuthorityReading(s.mapi) === "MachineAPI";
         });
       } finally {
         await h.startStandIn("mao");
@@ -217,7 +217,9 @@ describe("SPEC §3.5 deletion during a handover", () => {
           w.name,
         );
         expect(deleted.metadata?.deletionTimestamp).toBeDefined();
-        expect(statusAuthorityOf(await h.admin.get(KINDS.mapiMachine, MAPI_NS, w.name))).toBe("Migrating");
+        expect(statusAuthorityReading(await h.admin.get(KINDS.mapiMachine, MAPI_NS, w.name))).toBe(
+          "Migrating",
+        );
       } finally {
         h.cluster.faults.clear();
       }

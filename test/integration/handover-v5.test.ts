@@ -26,7 +26,8 @@ import {
 } from "../../src/kube/object.js";
 import { mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
 import { createMigrationController } from "../../src/migration/controller.js";
-import { hasPause, statusAuthorityOf } from "../../src/migration/snapshot.js";
+import { statusAuthorityReading } from "../../src/protocol/authority.js";
+import { isPaused } from "../../src/protocol/pause.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness, type Watched } from "./harness.js";
 
 const quiet = pino({ level: "silent" });
@@ -133,7 +134,7 @@ const assertCleanEnd = async (w: Watched): Promise<void> => {
 
 const migrating = (w: Watched): boolean => {
   const mapi = h.snapshotOf(w).mapi;
-  return mapi !== undefined && statusAuthorityOf(mapi) === "Migrating";
+  return mapi !== undefined && statusAuthorityReading(mapi) === "Migrating";
 };
 
 describe("SPEC §3.5: a handover past step 9 is never rolled back from an incomplete view", () => {
@@ -256,7 +257,7 @@ describe("SPEC §3.5: a handover past step 9 is never rolled back from an incomp
       await h.waitFor("the step-9 write lost", () => late !== undefined, 30_000);
       await h.waitFor("status back to MachineAPI", () => {
         const mapi = h.snapshotOf(w).mapi;
-        return !mapi || statusAuthorityOf(mapi) === "MachineAPI";
+        return !mapi || statusAuthorityReading(mapi) === "MachineAPI";
       });
       lateOutcome ??= late?.();
       expect(await lateOutcome).toMatch(/^refused/);
@@ -283,7 +284,7 @@ describe("SPEC v5 §3.1 step 9: Cluster API keeps its finalizers on paused objec
       const s = h.snapshotOf(w);
       expect(back.mapi).toBeDefined();
       expect(finalizersOf(s.mapi)).toContain(FINALIZERS.mapiMachine);
-      expect(hasPause(s.capi) && hasPause(s.infraMachine)).toBe(true);
+      expect(isPaused(s.capi) && isPaused(s.infraMachine)).toBe(true);
       expect(finalizersOf(s.capi)).toContain(FINALIZERS.capiMachine);
       expect(finalizersOf(s.infraMachine)).not.toContain(FINALIZERS.awsMachine);
       await h.admin.delete(KINDS.mapiMachine, MAPI_NS, w.name);
@@ -316,7 +317,7 @@ describe("SPEC v5 §3.1 step 9: Cluster API keeps its finalizers on paused objec
       await h.steady(w, "MachineAPI");
       await h.quiesce();
       const s = h.snapshotOf(w);
-      expect(hasPause(s.capi)).toBe(true);
+      expect(isPaused(s.capi)).toBe(true);
       expect(finalizersOf(s.capi)).toContain(FINALIZERS.capiMachineSet);
       await h.admin.delete(KINDS.mapiMachineSet, MAPI_NS, name);
       await h.waitFor(

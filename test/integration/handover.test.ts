@@ -42,17 +42,10 @@ import {
 import { provisionedMapiStatus } from "../../src/local/demo.js";
 import { capiCluster, infrastructure, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
 import { createMigrationController } from "../../src/migration/controller.js";
-import type { InvariantState, Violation } from "../../src/migration/invariants.js";
-import { initialInvariantState, observeInvariants } from "../../src/migration/invariants.js";
-import { pauseAcknowledged } from "../../src/migration/preconditions.js";
 import { readHandoverSnapshot } from "../../src/migration/read-snapshot.js";
 import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
-import {
-  hasPause,
-  hasPauseMarker,
-  statusAuthorityOf,
-  synchronizedAPIOf,
-} from "../../src/migration/snapshot.js";
+import { statusAuthorityReading, synchronizedAPI } from "../../src/protocol/authority.js";
+import { hasPauseMarker, isPaused, pauseAcknowledged } from "../../src/protocol/pause.js";
 import {
   mapiMachineSetToCapi,
   mapiMachineStatusToCapi,
@@ -60,6 +53,8 @@ import {
 } from "../../src/sync/conversion/index.js";
 import { startTestCluster, type TestCluster } from "../cluster/backend.js";
 import { silentLogger } from "../kube/fakes.js";
+import type { InvariantState, Violation } from "../migration/invariants.js";
+import { initialInvariantState, observeInvariants } from "../migration/invariants.js";
 
 const NS = { mapiNamespace: "openshift-machine-api", capiNamespace: "openshift-cluster-api" };
 const PRODUCT_USER = `system:serviceaccount:${NS.capiNamespace}:machine-api-migration`;
@@ -108,7 +103,7 @@ const observe = (h: Observed): void => {
   for (const v of r.violations)
     h.violations.push({
       ...v,
-      at: `status=${statusAuthorityOf(s.mapi)} rv=${s.mapi.metadata?.resourceVersion}`,
+      at: `status=${statusAuthorityReading(s.mapi)} rv=${s.mapi.metadata?.resourceVersion}`,
     });
 };
 
@@ -150,7 +145,7 @@ const mao = async (s: HandoverSnapshot, client: KubeClient): Promise<void> => {
   const type = s.kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
   const mapi = s.mapi;
   if (!mapi) return;
-  const status = statusAuthorityOf(mapi);
+  const status = statusAuthorityReading(mapi);
   if (status === "absent" || status === "invalid") return;
   const active = status === "MachineAPI";
   const conditions = withCondition(
@@ -169,7 +164,7 @@ const capiLike =
   (type: ResourceType, finalizer: string) =>
   async (o: KubeObject | undefined, client: KubeClient): Promise<void> => {
     if (!o) return;
-    const paused = hasPause(o);
+    const paused = isPaused(o);
     const conditions = withCondition(
       o,
       paused
@@ -192,14 +187,14 @@ const capiMachineSet = capiLike(KINDS.capiMachineSet, FINALIZERS.capiMachineSet)
 const sync = async (s: HandoverSnapshot, client: KubeClient): Promise<void> => {
   const { mapi, capi: twin } = s;
   if (!mapi || !twin) return;
-  const status = statusAuthorityOf(mapi);
+  const status = statusAuthorityReading(mapi);
   let reason: string;
   let source: StableAuthority;
   if (status === "MachineAPI" || status === "ClusterAPI") {
     reason = "ResourceSynchronized";
     source = status;
   } else if (status === "Migrating") {
-    const old = synchronizedAPIOf(mapi);
+    const old = synchronizedAPI(mapi);
     if (hold.finalSync || !old || !pauseAcknowledged(s, old)) return;
     reason = "FinalSyncComplete";
     source = old;
@@ -297,11 +292,11 @@ const untilSteady = async (authority: StableAuthority, h: Observed = MACHINE): P
   await vi.waitFor(
     () => {
       const s = snapshotOf(h);
-      expect(statusAuthorityOf(s.mapi!)).toBe(authority);
-      expect(synchronizedAPIOf(s.mapi!)).toBe(authority);
+      expect(statusAuthorityReading(s.mapi!)).toBe(authority);
+      expect(synchronizedAPI(s.mapi!)).toBe(authority);
       expect(conditionOf(s.mapi, CONDITIONS.synchronized)).toMatchObject({ status: "True" });
       for (const o of h.kind === "Machine" ? [s.capi, s.infraMachine] : [s.capi]) {
-        expect(hasPause(o)).toBe(authority === "MachineAPI");
+        expect(isPaused(o)).toBe(authority === "MachineAPI");
         expect(hasPauseMarker(o)).toBe(authority === "MachineAPI");
       }
       expect(conditionOf(s.mapi, "Paused")?.status).toBe(authority === "MachineAPI" ? "False" : "True");
@@ -503,7 +498,7 @@ describe("handovers against the local API server (SPEC §3, §10)", () => {
     hold.finalSync = true;
     const before = await reasons();
     await setSpecAuthority("ClusterAPI");
-    await vi.waitFor(() => expect(statusAuthorityOf(snapshot().mapi!)).toBe("Migrating"), {
+    await vi.waitFor(() => expect(statusAuthorityReading(snapshot().mapi!)).toBe("Migrating"), {
       timeout: 20_000,
     });
     // The controller waits at step 7 and says so once.
@@ -514,7 +509,7 @@ describe("handovers against the local API server (SPEC §3, §10)", () => {
     await vi.waitFor(
       () => {
         const mapi = snapshot().mapi!;
-        expect(statusAuthorityOf(mapi)).toBe("MachineAPI");
+        expect(statusAuthorityReading(mapi)).toBe("MachineAPI");
       },
       { timeout: 20_000 },
     );

@@ -278,6 +278,29 @@ describe("write discipline against the local API server (SPEC §7)", () => {
     ).toEqual([FINALIZERS.sync]);
   });
 
+  it("a finalizer patch computed for one object is refused on a new object under the same name (uid)", async () => {
+    const { admin, live, write } = await seed();
+    await admin.client.patch(KINDS.configMap, NS, "cm", {
+      type: "json",
+      body: [{ op: "remove", path: "/metadata/finalizers" }],
+    });
+    await admin.client.delete(KINDS.configMap, NS, "cm");
+    const again = await admin.client.create(KINDS.configMap, {
+      metadata: { name: "cm", namespace: NS, finalizers: ["example.com/keep"] },
+      data: { a: "1" },
+    });
+    expect(again.metadata?.uid).not.toBe(live.metadata?.uid);
+    await expect(write.ensureFinalizer(KINDS.configMap, live, FINALIZERS.sync)).rejects.toBeInstanceOf(
+      ConflictError,
+    );
+    await expect(write.removeFinalizer(KINDS.configMap, live, "example.com/keep")).rejects.toBeInstanceOf(
+      ConflictError,
+    );
+    expect((await admin.client.get(KINDS.configMap, NS, "cm")).metadata?.finalizers).toEqual([
+      "example.com/keep",
+    ]);
+  });
+
   it("a merge patch carries the resourceVersion it was computed from: stale → 409", async () => {
     const { live, write } = await seed();
     const next = await write.patchWithPrecondition(KINDS.configMap, live, { data: { a: "2" } });
@@ -288,12 +311,18 @@ describe("write discipline against the local API server (SPEC §7)", () => {
   });
 
   it("server-side apply under a named field manager", async () => {
-    const { write, server } = await seed();
-    const applied = await write.applyObject(
-      KINDS.configMap,
-      { metadata: { name: "applied", namespace: NS }, data: { owned: "yes" } },
-      "machine-api-migration",
-    );
+    const { admin, server } = await seed();
+    const applied = await admin.client.patch(KINDS.configMap, NS, "applied", {
+      type: "apply",
+      body: {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "applied", namespace: NS },
+        data: { owned: "yes" },
+      },
+      fieldManager: "machine-api-migration",
+      force: true,
+    });
     expect(applied.data).toEqual({ owned: "yes" });
     const stored = server.store.get({ group: "", plural: "configmaps" }, NS, "applied");
     const managers = (stored?.metadata?.managedFields as { manager?: string }[] | undefined)?.map(

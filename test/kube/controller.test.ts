@@ -7,7 +7,6 @@ import {
   anyOf,
   byLabel,
   byName,
-  byNamespacedName,
   byOwner,
   createController,
   TerminalError,
@@ -247,7 +246,6 @@ describe("key mappers", () => {
   });
   it.each([
     ["own object by name (twin across namespaces shares it)", byName, ["aws-1"]],
-    ["namespaced name", byNamespacedName, ["openshift-cluster-api/aws-1"]],
     ["owner reference of a kind", byOwner("Machine"), ["m-1"]],
     ["owner reference of a kind and apiVersion", byOwner("Machine", "machine.openshift.io/v1beta1"), []],
     ["label value", byLabel("cluster.x-k8s.io/set-name"), ["set-a"]],

@@ -4,14 +4,12 @@ import {
   ConflictError,
   errorFromStatus,
   ForbiddenError,
-  fromApiException,
   GoneError,
   InvalidError,
   KubeApiError,
   NotFoundError,
   ServerError,
   TooManyRequestsError,
-  TransportError,
 } from "../../src/kube/errors.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
@@ -64,17 +62,6 @@ describe("typed API errors carry the server's message", () => {
 
   it("a non-JSON body becomes the message", () => {
     expect(errorFromStatus(502, "Bad Gateway").message).toBe("Bad Gateway");
-  });
-
-  it("maps client-node ApiException (code + raw JSON body) and other throwables", () => {
-    const apiException = Object.assign(new Error("HTTP-Code: 403"), {
-      code: 403,
-      body: status(403, "Forbidden", "admission webhook denied"),
-    });
-    const e = fromApiException(apiException);
-    expect(e).toBeInstanceOf(ForbiddenError);
-    expect(e.message).toBe("admission webhook denied");
-    expect(fromApiException(new Error("ECONNREFUSED"))).toBeInstanceOf(TransportError);
   });
 });
 

@@ -1,7 +1,7 @@
 /** Write discipline helpers: desired ⊆ live, finalizer JSON Patches with `test`, resourceVersion preconditions, and the HTTP each helper sends. */
 import { describe, expect, it } from "vitest";
 import { createKubeClient } from "../../src/kube/client.js";
-import { ConflictError } from "../../src/kube/errors.js";
+import { ConflictError, InvalidError } from "../../src/kube/errors.js";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import type { KubeRequest, Transport } from "../../src/kube/transport.js";
@@ -9,7 +9,11 @@ import {
   createWriteHelpers,
   finalizerAddPatch,
   finalizerRemovePatch,
+  finalizersPatch,
   isSubset,
+  mergePatchAt,
+  refOf,
+  sendGuardedPatch,
 } from "../../src/kube/write.js";
 import { fakeClient } from "./fakes.js";
 
@@ -57,34 +61,104 @@ const obj = (finalizers?: string[]): KubeObject => ({
   },
 });
 
-describe("finalizer patches (SPEC §7: JSON Patch add/remove with a test on the list)", () => {
-  it("add tests the exact list it read, then appends", () => {
-    expect(finalizerAddPatch(obj(["x"]), FINALIZERS.sync)).toEqual([
-      { op: "test", path: "/metadata/finalizers", value: ["x"] },
-      { op: "add", path: "/metadata/finalizers/-", value: FINALIZERS.sync },
-    ]);
+describe("finalizer patches (SPEC §3.5, §7: JSON Patch guarded by tests of the uid, resourceVersion and list)", () => {
+  const guard = [
+    { op: "test", path: "/metadata/uid", value: "u" },
+    { op: "test", path: "/metadata/resourceVersion", value: "5" },
+  ];
+  it.each([
+    [
+      "add tests the uid, version and exact list it read, then sets the list with the finalizer",
+      finalizerAddPatch(obj(["x"]), FINALIZERS.sync),
+      [
+        ...guard,
+        { op: "test", path: "/metadata/finalizers", value: ["x"] },
+        { op: "add", path: "/metadata/finalizers", value: ["x", FINALIZERS.sync] },
+      ],
+    ],
+    [
+      "add to an object without a list: no list to test, and add creates it",
+      finalizerAddPatch(obj(), FINALIZERS.sync),
+      [...guard, { op: "add", path: "/metadata/finalizers", value: [FINALIZERS.sync] }],
+    ],
+    ["add is nothing when present", finalizerAddPatch(obj([FINALIZERS.sync]), FINALIZERS.sync), undefined],
+    [
+      "remove tests the uid, version and list, then sets the list without it",
+      finalizerRemovePatch(obj(["x", FINALIZERS.sync]), FINALIZERS.sync),
+      [
+        ...guard,
+        { op: "test", path: "/metadata/finalizers", value: ["x", FINALIZERS.sync] },
+        { op: "add", path: "/metadata/finalizers", value: ["x"] },
+      ],
+    ],
+    [
+      "remove of several takes every one the object holds in one write",
+      finalizerRemovePatch(obj(["x", "y", FINALIZERS.sync]), ["y", FINALIZERS.sync, "absent"]),
+      [
+        ...guard,
+        { op: "test", path: "/metadata/finalizers", value: ["x", "y", FINALIZERS.sync] },
+        { op: "add", path: "/metadata/finalizers", value: ["x"] },
+      ],
+    ],
+    ["remove is nothing when absent", finalizerRemovePatch(obj(["x"]), FINALIZERS.sync), undefined],
+    [
+      "an object read without a uid: guarded by the resourceVersion and list",
+      finalizersPatch({ resourceVersion: "7", finalizers: ["x"] }, []),
+      [
+        { op: "test", path: "/metadata/resourceVersion", value: "7" },
+        { op: "test", path: "/metadata/finalizers", value: ["x"] },
+        { op: "add", path: "/metadata/finalizers", value: [] },
+      ],
+    ],
+  ] as const)("%s", (_t, patch, expected) => {
+    expect(patch).toEqual(expected);
   });
-  it("add to an object without a list guards with the resourceVersion", () => {
-    expect(finalizerAddPatch(obj(), FINALIZERS.sync)).toEqual([
-      { op: "test", path: "/metadata/resourceVersion", value: "5" },
-      { op: "add", path: "/metadata/finalizers", value: [FINALIZERS.sync] },
-    ]);
+});
+
+describe("merge patches and refs (SPEC §7: every merge patch carries the resourceVersion it was computed from)", () => {
+  it("mergePatchAt keeps the patch's metadata and adds the version", () => {
+    expect(mergePatchAt("9", { metadata: { annotations: { a: null } }, spec: { x: 1 } })).toEqual({
+      metadata: { annotations: { a: null }, resourceVersion: "9" },
+      spec: { x: 1 },
+    });
+    expect(mergePatchAt("9", { status: { phase: "Running" } })).toEqual({
+      metadata: { resourceVersion: "9" },
+      status: { phase: "Running" },
+    });
   });
-  it("add is nothing when present", () => {
-    expect(finalizerAddPatch(obj([FINALIZERS.sync]), FINALIZERS.sync)).toBeUndefined();
-  });
-  it("remove tests the list and removes by index", () => {
-    expect(finalizerRemovePatch(obj(["x", FINALIZERS.sync]), FINALIZERS.sync)).toEqual([
-      { op: "test", path: "/metadata/finalizers", value: ["x", FINALIZERS.sync] },
-      { op: "remove", path: "/metadata/finalizers/1" },
-    ]);
-  });
-  it("remove is nothing when absent", () => {
-    expect(finalizerRemovePatch(obj(["x"]), FINALIZERS.sync)).toBeUndefined();
+  it("refOf names the incarnation; uid only when the object has one", () => {
+    expect(
+      refOf({ apiVersion: "v1", kind: "K", metadata: { name: "n", namespace: "ns", uid: "u" } }),
+    ).toEqual({ apiVersion: "v1", kind: "K", namespace: "ns", name: "n", uid: "u" });
+    expect(Object.hasOwn(refOf({ metadata: { name: "n" } }), "uid")).toBe(false);
   });
 });
 
 describe("write helpers against an API", () => {
+  it("a stale merge patch is a ConflictError too; a failed test that carries field causes stays Invalid", async () => {
+    const api = fakeClient();
+    const live = await api.client.create(KINDS.mapiMachine, { metadata: { name: "m", namespace: "ns" } });
+    await api.client.patch(KINDS.mapiMachine, "ns", "m", { type: "merge", body: { spec: { a: 1 } } });
+    await expect(
+      sendGuardedPatch(
+        api.client,
+        KINDS.mapiMachine,
+        refOf(live),
+        {
+          type: "merge",
+          body: mergePatchAt(live.metadata?.resourceVersion ?? "", { spec: { a: 2 } }),
+        },
+        "m",
+      ),
+    ).rejects.toBeInstanceOf(ConflictError);
+    api.fail(
+      new InvalidError(422, "Invalid", "forbidden: no new finalizers", [{ field: "metadata.finalizers" }]),
+    );
+    await expect(
+      sendGuardedPatch(api.client, KINDS.mapiMachine, refOf(live), { type: "json", body: [] }, "m"),
+    ).rejects.toBeInstanceOf(InvalidError);
+  });
+
   const seed = async () => {
     const api = fakeClient();
     const live = await api.client.create(KINDS.mapiMachine, {
@@ -101,6 +175,20 @@ describe("write helpers against an API", () => {
       ConflictError,
     );
     expect(api.raw(KINDS.mapiMachine, "ns", "m")?.metadata?.finalizers).toEqual(["x", "other"]);
+  });
+
+  it("a finalizer patch computed for uid X is refused once the name holds a new object with uid Y", async () => {
+    const { api, live, write } = await seed();
+    await api.client.delete(KINDS.mapiMachine, "ns", "m");
+    // The same name and the same finalizer list again: only the uid tells the two objects apart.
+    await api.client.create(KINDS.mapiMachine, {
+      metadata: { name: "m", namespace: "ns", uid: "new", finalizers: ["x"] },
+    });
+    await expect(write.ensureFinalizer(KINDS.mapiMachine, live, FINALIZERS.sync)).rejects.toBeInstanceOf(
+      ConflictError,
+    );
+    await expect(write.removeFinalizer(KINDS.mapiMachine, live, "x")).rejects.toBeInstanceOf(ConflictError);
+    expect(api.raw(KINDS.mapiMachine, "ns", "m")?.metadata).toMatchObject({ uid: "new", finalizers: ["x"] });
   });
 
   it("removeFinalizer removes exactly the one finalizer", async () => {
@@ -143,12 +231,11 @@ describe("write helpers against an API", () => {
     ]);
   });
 
-  it("sends the right HTTP for apply, json and merge patches and preconditioned deletes", async () => {
+  it("sends the right HTTP for json and merge patches and preconditioned deletes", async () => {
     const { sent, write } = recordingWrites();
     const o: KubeObject = {
       metadata: { name: "w", namespace: "openshift-cluster-api", uid: "u9", resourceVersion: "42" },
     };
-    await write.applyObject(KINDS.awsMachine, o, "machine-api-migration");
     await write.ensureFinalizer(KINDS.capiMachine, o, FINALIZERS.sync);
     await write.patchWithPrecondition(KINDS.capiMachine, o, { spec: { x: 1 } }, { subresource: "status" });
     await write.deleteWithPreconditions(KINDS.mapiMachine, {
@@ -156,12 +243,6 @@ describe("write helpers against an API", () => {
       metadata: { ...o.metadata, namespace: "openshift-machine-api" },
     });
     expect(sent.map((r) => [r.method, r.path, r.contentType, r.query])).toEqual([
-      [
-        "PATCH",
-        "/apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/openshift-cluster-api/awsmachines/w",
-        "application/apply-patch+yaml",
-        { fieldManager: "machine-api-migration", force: true },
-      ],
       [
         "PATCH",
         "/apis/cluster.x-k8s.io/v1beta2/namespaces/openshift-cluster-api/machines/w",
@@ -181,11 +262,7 @@ describe("write helpers against an API", () => {
         undefined,
       ],
     ]);
-    expect(sent[0]?.body).toMatchObject({
-      apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-      kind: "AWSMachine",
-    });
-    expect(sent[3]?.body).toEqual({
+    expect(sent[2]?.body).toEqual({
       apiVersion: "v1",
       kind: "DeleteOptions",
       preconditions: { uid: "u9", resourceVersion: "42" },

@@ -35,8 +35,9 @@ import type { MigrationMetrics } from "../../src/migration/metrics.js";
 import { migrationMetrics } from "../../src/migration/metrics.js";
 import { planHandover } from "../../src/migration/planner.js";
 import type { HandoverKind, HandoverSnapshot, Role } from "../../src/migration/snapshot.js";
-import { objectOf, opposite, statusAuthorityOf } from "../../src/migration/snapshot.js";
+import { objectOf } from "../../src/migration/snapshot.js";
 import { memoryStore } from "../../src/policies/memory-store.js";
+import { opposite, statusAuthorityReading } from "../../src/protocol/authority.js";
 import type { FakeInformer } from "../kube/fakes.js";
 import { fakeInformer, silentLogger } from "../kube/fakes.js";
 import type { World } from "./world.js";
@@ -382,7 +383,7 @@ describe("one step per reconcile (SPEC §3: one write, then return)", () => {
         const env = setup(requestHandover(kind, from));
         const writes = await driveToRest(env);
         expect(Math.max(...writes)).toBe(1);
-        expect(statusAuthorityOf(env.world().s.mapi!)).toBe(opposite(from));
+        expect(statusAuthorityReading(env.world().s.mapi!)).toBe(opposite(from));
         expect(env.calls.length).toBe(writes.reduce((a, b) => a + b, 0));
       });
     }
@@ -530,7 +531,7 @@ const settle = async (
 const holders = (env: Env) => {
   const { mapi, capi, infraMachine } = env.world().s;
   return {
-    status: statusAuthorityOf(mapi!),
+    status: statusAuthorityReading(mapi!),
     mao: finalizersOf(mapi).includes(FINALIZERS.mapiMachine),
     capi: finalizersOf(capi).includes(FINALIZERS.capiMachine),
     capa: finalizersOf(infraMachine).includes(FINALIZERS.awsMachine),
@@ -616,6 +617,27 @@ describe("SPEC §3.5: a roll-back or a completion is decided from live reads, ne
     expect(holders(env)).toMatchObject({ status: "MachineAPI", mao: true });
   });
 
+  it("a finalizer write held in flight is refused once the name holds a new object (another uid, the same finalizers)", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    env.holdPatch((role, patch) => role === "mapi" && patch.type === "json");
+    for (let i = 0; i < 100 && !env.isHolding(); i++) {
+      await env.reconciler.reconcile(env.name).catch(() => undefined);
+      env.sync();
+      env.actors();
+      env.sync();
+    }
+    expect(env.isHolding()).toBe(true);
+    const before = clone(env.world().s.mapi!);
+    // Deleted and created again under the same name with the same finalizers: another object.
+    env.change("mapi", (o) => {
+      o.metadata = { ...o.metadata, uid: "uid-mapi-recreated" };
+    });
+    const recreated = clone(env.world().s.mapi!);
+    expect(finalizersOf(recreated)).toEqual(finalizersOf(before));
+    await expect(env.releaseHeld()).rejects.toBeInstanceOf(InvalidError);
+    expect(env.world().s.mapi).toEqual(recreated);
+  });
+
   it("a write whose reply was lost is sent again before anything else is decided (CAPI twin deleted meanwhile): completes to ClusterAPI", async () => {
     const env = setup(requestHandover("Machine", "MachineAPI"));
     env.holdPatch((role, patch) => role === "mapi" && patch.type === "json");
@@ -643,10 +665,10 @@ describe("SPEC §3.5: a roll-back or a completion is decided from live reads, ne
     await env.reconciler.reconcile(env.name); // step 4: paused-false-at
     env.sync();
     await expect(env.reconciler.reconcile(env.name)).rejects.toBeInstanceOf(TransportError);
-    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("Migrating");
+    expect(statusAuthorityReading(env.world().s.mapi!)).toBe("Migrating");
     env.sync();
     await settle(env);
-    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("ClusterAPI");
+    expect(statusAuthorityReading(env.world().s.mapi!)).toBe("ClusterAPI");
     // Two status writes in all: the start (whose reply was lost) and the completion; nothing was sent twice.
     expect(env.calls.filter((c) => c.role === "mapi" && c.subresource === "status")).toHaveLength(2);
     expect(env.events.filter((e) => e.reason === "MigrationStarted")).toHaveLength(1);
@@ -662,7 +684,7 @@ describe("SPEC §3.5: a roll-back or a completion is decided from live reads, ne
     await expect(env.reconciler.reconcile(env.name)).rejects.toBeInstanceOf(InvalidError);
     expect(env.reconciler.memoryOf(env.name)?.unconfirmedWrite).toBeUndefined();
     await settle(env);
-    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("ClusterAPI");
+    expect(statusAuthorityReading(env.world().s.mapi!)).toBe("ClusterAPI");
   });
 
   it("MachineSet: a new leader whose Machine list is behind does not complete while a member has no twin on the new side (an extra instance)", async () => {
@@ -684,7 +706,7 @@ describe("SPEC §3.5: a roll-back or a completion is decided from live reads, ne
     const before = env.calls.length;
     await standby.reconcile(name);
     expect(env.calls.length).toBe(before);
-    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("Migrating");
+    expect(statusAuthorityReading(env.world().s.mapi!)).toBe("Migrating");
     expect(env.events.at(-1)).toMatchObject({ reason: "WaitingForSync" });
     expect(env.events.at(-1)?.message).toContain(nameOf(extra));
   });
@@ -820,7 +842,7 @@ describe("one Event per transition, not per reconcile (SPEC §3.4)", () => {
     });
     env.sync();
     await driveToRest(env);
-    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("MachineAPI");
+    expect(statusAuthorityReading(env.world().s.mapi!)).toBe("MachineAPI");
     const reasons = env.events.map((e) => e.reason);
     expect(reasons.filter((r) => r === "MigrationStarted")).toHaveLength(2);
     expect(reasons.filter((r) => r === "MigrationCompleted")).toHaveLength(2);
@@ -833,7 +855,7 @@ describe("one Event per transition, not per reconcile (SPEC §3.4)", () => {
     });
     env.sync();
     await driveToRest(env);
-    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("MachineAPI");
+    expect(statusAuthorityReading(env.world().s.mapi!)).toBe("MachineAPI");
     expect(env.events.map((e) => e.reason)).toContain("MigrationCancelled");
   });
 });
@@ -845,7 +867,7 @@ async function startedWithoutFinalSync(): Promise<Env> {
     await env.reconciler.reconcile(env.name);
     env.sync();
   }
-  expect(statusAuthorityOf(env.world().s.mapi!)).toBe("Migrating");
+  expect(statusAuthorityReading(env.world().s.mapi!)).toBe("Migrating");
   return env;
 }
 
@@ -981,7 +1003,7 @@ describe("migration_stuck (SPEC §3.4: reported, never cancelled)", () => {
     await wait(1_000);
     expect(stuck()).toEqual([{ labels: { kind: "Machine", name: env.name, step }, value: 1 }]);
     expect(env.calls.length).toBe(writesBefore);
-    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("Migrating");
+    expect(statusAuthorityReading(env.world().s.mapi!)).toBe("Migrating");
   });
 
   it("a new step restarts the clock", async () => {
@@ -1122,7 +1144,7 @@ describe("createMigrationController: watches, queue and gauges under the runtime
     await vi.waitFor(() => expect(env.calls).toHaveLength(1));
     cache.feed();
     await vi.waitFor(() => expect(env.calls).toHaveLength(2));
-    expect(statusAuthorityOf(env.world().s.mapi!)).toBe("Migrating");
+    expect(statusAuthorityReading(env.world().s.mapi!)).toBe("Migrating");
     cache.feed();
     await vi.waitFor(async () =>
       expect(

@@ -9,16 +9,15 @@ import { ANNOTATIONS, CONDITIONS, FINALIZERS } from "../../src/kube/kinds.js";
 import { conditionOf, finalizersOf, isDeleting } from "../../src/kube/object.js";
 import { HANDOVER_KINDS, resolveFinalizers } from "../../src/migration/kinds.js";
 import type { HandoverKind, HandoverSnapshot, Role } from "../../src/migration/snapshot.js";
-import {
-  hasPause,
-  hasPauseMarker,
-  objectOf,
-  opposite,
-  statusAuthorityOf,
-  synchronizedAPIOf,
-  synchronizedGenerationOf,
-} from "../../src/migration/snapshot.js";
+import { objectOf } from "../../src/migration/snapshot.js";
 import type { Step } from "../../src/migration/steps.js";
+import {
+  opposite,
+  statusAuthorityReading,
+  synchronizedAPI,
+  synchronizedGeneration,
+} from "../../src/protocol/authority.js";
+import { hasPauseMarker, isPaused } from "../../src/protocol/pause.js";
 import type { World } from "./world.js";
 import {
   edit,
@@ -65,7 +64,7 @@ const expectFinalizersOf = (s: HandoverSnapshot, authority: StableAuthority): vo
 const expectPauseStateOf = (s: HandoverSnapshot, authority: StableAuthority): void => {
   for (const role of HANDOVER_KINDS[s.kind].pauseTargets) {
     const object = objectOf(s, role);
-    expect(hasPause(object), `${role} paused`).toBe(authority === "MachineAPI");
+    expect(isPaused(object), `${role} paused`).toBe(authority === "MachineAPI");
     expect(hasPauseMarker(object), `${role} marker`).toBe(authority === "MachineAPI");
   }
 };
@@ -85,8 +84,8 @@ describe("a whole handover (SPEC §3.1 steps 4–11)", () => {
       const { run } = handover(kind, from);
       const mapi = run.world.s.mapi!;
       expect(run.last).toEqual({ kind: "done", why: "steady" });
-      expect(statusAuthorityOf(mapi)).toBe(to);
-      expect(synchronizedAPIOf(mapi)).toBe(to);
+      expect(statusAuthorityReading(mapi)).toBe(to);
+      expect(synchronizedAPI(mapi)).toBe(to);
       expectFinalizersOf(run.world.s, to);
       expectPauseStateOf(run.world.s, to);
       expect(violationsOf(run.history)).toEqual([]);
@@ -135,7 +134,7 @@ describe("a whole handover (SPEC §3.1 steps 4–11)", () => {
 const migratingStates = (kind: HandoverKind, from: StableAuthority): World[] => {
   const { run } = handover(kind, from);
   return run.history
-    .filter((s) => statusAuthorityOf(s.mapi!) === "Migrating")
+    .filter((s) => statusAuthorityReading(s.mapi!) === "Migrating")
     .map((s, i) => ({ s, rv: 10_000 + i * 100, now: Date.parse("2026-11-30T10:00:00Z") + i * 60_000 }));
 };
 
@@ -146,12 +145,12 @@ describe("cancellation from every intermediate state (SPEC §3.3)", () => {
       // At least: just started, the old side acknowledged, the final sync (a MachineSet to ClusterAPI has no step 8–9 write).
       expect(states.length).toBeGreaterThanOrEqual(3);
       for (const [i, world] of states.entries()) {
-        const generationBefore = synchronizedGenerationOf(world.s.mapi!);
+        const generationBefore = synchronizedGeneration(world.s.mapi!);
         const cancelled = { ...world, s: setSpecAuthority(world.s, from) };
         const run = runToRest(cancelled);
         const mapi = run.world.s.mapi!;
         const where = `state ${i}`;
-        expect(statusAuthorityOf(mapi), where).toBe(from);
+        expect(statusAuthorityReading(mapi), where).toBe(from);
         expect(run.last, where).toEqual({ kind: "done", why: "steady" });
         expectFinalizersOf(run.world.s, from);
         expectPauseStateOf(run.world.s, from);
@@ -165,7 +164,7 @@ describe("cancellation from every intermediate state (SPEC §3.3)", () => {
         expect(
           cancel && "statusPatch" in cancel ? cancel.statusPatch.synchronizedGeneration : -1,
         ).toBeUndefined();
-        expect(synchronizedGenerationOf(mapi)).toBeGreaterThanOrEqual(generationBefore);
+        expect(synchronizedGeneration(mapi)).toBeGreaterThanOrEqual(generationBefore);
         expect(violationsOf([world.s, ...run.history]), where).toEqual([]);
       }
     });
@@ -191,7 +190,7 @@ describe("deletion at every intermediate state (SPEC §3.5)", () => {
             const run = runToRest({ ...world, s: deleting });
             const end = run.world.s;
             const expected = begun ? opposite(from) : from;
-            expect(statusAuthorityOf(end.mapi!), where).toBe(expected);
+            expect(statusAuthorityReading(end.mapi!), where).toBe(expected);
             expect(isDeleting(objectOf(end, role)), where).toBe(true);
             // Nothing further happens: a new handover cannot start while something is deleting.
             expect(["done", "blocked"], where).toContain(run.last.kind);
@@ -234,7 +233,7 @@ describe("uninstall-prepare --resolve-migrations (SPEC §9): the same planner en
         const where = `state ${i}`;
         const expected = stepNineBegun(world.s, from) ? opposite(from) : from;
         const run = runToRest(world, { resolveOpenHandovers: true });
-        expect(statusAuthorityOf(run.world.s.mapi!), where).toBe(expected);
+        expect(statusAuthorityReading(run.world.s.mapi!), where).toBe(expected);
         expect(run.last, where).toEqual({ kind: "done", why: "steady" });
         expectFinalizersOf(run.world.s, expected);
         expectPauseStateOf(run.world.s, expected);
@@ -244,7 +243,7 @@ describe("uninstall-prepare --resolve-migrations (SPEC §9): the same planner en
       const pending = runToRest(worldOf(setSpecAuthority(stableSnapshot(kind, from), opposite(from))), {
         resolveOpenHandovers: true,
       });
-      expect(statusAuthorityOf(pending.world.s.mapi!)).toBe(from);
+      expect(statusAuthorityReading(pending.world.s.mapi!)).toBe(from);
       expect(pending.steps.filter((s) => s.kind !== "done")).toEqual([]);
     });
 });

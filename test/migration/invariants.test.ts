@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { ANNOTATIONS, CONDITIONS } from "../../src/kube/kinds.js";
-import { checkInvariants, invariantViolations } from "../../src/migration/invariants.js";
 import type { HandoverSnapshot } from "../../src/migration/snapshot.js";
+import { checkInvariants, invariantViolations } from "./invariants.js";
 import { edit, iso, putCondition, setStatusField, stableSnapshot, T0 } from "./world.js";
 
 const withStatus = (s: HandoverSnapshot, fields: Record<string, unknown>): HandoverSnapshot =>

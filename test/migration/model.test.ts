@@ -12,8 +12,9 @@ import type { StableAuthority } from "../../src/kube/kinds.js";
 import { isDeleting } from "../../src/kube/object.js";
 import { planHandover } from "../../src/migration/planner.js";
 import type { HandoverKind, HandoverSnapshot, Role } from "../../src/migration/snapshot.js";
-import { objectOf, opposite, statusAuthorityOf } from "../../src/migration/snapshot.js";
+import { objectOf } from "../../src/migration/snapshot.js";
 import { isWrite } from "../../src/migration/steps.js";
+import { opposite, statusAuthorityReading } from "../../src/protocol/authority.js";
 import type { ActorName, World } from "./world.js";
 import {
   ApiRefusal,
@@ -122,7 +123,7 @@ describe("model: random interleavings of planner, stand-ins, cancels and deletio
         }
         const rest = runToRest(world);
         const end = rest.world.s.mapi!;
-        const status = statusAuthorityOf(end);
+        const status = statusAuthorityReading(end);
         expect(status === "MachineAPI" || status === "ClusterAPI").toBe(true);
         expect(["done", "blocked"]).toContain(rest.last.kind);
         expect(violationsOf([...history, ...rest.history.slice(1)])).toEqual([]);

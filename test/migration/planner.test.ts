@@ -10,9 +10,10 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, conditionsOf, finalizersOf, generationOf } from "../../src/kube/object.js";
 import { planHandover, UNKNOWN_SOURCE_AUTHORITY } from "../../src/migration/planner.js";
 import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
-import { hasPause, opposite, statusAuthorityOf } from "../../src/migration/snapshot.js";
 import type { Step } from "../../src/migration/steps.js";
 import { isWrite, stepName } from "../../src/migration/steps.js";
+import { opposite, statusAuthorityReading } from "../../src/protocol/authority.js";
+import { isPaused } from "../../src/protocol/pause.js";
 import type { World } from "./world.js";
 import {
   ACTORS,
@@ -121,14 +122,20 @@ describe("step 3: steady state", () => {
   }
 
   for (const kind of KINDS) {
-    it(`${kind} MachineAPI: pauses an unpaused CAPI twin with pause "" and the marker`, () => {
+    it(`${kind} MachineAPI: leaves an unpaused CAPI twin to the sync (§4.2 pauses and flags it; decision 53)`, () => {
       const s = edit(stableSnapshot(kind, "MachineAPI"), "capi", (o) => {
         o.metadata = { ...o.metadata, annotations: {} };
+      });
+      expect(plan(s)).toEqual({ kind: "done", why: "steady" });
+    });
+    it(`${kind} MachineAPI: adds the marker to a pause without it (the sync's own pause of a §4.2 twin has it)`, () => {
+      const s = edit(stableSnapshot(kind, "MachineAPI"), "capi", (o) => {
+        o.metadata = { ...o.metadata, annotations: { [ANNOTATIONS.paused]: "" } };
       });
       expect(plan(s)).toMatchObject({
         kind: "pause",
         target: { role: "capi", namespace: "openshift-cluster-api" },
-        addAnnotations: { [ANNOTATIONS.paused]: "", [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE },
+        addAnnotations: { [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE },
       });
     });
     it(`${kind} MachineAPI: adopts an admin's pause by adding only the marker`, () => {
@@ -162,11 +169,14 @@ describe("step 3: steady state", () => {
     });
   }
 
-  it("Machine MachineAPI: pauses an unpaused InfraMachine too (CAPA reads its own annotation)", () => {
-    const s = edit(stableSnapshot("Machine", "MachineAPI"), "infraMachine", (o) => {
+  it("Machine MachineAPI: leaves an unpaused InfraMachine to the sync too, and adopts no other pause meanwhile", () => {
+    let s = edit(stableSnapshot("Machine", "MachineAPI"), "infraMachine", (o) => {
       o.metadata = { ...o.metadata, annotations: {} };
     });
-    expect(plan(s)).toMatchObject({ kind: "pause", target: { role: "infraMachine", kind: "AWSMachine" } });
+    s = edit(s, "capi", (o) => {
+      o.metadata = { ...o.metadata, annotations: { [ANNOTATIONS.paused]: "true" } };
+    });
+    expect(plan(s)).toEqual({ kind: "done", why: "steady" });
   });
 
   it("Machine MachineAPI without a twin yet: done (the sync creates it paused)", () => {
@@ -291,11 +301,33 @@ describe("step 4: preconditions and the start", () => {
     });
   }
 
-  it("status MachineAPI, spec ClusterAPI: an unpaused CAPI twin is paused before anything else (SPEC §0)", () => {
+  for (const kind of KINDS)
+    it(`${kind} status MachineAPI, spec ClusterAPI: an unpaused CAPI twin holds the start until the sync paused and flagged it (§4.2)`, () => {
+      const s = edit(requested(kind, "MachineAPI"), "capi", (o) => {
+        o.metadata = { ...o.metadata, annotations: {} };
+      });
+      const step = plan(s);
+      expect(step).toEqual({
+        kind: "wait",
+        for: "sync",
+        retry: "onChange",
+        event: {
+          type: "Normal",
+          reason: "WaitingForSync",
+          message: `CAPI ${kind} openshift-cluster-api/worker-a is unpaused while MachineAPI is authoritative; the sync pauses it and marks it needs-attention for an admin to decide`,
+        },
+      });
+    });
+
+  it("status MachineAPI, spec ClusterAPI: an unpaused InfraMachine alone holds the start too (CAPA reads its own annotation)", () => {
     const s = edit(requested("Machine", "MachineAPI"), "infraMachine", (o) => {
       o.metadata = { ...o.metadata, annotations: {} };
     });
-    expect(plan(s)).toMatchObject({ kind: "pause", target: { role: "infraMachine" } });
+    expect(plan(s)).toMatchObject({
+      kind: "wait",
+      for: "sync",
+      event: { message: expect.stringContaining("AWSMachine openshift-cluster-api/worker-a is unpaused") },
+    });
   });
 
   it("status ClusterAPI, spec MachineAPI: a marked pause left before step 11 finished is removed first", () => {
@@ -500,8 +532,28 @@ describe("step 5: leaving ClusterAPI pauses the CAPI side", () => {
     });
   });
   it("re-planning before the pause is observed answers the same pause (never skips ahead)", () => {
-    const s = started("Machine", "ClusterAPI").s;
-    expect(plan(s)).toEqual(plan(s));
+    const world = started("Machine", "ClusterAPI");
+    const first = plan(world.s);
+    expect(first).toMatchObject({ kind: "pause", target: { role: "capi" } });
+    // The pause write is lost: every other controller moves on (MAO acknowledges the Migrating status), and
+    // this view even shows the final sync complete — but not the pause. The answer is that pause again, not
+    // a step-6 wait nor anything after it.
+    let later = world;
+    for (const actor of ACTORS) later = act(later, actor);
+    const s = edit(later.s, "mapi", (o) => {
+      putCondition(o, {
+        type: CONDITIONS.synchronized,
+        status: "True",
+        reason: "FinalSyncComplete",
+        lastTransitionTime: iso(T0 + 120_000),
+      });
+      setStatusField(o, "synchronizedGeneration", generationOf(later.s.capi as KubeObject));
+    });
+    expect(isPaused(s.capi)).toBe(false);
+    expect(plan(s)).toEqual(first);
+    // Once the CAPI Machine's pause is observed, the next answer is the InfraMachine's, still no wait.
+    const pausedCapi = applyStep({ ...later, s }, first).s;
+    expect(plan(pausedCapi)).toMatchObject({ kind: "pause", target: { role: "infraMachine" } });
   });
 });
 
@@ -581,7 +633,7 @@ describe("step 6 after a cancel of a cancel (SPEC §3.3, §3.1 step 6)", () => {
       step = plan(w.s);
     }
     expect(step).toMatchObject({ kind: "wait", for: "pauseAck", event: { reason: "WaitingForPause" } });
-    expect(hasPause(w.s.capi)).toBe(false);
+    expect(isPaused(w.s.capi)).toBe(false);
   });
 
   it("then: CAPI's Paused=False is recorded, the pause goes back on, and only a Paused=True after it counts", () => {
@@ -839,7 +891,7 @@ describe("§3.3 cancellation", () => {
       const { s } = run.world;
       const status = s.mapi?.status?.authoritativeAPI;
       if (status === "MachineAPI") {
-        expect(hasPause(s.capi) && hasPause(s.infraMachine)).toBe(true);
+        expect(isPaused(s.capi) && isPaused(s.infraMachine)).toBe(true);
         expect(finalizersOf(s.mapi)).toContain(FINALIZERS.mapiMachine);
       } else {
         expect(status).toBe("ClusterAPI");
@@ -972,7 +1024,7 @@ describe("§3.5 deletion during a handover", () => {
     const s = edit(world.s, "mapi", (o) => markDeleting(o, world.now));
     expect(plan(s)).toMatchObject({ kind: "unpause", target: { role: "capi" } });
     const run = runToRest(worldOf(s));
-    expect(statusAuthorityOf(run.world.s.mapi!)).toBe("ClusterAPI");
+    expect(statusAuthorityReading(run.world.s.mapi!)).toBe("ClusterAPI");
     expect(finalizersOf(run.world.s.infraMachine)).toContain(FINALIZERS.awsMachine);
   });
 

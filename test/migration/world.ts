@@ -29,21 +29,21 @@ import {
   isRecord,
   setCondition,
 } from "../../src/kube/object.js";
-import { invariantViolations } from "../../src/migration/invariants.js";
 import type { PlanOptions } from "../../src/migration/planner.js";
 import { planHandover } from "../../src/migration/planner.js";
-import { pauseAcknowledged } from "../../src/migration/preconditions.js";
 import type { HandoverKind, HandoverSnapshot, Role } from "../../src/migration/snapshot.js";
-import {
-  hasPause,
-  objectOf,
-  statusAuthorityOf,
-  synchronizedAPIOf,
-  synchronizedGenerationOf,
-} from "../../src/migration/snapshot.js";
+import { objectOf } from "../../src/migration/snapshot.js";
 import type { Step } from "../../src/migration/steps.js";
 import { isWrite } from "../../src/migration/steps.js";
 import { requestOf } from "../../src/migration/write.js";
+import {
+  statusAuthorityReading,
+  synchronizedAPI,
+  synchronizedGeneration,
+} from "../../src/protocol/authority.js";
+import { isPaused, pauseAcknowledged } from "../../src/protocol/pause.js";
+import { SYNCHRONIZED_REASONS } from "../../src/protocol/synchronized.js";
+import { invariantViolations } from "./invariants.js";
 
 export const MAPI_NS = "openshift-machine-api";
 export const CAPI_NS = "openshift-cluster-api";
@@ -365,7 +365,7 @@ export const act = (w: World, actor: ActorName): World => {
     case "mao": {
       const mapi = s.mapi;
       if (!mapi) return w;
-      const status = statusAuthorityOf(mapi);
+      const status = statusAuthorityReading(mapi);
       if (status === "absent" || status === "invalid") return w;
       const w1 = writePaused(w, "mapi", status === "MachineAPI" ? "False" : "True");
       return status === "MachineAPI" && s.kind === "Machine"
@@ -377,13 +377,13 @@ export const act = (w: World, actor: ActorName): World => {
       if (!capi) return w;
       // Cluster API adds its finalizer before its pause check (never to a deleting object), then acknowledges.
       const finalizer = s.kind === "Machine" ? FINALIZERS.capiMachine : FINALIZERS.capiMachineSet;
-      return writePaused(ensureFinalizer(w, "capi", finalizer), "capi", hasPause(capi) ? "True" : "False");
+      return writePaused(ensureFinalizer(w, "capi", finalizer), "capi", isPaused(capi) ? "True" : "False");
     }
     case "capa": {
       const infra = s.infraMachine;
       if (!infra) return w;
-      const w1 = writePaused(w, "infraMachine", hasPause(infra) ? "True" : "False");
-      return hasPause(infra) ? w1 : ensureFinalizer(w1, "infraMachine", FINALIZERS.awsMachine);
+      const w1 = writePaused(w, "infraMachine", isPaused(infra) ? "True" : "False");
+      return isPaused(infra) ? w1 : ensureFinalizer(w1, "infraMachine", FINALIZERS.awsMachine);
     }
     case "sync":
       return syncOnce(w);
@@ -394,25 +394,21 @@ const syncOnce = (w: World): World => {
   const { mapi, capi } = w.s;
   if (!mapi || !capi) return w;
   if ([mapi, capi, w.s.infraMachine].some((o) => isDeleting(o))) return w;
-  const status = statusAuthorityOf(mapi);
+  const status = statusAuthorityReading(mapi);
   let reason: string;
   let source: StableAuthority;
   if (status === "MachineAPI" || status === "ClusterAPI") {
-    reason = "ResourceSynchronized";
+    reason = SYNCHRONIZED_REASONS.resourceSynchronized;
     source = status;
   } else if (status === "Migrating") {
-    const old = synchronizedAPIOf(mapi);
+    const old = synchronizedAPI(mapi);
     if (!old || !pauseAcknowledged(w.s, old)) return w;
-    reason = "FinalSyncComplete";
+    reason = SYNCHRONIZED_REASONS.finalSyncComplete;
     source = old;
   } else return w;
   const generation = generationOf(source === "MachineAPI" ? mapi : capi);
   const current = conditionOf(mapi, CONDITIONS.synchronized);
-  if (
-    current?.status === "True" &&
-    current.reason === reason &&
-    synchronizedGenerationOf(mapi) === generation
-  )
+  if (current?.status === "True" && current.reason === reason && synchronizedGeneration(mapi) === generation)
     return w;
   return touch(w, "mapi", (x) => {
     const next = setCondition(

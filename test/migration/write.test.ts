@@ -74,7 +74,7 @@ describe("requestOf", () => {
     });
   });
 
-  it("finalizers: a JSON Patch testing the uid and resourceVersion that were read (SPEC §3.5), then the new list", () => {
+  it("finalizers: a JSON Patch testing the uid, resourceVersion and list that were read (SPEC §3.5, §7), then the new list", () => {
     const withUid: ObjectRef = { ...target, uid: "uid-capi-worker-a" };
     expect(
       requestOf({
@@ -89,6 +89,7 @@ describe("requestOf", () => {
       body: [
         { op: "test", path: "/metadata/uid", value: "uid-capi-worker-a" },
         { op: "test", path: "/metadata/resourceVersion", value: "812" },
+        { op: "test", path: "/metadata/finalizers", value: [FINALIZERS.sync] },
         { op: "add", path: "/metadata/finalizers", value: [FINALIZERS.sync, FINALIZERS.capiMachine] },
       ],
     });
@@ -101,6 +102,7 @@ describe("requestOf", () => {
       })?.body,
     ).toEqual([
       { op: "test", path: "/metadata/resourceVersion", value: "812" },
+      { op: "test", path: "/metadata/finalizers", value: [FINALIZERS.capiMachine, FINALIZERS.sync] },
       { op: "add", path: "/metadata/finalizers", value: [FINALIZERS.sync] },
     ]);
   });

@@ -82,10 +82,11 @@ describe("sync finalizers: every machine object and InfraMachine, InfraMachines 
     expect(requestOf(steps[0]!)).toEqual({
       target: expect.objectContaining({ kind: "AWSMachine", name: "worker-a" }),
       patchType: "application/json-patch+json",
-      // Guarded by the uid and resourceVersion read (SPEC §3.5), not only by the list.
+      // Guarded by the uid and resourceVersion read (SPEC §3.5), not only by the list (§7).
       body: [
         { op: "test", path: "/metadata/uid", value: s.infraMachine?.metadata?.uid },
         { op: "test", path: "/metadata/resourceVersion", value: s.infraMachine?.metadata?.resourceVersion },
+        { op: "test", path: "/metadata/finalizers", value: s.infraMachine?.metadata?.finalizers },
         { op: "add", path: "/metadata/finalizers", value: [FINALIZERS.awsMachine] },
       ],
     });
@@ -129,8 +130,9 @@ describe("dry run: requests applied in memory", () => {
   });
 
   it("a planner step changes the copy as the server would, and a stale resourceVersion fails", () => {
+    // An admin's pause without the product's marker: the planner adds the marker (decision 53).
     const s = edit(stableSnapshot("Machine", "MachineAPI"), "capi", (o) => {
-      o.metadata = { ...o.metadata, annotations: {} };
+      o.metadata = { ...o.metadata, annotations: { "cluster.x-k8s.io/paused": "" } };
     });
     const step = planHandover(s, new Date(T0));
     expect(step.kind).toBe("pause");
@@ -141,7 +143,7 @@ describe("dry run: requests applied in memory", () => {
       "machine-api-migration.openshift.io/paused-by": "machine-api-migration",
     });
     expect(describeStep(step)).toBe(
-      "CAPI Machine openshift-cluster-api/worker-a: paused (cluster.x-k8s.io/paused, machine-api-migration.openshift.io/paused-by)",
+      "CAPI Machine openshift-cluster-api/worker-a: paused (machine-api-migration.openshift.io/paused-by)",
     );
     const stale = { ...s.capi!, metadata: { ...s.capi!.metadata, resourceVersion: "99" } };
     expect(() => applyRequest(stale, request)).toThrow(/stale/);

@@ -40,7 +40,7 @@ describe("delete-nonauthoritative-parent", () => {
   const cases: Case[] = [
     {
       name: "delete-nonauthoritative-parent: warns that the CAPI MachineSet and its Machines keep running",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(mapiSet),
       objects: [
         capiMachineSet({ paused: "none" }),
@@ -53,7 +53,7 @@ describe("delete-nonauthoritative-parent", () => {
     },
     {
       name: "delete-nonauthoritative-parent: denies propagationPolicy Foreground",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(mapiSet, { options: { propagationPolicy: "Foreground" } }),
       objects: [capiMachineSet({ paused: "none" }), ...capiMembers],
       allowed: false,
@@ -62,7 +62,7 @@ describe("delete-nonauthoritative-parent", () => {
     },
     {
       name: "delete-nonauthoritative-parent: silent for an authoritative MAPI MachineSet",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(mapiMachineSet(), { options: { propagationPolicy: "Foreground" } }),
       objects: [capiMachineSet()],
       allowed: true,
@@ -84,7 +84,7 @@ describe("delete-authoritative-via-mirror", () => {
   const cases: Case[] = [
     {
       name: "delete-authoritative-via-mirror: denies deleting the CAPI mirror of an authoritative MAPI MachineSet without confirmation",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiMachineSet()),
       objects: [mapiMachineSet(), ...mapiMembers],
       allowed: false,
@@ -93,7 +93,7 @@ describe("delete-authoritative-via-mirror", () => {
     },
     {
       name: "delete-authoritative-via-mirror: warns once the mirror carries confirm-delete",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(confirmed(capiMachine())),
       objects: [mapiMachine()],
       allowed: true,
@@ -102,7 +102,7 @@ describe("delete-authoritative-via-mirror", () => {
     },
     {
       name: "delete-authoritative-via-mirror: only warns when requireDeleteConfirmation is off",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiMachineSet()),
       objects: [mapiMachineSet(), ...mapiMembers],
       options: { settings: { requireDeleteConfirmation: false } },
@@ -115,7 +115,7 @@ describe("delete-authoritative-via-mirror", () => {
     },
     {
       name: 'delete-authoritative-via-mirror: confirm-delete must be exactly "true"',
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(
         edit(capiMachine(), (c) => {
           c.metadata.annotations[ANNOTATIONS.confirmDelete] = "yes";
@@ -127,7 +127,7 @@ describe("delete-authoritative-via-mirror", () => {
     },
     {
       name: "delete-authoritative-via-mirror: denies deleting the CAPI mirror of a MachineSet being migrated from MachineAPI without confirmation",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiMachineSet()),
       objects: [mapiMachineSet({ status: "Migrating", synchronizedAPI: "MachineAPI" }), ...mapiMembers],
       allowed: false,
@@ -136,7 +136,7 @@ describe("delete-authoritative-via-mirror", () => {
     },
     {
       name: "delete-authoritative-via-mirror: denies deleting the CAPI mirror of a Machine being migrated from MachineAPI without confirmation",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiMachine()),
       objects: [mapiMachine({ status: "Migrating", synchronizedAPI: "MachineAPI" })],
       allowed: false,
@@ -146,7 +146,7 @@ describe("delete-authoritative-via-mirror", () => {
     },
     {
       name: "delete-authoritative-via-mirror: warns for a confirmed mirror being migrated from MachineAPI",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(confirmed(capiMachine())),
       objects: [mapiMachine({ status: "Migrating", synchronizedAPI: "MachineAPI" })],
       allowed: true,
@@ -155,7 +155,7 @@ describe("delete-authoritative-via-mirror", () => {
     },
     {
       name: "delete-authoritative-via-mirror: silent when the MAPI twin is being migrated from ClusterAPI",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiMachineSet()),
       objects: [mapiMachineSet({ status: "Migrating", synchronizedAPI: "ClusterAPI" }), ...mapiMembers],
       allowed: true,
@@ -164,7 +164,7 @@ describe("delete-authoritative-via-mirror", () => {
     },
     {
       name: "delete-authoritative-via-mirror: silent when the MAPI twin is ClusterAPI",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiMachine({ paused: "none" })),
       objects: [mapiMachine({ status: "ClusterAPI" })],
       allowed: true,
@@ -189,7 +189,7 @@ describe("orphan-ignored-by-capi", () => {
   const cases: Case[] = [
     {
       name: "orphan-ignored-by-capi: denies propagationPolicy Orphan on an unpaused CAPI MachineSet with a MAPI twin",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiMachineSet({ paused: "none" }), orphan),
       objects: [mapiMachineSet({ status: "ClusterAPI" }), ...capiMembers],
       allowed: false,
@@ -198,7 +198,7 @@ describe("orphan-ignored-by-capi", () => {
     },
     {
       name: "orphan-ignored-by-capi: denies the older orphanDependents=true the same way",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiMachineSet({ paused: "none" }), { options: { orphanDependents: true } }),
       objects: [mapiMachineSet({ status: "ClusterAPI" }), ...capiMembers],
       allowed: false,
@@ -208,7 +208,7 @@ describe("orphan-ignored-by-capi", () => {
     },
     {
       name: "orphan-ignored-by-capi: denies an unpaused CAPI MachineSet even when its MAPI twin is MachineAPI",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(confirmed(capiMachineSet({ paused: "none" })), orphan),
       objects: [mapiMachineSet(), ...mapiMembers],
       allowed: false,
@@ -216,7 +216,7 @@ describe("orphan-ignored-by-capi", () => {
     },
     {
       name: "orphan-ignored-by-capi: allows Orphan on the paused mirror (the confirmed delete only warns)",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(confirmed(capiMachineSet()), orphan),
       objects: [mapiMachineSet(), ...mapiMembers],
       allowed: true,
@@ -224,7 +224,7 @@ describe("orphan-ignored-by-capi", () => {
     },
     {
       name: "orphan-ignored-by-capi: an admin's pause counts as paused",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiMachineSet({ paused: "admin" }), orphan),
       objects: [mapiMachineSet({ status: "ClusterAPI" }), ...capiMembers],
       allowed: true,
@@ -232,7 +232,7 @@ describe("orphan-ignored-by-capi", () => {
     },
     {
       name: "orphan-ignored-by-capi: silent for a CAPI MachineSet without a MAPI twin",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiMachineSet({ paused: "none" }), orphan),
       objects: [...capiMembers],
       allowed: true,
@@ -240,7 +240,7 @@ describe("orphan-ignored-by-capi", () => {
     },
     {
       name: "orphan-ignored-by-capi: silent for the default propagation",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiMachineSet({ paused: "none" })),
       objects: [mapiMachineSet({ status: "ClusterAPI" }), ...capiMembers],
       allowed: true,
@@ -270,7 +270,7 @@ describe("cluster-delete-guard", () => {
   const cases: Case[] = [
     {
       name: "cluster-delete-guard: denies deleting the CAPI Cluster while MAPI objects are MachineAPI or Migrating",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiClusterObject()),
       objects: world(),
       allowed: false,
@@ -280,7 +280,7 @@ describe("cluster-delete-guard", () => {
     },
     {
       name: "cluster-delete-guard: denies deleting the infrastructure cluster (AWSCluster) the same way",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(awsClusterObject()),
       objects: world(),
       allowed: false,
@@ -290,7 +290,7 @@ describe("cluster-delete-guard", () => {
     },
     {
       name: "cluster-delete-guard: counts a Machine being migrated from ClusterAPI (a cascade ends its handover at MachineAPI)",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiClusterObject()),
       objects: [
         infrastructureObject(),
@@ -303,7 +303,7 @@ describe("cluster-delete-guard", () => {
     },
     {
       name: "cluster-delete-guard: denies whatever requireDeleteConfirmation says",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiClusterObject()),
       objects: world(),
       options: { settings: { requireDeleteConfirmation: false } },
@@ -312,7 +312,7 @@ describe("cluster-delete-guard", () => {
     },
     {
       name: "cluster-delete-guard: warns once the Cluster carries confirm-delete",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(confirmed(capiClusterObject())),
       objects: world(),
       allowed: true,
@@ -323,7 +323,7 @@ describe("cluster-delete-guard", () => {
     },
     {
       name: 'cluster-delete-guard: confirm-delete must be exactly "true"',
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(
         edit(awsClusterObject(), (c) => {
           c.metadata.annotations[ANNOTATIONS.confirmDelete] = "yes";
@@ -335,7 +335,7 @@ describe("cluster-delete-guard", () => {
     },
     {
       name: "cluster-delete-guard: silent when every MAPI object is ClusterAPI",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiClusterObject()),
       objects: allClusterAPI(),
       allowed: true,
@@ -344,7 +344,7 @@ describe("cluster-delete-guard", () => {
     },
     {
       name: "cluster-delete-guard: silent for a Cluster other than the Infrastructure's",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiClusterObject({ name: "scratch" })),
       objects: world(),
       allowed: true,
@@ -352,7 +352,7 @@ describe("cluster-delete-guard", () => {
     },
     {
       name: "cluster-delete-guard: guards when the Infrastructure is not known",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: deleteRequest(capiClusterObject({ name: "scratch" })),
       objects: twinWorld("AWS"),
       allowed: false,

@@ -4,16 +4,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { annotationsOf, isRecord, type KubeObject, labelsOf } from "../../src/kube/object.js";
-import {
-  changedPaths,
-  keyChanges,
-  listPaths,
-  MAX_NAMED_PATHS,
-  MAX_PATH_LENGTH,
-  pathJoin,
-  pathOf,
-  sameJson,
-} from "../../src/policies/diff.js";
+import { keyChanges, listPaths, sameJson } from "../../src/policies/compare.js";
+import { changedPaths, MAX_NAMED_PATHS, MAX_PATH_LENGTH, pathJoin, pathOf } from "../../src/policies/diff.js";
 import {
   isProtectedAnnotation,
   isProtectedLabel,

@@ -43,7 +43,7 @@ describe("engine: who and where", () => {
       rule: "not-enforcing",
       warnings: [],
     });
-    expect(decide("validate-warn", deleteRequest(capiMachine()), ctx)).toEqual({
+    expect(decide("validate-guard", deleteRequest(capiMachine()), ctx)).toEqual({
       allowed: true,
       rule: "not-enforcing",
       warnings: [],
@@ -65,7 +65,7 @@ describe("engine: who and where", () => {
       ...deleteRequest(capiMachine()),
       userInfo: { username: "system:serviceaccount:kube-system:generic-garbage-collector" },
     };
-    expect(decide("validate-warn", gc, context([mapiMachine()])).rule).toBe("controller-user");
+    expect(decide("validate-guard", gc, context([mapiMachine()])).rule).toBe("controller-user");
   });
 
   it("system:masters is not exempt, nor is a user who merely shares a controller's groups", () => {
@@ -152,6 +152,27 @@ describe("engine: folding verdicts", () => {
     check,
   });
 
+  it("classifies the request's subject once and hands that one to every rule's appliesTo and check", () => {
+    const seen: unknown[] = [];
+    const recording = (id: string): Rule => ({
+      id,
+      webhook: "validate",
+      reads: [],
+      appliesTo: (_request, ctx) => {
+        seen.push(ctx.subject);
+        return true;
+      },
+      check: (_request, ctx) => {
+        seen.push(ctx.subject);
+        return allow();
+      },
+    });
+    decide("validate", frozenEdit(), context([]), [recording("r1"), recording("r2")]);
+    expect(seen).toHaveLength(4);
+    expect(seen[0]).toMatchObject({ api: "mapi", role: "machine", kind: "Machine", subResource: "" });
+    for (const subject of seen) expect(subject).toBe(seen[0]);
+  });
+
   it("the first deny wins, in RULES order", () => {
     const both = edit(capiMachine(), (c) => {
       c.spec.version = "v1.31.0";
@@ -162,11 +183,11 @@ describe("engine: folding verdicts", () => {
 
   it("warnings accumulate (deduplicated) and the first speaker names the decision", () => {
     const rules = [
-      rule("w1", "validate-warn", () => warn("first")),
-      rule("w2", "validate-warn", () => warn("second")),
-      rule("w3", "validate-warn", () => warn("first")),
+      rule("w1", "validate-guard", () => warn("first")),
+      rule("w2", "validate-guard", () => warn("second")),
+      rule("w3", "validate-guard", () => warn("first")),
     ];
-    expect(decide("validate-warn", frozenEdit(), context([]), rules)).toEqual({
+    expect(decide("validate-guard", frozenEdit(), context([]), rules)).toEqual({
       allowed: true,
       rule: "w1",
       warnings: ["first", "second"],
@@ -175,10 +196,10 @@ describe("engine: folding verdicts", () => {
 
   it("a deny keeps the warnings gathered before it", () => {
     const rules = [
-      rule("w", "validate-warn", () => warn("heads up")),
-      rule("d", "validate-warn", () => deny(422, "no", [], "fix it")),
+      rule("w", "validate-guard", () => warn("heads up")),
+      rule("d", "validate-guard", () => deny(422, "no", [], "fix it")),
     ];
-    expect(decide("validate-warn", frozenEdit(), context([]), rules)).toEqual({
+    expect(decide("validate-guard", frozenEdit(), context([]), rules)).toEqual({
       allowed: false,
       rule: "d",
       status: { code: 422, reason: "Invalid", message: "no fix it (rule d)" },
@@ -254,10 +275,10 @@ describe("engine: totality", () => {
 
   it("a rule that throws is skipped on the Ignore webhooks; the others still speak", () => {
     const rules: Rule[] = [
-      { ...throwing, webhook: "validate-warn" },
-      { ...throwing, id: "w", webhook: "validate-warn", check: () => warn("still here") },
+      { ...throwing, webhook: "validate-guard" },
+      { ...throwing, id: "w", webhook: "validate-guard", check: () => warn("still here") },
     ];
-    expect(decide("validate-warn", frozenEdit(), context([]), rules)).toEqual({
+    expect(decide("validate-guard", frozenEdit(), context([]), rules)).toEqual({
       allowed: true,
       rule: "w",
       warnings: ["still here"],
@@ -359,7 +380,7 @@ describe("RULES", () => {
     ];
     for (const r of RULES)
       expect(r.webhook).toBe(
-        r.id === "pause-new-capi" ? "mutate" : warnSide.includes(r.id) ? "validate-warn" : "validate",
+        r.id === "pause-new-capi" ? "mutate" : warnSide.includes(r.id) ? "validate-guard" : "validate",
       );
   });
 

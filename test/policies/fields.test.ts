@@ -118,6 +118,58 @@ describe("aws-unsupported-fields", () => {
       message:
         /: spec\.template\.spec\.imageLookupOrg, spec\.template\.spec\.securityGroupOverrides: Forbidden: the Machine API providerSpec cannot represent these fields\./,
     },
+    // SPEC §2.3: "present means present, an empty object {} included (the converter refuses it too)".
+    ...(["ignition.proxy", "ignition.tls"] as const).map(
+      (field): Case => ({
+        name: `aws-unsupported-fields: denies an empty ${field} {} on a new AWSMachine`,
+        request: createRequest(
+          edit(awsMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+            setPath(a, ["spec", ...field.split(".")], {});
+          }),
+        ),
+        allowed: false,
+        rule: "aws-unsupported-fields",
+        message: new RegExp(`: spec\\.${field.replace(".", "\\.")}: Forbidden: the Machine API providerSpec`),
+      }),
+    ),
+    {
+      name: "aws-unsupported-fields: denies an empty ignition.tls {} added to an AWSMachineTemplate",
+      request: updateRequest(
+        awsMachineTemplate({ machineSet: null }),
+        edit(awsMachineTemplate({ machineSet: null }), (t) => {
+          setPath(t, ["spec", "template", "spec", "ignition", "tls"], {});
+        }),
+      ),
+      allowed: false,
+      rule: "aws-unsupported-fields",
+      message: /: spec\.template\.spec\.ignition\.tls: Forbidden/,
+    },
+    {
+      name: "aws-unsupported-fields: denies uncompressedUserData false and secretCount 0 (present is present)",
+      request: createRequest(
+        edit(awsMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          setPath(a, ["spec", "uncompressedUserData"], false);
+          setPath(a, ["spec", "cloudInit", "secretCount"], 0);
+        }),
+      ),
+      allowed: false,
+      rule: "aws-unsupported-fields",
+      message: /: spec\.uncompressedUserData, spec\.cloudInit\.secretCount: Forbidden/,
+    },
+    {
+      name: "aws-unsupported-fields: allows an update that leaves an existing empty ignition.proxy {} alone",
+      request: updateRequest(
+        edit(awsMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          setPath(a, ["spec", "ignition", "proxy"], {});
+        }),
+        edit(awsMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          setPath(a, ["spec", "ignition", "proxy"], {});
+          a.metadata.finalizers = [];
+        }),
+      ),
+      allowed: true,
+      rule: "none",
+    },
     {
       name: "aws-unsupported-fields: allows an AWSMachine without them",
       request: createRequest(awsMachine({ name: "capi-only", owner: null, paused: "none" })),

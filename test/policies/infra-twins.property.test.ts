@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CAPI_API_VERSION, LABELS } from "../../src/kube/kinds.js";
 import type { KubeObject, OwnerReference } from "../../src/kube/object.js";
-import { sameJson } from "../../src/policies/diff.js";
+import { sameJson } from "../../src/policies/compare.js";
 import { decide } from "../../src/policies/engine.js";
 import {
   awsMachine,

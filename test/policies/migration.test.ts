@@ -152,6 +152,17 @@ describe("migration rules", () => {
       message: /its twin CAPI Machine openshift-cluster-api\/worker-a is being deleted/,
     },
     {
+      name: "migration-twin-not-ready: allows a Failed CAPI twin without provisioned infrastructure, as step 4 does",
+      request: toCapi(mapiMachine()),
+      objects: [
+        edit(capiMachine({ provisioned: false }), (m) => {
+          m.status.phase = "Failed";
+        }),
+      ],
+      allowed: true,
+      rule: "none",
+    },
+    {
       name: "migration-twin-not-ready: allows when there is no CAPI twin yet",
       request: toCapi(mapiMachine()),
       allowed: true,
@@ -193,6 +204,42 @@ describe("migration rules", () => {
       rule: "migration-unsupported-owner",
       message:
         /^MAPI MachineSet openshift-machine-api\/ci-abc12-worker-us-east-1a cannot migrate: it has owner references \(NodePool\/pool-a\)/,
+    },
+    {
+      // Issue 23 / SPEC §4.3: upstream marks such a set Synchronized=False, not convertible; two controllers
+      // (the MachineDeployment's and the MachineSet's) would otherwise drive one set after the handover.
+      name: "migration-unsupported-owner: denies a MachineSet whose CAPI twin is owned by a MachineDeployment",
+      request: toCapi(mapiMachineSet()),
+      objects: [
+        edit(capiMachineSet(), (m) => {
+          m.metadata.ownerReferences = [
+            {
+              apiVersion: "cluster.x-k8s.io/v1beta2",
+              kind: "MachineDeployment",
+              name: "workers-md",
+              uid: "u-md",
+              controller: true,
+            },
+          ];
+        }),
+      ],
+      allowed: false,
+      rule: "migration-unsupported-owner",
+      message:
+        "MAPI MachineSet openshift-machine-api/ci-abc12-worker-us-east-1a cannot migrate: its CAPI twin openshift-cluster-api/ci-abc12-worker-us-east-1a is owned by MachineDeployment/workers-md, which drives it; only MachineSets owned by nothing but the Cluster can be handed over. Leave spec.authoritativeAPI as it is, or remove that owner reference from the CAPI MachineSet if its owner no longer manages it. (rule migration-unsupported-owner)",
+    },
+    {
+      name: "migration-unsupported-owner: allows a MachineSet whose CAPI twin is owned by the Cluster only",
+      request: toCapi(mapiMachineSet()),
+      objects: [
+        edit(capiMachineSet(), (m) => {
+          m.metadata.ownerReferences = [
+            { apiVersion: "cluster.x-k8s.io/v1beta2", kind: "Cluster", name: "ci-abc12", uid: "u-c" },
+          ];
+        }),
+      ],
+      allowed: true,
+      rule: "none",
     },
     {
       name: "migration-unsupported-owner: allows a Machine owned by a MachineSet",
@@ -261,7 +308,7 @@ describe("migration-not-synchronized", () => {
   const cases: Case[] = [
     {
       name: "migration-not-synchronized: warns when Synchronized is not True",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: toCapi(mapiMachine({ synchronized: "False" })),
       allowed: true,
       rule: "migration-not-synchronized",
@@ -269,7 +316,7 @@ describe("migration-not-synchronized", () => {
     },
     {
       name: "migration-not-synchronized: silent when Synchronized is True",
-      webhook: "validate-warn",
+      webhook: "validate-guard",
       request: toCapi(mapiMachine()),
       allowed: true,
       rule: "none",
@@ -346,7 +393,7 @@ describe("cancel", () => {
       );
       const ctx = context([migrating, ...objects], check ? { checkConvertible: check } : {});
       expect(decide("validate", cancel, ctx)).toEqual({ allowed: true, rule: "none", warnings: [] });
-      expect(decide("validate-warn", cancel, ctx)).toEqual({ allowed: true, rule: "none", warnings: [] });
+      expect(decide("validate-guard", cancel, ctx)).toEqual({ allowed: true, rule: "none", warnings: [] });
     },
   );
 

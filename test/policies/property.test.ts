@@ -182,7 +182,7 @@ function checkDecideProperty(seed: number | undefined): Set<string> {
   const seen = new Set<string>();
   fc.assert(
     fc.property(
-      fc.constantFrom<WebhookName>("validate", "validate-warn", "mutate"),
+      fc.constantFrom<WebhookName>("validate", "validate-guard", "mutate"),
       request,
       fc.array(realShaped, { maxLength: 4 }),
       converterAnswer,

@@ -209,7 +209,7 @@ describe("admission never calls the API server (item 8)", () => {
       for (const name of FIXTURE_NAMES) {
         const review = fixture(name);
         review.request.uid = `uid-${i}-${name}`;
-        for (const path of ["/validate", "/validate-warn", "/mutate"]) {
+        for (const path of ["/validate", "/validate-guard", "/mutate"]) {
           const res = await app.inject({ method: "POST", url: path, payload: review });
           answers.push(res.statusCode);
         }

@@ -262,11 +262,11 @@ describe("encodeAdmissionResponse", () => {
   });
 
   it("§2.1 warnings are passed through", () => {
-    const answer = encodeAdmissionResponse("validate-warn", update, allow({ warnings: ["a", "b"] }));
+    const answer = encodeAdmissionResponse("validate-guard", update, allow({ warnings: ["a", "b"] }));
     expect(answer.response.warnings).toEqual(["a", "b"]);
   });
 
-  it.each(["validate", "validate-warn"] as const)(
+  it.each(["validate", "validate-guard"] as const)(
     "§2.1 %s never carries patch or patchType, even if the engine sent one",
     (webhook) => {
       const answer = encodeAdmissionResponse(webhook, update, allow({ patch }));

@@ -102,7 +102,7 @@ const contentType = fc.oneof(
   },
   { weight: 1, arbitrary: fc.string() },
 );
-const path = fc.constantFrom("/validate", "/validate-warn", "/mutate");
+const path = fc.constantFrom("/validate", "/validate-guard", "/mutate");
 const query = fc.oneof(
   fc.constant(""),
   fc.constantFrom("?timeout=10s", "?timeout=1ms", "?timeout=-1s"),

@@ -1,5 +1,6 @@
 /**
- * SPEC §2.1: the metrics listener on a real HTTPS socket — its own port, `/metrics` only, every scrape put
+ * SPEC §2.1: the metrics listener on a real HTTPS socket, called with supertest over a new TLS connection per
+ * request — its own port, `/metrics` only, every scrape put
  * to the authorizer (401/403 from it are passed on, 200 serves the registry in Prometheus text format), the
  * same TLS security profile as the webhook (Intermediate by default, changed in place) and the same
  * serving certificate, reloaded when the files change. The authorizer is a fake here; its own table is
@@ -7,10 +8,9 @@
  */
 import { X509Certificate } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { request as httpsRequest } from "node:https";
+import type { AgentOptions } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TLSSocket } from "node:tls";
 import { Counter, Registry } from "prom-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
@@ -22,7 +22,7 @@ import {
 } from "../../src/server/certs.js";
 import type { MetricsAuthorizer, ScrapeRequest } from "../../src/server/metrics-auth.js";
 import { type MetricsServer, startMetricsServer } from "../../src/server/metrics-server.js";
-import { captureLogger } from "./helpers.js";
+import { captureLogger, overTls } from "./helpers.js";
 
 let ca: CertificateAuthority;
 let first: KeyPair;
@@ -84,79 +84,48 @@ const start = async (options: { authorize?: MetricsAuthorizer; pair?: KeyPair } 
   return { server, files, lines };
 };
 
-interface Answer {
-  status: number;
-  body: string;
-  contentType: string | undefined;
-  fingerprint256: string;
-  alpn: string | false | null;
-}
+/** supertest to the real listener, one new connection (a new TLS handshake) per request, trusting only the test CA. */
+const client = (server: MetricsServer, tls: AgentOptions = {}) => overTls(server.url, ca.certPem, tls);
 
-const call = (
-  url: string,
-  path: string,
-  options: { method?: string; headers?: Record<string, string>; tls?: Record<string, unknown> } = {},
-): Promise<Answer> =>
-  new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      new URL(path, url),
-      {
-        method: options.method ?? "GET",
-        ca: ca.certPem,
-        agent: false,
-        headers: options.headers,
-        ...options.tls,
-      },
-      (res) => {
-        const socket = res.socket as TLSSocket;
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString("utf8"),
-            contentType: res.headers["content-type"],
-            fingerprint256: socket.getPeerCertificate().fingerprint256,
-            alpn: socket.alpnProtocol,
-          }),
-        );
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end();
-  });
+/** The server's TLS alert when it refuses a handshake (40: no cipher in common; 70: protocol version). */
+const HANDSHAKE_REFUSED = { code: "EPROTO", message: expect.stringContaining("SSL alert number 40") };
+const VERSION_REFUSED = { code: "EPROTO", message: expect.stringContaining("SSL alert number 70") };
 
 describe("the metrics listener (SPEC §2.1)", () => {
   it("401 without a token, 403 for a token without the grant, the registry with one", async () => {
     const { server } = await start();
-    const none = await call(server.url, "/metrics");
-    expect(none.status).toBe(401);
-    expect(none.body).not.toContain("controller_runtime");
-    const bad = await call(server.url, "/metrics", { headers: { authorization: "Bearer bad" } });
-    expect(bad.status).toBe(403);
-    expect(bad.body).toContain("Authorization denied for user x");
-    expect(bad.body).not.toContain("controller_runtime");
-    const good = await call(server.url, "/metrics", { headers: { authorization: "Bearer good" } });
-    expect(good.status).toBe(200);
-    expect(good.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(good.body).toContain("controller_runtime_reconcile_total 3");
+    const c = client(server);
+    const none = await c.get("/metrics").expect(401);
+    expect(none.text).toContain("Unauthorized");
+    expect(none.text).not.toContain("controller_runtime");
+    const bad = await c.get("/metrics").set("authorization", "Bearer bad").expect(403);
+    expect(bad.text).toContain("Authorization denied for user x");
+    expect(bad.text).not.toContain("controller_runtime");
+    const good = await c
+      .get("/metrics")
+      .set("authorization", "Bearer good")
+      .expect(200)
+      .expect("content-type", /^text\/plain; version=0\.0\.4/);
+    expect(good.text).toContain("# TYPE controller_runtime_reconcile_total counter");
+    expect(good.text).toContain("controller_runtime_reconcile_total 3");
   });
 
   it("asks the authorizer with the Authorization header, the verb in lower case and the path", async () => {
     const fake = fakeAuthorizer();
     const { server } = await start({ authorize: fake.authorize });
-    await call(server.url, "/metrics?x=1", { headers: { authorization: "Bearer good" } });
+    await client(server).get("/metrics?x=1").set("authorization", "Bearer good").expect(200);
     expect(fake.asked).toEqual([{ authorization: "Bearer good", verb: "get", path: "/metrics" }]);
   });
 
   it("serves /metrics only: the webhook's paths and health are not here, and unknown paths ask no one", async () => {
     const fake = fakeAuthorizer();
     const { server } = await start({ authorize: fake.authorize });
-    for (const path of ["/validate", "/healthz", "/readyz", "/debug/instances", "/"])
-      expect((await call(server.url, path, { headers: { authorization: "Bearer good" } })).status, path).toBe(
-        404,
-      );
+    const c = client(server);
+    for (const path of ["/validate", "/healthz", "/readyz", "/debug/instances", "/"]) {
+      const res = await c.get(path).set("authorization", "Bearer good");
+      expect(res.status, path).toBe(404);
+      expect(res.text, path).not.toContain("controller_runtime");
+    }
     expect(fake.asked).toEqual([]);
   });
 
@@ -169,42 +138,44 @@ describe("the metrics listener (SPEC §2.1)", () => {
         return { code: 200 };
       },
     });
-    expect((await call(server.url, "/metrics")).status).toBe(500);
-    expect((await call(server.url, "/metrics")).status).toBe(200);
+    const c = client(server);
+    const failed = await c.get("/metrics").expect(500);
+    expect(failed.text).not.toContain("controller_runtime");
+    const served = await c.get("/metrics").expect(200);
+    expect(served.text).toContain("controller_runtime_reconcile_total 3");
     expect(JSON.stringify(lines())).toContain("boom");
   });
 
   it("close is idempotent and stops accepting", async () => {
     const { server } = await start();
     await Promise.all([server.close(), server.close()]);
-    await expect(call(server.url, "/metrics")).rejects.toThrow();
+    await expect(client(server).get("/metrics")).rejects.toThrow("ECONNREFUSED: Connection refused");
   });
 });
 
 describe("TLS: the webhook's profile and certificate (SPEC §2.1)", () => {
-  const cipherOf = (url: string, tls: Record<string, unknown>): Promise<string | undefined> =>
-    new Promise((resolve, reject) => {
-      const req = httpsRequest(new URL("/metrics", url), { ca: ca.certPem, agent: false, ...tls }, (res) => {
-        const cipher = (res.socket as TLSSocket).getCipher().name;
-        res.resume();
-        res.on("end", () => resolve(cipher));
-      });
-      req.on("error", reject);
-      req.end();
-    });
+  /** The cipher suite a new handshake negotiated for an authorized scrape (which must succeed over it). */
+  const cipherOf = async (server: MetricsServer, tls: AgentOptions): Promise<string | undefined> => {
+    const c = client(server, tls);
+    await c.get("/metrics").set("authorization", "Bearer good").expect(200);
+    return c.handshake()?.cipher;
+  };
 
   it("Intermediate by default: no TLS 1.1, no static-RSA or CBC suite; HTTP/1.1 only", async () => {
     const { server } = await start();
     await expect(
-      cipherOf(server.url, { minVersion: "TLSv1", maxVersion: "TLSv1.1", ciphers: "DEFAULT@SECLEVEL=0" }),
-    ).rejects.toThrow();
+      cipherOf(server, { minVersion: "TLSv1", maxVersion: "TLSv1.1", ciphers: "DEFAULT@SECLEVEL=0" }),
+    ).rejects.toMatchObject(VERSION_REFUSED);
     for (const ciphers of ["AES128-SHA", "AES256-GCM-SHA384", "ECDHE-RSA-AES128-SHA"])
-      await expect(cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers })).rejects.toThrow();
-    expect(
-      await cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
-    ).toBe("ECDHE-RSA-AES128-GCM-SHA256");
-    const answer = await call(server.url, "/metrics", { tls: { ALPNProtocols: ["h2", "http/1.1"] } });
-    expect(answer.alpn).toBe("http/1.1");
+      await expect(cipherOf(server, { maxVersion: "TLSv1.2", ciphers }), ciphers).rejects.toMatchObject(
+        HANDSHAKE_REFUSED,
+      );
+    expect(await cipherOf(server, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" })).toBe(
+      "ECDHE-RSA-AES128-GCM-SHA256",
+    );
+    const alpn = client(server, { ALPNProtocols: ["h2", "http/1.1"] });
+    await alpn.get("/metrics").set("authorization", "Bearer good").expect(200);
+    expect(alpn.handshake()?.alpn).toBe("http/1.1");
   });
 
   it("a profile given at start applies from the first handshake", async () => {
@@ -220,32 +191,37 @@ describe("TLS: the webhook's profile and certificate (SPEC §2.1)", () => {
     });
     servers.push(server);
     await expect(
-      cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
-    ).rejects.toThrow();
-    expect(await cipherOf(server.url, { minVersion: "TLSv1.3" })).toMatch(/^TLS_/);
+      cipherOf(server, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
+    ).rejects.toMatchObject(VERSION_REFUSED);
+    expect(await cipherOf(server, { minVersion: "TLSv1.3" })).toMatch(/^TLS_/);
   });
 
   it("a profile change applies to the next handshakes without a restart", async () => {
     const { server } = await start();
     const tls12 = { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES256-GCM-SHA384" } as const;
-    expect(await cipherOf(server.url, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
+    expect(await cipherOf(server, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
     server.setTlsProfile({ type: "Modern" });
-    await expect(cipherOf(server.url, tls12)).rejects.toThrow();
+    await expect(cipherOf(server, tls12)).rejects.toMatchObject(VERSION_REFUSED);
     server.setTlsProfile(undefined);
-    expect(await cipherOf(server.url, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
+    expect(await cipherOf(server, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
   });
 
   it("new handshakes present the new certificate after the files change", async () => {
     const { server, files } = await start({ pair: first });
     const fingerprint = (pair: KeyPair) => new X509Certificate(pair.certPem).fingerprint256;
-    expect((await call(server.url, "/metrics")).fingerprint256).toBe(fingerprint(first));
+    const c = client(server);
+    const presented = async (): Promise<string | undefined> => {
+      await c.get("/metrics").set("authorization", "Bearer good").expect(200);
+      return c.handshake()?.fingerprint256;
+    };
+    expect(await presented()).toBe(fingerprint(first));
     writeFileSync(files.certFile, second.certPem);
     writeFileSync(files.keyFile, second.keyPem);
     for (let i = 0; i < 250; i++) {
-      if ((await call(server.url, "/metrics")).fingerprint256 === fingerprint(second)) break;
+      if ((await presented()) === fingerprint(second)) break;
       await new Promise((r) => setTimeout(r, 20));
     }
-    expect((await call(server.url, "/metrics")).fingerprint256).toBe(fingerprint(second));
+    expect(await presented()).toBe(fingerprint(second));
   });
 });
 

@@ -36,7 +36,7 @@ const frozen = mapiMachine({ status: "ClusterAPI" });
 const SCENARIOS: Scenario[] = [
   {
     name: "deleting the CAPI mirror of an authoritative MAPI Machine needs confirm-delete",
-    webhook: "validate-warn",
+    webhook: "validate-guard",
     request: deleteRequest(capiMachine()),
     objects: [mapiMachine()],
     expected: { allowed: false, rule: "delete-authoritative-via-mirror" },
@@ -181,7 +181,7 @@ describe("prototype keys in every position of a review are data (SPEC §2.1, iss
     const app = serve(context([mapiMachine()]));
     const res = await app.inject({
       method: "POST",
-      url: "/validate-warn",
+      url: "/validate-guard",
       payload: JSON.stringify(review(deleteRequest(withKeys))),
       headers: { "content-type": "application/json" },
     });

@@ -1,17 +1,22 @@
 /**
- * SPEC §2.1 / §7 / §9 on a real HTTPS listener: the test CA verifies the serving certificate, TLS ≥ 1.2 and
- * HTTP/1.1 only; the certificate is swapped on disk while a client keeps making new connections (new
- * handshakes present the new certificate, no request fails); an invalid pair keeps the old one; a server
+ * SPEC §2.1 / §7 / §9 on a real HTTPS listener, started as the product starts it (`startWebhookServer`) and
+ * called with supertest over a new TLS connection per request: the wire contract of every endpoint
+ * (admission answers, health, readiness, no /metrics here, and the 400/413/404 error answers naming the
+ * problem); the test CA verifies the serving certificate, TLS ≥ 1.2 and HTTP/1.1 only; the certificate is
+ * swapped on disk while a client keeps making new connections (new handshakes present the new certificate,
+ * no request fails); an invalid pair keeps the old one; a server
  * started before its certificate exists becomes ready when it appears; graceful shutdown keeps serving
  * through the delay, then stops accepting and drains the request still in flight.
  */
 import { X509Certificate } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { request as httpsRequest } from "node:https";
+import type { AgentOptions } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TLSSocket } from "node:tls";
+import supertest from "supertest";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Decision } from "../../src/policies/types.js";
+import { BODY_LIMIT_BYTES } from "../../src/server/app.js";
 import {
   type CertificateAuthority,
   createCertificateAuthority,
@@ -20,7 +25,16 @@ import {
 } from "../../src/server/certs.js";
 import { startWebhookServer, type WebhookServer } from "../../src/server/serve.js";
 import { checkCertificatePair } from "../../src/server/tls-reload.js";
-import { deny, type FakeDeps, fakeDeps, fixtureText } from "./helpers.js";
+import {
+  allow,
+  deny,
+  type FakeDeps,
+  fakeDeps,
+  fixture,
+  fixtureText,
+  overTls,
+  type Review,
+} from "./helpers.js";
 
 let ca: CertificateAuthority;
 let first: KeyPair;
@@ -72,49 +86,15 @@ const start = async (deps: FakeDeps, files: { certFile: string; keyFile: string 
   return server;
 };
 
-interface Answer {
-  status: number;
-  body: string;
-  fingerprint256: string;
-  protocol: string | null;
-  alpn: string | false | null;
-}
+/** supertest to the real listener, one new connection (a new TLS handshake) per request, trusting only the test CA. */
+const client = (server: WebhookServer, tls: AgentOptions = {}) => overTls(server.url, ca.certPem, tls);
 
-/** One request on a new connection (a new TLS handshake), trusting only the test CA. */
-const call = (
-  url: string,
-  path: string,
-  options: { method?: string; body?: string; tls?: Record<string, unknown> } = {},
-): Promise<Answer> =>
-  new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      new URL(path, url),
-      {
-        method: options.method ?? "GET",
-        ca: ca.certPem,
-        agent: false,
-        headers: options.body ? { "content-type": "application/json" } : {},
-        ...options.tls,
-      },
-      (res) => {
-        const socket = res.socket as TLSSocket;
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString("utf8"),
-            fingerprint256: socket.getPeerCertificate().fingerprint256,
-            protocol: socket.getProtocol(),
-            alpn: socket.alpnProtocol,
-          }),
-        );
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(options.body);
-  });
+/**
+ * What a client gets when the server refuses the handshake: the server's TLS alert (40 handshake_failure: no
+ * cipher suite in common; 70 protocol_version), never a refused connection or an HTTP answer.
+ */
+const HANDSHAKE_REFUSED = { code: "EPROTO", message: expect.stringContaining("SSL alert number 40") };
+const VERSION_REFUSED = { code: "EPROTO", message: expect.stringContaining("SSL alert number 70") };
 
 const waitFor = async (
   what: string,
@@ -128,48 +108,257 @@ const waitFor = async (
   throw new Error(`gave up waiting for ${what}`);
 };
 
+const REVIEW_V1 = { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview" } as const;
+
 describe("HTTPS contract (SPEC §2.1)", () => {
   it("answers the mapi-frozen fixture over HTTPS verified by the test CA, TLS ≥ 1.2, HTTP/1.1", async () => {
-    const deps = fakeDeps(() => deny("MAPI Machine openshift-machine-api/worker-a is not authoritative"));
+    const message = "MAPI Machine openshift-machine-api/worker-a is not authoritative";
+    const deps = fakeDeps(() => deny(message));
     const server = await start(deps, certFiles(first));
-    const answer = await call(server.url, "/validate?timeout=10s", {
-      method: "POST",
-      body: fixtureText("mapi-machine-update-instance-type"),
-      tls: { ALPNProtocols: ["h2", "http/1.1"] },
+    const c = client(server, { ALPNProtocols: ["h2", "http/1.1"] });
+    const res = await c
+      .post("/validate?timeout=10s", fixtureText("mapi-machine-update-instance-type"))
+      .expect(200)
+      .expect("content-type", /^application\/json/);
+    expect(res.body).toEqual({
+      ...REVIEW_V1,
+      response: {
+        uid: "6d3f1c2e-8a4b-4f5e-9c0d-1b2a3c4d5e6f",
+        allowed: false,
+        status: { metadata: {}, status: "Failure", code: 403, reason: "Forbidden", message },
+      },
     });
-    expect(answer.status).toBe(200);
-    expect(JSON.parse(answer.body).response).toMatchObject({
-      uid: "6d3f1c2e-8a4b-4f5e-9c0d-1b2a3c4d5e6f",
-      allowed: false,
-      status: { code: 403, message: "MAPI Machine openshift-machine-api/worker-a is not authoritative" },
-    });
-    expect(answer.fingerprint256).toBe(fingerprint(first));
-    expect(["TLSv1.2", "TLSv1.3"]).toContain(answer.protocol);
-    expect(answer.alpn).toBe("http/1.1");
+    expect(deps.calls.map((call) => call.webhook)).toEqual(["validate"]);
+    const handshake = c.handshake();
+    expect(handshake?.fingerprint256).toBe(fingerprint(first));
+    expect(["TLSv1.2", "TLSv1.3"]).toContain(handshake?.protocol);
+    expect(handshake?.alpn).toBe("http/1.1");
   });
 
   it("refuses a client limited to TLS 1.1", async () => {
     const server = await start(fakeDeps(), certFiles(first));
     await expect(
-      call(server.url, "/healthz", {
-        tls: { minVersion: "TLSv1", maxVersion: "TLSv1.1", ciphers: "DEFAULT@SECLEVEL=0" },
+      client(server, { minVersion: "TLSv1", maxVersion: "TLSv1.1", ciphers: "DEFAULT@SECLEVEL=0" }).get(
+        "/healthz",
+      ),
+    ).rejects.toMatchObject(VERSION_REFUSED);
+    const tls12 = client(server, { maxVersion: "TLSv1.2" });
+    await tls12.get("/healthz").expect(200, "ok");
+    expect(tls12.handshake()?.protocol).toBe("TLSv1.2");
+  });
+
+  it("/validate-guard and /mutate answer with the review's uid; only /mutate carries the engine's patch, base64 with patchType", async () => {
+    const patch: Decision["patch"] = [
+      { op: "add", path: "/metadata/annotations", value: { "cluster.x-k8s.io/paused": "" } },
+    ];
+    const warnings = ["paused: MAPI Machine is authoritative"];
+    const deps = fakeDeps(() => allow({ rule: "pause-new-capi", patch, warnings }));
+    const server = await start(deps, certFiles(first));
+    const c = client(server);
+    const review = fixture("capi-machine-create");
+    const uid = review.request.uid;
+    for (const webhook of ["validate", "validate-guard"]) {
+      const res = await c.post(`/${webhook}?timeout=10s`, JSON.stringify(review)).expect(200);
+      expect(res.body, webhook).toEqual({ ...REVIEW_V1, response: { uid, allowed: true, warnings } });
+    }
+    const mutated = await c
+      .post("/mutate?timeout=10s", JSON.stringify(review))
+      .expect(200)
+      .expect("content-type", /^application\/json/);
+    expect(mutated.body).toEqual({
+      ...REVIEW_V1,
+      response: {
+        uid,
+        allowed: true,
+        warnings,
+        patchType: "JSONPatch",
+        patch: Buffer.from(JSON.stringify(patch)).toString("base64"),
+      },
+    });
+    expect(deps.calls.map((call) => [call.webhook, call.request.uid])).toEqual([
+      ["validate", uid],
+      ["validate-guard", uid],
+      ["mutate", uid],
+    ]);
+    expect(deps.calls[2]?.request.object).toEqual(review.request.object);
+  });
+
+  it("/mutate never patches a DELETE", async () => {
+    const deps = fakeDeps(() => allow({ patch: [{ op: "remove", path: "/metadata/labels" }] }));
+    const server = await start(deps, certFiles(first));
+    await client(server)
+      .post("/mutate", fixtureText("capi-machineset-delete"))
+      .expect(200, {
+        ...REVIEW_V1,
+        response: { uid: "b7c6d5e4-f3a2-4b1c-9d0e-8f7a6b5c4d3e", allowed: true },
+      });
+  });
+
+  it("/healthz answers ok whatever readiness says; /readyz says why it is not ready, then that it is", async () => {
+    let ready = false;
+    const server = await start(
+      fakeDeps(undefined, {
+        readiness: () => (ready ? { ready: true } : { ready: false, reason: "caches not synced: machines" }),
       }),
-    ).rejects.toThrow();
-    expect((await call(server.url, "/healthz", { tls: { maxVersion: "TLSv1.2" } })).protocol).toBe("TLSv1.2");
+      certFiles(first),
+    );
+    const c = client(server);
+    await c
+      .get("/healthz")
+      .expect(200, "ok")
+      .expect("content-type", /^text\/plain/);
+    await c.get("/readyz").expect(503, { ready: false, reason: "caches not synced: machines" });
+    ready = true;
+    await c.get("/readyz").expect(200, { ready: true });
+    await c.get("/healthz").expect(200, "ok");
+  });
+
+  it("the webhook port has no /metrics (they are on their own authorized listener) and no debug ledger outside local mode", async () => {
+    const deps = fakeDeps();
+    const server = await start(deps, certFiles(first));
+    const c = client(server);
+    await c.post("/validate", fixtureText("capi-machine-create")).expect(200);
+    const metrics = await c.get("/metrics").expect(404);
+    expect(metrics.text).not.toContain("machine_api_migration_admission_requests_total");
+    await c.head("/metrics").expect(404);
+    await c.get("/debug/instances").expect(404);
+    // The series exist all the same, on the registry the metrics listener serves.
+    expect(await deps.registry.metrics()).toContain(
+      'machine_api_migration_admission_requests_total{webhook="validate"',
+    );
+  });
+});
+
+describe("error answers on the TLS listener (SPEC §2.1): a JSON error naming the problem, never a 5xx", () => {
+  const valid = (): Review => fixture("capi-machine-create");
+  // Fastify's 415 for a content-type other than JSON is answered 400, as SPEC §2.1 asks.
+  const malformed: Array<[string, string, string, RegExp]> = [
+    ["not JSON", "{not json", "application/json", /^request body is not valid JSON/],
+    [
+      "empty body",
+      "",
+      "application/json",
+      /^request body is empty; expected an admission.k8s.io\/v1 AdmissionReview$/,
+    ],
+    ["a JSON array", "[]", "application/json", /body must be a JSON object/],
+    [
+      "v1beta1 review",
+      JSON.stringify({ ...valid(), apiVersion: "admission.k8s.io/v1beta1" }),
+      "application/json",
+      /apiVersion: must be "admission.k8s.io\/v1"/,
+    ],
+    [
+      "wrong kind",
+      JSON.stringify({ ...valid(), kind: "Pod" }),
+      "application/json",
+      /kind: must be "AdmissionReview"/,
+    ],
+    [
+      "missing uid",
+      JSON.stringify({ ...valid(), request: { ...valid().request, uid: undefined } }),
+      "application/json",
+      /request\.uid: is required/,
+    ],
+    [
+      // A prototype key is data; this review is refused for what it lacks, as it would be without the key.
+      "a review that is only a __proto__ key",
+      '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"__proto__":{"uid":"x"}}}',
+      "application/json",
+      /request\.uid: is required/,
+    ],
+    [
+      "text/plain content-type",
+      JSON.stringify(valid()),
+      "text/plain",
+      /^content-type must be application\/json \(got "text\/plain"\)$/,
+    ],
+    [
+      "yaml content-type",
+      "apiVersion: v1",
+      "application/yaml",
+      /^content-type must be application\/json \(got "application\/yaml"\)$/,
+    ],
+    [
+      "no content-type",
+      JSON.stringify(valid()),
+      "",
+      /^content-type must be application\/json \(got "nothing"\)$/,
+    ],
+  ];
+
+  let server: WebhookServer;
+  let deps: FakeDeps;
+  beforeAll(async () => {
+    deps = fakeDeps();
+    server = await startWebhookServer({
+      host: "127.0.0.1",
+      port: 0,
+      ...certFiles(first),
+      shutdownDelayMs: 0,
+      deps,
+    });
+  });
+  afterAll(() => server.close());
+
+  it.each(malformed)("%s: 400", async (_what, body, contentType, expected) => {
+    const before = deps.calls.length;
+    const res = await client(server)
+      .post("/validate?timeout=10s", body, contentType)
+      .expect(400)
+      .expect("content-type", /^application\/json/);
+    expect(Object.keys(res.body)).toEqual(["error"]);
+    expect(res.body.error).toMatch(expected);
+    expect(deps.calls.length).toBe(before);
+  });
+
+  it("a body just under 7 MiB is accepted; one over it gets 413", async () => {
+    const before = deps.calls.length;
+    const review = valid() as unknown as { request: { object: { metadata: Record<string, unknown> } } };
+    const base = JSON.stringify(review).length;
+    review.request.object.metadata.annotations = { big: "x".repeat(BODY_LIMIT_BYTES - base - 100) };
+    const fits = JSON.stringify(review);
+    expect(fits.length).toBeLessThanOrEqual(BODY_LIMIT_BYTES);
+    const accepted = await client(server).post("/validate", fits).expect(200);
+    expect(accepted.body.response).toEqual({ uid: valid().request.uid, allowed: true });
+    review.request.object.metadata.annotations = { big: "x".repeat(BODY_LIMIT_BYTES) };
+    await client(server)
+      .post("/validate", JSON.stringify(review))
+      .expect(413, { error: "request body is larger than 7340032 bytes (7 MiB)" });
+    expect(deps.calls.length).toBe(before + 1);
+  });
+
+  it("unknown paths and methods are 404, not 5xx", async () => {
+    const before = deps.calls.length;
+    const c = client(server);
+    const json = (test: supertest.Test) =>
+      test.agent(c.agent).set("content-type", "application/json").send("{}");
+    const answers = [
+      ["GET", "/validate", supertest(server.url).get("/validate").agent(c.agent)],
+      ["GET", "/mutate", supertest(server.url).get("/mutate").agent(c.agent)],
+      ["PUT", "/validate", json(supertest(server.url).put("/validate"))],
+      ["POST", "/nope", json(supertest(server.url).post("/nope"))],
+      ["POST", "/healthz", json(supertest(server.url).post("/healthz"))],
+    ] as const;
+    for (const [method, path, test] of answers) {
+      const res = await test;
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.body, `${method} ${path}`).toEqual({
+        statusCode: 404,
+        error: "Not Found",
+        message: `Route ${method}:${path} not found`,
+      });
+    }
+    expect(deps.calls.length).toBe(before);
   });
 });
 
 describe("TLS security profile (SPEC §2.1, issue 20)", () => {
-  const cipherOf = (url: string, tls: Record<string, unknown>): Promise<string | undefined> =>
-    new Promise((resolve, reject) => {
-      const req = httpsRequest(new URL("/healthz", url), { ca: ca.certPem, agent: false, ...tls }, (res) => {
-        const cipher = (res.socket as TLSSocket).getCipher().name;
-        res.resume();
-        res.on("end", () => resolve(cipher));
-      });
-      req.on("error", reject);
-      req.end();
-    });
+  /** The cipher suite a new handshake negotiated for GET /healthz (which must answer ok over it). */
+  const cipherOf = async (server: WebhookServer, tls: AgentOptions): Promise<string | undefined> => {
+    const c = client(server, tls);
+    await c.get("/healthz").expect(200, "ok");
+    return c.handshake()?.cipher;
+  };
 
   it("Intermediate by default: a static-RSA suite (AES128-SHA) and a CBC one are refused; ECDHE AEAD and TLS 1.3 are served", async () => {
     const server = await start(fakeDeps(), certFiles(first));
@@ -179,35 +368,37 @@ describe("TLS security profile (SPEC §2.1, issue 20)", () => {
       "ECDHE-RSA-AES128-SHA",
       "DHE-RSA-AES128-GCM-SHA256",
     ])
-      await expect(cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers })).rejects.toThrow();
-    expect(
-      await cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
-    ).toBe("ECDHE-RSA-AES128-GCM-SHA256");
-    expect(
-      await cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-CHACHA20-POLY1305" }),
-    ).toBe("ECDHE-RSA-CHACHA20-POLY1305");
-    expect(await cipherOf(server.url, { minVersion: "TLSv1.3" })).toMatch(/^TLS_/);
+      await expect(cipherOf(server, { maxVersion: "TLSv1.2", ciphers }), ciphers).rejects.toMatchObject(
+        HANDSHAKE_REFUSED,
+      );
+    expect(await cipherOf(server, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" })).toBe(
+      "ECDHE-RSA-AES128-GCM-SHA256",
+    );
+    expect(await cipherOf(server, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-CHACHA20-POLY1305" })).toBe(
+      "ECDHE-RSA-CHACHA20-POLY1305",
+    );
+    expect(await cipherOf(server, { minVersion: "TLSv1.3" })).toMatch(/^TLS_/);
   });
 
   it("a profile change applies to the next handshakes without a restart", async () => {
     const server = await start(fakeDeps(), certFiles(first));
     const tls12 = { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES256-GCM-SHA384" } as const;
-    expect(await cipherOf(server.url, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
+    expect(await cipherOf(server, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
     server.setTlsProfile({ type: "Modern" });
-    await expect(cipherOf(server.url, tls12)).rejects.toThrow();
-    expect(await cipherOf(server.url, { minVersion: "TLSv1.3" })).toMatch(/^TLS_/);
+    await expect(cipherOf(server, tls12)).rejects.toMatchObject(VERSION_REFUSED);
+    expect(await cipherOf(server, { minVersion: "TLSv1.3" })).toMatch(/^TLS_/);
     server.setTlsProfile({
       type: "Custom",
       custom: { ciphers: ["ECDHE-RSA-AES256-GCM-SHA384"], minTLSVersion: "VersionTLS12" },
     });
-    expect(await cipherOf(server.url, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
+    expect(await cipherOf(server, tls12)).toBe("ECDHE-RSA-AES256-GCM-SHA384");
     await expect(
-      cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
-    ).rejects.toThrow();
+      cipherOf(server, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
+    ).rejects.toMatchObject(HANDSHAKE_REFUSED);
     server.setTlsProfile(undefined);
-    expect(
-      await cipherOf(server.url, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
-    ).toBe("ECDHE-RSA-AES128-GCM-SHA256");
+    expect(await cipherOf(server, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" })).toBe(
+      "ECDHE-RSA-AES128-GCM-SHA256",
+    );
   });
 });
 
@@ -219,15 +410,13 @@ describe("certificate reload without restart (SPEC §2.1, §9)", () => {
     const seen: string[] = [];
     const failures: unknown[] = [];
     let stop = false;
-    const client = (async () => {
+    const c = client(server);
+    const loop = (async () => {
       while (!stop) {
         try {
-          const answer = await call(server.url, "/validate", {
-            method: "POST",
-            body: fixtureText("capi-machine-create"),
-          });
-          if (answer.status !== 200) failures.push(answer.status);
-          seen.push(answer.fingerprint256);
+          const res = await c.post("/validate", fixtureText("capi-machine-create"));
+          if (res.status !== 200) failures.push(res.status);
+          seen.push(c.handshake()?.fingerprint256 ?? "no handshake");
         } catch (err) {
           failures.push(err);
         }
@@ -240,7 +429,7 @@ describe("certificate reload without restart (SPEC §2.1, §9)", () => {
     const switchedAt = seen.indexOf(fingerprint(second));
     await waitFor("a few requests with the second certificate", () => seen.length >= switchedAt + 5);
     stop = true;
-    await client;
+    await loop;
     expect(failures).toEqual([]);
     expect(seen[0]).toBe(fingerprint(first));
     expect(seen.slice(switchedAt).every((f) => f === fingerprint(second))).toBe(true);
@@ -258,9 +447,9 @@ describe("certificate reload without restart (SPEC §2.1, §9)", () => {
     const server = await start(deps, files);
     write(files.certFile, files.keyFile, spoil(second));
     expect(await server.reloadNow()).toBe(true);
-    const answer = await call(server.url, "/healthz");
-    expect(answer.status).toBe(200);
-    expect(answer.fingerprint256).toBe(fingerprint(first));
+    const c = client(server);
+    await c.get("/healthz").expect(200, "ok");
+    expect(c.handshake()?.fingerprint256).toBe(fingerprint(first));
     expect(deps.lines().some((l) => l.level === 50 && /keeping the previous one/.test(String(l.msg)))).toBe(
       true,
     );
@@ -278,7 +467,9 @@ describe("certificate reload without restart (SPEC §2.1, §9)", () => {
       "the certificate to be picked up",
       async () => (await server.app.inject({ method: "GET", url: "/readyz" })).statusCode === 200,
     );
-    expect((await call(server.url, "/readyz")).fingerprint256).toBe(fingerprint(first));
+    const c = client(server);
+    await c.get("/readyz").expect(200, { ready: true });
+    expect(c.handshake()?.fingerprint256).toBe(fingerprint(first));
   });
 
   it("checkCertificatePair accepts a matching pair and names what is wrong otherwise", () => {
@@ -302,63 +493,46 @@ describe("certificate reload without restart (SPEC §2.1, §9)", () => {
 });
 
 describe("graceful shutdown (SPEC §7)", () => {
+  const refused = async (c: ReturnType<typeof client>): Promise<boolean> => {
+    try {
+      await c.get("/healthz");
+      return false;
+    } catch (err) {
+      return (err as Error).message === "ECONNREFUSED: Connection refused";
+    }
+  };
+
   it("readyz false at once → still serving during the delay → stops accepting → drains the in-flight request", async () => {
     const deps = fakeDeps();
     const server = await start(deps, certFiles(first), 300);
     const body = fixtureText("capi-machine-create");
+    const uid = fixture("capi-machine-create").request.uid;
 
     // A request whose body is still arriving when shutdown begins.
-    let inFlightStatus = 0;
-    let inFlightRequest: { end: (chunk: string) => void } | undefined;
-    let connected = false;
-    const inFlight = new Promise<void>((resolve, reject) => {
-      const req = httpsRequest(
-        new URL("/validate", server.url),
-        {
-          method: "POST",
-          ca: ca.certPem,
-          agent: false,
-          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-        },
-        (res) => {
-          inFlightStatus = res.statusCode ?? 0;
-          res.resume();
-          res.on("end", resolve);
-        },
-      );
-      req.on("error", reject);
-      req.on("socket", (socket) =>
-        socket.on("secureConnect", () => {
-          connected = true;
-        }),
-      );
-      req.write(body.slice(0, 100));
-      inFlightRequest = req;
-    });
-    await waitFor("the in-flight request to connect", () => connected);
+    const slow = client(server);
+    const inFlight = supertest(server.url)
+      .post("/validate")
+      .agent(slow.agent)
+      .set("content-type", "application/json")
+      .set("content-length", String(Buffer.byteLength(body)));
+    inFlight.write(body.slice(0, 100));
+    await waitFor("the in-flight request to connect", () => slow.agent.handshakes.length === 1);
 
     let finished = false;
     const shutdown = server.beginShutdown().then(() => {
       finished = true;
     });
-    const readyz = await call(server.url, "/readyz");
-    expect(readyz.status).toBe(503);
-    expect(JSON.parse(readyz.body)).toEqual({ ready: false, reason: "shutting down" });
-    expect((await call(server.url, "/validate", { method: "POST", body })).status).toBe(200);
+    const c = client(server);
+    await c.get("/readyz").expect(503, { ready: false, reason: "shutting down" });
+    await c.post("/validate", body).expect(200, { ...REVIEW_V1, response: { uid, allowed: true } });
 
-    await waitFor("the listener to stop accepting", async () => {
-      try {
-        await call(server.url, "/healthz");
-        return false;
-      } catch (err) {
-        return (err as NodeJS.ErrnoException).code === "ECONNREFUSED";
-      }
-    });
+    await waitFor("the listener to stop accepting", () => refused(c));
     expect(finished).toBe(false);
-    inFlightRequest!.end(body.slice(100));
-    await inFlight;
+    inFlight.write(body.slice(100));
+    const drained = await inFlight;
     await shutdown;
-    expect(inFlightStatus).toBe(200);
+    expect(drained.status).toBe(200);
+    expect(drained.body).toEqual({ ...REVIEW_V1, response: { uid, allowed: true } });
     expect(finished).toBe(true);
     expect(deps.calls).toHaveLength(2);
   });
@@ -366,6 +540,6 @@ describe("graceful shutdown (SPEC §7)", () => {
   it("beginShutdown and close are idempotent", async () => {
     const server = await start(fakeDeps(), certFiles(first));
     await Promise.all([server.beginShutdown(), server.beginShutdown(), server.close()]);
-    await expect(call(server.url, "/healthz")).rejects.toMatchObject({ code: "ECONNREFUSED" });
+    expect(await refused(client(server))).toBe(true);
   });
 });

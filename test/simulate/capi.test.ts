@@ -124,11 +124,20 @@ describe("CAPI Machine stand-in (SPEC §1.1)", () => {
       "setRunning",
     ],
     [
-      "Running: nothing",
+      "Running (Ready and Available True): nothing",
       machine(
         {},
         { providerID: PROVIDER_ID },
-        { phase: "Running", nodeRef: { name: "n" }, initialization: { infrastructureProvisioned: true } },
+        {
+          phase: "Running",
+          nodeRef: { name: "n" },
+          initialization: { infrastructureProvisioned: true },
+          conditions: [
+            notPaused,
+            { type: "Ready", status: "True", reason: "Ready", lastTransitionTime: EARLIER },
+            { type: "Available", status: "True", reason: "Available", lastTransitionTime: EARLIER },
+          ],
+        },
       ),
       infra({}, { providerID: PROVIDER_ID }, provisionedStatus),
       "none",

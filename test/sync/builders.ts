@@ -463,6 +463,10 @@ export class World implements ObjectStore {
   find(apiVersion: string, kind: string, namespace: string, name: string): KubeObject | undefined {
     return this.objects.get(this.key(apiVersion, kind, namespace, name));
   }
+  /** An object gone without the sync's doing (another controller removed it). */
+  remove(apiVersion: string, kind: string, namespace: string, name: string): void {
+    this.objects.delete(this.key(apiVersion, kind, namespace, name));
+  }
   all(): KubeObject[] {
     return [...this.objects.values()];
   }
@@ -597,13 +601,14 @@ export class World implements ObjectStore {
         }
         case "addFinalizer":
         case "removeFinalizer":
-        case "removeOwnerReference": {
+        case "removeOwnerReference":
+        case "setReplicas": {
           const o = this.target(w.target);
           if (w.kind === "addFinalizer" && o.metadata?.deletionTimestamp)
             throw new Error("422 new finalizer on deleting object");
           const result = jsonpatch.applyPatch(structuredClone(o), w.patch, true, false)
             .newDocument as KubeObject;
-          this.store(result, false);
+          this.store(result, w.kind === "setReplicas");
           written.set(result.metadata?.uid ?? "", result.metadata?.resourceVersion ?? "");
           break;
         }

@@ -233,6 +233,12 @@ describe("fork (SPEC §4.2)", () => {
     expect(awaitedPauseAcknowledgers(machine({ mapi }), "MachineAPI")).toEqual(["mapi"]);
   });
 
+  it("§3.1 step 6: a Paused=True whose time does not parse is no acknowledgement (as the planner judges it)", () => {
+    const mapi = migrating("MachineAPI", "not a time");
+    expect(awaitedPauseAcknowledgers(machine({ mapi }), "MachineAPI")).toEqual(["mapi"]);
+    expect(fork(machine({ mapi, capi: capiMachine("m"), infraMachine: awsMachine("m") })).kind).toBe("noop");
+  });
+
   it("the sync finalizer is what marks a MAPI-less deleting CAPI Machine as ours", () => {
     const capi = deleting(capiMachine("m", { meta: { finalizers: [FINALIZERS.capiMachine] } }));
     expect(fork(machine({ capi, mirroredOwner: true })).kind).toBe("ignore");

@@ -5,8 +5,9 @@
  * CREATE of a CAPI object the pause marker next to the pause annotation is what the mutating webhook adds
  * (SPEC §2.4), and the validating webhook cannot tell who wrote it, so that one pair is admitted.
  */
-import { ANNOTATIONS, PAUSED_BY_VALUE, PRODUCT_PREFIX } from "../../kube/kinds.js";
-import { keyChanges, listPaths } from "../diff.js";
+import { ANNOTATIONS, PRODUCT_PREFIX } from "../../kube/kinds.js";
+import { isPausedWithMarker } from "../../protocol/pause.js";
+import { keyChanges, listPaths } from "../compare.js";
 import { annotationPath, isProductAnnotation, readAnnotations } from "../keys.js";
 import { describeSubject, matches, subjectFor } from "../subject.js";
 import { allow, deny, type Rule } from "../verdict.js";
@@ -15,16 +16,15 @@ export const productAnnotations: Rule = {
   id: "product-annotations",
   webhook: "validate",
   reads: [],
-  appliesTo: (request, ctx) => matches(request, ctx.settings, { operations: ["CREATE", "UPDATE"] }),
+  appliesTo: (request, ctx) => matches(request, ctx.subject, { operations: ["CREATE", "UPDATE"] }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const before = request.operation === "UPDATE" ? readAnnotations(request.oldObject ?? undefined) : {};
     const after = readAnnotations(request.object ?? undefined);
     const markedPause =
       request.operation === "CREATE" &&
       subject.api === "capi" &&
-      Object.hasOwn(after, ANNOTATIONS.paused) &&
-      after[ANNOTATIONS.pausedBy] === PAUSED_BY_VALUE;
+      isPausedWithMarker(request.object ?? undefined);
     const changes = keyChanges(before, after).filter(
       ({ key }) =>
         isProductAnnotation(key) &&

@@ -8,7 +8,9 @@
  * authority with it (`mapi-create-twin`).
  */
 import { ANNOTATIONS, AUTHORITY, CONDITIONS } from "../../kube/kinds.js";
-import { annotationsOf, conditionOf, nameOf } from "../../kube/object.js";
+import { conditionOf, nameOf } from "../../kube/object.js";
+import { specAuthorityAsWritten, statusAuthority } from "../../protocol/authority.js";
+import { isPaused } from "../../protocol/pause.js";
 import { annotationPath } from "../keys.js";
 import {
   capiResource,
@@ -18,8 +20,6 @@ import {
   mapiResource,
   mapiTypeFor,
   matches,
-  specAuthorityOf,
-  statusAuthorityOf,
   subjectFor,
   subjectObject,
   twinReadsFor,
@@ -30,14 +30,14 @@ export const capiCreatePaused: Rule = {
   id: "capi-create-paused",
   webhook: "validate",
   reads: twinReadsFor,
-  appliesTo: (request, ctx) => matches(request, ctx.settings, { operations: ["CREATE"], api: "capi" }),
+  appliesTo: (request, ctx) => matches(request, ctx.subject, { operations: ["CREATE"], api: "capi" }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const mapi = ctx.view.twinOf(subjectObject(subject, request));
     if (!mapi) return allow();
-    const status = statusAuthorityOf(mapi);
+    const status = statusAuthority(mapi);
     if (status === AUTHORITY.clusterAPI) return allow();
-    if (Object.hasOwn(annotationsOf(request.object ?? undefined), ANNOTATIONS.paused)) return allow();
+    if (isPaused(request.object ?? undefined)) return allow();
     const mapiKind = mapiTypeFor(request).kind;
     const mapiWords = describe("mapi", mapiKind, ctx.settings.mapiNamespace, nameOf(mapi));
     const state =
@@ -57,11 +57,11 @@ export const capiCreateTwinPaused: Rule = {
   webhook: "validate",
   reads: (request) => [mapiTypeFor(request)],
   appliesTo: (request, ctx) =>
-    matches(request, ctx.settings, { operations: ["CREATE"], api: "capi", roles: ["machine", "machineSet"] }),
+    matches(request, ctx.subject, { operations: ["CREATE"], api: "capi", roles: ["machine", "machineSet"] }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const mapi = ctx.view.twinOf(subjectObject(subject, request));
-    if (statusAuthorityOf(mapi) !== AUTHORITY.clusterAPI) return allow();
+    if (statusAuthority(mapi) !== AUTHORITY.clusterAPI) return allow();
     const paused = conditionOf(mapi, CONDITIONS.paused);
     if (paused?.status === "True") return allow();
     const mapiNs = ctx.settings.mapiNamespace;
@@ -80,12 +80,12 @@ export const mapiCreateTwin: Rule = {
   id: "mapi-create-twin",
   webhook: "validate",
   reads: (request) => [capiTypeFor(request)],
-  appliesTo: (request, ctx) => matches(request, ctx.settings, { operations: ["CREATE"], api: "mapi" }),
+  appliesTo: (request, ctx) => matches(request, ctx.subject, { operations: ["CREATE"], api: "mapi" }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const capi = ctx.view.twinOf(subjectObject(subject, request));
     if (!capi) return allow();
-    const authority = specAuthorityOf(request.object ?? undefined);
+    const authority = specAuthorityAsWritten(request.object ?? undefined);
     if (authority === AUTHORITY.clusterAPI) return allow();
     const capiWords = describe("capi", subject.kind, ctx.settings.capiNamespace, nameOf(capi));
     return deny(

@@ -1,5 +1,5 @@
 /**
- * The DELETE rules of SPEC §2.3, on the guard webhook (`validate-warn`, failurePolicy Ignore, so they only ever
+ * The DELETE rules of SPEC §2.3, on the guard webhook (`validate-guard`, failurePolicy Ignore, so they only ever
  * add safety). Deleting a non-authoritative MAPI MachineSet orphans its Machines and must not cascade in the
  * foreground (`delete-nonauthoritative-parent`). Deleting the CAPI mirror of a MAPI object the Machine API
  * runs — or ran until the handover now in progress — also deletes the MAPI object, so it warns and, with
@@ -26,6 +26,8 @@ import {
   nameOf,
   ownerReferencesOf,
 } from "../../kube/object.js";
+import { statusAuthority, synchronizedAPI } from "../../protocol/authority.js";
+import { isPaused } from "../../protocol/pause.js";
 import { annotationPath } from "../keys.js";
 import {
   capiResource,
@@ -38,10 +40,8 @@ import {
   pluralOfKind,
   requestNamespace,
   resourceOf,
-  statusAuthorityOf,
   subjectFor,
   subjectObject,
-  synchronizedAPIOf,
 } from "../subject.js";
 import type { AdmissionRequest, ClusterView } from "../types.js";
 import { allow, deny, type Rule, warn } from "../verdict.js";
@@ -72,13 +72,13 @@ const confirmCommand = (resource: string, name: string, namespace: string): stri
 
 export const deleteNonauthoritativeParent: Rule = {
   id: "delete-nonauthoritative-parent",
-  webhook: "validate-warn",
+  webhook: "validate-guard",
   reads: [KINDS.capiMachineSet, KINDS.capiMachine],
   appliesTo: (request, ctx) =>
-    matches(request, ctx.settings, { operations: ["DELETE"], api: "mapi", roles: ["machineSet"] }),
+    matches(request, ctx.subject, { operations: ["DELETE"], api: "mapi", roles: ["machineSet"] }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
-    if (statusAuthorityOf(request.oldObject ?? undefined) !== AUTHORITY.clusterAPI) return allow();
+    const subject = subjectFor(ctx);
+    if (statusAuthority(request.oldObject ?? undefined) !== AUTHORITY.clusterAPI) return allow();
     const capiNs = ctx.settings.capiNamespace;
     const capiSet = ctx.view.twinOf(subjectObject(subject, request));
     const count = ownedMachines(ctx.view, CAPI_GROUP, capiNs, subject.name).length;
@@ -101,21 +101,20 @@ export const deleteNonauthoritativeParent: Rule = {
  * when the CAPI copy is not a mirror of the Machine API's.
  */
 const heldByMachineAPI = (mapi: KubeObject | undefined): "runs" | "handingOver" | undefined => {
-  const status = statusAuthorityOf(mapi);
+  const status = statusAuthority(mapi);
   if (status === AUTHORITY.machineAPI) return "runs";
-  if (status === AUTHORITY.migrating && synchronizedAPIOf(mapi) === AUTHORITY.machineAPI)
-    return "handingOver";
+  if (status === AUTHORITY.migrating && synchronizedAPI(mapi) === AUTHORITY.machineAPI) return "handingOver";
   return undefined;
 };
 
 export const deleteAuthoritativeViaMirror: Rule = {
   id: "delete-authoritative-via-mirror",
-  webhook: "validate-warn",
+  webhook: "validate-guard",
   reads: (request) => [mapiTypeFor(request), KINDS.mapiMachine],
   appliesTo: (request, ctx) =>
-    matches(request, ctx.settings, { operations: ["DELETE"], api: "capi", roles: ["machine", "machineSet"] }),
+    matches(request, ctx.subject, { operations: ["DELETE"], api: "capi", roles: ["machine", "machineSet"] }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const mapi = ctx.view.twinOf(subjectObject(subject, request));
     const held = heldByMachineAPI(mapi);
     if (!held) return allow();
@@ -151,16 +150,16 @@ const orphans = (request: AdmissionRequest): boolean => {
 
 export const orphanIgnoredByCapi: Rule = {
   id: "orphan-ignored-by-capi",
-  webhook: "validate-warn",
+  webhook: "validate-guard",
   reads: [KINDS.mapiMachineSet, KINDS.capiMachine],
   appliesTo: (request, ctx) =>
     orphans(request) &&
-    matches(request, ctx.settings, { operations: ["DELETE"], api: "capi", roles: ["machineSet"] }),
+    matches(request, ctx.subject, { operations: ["DELETE"], api: "capi", roles: ["machineSet"] }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     // A paused MachineSet controller does nothing, not even on delete: only the garbage collector acts, and
     // it orphans the Machines as asked.
-    if (Object.hasOwn(annotationsOf(request.oldObject ?? undefined), ANNOTATIONS.paused)) return allow();
+    if (isPaused(request.oldObject ?? undefined)) return allow();
     if (!ctx.view.twinOf(subjectObject(subject, request))) return allow();
     const count = ownedMachines(ctx.view, CAPI_GROUP, subject.namespace, subject.name).length;
     return deny(
@@ -191,7 +190,7 @@ const requestName = (request: AdmissionRequest): string =>
 
 export const clusterDeleteGuard: Rule = {
   id: "cluster-delete-guard",
-  webhook: "validate-warn",
+  webhook: "validate-guard",
   reads: [KINDS.infrastructure, KINDS.mapiMachine, KINDS.mapiMachineSet],
   appliesTo: (request, ctx) =>
     request.operation === "DELETE" &&
@@ -214,7 +213,7 @@ export const clusterDeleteGuard: Rule = {
     // CAPI copy is a paused mirror the garbage collector would delete with the Cluster.
     const mirrored = (type: ResourceType) =>
       ctx.view.list(type, mapiNs).filter((o) => {
-        const status = statusAuthorityOf(o);
+        const status = statusAuthority(o);
         return status === AUTHORITY.machineAPI || status === AUTHORITY.migrating;
       }).length;
     const machines = mirrored(KINDS.mapiMachine);

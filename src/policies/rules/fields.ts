@@ -6,11 +6,13 @@
  */
 import { AUTHORITY } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import { listPaths, pathOf, safeJson, sameJson } from "../diff.js";
+import { AWS_UNSUPPORTED_FIELDS } from "../../platforms/aws/data.js";
+import { isStableAuthority } from "../../protocol/authority.js";
+import { listPaths, safeJson, sameJson } from "../compare.js";
+import { pathOf } from "../diff.js";
 import {
   capiResource,
   describeSubject,
-  isStableAuthority,
   matches,
   pluralOfKind,
   resourceOf,
@@ -28,15 +30,26 @@ const isSet = (v: unknown): boolean => {
   return true;
 };
 
+/**
+ * Present at all (SPEC §2.3 `aws-unsupported-fields`: an empty object `{}`, `false` and `0` included — the
+ * converter refuses any value there). `null` is not: the API server prunes it from the stored object.
+ */
+const isPresent = (v: unknown): boolean => v !== undefined && v !== null;
+
 /** Paths (under `base`) of `fields` that the request sets: present now, and new or changed on UPDATE. */
-function setFields(request: AdmissionRequest, base: readonly string[], fields: readonly string[]): string[] {
+function setFields(
+  request: AdmissionRequest,
+  base: readonly string[],
+  fields: readonly string[],
+  counts: (v: unknown) => boolean = isSet,
+): string[] {
   const before: KubeObject | undefined =
     request.operation === "UPDATE" ? (request.oldObject ?? undefined) : undefined;
   const out: string[] = [];
   for (const field of fields) {
     const path = [...base, ...field.split(".")];
     const now = getPath(request.object, path);
-    if (isSet(now) && !sameJson(now, getPath(before, path))) out.push(pathOf(path));
+    if (counts(now) && !sameJson(now, getPath(before, path))) out.push(pathOf(path));
   }
   return out;
 }
@@ -54,13 +67,13 @@ export const capiUnsupportedFields: Rule = {
   webhook: "validate",
   reads: [],
   appliesTo: (request, ctx) =>
-    matches(request, ctx.settings, {
+    matches(request, ctx.subject, {
       operations: ["CREATE", "UPDATE"],
       api: "capi",
       roles: ["machine", "machineSet"],
     }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const paths = setFields(request, specBase(subject), CAPI_UNSUPPORTED);
     if (paths.length === 0) return allow();
     return deny(
@@ -72,36 +85,22 @@ export const capiUnsupportedFields: Rule = {
   },
 };
 
-/** AWSMachine fields the MAPI providerSpec has no place for (SPEC §2.3, the converter's error list). */
-export const AWS_UNSUPPORTED = [
-  "ami.eksLookupType",
-  "imageLookupFormat",
-  "imageLookupOrg",
-  "imageLookupBaseOS",
-  "networkInterfaces",
-  "uncompressedUserData",
-  "ignition.proxy",
-  "ignition.tls",
-  "securityGroupOverrides",
-  "cloudInit.secretCount",
-  "cloudInit.secretPrefix",
-  "cloudInit.insecureSkipSecretsManager",
-  "cloudInit.secureSecretsBackend",
-] as const;
+/** AWSMachine fields the MAPI providerSpec has no place for (SPEC §2.3): the AWS platform's one list. */
+export const AWS_UNSUPPORTED = AWS_UNSUPPORTED_FIELDS;
 
 export const awsUnsupportedFields: Rule = {
   id: "aws-unsupported-fields",
   webhook: "validate",
   reads: [],
   appliesTo: (request, ctx) =>
-    matches(request, ctx.settings, {
+    matches(request, ctx.subject, {
       operations: ["CREATE", "UPDATE"],
       api: "capi",
       kinds: ["AWSMachine", "AWSMachineTemplate"],
     }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
-    const paths = setFields(request, specBase(subject), AWS_UNSUPPORTED);
+    const subject = subjectFor(ctx);
+    const paths = setFields(request, specBase(subject), AWS_UNSUPPORTED, isPresent);
     if (paths.length === 0) return allow();
     return deny(
       422,
@@ -121,9 +120,9 @@ export const authorityEnum: Rule = {
   webhook: "validate",
   reads: [],
   appliesTo: (request, ctx) =>
-    matches(request, ctx.settings, { operations: ["CREATE", "UPDATE"], api: "mapi" }),
+    matches(request, ctx.subject, { operations: ["CREATE", "UPDATE"], api: "mapi" }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const fields = subject.role === "machineSet" ? [["spec"], ["spec", "template", "spec"]] : [["spec"]];
     const before = request.operation === "UPDATE" ? (request.oldObject ?? undefined) : undefined;
     const bad: { path: string; value: unknown }[] = [];

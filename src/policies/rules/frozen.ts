@@ -9,7 +9,9 @@
  */
 import { AUTHORITY, INFRA_GROUP, KINDS } from "../../kube/kinds.js";
 import { finalizersOf, getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import { changedPaths, keyChanges, listPaths } from "../diff.js";
+import { statusAuthority, synchronizedAPI } from "../../protocol/authority.js";
+import { keyChanges, listPaths } from "../compare.js";
+import { changedPaths } from "../diff.js";
 import {
   annotationPath,
   isDeleteMark,
@@ -32,10 +34,8 @@ import {
   resourceOf,
   type Subject,
   setAuthorityCommand,
-  statusAuthorityOf,
   subjectFor,
   subjectObject,
-  synchronizedAPIOf,
   twinReadsFor,
 } from "../subject.js";
 import type { AdmissionRequest, ClusterView } from "../types.js";
@@ -108,7 +108,7 @@ function whileMigratingHint(
   namespace: string,
   name: string,
 ): string {
-  const back = synchronizedAPIOf(mapi);
+  const back = synchronizedAPI(mapi);
   const cancel = back ? `, or cancel it: ${setAuthorityCommand(kind, namespace, name, back)}` : "";
   return `Wait until the handover completes (oc get ${mapiResource(kind)}/${name} -n ${namespace} -o jsonpath='{.status.authoritativeAPI}')${cancel}.`;
 }
@@ -152,11 +152,11 @@ export const mapiFrozen: Rule = {
         ? [KINDS.capiMachineSet]
         : [KINDS.capiMachine],
   appliesTo: (request, ctx) =>
-    matches(request, ctx.settings, { operations: ["UPDATE"], api: "mapi", subResources: ["", "scale"] }),
+    matches(request, ctx.subject, { operations: ["UPDATE"], api: "mapi", subResources: ["", "scale"] }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const mapi = mapiAuthorityObject(request, subject, ctx.view);
-    const status = statusAuthorityOf(mapi);
+    const status = statusAuthority(mapi);
     if (status !== AUTHORITY.clusterAPI && status !== AUTHORITY.migrating) return allow();
     const capiTwin = ctx.view.twinOf(subjectObject(subject, request));
     const twinOwner = authoritativeSideOf(mapi) === "capi" ? capiTwin : undefined;
@@ -190,7 +190,7 @@ export const mapiFrozen: Rule = {
 
 /** "(MAPI Machine ns/x has status.authoritativeAPI=MachineAPI)" — why a CAPI object is not authoritative. */
 const mapiStatusPhrase = (mapiWords: string, mapi: KubeObject | undefined): string => {
-  const status = statusAuthorityOf(mapi);
+  const status = statusAuthority(mapi);
   return status === undefined
     ? `${mapiWords} has no status.authoritativeAPI yet, so Machine API is authoritative`
     : `${mapiWords} has status.authoritativeAPI=${status}`;
@@ -201,12 +201,12 @@ export const capiFrozen: Rule = {
   webhook: "validate",
   reads: twinReadsFor,
   appliesTo: (request, ctx) =>
-    matches(request, ctx.settings, { operations: ["UPDATE"], api: "capi", subResources: ["", "scale"] }),
+    matches(request, ctx.subject, { operations: ["UPDATE"], api: "capi", subResources: ["", "scale"] }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const mapi = mapiAuthorityObject(request, subject, ctx.view);
     if (!mapi) return allow();
-    const status = statusAuthorityOf(mapi);
+    const status = statusAuthority(mapi);
     if (status === AUTHORITY.clusterAPI) return allow();
     const twinOwner = authoritativeSideOf(mapi) === "mapi" ? mapi : undefined;
     const paths = [
@@ -268,11 +268,11 @@ export const frozenWhileMigrating: Rule = {
         : []
       : twinReadsFor(request),
   appliesTo: (request, ctx) =>
-    matches(request, ctx.settings, { operations: ["UPDATE"], subResources: ["", "scale"] }),
+    matches(request, ctx.subject, { operations: ["UPDATE"], subResources: ["", "scale"] }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const mapi = mapiAuthorityObject(request, subject, ctx.view);
-    if (statusAuthorityOf(mapi) !== AUTHORITY.migrating) return allow();
+    if (statusAuthority(mapi) !== AUTHORITY.migrating) return allow();
     const paths = migratingViolations(request, subject);
     if (paths.length === 0) return allow();
     const mapiKind = mapiTypeFor(request).kind;

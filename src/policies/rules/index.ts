@@ -4,7 +4,7 @@
  * `unpause-twin` (decided from the request alone, before any rule that might answer "retry" on a stale
  * cache, and more telling than `product-annotations` about a removed marker), the product's annotations and
  * status, then the frozen rules, the migration rules and the create rules. Warn and DELETE rules live on
- * `validate-warn` (the guard webhook, SPEC §2.2), the mutation on `mutate`.
+ * `validate-guard` (the guard webhook, SPEC §2.2), the mutation on `mutate`.
  */
 import type { Rule } from "../verdict.js";
 import { productAnnotations } from "./annotations.js";
@@ -45,7 +45,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   capiCreatePaused,
   capiCreateTwinPaused,
   mapiCreateTwin,
-  // validate-warn (machine-api-migration-guard, failurePolicy Ignore): `orphan-ignored-by-capi` before
+  // validate-guard (machine-api-migration-guard, failurePolicy Ignore): `orphan-ignored-by-capi` before
   // `delete-authoritative-via-mirror`, because confirming cannot make an orphaning delete keep the Machines.
   migrationNotSynchronized,
   deleteNonauthoritativeParent,

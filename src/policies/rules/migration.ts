@@ -8,31 +8,32 @@
  */
 import { AUTHORITY, CONDITIONS, INFRA_GROUP, KINDS } from "../../kube/kinds.js";
 import { conditionOf, getPath, isDeleting, nameOf, ownerReferencesOf } from "../../kube/object.js";
-import { safeJson } from "../diff.js";
+import { capiMachineProvisioned } from "../../migration/kinds.js";
+import { isStableAuthority, specAuthorityAsWritten } from "../../protocol/authority.js";
+import { safeJson } from "../compare.js";
 import {
   capiResource,
   capiTypeFor,
   describe,
   describeSubject,
   isMigrationRequest,
-  isStableAuthority,
   mapiResource,
   matches,
   type Subject,
-  specAuthorityOf,
   subjectFor,
   subjectObject,
 } from "../subject.js";
-import type { AdmissionRequest, FieldError, PolicySettings } from "../types.js";
+import type { AdmissionRequest, FieldError } from "../types.js";
 import { allow, deny, type Rule, warn } from "../verdict.js";
 
 const migrating =
   (roles: readonly ("machine" | "machineSet")[]) =>
-  (request: AdmissionRequest, ctx: { settings: PolicySettings }) =>
-    matches(request, ctx.settings, { operations: ["UPDATE"], api: "mapi", roles }) &&
+  (request: AdmissionRequest, ctx: { readonly subject: Subject | undefined }) =>
+    matches(request, ctx.subject, { operations: ["UPDATE"], api: "mapi", roles }) &&
     isMigrationRequest(request);
 
-const target = (request: AdmissionRequest): string => String(specAuthorityOf(request.object ?? undefined));
+const target = (request: AdmissionRequest): string =>
+  String(specAuthorityAsWritten(request.object ?? undefined));
 
 const cannotMigrate = (subject: Subject, request: AdmissionRequest): string =>
   `${describeSubject(subject)} cannot migrate to ${target(request)} yet`;
@@ -43,7 +44,7 @@ export const migrationMachineBusy: Rule = {
   reads: [],
   appliesTo: migrating(["machine"]),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const current = request.oldObject ?? undefined;
     const get = `oc get ${mapiResource(subject.kind)}/${subject.name} -n ${subject.namespace}`;
     if (isDeleting(current))
@@ -80,7 +81,7 @@ export const migrationTwinNotReady: Rule = {
   reads: [KINDS.capiMachine],
   appliesTo: migrating(["machine"]),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const twin = ctx.view.twinOf(subjectObject(subject, request));
     if (!twin) return allow();
     const capiNs = ctx.settings.capiNamespace;
@@ -93,10 +94,12 @@ export const migrationTwinNotReady: Rule = {
         ["metadata.deletionTimestamp"],
         `Let the deletion finish (${get} -w).`,
       );
-    if (getPath(twin, ["status", "initialization", "infrastructureProvisioned"]) !== true)
+    // Step 4's own check, so admission and the planner agree on "provisioned" (a Failed twin passes both).
+    const notProvisioned = capiMachineProvisioned(twin);
+    if (notProvisioned !== undefined)
       return deny(
         403,
-        `${cannotMigrate(subject, request)}: its twin ${twinWords} has not provisioned its infrastructure (status.initialization.infrastructureProvisioned is not true).`,
+        `${cannotMigrate(subject, request)}: its twin ${twinWords} has not provisioned its infrastructure (${notProvisioned}).`,
         ["status.initialization.infrastructureProvisioned"],
         `Retry once ${get} -o jsonpath='{.status.initialization.infrastructureProvisioned}' prints true.`,
       );
@@ -106,13 +109,23 @@ export const migrationTwinNotReady: Rule = {
 
 const isControlPlaneOwner = (ref: { kind?: unknown }): boolean => ref.kind === "ControlPlaneMachineSet";
 
+/**
+ * The sync's own owner of a CAPI MachineSet is the `Cluster`; any other (a MachineDeployment) drives the set
+ * itself, so the sync reports it `Synchronized=False` and a handover would leave two controllers on it
+ * (the same test as `unsupportedCapiMachineSetOwner` in src/sync/desired.ts).
+ */
+const isClusterOwner = (ref: { kind?: unknown; apiVersion?: unknown }): boolean =>
+  ref.kind === KINDS.capiCluster.kind &&
+  typeof ref.apiVersion === "string" &&
+  ref.apiVersion.startsWith(`${KINDS.capiCluster.group}/`);
+
 export const migrationUnsupportedOwner: Rule = {
   id: "migration-unsupported-owner",
   webhook: "validate",
-  reads: [],
+  reads: (request) => (capiTypeFor(request) === KINDS.capiMachineSet ? [KINDS.capiMachineSet] : []),
   appliesTo: migrating(["machine", "machineSet"]),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     // Owners before or after the request: removing an owner in the same request as migrating would let a
     // control plane machine slip through while its ControlPlaneMachineSet still manages it.
     const owners = [
@@ -131,12 +144,21 @@ export const migrationUnsupportedOwner: Rule = {
         "Leave spec.authoritativeAPI as it is; the ControlPlaneMachineSet manages this Machine.",
       );
     }
-    if (owners.length === 0) return allow();
+    if (owners.length > 0)
+      return deny(
+        403,
+        `${describeSubject(subject)} cannot migrate: it has owner references (${names(owners)}), which its Cluster API copy cannot represent, and its owner would keep managing it.`,
+        ["metadata.ownerReferences"],
+        `Migrate only MachineSets nothing owns; if the owner no longer manages it, remove the reference first: oc edit ${mapiResource(subject.kind)}/${subject.name} -n ${subject.namespace}`,
+      );
+    const twin = ctx.view.twinOf(subjectObject(subject, request));
+    const twinOwners = ownerReferencesOf(twin).filter((r) => !isClusterOwner(r));
+    if (!twin || twinOwners.length === 0) return allow();
     return deny(
       403,
-      `${describeSubject(subject)} cannot migrate: it has owner references (${names(owners)}), which its Cluster API copy cannot represent, and its owner would keep managing it.`,
+      `${describeSubject(subject)} cannot migrate: its CAPI twin ${ctx.settings.capiNamespace}/${nameOf(twin)} is owned by ${names(twinOwners)}, which drives it; only MachineSets owned by nothing but the Cluster can be handed over.`,
       ["metadata.ownerReferences"],
-      `Migrate only MachineSets nothing owns; if the owner no longer manages it, remove the reference first: oc edit ${mapiResource(subject.kind)}/${subject.name} -n ${subject.namespace}`,
+      `Leave spec.authoritativeAPI as it is, or remove that owner reference from the CAPI MachineSet if its owner no longer manages it.`,
     );
   },
 };
@@ -151,8 +173,8 @@ export const migrationUnconvertible: Rule = {
   reads: (request) => [KINDS.infrastructure, capiTypeFor(request)],
   appliesTo: migrating(["machine", "machineSet"]),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
-    const to = specAuthorityOf(request.object ?? undefined);
+    const subject = subjectFor(ctx);
+    const to = specAuthorityAsWritten(request.object ?? undefined);
     if (!isStableAuthority(to) || !request.object) return allow();
     const errors = ctx.checkConvertible(request.object, to, ctx.view);
     if (!Array.isArray(errors) || errors.length === 0) return allow();
@@ -173,7 +195,7 @@ export const migrationUnconvertible: Rule = {
 
 export const migrationNotSynchronized: Rule = {
   id: "migration-not-synchronized",
-  webhook: "validate-warn",
+  webhook: "validate-guard",
   reads: [],
   appliesTo: migrating(["machine", "machineSet"]),
   check: (request) =>

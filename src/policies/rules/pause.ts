@@ -6,6 +6,8 @@
  */
 import { ANNOTATIONS, AUTHORITY, CAPI_GROUP, LABELS, PAUSED_BY_VALUE } from "../../kube/kinds.js";
 import { annotationsOf, isRecord, type KubeObject, nameOf, ownerReferencesOf } from "../../kube/object.js";
+import { statusAuthority } from "../../protocol/authority.js";
+import { isPausedWithMarker } from "../../protocol/pause.js";
 import { annotationPath } from "../keys.js";
 import {
   classifyObject,
@@ -15,17 +17,11 @@ import {
   matches,
   requestNamespace,
   setAuthorityCommand,
-  statusAuthorityOf,
   subjectFor,
   subjectObject,
   twinReadsFor,
 } from "../subject.js";
 import { allow, deny, mutate, type Rule } from "../verdict.js";
-
-const isPausedByProduct = (o: KubeObject | undefined): boolean => {
-  const a = annotationsOf(o);
-  return Object.hasOwn(a, ANNOTATIONS.paused) && a[ANNOTATIONS.pausedBy] === PAUSED_BY_VALUE;
-};
 
 /**
  * The MAPI object a paused CAPI object mirrors, worked out from the object alone (the rule must not
@@ -67,7 +63,7 @@ export const unpauseTwin: Rule = {
     requestNamespace(request) === ctx.settings.capiNamespace,
   check: (request, ctx) => {
     const before = request.oldObject ?? undefined;
-    if (!isPausedByProduct(before)) return allow();
+    if (!isPausedWithMarker(before)) return allow();
     const after = annotationsOf(request.object ?? undefined);
     const paths = [
       ...(Object.hasOwn(after, ANNOTATIONS.paused) ? [] : [annotationPath(ANNOTATIONS.paused)]),
@@ -95,14 +91,14 @@ export const pauseNewCapi: Rule = {
   id: "pause-new-capi",
   webhook: "mutate",
   reads: twinReadsFor,
-  appliesTo: (request, ctx) => matches(request, ctx.settings, { operations: ["CREATE"], api: "capi" }),
+  appliesTo: (request, ctx) => matches(request, ctx.subject, { operations: ["CREATE"], api: "capi" }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const mapi = ctx.view.twinOf(subjectObject(subject, request));
     if (!mapi) return allow();
-    const status = statusAuthorityOf(mapi);
+    const status = statusAuthority(mapi);
     if (status === AUTHORITY.clusterAPI) return allow();
-    if (isPausedByProduct(request.object ?? undefined)) return allow();
+    if (isPausedWithMarker(request.object ?? undefined)) return allow();
     const mapiWords = describe("mapi", mapiTypeFor(request).kind, ctx.settings.mapiNamespace, nameOf(mapi));
     const why = status === AUTHORITY.migrating ? "is being migrated" : "is authoritative";
     return mutate((draft) => {

@@ -6,7 +6,7 @@
  */
 import { CONDITIONS } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import { listPaths, sameJson } from "../diff.js";
+import { listPaths, sameJson } from "../compare.js";
 import { describeSubject, mapiResource, matches, subjectFor } from "../subject.js";
 import { allow, deny, type Rule } from "../verdict.js";
 
@@ -24,9 +24,9 @@ export const statusOwnedByControllers: Rule = {
   webhook: "validate",
   reads: [],
   appliesTo: (request, ctx) =>
-    matches(request, ctx.settings, { operations: ["UPDATE"], api: "mapi", subResources: ["status"] }),
+    matches(request, ctx.subject, { operations: ["UPDATE"], api: "mapi", subResources: ["status"] }),
   check: (request, ctx) => {
-    const subject = subjectFor(request, ctx.settings);
+    const subject = subjectFor(ctx);
     const paths: string[] = [];
     for (const field of OWNED_FIELDS)
       if (

@@ -3,28 +3,37 @@
  * and model tests to call after every observed change. `checkInvariants(before, after)` checks what one
  * change can break (I1, I3, I4); I2 needs the history of acknowledgements, so `observeInvariants` folds
  * snapshots one at a time through an immutable state and `invariantViolations(history)` runs the fold.
- * I5 and I6 are about the sync controllers and the instance ledger and are checked elsewhere.
+ * I5 is about the sync controllers: `syncSpecViolations(plan, mapi)` checks one sync plan's writes against
+ * the authority the plan was made under, with the three exceptions SPEC §3.2 names. I6 is the instance
+ * ledger's (src/simulate/ledger.ts).
+ *
+ * Test-only code (issue 18): the product never checks these at run time, so it lives with the tests that
+ * use it — the migration worlds, the integration harness, the model campaign and the reliability suite.
  */
-import type { StableAuthority } from "../kube/kinds.js";
-import { CONDITIONS } from "../kube/kinds.js";
-import { conditionOf } from "../kube/object.js";
-import { HANDOVER_KINDS } from "./kinds.js";
-import type { HandoverSnapshot, StatusAuthorityReading } from "./snapshot.js";
+import type { StableAuthority } from "../../src/kube/kinds.js";
+import { CONDITIONS } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { conditionOf, getPath } from "../../src/kube/object.js";
+import { HANDOVER_KINDS } from "../../src/migration/kinds.js";
+import type { HandoverSnapshot } from "../../src/migration/snapshot.js";
+import { objectOf } from "../../src/migration/snapshot.js";
 import {
-  hasPause,
-  objectOf,
-  statusAuthorityOf,
-  synchronizedAPIOf,
-  synchronizedGenerationOf,
-} from "./snapshot.js";
+  type StatusAuthorityReading,
+  statusAuthorityReading,
+  synchronizedAPI,
+  synchronizedGeneration,
+} from "../../src/protocol/authority.js";
+import { isPaused } from "../../src/protocol/pause.js";
+import type { Branch } from "../../src/sync/fork.js";
+import type { SyncWrite } from "../../src/sync/writes.js";
 
 export interface Violation {
-  invariant: "I1" | "I2" | "I3" | "I4";
+  invariant: "I1" | "I2" | "I3" | "I4" | "I5";
   message: string;
 }
 
 const statusOf = (s: HandoverSnapshot | undefined): StatusAuthorityReading =>
-  s?.mapi ? statusAuthorityOf(s.mapi) : "absent";
+  s?.mapi ? statusAuthorityReading(s.mapi) : "absent";
 
 const isStable = (v: StatusAuthorityReading): v is StableAuthority =>
   v === "MachineAPI" || v === "ClusterAPI";
@@ -36,7 +45,7 @@ export const mapiActive = (s: HandoverSnapshot): boolean => statusOf(s) === "Mac
 export const capiActive = (s: HandoverSnapshot): boolean =>
   HANDOVER_KINDS[s.kind].pauseTargets.some((role) => {
     const object = objectOf(s, role);
-    return object !== undefined && !hasPause(object);
+    return object !== undefined && !isPaused(object);
   });
 
 /** I1 on one observed state. */
@@ -70,10 +79,10 @@ export const checkInvariants = (
     out.push({ invariant: "I3", message: `status.authoritativeAPI went ${from} → ${to} without Migrating` });
   if (from !== "absent" && to === "absent")
     out.push({ invariant: "I3", message: `status.authoritativeAPI was removed (was ${from})` });
-  const g0 = synchronizedGenerationOf(before.mapi);
-  const g1 = synchronizedGenerationOf(after.mapi);
+  const g0 = synchronizedGeneration(before.mapi);
+  const g1 = synchronizedGeneration(after.mapi);
   if (g1 < g0) {
-    const source = origin ?? synchronizedAPIOf(before.mapi);
+    const source = origin ?? synchronizedAPI(before.mapi);
     const completion =
       from === "Migrating" && isStable(to) && g1 === 0 && (source === undefined || to !== source);
     if (!completion)
@@ -137,7 +146,7 @@ export const observeInvariants = (
         "the CAPI side became active before the MAPI object acknowledged Paused=True after Paused=False",
     });
   if (from === "Migrating" && to === "MachineAPI") {
-    const source = base.origin ?? (prev?.mapi ? synchronizedAPIOf(prev.mapi) : undefined);
+    const source = base.origin ?? (prev?.mapi ? synchronizedAPI(prev.mapi) : undefined);
     const acks = HANDOVER_KINDS[s.kind].acknowledgers.ClusterAPI;
     const acknowledged = acks.every((a) => base.capiAcks[a.key]?.trueAfter === true);
     if (source !== "MachineAPI" && base.everClusterAPI && !acknowledged)
@@ -189,6 +198,56 @@ export const invariantViolations = (history: readonly HandoverSnapshot[]): Viola
     const r = observeInvariants(state, s);
     state = r.state;
     out.push(...r.violations);
+  }
+  return out;
+};
+
+/**
+ * I5 on one sync plan: the sync controllers never write the spec of the side that is active — the MAPI
+ * namespace under status MachineAPI, the CAPI namespace under ClusterAPI (while Migrating both sides are
+ * paused, and with no status the sync does nothing) — except: creating the missing twin of an object born
+ * ClusterAPI (§4.2); carrying delete marks (§4.4: annotations, never spec); carrying the autoscaler's
+ * `replicas` to a ClusterAPI MachineSet (§2.2: only `spec.replicas` of the CAPI MachineSet, only to the
+ * value the MAPI copy holds). `mapi` is the MAPI object the plan was made from.
+ */
+export const syncSpecViolations = (
+  plan: { branch: Branch; writes: readonly SyncWrite[] },
+  mapi: KubeObject | undefined,
+  namespaces: { mapiNamespace: string; capiNamespace: string },
+): Violation[] => {
+  const status = mapi ? statusAuthorityReading(mapi) : "absent";
+  if (!isStable(status)) return [];
+  const active = status === "MachineAPI" ? namespaces.mapiNamespace : namespaces.capiNamespace;
+  const out: Violation[] = [];
+  for (const w of plan.writes) {
+    const target =
+      w.kind === "create"
+        ? { kind: String(w.object.kind), namespace: String(w.object.metadata?.namespace ?? "") }
+        : { kind: w.target.kind, namespace: w.target.namespace };
+    if (target.namespace !== active) continue;
+    const what = `${w.kind} of ${target.kind} ${target.namespace}`;
+    switch (w.kind) {
+      case "create":
+        if (plan.branch.kind !== "createBornClusterAPITwin")
+          out.push({ invariant: "I5", message: `${what} under ${status}: the active side is created` });
+        break;
+      case "apply":
+        if (w.body.spec !== undefined)
+          out.push({ invariant: "I5", message: `${what} under ${status} writes the active side's spec` });
+        break;
+      case "setReplicas": {
+        const carried = getPath(mapi, ["spec", "replicas"]);
+        if (status !== "ClusterAPI" || target.kind !== "MachineSet" || w.replicas !== carried)
+          out.push({
+            invariant: "I5",
+            message: `${what} under ${status} sets replicas ${w.replicas}, not the autoscaler's ${String(carried)} on a ClusterAPI MachineSet`,
+          });
+        break;
+      }
+      default:
+        // Status, finalizers, owner references, pause and annotations (delete marks among them): not spec.
+        break;
+    }
   }
   return out;
 };

@@ -1,0 +1,124 @@
+/**
+ * Comparing JSON values and naming what changed, for the policies' messages: deep equality with `null` and a
+ * missing key equal (as the API server's pruning makes them), how the keys of a labels/annotations map
+ * changed, a bounded list of paths, and JSON that never throws. Like ./diff.ts (which names the changed
+ * paths), every function here is linear in its input and safe at any depth (SPEC §2.1).
+ */
+import { absent, own, SHALLOW_DEPTH } from "./diff.js";
+
+/** Deep equality of JSON values, with `null` and missing object keys equal. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return shallowSameJson(a, b, 0) ?? deepSameJson(a, b);
+}
+
+/** `sameJson` by recursion, or undefined past SHALLOW_DEPTH (a difference found before that still counts). */
+function shallowSameJson(a: unknown, b: unknown, depth: number): boolean | undefined {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null)
+    return absent(a) && absent(b);
+  if (depth === SHALLOW_DEPTH) return undefined;
+  const isArray = Array.isArray(a);
+  if (isArray !== Array.isArray(b)) return false;
+  if (isArray) {
+    const items = a as unknown[];
+    const others = b as unknown[];
+    if (items.length !== others.length) return false;
+    for (let i = 0; i < items.length; i++) {
+      const same = shallowSameJson(items[i], others[i], depth + 1);
+      if (same !== true) return same;
+    }
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  // Every own key of either side once, as a union would, without building one.
+  for (const key of Object.keys(x)) {
+    const same = shallowSameJson(x[key], own(y, key), depth + 1);
+    if (same !== true) return same;
+  }
+  for (const key of Object.keys(y)) if (!Object.hasOwn(x, key) && !absent(y[key])) return false;
+  return true;
+}
+
+/** `sameJson` with an explicit stack, for any depth. */
+function deepSameJson(a: unknown, b: unknown): boolean {
+  const left: unknown[] = [a];
+  const right: unknown[] = [b];
+  while (left.length > 0) {
+    const x = left.pop();
+    const y = right.pop();
+    if (x === y) continue;
+    if (typeof x !== "object" || typeof y !== "object" || x === null || y === null) {
+      if (absent(x) && absent(y)) continue;
+      return false;
+    }
+    const isArray = Array.isArray(x);
+    if (isArray !== Array.isArray(y)) return false;
+    if (isArray) {
+      const items = x as unknown[];
+      const others = y as unknown[];
+      if (items.length !== others.length) return false;
+      for (let i = 0; i < items.length; i++) {
+        left.push(items[i]);
+        right.push(others[i]);
+      }
+      continue;
+    }
+    const p = x as Record<string, unknown>;
+    const q = y as Record<string, unknown>;
+    for (const key of Object.keys(p)) {
+      left.push(p[key]);
+      right.push(own(q, key));
+    }
+    for (const key of Object.keys(q)) if (!Object.hasOwn(p, key) && !absent(q[key])) return false;
+  }
+  return true;
+}
+
+export type KeyChange = "added" | "changed" | "removed";
+
+/** How each key of a string map (labels, annotations) changed, in key order. */
+export function keyChanges(
+  before: Readonly<Record<string, string>>,
+  after: Readonly<Record<string, string>>,
+): { key: string; change: KeyChange }[] {
+  // Every rule that guards metadata calls this on every UPDATE, where usually nothing changed: look at each
+  // key once and sort only the changes, which is the order sorting every key would give.
+  const out: { key: string; change: KeyChange }[] = [];
+  for (const key of Object.keys(before)) {
+    if (!Object.hasOwn(after, key)) out.push({ key, change: "removed" });
+    else if (before[key] !== after[key]) out.push({ key, change: "changed" });
+  }
+  for (const key of Object.keys(after)) if (!Object.hasOwn(before, key)) out.push({ key, change: "added" });
+  if (out.length > 1) out.sort(byKey);
+  return out;
+}
+
+const byKey = (a: { key: string }, b: { key: string }): number =>
+  a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+
+/**
+ * A list of paths for a message: up to `max` of them, then how many more. A path met again (the changes
+ * `changedPaths` names by their holder or by a cut path) is listed once and counted among the more.
+ */
+export function listPaths(paths: readonly string[], max = 8): string {
+  const shown: string[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < paths.length && shown.length < max; i++) {
+    const path = paths[i]!;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    shown.push(path);
+  }
+  const more = paths.length - shown.length;
+  return more === 0 ? shown.join(", ") : `${shown.join(", ")} and ${more} more`;
+}
+
+/** JSON for a message; never throws (odd values print as their type). */
+export const safeJson = (v: unknown): string => {
+  try {
+    return JSON.stringify(v) ?? "null";
+  } catch {
+    return `<${typeof v}>`;
+  }
+};
