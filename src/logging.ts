@@ -15,7 +15,7 @@
 import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, type Logger } from "pino";
 
 export const LOG_BUFFER_BYTES = 4096;
-export const LOG_FLUSH_MS = 100;
+const LOG_FLUSH_MS = 100;
 
 /** The buffered destination for `dest` (a file descriptor or path; stdout by default). */
 export function logDestination(dest: number | string = 1) {
@@ -23,7 +23,7 @@ export function logDestination(dest: number | string = 1) {
 }
 
 /** The name of the process's root logger: the lines of the composition root itself. */
-export const ROOT_LOGGER = "machine-api-migration";
+const ROOT_LOGGER = "machine-api-migration";
 
 /** The logger's name (what its lines carry as `logger`) and the prefix its named children extend ("" at the root). */
 const NAME = Symbol("logger name");

@@ -114,7 +114,7 @@ export function assessSupport(inputs: SupportInputs): Support {
 }
 
 /** The sentence that says why the product will not act beside the platform's controllers. */
-export const PLATFORM_CONTROLLERS_RUNNING = `Deployment ${PLATFORM_CONTROLLERS.namespace}/${PLATFORM_CONTROLLERS.name} runs the platform's own migration controllers (container ${PLATFORM_CONTROLLERS.container})`;
+const PLATFORM_CONTROLLERS_RUNNING = `Deployment ${PLATFORM_CONTROLLERS.namespace}/${PLATFORM_CONTROLLERS.name} runs the platform's own migration controllers (container ${PLATFORM_CONTROLLERS.container})`;
 
 /**
  * §0.1 "when the FeatureGate or the MAPI CRDs change so that the answer changes": the gate/CRD answer

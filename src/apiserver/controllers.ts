@@ -24,15 +24,15 @@ import type { ObjectRef, Storage } from "./storage.js";
 import type { ResourceInfo, StoreEvent, UserInfo } from "./types.js";
 import { resourceKey } from "./types.js";
 
-export const GC_USER: UserInfo = {
+const GC_USER: UserInfo = {
   username: "system:serviceaccount:kube-system:generic-garbage-collector",
   groups: ["system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"],
 };
-export const NAMESPACE_CONTROLLER_USER: UserInfo = {
+const NAMESPACE_CONTROLLER_USER: UserInfo = {
   username: "system:serviceaccount:kube-system:namespace-controller",
   groups: ["system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"],
 };
-export const CRD_CONTROLLER_USER: UserInfo = {
+const CRD_CONTROLLER_USER: UserInfo = {
   username: "system:apiserver",
   groups: ["system:masters", "system:authenticated"],
 };

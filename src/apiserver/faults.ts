@@ -53,7 +53,7 @@ export const seededRandom = (seed: number): (() => number) => {
   };
 };
 
-export const matchesFault = (m: FaultMatch | undefined, r: RequestInfo): boolean =>
+const matchesFault = (m: FaultMatch | undefined, r: RequestInfo): boolean =>
   !m ||
   ((!m.verbs || m.verbs.includes(r.verb)) &&
     (!m.resources || m.resources.includes(r.resource)) &&

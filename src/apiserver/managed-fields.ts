@@ -244,7 +244,7 @@ const buildFieldsV1 = (
 };
 
 /** `.spec.replicas` / `.metadata.finalizers[="x"]` / `.spec.entries[name="a"]`: kube's field paths in conflicts. */
-export const displayPath = (path: string): string =>
+const displayPath = (path: string): string =>
   path
     .split(SEP)
     .map((s) =>

@@ -11,7 +11,7 @@ import type { ResourceInfo, StatusCause } from "./types.js";
 export const meta = (o: KubeObject): Record<string, unknown> => (isRecord(o.metadata) ? o.metadata : {});
 
 /** Metadata the server sets on create or delete and keeps on every write; a client's value is ignored. */
-export const SERVER_SET_METADATA = [
+const SERVER_SET_METADATA = [
   "uid",
   "creationTimestamp",
   "generation",

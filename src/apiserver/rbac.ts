@@ -11,7 +11,7 @@ import { isRecord, type KubeObject } from "../kube/object.js";
 import { ApiError, type StatusDetails } from "./status.js";
 import type { StatusCause, UserInfo } from "./types.js";
 
-export const RBAC_GROUP = "rbac.authorization.k8s.io";
+const RBAC_GROUP = "rbac.authorization.k8s.io";
 /** Where storage keeps each RBAC kind (`group/plural`). */
 export const RBAC_KEYS = {
   clusterRoles: `${RBAC_GROUP}/clusterroles`,
@@ -21,7 +21,7 @@ export const RBAC_KEYS = {
 } as const;
 
 /** kube's privileged group: its members are authorized before RBAC is asked (no binding needed). */
-export const SYSTEM_MASTERS = "system:masters";
+const SYSTEM_MASTERS = "system:masters";
 
 export interface PolicyRule {
   verbs: readonly string[];
@@ -89,22 +89,22 @@ const rulesOf = (role: KubeObject): PolicyRule[] =>
 
 // ---------------------------------------------------------------- rule matching (rbac/v1 evaluation_helpers)
 
-export const verbMatches = (rule: PolicyRule, verb: string): boolean =>
+const verbMatches = (rule: PolicyRule, verb: string): boolean =>
   rule.verbs.some((v) => v === "*" || v === verb);
 
-export const apiGroupMatches = (rule: PolicyRule, group: string): boolean =>
+const apiGroupMatches = (rule: PolicyRule, group: string): boolean =>
   rule.apiGroups.some((g) => g === "*" || g === group);
 
 /** `*`, the exact `resource` or `resource/subresource`, or `*` + `/subresource` for any resource's subresource. */
-export const resourceMatches = (rule: PolicyRule, combined: string, subresource: string): boolean =>
+const resourceMatches = (rule: PolicyRule, combined: string, subresource: string): boolean =>
   rule.resources.some((r) => r === "*" || r === combined || (subresource !== "" && r === `*/${subresource}`));
 
 /** No resourceNames means every name; otherwise the request must name one of them. */
-export const resourceNameMatches = (rule: PolicyRule, name: string): boolean =>
+const resourceNameMatches = (rule: PolicyRule, name: string): boolean =>
   rule.resourceNames.length === 0 || rule.resourceNames.includes(name);
 
 /** `*`, the exact path, or a prefix ending in `*` (`/apis/*` matches `/apis/x/v1`). */
-export const nonResourceURLMatches = (rule: PolicyRule, path: string): boolean =>
+const nonResourceURLMatches = (rule: PolicyRule, path: string): boolean =>
   rule.nonResourceURLs.some(
     (u) => u === "*" || u === path || (u.endsWith("*") && path.startsWith(u.replace(/\*+$/, ""))),
   );

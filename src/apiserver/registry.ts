@@ -191,7 +191,7 @@ const builtIn = (b: BuiltIn): ResourceInfo => ({
 });
 
 /** Kube's version priority: GA > beta > alpha, then higher numbers first (v1 > v1beta2 > v1beta1 > v1alpha1). */
-export const compareVersions = (a: string, b: string): number => {
+const compareVersions = (a: string, b: string): number => {
   const parse = (v: string): [number, number, number] | undefined => {
     const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
     if (!m) return undefined;

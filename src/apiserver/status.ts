@@ -59,8 +59,7 @@ const wireDetails = (d: StatusDetails): StatusDetails => {
 };
 
 /** `machines.machine.openshift.io` / `configmaps`: how kube names a resource in messages. */
-export const qualifiedResource = (group: string, plural: string): string =>
-  group ? `${plural}.${group}` : plural;
+const qualifiedResource = (group: string, plural: string): string => (group ? `${plural}.${group}` : plural);
 
 export const notFound = (group: string, plural: string, name: string): ApiError =>
   new ApiError(404, "NotFound", `${qualifiedResource(group, plural)} "${name}" not found`, {
@@ -104,9 +103,6 @@ export const invalid = (group: string, kind: string, name: string, causes: Statu
 
 export const badRequest = (message: string): ApiError => new ApiError(400, "BadRequest", message);
 
-export const forbidden = (message: string, details?: StatusDetails): ApiError =>
-  new ApiError(403, "Forbidden", message, details);
-
 export const methodNotAllowed = (): ApiError =>
   new ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
 
@@ -117,5 +113,3 @@ export const unauthorized = (): ApiError => new ApiError(401, "Unauthorized", "U
 
 export const internalError = (message: string): ApiError =>
   new ApiError(500, "InternalError", `Internal error occurred: ${message}`);
-
-export const gone = (message: string): ApiError => new ApiError(410, "Expired", message);

@@ -7,7 +7,7 @@ import { isRecord, type KubeObject } from "../kube/object.js";
 import type { PrinterColumn, ResourceInfo } from "./types.js";
 
 /** Kubernetes `duration.HumanDuration`. */
-export const humanDuration = (ms: number): string => {
+const humanDuration = (ms: number): string => {
   const s = Math.max(0, Math.floor(ms / 1000));
   const m = Math.floor(s / 60);
   const h = Math.floor(s / 3600);

@@ -17,7 +17,7 @@ export const notFoundPath = (): ApiError =>
   new ApiError(404, "NotFound", "the server could not find the requested resource");
 
 /** Warning header values: quoted, escaped, and latin1-safe (Node refuses header chars above U+00FF). */
-export const warningHeader = (text: string): string =>
+const warningHeader = (text: string): string =>
   `299 - "${Buffer.from(
     text
       .replace(/\\/g, "\\\\")

@@ -99,7 +99,7 @@ export function isSubsetOf(desired: unknown, live: unknown): boolean {
 }
 
 /** The live object already is what we would apply: our hash is on it and every rendered field matches. */
-export const upToDate = (rendered: RenderedObject, live: KubeObject | undefined): boolean =>
+const upToDate = (rendered: RenderedObject, live: KubeObject | undefined): boolean =>
   live !== undefined &&
   annotationsOf(live)[HASH_ANNOTATION] === rendered.hash &&
   isSubsetOf(rendered.object, live);

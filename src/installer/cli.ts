@@ -36,7 +36,7 @@ import type { RunReport } from "./status.js";
 import { clusterOperatorStatus, failingSinceOf, previousKinds } from "./status.js";
 
 /** A failed run is retried this soon (sooner when Degraded is due earlier). */
-export const RETRY_AFTER_MS = 30_000;
+const RETRY_AFTER_MS = 30_000;
 /** A successful run is repeated this often, repairing drift of what was applied. */
 export const RESYNC_AFTER_MS = 10 * 60_000;
 const KEY = "install";
@@ -156,7 +156,7 @@ interface RunInputs {
 }
 
 /** One pass: select → render → apply (+ prune when every source was sound) → the report. */
-export async function installOnce(
+async function installOnce(
   config: Pick<InstallerSettings, "capiNamespace" | "installerImagesConfigMap">,
   connection: KubeConnection,
   inputs: RunInputs,

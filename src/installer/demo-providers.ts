@@ -277,7 +277,7 @@ export function demoProviderConfigMaps(capiNamespace: string): KubeObject[] {
   ];
 }
 
-export function demoImagesConfigMap(capiNamespace: string, name: string): KubeObject {
+function demoImagesConfigMap(capiNamespace: string, name: string): KubeObject {
   return {
     apiVersion: "v1",
     kind: "ConfigMap",

@@ -115,7 +115,7 @@ export const PLATFORM_PROVIDERS: Readonly<Record<string, string>> = Object.freez
  * removing a Namespace everything in it, and an admission configuration may guard other objects. They are
  * named in the status for an admin to remove.
  */
-export const NEVER_PRUNED: readonly { group: string; kind: string }[] = [
+const NEVER_PRUNED: readonly { group: string; kind: string }[] = [
   { group: "apiextensions.k8s.io", kind: "CustomResourceDefinition" },
   { group: "", kind: "Namespace" },
   { group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration" },

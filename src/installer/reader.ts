@@ -52,7 +52,7 @@ const describeWanted = (w: WantedProvider, namespace: string): string =>
   `${w.type} provider ${w.name} (ConfigMap in ${namespace} labelled ${TRANSPORT_LABELS.name}=${w.name}, ${TRANSPORT_LABELS.type}=${w.type})`;
 
 /** Reads one transport ConfigMap into a source, or says what is wrong with it. */
-export function sourceOf(
+function sourceOf(
   configMap: KubeObject,
 ): { ok: true; source: ProviderSource } | { ok: false; problem: string } {
   const labels = labelsOf(configMap);

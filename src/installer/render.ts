@@ -86,7 +86,7 @@ export interface RenderContext {
   imagesConfigMap: string;
 }
 
-export const hashOf = (value: unknown): string =>
+const hashOf = (value: unknown): string =>
   createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, 16);
 
 // ---------------------------------------------------------------------------------------------------------
@@ -200,7 +200,7 @@ const outside = (where: string, bound: Bound, detail: string): string =>
  * Splits and parses components YAML within COMPONENTS_YAML_BOUNDS, substituting variables into scalars;
  * every document must be an object with apiVersion, kind and name.
  */
-export function parseComponents(
+function parseComponents(
   source: Pick<ProviderSource, "components" | "configMap">,
   variables: Readonly<Record<string, string>>,
 ): { ok: true; documents: ParsedDocument[] } | { ok: false; errors: string[] } {
@@ -357,7 +357,7 @@ const boundMessages = (where: string, violations: readonly { bound: Bound; detai
 };
 
 /** Renders one provider whose documents parsed, and checks it against every bound. */
-export function renderDocuments(
+function renderDocuments(
   source: ProviderSource,
   documents: readonly ParsedDocument[],
   context: RenderContext,

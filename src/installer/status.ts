@@ -34,7 +34,7 @@ export type RunReport =
       appliedKinds: KindRef[];
     };
 
-export const REASONS = Object.freeze({
+const REASONS = Object.freeze({
   asExpected: "AsExpected",
   unsupportedPlatform: "UnsupportedPlatform",
   installFailed: "InstallFailed",

@@ -11,12 +11,12 @@ import { parseAllDocuments } from "yaml";
 import type { ResourceType } from "../kube/kinds.js";
 import { isRecord, type KubeObject } from "../kube/object.js";
 
-export const PRODUCT_RBAC_MANIFESTS: readonly string[] = [
+const PRODUCT_RBAC_MANIFESTS: readonly string[] = [
   "manifests/base/serviceaccount.yaml",
   "manifests/base/rbac.yaml",
 ];
 /** Only its ServiceAccount and RBAC objects: the installer's Deployment has nothing to run here. */
-export const INSTALLER_MANIFEST = "manifests/installer/installer.yaml";
+const INSTALLER_MANIFEST = "manifests/installer/installer.yaml";
 export const PROVIDERS_RBAC = "src/local/providers-rbac.yaml";
 
 /** The namespaces the shipped manifests name; local mode's configured ones replace them. */

@@ -8,7 +8,7 @@ import { CAPI_API_VERSION, CONFIG_API_VERSION, INFRA_API_VERSION, MAPI_API_VERSI
 import type { KubeObject } from "../kube/object.js";
 
 export const DEMO_INFRASTRUCTURE_NAME = "demo-7xk2p";
-export const DEMO_REGION = "us-east-1";
+const DEMO_REGION = "us-east-1";
 
 export interface SeedNamespaces {
   mapiNamespace: string;

@@ -9,7 +9,7 @@ import { parseAllDocuments } from "yaml";
 import type { KubeObject } from "../kube/object.js";
 import { isRecord } from "../kube/object.js";
 
-export const WEBHOOK_MANIFEST = "manifests/webhooks.yaml";
+const WEBHOOK_MANIFEST = "manifests/webhooks.yaml";
 
 export interface WebhookSettings {
   caPem: string;
@@ -19,7 +19,7 @@ export interface WebhookSettings {
 }
 
 /** The CEL expression that skips the controllers' own requests (matchConditions, SPEC §2.2). */
-export const skipControllersExpression = (users: readonly string[]): string =>
+const skipControllersExpression = (users: readonly string[]): string =>
   `!(request.userInfo.username in [${users.map((u) => `'${u.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`).join(", ")}])`;
 
 export function localWebhookConfiguration(manifest: KubeObject, settings: WebhookSettings): KubeObject {

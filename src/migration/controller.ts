@@ -55,11 +55,11 @@ import type { PatchRequest } from "./write.js";
 import { requestOf } from "./write.js";
 
 /** SPEC §3.4 default of `migrationStuckAfter`. */
-export const DEFAULT_STUCK_AFTER_MS = 15 * 60_000;
+const DEFAULT_STUCK_AFTER_MS = 15 * 60_000;
 /** A blocked handover needs a person; re-planning now and then only catches a change nobody watched. */
-export const DEFAULT_BLOCKED_REQUEUE_MS = 5 * 60_000;
+const DEFAULT_BLOCKED_REQUEUE_MS = 5 * 60_000;
 /** The field manager of the controller's writes (shown in managedFields). */
-export const MIGRATION_FIELD_MANAGER = "machine-api-migration";
+const MIGRATION_FIELD_MANAGER = "machine-api-migration";
 
 export interface MigrationReconcilerOptions {
   kind: HandoverKind;

@@ -20,7 +20,7 @@ export type { Acknowledger } from "../protocol/pause.js";
  * Stands for "the InfraMachine finalizer of whatever platform the InfraMachine belongs to"; resolved
  * through `INFRA_MACHINE_FINALIZERS` by the InfraMachine's kind.
  */
-export const PLATFORM_INFRA_MACHINE_FINALIZER = "<platform InfraMachine finalizer>";
+const PLATFORM_INFRA_MACHINE_FINALIZER = "<platform InfraMachine finalizer>";
 
 /** Controller finalizers one authority's controllers keep on one object of its side. */
 export interface FinalizerHolder {

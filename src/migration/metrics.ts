@@ -22,7 +22,7 @@ export interface MigrationMetrics {
 }
 
 /** The product's own metrics are prefixed, so they never collide with another component's series. */
-export const METRIC_PREFIX = "machine_api_migration_";
+const METRIC_PREFIX = "machine_api_migration_";
 
 export const METRIC_NAMES = Object.freeze({
   migrationsTotal: `${METRIC_PREFIX}migrations_total`,

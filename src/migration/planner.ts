@@ -191,7 +191,7 @@ const planStart = (
  * §3.3: the old authority of a handover whose status lacks `synchronizedAPI` (begun by another
  * implementation), inferred from the pause state; undefined when it cannot be told.
  */
-export const inferSourceAuthority = (s: HandoverSnapshot): StableAuthority | undefined => {
+const inferSourceAuthority = (s: HandoverSnapshot): StableAuthority | undefined => {
   const capi = s.capi;
   if (!capi) return undefined;
   if (!isPaused(capi) || hasPauseMarker(capi)) return "ClusterAPI";

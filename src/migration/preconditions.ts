@@ -14,12 +14,12 @@ import {
   generationOf,
   getPath,
   isDeleting,
-  isRecord,
   labelsOf,
   nameOf,
   namespaceOf,
   ownerReferencesOf,
 } from "../kube/object.js";
+import { labelSelectorMatches } from "../kube/selector.js";
 import { opposite, synchronizedGeneration as synchronizedGenerationOf } from "../protocol/authority.js";
 import {
   decodePausedFalseAt,
@@ -67,14 +67,14 @@ export const involvedRoles = (kind: HandoverKind): readonly Role[] =>
   kind === "Machine" ? ["mapi", "capi", "infraMachine"] : ["mapi", "capi"];
 
 /** Involved objects that carry a deletionTimestamp. */
-export const deletingRoles = (s: HandoverSnapshot): Role[] =>
+const deletingRoles = (s: HandoverSnapshot): Role[] =>
   involvedRoles(s.kind).filter((role) => isDeleting(objectOf(s, role)));
 
 /**
  * Rule `migration-unsupported-owner` (SPEC §2.3, §4.3): Machines owned by a ControlPlaneMachineSet and
  * MachineSets with any owner reference cannot be handed over. Returns why, or undefined.
  */
-export const unsupportedOwnerOf = (kind: HandoverKind, mapi: KubeObject): string | undefined => {
+const unsupportedOwnerOf = (kind: HandoverKind, mapi: KubeObject): string | undefined => {
   const owners = ownerReferencesOf(mapi);
   if (kind === "MachineSet") {
     const first = owners[0];
@@ -100,7 +100,7 @@ const conditionText = (object: KubeObject | undefined, type: string): string => 
  * current authoritative object (the MAPI object when leaving MachineAPI, its CAPI twin when leaving
  * ClusterAPI).
  */
-export const synchronizationProblem = (s: HandoverSnapshot, from: StableAuthority): Problem | undefined => {
+const synchronizationProblem = (s: HandoverSnapshot, from: StableAuthority): Problem | undefined => {
   const mapi = s.mapi;
   if (!mapi) return undefined;
   if (!s.capi && from === "ClusterAPI")
@@ -174,7 +174,7 @@ export const pausedFalseAcknowledgement = (
 };
 
 /** Step 4, third bullet (Machines): the instance exists with a providerID on the side being left. */
-export const provisioningProblem = (s: HandoverSnapshot, from: StableAuthority): Problem | undefined => {
+const provisioningProblem = (s: HandoverSnapshot, from: StableAuthority): Problem | undefined => {
   const rule = HANDOVER_KINDS[s.kind].provisioning[from];
   if (!rule) return undefined;
   const object = objectOf(s, rule.role);
@@ -188,59 +188,21 @@ export const provisioningProblem = (s: HandoverSnapshot, from: StableAuthority):
       };
 };
 
-/** Whether a Machine's twin-side counterpart is provisioned, for admission (`migration-twin-not-ready`). */
-export const twinProvisioningProblem = (capiMachine: KubeObject | undefined): string | undefined => {
-  const check = HANDOVER_KINDS.Machine.provisioning.ClusterAPI;
-  return check ? check.check(capiMachine) : undefined;
-};
-
-type Requirement = { key: string; operator: string; values?: unknown };
-
-/**
- * Kubernetes label selector semantics: an absent selector selects nothing, an empty one everything;
- * matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist) must all hold.
- */
-export const selectorMatches = (selector: unknown, labels: Record<string, string>): boolean => {
-  if (!isRecord(selector)) return false;
-  const matchLabels = isRecord(selector.matchLabels) ? selector.matchLabels : {};
-  for (const [k, v] of Object.entries(matchLabels)) if (labels[k] !== v) return false;
-  const expressions = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
-  for (const e of expressions) {
-    if (!isRecord(e) || typeof e.key !== "string") return false;
-    const r = e as Requirement;
-    const values = Array.isArray(r.values) ? r.values : [];
-    const has = Object.hasOwn(labels, r.key);
-    const value = labels[r.key];
-    const ok =
-      r.operator === "In"
-        ? has && values.includes(value)
-        : r.operator === "NotIn"
-          ? !has || !values.includes(value)
-          : r.operator === "Exists"
-            ? has
-            : r.operator === "DoesNotExist"
-              ? !has
-              : false;
-    if (!ok) return false;
-  }
-  return true;
-};
-
 const groupOf = (apiVersion: unknown): string =>
   typeof apiVersion === "string" && apiVersion.includes("/")
     ? apiVersion.slice(0, apiVersion.indexOf("/"))
     : "";
 
 /** Whether `machine` has an owner reference to `set` (uid when both have one, else group, kind and name). */
-export const isOwnedBy = (machine: KubeObject, set: KubeObject): boolean =>
+const isOwnedBy = (machine: KubeObject, set: KubeObject): boolean =>
   ownerReferencesOf(machine).some((o) => {
     if (typeof set.metadata?.uid === "string" && typeof o.uid === "string" && o.uid !== "")
       return o.uid === set.metadata.uid;
     return o.kind === set.kind && o.name === nameOf(set) && groupOf(o.apiVersion) === groupOf(set.apiVersion);
   });
 
-export const selects = (set: KubeObject, machine: KubeObject): boolean =>
-  selectorMatches(getPath(set, ["spec", "selector"]), labelsOf(machine));
+const selects = (set: KubeObject, machine: KubeObject): boolean =>
+  labelSelectorMatches(getPath(set, ["spec", "selector"]), labelsOf(machine));
 
 /**
  * Step 4, fourth bullet (MachineSets): every Machine the old-side MachineSet owns or selects has a twin on
@@ -292,7 +254,7 @@ export const memberProblem = (s: HandoverSnapshot, from: StableAuthority): Probl
 };
 
 /** The platform InfraMachine finalizer must be known for a Machine handover (steps 8 and 9 move it). */
-export const infraMachineKindProblem = (s: HandoverSnapshot): Problem | undefined => {
+const infraMachineKindProblem = (s: HandoverSnapshot): Problem | undefined => {
   if (s.kind !== "Machine" || !s.infraMachine) return undefined;
   const kind = typeof s.infraMachine.kind === "string" ? s.infraMachine.kind : "";
   return INFRA_MACHINE_FINALIZERS[kind] === undefined

@@ -53,7 +53,7 @@ export interface WaitBackoff {
 export const DEFAULT_WAIT_BACKOFF: WaitBackoff = Object.freeze({ initialMs: 1_000, maxMs: 60_000 });
 
 /** The event a step carries, if any. */
-export const eventOf = (step: Step): HandoverEvent | undefined => ("event" in step ? step.event : undefined);
+const eventOf = (step: Step): HandoverEvent | undefined => ("event" in step ? step.event : undefined);
 
 /**
  * The Event to emit for `step`, or undefined. Start and cancellation ride on their write and are

@@ -18,10 +18,10 @@ import { jsonReporter, textReporter } from "./migrate-report.js";
 import { type CommandIo, connectFromSettings, errorText, type Namespaces, readKinds } from "./shell.js";
 import { leaseState } from "./uninstall-plan.js";
 
-export const MIGRATE_USAGE =
+const MIGRATE_USAGE =
   "usage: migrate --to ClusterAPI|MachineAPI [--selector SEL] [--machinesets-only] [--max-in-flight N] [--dry-run] [--timeout DURATION] [-o text|json] [--kubeconfig FILE] [--context NAME]";
 
-export const MIGRATE_HELP = `${MIGRATE_USAGE}
+const MIGRATE_HELP = `${MIGRATE_USAGE}
 
 Moves MAPI MachineSets and Machines to the other API in waves (SPEC §12): MachineSets first, then their
 Machines, then standalone Machines, at most N open handovers at a time. It plans from the same checks as

@@ -91,7 +91,7 @@ const blockedBy = (message: string, rule: Problem["reason"] = "MigrationBlocked"
  * Candidates (status = spec = the other authority) are `queued` here when preflight finds them ready; the
  * waves are assigned afterwards.
  */
-export function stateOf(mapi: KubeObject, row: PreflightRow | undefined, target: StableAuthority): ItemState {
+function stateOf(mapi: KubeObject, row: PreflightRow | undefined, target: StableAuthority): ItemState {
   const status = statusAuthorityReading(mapi);
   const spec = specAuthority(mapi);
   if (status === target)
@@ -359,11 +359,11 @@ export function judgeHandover(
 // ---------------------------------------------------------------------------------------------------
 // What the admin reads and runs
 
-export const resourceOf = (kind: HandoverKind): string =>
+const resourceOf = (kind: HandoverKind): string =>
   kind === "Machine" ? "machines.machine.openshift.io" : "machinesets.machine.openshift.io";
 
 /** The command that flips (or cancels) one object, as the README writes it. */
-export const patchCommand = (
+const patchCommand = (
   kind: HandoverKind,
   name: string,
   namespace: string,

@@ -32,7 +32,7 @@ import { checkConvertible, formatFieldError } from "../sync/conversion/index.js"
 import { type CommandIo, connectFromSettings, errorText, type Namespaces, readCluster } from "./shell.js";
 
 /** The admission rules that judge an edit of `spec.authoritativeAPI` (SPEC §2.3), in the order they run. */
-export const MIGRATION_RULES: readonly Rule[] = Object.freeze([
+const MIGRATION_RULES: readonly Rule[] = Object.freeze([
   migrationUnsupportedOwner,
   migrationMachineBusy,
   migrationTwinNotReady,
@@ -325,10 +325,10 @@ export const renderJson = (report: PreflightReport): string => `${JSON.stringify
 // ---------------------------------------------------------------------------------------------------
 // Shell
 
-export const PREFLIGHT_USAGE =
+const PREFLIGHT_USAGE =
   "usage: preflight [--kubeconfig FILE] [--context NAME] [-o table|json] [--mapi-namespace NS] [--capi-namespace NS]";
 
-export const PREFLIGHT_HELP = `${PREFLIGHT_USAGE}
+const PREFLIGHT_HELP = `${PREFLIGHT_USAGE}
 
 Reports, for every MAPI Machine and MachineSet, whether it could migrate now and why not.
 Exit status: 0 everything could migrate, 1 something is blocked, 2 bad usage or an unreadable cluster.

@@ -29,7 +29,7 @@ export type Connected =
   | { ok: false; error: string };
 
 /** `--context`: every cluster command takes it, as kubectl does. */
-export const CONTEXT_FLAG: CommandFlags = { context: { type: "string" } };
+const CONTEXT_FLAG: CommandFlags = { context: { type: "string" } };
 
 /**
  * Settings, the command's own flags and a connection for a command that acts on a cluster. The cluster is
@@ -83,7 +83,7 @@ export const readKinds = (ns: Namespaces): ReadonlyArray<readonly [ResourceType,
 ];
 
 /** Lists a kind; a kind the cluster does not serve (CRD not installed) reads as empty. */
-export async function listOrEmpty(
+async function listOrEmpty(
   client: KubeClient,
   type: ResourceType,
   namespace: string | undefined,

@@ -114,7 +114,7 @@ export function mapiObjects(store: ObjectStore, ns: Namespaces): Array<{ kind: H
 }
 
 /** The kinds that may carry the sync finalizer (SPEC §4.6), in the order it is released. */
-export const SYNC_FINALIZER_HOLDERS: ReadonlyArray<{
+const SYNC_FINALIZER_HOLDERS: ReadonlyArray<{
   type: ResourceType;
   role: Role;
   namespace: keyof Namespaces;

@@ -44,7 +44,7 @@ import {
 } from "./uninstall-plan.js";
 
 /** The field manager of the command's writes (shown in managedFields). */
-export const UNINSTALL_FIELD_MANAGER = "machine-api-migration-uninstall";
+const UNINSTALL_FIELD_MANAGER = "machine-api-migration-uninstall";
 /** A handover ends in a handful of steps; more means something keeps undoing them. */
 const MAX_STEPS_PER_OBJECT = 30;
 /** Conflicts tolerated per object before giving up on it (another writer keeps changing it). */
@@ -333,10 +333,10 @@ export async function uninstallPrepare(
   return outcome;
 }
 
-export const UNINSTALL_USAGE =
+const UNINSTALL_USAGE =
   "usage: uninstall-prepare [--kubeconfig FILE] [--context NAME] [--resolve-migrations] [--yes] [--lease-name NAME] [--mapi-namespace NS] [--capi-namespace NS]";
 
-export const UNINSTALL_HELP = `${UNINSTALL_USAGE}
+const UNINSTALL_HELP = `${UNINSTALL_USAGE}
 
 Makes the cluster safe to remove the product (SPEC §9): refuses while the controllers hold the Lease,
 removes the webhook configurations, resolves open handovers (with --resolve-migrations), matches pause

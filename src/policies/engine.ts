@@ -31,7 +31,7 @@ export const NON_RULE_DECISIONS = Object.freeze({
   engine: "engine",
 });
 
-export const STALE_VIEW_MESSAGE = "cluster view is stale, retry in a few seconds";
+const STALE_VIEW_MESSAGE = "cluster view is stale, retry in a few seconds";
 export const MAX_WARNING_LENGTH = 120;
 
 /** Thrown by the guarded store when a rule reads a kind whose cache is stale; the engine answers "retry". */

@@ -24,13 +24,13 @@ export type Api = "mapi" | "capi";
 export type Role = "machine" | "machineSet" | "infraMachine" | "infraTemplate";
 
 /** Kinds in the infrastructure group: `*MachineTemplate` is a template, `*Machine` an InfraMachine. */
-export const isInfraTemplateKind = (group: string, kind: string): boolean =>
+const isInfraTemplateKind = (group: string, kind: string): boolean =>
   group === INFRA_GROUP && kind.endsWith("MachineTemplate");
-export const isInfraMachineKind = (group: string, kind: string): boolean =>
+const isInfraMachineKind = (group: string, kind: string): boolean =>
   group === INFRA_GROUP && kind.endsWith("Machine");
 
 /** Classifies a group + kind; undefined for anything that is not a machine kind. */
-export function roleOf(group: string, kind: string): { api: Api; role: Role } | undefined {
+function roleOf(group: string, kind: string): { api: Api; role: Role } | undefined {
   if (group === MAPI_GROUP || group === CAPI_GROUP) {
     const api: Api = group === MAPI_GROUP ? "mapi" : "capi";
     if (kind === "Machine") return { api, role: "machine" };
@@ -74,7 +74,7 @@ export const requestNamespace = (request: AdmissionRequest): string =>
   namespaceOf(request.oldObject ?? undefined);
 
 /** The object a request is about: the new object, or the old one for DELETE. */
-export const requestObject = (request: AdmissionRequest): KubeObject | undefined => {
+const requestObject = (request: AdmissionRequest): KubeObject | undefined => {
   const o = request.operation === "DELETE" ? request.oldObject : (request.object ?? request.oldObject);
   return isRecord(o) ? o : undefined;
 };
@@ -138,7 +138,7 @@ export function subjectObject(subject: Subject, request: AdmissionRequest): Kube
 // default applied to an unset value), status as undefined while unset.
 
 /** UPDATE of a MAPI main resource that changes `spec.authoritativeAPI`. */
-export const changesAuthority = (request: AdmissionRequest): boolean =>
+const changesAuthority = (request: AdmissionRequest): boolean =>
   request.operation === "UPDATE" &&
   !request.subResource &&
   isRecord(request.object) &&
@@ -150,7 +150,7 @@ export const changesAuthority = (request: AdmissionRequest): boolean =>
  * Migrating. Without a `synchronizedAPI` (a handover begun by another implementation) every change of spec
  * while Migrating is read as a cancel: it is the only change that can be meant, and §3.3 infers the rest.
  */
-export const isCancel = (request: AdmissionRequest): boolean => {
+const isCancel = (request: AdmissionRequest): boolean => {
   if (!changesAuthority(request)) return false;
   const old = request.oldObject ?? undefined;
   if (statusAuthority(old) !== AUTHORITY.migrating) return false;
@@ -252,3 +252,29 @@ export const twinReadsFor = (request: AdmissionRequest): readonly ResourceType[]
   str(isRecord(request.resource) ? request.resource.group : undefined) === INFRA_GROUP
     ? [mapiTypeFor(request), capiTypeFor(request)]
     : [mapiTypeFor(request)];
+
+/**
+ * The MAPI twin a CAPI CREATE must be paused for (SPEC §2.3 `capi-create-paused` and `pause-new-capi`): the
+ * twin while its status is not ClusterAPI, with that status and the words that name it; undefined when the
+ * object has no twin or its twin is ClusterAPI-authoritative.
+ */
+export function authoritativeTwinOfCreate(
+  request: AdmissionRequest,
+  ctx: {
+    readonly subject: Subject | undefined;
+    readonly view: { twinOf(o: KubeObject): KubeObject | undefined };
+    readonly settings: PolicySettings;
+  },
+): { mapi: KubeObject; status: string | undefined; mapiKind: string; mapiWords: string } | undefined {
+  const mapi = ctx.view.twinOf(subjectObject(subjectFor(ctx), request));
+  if (!mapi) return undefined;
+  const status = statusAuthority(mapi);
+  if (status === AUTHORITY.clusterAPI) return undefined;
+  const mapiKind = mapiTypeFor(request).kind;
+  return {
+    mapi,
+    status,
+    mapiKind,
+    mapiWords: describe("mapi", mapiKind, ctx.settings.mapiNamespace, nameOf(mapi)),
+  };
+}

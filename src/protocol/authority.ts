@@ -17,7 +17,7 @@ const STATUS_VALUES: readonly unknown[] = [...STABLE_VALUES, AUTHORITY.migrating
 const isUnset = (v: unknown): v is undefined | null | "" => v === undefined || v === null || v === "";
 
 export const isStableAuthority = (v: unknown): v is StableAuthority => STABLE_VALUES.includes(v);
-export const isStatusAuthority = (v: unknown): v is StatusAuthority => STATUS_VALUES.includes(v);
+const isStatusAuthority = (v: unknown): v is StatusAuthority => STATUS_VALUES.includes(v);
 
 export const opposite = (a: StableAuthority): StableAuthority =>
   a === AUTHORITY.machineAPI ? AUTHORITY.clusterAPI : AUTHORITY.machineAPI;

@@ -8,8 +8,8 @@ import { z } from "zod";
 import { isRecord, type KubeObject } from "../kube/object.js";
 import type { AdmissionRequest, Decision, WebhookName } from "../policies/types.js";
 
-export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
-export const ADMISSION_KIND = "AdmissionReview";
+const ADMISSION_API_VERSION = "admission.k8s.io/v1";
+const ADMISSION_KIND = "AdmissionReview";
 
 /**
  * Unknown fields are tolerated and dropped (z.object strips): the engine's `AdmissionRequest` names every

@@ -75,7 +75,7 @@ export const BODY_LIMIT_BYTES = 7 * 1024 * 1024;
  */
 export const STEPPED_PARSE_ABOVE_CHARS = 64 * 1024;
 /** Characters parsed per step: well under a millisecond of dense JSON on this machine. */
-export const STEP_CHARS = 32 * 1024;
+const STEP_CHARS = 32 * 1024;
 
 /** Parses a large body a step at a time, letting other requests run between steps. */
 async function parseInSteps(text: string): Promise<JsonBodyResult> {
@@ -104,7 +104,7 @@ const describeObject = (request: AdmissionRequest): string =>
   `${request.kind.kind}${request.subResource ? `/${request.subResource}` : ""} ${objectRef(request)}`;
 
 /** The verdict a webhook gives when the engine did not produce one in time (or at all). */
-export function fallbackDecision(fallback: Fallback, rule: string, why: string): Decision {
+function fallbackDecision(fallback: Fallback, rule: string, why: string): Decision {
   if (fallback === "allow") return { allowed: true, rule, warnings: [] };
   return {
     allowed: false,
@@ -126,7 +126,7 @@ interface ErrorAnswer {
  * as "webhook broken" and applies the failure policy, and a crafted input must never reach that: the only
  * 5xx this server gives is /readyz's 503.
  */
-export function describeRequestError(error: FastifyError | Error, contentType: unknown): ErrorAnswer {
+function describeRequestError(error: FastifyError | Error, contentType: unknown): ErrorAnswer {
   const code = (error as FastifyError).code;
   const statusCode = (error as FastifyError).statusCode;
   switch (code) {

@@ -113,7 +113,7 @@ export interface CertFiles {
   keyFile: string;
 }
 
-export const certFilesIn = (dir: string): CertFiles => ({
+const certFilesIn = (dir: string): CertFiles => ({
   caFile: join(dir, "ca.crt"),
   certFile: join(dir, "tls.crt"),
   keyFile: join(dir, "tls.key"),

@@ -32,7 +32,7 @@ export type MetricsAuthorizer = (request: ScrapeRequest) => Promise<ScrapeVerdic
 export const anyoneMayScrape: MetricsAuthorizer = async () => ({ code: 200 });
 
 /** The controller-runtime filter's TTLs. */
-export const METRICS_AUTH_DEFAULTS = Object.freeze({
+const METRICS_AUTH_DEFAULTS = Object.freeze({
   authenticationTtlMs: 60_000,
   allowTtlMs: 300_000,
   denyTtlMs: 30_000,

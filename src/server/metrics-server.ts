@@ -40,7 +40,7 @@ export interface MetricsServer {
 }
 
 /** `GET /metrics`, authorized; every other path is a 404 that asks no one. */
-export function buildMetricsApp(
+function buildMetricsApp(
   deps: Pick<MetricsServerOptions, "registry" | "authorize" | "logger">,
   https?: ReturnType<typeof httpsOptionsFor>,
 ): FastifyInstance {

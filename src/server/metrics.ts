@@ -13,14 +13,14 @@ import { KINDS } from "../kube/kinds.js";
 import type { AdmissionRequest, Decision, WebhookName } from "../policies/types.js";
 
 /** Sub-millisecond resolution where decisions live, up to kube's 10 s default timeout. */
-export const DURATION_BUCKETS_SECONDS = [
+const DURATION_BUCKETS_SECONDS = [
   0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5, 10,
 ];
 
 const WEBHOOKS: readonly WebhookName[] = ["validate", "validate-guard", "mutate"];
 
 /** The product's own series carry its prefix (SPEC §2.1, §3.4, §7). */
-export const ADMISSION_METRIC_NAMES = Object.freeze({
+const ADMISSION_METRIC_NAMES = Object.freeze({
   requests: "machine_api_migration_admission_requests_total",
   duration: "machine_api_migration_admission_duration_seconds",
   webhookRequests: "controller_runtime_webhook_requests_total",
@@ -42,7 +42,7 @@ const KNOWN_KIND_LABELS: ReadonlySet<string> = new Set([
 ]);
 const OPERATIONS: ReadonlySet<string> = new Set(["CREATE", "UPDATE", "DELETE", "CONNECT"]);
 
-export const kindLabelOf = (request: Pick<AdmissionRequest, "kind">): string => {
+const kindLabelOf = (request: Pick<AdmissionRequest, "kind">): string => {
   const label = request.kind.group ? `${request.kind.kind}.${request.kind.group}` : request.kind.kind;
   return KNOWN_KIND_LABELS.has(label) ? label : "other";
 };

@@ -48,7 +48,7 @@ export interface WebhookServer {
 }
 
 /** `https://host:port` for a listener, with a wildcard listen address replaced by loopback. */
-export const listenUrl = (listenHost: string, port: number): string => {
+const listenUrl = (listenHost: string, port: number): string => {
   const host = listenHost === "0.0.0.0" || listenHost === "::" ? "127.0.0.1" : listenHost;
   return `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
 };

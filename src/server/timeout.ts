@@ -5,9 +5,9 @@
  */
 
 /** kube-apiserver's default webhook timeout, used when the parameter is absent or unreadable. */
-export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
+const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 /** kube-apiserver caps timeoutSeconds at 30 s; a larger value is someone else's parameter, not kube's. */
-export const MAX_WEBHOOK_TIMEOUT_MS = 30_000;
+const MAX_WEBHOOK_TIMEOUT_MS = 30_000;
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   ns: 1e-6,

@@ -16,7 +16,7 @@ import { canonicalJson, isRecord, type KubeObject } from "../kube/object.js";
 import type { Transport } from "../kube/transport.js";
 import type { TlsProfileType, TlsProtocolVersion, TlsSecurityProfile } from "./tls-profile.js";
 
-export const API_SERVER_TYPE: ResourceType = Object.freeze({
+const API_SERVER_TYPE: ResourceType = Object.freeze({
   group: CONFIG_GROUP,
   version: "v1",
   kind: "APIServer",
@@ -25,7 +25,7 @@ export const API_SERVER_TYPE: ResourceType = Object.freeze({
 });
 
 /** The one APIServer object OpenShift reads. */
-export const CLUSTER_API_SERVER = "cluster";
+const CLUSTER_API_SERVER = "cluster";
 
 const TYPES: ReadonlySet<string> = new Set<TlsProfileType>(["Old", "Intermediate", "Modern", "Custom"]);
 const VERSIONS: ReadonlySet<string> = new Set<TlsProtocolVersion>([

@@ -69,7 +69,7 @@ export interface CertificateWatcher {
   stop(): void;
 }
 
-export function watchServingCertificate(options: CertificateWatcherOptions): CertificateWatcher {
+function watchServingCertificate(options: CertificateWatcherOptions): CertificateWatcher {
   const { certFile, keyFile, apply, logger } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 2000;
   const debounceMs = options.debounceMs ?? 100;

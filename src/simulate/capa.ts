@@ -20,7 +20,7 @@ import { isPaused } from "../protocol/pause.js";
 import { assertNever, capiPausedConditions, DEFAULT_ZONE, stringAt } from "./common.js";
 import type { InstanceLedger } from "./ledger.js";
 
-export const CAPA_FIELD_MANAGER = "capa-controller-manager";
+const CAPA_FIELD_MANAGER = "capa-controller-manager";
 
 export type AwsMachineAction =
   | { kind: "none"; why: string }
@@ -38,7 +38,7 @@ export interface AwsMachineInput {
 }
 
 /** Does a CAPI Machine own this AWSMachine (any Machine ownerReference of the CAPI group)? */
-export const hasMachineOwner = (awsMachine: KubeObject): boolean =>
+const hasMachineOwner = (awsMachine: KubeObject): boolean =>
   ownerReferencesOf(awsMachine).some(
     (r) => r.kind === "Machine" && r.apiVersion.startsWith(`${CAPI_GROUP}/`),
   );

@@ -35,6 +35,7 @@ import {
   ownerReferencesOf,
   setCondition,
 } from "../kube/object.js";
+import { isEmptyLabelSelector, labelSelectorMatches } from "../kube/selector.js";
 import { createWriteHelpers } from "../kube/write.js";
 import { isPaused } from "../protocol/pause.js";
 import {
@@ -52,10 +53,10 @@ import { instanceIdOfProviderID } from "./ledger.js";
 import { scaleDownVictim } from "./mao.js";
 import { createExpectations, randomSuffix } from "./runtime.js";
 
-export const CAPI_FIELD_MANAGER = "capi-manager";
+const CAPI_FIELD_MANAGER = "capi-manager";
 
 /** Is the InfraMachine provisioned (CAPA v1beta2 `initialization.provisioned`, or the older field name)? */
-export const infraProvisioned = (infra: KubeObject | undefined): boolean =>
+const infraProvisioned = (infra: KubeObject | undefined): boolean =>
   getPath(infra, ["status", "initialization", "provisioned"]) === true ||
   getPath(infra, ["status", "initialization", "infrastructureProvisioned"]) === true;
 
@@ -474,33 +475,8 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
  * An absent or empty selector matches nothing here: Cluster API refuses a MachineSet without one.
  */
 export function selectorMatcher(selector: unknown): (o: KubeObject) => boolean {
-  if (!isRecord(selector)) return () => false;
-  const matchLabels = isRecord(selector.matchLabels) ? selector.matchLabels : {};
-  const expressions = Array.isArray(selector.matchExpressions)
-    ? selector.matchExpressions.filter(isRecord)
-    : [];
-  if (Object.keys(matchLabels).length === 0 && expressions.length === 0) return () => false;
-  return (o) => {
-    const labels = o.metadata?.labels ?? {};
-    if (Object.entries(matchLabels).some(([k, v]) => labels[k] !== v)) return false;
-    return expressions.every((e) => {
-      const key = String(e.key);
-      const values = Array.isArray(e.values) ? e.values.map(String) : [];
-      const has = Object.hasOwn(labels, key);
-      switch (e.operator) {
-        case "In":
-          return has && values.includes(String(labels[key]));
-        case "NotIn":
-          return !has || !values.includes(String(labels[key]));
-        case "Exists":
-          return has;
-        case "DoesNotExist":
-          return !has;
-        default:
-          return false;
-      }
-    });
-  };
+  if (isEmptyLabelSelector(selector)) return () => false;
+  return (o) => labelSelectorMatches(selector, o.metadata?.labels ?? {});
 }
 
 /** Create, treating AlreadyExists as done: a retried create of a fixed-name child is not an error. */

@@ -31,7 +31,7 @@ export { createInstanceLedger } from "./ledger.js";
 export type { LeaseTimings, RunningStandIn } from "./runtime.js";
 
 /** The Lease names the stand-ins campaign for (each in the namespace its real controller runs in). */
-export const STAND_IN_LEASES = Object.freeze({
+const STAND_IN_LEASES = Object.freeze({
   mao: "machine-api-controllers-simulated",
   capi: "controller-leader-election-capi-simulated",
   capa: "controller-leader-elect-capa-simulated",

@@ -40,7 +40,7 @@ import type { InstanceLedger } from "./ledger.js";
 import { instanceIdOfProviderID } from "./ledger.js";
 import { createExpectations } from "./runtime.js";
 
-export const MAO_FIELD_MANAGER = "machine-api-controllers";
+const MAO_FIELD_MANAGER = "machine-api-controllers";
 
 export type MapiMachineAction =
   | { kind: "none"; why: string }

@@ -12,7 +12,7 @@ import type { FieldError } from "../policies/types.js";
 import { SYNCHRONIZED_REASONS } from "../protocol/synchronized.js";
 import { statusPatch } from "./diff.js";
 import type { SyncWrite } from "./writes.js";
-import { refOf } from "./writes.js";
+import { applyStatusWrite } from "./writes.js";
 
 export type SyncKind = "Machine" | "MachineSet";
 export type Direction = "MAPItoCAPI" | "CAPItoMAPI";
@@ -66,7 +66,7 @@ export const synchronized = (kind: SyncKind, direction: Direction, final = false
 };
 
 /** `<path>: Invalid value: <json value>: <message>`, as the Go field errors print. */
-export const formatFieldError = (e: FieldError): string =>
+const formatFieldError = (e: FieldError): string =>
   `${e.path}: Invalid value: ${JSON.stringify(e.value === undefined ? null : e.value)}: ${e.message}`;
 
 /** Reason `FailedToConvertMAPIMachineToCAPI` (etc.), message = every field error joined. */
@@ -189,7 +189,7 @@ export const capiUnsupportedOwner = (
   );
 
 /** The MAPI untouched condition types when mirroring status into a MAPI object (SPEC §5.4). */
-export const MAPI_UNTOUCHED_CONDITIONS: readonly string[] = Object.freeze([
+const MAPI_UNTOUCHED_CONDITIONS: readonly string[] = Object.freeze([
   CONDITIONS.paused,
   CONDITIONS.synchronized,
 ]);
@@ -215,12 +215,5 @@ export const mapiStatusWrite = (
       ? { extra: { synchronizedGeneration: opts.synchronizedGeneration } }
       : {}),
   });
-  if (!patch) return undefined;
-  return {
-    kind: "applyStatus",
-    target: refOf(mapi),
-    resourceVersion: mapi.metadata?.resourceVersion ?? "",
-    status: patch.status,
-    changedPaths: patch.changedPaths,
-  };
+  return applyStatusWrite(mapi, patch);
 };

@@ -71,12 +71,12 @@ export interface SyncControllerDeps {
 }
 
 /** Thrown so the runtime backs off: the plan asked for `requeue: "backoff"` (conversion error, waiting). */
-export class SyncPendingError extends Error {
+class SyncPendingError extends Error {
   override name = "SyncPendingError";
 }
 
 /** Thrown after a refused write was reported on the MAPI object, so the key backs off. */
-export class SyncWriteRefusedError extends Error {
+class SyncWriteRefusedError extends Error {
   override name = "SyncWriteRefusedError";
 }
 

@@ -42,7 +42,7 @@ export type Branch =
 export type BranchKind = Branch["kind"];
 
 /** A MAPI object that never carried a Synchronized condition was born ClusterAPI (§4.2). */
-export const neverSynchronized = (mapi: KubeObject): boolean =>
+const neverSynchronized = (mapi: KubeObject): boolean =>
   conditionOf(mapi, CONDITIONS.synchronized) === undefined;
 
 export interface ForkInput {

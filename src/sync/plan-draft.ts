@@ -19,7 +19,14 @@ import { PAUSE_ANNOTATIONS, unsupportedMachineOwner, unsupportedMachineSetOwner 
 import { applyBody, statusPatch } from "./diff.js";
 import type { SyncDeps } from "./snapshot.js";
 import type { SyncEvent, SyncWrite } from "./writes.js";
-import { addFinalizerWrite, annotateWrite, pauseWrite, refOf, SYNC_FIELD_MANAGER } from "./writes.js";
+import {
+  addFinalizerWrite,
+  annotateWrite,
+  applyStatusWrite,
+  pauseWrite,
+  refOf,
+  SYNC_FIELD_MANAGER,
+} from "./writes.js";
 
 export type Requeue = "backoff" | { afterMs: number };
 
@@ -49,11 +56,7 @@ export interface Draft {
 export type ToCapiMode = "steady" | "final" | "born";
 
 /** CAPI condition types status mirroring never writes or removes (SPEC §5.4). */
-export const CAPI_UNTOUCHED_CONDITIONS: readonly string[] = Object.freeze([
-  "Paused",
-  "NodeHealthy",
-  "UpToDate",
-]);
+const CAPI_UNTOUCHED_CONDITIONS: readonly string[] = Object.freeze(["Paused", "NodeHealthy", "UpToDate"]);
 
 const NEEDS_ATTENTION_VALUE = "UnpausedTwinDetected";
 
@@ -175,17 +178,8 @@ export const capiStatusWrite = (
   live: KubeObject,
   mirrored: Record<string, unknown>,
   now: Date,
-): SyncWrite | undefined => {
-  const patch = statusPatch(live, mirrored, { untouched: CAPI_UNTOUCHED_CONDITIONS, now });
-  if (!patch) return undefined;
-  return {
-    kind: "applyStatus",
-    target: refOf(live),
-    resourceVersion: live.metadata?.resourceVersion ?? "",
-    status: patch.status,
-    changedPaths: patch.changedPaths,
-  };
-};
+): SyncWrite | undefined =>
+  applyStatusWrite(live, statusPatch(live, mirrored, { untouched: CAPI_UNTOUCHED_CONDITIONS, now }));
 
 /**
  * §4.2: pause (with the marker) and mark needs-attention; nothing else is ever done to such a twin. The sync

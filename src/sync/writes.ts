@@ -106,6 +106,19 @@ export type SyncWriteKind = SyncWrite["kind"];
 
 export const createWrite = (object: KubeObject): SyncWrite => ({ kind: "create", object });
 
+/** The status merge patch of `live` that a computed status difference asks for; none when nothing differs. */
+export const applyStatusWrite = (
+  live: KubeObject,
+  patch: { status: Record<string, unknown>; changedPaths: string[] } | undefined,
+): SyncWrite | undefined =>
+  patch && {
+    kind: "applyStatus",
+    target: refOf(live),
+    resourceVersion: live.metadata?.resourceVersion ?? "",
+    status: patch.status,
+    changedPaths: patch.changedPaths,
+  };
+
 /** kube/write.ts's finalizer patch: guarded by the uid, the resourceVersion and the list read. */
 export const addFinalizerWrite = (o: KubeObject, finalizer: string): SyncWrite | undefined => {
   const patch = finalizerAddPatch(o, finalizer);

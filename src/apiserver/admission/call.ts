@@ -132,7 +132,7 @@ const UNKNOWN_AUTHORITY = new Set([
  * from kube-apiserver (`dial tcp ...: connect: connection refused`, `x509: certificate signed by unknown
  * authority`). Unknown errors keep Node's message.
  */
-export function goNetworkError(e: Error & { code?: string; address?: string; port?: number }): string {
+function goNetworkError(e: Error & { code?: string; address?: string; port?: number }): string {
   if (e.code === "ECONNREFUSED" && e.address)
     return `dial tcp ${e.address}:${e.port ?? ""}: connect: connection refused`;
   if (e.code && UNKNOWN_AUTHORITY.has(e.code))

@@ -44,7 +44,7 @@ export interface AdmissionDispatcherOptions {
 }
 
 /** kube's `ToStatusErr`: never a code below 400 on a rejection, and the webhook named in the message. */
-export function denialStatus(webhookName: string, status: WebhookResponse["status"]): Status {
+function denialStatus(webhookName: string, status: WebhookResponse["status"]): Status {
   const deniedBy = `admission webhook ${JSON.stringify(webhookName)} denied the request`;
   const code = status?.code !== undefined && status.code >= 400 ? status.code : 400;
   const message = status?.message

@@ -6,6 +6,7 @@
  */
 import type { KubeObject } from "../../kube/object.js";
 import { isRecord } from "../../kube/object.js";
+import { isEmptyLabelSelector, labelSelectorMatches } from "../../kube/selector.js";
 import type { AdmissionAttributes } from "./types.js";
 
 export interface RuleWithOperations {
@@ -72,39 +73,6 @@ export function ruleMatches(rule: RuleWithOperations, a: AdmissionAttributes): b
   );
 }
 
-/** Label selector semantics of metav1.LabelSelector; an empty (or absent) selector matches everything. */
-export function selectorMatches(
-  selector: LabelSelector | undefined,
-  labels: Record<string, string>,
-): boolean {
-  if (!selector) return true;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const has = Object.hasOwn(labels, e.key);
-    const values = e.values ?? [];
-    switch (e.operator) {
-      case "In":
-        if (!has || !values.includes(labels[e.key] ?? "")) return false;
-        break;
-      case "NotIn":
-        if (has && values.includes(labels[e.key] ?? "")) return false;
-        break;
-      case "Exists":
-        if (!has) return false;
-        break;
-      case "DoesNotExist":
-        if (has) return false;
-        break;
-      default:
-        return false; // kube refuses such a configuration; never match on garbage
-    }
-  }
-  return true;
-}
-
-export const isEmptySelector = (s: LabelSelector | undefined): boolean =>
-  !s || (Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0);
-
 const labelsOfObject = (o: KubeObject | null): Record<string, string> | undefined => {
   const l = o?.metadata?.labels;
   if (!isRecord(l)) return o ? {} : undefined;
@@ -121,20 +89,20 @@ export function namespaceSelectorMatches(
   selector: LabelSelector | undefined,
   a: AdmissionAttributes,
 ): boolean {
-  if (isEmptySelector(selector)) return true;
+  if (isEmptyLabelSelector(selector)) return true;
   const isNamespaceObject = a.resource.group === "" && a.resource.resource === "namespaces";
   if (!a.namespace && !isNamespaceObject) return true;
   const labels = isNamespaceObject
     ? (labelsOfObject(a.object) ?? labelsOfObject(a.oldObject) ?? a.namespaceLabels ?? {})
     : (a.namespaceLabels ?? {});
-  return selectorMatches(selector, labels);
+  return labelSelectorMatches(selector, labels);
 }
 
 /** kube: matches when either the new or the old object's labels match. */
 export function objectSelectorMatches(selector: LabelSelector | undefined, a: AdmissionAttributes): boolean {
-  if (isEmptySelector(selector)) return true;
+  if (isEmptyLabelSelector(selector)) return true;
   const candidates = [labelsOfObject(a.object), labelsOfObject(a.oldObject)];
-  return candidates.some((l) => l !== undefined && selectorMatches(selector, l));
+  return candidates.some((l) => l !== undefined && labelSelectorMatches(selector, l));
 }
 
 /** The `request` of an admission.k8s.io/v1 AdmissionReview for these attributes. */

@@ -11,7 +11,7 @@ import { forbiddenError } from "../rbac.js";
 import { type ApiError, notFound } from "../status.js";
 
 /** kube's immortal namespaces: deleting them is refused whoever asks. */
-export const IMMORTAL_NAMESPACES: readonly string[] = ["default", "kube-system", "kube-public"];
+const IMMORTAL_NAMESPACES: readonly string[] = ["default", "kube-system", "kube-public"];
 
 export interface LifecycleRequest {
   operation: "CREATE" | "UPDATE" | "DELETE";

@@ -39,7 +39,7 @@ export const decodeEnvelope = (body: Uint8Array): Envelope => {
 };
 
 /** The message a top-level kind is decoded as, or undefined when the server does not decode it. */
-export const messageFor = (apiVersion: string, kind: string): MessageName | undefined =>
+const messageFor = (apiVersion: string, kind: string): MessageName | undefined =>
   TOP_LEVEL[`${apiVersion}/${kind}`];
 
 /** A whole body: envelope and object, with apiVersion and kind from the envelope as the real server sets them. */
@@ -63,7 +63,7 @@ const rawBytes = (v: unknown): Uint8Array =>
 
 const MAX_DEPTH = 32;
 
-export const decodeMessage = (name: MessageName, bytes: Uint8Array, depth = 0): Record<string, unknown> => {
+const decodeMessage = (name: MessageName, bytes: Uint8Array, depth = 0): Record<string, unknown> => {
   if (depth > MAX_DEPTH) throw new ProtobufDecodeError("message nested too deeply");
   const schema: Readonly<Record<number, FieldSpec>> = MESSAGES[name];
   const reader = new BinaryReader(bytes);

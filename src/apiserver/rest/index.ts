@@ -42,7 +42,7 @@ export {
   type RestDeps,
   type UpdateRequest,
 } from "./request.js";
-export { asVersion, gvOf, unknownFields } from "./strategy.js";
+export { asVersion, gvOf } from "./strategy.js";
 
 export class Rest {
   private readonly write: WritePath;

@@ -16,7 +16,7 @@ export interface StatusCause {
  * booleans bare, anything structured as compact JSON (kube prints Go syntax there; JSON is the readable
  * equivalent and never reached by the product's own rules).
  */
-export const renderValue = (v: unknown): string => {
+const renderValue = (v: unknown): string => {
   if (typeof v === "string") return JSON.stringify(v);
   if (typeof v === "number" || typeof v === "boolean" || typeof v === "bigint") return String(v);
   if (v === null || v === undefined) return "null";

@@ -19,12 +19,11 @@ import { infraMachineStatusFromMapi, instanceLabels, providerStatusFromCapi } fr
 import { AWS_FIELD_TABLE } from "./table.js";
 
 export {
-  AWS_PLATFORM,
   AWS_PROVIDER_DEFAULTS,
   AWS_UNSUPPORTED_FIELDS,
   type AwsUnsupportedField,
 } from "./data.js";
-export { AWS_FIELD_TABLE, instanceIdOf } from "./table.js";
+export { AWS_FIELD_TABLE } from "./table.js";
 
 /** providerSpec fields every provider config carries besides the table's. */
 const ENVELOPE_FIELDS = ["apiVersion", "kind", "metadata"];

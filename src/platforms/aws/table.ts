@@ -120,7 +120,7 @@ const MARKET_TYPES = ["OnDemand", "Spot", "CapacityBlock", ""];
 const INSTANCE_ID_PATTERN = /^i-[0-9a-zA-Z]+$/;
 
 /** `aws:///us-east-1a/i-0123` → `i-0123`; undefined when the last segment is not an instance ID. */
-export const instanceIdOf = (providerID: string): string | undefined => {
+const instanceIdOf = (providerID: string): string | undefined => {
   const last = providerID.split("/").pop() ?? "";
   return INSTANCE_ID_PATTERN.test(last) ? last : undefined;
 };

@@ -13,6 +13,7 @@ import { specAuthorityAsWritten, statusAuthority } from "../../protocol/authorit
 import { isPaused } from "../../protocol/pause.js";
 import { annotationPath } from "../keys.js";
 import {
+  authoritativeTwinOfCreate,
   capiResource,
   capiTypeFor,
   describe,
@@ -32,14 +33,10 @@ export const capiCreatePaused: Rule = {
   reads: twinReadsFor,
   appliesTo: (request, ctx) => matches(request, ctx.subject, { operations: ["CREATE"], api: "capi" }),
   check: (request, ctx) => {
+    const twin = authoritativeTwinOfCreate(request, ctx);
+    if (!twin || isPaused(request.object ?? undefined)) return allow();
+    const { status, mapiKind, mapiWords } = twin;
     const subject = subjectFor(ctx);
-    const mapi = ctx.view.twinOf(subjectObject(subject, request));
-    if (!mapi) return allow();
-    const status = statusAuthority(mapi);
-    if (status === AUTHORITY.clusterAPI) return allow();
-    if (isPaused(request.object ?? undefined)) return allow();
-    const mapiKind = mapiTypeFor(request).kind;
-    const mapiWords = describe("mapi", mapiKind, ctx.settings.mapiNamespace, nameOf(mapi));
     const state =
       status === undefined ? "no status.authoritativeAPI yet" : `status.authoritativeAPI=${status}`;
     const path = annotationPath(ANNOTATIONS.paused);

@@ -17,6 +17,7 @@ import {
   pluralOfKind,
   resourceOf,
   type Subject,
+  type SubjectFilter,
   subjectFor,
 } from "../subject.js";
 import type { AdmissionRequest } from "../types.js";
@@ -62,58 +63,56 @@ const editHint = (subject: Subject, resource: string, why: string): string =>
 
 const CAPI_UNSUPPORTED = ["version", "readinessGates"] as const;
 
-export const capiUnsupportedFields: Rule = {
-  id: "capi-unsupported-fields",
+/**
+ * A rule refusing fields the other API cannot represent (SPEC §2.3): `fields` under the subject's spec,
+ * set as `counts` says (default: set and not empty), on CREATE and UPDATE of the objects `target` matches;
+ * `what` names the side that has no place for them.
+ */
+const unsupportedFieldsRule = (o: {
+  id: string;
+  target: Omit<SubjectFilter, "operations" | "api">;
+  fields: readonly string[];
+  counts?: (v: unknown) => boolean;
+  what: string;
+  resource: (subject: Subject) => string;
+}): Rule => ({
+  id: o.id,
   webhook: "validate",
   reads: [],
   appliesTo: (request, ctx) =>
-    matches(request, ctx.subject, {
-      operations: ["CREATE", "UPDATE"],
-      api: "capi",
-      roles: ["machine", "machineSet"],
-    }),
+    matches(request, ctx.subject, { operations: ["CREATE", "UPDATE"], api: "capi", ...o.target }),
   check: (request, ctx) => {
     const subject = subjectFor(ctx);
-    const paths = setFields(request, specBase(subject), CAPI_UNSUPPORTED);
+    const paths = setFields(request, specBase(subject), o.fields, o.counts);
     if (paths.length === 0) return allow();
     return deny(
       422,
-      `${describeSubject(subject)}: ${listPaths(paths)}: Forbidden: Machine API cannot represent ${paths.length === 1 ? "this field" : "these fields"}.`,
+      `${describeSubject(subject)}: ${listPaths(paths)}: Forbidden: ${o.what} cannot represent ${paths.length === 1 ? "this field" : "these fields"}.`,
       paths,
-      editHint(subject, capiResource(subject.kind), paths.length === 1 ? "it" : "them"),
+      editHint(subject, o.resource(subject), paths.length === 1 ? "it" : "them"),
     );
   },
-};
+});
+
+export const capiUnsupportedFields: Rule = unsupportedFieldsRule({
+  id: "capi-unsupported-fields",
+  target: { roles: ["machine", "machineSet"] },
+  fields: CAPI_UNSUPPORTED,
+  what: "Machine API",
+  resource: (subject) => capiResource(subject.kind),
+});
 
 /** AWSMachine fields the MAPI providerSpec has no place for (SPEC §2.3): the AWS platform's one list. */
 export const AWS_UNSUPPORTED = AWS_UNSUPPORTED_FIELDS;
 
-export const awsUnsupportedFields: Rule = {
+export const awsUnsupportedFields: Rule = unsupportedFieldsRule({
   id: "aws-unsupported-fields",
-  webhook: "validate",
-  reads: [],
-  appliesTo: (request, ctx) =>
-    matches(request, ctx.subject, {
-      operations: ["CREATE", "UPDATE"],
-      api: "capi",
-      kinds: ["AWSMachine", "AWSMachineTemplate"],
-    }),
-  check: (request, ctx) => {
-    const subject = subjectFor(ctx);
-    const paths = setFields(request, specBase(subject), AWS_UNSUPPORTED, isPresent);
-    if (paths.length === 0) return allow();
-    return deny(
-      422,
-      `${describeSubject(subject)}: ${listPaths(paths)}: Forbidden: the Machine API providerSpec cannot represent ${paths.length === 1 ? "this field" : "these fields"}.`,
-      paths,
-      editHint(
-        subject,
-        resourceOf(pluralOfKind(subject.kind), subject.group),
-        paths.length === 1 ? "it" : "them",
-      ),
-    );
-  },
-};
+  target: { kinds: ["AWSMachine", "AWSMachineTemplate"] },
+  fields: AWS_UNSUPPORTED,
+  counts: isPresent,
+  what: "the Machine API providerSpec",
+  resource: (subject) => resourceOf(pluralOfKind(subject.kind), subject.group),
+});
 
 export const authorityEnum: Rule = {
   id: "authority-enum",

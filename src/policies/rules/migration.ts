@@ -164,7 +164,7 @@ export const migrationUnsupportedOwner: Rule = {
 };
 
 /** A field error the way Kubernetes prints it: `<path>: Invalid value: <json>: <message>`. */
-export const formatFieldError = (e: FieldError): string =>
+const formatFieldError = (e: FieldError): string =>
   `${String(e?.path)}: Invalid value: ${safeJson(e?.value)}: ${String(e?.message)}`;
 
 export const migrationUnconvertible: Rule = {

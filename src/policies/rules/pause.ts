@@ -6,19 +6,16 @@
  */
 import { ANNOTATIONS, AUTHORITY, CAPI_GROUP, LABELS, PAUSED_BY_VALUE } from "../../kube/kinds.js";
 import { annotationsOf, isRecord, type KubeObject, nameOf, ownerReferencesOf } from "../../kube/object.js";
-import { statusAuthority } from "../../protocol/authority.js";
 import { isPausedWithMarker } from "../../protocol/pause.js";
 import { annotationPath } from "../keys.js";
 import {
+  authoritativeTwinOfCreate,
   classifyObject,
   describe,
   groupOfApiVersion,
-  mapiTypeFor,
   matches,
   requestNamespace,
   setAuthorityCommand,
-  subjectFor,
-  subjectObject,
   twinReadsFor,
 } from "../subject.js";
 import { allow, deny, mutate, type Rule } from "../verdict.js";
@@ -93,13 +90,9 @@ export const pauseNewCapi: Rule = {
   reads: twinReadsFor,
   appliesTo: (request, ctx) => matches(request, ctx.subject, { operations: ["CREATE"], api: "capi" }),
   check: (request, ctx) => {
-    const subject = subjectFor(ctx);
-    const mapi = ctx.view.twinOf(subjectObject(subject, request));
-    if (!mapi) return allow();
-    const status = statusAuthority(mapi);
-    if (status === AUTHORITY.clusterAPI) return allow();
-    if (isPausedWithMarker(request.object ?? undefined)) return allow();
-    const mapiWords = describe("mapi", mapiTypeFor(request).kind, ctx.settings.mapiNamespace, nameOf(mapi));
+    const twin = authoritativeTwinOfCreate(request, ctx);
+    if (!twin || isPausedWithMarker(request.object ?? undefined)) return allow();
+    const { status, mapiWords } = twin;
     const why = status === AUTHORITY.migrating ? "is being migrated" : "is authoritative";
     return mutate((draft) => {
       if (!isRecord(draft.metadata)) draft.metadata = {};

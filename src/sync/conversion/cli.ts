@@ -16,7 +16,7 @@ export interface ConvertIO {
   readFile(path: string): Promise<string>;
 }
 
-export const CONVERT_USAGE = `Usage: convert --to capi|mapi --infrastructure FILE -f FILE [-f FILE ...] [-o yaml|json]
+const CONVERT_USAGE = `Usage: convert --to capi|mapi --infrastructure FILE -f FILE [-f FILE ...] [-o yaml|json]
 
 Converts Machine API Machines/MachineSets to Cluster API (--to capi) or back (--to mapi), offline.
 

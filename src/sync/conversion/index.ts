@@ -11,16 +11,15 @@ import { capiMachineSetToMapi, mapiMachineSetToCapi } from "./machineset.js";
 import { platformFor } from "./registry.js";
 import type { FieldError } from "./types.js";
 
-export { AWS_PROVIDER_DEFAULTS, awsPlatform, instanceIdOf } from "../../platforms/aws/index.js";
+export { AWS_PROVIDER_DEFAULTS, awsPlatform } from "../../platforms/aws/index.js";
 export {
   type ConversionOptions,
   capiMachineToMapi,
   mapiMachineToCapi,
-  NODE_DELETION_TIMEOUT_SECONDS,
   type ReverseConversionOptions,
 } from "./machine.js";
-export { capiMachineSetToMapi, DEFAULT_DELETE_POLICY, mapiMachineSetToCapi } from "./machineset.js";
-export { CAPI_CONTROL_PLANE_LABEL, HOOK_PREFIXES, MAPI_LABELS } from "./metadata.js";
+export { capiMachineSetToMapi, mapiMachineSetToCapi } from "./machineset.js";
+
 export type { InfrastructureInfo, PlatformConverter } from "./platform.js";
 export { PLATFORMS, platformFor } from "./registry.js";
 export { type StampPath, stampNow, type Unstamped } from "./stamp.js";
@@ -33,8 +32,6 @@ export {
   mapiMachineStatusToCapi,
   mapiMachineStatusToCapiUnstamped,
   mergeConditions,
-  PRODUCED_CAPI_MACHINE_CONDITIONS,
-  UNTOUCHED_CONDITIONS,
 } from "./status.js";
 export { fnv1a32, templateHash, templateName } from "./template-name.js";
 export { type ConversionResult, type FieldError, formatFieldError, formatFieldErrors } from "./types.js";

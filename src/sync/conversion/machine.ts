@@ -28,7 +28,7 @@ import { platformFor } from "./registry.js";
 import { type ConversionResult, fieldPath, finish, type Issues, invalid, newIssues } from "./types.js";
 
 /** CAPI `spec.deletion.nodeDeletionTimeoutSeconds` written for every machine: MAPI's fixed node deletion wait. */
-export const NODE_DELETION_TIMEOUT_SECONDS = 10;
+const NODE_DELETION_TIMEOUT_SECONDS = 10;
 
 const MAPI_MACHINE_SPEC_FIELDS: ReadonlySet<string> = new Set([
   "metadata",

@@ -33,7 +33,7 @@ import { templateName } from "./template-name.js";
 import { type ConversionResult, fieldPath, finish, type Issues, invalid, newIssues, warn } from "./types.js";
 
 /** `spec.deletion.order` when MAPI's deletePolicy is unset: both APIs default to Random. */
-export const DEFAULT_DELETE_POLICY = "Random";
+const DEFAULT_DELETE_POLICY = "Random";
 const DELETE_POLICIES = ["Random", "Newest", "Oldest"];
 
 const MAPI_MACHINESET_SPEC_FIELDS: ReadonlySet<string> = new Set([

@@ -8,7 +8,7 @@ import { ANNOTATIONS, LABELS, PRODUCT_PREFIX } from "../../kube/kinds.js";
 import { isRecord } from "../../kube/object.js";
 import { fieldPath, type Issues, invalid, warn } from "./types.js";
 
-export const MAPI_LABELS = Object.freeze({
+const MAPI_LABELS = Object.freeze({
   role: "machine.openshift.io/cluster-api-machine-role",
   type: "machine.openshift.io/cluster-api-machine-type",
   instanceType: "machine.openshift.io/instance-type",
@@ -17,13 +17,13 @@ export const MAPI_LABELS = Object.freeze({
 });
 const NODE_ROLE_PREFIX = "node-role.kubernetes.io/";
 /** CAPI's control plane label; set for role `master` so CAPI tooling recognises the machine. */
-export const CAPI_CONTROL_PLANE_LABEL = "cluster.x-k8s.io/control-plane";
+const CAPI_CONTROL_PLANE_LABEL = "cluster.x-k8s.io/control-plane";
 const CONTROL_PLANE_ROLE = "master";
 
 const MAPI_DELETE_MARK = "machine.openshift.io/delete-machine";
 const CAPI_DELETE_MARK = "cluster.x-k8s.io/delete-machine";
 const MAPI_INSTANCE_STATE = "machine.openshift.io/instance-state";
-export const HOOK_PREFIXES = Object.freeze({
+const HOOK_PREFIXES = Object.freeze({
   preDrain: "pre-drain.delete.hook.machine.cluster.x-k8s.io/",
   preTerminate: "pre-terminate.delete.hook.machine.cluster.x-k8s.io/",
 });

@@ -13,21 +13,6 @@ import { platformFor } from "./registry.js";
 import { keptTransitionTime, type StampPath, stampNow, type Unstamped, unstamped } from "./stamp.js";
 import { type ConversionResult, newIssues } from "./types.js";
 
-/** CAPI v1beta2 Machine condition types this converter derives from the MAPI phase and nodeRef. */
-export const PRODUCED_CAPI_MACHINE_CONDITIONS = Object.freeze([
-  "Available",
-  "Ready",
-  "BootstrapConfigReady",
-  "InfrastructureReady",
-  "Deleting",
-  "NodeReady",
-]);
-/** Never written or removed by status mirroring (SPEC §5.4). */
-export const UNTOUCHED_CONDITIONS = Object.freeze({
-  capi: ["Paused", "NodeHealthy", "UpToDate"],
-  mapi: ["Paused", "Synchronized"],
-});
-
 const PROVISIONED_PHASES = ["Provisioned", "Running", "Deleting"];
 const BOOTSTRAPPED_PHASES = ["Running", "Deleting"];
 
@@ -81,7 +66,7 @@ const condition = (type: string, ok: boolean, trueReason: string, falseReason: s
 });
 
 /** The v1beta2 conditions a CAPI Machine would carry in the MAPI Machine's phase. */
-export const capiConditionsFromPhase = (phase: string, hasNode: boolean): NewCondition[] => {
+const capiConditionsFromPhase = (phase: string, hasNode: boolean): NewCondition[] => {
   const provisioned = PROVISIONED_PHASES.includes(phase);
   const bootstrapped = BOOTSTRAPPED_PHASES.includes(phase);
   const running = phase === "Running" && hasNode;
@@ -156,7 +141,7 @@ export const mapiMachineStatusToCapi = (
 ): MachineStatusToCapi => stampNow(mapiMachineStatusToCapiUnstamped(mapi, infra, withoutNow(opts)), opts.now);
 
 /** CAPI phase → MAPI phase; undefined means "leave unset". */
-export const mapiPhaseOf = (capiPhase: unknown): string | undefined => {
+const mapiPhaseOf = (capiPhase: unknown): string | undefined => {
   if (typeof capiPhase !== "string" || ["", "Pending", "Unknown"].includes(capiPhase)) return undefined;
   return capiPhase === "Deleted" ? "Deleting" : capiPhase;
 };
