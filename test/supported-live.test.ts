@@ -28,27 +28,18 @@ import {
   removeOwnerReferenceWrite,
   setReplicasWrite,
 } from "../src/sync/writes.js";
+import { featureGate, mapiCrd, platformDeployment } from "./support/supported.js";
 
 const quiet = pino({ level: "silent" });
-
-const deployment = (replicas: number | undefined, container = "machine-api-migration"): KubeObject => ({
-  apiVersion: "apps/v1",
-  kind: "Deployment",
-  metadata: { name: "capi-controllers", namespace: "openshift-cluster-api" },
-  spec: {
-    ...(replicas === undefined ? {} : { replicas }),
-    template: { spec: { containers: [{ name: "manager" }, { name: container }] } },
-  },
-});
 
 describe("§0.1 platformControllersRunning: absent or scaled to zero is the only clear answer", () => {
   const rows: [string, KubeObject | undefined, boolean][] = [
     ["absent", undefined, false],
-    ["scaled to zero", deployment(0), false],
-    ["one replica", deployment(1), true],
-    ["replicas unset (the API's default, 1)", deployment(undefined), true],
-    ["three replicas", deployment(3), true],
-    ["running, but without the migration container", deployment(1, "cluster-capi-operator"), false],
+    ["scaled to zero", platformDeployment(0), false],
+    ["one replica", platformDeployment(1), true],
+    ["replicas unset (the API's default, 1)", platformDeployment(undefined), true],
+    ["three replicas", platformDeployment(3), true],
+    ["running, but without the migration container", platformDeployment(1, "cluster-capi-operator"), false],
   ];
   for (const [name, d, running] of rows)
     it(`${name} → ${running ? "running" : "clear"}`, () => {
@@ -148,7 +139,7 @@ describe("§0.1 createPlatformGuard: one live GET per gate", () => {
   });
 
   it("scaled above zero → refused, the controllers stopped once, with the reason naming what was not written", async () => {
-    const { client, gets } = fakeClient(() => deployment(1));
+    const { client, gets } = fakeClient(() => platformDeployment(1));
     const onRunning = vi.fn();
     const guard = createPlatformGuard({ client, logger: quiet, onRunning });
     expect(await guard.clear("handover step startMigration of Machine m")).toBe(false);
@@ -226,59 +217,34 @@ describe("§0.1 watchSupport: a changed FeatureGate/CRD answer is reported", () 
     vi.useRealTimers();
   });
 
-  const gate = (enabled: boolean): KubeObject => ({
-    apiVersion: "config.openshift.io/v1",
-    kind: "FeatureGate",
-    metadata: { name: "cluster" },
-    status: {
-      featureGates: [{ version: "4.20.0", enabled: enabled ? [{ name: FEATURE_GATE }] : [], disabled: [] }],
-    },
-  });
-  const crd = (name: string): KubeObject => ({
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name },
-    spec: {
-      versions: [
-        {
-          name: "v1beta1",
-          served: true,
-          schema: {
-            openAPIV3Schema: {
-              properties: {
-                spec: { properties: { authoritativeAPI: {} } },
-                status: {
-                  properties: { authoritativeAPI: {}, synchronizedGeneration: {}, synchronizedAPI: {} },
-                },
-              },
-            },
-          },
-        },
-      ],
-    },
-  });
   const cluster = (state: { gate: boolean; platform: number }) =>
     ({
       async get(type: ResourceType, _ns: string, name: string) {
-        if (type.kind === "FeatureGate") return gate(state.gate);
-        if (type.kind === "CustomResourceDefinition") return crd(name);
-        if (state.platform > 0) return deployment(state.platform);
+        if (type.kind === "FeatureGate") return featureGate(state.gate ? [FEATURE_GATE] : []);
+        if (type.kind === "CustomResourceDefinition") return mapiCrd(name);
+        if (state.platform > 0) return platformDeployment(state.platform);
         throw new NotFoundError(404, "NotFound", "not found");
       },
     }) as unknown as KubeClient;
   const supported: Support = { enforcing: true, controllers: true, reasons: [] };
+  /** watchSupport on `state`'s cluster, started supported, reading once a second. */
+  const watchEverySecond = (
+    state: { gate: boolean; platform: number },
+    callbacks: Pick<Parameters<typeof watchSupport>[0], "onChange" | "onPlatformControllers">,
+  ) =>
+    watchSupport({
+      client: cluster(state),
+      started: supported,
+      intervalMs: 1_000,
+      logger: quiet,
+      ...callbacks,
+    });
 
   it("the gate is turned off: onChange once, then no more reads", async () => {
     vi.useFakeTimers();
     const state = { gate: true, platform: 0 };
     const onChange = vi.fn();
-    const watch = watchSupport({
-      client: cluster(state),
-      started: supported,
-      intervalMs: 1_000,
-      logger: quiet,
-      onChange,
-    });
+    const watch = watchEverySecond(state, { onChange });
     await vi.advanceTimersByTimeAsync(3_000);
     expect(onChange).not.toHaveBeenCalled();
     state.gate = false;
@@ -295,14 +261,7 @@ describe("§0.1 watchSupport: a changed FeatureGate/CRD answer is reported", () 
     const state = { gate: true, platform: 0 };
     const onChange = vi.fn();
     const onPlatformControllers = vi.fn();
-    const watch = watchSupport({
-      client: cluster(state),
-      started: supported,
-      intervalMs: 1_000,
-      logger: quiet,
-      onChange,
-      onPlatformControllers,
-    });
+    const watch = watchEverySecond(state, { onChange, onPlatformControllers });
     state.platform = 2;
     await vi.advanceTimersByTimeAsync(1_000);
     expect(onChange).not.toHaveBeenCalled();

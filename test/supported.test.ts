@@ -18,55 +18,12 @@ import {
   type SupportInputs,
   supportEvent,
 } from "../src/supported.js";
-
-const gate = (enabled: string[]): KubeObject => ({
-  apiVersion: "config.openshift.io/v1",
-  kind: "FeatureGate",
-  metadata: { name: "cluster" },
-  status: { featureGates: [{ version: "4.19.0", enabled: enabled.map((name) => ({ name })), disabled: [] }] },
-});
-
-const FIELDS = {
-  spec: ["authoritativeAPI"],
-  status: ["authoritativeAPI", "synchronizedGeneration", "synchronizedAPI"],
-};
-
-const crd = (name: string, without: string[] = []): KubeObject => {
-  const props = (section: "spec" | "status") =>
-    Object.fromEntries(
-      FIELDS[section].filter((f) => !without.includes(`${section}.${f}`)).map((f) => [f, { type: "string" }]),
-    );
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name },
-    spec: {
-      versions: [
-        {
-          name: "v1beta1",
-          served: true,
-          schema: {
-            openAPIV3Schema: {
-              properties: { spec: { properties: props("spec") }, status: { properties: props("status") } },
-            },
-          },
-        },
-      ],
-    },
-  };
-};
-
-const platform = (replicas: number, container = "machine-api-migration"): KubeObject => ({
-  apiVersion: "apps/v1",
-  kind: "Deployment",
-  metadata: { name: "capi-controllers", namespace: "openshift-cluster-api" },
-  spec: { replicas, template: { spec: { containers: [{ name: container }] } } },
-});
+import { featureGate, mapiCrd, platformDeployment } from "./support/supported.js";
 
 const supported: SupportInputs = {
-  featureGate: gate([FEATURE_GATE]),
-  machineCrd: crd("machines.machine.openshift.io"),
-  machineSetCrd: crd("machinesets.machine.openshift.io"),
+  featureGate: featureGate([FEATURE_GATE]),
+  machineCrd: mapiCrd("machines.machine.openshift.io"),
+  machineSetCrd: mapiCrd("machinesets.machine.openshift.io"),
   platformControllers: undefined,
 };
 
@@ -93,7 +50,7 @@ describe("assessSupport (SPEC §0.1)", () => {
     },
     {
       name: "feature gate present but another gate enabled",
-      inputs: { featureGate: gate(["SomethingElse"]) },
+      inputs: { featureGate: featureGate(["SomethingElse"]) },
       enforcing: false,
       controllers: false,
       reason: /MachineAPIMigration enabled/,
@@ -107,27 +64,27 @@ describe("assessSupport (SPEC §0.1)", () => {
     },
     {
       name: "MachineSet CRD lacks a migration field",
-      inputs: { machineSetCrd: crd("machinesets.machine.openshift.io", ["status.synchronizedAPI"]) },
+      inputs: { machineSetCrd: mapiCrd("machinesets.machine.openshift.io", ["status.synchronizedAPI"]) },
       enforcing: false,
       controllers: false,
       reason: /^CRD machinesets\.machine\.openshift\.io lacks the migration fields status\.synchronizedAPI$/,
     },
     {
       name: "platform migration controllers running → admission enforces, no controllers",
-      inputs: { platformControllers: platform(1) },
+      inputs: { platformControllers: platformDeployment(1) },
       enforcing: true,
       controllers: false,
       reason: /capi-controllers runs the platform's own migration controllers/,
     },
     {
       name: "platform Deployment scaled to 0 does not count",
-      inputs: { platformControllers: platform(0) },
+      inputs: { platformControllers: platformDeployment(0) },
       enforcing: true,
       controllers: true,
     },
     {
       name: "platform Deployment without the migration container does not count",
-      inputs: { platformControllers: platform(1, "manager") },
+      inputs: { platformControllers: platformDeployment(1, "manager") },
       enforcing: true,
       controllers: true,
     },
@@ -146,8 +103,8 @@ describe("assessSupport (SPEC §0.1)", () => {
     const support = assessSupport({
       featureGate: undefined,
       machineCrd: undefined,
-      machineSetCrd: crd("machinesets.machine.openshift.io", ["spec.authoritativeAPI"]),
-      platformControllers: platform(2),
+      machineSetCrd: mapiCrd("machinesets.machine.openshift.io", ["spec.authoritativeAPI"]),
+      platformControllers: platformDeployment(2),
     });
     expect(support).toMatchObject({ enforcing: false, controllers: false });
     expect(support.reasons).toHaveLength(4);
@@ -155,7 +112,7 @@ describe("assessSupport (SPEC §0.1)", () => {
 
   it("missingMigrationFields lists the absent paths of the served v1beta1 schema", () => {
     expect(
-      missingMigrationFields(crd("x", ["spec.authoritativeAPI", "status.synchronizedGeneration"])),
+      missingMigrationFields(mapiCrd("x", ["spec.authoritativeAPI", "status.synchronizedGeneration"])),
     ).toEqual(["spec.authoritativeAPI", "status.synchronizedGeneration"]);
     expect(missingMigrationFields(undefined)).toHaveLength(4);
   });
@@ -173,7 +130,7 @@ describe("supportEvent", () => {
     );
   });
   it("PlatformMigrationControllersRunning when only the controllers are off", () => {
-    const event = supportEvent(assessSupport({ ...supported, platformControllers: platform(1) }));
+    const event = supportEvent(assessSupport({ ...supported, platformControllers: platformDeployment(1) }));
     expect(event).toMatchObject({ type: "Warning", reason: "PlatformMigrationControllersRunning" });
   });
 });

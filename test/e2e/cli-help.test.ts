@@ -3,25 +3,9 @@
  * `--help` and `-h` with its usage on stdout and exit 0, and bad usage exits 2 with a message naming the
  * flag. The real CLI as a child process (`node --import tsx src/cli.ts …`).
  */
-import { execFile } from "node:child_process";
 import { describe, expect, it } from "vitest";
-
-const runCli = (args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", "src/cli.ts", ...args],
-      {
-        // No cluster anywhere: help must not need one.
-        env: { ...process.env, KUBERNETES_SERVICE_HOST: "", KUBERNETES_SERVICE_PORT: "", KUBECONFIG: "" },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => {
-        const code = error && typeof error.code === "number" ? error.code : error ? -1 : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+// runCli names no cluster anywhere: help must not need one.
+import { runCli } from "./helpers.js";
 
 const SUBCOMMANDS = [
   "serve",

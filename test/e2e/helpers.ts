@@ -56,6 +56,46 @@ export function runKubectl(
   });
 }
 
+/**
+ * The environment the product's CLI runs in as a child: no in-cluster service variables and no kubeconfig of
+ * the person running the tests (the kubeconfig the test names is the only one); HOME is `home` when given.
+ */
+export const cliEnv = (home?: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+  ...process.env,
+  KUBERNETES_SERVICE_HOST: "",
+  KUBERNETES_SERVICE_PORT: "",
+  KUBECONFIG: "",
+  ...(home === undefined ? {} : { HOME: home }),
+  ...extra,
+});
+
+export interface CliOptions {
+  /** HOME for the child (else the test runner's). */
+  home?: string;
+  /** Variables over cliEnv's. */
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+  /** Largest stdout or stderr kept (execFile's default, 1 MiB, when not given). */
+  maxBuffer?: number;
+}
+
+/** The product's CLI as an admin runs it: `node --import tsx src/cli.ts ARGS` in cliEnv, to its exit. */
+export const runCli = (
+  args: readonly string[],
+  { home, env = {}, timeoutMs = 60_000, maxBuffer }: CliOptions = {},
+): Promise<Result> =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "src/cli.ts", ...args],
+      { env: cliEnv(home, env), timeout: timeoutMs, ...(maxBuffer === undefined ? {} : { maxBuffer }) },
+      (error, stdout, stderr) => {
+        const code = error && typeof error.code === "number" ? error.code : error ? -1 : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface Product {

@@ -4,39 +4,24 @@
  * Machines, the sync gives each a CAPI twin — and `migrate --to ClusterAPI --max-in-flight 40 -o json`
  * moves all 215 objects in waves (MachineSets first), with no instance created or terminated.
  */
-import { execFile } from "node:child_process";
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getFromWebhook, type Product, runKubectl, startProduct } from "./helpers.js";
+import {
+  getFromWebhook,
+  type Product,
+  runKubectl,
+  runCli as runProductCli,
+  startProduct,
+} from "./helpers.js";
 
 let product: Product;
 const MAPI_NS = "openshift-machine-api";
 const SETS = 10;
 const REPLICAS = 20;
 
-const runCli = (args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", "src/cli.ts", ...args],
-      {
-        env: {
-          ...process.env,
-          KUBERNETES_SERVICE_HOST: "",
-          KUBERNETES_SERVICE_PORT: "",
-          KUBECONFIG: "",
-          HOME: product.dir,
-        },
-        timeout: 240_000,
-        maxBuffer: 64 * 1024 * 1024,
-      },
-      (error, stdout, stderr) => {
-        const code = error && typeof error.code === "number" ? error.code : error ? -1 : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+const runCli = (args: readonly string[]) =>
+  runProductCli(args, { home: product.dir, timeoutMs: 240_000, maxBuffer: 64 * 1024 * 1024 });
 
 interface MapiObject {
   kind: string;

@@ -7,40 +7,26 @@
  * block (a providerSpec that does not convert) is reported with admission's message and the run exits 1;
  * a flip that admission refuses all the same (an organisation's own webhook) stops the run with its message.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
-import { getFromWebhook, type Product, runKubectl, startProduct } from "./helpers.js";
+import { startValidatingWebhook } from "../support/webhook.js";
+import {
+  cliEnv,
+  getFromWebhook,
+  type Product,
+  runKubectl,
+  runCli as runProductCli,
+  startProduct,
+} from "./helpers.js";
 
 let product: Product;
 
 const MAPI_NS = "openshift-machine-api";
 
-const cliEnv = (): NodeJS.ProcessEnv => ({
-  ...process.env,
-  KUBERNETES_SERVICE_HOST: "",
-  KUBERNETES_SERVICE_PORT: "",
-  KUBECONFIG: "",
-  HOME: product.dir,
-});
-
-const runCli = (args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", "src/cli.ts", ...args],
-      { env: cliEnv(), timeout: 120_000 },
-      (error, stdout, stderr) => {
-        const code = error && typeof error.code === "number" ? error.code : error ? -1 : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+const runCli = (args: readonly string[]) => runProductCli(args, { home: product.dir, timeoutMs: 120_000 });
 
 const migrateArgs = (...rest: string[]) => ["migrate", "--kubeconfig", product.kubeconfig, ...rest];
 
@@ -184,7 +170,7 @@ describe("cli migrate (local mode, --seed demo)", () => {
     const child: ChildProcess = spawn(
       process.execPath,
       ["--import", "tsx", "src/cli.ts", ...migrateArgs("--to", "ClusterAPI", "--max-in-flight", "1")],
-      { env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] },
+      { env: cliEnv(product.dir), stdio: ["ignore", "pipe", "pipe"] },
     );
     let out = "";
     let interrupted = false;
@@ -266,39 +252,11 @@ describe("cli migrate (local mode, --seed demo)", () => {
     // An organisation's own validating webhook that refuses one Machine's flip: a refusal the plan cannot
     // foresee (it asks only the product's rules), met exactly as `oc patch` would meet it.
     const refused = "demo-7xk2p-worker-us-east-1a-4qzbx";
-    const ca = createCertificateAuthority("org policy test CA");
-    const serving = issueServingCertificate(ca, ["127.0.0.1"]);
-    const server = createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        const review = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-        const { uid, name, object, oldObject } = review.request;
-        const flip = object?.spec?.authoritativeAPI !== oldObject?.spec?.authoritativeAPI;
-        const allowed = !(flip && name === refused);
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            apiVersion: "admission.k8s.io/v1",
-            kind: "AdmissionReview",
-            response: {
-              uid,
-              allowed,
-              ...(allowed
-                ? {}
-                : {
-                    status: {
-                      code: 403,
-                      message: "change freeze: this Machine stays on its API until Friday",
-                    },
-                  }),
-            },
-          }),
-        );
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as AddressInfo;
+    const webhook = await startValidatingWebhook("org policy test CA", ({ name, object, oldObject }) =>
+      object?.spec?.authoritativeAPI !== oldObject?.spec?.authoritativeAPI && name === refused
+        ? "change freeze: this Machine stays on its API until Friday"
+        : undefined,
+    );
     const configuration = {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "ValidatingWebhookConfiguration",
@@ -308,8 +266,8 @@ describe("cli migrate (local mode, --seed demo)", () => {
           name: "change-freeze.example.com",
           admissionReviewVersions: ["v1"],
           clientConfig: {
-            url: `https://127.0.0.1:${port}/validate`,
-            caBundle: Buffer.from(ca.certPem).toString("base64"),
+            url: webhook.url,
+            caBundle: webhook.caBundle,
           },
           failurePolicy: "Fail",
           sideEffects: "None",
@@ -348,8 +306,7 @@ describe("cli migrate (local mode, --seed demo)", () => {
         "delete",
         "validatingwebhookconfigurations.admissionregistration.k8s.io/org-change-freeze",
       ]);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await webhook.close();
     }
   }, 120_000);
 

@@ -5,12 +5,12 @@
  * object with its reasons indented beneath (the unconvertible field Kubernetes-style), the summary line,
  * and exits 1 because not everything could migrate.
  */
-import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { createMapiMachine, deviceIndexOne, type Harness, startSeededCluster } from "../ops/fixtures.js";
+import { runCli as runProductCli } from "./helpers.js";
 
 let h: Harness;
 
@@ -23,33 +23,10 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const runCli = (
-  args: readonly string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", "src/cli.ts", ...args],
-      // No in-cluster service variables and no kubeconfig of the person running the tests: the kubeconfig
-      // the test names is the only one.
-      {
-        env: {
-          ...process.env,
-          KUBERNETES_SERVICE_HOST: "",
-          KUBERNETES_SERVICE_PORT: "",
-          KUBECONFIG: "",
-          HOME: h.dir,
-          ...env,
-        },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => {
-        const code = error && typeof error.code === "number" ? error.code : error ? -1 : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+// No in-cluster service variables and no kubeconfig of the person running the tests: the kubeconfig the test
+// names is the only one.
+const runCli = (args: readonly string[], env: NodeJS.ProcessEnv = {}) =>
+  runProductCli(args, { home: h.dir, env, timeoutMs: 60_000 });
 
 describe("cli preflight (child process)", () => {
   it("reports every MAPI object, the unconvertible field, the summary, and exits 1", async () => {

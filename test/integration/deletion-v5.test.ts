@@ -27,6 +27,7 @@ import { statusAuthority } from "../../src/protocol/authority.js";
 import { isPaused } from "../../src/protocol/pause.js";
 import { runKubectl } from "../e2e/helpers.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
+import { createUnpausedTwins } from "./support.js";
 
 let h: Harness;
 let home: string;
@@ -331,26 +332,7 @@ describe("SPEC §4.2 an admin resolves a needs-attention twin by deleting it", (
     const name = "v5-race";
     // A user's unpaused CAPI Machine and AWSMachine exist before the MAPI Machine (the race of §4.2): CAPA
     // provisions an instance for them.
-    await h.admin.create(KINDS.awsMachine, {
-      apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-      kind: "AWSMachine",
-      metadata: { name, namespace: CAPI_NS },
-      spec: {
-        instanceType: "m6i.xlarge",
-        ami: { id: "ami-0c5d61202c3b9c33e" },
-        ignition: { storageType: "UnencryptedUserData" },
-      },
-    });
-    await h.admin.create(KINDS.capiMachine, {
-      apiVersion: "cluster.x-k8s.io/v1beta2",
-      kind: "Machine",
-      metadata: { name, namespace: CAPI_NS },
-      spec: {
-        clusterName: DEMO_INFRASTRUCTURE_NAME,
-        bootstrap: { dataSecretName: "worker-user-data" },
-        infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "AWSMachine", name },
-      },
-    });
+    await createUnpausedTwins(h.admin, name);
     const duplicate = await h.waitFor(
       "CAPA's instance for the user's AWSMachine",
       async () => {

@@ -14,6 +14,7 @@ import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
 import { type Product, startProduct } from "../e2e/helpers.js";
+import { waitFor } from "../support/wait.js";
 
 const MAPI_NS = "openshift-machine-api";
 const CAPI_NS = "openshift-cluster-api";
@@ -49,25 +50,9 @@ const exitOf = (child: ChildProcess): Promise<number | null> =>
     ? Promise.resolve(child.exitCode)
     : new Promise((resolve) => child.once("exit", (code) => resolve(code)));
 
-const poll = async <T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs = 60_000,
-): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
+/** Waits as test/support/wait.ts does, for up to a minute, probing every 50 ms. */
+const poll = <T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> =>
+  waitFor(what, probe, { timeoutMs: 60_000, intervalMs: 50 });
 
 describe("SPEC §0.1 the supported-cluster checks hold for the life of the process", () => {
   it("the FeatureGate stops reporting MachineAPIMigration: the process says why and exits 0", async () => {

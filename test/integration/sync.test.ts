@@ -7,8 +7,7 @@
  * counters separate the product's writes. One cluster for the file; every test uses its own names.
  * Waiting is polling for a state, never asserting elapsed time.
  */
-import { createServer, type Server } from "node:https";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Cache } from "../../src/kube/cache.js";
 import type { KubeClient } from "../../src/kube/client.js";
@@ -20,9 +19,11 @@ import type { RuntimeMetrics } from "../../src/kube/metrics.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
 import { awsProviderSpec, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
-import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
 import type { TestCluster } from "../cluster/backend.js";
+import { waitFor } from "../support/wait.js";
+import { startValidatingWebhook, type ValidatingWebhook } from "../support/webhook.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, PRODUCT, startHarness } from "./harness.js";
+import { createUnpausedTwins } from "./support.js";
 
 /** Names the deny webhook refuses CAPI Machine creates for (the §4.5 admission-refusal row). */
 const REFUSED_PREFIX = "refused-";
@@ -40,38 +41,12 @@ let capa: KubeClient;
 let product: KubeClient;
 
 /** A validating webhook that refuses CAPI Machine creates named `refused-*`, whoever sends them. */
-const startDenier = async (): Promise<{ server: Server; url: string; caBundle: string }> => {
-  const ca = createCertificateAuthority("sync test deny webhook CA");
-  const serving = issueServingCertificate(ca, ["127.0.0.1"]);
-  const server = createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const review = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      const name = String(review.request?.name || review.request?.object?.metadata?.name || "");
-      const allowed = !name.startsWith(REFUSED_PREFIX);
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          apiVersion: "admission.k8s.io/v1",
-          kind: "AdmissionReview",
-          response: {
-            uid: review.request?.uid,
-            allowed,
-            ...(allowed ? {} : { status: { code: 403, message: REFUSAL_TEXT } }),
-          },
-        }),
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const { port } = server.address() as AddressInfo;
-  return {
-    server,
-    url: `https://127.0.0.1:${port}/validate`,
-    caBundle: Buffer.from(ca.certPem).toString("base64"),
-  };
-};
+const startDenier = (): Promise<ValidatingWebhook> =>
+  startValidatingWebhook("sync test deny webhook CA", (request) =>
+    String(request.name || request.object?.metadata?.name || "").startsWith(REFUSED_PREFIX)
+      ? REFUSAL_TEXT
+      : undefined,
+  );
 
 beforeAll(async () => {
   // The sync controllers alone on the product's shared cache, the real webhook; the tests play the providers.
@@ -141,26 +116,6 @@ afterAll(async () => {
 });
 
 // ------------------------------------------------------------------------------------------------ helpers
-
-const waitFor = async <T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 15_000,
-): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 const getOrUndefined = (client: KubeClient, type: ResourceType, namespace: string, name: string) =>
   client.get(type, namespace, name).catch((e: unknown) => {
@@ -495,27 +450,7 @@ describe("SPEC §4.2/§4.5 Events and §4.1 dynamic watches", () => {
   it("an unpaused CAPI twin of a MachineAPI Machine is paused, marked needs-attention, reported with its instance", async () => {
     const name = "sync-race1";
     // A user's CAPI Machine and AWSMachine (with an instance) exist before the MAPI Machine: the race of §4.2.
-    await admin.create(KINDS.awsMachine, {
-      apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-      kind: "AWSMachine",
-      metadata: { name, namespace: CAPI_NS },
-      spec: {
-        instanceType: "m6i.xlarge",
-        ami: { id: "ami-0c5d61202c3b9c33e" },
-        ignition: { storageType: "UnencryptedUserData" },
-        instanceID: "i-0abc1234def567890",
-      },
-    });
-    await admin.create(KINDS.capiMachine, {
-      apiVersion: "cluster.x-k8s.io/v1beta2",
-      kind: "Machine",
-      metadata: { name, namespace: CAPI_NS },
-      spec: {
-        clusterName: "demo-7xk2p",
-        bootstrap: { dataSecretName: "worker-user-data" },
-        infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "AWSMachine", name },
-      },
-    });
+    await createUnpausedTwins(admin, name, { instanceID: "i-0abc1234def567890" });
     await createMapiMachine(name, "MachineAPI");
     const mapi = await waitFor("Synchronized=False UnpausedTwinDetected", async () => {
       const o = await product.get(KINDS.mapiMachine, MAPI_NS, name);
@@ -765,6 +700,15 @@ describe("SPEC §4.6 storage being removed (last: it deletes the CAPI namespace)
     const name = "sync-storage1";
     await createMapiMachine(name, "MachineAPI");
     await synchronizedMapi(KINDS.mapiMachine, name);
+    // Synchronized=True can be written before the twins' sync finalizers land (their guarded patches retry on
+    // a conflict): the claim is that none is removed, so start from all of them in place.
+    await waitFor("the twins' sync finalizers", async () => {
+      const withFinalizer = async (type: typeof KINDS.capiMachine) =>
+        (await admin.get(type, CAPI_NS, name)).metadata?.finalizers?.includes(FINALIZERS.sync);
+      return (await withFinalizer(KINDS.capiMachine)) && (await withFinalizer(KINDS.awsMachine))
+        ? true
+        : undefined;
+    });
     await admin.delete(KINDS.namespace, "", CAPI_NS);
     const mapi = await waitFor("StorageBeingRemoved", async () => {
       const o = await product.get(KINDS.mapiMachine, MAPI_NS, name);

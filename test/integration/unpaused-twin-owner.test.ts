@@ -22,6 +22,7 @@ import { conditionOf, getPath } from "../../src/kube/object.js";
 import { mapiMachine } from "../../src/local/seed.js";
 import { createMigrationController } from "../../src/migration/controller.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
+import { createUnpausedTwins } from "./support.js";
 
 let h: Harness;
 let migrationCache: Cache | undefined;
@@ -95,27 +96,7 @@ const migrationSettled = async (name: string): Promise<void> => {
 
 /** The race of §4.2: a user's CAPI Machine and AWSMachine, unpaused and with an instance, then the MAPI Machine. */
 const createRace = async (name: string): Promise<void> => {
-  await h.admin.create(KINDS.awsMachine, {
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-    kind: "AWSMachine",
-    metadata: { name, namespace: CAPI_NS },
-    spec: {
-      instanceType: "m6i.xlarge",
-      ami: { id: "ami-0c5d61202c3b9c33e" },
-      ignition: { storageType: "UnencryptedUserData" },
-      instanceID: "i-0abc1234def567890",
-    },
-  });
-  await h.admin.create(KINDS.capiMachine, {
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "Machine",
-    metadata: { name, namespace: CAPI_NS },
-    spec: {
-      clusterName: "demo-7xk2p",
-      bootstrap: { dataSecretName: "worker-user-data" },
-      infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "AWSMachine", name },
-    },
-  });
+  await createUnpausedTwins(h.admin, name, { instanceID: "i-0abc1234def567890" });
   // MAO's part: the Machine, with status.authoritativeAPI copied from spec (SPEC §1).
   const mao = h.cluster.clientAs("mao");
   const base = mapiMachine(ns, name, "a");

@@ -4,16 +4,14 @@
  * repeats still counted on the Event already sent. The limiter itself is the pure `takeToken`.
  */
 import { describe, expect, it } from "vitest";
-import { createManualClock } from "../../src/kube/clock.js";
 import {
-  createEventRecorder,
   DEFAULT_EVENT_RATE_LIMIT,
   type EventRateLimit,
   type TokenBucket,
   takeToken,
 } from "../../src/kube/events.js";
 import type { KubeObject } from "../../src/kube/object.js";
-import { fakeClient, silentLogger } from "./fakes.js";
+import { fakeEventRecorder } from "./fakes.js";
 
 const machine = (uid = "u-1", name = "worker-a"): KubeObject => ({
   apiVersion: "machine.openshift.io/v1beta1",
@@ -81,21 +79,9 @@ describe("takeToken (the pure limiter)", () => {
 });
 
 const setup = (options: { rateLimit?: EventRateLimit; reportingInstance?: string } = {}) => {
-  const clock = createManualClock(T0);
-  const api = fakeClient();
-  const recorder = createEventRecorder({
-    client: api.client,
-    component: "machine-api-migration",
-    clock,
-    logger: silentLogger(),
-    ...options,
-  });
-  const events = () =>
-    [...api.objects.entries()]
-      .filter(([k]) => k.startsWith("events.|"))
-      .map(([, v]) => v as Record<string, unknown>);
-  const writes = () => api.calls.filter((c) => c.verb === "create" || c.verb.startsWith("patch"));
-  return { clock, api, recorder, events, writes };
+  const recorded = fakeEventRecorder(options, T0);
+  const writes = () => recorded.api.calls.filter((c) => c.verb === "create" || c.verb.startsWith("patch"));
+  return { ...recorded, writes };
 };
 
 describe("event recorder: reportingInstance", () => {

@@ -1,10 +1,8 @@
 /** The event recorder against an in-memory API: Event shape, aggregation of repeats, LRU, and never failing the caller. */
 import { describe, expect, it } from "vitest";
-import { createManualClock } from "../../src/kube/clock.js";
-import { createEventRecorder } from "../../src/kube/events.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
-import { fakeClient, silentLogger } from "./fakes.js";
+import { fakeEventRecorder } from "./fakes.js";
 
 const machine: KubeObject = {
   apiVersion: "machine.openshift.io/v1beta1",
@@ -12,22 +10,7 @@ const machine: KubeObject = {
   metadata: { name: "worker-a", namespace: "openshift-machine-api", uid: "u-1", resourceVersion: "7" },
 };
 
-const setup = (cacheSize?: number) => {
-  const clock = createManualClock(Date.UTC(2026, 10, 30, 10, 0, 0));
-  const api = fakeClient();
-  const recorder = createEventRecorder({
-    client: api.client,
-    component: "machine-api-migration",
-    clock,
-    logger: silentLogger(),
-    ...(cacheSize ? { cacheSize } : {}),
-  });
-  const events = () =>
-    [...api.objects.entries()]
-      .filter(([k]) => k.startsWith("events.|"))
-      .map(([, v]) => v as Record<string, unknown>);
-  return { clock, api, recorder, events };
-};
+const setup = (cacheSize?: number) => fakeEventRecorder(cacheSize ? { cacheSize } : {});
 
 describe("event recorder", () => {
   it("creates a core/v1 Event naming the object, reason, message, type and source", async () => {

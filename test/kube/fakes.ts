@@ -6,7 +6,9 @@
 import jsonpatch from "fast-json-patch";
 import { pino } from "pino";
 import type { KubeClient } from "../../src/kube/client.js";
+import { createManualClock } from "../../src/kube/clock.js";
 import { ConflictError, InvalidError, NotFoundError } from "../../src/kube/errors.js";
+import { createEventRecorder, type EventRecorderOptions } from "../../src/kube/events.js";
 import type { Informer, InformerHandlers } from "../../src/kube/informer.js";
 import type { ResourceType } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
@@ -173,4 +175,28 @@ export function fakeClient() {
     },
     raw: (t: ResourceType, ns: string, name: string) => objects.get(k(t, ns, name)),
   };
+}
+
+/**
+ * The product's event recorder writing to a fakeClient, on a manual clock that starts at `startMs`; `events`
+ * lists the Events the API holds.
+ */
+export function fakeEventRecorder(
+  options: Partial<Pick<EventRecorderOptions, "cacheSize" | "rateLimit" | "reportingInstance">> = {},
+  startMs = Date.UTC(2026, 10, 30, 10, 0, 0),
+) {
+  const clock = createManualClock(startMs);
+  const api = fakeClient();
+  const recorder = createEventRecorder({
+    client: api.client,
+    component: "machine-api-migration",
+    clock,
+    logger: silentLogger(),
+    ...options,
+  });
+  const events = () =>
+    [...api.objects.entries()]
+      .filter(([k]) => k.startsWith("events.|"))
+      .map(([, v]) => v as Record<string, unknown>);
+  return { clock, api, recorder, events };
 }

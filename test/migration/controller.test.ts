@@ -538,6 +538,20 @@ const holders = (env: Env) => {
   };
 };
 
+/**
+ * Holds the MAPI Machine's next JSON patch in flight (its reply lost) and reconciles, the cache syncing and the
+ * stand-ins acting after each round, until one is held (at most 100 rounds).
+ */
+const reconcileUntilMapiPatchHeld = async (env: Env): Promise<void> => {
+  env.holdPatch((role, patch) => role === "mapi" && patch.type === "json");
+  for (let i = 0; i < 100 && !env.isHolding(); i++) {
+    await env.reconciler.reconcile(env.name).catch(() => undefined);
+    env.sync();
+    env.actors();
+    env.sync();
+  }
+};
+
 describe("SPEC §3.5: a roll-back or a completion is decided from live reads, never from the cache alone", () => {
   /** The first leader drives MachineAPI → ClusterAPI up to and including step 9's write; returns the world just before it. */
   const throughStepNine = async (env: Env): Promise<HandoverSnapshot> => {
@@ -592,13 +606,7 @@ describe("SPEC §3.5: a roll-back or a completion is decided from live reads, ne
 
   it("a step-9 write whose reply was lost and that reaches the server late, after the MAPI Machine's deletion: refused; rolled back to MachineAPI with MAO's finalizer on", async () => {
     const env = setup(requestHandover("Machine", "MachineAPI"));
-    env.holdPatch((role, patch) => role === "mapi" && patch.type === "json");
-    for (let i = 0; i < 100 && !env.isHolding(); i++) {
-      await env.reconciler.reconcile(env.name).catch(() => undefined);
-      env.sync();
-      env.actors();
-      env.sync();
-    }
+    await reconcileUntilMapiPatchHeld(env);
     expect(env.isHolding()).toBe(true);
     env.change("mapi", (o) => markDeleting(o, Date.parse("2026-11-30T10:05:00Z")));
     env.sync();
@@ -619,13 +627,7 @@ describe("SPEC §3.5: a roll-back or a completion is decided from live reads, ne
 
   it("a finalizer write held in flight is refused once the name holds a new object (another uid, the same finalizers)", async () => {
     const env = setup(requestHandover("Machine", "MachineAPI"));
-    env.holdPatch((role, patch) => role === "mapi" && patch.type === "json");
-    for (let i = 0; i < 100 && !env.isHolding(); i++) {
-      await env.reconciler.reconcile(env.name).catch(() => undefined);
-      env.sync();
-      env.actors();
-      env.sync();
-    }
+    await reconcileUntilMapiPatchHeld(env);
     expect(env.isHolding()).toBe(true);
     const before = clone(env.world().s.mapi!);
     // Deleted and created again under the same name with the same finalizers: another object.
@@ -640,13 +642,7 @@ describe("SPEC §3.5: a roll-back or a completion is decided from live reads, ne
 
   it("a write whose reply was lost is sent again before anything else is decided (CAPI twin deleted meanwhile): completes to ClusterAPI", async () => {
     const env = setup(requestHandover("Machine", "MachineAPI"));
-    env.holdPatch((role, patch) => role === "mapi" && patch.type === "json");
-    for (let i = 0; i < 100 && !env.isHolding(); i++) {
-      await env.reconciler.reconcile(env.name).catch(() => undefined);
-      env.sync();
-      env.actors();
-      env.sync();
-    }
+    await reconcileUntilMapiPatchHeld(env);
     const lost = env.calls.at(-1);
     env.change("capi", (o) => markDeleting(o, Date.parse("2026-11-30T10:05:00Z")));
     env.sync();

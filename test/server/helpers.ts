@@ -17,6 +17,13 @@ import type { ServerDeps } from "../../src/server/app.js";
 
 export const FIXTURES = join(import.meta.dirname, "..", "fixtures");
 
+/** The own property at `path` of a parsed body (each step an own property, never one from a prototype). */
+export const fieldAt = (value: unknown, path: readonly string[]): PropertyDescriptor | undefined => {
+  let at: unknown = value;
+  for (const key of path.slice(0, -1)) at = Object.getOwnPropertyDescriptor(at, key)?.value;
+  return Object.getOwnPropertyDescriptor(at, path[path.length - 1] as string);
+};
+
 export type FixtureName =
   | "mapi-machine-update-instance-type"
   | "capi-machine-create"

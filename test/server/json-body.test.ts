@@ -6,12 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseJsonBody } from "../../src/server/json-body.js";
-
-const fieldAt = (value: unknown, path: readonly string[]): PropertyDescriptor | undefined => {
-  let at: unknown = value;
-  for (const key of path.slice(0, -1)) at = Object.getOwnPropertyDescriptor(at, key)?.value;
-  return Object.getOwnPropertyDescriptor(at, path[path.length - 1]!);
-};
+import { fieldAt } from "./helpers.js";
 
 describe("parseJsonBody", () => {
   it.each([

@@ -7,6 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type JsonBodyResult, parseJsonBody, steppedJsonParser } from "../../src/server/json-body.js";
+import { fieldAt } from "./helpers.js";
 
 /** Runs the parser to its end in steps of `size` characters; counts the steps. */
 const parseStepped = (text: string, size: number): { result: JsonBodyResult; steps: number } => {
@@ -30,12 +31,6 @@ const same = (text: string, size: number): void => {
   const value = (result as { value: unknown }).value;
   expect(value).toEqual(expected);
   expect(JSON.stringify(value)).toBe(JSON.stringify(expected));
-};
-
-const fieldAt = (value: unknown, path: readonly string[]): PropertyDescriptor | undefined => {
-  let at: unknown = value;
-  for (const key of path.slice(0, -1)) at = Object.getOwnPropertyDescriptor(at, key)?.value;
-  return Object.getOwnPropertyDescriptor(at, path[path.length - 1] as string);
 };
 
 describe("steppedJsonParser", () => {

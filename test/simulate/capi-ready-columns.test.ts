@@ -4,22 +4,15 @@
  * (manifests/crds/cluster.x-k8s.io_machines.yaml). The planner sets both with Running; in local mode a Table
  * request — what kubectl asks for — shows `True` in both columns.
  */
-import { mkdtemp, rm } from "node:fs/promises";
 import { request } from "node:https";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath } from "../../src/kube/object.js";
 import type { LocalCluster } from "../../src/local/cluster.js";
-import { startLocalCluster } from "../../src/local/cluster.js";
-import { createCertificateAuthority } from "../../src/server/certs.js";
 import { planCapiMachine } from "../../src/simulate/capi.js";
-import type { SimulatedProviders } from "../../src/simulate/index.js";
-import { createInstanceLedger, startLocalSimulatedProviders } from "../../src/simulate/index.js";
-import { silentLogger } from "../kube/fakes.js";
+import { waitFor } from "../support/wait.js";
 import {
   awsMachineOf,
   awsMachineTemplateOf,
@@ -28,8 +21,8 @@ import {
   capiMachineSetOf,
   EARLIER,
   NOW_MS,
-  NS,
 } from "./builders.js";
+import { type LocalStandIns, startLocalStandIns } from "./local.js";
 
 const PROVIDER_ID = "aws:///us-east-1a/i-0123456789abcdef0";
 const NOW = "2026-11-30T10:00:00Z";
@@ -134,38 +127,21 @@ describe("CAPI Machine stand-in: Ready and Available (the READY/AVAILABLE column
 // ---------------------------------------------------------------------------------------------------
 // Local mode: the columns kubectl prints.
 
-let stateDir = "";
+let standIns: LocalStandIns | undefined;
 let local: LocalCluster;
-let providers: SimulatedProviders;
 
 beforeAll(async () => {
-  stateDir = await mkdtemp(join(tmpdir(), "capi-ready-"));
-  local = await startLocalCluster({
-    host: "127.0.0.1",
-    port: 0,
-    stateDir,
-    ...NS,
-    controllerUsers: [],
-    webhookCaPem: createCertificateAuthority("unused webhook CA").certPem,
-    logger: silentLogger(),
+  standIns = await startLocalStandIns("capi-ready-", async (cluster) => {
+    const admin = cluster.clientAs("admin");
+    // A MachineSet born ClusterAPI: unpaused, so the CAPI and CAPA stand-ins create and provision its Machine.
+    await admin.create(KINDS.awsMachineTemplate, awsMachineTemplateOf("born-capi"));
+    await admin.create(KINDS.capiMachineSet, capiMachineSetOf("born-capi", 1));
   });
-  const admin = local.clientAs("admin");
-  // A MachineSet born ClusterAPI: unpaused, so the CAPI and CAPA stand-ins create and provision its Machine.
-  await admin.create(KINDS.awsMachineTemplate, awsMachineTemplateOf("born-capi"));
-  await admin.create(KINDS.capiMachineSet, capiMachineSetOf("born-capi", 1));
-  providers = await startLocalSimulatedProviders({
-    kubeconfigText: local.kubeconfigText,
-    ...NS,
-    logger: silentLogger(),
-    ledger: createInstanceLedger(),
-    provisioningDelayMs: 0,
-  });
+  ({ local } = standIns);
 }, 30_000);
 
 afterAll(async () => {
-  await providers?.stop();
-  await local?.stop();
-  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+  await standIns?.stop();
 });
 
 interface Table {
@@ -210,20 +186,10 @@ async function getTable(path: string): Promise<Table> {
   });
 }
 
-async function eventually<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 describe("local mode: kubectl get machines.cluster.x-k8s.io", () => {
   it("a Machine born ClusterAPI shows READY True and AVAILABLE True once Running", async () => {
     const admin = local.clientAs("admin");
-    const machine = await eventually("a Running Machine with Ready", async () => {
+    const machine = await waitFor("a Running Machine with Ready", async () => {
       const [m] = (await admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items;
       return getPath(m, ["status", "phase"]) === "Running" && conditionOf(m, "Available") ? m : undefined;
     });

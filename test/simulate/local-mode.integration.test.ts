@@ -6,80 +6,49 @@
  * Machines are created and provisioned by the stand-ins, the pre-provisioned instance is adopted (not
  * created again), and scaling a set provisions exactly one new instance — with no ledger violation.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flushMicrotasks } from "../../src/kube/clock.js";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
 import type { LocalCluster } from "../../src/local/cluster.js";
-import { startLocalCluster } from "../../src/local/cluster.js";
 import { demoSeed } from "../../src/local/seed.js";
-import { createCertificateAuthority } from "../../src/server/certs.js";
 import type { SimulatedProviders } from "../../src/simulate/index.js";
-import { createInstanceLedger, startLocalSimulatedProviders } from "../../src/simulate/index.js";
-import { silentLogger } from "../kube/fakes.js";
+import { waitFor } from "../support/wait.js";
 import { NS } from "./builders.js";
+import { type LocalStandIns, startLocalStandIns } from "./local.js";
 
 const PREEXISTING = "aws:///us-east-1c/i-05a3c9e1b7d2f7";
-let stateDir = "";
+let standIns: LocalStandIns | undefined;
 let local: LocalCluster;
 let providers: SimulatedProviders;
 
 beforeAll(async () => {
-  stateDir = await mkdtemp(join(tmpdir(), "simulate-local-"));
-  local = await startLocalCluster({
-    host: "127.0.0.1",
-    port: 0,
-    stateDir,
-    ...NS,
-    controllerUsers: [],
-    webhookCaPem: createCertificateAuthority("unused webhook CA").certPem,
-    logger: silentLogger(),
+  standIns = await startLocalStandIns("simulate-local-", async (cluster) => {
+    const seed = demoSeed(NS);
+    for (const set of seed.machineSets) await cluster.clientAs("admin").create(KINDS.mapiMachineSet, set);
+    // A Machine MAO provisioned before this process started: providerID, finalizer, Running.
+    const mao = cluster.clientAs("mao");
+    const standalone = seed.machines.find((m) => m.ownerSetName === undefined)!.machine;
+    const created = await mao.create(KINDS.mapiMachine, {
+      ...standalone,
+      metadata: { ...standalone.metadata, finalizers: [FINALIZERS.mapiMachine] },
+      spec: { ...standalone.spec, authoritativeAPI: "MachineAPI", providerID: PREEXISTING },
+    });
+    await mao.updateStatus(KINDS.mapiMachine, {
+      ...created,
+      status: { authoritativeAPI: "MachineAPI", phase: "Running" },
+    });
   });
-  const seed = demoSeed(NS);
-  for (const set of seed.machineSets) await local.clientAs("admin").create(KINDS.mapiMachineSet, set);
-  // A Machine MAO provisioned before this process started: providerID, finalizer, Running.
-  const mao = local.clientAs("mao");
-  const standalone = seed.machines.find((m) => m.ownerSetName === undefined)!.machine;
-  const created = await mao.create(KINDS.mapiMachine, {
-    ...standalone,
-    metadata: { ...standalone.metadata, finalizers: [FINALIZERS.mapiMachine] },
-    spec: { ...standalone.spec, authoritativeAPI: "MachineAPI", providerID: PREEXISTING },
-  });
-  await mao.updateStatus(KINDS.mapiMachine, {
-    ...created,
-    status: { authoritativeAPI: "MachineAPI", phase: "Running" },
-  });
-  providers = await startLocalSimulatedProviders({
-    kubeconfigText: local.kubeconfigText,
-    ...NS,
-    logger: silentLogger(),
-    ledger: createInstanceLedger(),
-    provisioningDelayMs: 0,
-  });
+  ({ local, providers } = standIns);
 }, 30_000);
 
 afterAll(async () => {
-  await providers?.stop();
-  await local?.stop();
-  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+  await standIns?.stop();
 });
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const quiesce = async (): Promise<void> => {
   let calm = 0;
-  await eventually("the stand-ins to go idle", async () => {
+  await waitFor("the stand-ins to go idle", async () => {
     await local.api.settled();
     await flushMicrotasks();
     const idle = [providers.mao, providers.capi, providers.capa].every((s) => s.leading() && s.idle());
@@ -96,7 +65,7 @@ const existing = async () => ({
 
 describe("simulated providers in local mode with the demo MachineSets", () => {
   it("MachineSet Machines are created and provisioned; the pre-provisioned instance is adopted", async () => {
-    const machines = await eventually("three Running Machines", async () => {
+    const machines = await waitFor("three Running Machines", async () => {
       const items = (await admin().list(KINDS.mapiMachine, { namespace: NS.mapiNamespace })).items;
       return items.length === 3 && items.every((m) => getPath(m, ["status", "phase"]) === "Running")
         ? items
@@ -125,7 +94,7 @@ describe("simulated providers in local mode with the demo MachineSets", () => {
       type: "merge",
       body: { spec: { replicas: 2 } },
     });
-    await eventually("two Running Machines in the set", async () => {
+    await waitFor("two Running Machines in the set", async () => {
       const items = (await admin().list(KINDS.mapiMachine, { namespace: NS.mapiNamespace })).items;
       const mine = items.filter((m) => m.metadata?.ownerReferences?.[0]?.name === nameOf(set));
       return mine.length === 2 && mine.every((m) => getPath(m, ["status", "phase"]) === "Running");
