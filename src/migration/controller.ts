@@ -14,16 +14,16 @@ import { Registry } from "prom-client";
 import type { Cache } from "../kube/cache.js";
 import type { KubeClient } from "../kube/client.js";
 import type { Clock } from "../kube/clock.js";
-import type { Controller, KeyMapper, ReconcileResult } from "../kube/controller.js";
-import { anyOf, byLabel, byName, createController, TerminalError } from "../kube/controller.js";
+import type { Controller, ReconcileResult } from "../kube/controller.js";
+import { createController, TerminalError } from "../kube/controller.js";
 import { KubeApiError, NotFoundError, ServerError, TransportError } from "../kube/errors.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { ResourceType } from "../kube/kinds.js";
-import { CAPI_GROUP, KINDS, LABELS, MAPI_API_VERSION } from "../kube/kinds.js";
+import { KINDS } from "../kube/kinds.js";
 import type { RuntimeMetrics } from "../kube/metrics.js";
 import { runtimeMetrics } from "../kube/metrics.js";
 import type { KubeObject } from "../kube/object.js";
-import { nameOf, ownerReferencesOf } from "../kube/object.js";
+import { nameOf } from "../kube/object.js";
 import type { ObjectStore } from "../kube/store.js";
 import { sendGuardedPatch } from "../kube/write.js";
 import { opposite, statusAuthorityReading } from "../protocol/authority.js";
@@ -51,6 +51,7 @@ import type { HandoverKind, HandoverSnapshot, ObjectRef } from "./snapshot.js";
 import { objectOf } from "./snapshot.js";
 import type { Step } from "./steps.js";
 import { isWrite, stepName } from "./steps.js";
+import { migrationWatches } from "./watches.js";
 import type { PatchRequest } from "./write.js";
 import { requestOf } from "./write.js";
 
@@ -446,56 +447,6 @@ export interface MigrationControllerOptions extends Omit<MigrationReconcilerOpti
   runtimeMetrics?: RuntimeMetrics;
   workers?: number;
 }
-
-/** The CAPI MachineSet that owns a CAPI Machine (any version of the CAPI group). */
-const byCapiMachineSetOwner: KeyMapper = (o) =>
-  ownerReferencesOf(o)
-    .filter((r) => r.kind === "MachineSet" && r.apiVersion.startsWith(`${CAPI_GROUP}/`))
-    .map((r) => r.name);
-
-/** The CAPI Machine that owns an InfraMachine (AWS: also the same name). */
-const byCapiMachineOwner: KeyMapper = (o) =>
-  ownerReferencesOf(o)
-    .filter((r) => r.kind === "Machine" && r.apiVersion.startsWith(`${CAPI_GROUP}/`))
-    .map((r) => r.name);
-
-const byMapiMachineSetOwner: KeyMapper = (o) =>
-  ownerReferencesOf(o)
-    .filter((r) => r.kind === "MachineSet" && r.apiVersion === MAPI_API_VERSION)
-    .map((r) => r.name);
-
-/** The keys of the watches of one kind's controller (SPEC §3: MAPI object, twin, InfraMachine, members). */
-export const migrationWatches = (
-  kind: HandoverKind,
-  namespaces: SnapshotNamespaces,
-  infraMachineTypes: readonly ResourceType[],
-): { type: ResourceType; namespace: string; mapper: KeyMapper }[] => {
-  const { mapiNamespace, capiNamespace } = namespaces;
-  if (kind === "Machine")
-    return [
-      { type: KINDS.mapiMachine, namespace: mapiNamespace, mapper: byName },
-      { type: KINDS.capiMachine, namespace: capiNamespace, mapper: byName },
-      ...infraMachineTypes.map((type) => ({
-        type,
-        namespace: capiNamespace,
-        mapper: anyOf(byCapiMachineOwner, byName),
-      })),
-    ];
-  return [
-    { type: KINDS.mapiMachineSet, namespace: mapiNamespace, mapper: byName },
-    { type: KINDS.capiMachineSet, namespace: capiNamespace, mapper: byName },
-    {
-      type: KINDS.mapiMachine,
-      namespace: mapiNamespace,
-      mapper: anyOf(byMapiMachineSetOwner, byLabel(LABELS.templateMachineSet)),
-    },
-    {
-      type: KINDS.capiMachine,
-      namespace: capiNamespace,
-      mapper: anyOf(byCapiMachineSetOwner, byLabel(LABELS.capiSetName), byLabel(LABELS.templateMachineSet)),
-    },
-  ];
-};
 
 /**
  * The migration controller of one kind ("migration-machine" or "migration-machineset"), ready to

@@ -26,16 +26,13 @@ import {
 import type { KubeObject } from "../../src/kube/object.js";
 import { finalizersOf, getPath, isRecord, nameOf, namespaceOf } from "../../src/kube/object.js";
 import type { MigrationReconciler } from "../../src/migration/controller.js";
-import {
-  createMigrationController,
-  createMigrationReconciler,
-  migrationWatches,
-} from "../../src/migration/controller.js";
+import { createMigrationController, createMigrationReconciler } from "../../src/migration/controller.js";
 import type { MigrationMetrics } from "../../src/migration/metrics.js";
 import { migrationMetrics } from "../../src/migration/metrics.js";
 import { planHandover } from "../../src/migration/planner.js";
 import type { HandoverKind, HandoverSnapshot, Role } from "../../src/migration/snapshot.js";
 import { objectOf } from "../../src/migration/snapshot.js";
+import { migrationWatches } from "../../src/migration/watches.js";
 import { memoryStore } from "../../src/policies/memory-store.js";
 import { opposite, statusAuthorityReading } from "../../src/protocol/authority.js";
 import type { FakeInformer } from "../kube/fakes.js";

@@ -1,0 +1,62 @@
+/**
+ * What wakes the handover controller (SPEC §3): for each kind, the watches of its MAPI object, its CAPI twin,
+ * the twin's InfraMachine and the set's members, each with the mapper from a watched object to the MAPI
+ * names to reconcile.
+ */
+import type { KeyMapper } from "../kube/controller.js";
+import { anyOf, byLabel, byName } from "../kube/controller.js";
+import type { ResourceType } from "../kube/kinds.js";
+import { CAPI_GROUP, KINDS, LABELS, MAPI_API_VERSION } from "../kube/kinds.js";
+import { ownerReferencesOf } from "../kube/object.js";
+import type { SnapshotNamespaces } from "./read-snapshot.js";
+import type { HandoverKind } from "./snapshot.js";
+
+/** The CAPI MachineSet that owns a CAPI Machine (any version of the CAPI group). */
+const byCapiMachineSetOwner: KeyMapper = (o) =>
+  ownerReferencesOf(o)
+    .filter((r) => r.kind === "MachineSet" && r.apiVersion.startsWith(`${CAPI_GROUP}/`))
+    .map((r) => r.name);
+
+/** The CAPI Machine that owns an InfraMachine (AWS: also the same name). */
+const byCapiMachineOwner: KeyMapper = (o) =>
+  ownerReferencesOf(o)
+    .filter((r) => r.kind === "Machine" && r.apiVersion.startsWith(`${CAPI_GROUP}/`))
+    .map((r) => r.name);
+
+const byMapiMachineSetOwner: KeyMapper = (o) =>
+  ownerReferencesOf(o)
+    .filter((r) => r.kind === "MachineSet" && r.apiVersion === MAPI_API_VERSION)
+    .map((r) => r.name);
+
+/** The keys of the watches of one kind's controller (SPEC §3: MAPI object, twin, InfraMachine, members). */
+export const migrationWatches = (
+  kind: HandoverKind,
+  namespaces: SnapshotNamespaces,
+  infraMachineTypes: readonly ResourceType[],
+): { type: ResourceType; namespace: string; mapper: KeyMapper }[] => {
+  const { mapiNamespace, capiNamespace } = namespaces;
+  if (kind === "Machine")
+    return [
+      { type: KINDS.mapiMachine, namespace: mapiNamespace, mapper: byName },
+      { type: KINDS.capiMachine, namespace: capiNamespace, mapper: byName },
+      ...infraMachineTypes.map((type) => ({
+        type,
+        namespace: capiNamespace,
+        mapper: anyOf(byCapiMachineOwner, byName),
+      })),
+    ];
+  return [
+    { type: KINDS.mapiMachineSet, namespace: mapiNamespace, mapper: byName },
+    { type: KINDS.capiMachineSet, namespace: capiNamespace, mapper: byName },
+    {
+      type: KINDS.mapiMachine,
+      namespace: mapiNamespace,
+      mapper: anyOf(byMapiMachineSetOwner, byLabel(LABELS.templateMachineSet)),
+    },
+    {
+      type: KINDS.capiMachine,
+      namespace: capiNamespace,
+      mapper: anyOf(byCapiMachineSetOwner, byLabel(LABELS.capiSetName), byLabel(LABELS.templateMachineSet)),
+    },
+  ];
+};
