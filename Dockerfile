@@ -5,7 +5,7 @@
 # starts under tini so SIGTERM reaches node (which handles it: SPEC §7 graceful shutdown) and zombies of
 # any child process are reaped.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # No install scripts: nothing the compile needs runs one, and it keeps the build hermetic.
@@ -14,7 +14,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 RUN apt-get update \
   && apt-get install -y --no-install-recommends tini \
   && rm -rf /var/lib/apt/lists/*

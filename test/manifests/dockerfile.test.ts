@@ -44,9 +44,10 @@ const args = (stage: Stage, keyword: string) =>
   stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
 
 describe("Dockerfile (SPEC §9)", () => {
-  it("is multi-stage: a build stage and a Node 20 slim runtime", () => {
+  it("is multi-stage: a build stage and a Node 24 LTS slim runtime (Node 20 reached end of life on 2026-04-30)", () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    expect(runtime().from).toMatch(/^node:20(\.\d+)*(-[a-z0-9]+)*-slim(@sha256:[0-9a-f]{64})?$/);
+    expect(build().from).toMatch(/^node:24(\.\d+)*(-[a-z0-9]+)*-slim(@sha256:[0-9a-f]{64})?( AS \w+)?$/i);
+    expect(runtime().from).toMatch(/^node:24(\.\d+)*(-[a-z0-9]+)*-slim(@sha256:[0-9a-f]{64})?$/);
     expect(build().name).toBeDefined();
   });
 
