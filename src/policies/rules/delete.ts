@@ -78,7 +78,15 @@ export const deleteNonauthoritativeParent: Rule = {
     matches(request, ctx.subject, { operations: ["DELETE"], api: "mapi", roles: ["machineSet"] }),
   check: (request, ctx) => {
     const subject = subjectFor(ctx);
-    if (statusAuthority(request.oldObject ?? undefined) !== AUTHORITY.clusterAPI) return allow();
+    const old = request.oldObject ?? undefined;
+    const status = statusAuthority(old);
+    // Not authoritative: ClusterAPI holds it, or it is handing back from ClusterAPI (the members are still
+    // Cluster API's until the handover completes, and a delete now rolls it back: SPEC §3.5).
+    const leavingClusterAPI = status === AUTHORITY.migrating && synchronizedAPI(old) === AUTHORITY.clusterAPI;
+    if (status !== AUTHORITY.clusterAPI && !leavingClusterAPI) return allow();
+    const state = leavingClusterAPI
+      ? "status.authoritativeAPI=Migrating, leaving ClusterAPI"
+      : "status.authoritativeAPI=ClusterAPI";
     const capiNs = ctx.settings.capiNamespace;
     const capiSet = ctx.view.twinOf(subjectObject(subject, request));
     const count = ownedMachines(ctx.view, CAPI_GROUP, capiNs, subject.name).length;
@@ -87,7 +95,7 @@ export const deleteNonauthoritativeParent: Rule = {
     if (policy === "Foreground")
       return deny(
         403,
-        `Deleting ${describeSubject(subject)} with propagationPolicy=Foreground is refused: it is not authoritative (status.authoritativeAPI=ClusterAPI) and the garbage collector would delete its Machines before they can be orphaned.`,
+        `Deleting ${describeSubject(subject)} with propagationPolicy=Foreground is refused: it is not authoritative (${state}) and the garbage collector would delete its Machines before they can be orphaned.`,
         ["propagationPolicy"],
         `Delete it with the default propagation or orphan its Machines: oc delete ${mapiResource(subject.kind)}/${subject.name} -n ${subject.namespace} --cascade=orphan`,
       );
