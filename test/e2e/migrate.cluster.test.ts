@@ -8,56 +8,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClusterProduct, startClusterProduct } from "../cluster/product.js";
-import { runCli, runKubectl } from "./helpers.js";
+import { mapiObjects, settled } from "./fleet.js";
+import { runCli } from "./helpers.js";
 
-const MAPI_NS = "openshift-machine-api";
 let product: ClusterProduct;
 
-interface MapiObject {
-  kind: string;
-  metadata: { name: string };
-  spec: { authoritativeAPI?: string };
-  status?: {
-    authoritativeAPI?: string;
-    phase?: string;
-    conditions?: Array<{ type: string; status: string }>;
-  };
-}
-
-const mapiObjects = async (): Promise<MapiObject[]> => {
-  const r = await runKubectl(product.dir, product.kubeconfig, [
-    "get",
-    "machinesets.machine.openshift.io,machines.machine.openshift.io",
-    "-n",
-    MAPI_NS,
-    "-o",
-    "json",
-  ]);
-  if (r.code !== 0) throw new Error(r.stderr);
-  return JSON.parse(r.stdout).items;
-};
-
 const authorities = async (): Promise<string[]> =>
-  (await mapiObjects())
+  (await mapiObjects(product))
     .map((o) => `${o.kind}/${o.metadata.name}=${o.spec.authoritativeAPI}/${o.status?.authoritativeAPI}`)
     .sort();
-
-/** Every seeded object steady, Synchronized, and each Machine Running: the state an admin starts from. */
-const settled = async (count: number): Promise<void> => {
-  let objects: MapiObject[] = [];
-  for (let i = 0; i < 300; i++) {
-    objects = await mapiObjects();
-    const steady = objects.filter(
-      (o) =>
-        o.status?.conditions?.some((c) => c.type === "Synchronized" && c.status === "True") &&
-        o.status?.authoritativeAPI === o.spec.authoritativeAPI &&
-        (o.kind === "MachineSet" || o.status?.phase === "Running"),
-    );
-    if (objects.length === count && steady.length === count) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`not settled: ${JSON.stringify(objects.map((o) => [o.metadata.name, o.status]))}`);
-};
 
 interface Ledger {
   instances: Array<{ instanceId: string; machineName: string; terminatedSeq?: number }>;
@@ -70,7 +29,7 @@ const instances = async () => {
 
 beforeAll(async () => {
   product = await startClusterProduct("migrate-real", { simulateProviders: true });
-  await settled(5);
+  await settled(product, 5);
 }, 240_000);
 
 afterAll(async () => {

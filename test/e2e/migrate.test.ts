@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { startValidatingWebhook } from "../support/webhook.js";
+import { mapiObjects, settled } from "./fleet.js";
 import {
   cliEnv,
   getFromWebhook,
@@ -30,57 +31,13 @@ const runCli = (args: readonly string[]) => runProductCli(args, { home: product.
 
 const migrateArgs = (...rest: string[]) => ["migrate", "--kubeconfig", product.kubeconfig, ...rest];
 
-interface MapiObject {
-  kind: string;
-  metadata: { name: string };
-  spec: { authoritativeAPI?: string };
-  status?: {
-    authoritativeAPI?: string;
-    phase?: string;
-    conditions?: Array<{ type: string; status: string }>;
-  };
-}
-
-const mapiObjects = async (): Promise<MapiObject[]> => {
-  const r = await runKubectl(product.dir, product.kubeconfig, [
-    "get",
-    "machinesets.machine.openshift.io,machines.machine.openshift.io",
-    "-n",
-    MAPI_NS,
-    "-o",
-    "json",
-  ]);
-  if (r.code !== 0) throw new Error(r.stderr);
-  return JSON.parse(r.stdout).items;
-};
-
 const authorities = async (): Promise<Record<string, string>> =>
   Object.fromEntries(
-    (await mapiObjects()).map((o) => [
+    (await mapiObjects(product)).map((o) => [
       `${o.kind}/${o.metadata.name}`,
       `${o.spec.authoritativeAPI}/${o.status?.authoritativeAPI}`,
     ]),
   );
-
-const synchronized = (o: MapiObject) =>
-  o.status?.conditions?.find((c) => c.type === "Synchronized")?.status === "True";
-
-/** Waits (test-side) until the seed is provisioned and synchronised: every object steady and Synchronized. */
-const settled = async (count: number): Promise<void> => {
-  let objects: MapiObject[] = [];
-  for (let i = 0; i < 300; i++) {
-    objects = await mapiObjects();
-    const steady = objects.filter(
-      (o) =>
-        synchronized(o) &&
-        o.status?.authoritativeAPI === o.spec.authoritativeAPI &&
-        (o.kind === "MachineSet" || o.status?.phase === "Running"),
-    );
-    if (objects.length === count && steady.length === count) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`not settled: ${JSON.stringify(objects.map((o) => [o.metadata.name, o.status]))}`);
-};
 
 interface Ledger {
   instances: Array<{ instanceId: string; machineName: string; terminatedSeq?: number }>;
@@ -92,7 +49,7 @@ const ledger = async () => {
 
 beforeAll(async () => {
   product = await startProduct("migrate", ["--seed", "demo"]);
-  await settled(5);
+  await settled(product, 5);
 }, 120_000);
 
 afterAll(async () => {
@@ -226,7 +183,7 @@ describe("cli migrate (local mode, --seed demo)", () => {
     const created = await runKubectl(product.dir, product.kubeconfig, ["create", "-f", file]);
     expect(created.stderr).toBe("");
     for (let i = 0; i < 150; i++) {
-      const o = (await mapiObjects()).find((m) => m.metadata.name === "demo-7xk2p-device-1");
+      const o = (await mapiObjects(product)).find((m) => m.metadata.name === "demo-7xk2p-device-1");
       if (o?.status?.phase === "Running" && o.status.authoritativeAPI === "MachineAPI") break;
       await new Promise((r) => setTimeout(r, 200));
     }
