@@ -358,10 +358,13 @@ const deleteSet = (j: number, copy: "mapi" | "capi", policy: "Background" | "For
       const capiSet = await getOrUndefined(KINDS.capiMachineSet, CAPI_NS, name, r);
       const status = mapiSet ? statusAuthorityReading(mapiSet) : "ClusterAPI";
       const before = status === "Migrating" && mapiSet ? synchronizedAPI(mapiSet) : status;
+      // A handover in flight may complete between this read and the server's judgement of the delete (seed
+      // 20261208, run 41: read Migrating, deleted as MachineAPI), so either outcome may be the user's request.
+      const inFlight = status === "Migrating";
       const cascades =
         copy === "mapi"
-          ? policy !== "Orphan" && before === "MachineAPI"
-          : policy !== "Orphan" || before === "ClusterAPI";
+          ? policy !== "Orphan" && (before === "MachineAPI" || inFlight)
+          : policy !== "Orphan" || before === "ClusterAPI" || inFlight;
       const { mapi, capi } = await runMachines(r);
       const members = [...ownedBy(mapi, mapiSet), ...ownedBy(capi, capiSet)].map(nameOf);
       const type = copy === "mapi" ? KINDS.mapiMachineSet : KINDS.capiMachineSet;

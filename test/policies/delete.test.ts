@@ -61,9 +61,8 @@ describe("delete-nonauthoritative-parent", () => {
       message: `Deleting MAPI MachineSet openshift-machine-api/${SET} with propagationPolicy=Foreground is refused: it is not authoritative (status.authoritativeAPI=ClusterAPI) and the garbage collector would delete its Machines before they can be orphaned. Delete it with the default propagation or orphan its Machines: oc delete machinesets.machine.openshift.io/${SET} -n openshift-machine-api --cascade=orphan (rule delete-nonauthoritative-parent)`,
     },
     {
-      // Found by the extended model campaign (seed 20261208, run 41): a Foreground delete of the MAPI copy
-      // while it hands back from ClusterAPI let the collector delete the members before the sync could
-      // orphan them, and the sync propagated each member's delete to its authoritative CAPI twin.
+      // While the MAPI copy hands back from ClusterAPI it is as non-authoritative as under ClusterAPI: the
+      // collector would delete its members before the sync could orphan them (decision 73).
       name: "delete-nonauthoritative-parent: denies propagationPolicy Foreground while Migrating from ClusterAPI",
       webhook: "validate-guard",
       request: deleteRequest(
