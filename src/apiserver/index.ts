@@ -8,7 +8,7 @@
  * listens at import time.
  */
 import { createServer, type Server } from "node:https";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type pino from "pino";
 import YAML from "yaml";
 import type { KubeObject } from "../kube/object.js";
@@ -182,6 +182,14 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   );
   server.headersTimeout = 0;
   server.requestTimeout = 0;
+  // Every TCP socket, from accept on: `closeAllConnections` knows only sockets that reached HTTP, so one still
+  // in its TLS handshake at stop (an informer reconnecting after its watch was cut) could open a new watch
+  // after it and hold `server.close()` open for good.
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
   const host = opts.host ?? "127.0.0.1";
   // A wildcard listen address is reached through loopback, which the generated certificate names.
   const dialHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
@@ -239,6 +247,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       http.closeWatches();
       server.closeAllConnections();
+      for (const socket of sockets) socket.destroy();
       await closed;
     },
   };
