@@ -92,8 +92,13 @@ const planInfraMachine = (
     isPausedWithMarker(live) &&
     !needsAttention(live);
   if (isDeleting(live)) {
-    // Our replacement (or a deletion of the paused mirror): release exactly that uid, then recreate.
-    if (replaceable) {
+    // Our replacement (or a deletion of the paused mirror): release exactly that uid, then recreate — but
+    // never while its storage is going (SPEC §4.6: a namespace or CRD being deleted removes no finalizer).
+    if (replaceable && s.storageBeingRemoved === undefined) {
+      draft.needsStorageCheck = true;
+    } else if (replaceable && s.storageBeingRemoved) {
+      draft.waitingFor = "storage being removed: the deleting InfraMachine keeps its finalizers";
+    } else if (replaceable) {
       push(
         draft,
         removeFinalizersWrite(live, [
