@@ -348,6 +348,21 @@ describe("§4.3 guarded InfraMachine replacement", () => {
     expect(synchronizedOf(mapiOf(world))).toMatchObject({ status: "True" });
   });
 
+  it("§4.6: a deleting paused InfraMachine is released only once a live read shows its storage is not going", () => {
+    const world = changed();
+    world.execute(planMachineSync(world.machineSnapshot("m"), deps(), NOW).writes);
+    world.storageBeingRemoved = undefined;
+    const unread = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
+    expect(unread.writes.filter((w) => w.kind === "removeFinalizer")).toEqual([]);
+    expect(unread.needsStorageCheck).toBe(true);
+    world.storageBeingRemoved = true;
+    const going = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
+    expect(going.writes.filter((w) => w.kind === "removeFinalizer")).toEqual([]);
+    world.storageBeingRemoved = false;
+    const kept = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
+    expect(kept.writes.some((w) => w.kind === "removeFinalizer")).toBe(true);
+  });
+
   const refusals: [string, (o: KubeObject) => void][] = [
     [
       "pause without the product's marker (an admin's pause)",
