@@ -255,26 +255,18 @@ export const twinReadsFor = (request: AdmissionRequest): readonly ResourceType[]
 
 /**
  * The MAPI twin a CAPI CREATE must be paused for (SPEC §2.3 `capi-create-paused` and `pause-new-capi`): the
- * twin while its status is not ClusterAPI, with that status and the words that name it; undefined when the
- * object has no twin or its twin is ClusterAPI-authoritative.
+ * twin while its status is not ClusterAPI, with that status; undefined when the object has no twin or its
+ * twin is ClusterAPI-authoritative. The message words are the caller's, built only when it refuses.
  */
 export function authoritativeTwinOfCreate(
   request: AdmissionRequest,
   ctx: {
     readonly subject: Subject | undefined;
     readonly view: { twinOf(o: KubeObject): KubeObject | undefined };
-    readonly settings: PolicySettings;
   },
-): { mapi: KubeObject; status: string | undefined; mapiKind: string; mapiWords: string } | undefined {
+): { mapi: KubeObject; status: string | undefined } | undefined {
   const mapi = ctx.view.twinOf(subjectObject(subjectFor(ctx), request));
   if (!mapi) return undefined;
   const status = statusAuthority(mapi);
-  if (status === AUTHORITY.clusterAPI) return undefined;
-  const mapiKind = mapiTypeFor(request).kind;
-  return {
-    mapi,
-    status,
-    mapiKind,
-    mapiWords: describe("mapi", mapiKind, ctx.settings.mapiNamespace, nameOf(mapi)),
-  };
+  return status === AUTHORITY.clusterAPI ? undefined : { mapi, status };
 }

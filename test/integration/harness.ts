@@ -62,6 +62,7 @@ import { conversionConverter, memoisingConverter } from "../../src/sync/converte
 import { startTestCluster, type TestCluster } from "../cluster/backend.js";
 import type { InvariantState, Violation } from "../migration/invariants.js";
 import { initialInvariantState, observeInvariants } from "../migration/invariants.js";
+import { waitFor as waitUntil } from "../support/wait.js";
 
 export const MAPI_NS = "openshift-machine-api";
 export const CAPI_NS = "openshift-cluster-api";
@@ -475,25 +476,11 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     });
   await observer.waitForSync(10_000);
 
-  const waitFor = async <T>(
+  const waitFor = <T>(
     what: string,
     probe: () => Promise<T | undefined | false> | T | undefined | false,
     timeoutMs = 20_000,
-  ): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    let last: unknown;
-    for (;;) {
-      try {
-        const v = await probe();
-        if (v !== undefined && v !== false) return v;
-      } catch (e) {
-        last = e;
-      }
-      if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  };
+  ): Promise<T> => waitUntil(what, probe, { timeoutMs });
   const standIns = (): Record<StandInName, RunningStandIn> => {
     const { mao, capi, capa } = running;
     if (!mao || !capi || !capa) throw new Error("a stand-in is stopped");

@@ -35,7 +35,9 @@ export const capiCreatePaused: Rule = {
   check: (request, ctx) => {
     const twin = authoritativeTwinOfCreate(request, ctx);
     if (!twin || isPaused(request.object ?? undefined)) return allow();
-    const { status, mapiKind, mapiWords } = twin;
+    const { mapi, status } = twin;
+    const mapiKind = mapiTypeFor(request).kind;
+    const mapiWords = describe("mapi", mapiKind, ctx.settings.mapiNamespace, nameOf(mapi));
     const subject = subjectFor(ctx);
     const state =
       status === undefined ? "no status.authoritativeAPI yet" : `status.authoritativeAPI=${status}`;

@@ -13,6 +13,7 @@ import {
   classifyObject,
   describe,
   groupOfApiVersion,
+  mapiTypeFor,
   matches,
   requestNamespace,
   setAuthorityCommand,
@@ -92,7 +93,8 @@ export const pauseNewCapi: Rule = {
   check: (request, ctx) => {
     const twin = authoritativeTwinOfCreate(request, ctx);
     if (!twin || isPausedWithMarker(request.object ?? undefined)) return allow();
-    const { status, mapiWords } = twin;
+    const { mapi, status } = twin;
+    const mapiWords = describe("mapi", mapiTypeFor(request).kind, ctx.settings.mapiNamespace, nameOf(mapi));
     const why = status === AUTHORITY.migrating ? "is being migrated" : "is authoritative";
     return mutate((draft) => {
       if (!isRecord(draft.metadata)) draft.metadata = {};
