@@ -143,6 +143,11 @@ export interface Harness {
   watch(kind: HandoverKind, name: string): Watched;
   watched(): readonly Watched[];
   snapshotOf(w: Pick<Watched, "kind" | "name">): HandoverSnapshot;
+  /**
+   * Calls `listener` after the observer folds each watch event it sees (every Machine kind), synchronously
+   * in that event's turn: a test reacts to a state the moment it is visible. Returns the unsubscribe.
+   */
+  onObserved(listener: () => void): () => void;
   /** Every I1–I4 violation any watched object showed so far. */
   violations(): { kind: HandoverKind; name: string; invariant: string; message: string; at: string }[];
   /** Every broken promise of the first duty (I6) given what exists now. */
@@ -434,6 +439,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const adminConnection = connect({ kubeconfigText: cluster.kubeconfigText, context: "admin" });
   const observer = createCache({ transport: adminConnection.transport, logger: quiet, clock: systemClock });
   const watchedList: Watched[] = [];
+  const observedListeners = new Set<() => void>();
   const snapshotOf = (w: Pick<Watched, "kind" | "name">): HandoverSnapshot =>
     readHandoverSnapshot(observer, w.kind, w.name, ns);
   const watch = (kind: HandoverKind, name: string): Watched => {
@@ -461,6 +467,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
           at: `status=${statusAuthorityReading(s.mapi)} rv=${s.mapi.metadata?.resourceVersion}`,
         });
     }
+    for (const listener of observedListeners) listener();
   };
   for (const [type, namespace] of [
     [KINDS.mapiMachine, MAPI_NS],
@@ -511,6 +518,12 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     controllers: () => leaderOf()?.controllers ?? [],
     watch,
     watched: () => watchedList,
+    onObserved(listener) {
+      observedListeners.add(listener);
+      return () => {
+        observedListeners.delete(listener);
+      };
+    },
     snapshotOf,
     violations: () =>
       watchedList.flatMap((w) => w.violations.map((v) => ({ kind: w.kind, name: w.name, ...v }))),

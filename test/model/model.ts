@@ -20,7 +20,7 @@
  */
 import fc from "fast-check";
 import { KubeApiError } from "../../src/kube/errors.js";
-import { ANNOTATIONS, KINDS, type ResourceType } from "../../src/kube/kinds.js";
+import { ANNOTATIONS, FINALIZERS, KINDS, type ResourceType } from "../../src/kube/kinds.js";
 import { conditionOf, getPath, type KubeObject, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
 import { capiCluster, DEMO_INFRASTRUCTURE_NAME, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
 import { statusAuthorityReading, synchronizedAPI } from "../../src/protocol/authority.js";
@@ -494,6 +494,67 @@ const failoverLagging = (kind: keyof typeof LAG_KINDS, catchUpMs: number): Cmd =
     },
   );
 
+/**
+ * Issue 19 #1 aimed at its window: a MachineAPI → ClusterAPI handover of Machine `i` whose step 9 has landed
+ * (MAO's finalizer gone, status still Migrating) when the leader dies, onto a standby whose AWSMachine view
+ * is held from before the flip (CAPA's step-8 finalizer missing), and a twin is deleted before that view
+ * catches up. The moment step 9 is observed every product write fails, so step 10 cannot land before the
+ * failover; the faults clear once the delete is in. A handover that does not reach step 9 within the wait
+ * (the Machine not steady, a refused flip) is recorded and left as it is.
+ */
+const failoverPastStep9 = (i: number, side: "mapi" | "capi", catchUpMs: number): Cmd =>
+  command(
+    `failoverPastStep9(${i}, ${side}, ${catchUpMs})`,
+    (m) => live(m, i),
+    async (m, r) => {
+      const name = machineName(r, i);
+      const before = await getOrUndefined(KINDS.mapiMachine, MAPI_NS, name, r);
+      if (!before || statusAuthorityReading(before) !== "MachineAPI" || before.metadata?.deletionTimestamp) {
+        r.trace.push(`failoverPastStep9 ${name}: not steady under MachineAPI, nothing done`);
+        return;
+      }
+      // The standby's AWSMachine view stays as it was before the flip (without CAPA's step-8 finalizer).
+      r.h.holdWatch("standby", KINDS.awsMachine);
+      let unsubscribe: () => void = () => undefined;
+      const reached = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), 20_000);
+        unsubscribe = r.h.onObserved(() => {
+          const { mapi } = r.h.snapshotOf({ kind: "Machine", name });
+          if (!mapi || statusAuthorityReading(mapi) !== "Migrating") return;
+          if ((mapi.metadata?.finalizers ?? []).includes(FINALIZERS.mapiMachine)) return;
+          r.h.cluster.faults.set({
+            rate500: 1,
+            match: { users: [PRODUCT], verbs: ["create", "update", "patch", "delete"], resources: FAULTED },
+          });
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+      const flipped = await tolerated(r, `flip ${name} → ClusterAPI (to fail over past step 9)`, () =>
+        r.h.setSpecAuthority("Machine", name, "ClusterAPI"),
+      );
+      const atStep9 = flipped && (await reached);
+      unsubscribe();
+      if (!atStep9) {
+        r.h.releaseWatches("standby");
+        r.trace.push(`failoverPastStep9 ${name}: step 9 not observed, no failover`);
+        return;
+      }
+      r.trace.push(`${name} past step 9: product writes failing; the leader dies`);
+      await r.h.failover();
+      const ok = await tolerated(r, `delete ${side} ${name} (new leader's AWSMachine view held back)`, () =>
+        side === "mapi"
+          ? r.h.userDelete(KINDS.mapiMachine, MAPI_NS, name, { kind: "Machine", name })
+          : r.h.userDelete(KINDS.capiMachine, CAPI_NS, name, { kind: "Machine", name }),
+      );
+      if (ok && side === "capi" && m.clusterDeleted) m.maybeDeleted.add(i);
+      else if (ok) m.deleted.add(i);
+      r.h.cluster.faults.clear();
+      setTimeout(() => r.h.releaseWatches(), catchUpMs);
+      r.trace.push(`faults cleared; the standby's AWSMachines catch up in ${catchUpMs} ms`);
+    },
+  );
+
 const LAG_KINDS: Record<string, ResourceType> = {
   awsmachines: KINDS.awsMachine,
   capiMachines: KINDS.capiMachine,
@@ -643,6 +704,9 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
   fc
     .tuple(fc.constantFrom("awsmachines" as const), fc.constantFrom(300, 1_000, 3_000))
     .map(([kind, ms]) => failoverLagging(kind, ms)),
+  fc
+    .tuple(index, fc.constantFrom("mapi" as const, "capi" as const), fc.constantFrom(300, 1_000, 3_000))
+    .map(([i, side, ms]) => failoverPastStep9(i, side, ms)),
   fc.constantFrom<StandInName>("mao", "capi", "capa").map(crashStandIn),
   fc
     .oneof(
@@ -692,8 +756,14 @@ export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): 
           ...[...mapiNames].filter((n) => !capiNames.has(n)),
           ...[...capiNames].filter((n) => !mapiNames.has(n)),
         ];
+        const describe = (o: KubeObject) => {
+          const synced = conditionOf(o, "Synchronized");
+          return `${o.kind} ${o.apiVersion?.split("/")[0]} ${nameOf(o)}: annotations=${Object.keys(o.metadata?.annotations ?? {}).join(",")} spec=${String(getPath(o, ["spec", "authoritativeAPI"]))} status=${String(statusAuthorityReading(o))} deleting=${o.metadata?.deletionTimestamp !== undefined} finalizers=${(o.metadata?.finalizers ?? []).join(",")} Synchronized=${synced?.status}/${synced?.reason}: ${String(synced?.message ?? "").slice(0, 200)}`;
+        };
         if (missing.length + extra.length + unpaired.length > 0) {
-          last = `missing ${missing.join(",")}; unexpected ${extra.join(",")}; without a twin ${unpaired.join(",")}`;
+          // What a Machine without its twin shows is what a diagnosis starts from.
+          const lonely = [...mapi, ...capi].filter((o) => unpaired.includes(nameOf(o))).map(describe);
+          last = `missing ${missing.join(",")}; unexpected ${extra.join(",")}; without a twin ${lonely.join(" | ")}`;
           return false;
         }
         const unsettled = (o: KubeObject) => {
@@ -703,10 +773,6 @@ export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): 
             status === "Migrating" ||
             status !== getPath(o, ["spec", "authoritativeAPI"])
           );
-        };
-        const describe = (o: KubeObject) => {
-          const synced = conditionOf(o, "Synchronized");
-          return `${o.kind} ${nameOf(o)}: spec=${String(getPath(o, ["spec", "authoritativeAPI"]))} status=${String(statusAuthorityReading(o))} deleting=${o.metadata?.deletionTimestamp !== undefined} finalizers=${(o.metadata?.finalizers ?? []).join(",")} Synchronized=${synced?.status}/${synced?.reason}: ${String(synced?.message ?? "").slice(0, 200)}`;
         };
         const sets = (await r.h.admin.list(KINDS.mapiMachineSet, { namespace: MAPI_NS })).items.filter((o) =>
           nameOf(o).startsWith(`model-r${r.run}-`),
@@ -810,6 +876,7 @@ export const scenarioCommands = {
   deleteMark,
   failover,
   failoverLagging,
+  failoverPastStep9,
   holdWatch,
   releaseWatches,
   wait,
