@@ -2,6 +2,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { loadProjectCrds } from "../../../src/apiserver/fixtures/crds.js";
 import { type CompiledCrd, compileCrd } from "../../../src/apiserver/schema/index.js";
 import type { KubeObject } from "../../../src/kube/object.js";
+import { mapiMachineSetToCapi, mapiMachineToCapi } from "../../../src/sync/conversion/index.js";
+import * as build from "../../sync/conversion/builders.js";
 
 const compiled = new Map<string, CompiledCrd>();
 
@@ -383,4 +385,28 @@ describe("CAPI/CAPA CRDs keep what the converter writes (SPEC §5)", () => {
     expect(s.spec).toEqual(setSpec);
     expect(crd("machinesets.cluster.x-k8s.io").validate("v1beta2", s, undefined)).toEqual([]);
   });
+});
+
+describe("the AWS CRDs keep every field the converter writes (SPEC §5.3; issue 23)", () => {
+  // A field the CRD does not declare is pruned by a real API server: the sync would write it on every
+  // reconcile and never see it, and the InfraMachine would lack what upstream's converter sets.
+  it.each(["IPv4", "DualStackIPv4Primary", "DualStackIPv6Primary"])(
+    "a converted AWSMachine and AWSMachineTemplate lose nothing to pruning (ipFamily %s; defaults may be added)",
+    (ipFamily) => {
+      const infra = build.infrastructure({ ipFamily });
+      const machine = mapiMachineToCapi(build.mapiMachine({ value: build.providerSpec() }), infra, {
+        capiNamespace: build.CAPI_NS,
+      });
+      const set = mapiMachineSetToCapi(build.mapiMachineSet(), infra, { capiNamespace: build.CAPI_NS });
+      if (!machine.ok || !set.ok) throw new Error("conversion failed");
+      const awsMachine = machine.value.infraMachine;
+      expect(
+        crd("awsmachines.infrastructure.cluster.x-k8s.io").pruneAndDefault("v1beta2", awsMachine),
+      ).toMatchObject(awsMachine);
+      const template = set.value.infraTemplate;
+      expect(
+        crd("awsmachinetemplates.infrastructure.cluster.x-k8s.io").pruneAndDefault("v1beta2", template),
+      ).toMatchObject(template);
+    },
+  );
 });
