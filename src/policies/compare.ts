@@ -5,10 +5,14 @@
  * paths), every function here is linear in its input and safe at any depth (SPEC §2.1).
  */
 import { absent, own, SHALLOW_DEPTH } from "./diff.js";
+import { remembered, runToEnd, STEP_NODES, slicing, stepped } from "./slices.js";
 
 /** Deep equality of JSON values, with `null` and missing object keys equal. */
 export function sameJson(a: unknown, b: unknown): boolean {
-  return shallowSameJson(a, b, 0) ?? deepSameJson(a, b);
+  if (a === b) return true;
+  // In slices (a large review) no fast path: its recursion could not stop at a slice's end.
+  if (slicing()) return stepped("sameJson", [a, b], () => deepSameJson(a, b));
+  return shallowSameJson(a, b, 0) ?? runToEnd(deepSameJson(a, b));
 }
 
 /** `sameJson` by recursion, or undefined past SHALLOW_DEPTH (a difference found before that still counts). */
@@ -40,11 +44,18 @@ function shallowSameJson(a: unknown, b: unknown, depth: number): boolean | undef
   return true;
 }
 
-/** `sameJson` with an explicit stack, for any depth. */
-function deepSameJson(a: unknown, b: unknown): boolean {
+/** `sameJson` with an explicit stack, for any depth; yields every STEP_NODES values (./slices.ts). */
+function* deepSameJson(a: unknown, b: unknown): Generator<void, boolean> {
   const left: unknown[] = [a];
   const right: unknown[] = [b];
+  let sinceYield = 0;
+  const step = (): boolean => {
+    if (++sinceYield < STEP_NODES) return false;
+    sinceYield = 0;
+    return true;
+  };
   while (left.length > 0) {
+    if (step()) yield;
     const x = left.pop();
     const y = right.pop();
     if (x === y) continue;
@@ -61,6 +72,7 @@ function deepSameJson(a: unknown, b: unknown): boolean {
       for (let i = 0; i < items.length; i++) {
         left.push(items[i]);
         right.push(others[i]);
+        if (step()) yield;
       }
       continue;
     }
@@ -69,8 +81,12 @@ function deepSameJson(a: unknown, b: unknown): boolean {
     for (const key of Object.keys(p)) {
       left.push(p[key]);
       right.push(own(q, key));
+      if (step()) yield;
     }
-    for (const key of Object.keys(q)) if (!Object.hasOwn(p, key) && !absent(q[key])) return false;
+    for (const key of Object.keys(q)) {
+      if (!Object.hasOwn(p, key) && !absent(q[key])) return false;
+      if (step()) yield;
+    }
   }
   return true;
 }
@@ -79,6 +95,14 @@ export type KeyChange = "added" | "changed" | "removed";
 
 /** How each key of a string map (labels, annotations) changed, in key order. */
 export function keyChanges(
+  before: Readonly<Record<string, string>>,
+  after: Readonly<Record<string, string>>,
+): { key: string; change: KeyChange }[] {
+  // Computed once per decision run in slices: later slices run the decision again (./slices.ts).
+  return remembered("keyChanges", [before, after], () => sortedKeyChanges(before, after));
+}
+
+function sortedKeyChanges(
   before: Readonly<Record<string, string>>,
   after: Readonly<Record<string, string>>,
 ): { key: string; change: KeyChange }[] {

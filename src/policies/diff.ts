@@ -6,10 +6,12 @@
  *
  * Every function here costs time linear in the size of its input, whatever the shape — thousands of levels
  * deep or of keys wide — and none recurses more than 64 levels, so depth cannot overflow the stack (SPEC
- * §2.1: a crafted review must not stall the webhook). Keys are read as own properties only: `__proto__`,
+ * §2.1: a crafted review must not stall the webhook). The long walk is a generator, so a large review can be
+ * decided in slices (./slices.ts, decision 74). Keys are read as own properties only: `__proto__`,
  * `constructor` and `prototype` are field names like any other.
  */
 import { isRecord } from "../kube/object.js";
+import { runToEnd, STEP_NODES, slicing, stepped } from "./slices.js";
 
 const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
 /** Maps whose keys are data, not field names: always bracketed, so `metadata.labels["team"]` reads as a key. */
@@ -161,14 +163,25 @@ class Walk {
     this.tail.set(frame, e);
   }
 
-  /** Records that `key` of `frame` changed as a whole, and links `frame`'s ancestors up to a linked one. */
-  recordChange(frame: number, key: string | number): void {
+  /**
+   * Records that `key` of `frame` changed as a whole, and links `frame`'s ancestors up to a linked one — at
+   * most STEP_NODES of them: returns `linkUp`'s answer, so a walk can yield between links a million deep.
+   */
+  recordChange(frame: number, key: string | number): number {
     this.addEntry(frame, key, -1);
     this.total.set(frame, this.total.get(frame) + 1);
+    return this.linkUp(frame);
+  }
+
+  /** Links `frame` and its ancestors up to a linked one, at most STEP_NODES: the next to link, or -1. */
+  linkUp(frame: number): number {
+    let left = STEP_NODES;
     for (let f = frame; (this.flags.get(f) & LINKED) === 0; f = this.parent.get(f)) {
+      if (left-- === 0) return f;
       this.flags.set(f, this.flags.get(f) | LINKED);
       this.addEntry(this.parent.get(f), this.key[f]!, f);
     }
+    return -1;
   }
 }
 
@@ -176,29 +189,48 @@ class Walk {
  * Paths under `base` where `before` and `after` differ, in key order at every level (arrays by index). A
  * subtree that appears or disappears as a whole is named once, at its root; arrays whose length changed are
  * named as a whole. The first MAX_NAMED_PATHS are exact (cut at MAX_PATH_LENGTH); see there for the rest.
+ * `ignoredKey`, when both are objects, is left out of the comparison at the top level only (as if neither
+ * had it), without copying either object.
  *
  * One pass over both trees builds nothing for equal nodes but a frame index per object/array pair; a second
  * pass over the changed part alone names the changes, sorting a level's keys only as far as names are
  * needed. test/policies/diff.test.ts compares the result with naming every node and sorting every level's keys.
  */
-export function changedPaths(before: unknown, after: unknown, base = ""): string[] {
+export function changedPaths(before: unknown, after: unknown, base = "", ignoredKey?: string): string[] {
   if (before === after || (absent(before) && absent(after))) return [];
   if (!walkable(before, after)) return [base || "(root)"];
-  return shallowChangedPaths(before, after, base) ?? walkChangedPaths(before, after, base);
+  if (!slicing())
+    return (
+      shallowChangedPaths(before, after, base, ignoredKey) ??
+      runToEnd(walkChangedPaths(before, after, base, ignoredKey))
+    );
+  // In slices (a large review) no fast path: listing the keys of a level a million wide costs more than a
+  // slice, and the walk would list them again.
+  return stepped("changedPaths", [before, after, base, ignoredKey], () =>
+    walkChangedPaths(before, after, base, ignoredKey),
+  );
 }
 
-function walkChangedPaths(before: unknown, after: unknown, base: string): string[] {
+/** The walk for any shape, yielding every STEP_NODES nodes (./slices.ts). */
+function* walkChangedPaths(
+  before: unknown,
+  after: unknown,
+  base: string,
+  ignoredKey: string | undefined,
+): Generator<void, string[]> {
   const w = new Walk();
-  walkTrees(w, before as Container, after as Container);
+  yield* walkTrees(w, before as Container, after as Container, ignoredKey);
   // A frame's index is above its parent's, so going down the indexes adds every subtree before its parent.
-  for (let f = w.frames.count - 1; f > 0; f--)
+  for (let f = w.frames.count - 1; f > 0; f--) {
     if ((w.flags.get(f) & LINKED) !== 0) {
       const p = w.parent.get(f);
       w.total.set(p, w.total.get(p) + w.total.get(f));
     }
+    if (f % STEP_NODES === 0) yield;
+  }
   w.nameOf.set(0, w.names.push(base) - 1);
   if (KEYED_MAP.test(base)) w.flags.set(0, w.flags.get(0) | KEYED);
-  return nameChanges(w);
+  return yield* nameChanges(w);
 }
 
 // --- the usual case -----------------------------------------------------------------------------------
@@ -214,11 +246,24 @@ interface Shallow {
   readonly baseKeyed: boolean;
   readonly segments: (string | number)[];
   readonly out: string[];
+  readonly ignoredKey: string | undefined;
   gaveUp: boolean;
 }
 
-function shallowChangedPaths(before: unknown, after: unknown, base: string): string[] | undefined {
-  const walk: Shallow = { base, baseKeyed: KEYED_MAP.test(base), segments: [], out: [], gaveUp: false };
+function shallowChangedPaths(
+  before: unknown,
+  after: unknown,
+  base: string,
+  ignoredKey: string | undefined,
+): string[] | undefined {
+  const walk: Shallow = {
+    base,
+    baseKeyed: KEYED_MAP.test(base),
+    segments: [],
+    out: [],
+    ignoredKey,
+    gaveUp: false,
+  };
   shallowWalk(before, after, walk);
   return walk.gaveUp ? undefined : walk.out;
 }
@@ -237,10 +282,12 @@ function shallowWalk(before: unknown, after: unknown, walk: Shallow): void {
     let inOrder = true;
     const keysOfBefore = Object.keys(before);
     const keysOfAfter = Object.keys(after);
+    const ignored = walk.segments.length === 0 ? walk.ignoredKey : undefined;
     for (let i = 0; i < keysOfBefore.length + keysOfAfter.length; i++) {
       const fromBefore = i < keysOfBefore.length;
       const key = fromBefore ? keysOfBefore[i]! : keysOfAfter[i - keysOfBefore.length]!;
       if (!fromBefore && Object.hasOwn(before, key)) continue;
+      if (key === ignored) continue;
       const mark = walk.out.length;
       walk.segments.push(key);
       shallowWalk(fromBefore ? before[key] : undefined, own(after, key), walk);
@@ -289,36 +336,71 @@ function putInKeyOrder(out: string[], start: number, keys: readonly string[], en
 
 // --- any shape -----------------------------------------------------------------------------------------
 
-/** The first pass, with an explicit stack: depth costs heap, never the call stack. */
-function walkTrees(w: Walk, before: Container, after: Container): void {
+/**
+ * The first pass, with an explicit stack: depth costs heap, never the call stack. Yields every STEP_NODES
+ * values compared, wherever they are: a level a million keys wide is cut into steps too.
+ */
+function* walkTrees(
+  w: Walk,
+  before: Container,
+  after: Container,
+  ignoredKey: string | undefined,
+): Generator<void, void> {
   w.newFrame(-1, "", Array.isArray(before));
   w.flags.set(0, w.flags.get(0) | LINKED);
   const frames: number[] = [0];
   const befores: Container[] = [before];
   const afters: Container[] = [after];
-  const visit = (frame: number, key: string | number, b: unknown, a: unknown): void => {
-    if (b === a || (absent(b) && absent(a))) return;
-    if (!walkable(b, a)) {
-      w.recordChange(frame, key); // different types, lengths or scalars: changed as a whole
-      return;
-    }
+  /** Compares one pair: -1, or (a change linked part of the way up) the next frame `linkUp` must link. */
+  const visit = (frame: number, key: string | number, b: unknown, a: unknown): number => {
+    if (b === a || (absent(b) && absent(a))) return -1;
+    // Different types, lengths or scalars: changed as a whole.
+    if (!walkable(b, a)) return w.recordChange(frame, key);
     frames.push(w.newFrame(frame, key, Array.isArray(b)));
     befores.push(b as Container);
     afters.push(a as Container);
+    return -1;
   };
+  let sinceYield = 0;
   while (frames.length > 0) {
     const frame = frames.pop()!;
     const b = befores.pop()!;
     const a = afters.pop()!;
     const pushed = frames.length;
+    if (++sinceYield >= STEP_NODES) {
+      sinceYield = 0;
+      yield;
+    }
     if (Array.isArray(b)) {
       const items = a as unknown[];
-      for (let i = 0; i < b.length; i++) visit(frame, i, b[i], items[i]);
+      for (let i = 0; i < b.length; i++) {
+        for (let next = visit(frame, i, b[i], items[i]); next !== -1; next = w.linkUp(next)) yield;
+        if (++sinceYield >= STEP_NODES) {
+          sinceYield = 0;
+          yield;
+        }
+      }
     } else {
       const fields = a as Record<string, unknown>;
-      for (const key of Object.keys(b)) visit(frame, key, b[key], own(fields, key));
-      for (const key of Object.keys(fields))
-        if (!Object.hasOwn(b, key)) visit(frame, key, undefined, fields[key]);
+      const ignored = frame === 0 ? ignoredKey : undefined;
+      for (const key of Object.keys(b)) {
+        if (key !== ignored)
+          for (let next = visit(frame, key, b[key], own(fields, key)); next !== -1; next = w.linkUp(next))
+            yield;
+        if (++sinceYield >= STEP_NODES) {
+          sinceYield = 0;
+          yield;
+        }
+      }
+      for (const key of Object.keys(fields)) {
+        if (key !== ignored && !Object.hasOwn(b, key))
+          for (let next = visit(frame, key, undefined, fields[key]); next !== -1; next = w.linkUp(next))
+            yield;
+        if (++sinceYield >= STEP_NODES) {
+          sinceYield = 0;
+          yield;
+        }
+      }
     }
     // Enter the children in the order met, so their changes are usually listed in key order already.
     for (let i = pushed, j = frames.length - 1; i < j; i++, j--) {
@@ -337,12 +419,16 @@ const cutText = (full: string): string => {
 };
 
 /** The path of `frame`, computed once per frame from its parent's: linear over a chain of any depth. */
-function nameOf(w: Walk, frame: number): string {
+function* nameOf(w: Walk, frame: number): Generator<void, string> {
   const known = w.nameOf.get(frame);
   if (known !== -1) return w.names[known]!;
   const chain: number[] = [];
-  for (let f = frame; w.nameOf.get(f) === -1; f = w.parent.get(f)) chain.push(f);
+  for (let f = frame; w.nameOf.get(f) === -1; f = w.parent.get(f)) {
+    chain.push(f);
+    if (chain.length % STEP_NODES === 0) yield;
+  }
   for (let i = chain.length - 1; i >= 0; i--) {
+    if (i % STEP_NODES === 0) yield;
     const f = chain[i]!;
     const p = w.parent.get(f);
     const parentFlags = w.flags.get(p);
@@ -363,8 +449,8 @@ function nameOf(w: Walk, frame: number): string {
 }
 
 /** The path of `key` of `frame`, a value that changed as a whole. */
-function leafName(w: Walk, frame: number, key: string | number): string {
-  const base = nameOf(w, frame);
+function* leafName(w: Walk, frame: number, key: string | number): Generator<void, string> {
+  const base = yield* nameOf(w, frame);
   const flags = w.flags.get(frame);
   if ((flags & CUT_NAME) !== 0) return base;
   const full = base + segmentText(key, (flags & KEYED) !== 0, base === "");
@@ -372,21 +458,26 @@ function leafName(w: Walk, frame: number, key: string | number): string {
 }
 
 /** The second pass: names in key order, exact for the first MAX_NAMED_PATHS, by their holder after that. */
-function nameChanges(w: Walk): string[] {
+function* nameChanges(w: Walk): Generator<void, string[]> {
   const out: string[] = [];
   if (w.total.get(0) === 0) return out;
   // One level per entered frame: its entries in naming order (undefined: the list as met), and a position.
   const frames: number[] = [];
   const orders: (number[] | undefined)[] = [];
   const positions: number[] = [];
-  const enter = (frame: number): void => {
-    const order = keyOrder(w, frame, MAX_NAMED_PATHS - out.length);
+  function* enter(frame: number): Generator<void, void> {
+    const order = yield* keyOrder(w, frame, MAX_NAMED_PATHS - out.length);
     frames.push(frame);
     orders.push(order);
     positions.push(order === undefined ? w.head.get(frame) : 0);
-  };
-  enter(0);
+  }
+  yield* enter(0);
+  let sinceYield = 0;
   while (frames.length > 0) {
+    if (++sinceYield >= STEP_NODES) {
+      sinceYield = 0;
+      yield;
+    }
     const top = frames.length - 1;
     const frame = frames[top]!;
     const order = orders[top];
@@ -403,12 +494,18 @@ function nameChanges(w: Walk): string[] {
     }
     const child = w.entryChild.get(e);
     if (out.length < MAX_NAMED_PATHS) {
-      if (child === -1) out.push(leafName(w, frame, w.entryKey[e]!));
-      else enter(child);
+      if (child === -1) out.push(yield* leafName(w, frame, w.entryKey[e]!));
+      else yield* enter(child);
       continue;
     }
-    const holder = nameOf(w, frame);
-    for (let n = child === -1 ? 1 : w.total.get(child); n > 0; n--) out.push(holder);
+    const holder = yield* nameOf(w, frame);
+    for (let n = child === -1 ? 1 : w.total.get(child); n > 0; n--) {
+      out.push(holder);
+      if (++sinceYield >= STEP_NODES) {
+        sinceYield = 0;
+        yield;
+      }
+    }
   }
   return out;
 }
@@ -419,18 +516,29 @@ function nameChanges(w: Walk): string[] {
  * named by their holder, in no particular order). Sorting every key of a million-key level would cost more
  * than the walk; picking `first` (≤ MAX_NAMED_PATHS) costs a heap of that size.
  */
-function keyOrder(w: Walk, frame: number, first: number): number[] | undefined {
+function* keyOrder(w: Walk, frame: number, first: number): Generator<void, number[] | undefined> {
   if (w.head.get(frame) === w.tail.get(frame)) return undefined; // one entry
   const keys = w.entryKey;
   const numeric = w.isArray(frame);
   const less = (x: number, y: number): boolean =>
     numeric ? (keys[x] as number) < (keys[y] as number) : (keys[x] as string) < (keys[y] as string);
   let sorted = true;
-  for (let e = w.head.get(frame); sorted && w.entryNext.get(e) !== -1; e = w.entryNext.get(e))
+  let sinceYield = 0;
+  const step = (): boolean => {
+    if (++sinceYield < STEP_NODES) return false;
+    sinceYield = 0;
+    return true;
+  };
+  for (let e = w.head.get(frame); sorted && w.entryNext.get(e) !== -1; e = w.entryNext.get(e)) {
     if (less(w.entryNext.get(e), e)) sorted = false;
+    if (step()) yield;
+  }
   if (sorted) return undefined;
   const order: number[] = [];
-  for (let e = w.head.get(frame); e !== -1; e = w.entryNext.get(e)) order.push(e);
+  for (let e = w.head.get(frame); e !== -1; e = w.entryNext.get(e)) {
+    order.push(e);
+    if (step()) yield;
+  }
   const compare = (x: number, y: number): number => (less(x, y) ? -1 : less(y, x) ? 1 : 0);
   if (order.length <= 2 * first) return order.sort(compare);
   // A max-heap of the `first` smallest met so far.
@@ -439,6 +547,7 @@ function keyOrder(w: Walk, frame: number, first: number): number[] | undefined {
     [heap[i], heap[j]] = [heap[j]!, heap[i]!];
   };
   for (const e of order) {
+    if (step()) yield;
     if (heap.length < first) {
       heap.push(e);
       for (let j = heap.length - 1; j > 0 && less(heap[(j - 1) >> 1]!, heap[j]!); j = (j - 1) >> 1)
@@ -457,5 +566,10 @@ function keyOrder(w: Walk, frame: number, first: number): number[] | undefined {
     }
   }
   const chosen = new Set(heap);
-  return [...heap.sort(compare), ...order.filter((e) => !chosen.has(e))];
+  const out = heap.sort(compare);
+  for (const e of order) {
+    if (!chosen.has(e)) out.push(e);
+    if (step()) yield;
+  }
+  return out;
 }

@@ -10,6 +10,7 @@ import type { ResourceType } from "../kube/kinds.js";
 import { isRecord, type KubeObject } from "../kube/object.js";
 import { cloneJson, jsonPatch } from "./draft.js";
 import { RULES } from "./rules/index.js";
+import { SLICE_SPENT } from "./slices.js";
 import { requestNamespace, resourceOf, subjectOf } from "./subject.js";
 import type {
   AdmissionRequest,
@@ -139,7 +140,8 @@ export const ruleContext = (request: AdmissionRequest, ctx: PolicyContext): Rule
 
 /**
  * Decides one admission request on one webhook. Total: it never throws and always returns a well-formed
- * Decision; `rules` is a parameter only so tests can add a misbehaving rule.
+ * Decision — except, while it runs in slices (./slices.ts), the signal that the slice is spent, which the
+ * driver catches; `rules` is a parameter only so tests can add a misbehaving rule.
  */
 export function decide(
   webhook: WebhookName,
@@ -149,7 +151,8 @@ export function decide(
 ): Decision {
   try {
     return evaluate(webhook, request, ctx, rules);
-  } catch {
+  } catch (error) {
+    if (error === SLICE_SPENT) throw error;
     return webhook === "validate"
       ? denied(NON_RULE_DECISIONS.engine, internalError(NON_RULE_DECISIONS.engine), [])
       : allowed(NON_RULE_DECISIONS.engine);
@@ -197,6 +200,7 @@ function evaluate(
       }
       verdict = rule.check(request, ruleCtx);
     } catch (error) {
+      if (error === SLICE_SPENT) throw error;
       if (error instanceof StaleViewError) verdict = staleDeny(error.reason);
       else if (webhook === "validate") verdict = internalError(rule.id);
       else continue; // Ignore webhooks: a broken rule must not block anything it only advises on
@@ -220,7 +224,8 @@ function evaluate(
           verdict.apply(next);
           draft = next;
           mutated = true;
-        } catch {
+        } catch (error) {
+          if (error === SLICE_SPENT) throw error;
           continue;
         }
         const text = verdict.warning === undefined ? "" : boundedWarning(verdict.warning);

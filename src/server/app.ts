@@ -5,7 +5,7 @@
  * rule — every verdict comes from the `decide` function passed in — and nothing listens when it is built:
  * `serve.ts` adds TLS files, reload and shutdown; tests call `buildServer` with fakes and `app.inject`.
  */
-import type { Server as HttpServer } from "node:http";
+import type { Server as HttpServer, ServerResponse } from "node:http";
 import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from "node:https";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import Fastify, {
@@ -16,6 +16,7 @@ import Fastify, {
 } from "fastify";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import { decideInSlices } from "../policies/slices.js";
 import type { AdmissionRequest, Decision, WebhookName } from "../policies/types.js";
 import {
   admissionReviewResponseJsonSchema,
@@ -86,6 +87,33 @@ async function parseInSteps(text: string): Promise<JsonBodyResult> {
     await nextTurn();
   }
 }
+
+/** A body the parser refused: a 400 naming the problem (the error handler words it). */
+const badBody = (message: string): Error => Object.assign(new Error(message), { statusCode: 400 });
+
+/** Where a webhook request's arrival is kept until its response closes (see `noteArrival`). */
+const TRACKED = Symbol("admission request");
+type TrackedResponse = ServerResponse & {
+  [TRACKED]?: { webhook: WebhookName; arrived: bigint } | undefined;
+};
+
+/**
+ * A review whose body is over STEPPED_PARSE_ABOVE_CHARS (or of unknown length) is decided in slices, a turn
+ * of the event loop between them, so deciding it does not hold other requests either (decision 74). Ends
+ * early, undefined, once `late()` says the time budget is spent: the fallback answers then.
+ */
+async function decideInTurns(decideOnce: () => Decision, late: () => boolean): Promise<Decision | undefined> {
+  const slices = decideInSlices(decideOnce);
+  for (;;) {
+    const decision = slices.next();
+    if (decision !== undefined) return decision;
+    await nextTurn();
+    if (late()) return undefined;
+  }
+}
+
+const decidesInSlices = (req: FastifyRequest): boolean =>
+  !(Number(req.headers["content-length"]) <= STEPPED_PARSE_ABOVE_CHARS);
 
 const DEFAULT_FALLBACK: Readonly<Record<WebhookName, Fallback>> = {
   validate: "deny",
@@ -182,12 +210,17 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
   // so a dense 7 MiB body does not hold every other request for its whole parse (decision 59).
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     const text = body as string;
-    const settle = (parsed: JsonBodyResult): void => {
+    if (text.length <= STEPPED_PARSE_ABOVE_CHARS) {
+      // Inline, with no closure: this runs once per review (decision 75).
+      const parsed = parseJsonBody(text);
       if (parsed.ok) done(null, parsed.value);
-      else done(Object.assign(new Error(parsed.error), { statusCode: 400 }), undefined);
-    };
-    if (text.length <= STEPPED_PARSE_ABOVE_CHARS) settle(parseJsonBody(text));
-    else void parseInSteps(text).then(settle, (err: Error) => done(err, undefined));
+      else done(badBody(parsed.error), undefined);
+      return;
+    }
+    void parseInSteps(text).then(
+      (parsed) => (parsed.ok ? done(null, parsed.value) : done(badBody(parsed.error), undefined)),
+      (err: Error) => done(err, undefined),
+    );
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -200,24 +233,30 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
 
   // When each admission request arrived, before its body was read and parsed: the time budget runs from
   // there, since kube's timeout does too. controller-runtime's webhook series count it from there until the
-  // answer is sent (or the connection closes without one).
-  const arrivals = new WeakMap<FastifyRequest, bigint>();
+  // answer is sent (or the connection closes without one). The record rides on the raw response, and two
+  // listeners shared by every request end it — no closure and no `once` wrapper per request (decision 75).
+  const endTracking = (res: TrackedResponse, answered: boolean): void => {
+    const tracked = res[TRACKED];
+    if (tracked === undefined) return;
+    res[TRACKED] = undefined;
+    const code = answered ? res.statusCode : undefined;
+    metrics.requestFinished(tracked.webhook, code, Number(now() - tracked.arrived) / 1e9);
+  };
+  // `finish`: the answer was sent; `close` alone: the connection went away first. Whichever comes first.
+  const answered = function (this: TrackedResponse): void {
+    endTracking(this, true);
+  };
+  const closed = function (this: TrackedResponse): void {
+    endTracking(this, false);
+  };
   const noteArrival =
     (webhook: WebhookName) =>
-    (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-      const arrived = now();
-      arrivals.set(req, arrived);
+    (_req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+      const res = reply.raw as TrackedResponse;
+      res[TRACKED] = { webhook, arrived: now() };
       metrics.requestStarted(webhook);
-      // `finish`: the answer was sent; `close` alone: the connection went away first. Whichever comes first.
-      let ended = false;
-      const end = (answered: boolean) => (): void => {
-        if (ended) return;
-        ended = true;
-        const code = answered ? reply.raw.statusCode : undefined;
-        metrics.requestFinished(webhook, code, Number(now() - arrived) / 1e9);
-      };
-      reply.raw.once("finish", end(true));
-      reply.raw.once("close", end(false));
+      res.on("finish", answered);
+      res.on("close", closed);
       done();
     };
 
@@ -240,26 +279,23 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
         "server-timeout",
         `the admission decision on ${describeObject(request)} timed out, retry`,
       );
-    return (req: FastifyRequest, reply: FastifyReply): void => {
-      const start = now();
-      const arrived = arrivals.get(req) ?? start;
-      const decoded = decodeAdmissionReview(req.body);
-      if (!decoded.ok) {
-        void reply.code(400).send({ error: decoded.error });
-        return;
-      }
-      const request = decoded.request;
-      const budgetMs = budgetOf(req);
-      // A request that already waited out its budget (behind a long body, or a busy event loop) is answered
-      // with the fallback at once: kube has given up on it, and deciding would only delay the next one.
-      if (Number(start - arrived) / 1e6 > budgetMs) {
-        log.warn({ webhook, uid: request.uid, budgetMs }, "admission request waited past its time budget");
-        finish(webhook, reply, request, timedOut(request), 0);
-        return;
-      }
+    /**
+     * Decides (or takes what `sliced` decided: undefined when its budget ran out first), checks and times the
+     * decision, and sends the answer.
+     */
+    const conclude = (
+      reply: FastifyReply,
+      request: AdmissionRequest,
+      start: bigint,
+      arrived: bigint,
+      budgetMs: number,
+      sliced?: { decision: Decision | undefined } | { error: unknown },
+    ): void => {
       let decision: Decision;
       try {
-        decision = deps.decide(webhook, request);
+        if (sliced !== undefined && "error" in sliced) throw sliced.error;
+        decision =
+          sliced === undefined ? deps.decide(webhook, request) : (sliced.decision ?? timedOut(request));
         // The engine is typed, but a malformed verdict must still end in a 200, never in a 5xx.
         if (typeof decision?.allowed !== "boolean" || !Array.isArray(decision.warnings)) {
           throw new Error(`engine returned a malformed decision: ${JSON.stringify(decision)?.slice(0, 200)}`);
@@ -282,6 +318,35 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
       }
       finish(webhook, reply, request, decision, Number((end - start) / 1000n));
     };
+    return (req: FastifyRequest, reply: FastifyReply): void => {
+      const start = now();
+      const arrived = (reply.raw as TrackedResponse)[TRACKED]?.arrived ?? start;
+      const decoded = decodeAdmissionReview(req.body);
+      if (!decoded.ok) {
+        void reply.code(400).send({ error: decoded.error });
+        return;
+      }
+      const request = decoded.request;
+      const budgetMs = budgetOf(req);
+      // A request that already waited out its budget (behind a long body, or a busy event loop) is answered
+      // with the fallback at once: kube has given up on it, and deciding would only delay the next one.
+      if (Number(start - arrived) / 1e6 > budgetMs) {
+        log.warn({ webhook, uid: request.uid, budgetMs }, "admission request waited past its time budget");
+        finish(webhook, reply, request, timedOut(request), 0);
+        return;
+      }
+      if (decidesInSlices(req)) {
+        void decideInTurns(
+          () => deps.decide(webhook, request),
+          () => Number(now() - arrived) / 1e6 > budgetMs,
+        ).then(
+          (decision) => conclude(reply, request, start, arrived, budgetMs, { decision }),
+          (error: unknown) => conclude(reply, request, start, arrived, budgetMs, { error }),
+        );
+        return;
+      }
+      conclude(reply, request, start, arrived, budgetMs);
+    };
   };
 
   /** Counts, logs and sends one answer; `micros` is the decision's own time. */
@@ -294,7 +359,20 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
   ): void => {
     metrics.record(webhook, request, decision, micros / 1e6);
     // SPEC §7: refusals at info, so the default level shows what was refused and not every write allowed.
-    log[decision.allowed ? "debug" : "info"](
+    // The line's fields are only gathered when its level is on (at the default level: denials only).
+    const level = decision.allowed ? "debug" : "info";
+    if (log.isLevelEnabled(level)) logDecision(level, webhook, request, decision, micros);
+    void reply.code(200).send(encodeAdmissionResponse(webhook, request, decision));
+  };
+
+  const logDecision = (
+    level: "debug" | "info",
+    webhook: WebhookName,
+    request: AdmissionRequest,
+    decision: Decision,
+    micros: number,
+  ): void => {
+    log[level](
       {
         webhook,
         uid: request.uid,
@@ -310,7 +388,6 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
       },
       "admission decision",
     );
-    void reply.code(200).send(encodeAdmissionResponse(webhook, request, decision));
   };
 
   const responseSchema = { response: { 200: admissionReviewResponseJsonSchema } };

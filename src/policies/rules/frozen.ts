@@ -8,12 +8,13 @@
  * template label a request sets cannot choose which MAPI object judges it.
  */
 import { AUTHORITY, INFRA_GROUP, KINDS } from "../../kube/kinds.js";
-import { finalizersOf, getPath, isRecord, type KubeObject } from "../../kube/object.js";
+import { finalizersOf, getPath, type KubeObject } from "../../kube/object.js";
 import { statusAuthority, synchronizedAPI } from "../../protocol/authority.js";
-import { keyChanges, listPaths } from "../compare.js";
+import { listPaths } from "../compare.js";
 import { changedPaths } from "../diff.js";
 import {
   annotationPath,
+  guardedChanges,
   isDeleteMark,
   labelPath,
   metadataGuardViolations,
@@ -22,6 +23,7 @@ import {
   readAnnotations,
   readLabels,
 } from "../keys.js";
+import { remembered } from "../slices.js";
 import {
   authoritativeSideOf,
   capiResource,
@@ -52,18 +54,14 @@ function specChanges(request: AdmissionRequest, subject: Subject, exceptAuthorit
       getPath(request.object, ["spec", "replicas"]),
       "spec.replicas",
     );
+  // `spec.authoritativeAPI` left out in place, not by copying the spec: a copy would be a new value on every
+  // run of a decision in slices, and the walk of it could not be resumed (decision 74).
   return changedPaths(
-    specOf(request.oldObject, exceptAuthority),
-    specOf(request.object, exceptAuthority),
+    request.oldObject?.spec,
+    request.object?.spec,
     "spec",
+    exceptAuthority ? "authoritativeAPI" : undefined,
   );
-}
-
-function specOf(o: KubeObject | null, exceptAuthority: boolean): unknown {
-  const s = o?.spec;
-  if (!exceptAuthority || !isRecord(s)) return s;
-  const { authoritativeAPI: _ignored, ...rest } = s;
-  return rest;
 }
 
 /**
@@ -92,8 +90,20 @@ const requestedReplicas = (request: AdmissionRequest): string => {
  */
 function ownerChanges(request: AdmissionRequest, subject: Subject, status: string | undefined): string[] {
   if (subject.subResource || status === AUTHORITY.migrating) return [];
-  return ownerReferenceViolations(request.oldObject ?? undefined, request.object ?? undefined);
+  return ownerViolations(request.oldObject ?? undefined, request.object ?? undefined);
 }
+
+// Linear passes over a review's metadata, computed once per decision run in slices: every later slice runs
+// the decision again from the start (./slices.ts, decision 74).
+const guardViolations = (request: AdmissionRequest, twinOwner: KubeObject | undefined): string[] => {
+  const before = request.oldObject ?? undefined;
+  const after = request.object ?? undefined;
+  return remembered("metadataGuardViolations", [before, after, twinOwner], () =>
+    metadataGuardViolations(before, after, twinOwner),
+  );
+};
+const ownerViolations = (before: KubeObject | undefined, after: KubeObject | undefined): string[] =>
+  remembered("ownerReferenceViolations", [before, after], () => ownerReferenceViolations(before, after));
 
 /** Why owner references are refused, when they are: the sentence after "… changed." */
 const ownersNote = (paths: readonly string[], subject: Subject): string =>
@@ -162,9 +172,7 @@ export const mapiFrozen: Rule = {
     const twinOwner = authoritativeSideOf(mapi) === "capi" ? capiTwin : undefined;
     const paths = [
       ...specChanges(request, subject, true),
-      ...(subject.subResource
-        ? []
-        : metadataGuardViolations(request.oldObject ?? undefined, request.object ?? undefined, twinOwner)),
+      ...(subject.subResource ? [] : guardViolations(request, twinOwner)),
       ...ownerChanges(request, subject, status),
     ];
     if (paths.length === 0) return allow();
@@ -211,9 +219,7 @@ export const capiFrozen: Rule = {
     const twinOwner = authoritativeSideOf(mapi) === "mapi" ? mapi : undefined;
     const paths = [
       ...specChanges(request, subject, false),
-      ...(subject.subResource
-        ? []
-        : metadataGuardViolations(request.oldObject ?? undefined, request.object ?? undefined, twinOwner)),
+      ...(subject.subResource ? [] : guardViolations(request, twinOwner)),
       ...ownerChanges(request, subject, status),
     ];
     if (paths.length === 0) return allow();
@@ -243,18 +249,38 @@ export const capiFrozen: Rule = {
 
 // --- frozen-while-migrating ------------------------------------------------------------------------------
 
+/** Whether `after` holds a finalizer `before` does not (removing finalizers is always allowed). */
+export function addsFinalizer(before: readonly string[], after: readonly string[]): boolean {
+  // A set, not `includes` per finalizer: that was quadratic in a crafted list (decision 61).
+  const old = new Set(before);
+  return after.some((f) => !old.has(f));
+}
+
+/** Annotation keys a handover leaves alone: delete marks and kubectl's bookkeeping. */
+const judgedWhileMigrating = (key: string): boolean => !isDeleteMark(key) && key !== LAST_APPLIED;
+const everyKey = (): boolean => true;
+
 /** Everything a request changes that a handover does not allow: see the rule's table row. */
 function migratingViolations(request: AdmissionRequest, subject: Subject): string[] {
   const paths = specChanges(request, subject, subject.api === "mapi");
   if (subject.subResource) return paths;
   const before = request.oldObject ?? undefined;
   const after = request.object ?? undefined;
-  for (const { key } of keyChanges(readLabels(before), readLabels(after))) paths.push(labelPath(key));
-  for (const { key } of keyChanges(readAnnotations(before), readAnnotations(after)))
-    if (!isDeleteMark(key) && key !== LAST_APPLIED) paths.push(annotationPath(key));
-  const oldFinalizers = finalizersOf(before);
-  if (finalizersOf(after).some((f) => !oldFinalizers.includes(f))) paths.push("metadata.finalizers");
-  paths.push(...ownerReferenceViolations(before, after));
+  for (const path of remembered("migratingMetadata", [before, after], () => metadataChanges(before, after)))
+    paths.push(path);
+  return paths;
+}
+
+/** The labels, annotations, finalizers and ownerReferences a handover does not let a request change. */
+function metadataChanges(before: KubeObject | undefined, after: KubeObject | undefined): string[] {
+  const paths: string[] = [];
+  // The changed keys in one pass, the 100 smallest sorted in front (decision 61): not a sort of them all.
+  for (const key of guardedChanges(readLabels(before), readLabels(after), everyKey))
+    paths.push(labelPath(key));
+  for (const key of guardedChanges(readAnnotations(before), readAnnotations(after), judgedWhileMigrating))
+    paths.push(annotationPath(key));
+  if (addsFinalizer(finalizersOf(before), finalizersOf(after))) paths.push("metadata.finalizers");
+  for (const path of ownerReferenceViolations(before, after)) paths.push(path);
   return paths;
 }
 

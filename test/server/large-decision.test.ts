@@ -1,0 +1,118 @@
+/**
+ * SPEC §2.1 "decided in milliseconds", for the decision itself (decision 74): while a crafted review near the
+ * 7 MiB limit is being *decided* by the real engine — after its body was parsed — small reviews and
+ * `/healthz` are still answered, because a large review is decided in slices with a turn of the event loop
+ * between them. Ordering is asserted, never time: a concurrent answer must land between the big review's
+ * first decision call and the one that returns its Decision.
+ */
+import pino from "pino";
+import { Registry } from "prom-client";
+import { afterEach, describe, expect, it } from "vitest";
+import { decide } from "../../src/policies/engine.js";
+import type { AdmissionRequest, Decision, WebhookName } from "../../src/policies/types.js";
+import { BODY_LIMIT_BYTES, buildServer, type WebhookApp } from "../../src/server/app.js";
+import { capiMachine, context, edit, mapiMachine, updateRequest } from "../policies/builders.js";
+
+const wide = (width: number, value: number): Record<string, number> => {
+  const o: Record<string, number> = {};
+  for (let i = 0; i < width; i++) o[`k${i}`] = value;
+  return o;
+};
+/** `[[…[leaf]…]]`, `depth` levels, as JSON text (JSON.stringify would recurse). */
+const deepList = (depth: number, leaf: number): string => `${"[".repeat(depth)}${leaf}${"]".repeat(depth)}`;
+
+const frozen = mapiMachine({ status: "ClusterAPI" });
+/** The review text; a string `before`/`after` is spliced in as JSON text. */
+const reviewText = (uid: string, before: unknown, after: unknown): string => {
+  const text = JSON.stringify({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: updateRequest(
+      edit(frozen, (m) => {
+        m.spec.providerSpec.value.crafted = typeof before === "string" ? "@before" : before;
+      }),
+      edit(frozen, (m) => {
+        m.spec.providerSpec.value.crafted = typeof after === "string" ? "@after" : after;
+      }),
+      { uid },
+    ),
+  });
+  const splice = (t: string, mark: string, v: unknown) => (typeof v === "string" ? t.replace(mark, v) : t);
+  return splice(splice(text, '"@before"', before), '"@after"', after);
+};
+
+let app: WebhookApp | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+describe("a large review is decided in slices (decision 74)", () => {
+  it.each([
+    ["wide: 2 × 280,000 changed keys", () => reviewText("big", wide(280_000, 1), wide(280_000, 2))],
+    ["deep lists: 2 × 1.5 M levels", () => reviewText("big", deepList(1_500_000, 1), deepList(1_500_000, 2))],
+  ])(
+    "%s: small reviews and /healthz are answered while it is decided, and it is denied as before",
+    async (_shape, build) => {
+      const big = build();
+      expect(big.length).toBeGreaterThan(BODY_LIMIT_BYTES / 2);
+      expect(big.length).toBeLessThanOrEqual(BODY_LIMIT_BYTES);
+      const ctx = context([frozen, capiMachine({ paused: "none" })]);
+      const events: string[] = [];
+      app = buildServer({
+        decide: (webhook: WebhookName, request: AdmissionRequest): Decision => {
+          const who = request.uid === "big" ? "big" : "small";
+          if (who === "big") events.push("big:call");
+          const decision = decide(webhook, request, ctx);
+          events.push(`${who}:decided`);
+          return decision;
+        },
+        logger: pino({ level: "silent" }),
+        registry: new Registry(),
+        readiness: () => ({ ready: true }),
+      });
+      await app.ready();
+      const small = reviewText("small", 1, 2);
+      const post = (payload: string) =>
+        app!.inject({
+          method: "POST",
+          url: "/validate",
+          headers: { "content-type": "application/json" },
+          payload,
+        });
+
+      let bigFinished = false;
+      const bigDone = post(big).finally(() => {
+        bigFinished = true;
+      });
+      const smallAnswers: number[] = [];
+      while (!bigFinished) {
+        const [review, health] = await Promise.all([
+          post(small),
+          app.inject({ method: "GET", url: "/healthz" }),
+        ]);
+        smallAnswers.push(review.statusCode, health.statusCode);
+        events.push("healthz:answered");
+      }
+      const answer = await bigDone;
+
+      // The decision is the engine's, whatever the slicing: mapi-frozen names the changed values.
+      expect(answer.statusCode).toBe(200);
+      expect(answer.json().response).toMatchObject({ uid: "big", allowed: false });
+      expect(answer.json().response.status.message).toContain("spec.providerSpec.value.crafted");
+      expect(answer.json().response.status.message).toBe(
+        decide("validate", JSON.parse(big).request, ctx).status?.message,
+      );
+      expect(smallAnswers.every((c) => c === 200)).toBe(true);
+      // Between the big review's first decision call and its Decision, other requests were answered.
+      const first = events.indexOf("big:call");
+      const last = events.indexOf("big:decided");
+      expect(first).toBeGreaterThanOrEqual(0);
+      expect(last).toBeGreaterThan(first);
+      const during = events.slice(first, last);
+      expect(during).toContain("small:decided");
+      expect(during).toContain("healthz:answered");
+    },
+    120_000,
+  );
+});
