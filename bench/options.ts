@@ -26,7 +26,10 @@ export interface BenchOptions {
   workers?: number;
   /** Where the JSON result goes (default bench/results). */
   outDir?: string;
-  /** Write a V8 CPU profile of each product child here (`--cpu-prof`), to profile before optimising. */
+  /**
+   * Write a V8 CPU profile of each product child and of the bare baseline here (`--cpu-prof`), to profile
+   * before optimising (bench/profile-summary.ts reads them).
+   */
   cpuProfDir?: string;
 }
 

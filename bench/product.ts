@@ -8,8 +8,7 @@
  */
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { pino } from "pino";
-import { Registry } from "prom-client";
+import { collectDefaultMetrics, Registry } from "prom-client";
 import { parseConfig } from "../src/config.js";
 import { createCache } from "../src/kube/cache.js";
 import { systemClock } from "../src/kube/clock.js";
@@ -18,7 +17,7 @@ import type { Controller } from "../src/kube/controller.js";
 import { createEventRecorder } from "../src/kube/events.js";
 import { KINDS } from "../src/kube/kinds.js";
 import { runtimeMetrics } from "../src/kube/metrics.js";
-import { logDestination } from "../src/logging.js";
+import { childLogger, createLogger, logDestination } from "../src/logging.js";
 import { admissionInformers } from "../src/main.js";
 import { createMigrationController } from "../src/migration/controller.js";
 import { decide } from "../src/policies/engine.js";
@@ -46,9 +45,9 @@ const workers = {
 };
 // Static imports are evaluated before this line: what follows is the product's own start-up.
 const bodyStart = performance.now();
-// The product logs one info line per decision; it goes to /dev/null here, but it is still built and written
-// through the product's own buffered destination (src/logging.ts).
-const logger = pino({ level: "info" }, logDestination("/dev/null"));
+// The product's logger as src/main.ts builds it (JSON lines, RFC 3339 time, `logger` name), at the default
+// level: a denial writes one info line. It goes to /dev/null, through the product's own buffered destination.
+const logger = createLogger("info", { tty: false, stream: logDestination("/dev/null") });
 const connection = connect({ kubeconfigPath, context: "controller" });
 const cache = createCache({ transport: connection.transport, logger, clock: systemClock });
 for (const [type, namespace] of admissionInformers(NAMESPACES)) cache.informerFor(type, namespace);
@@ -63,7 +62,9 @@ const policy: PolicyContext = {
   checkConvertible,
   enforcing: true,
 };
+// As src/main.ts: the process metrics (event-loop lag, GC) are collected beside the admission series.
 const registry = new Registry();
+collectDefaultMetrics({ register: registry });
 const controllers: Controller[] = [];
 if (withControllers) {
   const metrics = runtimeMetrics(registry);
@@ -112,7 +113,7 @@ const webhook = await startWebhookServer({
   shutdownDelayMs: 0,
   deps: {
     decide: (name, request) => decide(name, request, policy),
-    logger,
+    logger: childLogger(logger, "admission"),
     registry,
     readiness: () => (cache.synced() ? { ready: true } : { ready: false, reason: "not synced" }),
   },

@@ -127,9 +127,13 @@ interface Memory {
   gc: boolean;
 }
 
+/** With `--cpu-prof`, the V8 flags that make a child write its profile (named by pid) when it stops. */
+const cpuProfArgs = (o: BenchOptions): string[] =>
+  o.cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", o.cpuProfDir] : [];
+
 const startProduct = (ws: Workspace, kubeconfig: string, o: BenchOptions): Promise<Child> =>
   startChild(join(HERE, "product.ts"), [kubeconfig, ws.certDir], {
-    execArgv: ["--expose-gc", ...(o.cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", o.cpuProfDir] : [])],
+    execArgv: ["--expose-gc", ...cpuProfArgs(o)],
   });
 
 export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
@@ -215,7 +219,8 @@ export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: stri
       results.decision = rows;
     }
     if (want.has("admission")) {
-      const bare = await startChild(join(HERE, "bare.ts"), [ws.certDir]);
+      // Profiled too with --cpu-prof: the product's profile is read against the baseline's, per request.
+      const bare = await startChild(join(HERE, "bare.ts"), [ws.certDir], { execArgv: cpuProfArgs(o) });
       children.push(bare);
       const bodyFile = join(ws.dir, "review.json");
       await writeFile(bodyFile, reviewBody());

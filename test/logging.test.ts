@@ -16,6 +16,7 @@ import {
   childLogger,
   createLogger,
   formatLine,
+  isoTimeBySecond,
   LOG_BUFFER_BYTES,
   type LogOutput,
   logDestination,
@@ -69,6 +70,56 @@ describe("buffered log destination", () => {
     const run = promisify(execFile)(process.execPath, ["--import", "tsx", script], { cwd: process.cwd() });
     await expect(run).rejects.toMatchObject({ code: 3 });
     expect(read(file).trim().split("\n")).toHaveLength(3);
+  });
+});
+
+describe("buffered log destination: batches", () => {
+  it("lines past the buffer size are written in order, as whole lines, without waiting for the flush", async () => {
+    const file = join(tempDir(), "log");
+    const destination = logDestination(file);
+    const log = pino({ level: "info" }, destination);
+    const count = Math.ceil((3 * LOG_BUFFER_BYTES) / 60);
+    for (let i = 0; i < count; i++) log.info({ i }, "a line of about sixty characters");
+    // More than the buffer holds was handed to the file at once; the tail follows by the periodic flush.
+    expect(read(file).length).toBeGreaterThanOrEqual(LOG_BUFFER_BYTES);
+    await vi.waitFor(() => expect(read(file).trim().split("\n")).toHaveLength(count), { timeout: 5_000 });
+    const lines = read(file)
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { i: number });
+    expect(lines.map((l) => l.i)).toEqual([...Array(count).keys()]);
+    destination.end();
+  });
+
+  it("flushSync writes what is gathered at once", () => {
+    const file = join(tempDir(), "log");
+    const destination = logDestination(file);
+    pino({ level: "info" }, destination).info("gathered");
+    destination.flushSync();
+    expect(read(file)).toContain('"msg":"gathered"');
+    destination.end();
+  });
+});
+
+describe("the time of a line", () => {
+  it("is pino's isoTime, new Date().toISOString(), at second boundaries and anywhere else", () => {
+    const instants = [0, 1, 9, 10, 99, 100, 999, 1_000, 1_001, -1, -1_000, -1_001, 1_764_626_399_999];
+    for (let i = 0; i < 2_000; i++) instants.push(Math.floor(Math.random() * 4e12));
+    for (const ms of instants) {
+      expect(isoTimeBySecond(() => ms)(), String(ms)).toBe(`,"time":"${new Date(ms).toISOString()}"`);
+    }
+  });
+
+  it("follows the clock from one call to the next, within a second and across one", () => {
+    let now = 1_764_626_398_998;
+    const time = isoTimeBySecond(() => now);
+    const seen: string[] = [];
+    for (let i = 0; i < 4; i++, now++) seen.push(time());
+    expect(seen).toEqual(
+      [1_764_626_398_998, 1_764_626_398_999, 1_764_626_399_000, 1_764_626_399_001].map(
+        (ms) => `,"time":"${new Date(ms).toISOString()}"`,
+      ),
+    );
   });
 });
 
