@@ -45,14 +45,15 @@ export interface InstanceRecord {
  *   MAPI copy of a ClusterAPI set), `members` the Machines the test saw in it (the set controllers' own
  *   creations are added by `memberCreated`).
  * - `Cluster`: a delete of the CAPI Cluster: a request for the ClusterAPI side of the Machines that existed
- *   then, never for a MachineAPI instance (SPEC §4.6).
+ *   then, and of the members its CAPI MachineSets `sets` create while they go with it (a scale-up racing the
+ *   delete), never for a MachineAPI instance (SPEC §4.6).
  * - `Scale`: a person lowering a MachineSet's replicas from `from` to `to`: a request for `from - to`
  *   members, each chosen by the set controller (`memberDeleted`).
  */
 export type UserRequest =
   | { kind: "Machine"; name: string }
   | { kind: "MachineSet"; name: string; cascades: boolean; members?: readonly string[] }
-  | { kind: "Cluster"; name: string; members: readonly string[] }
+  | { kind: "Cluster"; name: string; members: readonly string[]; sets?: readonly string[] }
   | { kind: "Scale"; machineSet: string; from: number; to: number };
 
 export type LedgerEvent =
@@ -201,7 +202,11 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
       const q = r.request;
       if (q.kind === "Machine" && q.name === machine)
         return `user request ${r.id}: delete Machine ${machine}`;
-      if (q.kind === "Cluster" && by === "ClusterAPI" && q.members.includes(machine))
+      if (
+        q.kind === "Cluster" &&
+        by === "ClusterAPI" &&
+        (q.members.includes(machine) || (q.sets ?? []).some((set) => members.get(set)?.has(machine)))
+      )
         return `user request ${r.id}: delete Cluster ${q.name}`;
       if (q.kind === "MachineSet" && q.cascades && isMember(q.name, machine, q))
         return `user request ${r.id}: cascading delete of MachineSet ${q.name}`;

@@ -95,6 +95,20 @@ const rows: Row[] = [
     ],
     undescended: ["m-mapi", "m-later"],
   },
+  {
+    rule: "I6/§4.6: deleting the Cluster covers the ClusterAPI members its sets create while it goes (campaign seed 20261214, run 7)",
+    steps: [
+      { request: { kind: "Cluster", name: "c", members: [], sets: ["s"] } },
+      { member: ["s", "s-new"] },
+      { member: ["other", "o-new"] },
+      { deleted: ["s", "s-new", "setDeleting"] },
+      { terminate: "s-new", by: "ClusterAPI" },
+      { terminate: "o-new", by: "ClusterAPI" },
+      { member: ["s", "s-mapi"] },
+      { terminate: "s-mapi", by: "MachineAPI" },
+    ],
+    undescended: ["o-new", "s-mapi"],
+  },
 ];
 
 const run = (row: Row): { ledger: InstanceLedger; undescended: string[] } => {

@@ -395,6 +395,8 @@ const deleteCluster = (): Cmd =>
     () => true,
     async (m, r) => {
       const capi = (await r.h.admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items.map(nameOf);
+      // The Cluster's CAPI MachineSets go with it, and so do the members they create meanwhile.
+      const sets = (await r.h.admin.list(KINDS.capiMachineSet, { namespace: CAPI_NS })).items.map(nameOf);
       const ok = await tolerated(r, "delete Cluster", async () => {
         await r.h.admin.patch(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, {
           type: "merge",
@@ -404,6 +406,7 @@ const deleteCluster = (): Cmd =>
           kind: "Cluster",
           name: DEMO_INFRASTRUCTURE_NAME,
           members: capi,
+          sets,
         });
       });
       if (ok) {
@@ -729,6 +732,60 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
  * Faults off, every stand-in running; then every Machine of this run must come to rest within
  * `timeoutMs`: spec == status, nothing Migrating, deleted ones gone; I1–I4 and the ledger clean.
  */
+/**
+ * What a run that did not converge looks like to the server and to the leader's cache: for each Machine of
+ * the run without its twin or not settled, each copy and the InfraMachine live and cached, the Cluster both ways, and the
+ * Machine's Events — the facts a diagnosis starts from.
+ */
+const diagnose = async (r: Real): Promise<string> => {
+  const { mapi, capi } = await runMachines(r);
+  const capiNames = new Set(capi.map(nameOf));
+  const mapiNames = new Set(mapi.map(nameOf));
+  const unsettled = mapi
+    .filter(
+      (o) =>
+        statusAuthorityReading(o) !== getPath(o, ["spec", "authoritativeAPI"]) ||
+        o.metadata?.deletionTimestamp !== undefined,
+    )
+    .map(nameOf);
+  const lonely = [
+    ...[...mapiNames, ...capiNames].filter((n) => !(mapiNames.has(n) && capiNames.has(n))),
+    ...unsettled,
+  ];
+  let cache: ReturnType<Harness["productCache"]> | undefined;
+  try {
+    cache = r.h.productCache();
+  } catch {
+    cache = undefined;
+  }
+  const brief = (o: KubeObject | undefined): string =>
+    o
+      ? `rv=${o.metadata?.resourceVersion} uid=${o.metadata?.uid?.slice(0, 8)} deleting=${o.metadata?.deletionTimestamp !== undefined} finalizers=[${(o.metadata?.finalizers ?? []).join(",")}] annotations=[${Object.keys(o.metadata?.annotations ?? {}).join(",")}]`
+      : "absent";
+  const lines = [
+    `leader: ${r.h.controllers().length} controllers; held watches ${JSON.stringify(r.h.heldWatches())}`,
+  ];
+  const cluster = await getOrUndefined(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, r);
+  lines.push(
+    `Cluster live ${brief(cluster)}; cached ${brief(cache?.get(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME))}`,
+  );
+  for (const name of [...new Set(lonely)]) {
+    for (const [label, type, namespace] of [
+      ["MAPI", KINDS.mapiMachine, MAPI_NS],
+      ["CAPI", KINDS.capiMachine, CAPI_NS],
+      ["AWSMachine", KINDS.awsMachine, CAPI_NS],
+    ] as const)
+      lines.push(
+        `${name} ${label}: live ${brief(await getOrUndefined(type, namespace, name, r))}; cached ${brief(cache?.get(type, namespace, name))}`,
+      );
+    const events = (await r.h.admin.list(KINDS.event, { namespace: MAPI_NS })).items
+      .filter((e) => getPath(e, ["involvedObject", "name"]) === name)
+      .map((e) => `${String(e.reason)}×${String(e.count ?? 1)}: ${String(e.message ?? "").slice(0, 160)}`);
+    lines.push(`${name} events: ${events.join(" | ")}`);
+  }
+  return lines.join("\n");
+};
+
 export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): Promise<void> => {
   r.h.cluster.faults.clear();
   r.h.releaseWatches();
@@ -815,7 +872,8 @@ export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): 
     );
     await r.h.quiesce(timeoutMs);
   } catch (e) {
-    throw new Error(`did not converge: ${last} (${String(e)})\n${r.trace.join("\n")}`);
+    const diagnosis = await diagnose(r).catch((d: unknown) => `(diagnosis failed: ${String(d)})`);
+    throw new Error(`did not converge: ${last} (${String(e)})\n${diagnosis}\n${r.trace.join("\n")}`);
   }
   await checkSafety(r, "convergence");
 };
@@ -877,6 +935,8 @@ export const scenarioCommands = {
   failover,
   failoverLagging,
   failoverPastStep9,
+  crashProduct,
+  crashStandIn,
   holdWatch,
   releaseWatches,
   wait,
