@@ -21,7 +21,7 @@ export {
 export { capiMachineSetToMapi, mapiMachineSetToCapi } from "./machineset.js";
 
 export type { InfrastructureInfo, PlatformConverter } from "./platform.js";
-export { PLATFORMS, platformFor } from "./registry.js";
+export { CONVERTER_ONLY_PLATFORMS, PLATFORMS, platformFor } from "./registry.js";
 export { type StampPath, stampNow, type Unstamped } from "./stamp.js";
 export {
   capiMachineSetStatusToMapi,

@@ -5,13 +5,7 @@
  * deletion timeouts, taints, lifecycle hooks and labels/annotations. Finalizers, ownerReferences and the
  * pause annotation are never produced here: those belong to the controllers.
  */
-import {
-  CAPI_API_VERSION,
-  INFRA_API_VERSION,
-  INFRA_GROUP,
-  LABELS,
-  MAPI_API_VERSION,
-} from "../../kube/kinds.js";
+import { apiVersionOf, CAPI_API_VERSION, INFRA_GROUP, LABELS, MAPI_API_VERSION } from "../../kube/kinds.js";
 import { annotationsOf, getPath, isRecord, type KubeObject, labelsOf, nameOf } from "../../kube/object.js";
 import {
   annotationsToCapi,
@@ -52,10 +46,17 @@ const CAPI_MACHINE_SPEC_FIELDS: ReadonlySet<string> = new Set([
   "taints",
 ]);
 
-export interface ConversionOptions {
+/**
+ * The platform modules a conversion may use (default: the registry's `PLATFORMS`, the platforms the product
+ * supports end to end). Tests of a platform not yet wired into the sync and the handover pass it here.
+ */
+export interface PlatformChoice {
+  platforms?: readonly PlatformConverter[];
+}
+export interface ConversionOptions extends PlatformChoice {
   capiNamespace: string;
 }
-export interface ReverseConversionOptions {
+export interface ReverseConversionOptions extends PlatformChoice {
   mapiNamespace: string;
   /** The platform's InfraCluster (AWSCluster): needed only for control plane machines. */
   awsCluster?: KubeObject;
@@ -336,7 +337,7 @@ export const mapiMachineToCapi = (
   infra: KubeObject | undefined,
   opts: ConversionOptions,
 ): ConversionResult<{ machine: KubeObject; infraMachine: KubeObject }> => {
-  const lookup = platformFor(infra);
+  const lookup = platformFor(infra, opts.platforms);
   if (!lookup.ok) return lookup;
   const { platform, infrastructure } = lookup;
   const issues = newIssues();
@@ -368,7 +369,7 @@ export const mapiMachineToCapi = (
     },
   };
   const infraMachine: KubeObject = {
-    apiVersion: INFRA_API_VERSION,
+    apiVersion: apiVersionOf(platform.infraMachine),
     kind: platform.infraMachine.kind,
     metadata: infraMetadata(name, opts.capiNamespace, infrastructure.clusterName),
     spec: parts.infraSpec,
@@ -382,7 +383,7 @@ export const capiMachineToMapi = (
   infra: KubeObject | undefined,
   opts: ReverseConversionOptions,
 ): ConversionResult<{ machine: KubeObject }> => {
-  const lookup = platformFor(infra);
+  const lookup = platformFor(infra, opts.platforms);
   if (!lookup.ok) return lookup;
   const { platform, infrastructure } = lookup;
   const issues = newIssues();

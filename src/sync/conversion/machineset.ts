@@ -4,13 +4,7 @@
  * into an AWSMachineTemplate named by its content hash (template-name.ts) and labelled with the template
  * label, so the sync can find and garbage-collect outdated templates it made.
  */
-import {
-  CAPI_API_VERSION,
-  INFRA_API_VERSION,
-  INFRA_GROUP,
-  LABELS,
-  MAPI_API_VERSION,
-} from "../../kube/kinds.js";
+import { apiVersionOf, CAPI_API_VERSION, INFRA_GROUP, LABELS, MAPI_API_VERSION } from "../../kube/kinds.js";
 import { annotationsOf, getPath, isRecord, type KubeObject, labelsOf, nameOf } from "../../kube/object.js";
 import {
   type ConversionOptions,
@@ -89,7 +83,7 @@ export const mapiMachineSetToCapi = (
   infra: KubeObject | undefined,
   opts: ConversionOptions,
 ): ConversionResult<{ machineSet: KubeObject; infraTemplate: KubeObject }> => {
-  const lookup = platformFor(infra);
+  const lookup = platformFor(infra, opts.platforms);
   if (!lookup.ok) return lookup;
   const { platform, infrastructure } = lookup;
   const issues = newIssues();
@@ -174,7 +168,7 @@ export const mapiMachineSetToCapi = (
     spec: capiSpec,
   };
   const infraTemplate: KubeObject = {
-    apiVersion: INFRA_API_VERSION,
+    apiVersion: apiVersionOf(platform.infraMachineTemplate),
     kind: platform.infraMachineTemplate.kind,
     metadata: infraMetadata(infraTemplateName, opts.capiNamespace, infrastructure.clusterName, {
       [LABELS.templateMachineSet]: name,
@@ -190,7 +184,7 @@ export const capiMachineSetToMapi = (
   infra: KubeObject | undefined,
   opts: ReverseConversionOptions,
 ): ConversionResult<{ machineSet: KubeObject }> => {
-  const lookup = platformFor(infra);
+  const lookup = platformFor(infra, opts.platforms);
   if (!lookup.ok) return lookup;
   const { platform, infrastructure } = lookup;
   const issues = newIssues();

@@ -6,10 +6,20 @@
  */
 import { getPath, type KubeObject } from "../../kube/object.js";
 import { awsPlatform } from "../../platforms/aws/index.js";
+import { openstackPlatform } from "../../platforms/openstack/index.js";
 import type { InfrastructureInfo, PlatformConverter } from "./platform.js";
 import type { FieldError } from "./types.js";
 
+/** The platforms the product supports end to end: conversion, sync, handover, admission and providers. */
 export const PLATFORMS: readonly PlatformConverter[] = Object.freeze([awsPlatform]);
+
+/**
+ * Platforms whose converter is built but whose kinds are not yet wired into the sync, the handover, the
+ * webhook routing and the simulated providers (issue 23; decision 77). They are not in `PLATFORMS`, so a
+ * cluster on one gets `Synchronized=False` and every flip is refused as before, instead of mirrors the
+ * handover could not follow; tests reach them through the conversions' `platforms` option.
+ */
+export const CONVERTER_ONLY_PLATFORMS: readonly PlatformConverter[] = Object.freeze([openstackPlatform]);
 
 export type PlatformLookup =
   | { ok: true; platform: PlatformConverter; infrastructure: InfrastructureInfo }

@@ -8,6 +8,7 @@
  * sync remember the object-reading part across reconciles.
  */
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
+import type { PlatformChoice } from "./machine.js";
 import { labelsToCapi, readStringMap } from "./metadata.js";
 import { platformFor } from "./registry.js";
 import { keptTransitionTime, type StampPath, stampNow, type Unstamped, unstamped } from "./stamp.js";
@@ -80,7 +81,7 @@ const capiConditionsFromPhase = (phase: string, hasNode: boolean): NewCondition[
   ];
 };
 
-export interface MachineStatusToCapiOptions {
+export interface MachineStatusToCapiOptions extends PlatformChoice {
   now: string;
   /** The CAPI Machine as it is now, whose conditions are merged into. */
   capiMachine?: KubeObject;
@@ -100,7 +101,7 @@ export const mapiMachineStatusToCapiUnstamped = (
   infra: KubeObject | undefined,
   opts: Omit<MachineStatusToCapiOptions, "now">,
 ): Unstamped<MachineStatusToCapi> => {
-  const lookup = platformFor(infra);
+  const lookup = platformFor(infra, opts.platforms);
   if (!lookup.ok) return unstamped(lookup);
   const status = isRecord(mapi.status) ? mapi.status : {};
   const phase = typeof status.phase === "string" ? status.phase : "";
@@ -146,7 +147,7 @@ const mapiPhaseOf = (capiPhase: unknown): string | undefined => {
   return capiPhase === "Deleted" ? "Deleting" : capiPhase;
 };
 
-export interface MachineStatusToMapiOptions {
+export interface MachineStatusToMapiOptions extends PlatformChoice {
   now: string;
   /** The MAPI Machine as it is now, whose providerStatus conditions are merged into. */
   mapiMachine?: KubeObject;
@@ -161,7 +162,7 @@ export const capiMachineStatusToMapiUnstamped = (
   infra: KubeObject | undefined,
   opts: Omit<MachineStatusToMapiOptions, "now">,
 ): Unstamped<MachineStatusToMapi> => {
-  const lookup = platformFor(infra);
+  const lookup = platformFor(infra, opts.platforms);
   if (!lookup.ok) return unstamped(lookup);
   const source = isRecord(capi.status) ? capi.status : {};
   const status: Record<string, unknown> = {};
