@@ -5,23 +5,8 @@
  */
 import { MAPI_API_VERSION } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import type { InfrastructureInfo } from "../../sync/conversion/platform.js";
 import { keptTransitionTime, type Unstamped, unstamped } from "../../sync/conversion/stamp.js";
 import { PROVIDER_STATUS_KIND } from "./data.js";
-
-export const instanceLabels = (
-  providerSpecValue: Record<string, unknown>,
-  infrastructure: InfrastructureInfo,
-  failureDomain: string | undefined,
-): Record<string, string> => {
-  const labels: Record<string, string> = {};
-  if (typeof providerSpecValue.instanceType === "string" && providerSpecValue.instanceType !== "")
-    labels["machine.openshift.io/instance-type"] = providerSpecValue.instanceType;
-  if (infrastructure.region !== "") labels["machine.openshift.io/region"] = infrastructure.region;
-  if (failureDomain !== undefined && failureDomain !== "")
-    labels["machine.openshift.io/zone"] = failureDomain;
-  return labels;
-};
 
 export const infraMachineStatusFromMapi = (mapiMachine: KubeObject): Record<string, unknown> => {
   const providerStatus = getPath(mapiMachine, ["status", "providerStatus"]);

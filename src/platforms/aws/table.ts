@@ -3,8 +3,9 @@
  * v1beta2 `AWSMachine` spec, one row per field: the row names the field on both sides and holds its two
  * conversions beside each other, so a field cannot be converted one way and forgotten the other. The rows
  * run in order both ways (the order of the fields in the output and of the errors a user sees). The nested
- * shapes rows share are in shapes.ts; the frame that runs the table is index.ts.
+ * shapes rows share are in shapes.ts; the frame that runs the table is ../frame.ts.
  */
+
 import { isDeepStrictEqual } from "node:util";
 import { isRecord } from "../../kube/object.js";
 import {
@@ -16,8 +17,8 @@ import {
   readString,
   rejectUnknown,
 } from "../../sync/conversion/fields.js";
-import type { ToCapiContext, ToCapiProviderResult, ToMapiContext } from "../../sync/conversion/platform.js";
 import { fieldPath, type Issues, invalid, warn } from "../../sync/conversion/types.js";
+import type { FieldRow } from "../frame.js";
 import { AWS_PROVIDER_DEFAULTS, DUAL_STACK_IP_FAMILIES } from "./data.js";
 import {
   blockDevicesToCapi,
@@ -33,31 +34,8 @@ import {
   referenceToMapi,
 } from "./shapes.js";
 
-export interface AwsFieldRow {
-  /** The providerSpec fields the row reads and writes (top-level keys). */
-  readonly mapi: readonly string[];
-  /** The AWSMachine spec fields the row reads and writes (top-level keys). */
-  readonly capi: readonly string[];
-  /**
-   * AWSMachine objects the row reads only some keys of, with those keys: any other key is a field Machine
-   * API cannot represent (SPEC §2.3).
-   */
-  readonly capiKnownKeys?: Readonly<Record<string, readonly string[]>>;
-  /** providerSpec `value` → `out.infraSpec` (and the CAPI Machine's failureDomain, dataSecretName). */
-  readonly toCapi: (
-    issues: Issues,
-    value: Record<string, unknown>,
-    ctx: ToCapiContext,
-    out: ToCapiProviderResult,
-  ) => void;
-  /** AWSMachine `spec` → providerSpec `out`. */
-  readonly toMapi: (
-    issues: Issues,
-    spec: Record<string, unknown>,
-    ctx: ToMapiContext,
-    out: Record<string, unknown>,
-  ) => void;
-}
+/** A row of the AWS field table: the shared row shape (src/platforms/frame.ts). */
+export type AwsFieldRow = FieldRow;
 
 type Reader = typeof readString | typeof readInteger | typeof readBoolean;
 

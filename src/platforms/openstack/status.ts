@@ -4,24 +4,8 @@
  * instanceState, kept conditions) from the OpenStackMachine. The spec is converted by table.ts.
  */
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import type { InfrastructureInfo } from "../../sync/conversion/platform.js";
 import { type Unstamped, unstamped } from "../../sync/conversion/stamp.js";
 import { ACTIVE_INSTANCE_STATE } from "./data.js";
-
-/** instance-type = flavor, zone = availabilityZone; OpenStack clusters have no region in the Infrastructure. */
-export const instanceLabels = (
-  providerSpecValue: Record<string, unknown>,
-  infrastructure: InfrastructureInfo,
-  failureDomain: string | undefined,
-): Record<string, string> => {
-  const labels: Record<string, string> = {};
-  if (typeof providerSpecValue.flavor === "string" && providerSpecValue.flavor !== "")
-    labels["machine.openshift.io/instance-type"] = providerSpecValue.flavor;
-  if (infrastructure.region !== "") labels["machine.openshift.io/region"] = infrastructure.region;
-  if (failureDomain !== undefined && failureDomain !== "")
-    labels["machine.openshift.io/zone"] = failureDomain;
-  return labels;
-};
 
 export const infraMachineStatusFromMapi = (mapiMachine: KubeObject): Record<string, unknown> => {
   const providerStatus = getPath(mapiMachine, ["status", "providerStatus"]);

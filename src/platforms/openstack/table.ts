@@ -3,12 +3,12 @@
  * CAPO's v1beta1 `OpenStackMachine` spec, one row per field, both conversions side by side, following
  * openshift/cluster-capi-operator's pkg/conversion (mapi2capi/openstack.go, capi2mapi/openstack.go); where
  * this table does something else, decision 77 says what and why. Rows run in order both ways. The nested
- * shapes are shapes.ts; the frame that runs the table is index.ts.
+ * shapes are shapes.ts; the frame that runs the table is ../frame.ts.
  */
-import { isRecord } from "../../kube/object.js";
+
 import { put, readBoolean, readRecord, readString, rejectUnknown } from "../../sync/conversion/fields.js";
-import type { ToCapiContext, ToCapiProviderResult, ToMapiContext } from "../../sync/conversion/platform.js";
 import { fieldPath, type Issues, invalid, warn } from "../../sync/conversion/types.js";
+import { type FieldRow, isEmptyValue } from "../frame.js";
 import { OPENSTACK_PROVIDER_DEFAULTS } from "./data.js";
 import {
   blockDevicesToCapo,
@@ -27,24 +27,8 @@ import {
   serverMetadataToMapo,
 } from "./shapes.js";
 
-export interface OpenStackFieldRow {
-  /** The providerSpec fields the row reads and writes (top-level keys). */
-  readonly mapi: readonly string[];
-  /** The OpenStackMachine spec fields the row reads and writes (top-level keys). */
-  readonly capi: readonly string[];
-  readonly toCapi: (
-    issues: Issues,
-    value: Record<string, unknown>,
-    ctx: ToCapiContext,
-    out: ToCapiProviderResult,
-  ) => void;
-  readonly toMapi: (
-    issues: Issues,
-    spec: Record<string, unknown>,
-    ctx: ToMapiContext,
-    out: Record<string, unknown>,
-  ) => void;
-}
+/** A row of the OpenStack field table: the shared row shape (src/platforms/frame.ts). */
+export type OpenStackFieldRow = FieldRow;
 
 const UNSUPPORTED_IN_MAPI = "not supported by Machine API (rule openstack-unsupported-fields)";
 
@@ -308,9 +292,5 @@ export const OPENSTACK_FIELD_TABLE: readonly OpenStackFieldRow[] = Object.freeze
 ]);
 
 /** Whether a record has any content (used to refuse a non-empty `providerSpec.metadata`). */
-export const hasContent = (v: unknown): boolean =>
-  v !== undefined &&
-  v !== null &&
-  v !== "" &&
-  !(Array.isArray(v) && v.length === 0) &&
-  !(isRecord(v) && Object.values(v).every((x) => !hasContent(x)));
+/** Whether `v` holds anything (not Go's zero value). */
+export const hasContent = (v: unknown): boolean => !isEmptyValue(v);
