@@ -762,9 +762,13 @@ const diagnose = async (r: Real): Promise<string> => {
     o
       ? `rv=${o.metadata?.resourceVersion} uid=${o.metadata?.uid?.slice(0, 8)} deleting=${o.metadata?.deletionTimestamp !== undefined} finalizers=[${(o.metadata?.finalizers ?? []).join(",")}] annotations=[${Object.keys(o.metadata?.annotations ?? {}).join(",")}]`
       : "absent";
-  const lines = [
-    `leader: ${r.h.controllers().length} controllers; held watches ${JSON.stringify(r.h.heldWatches())}`,
-  ];
+  const queues = r.h
+    .controllers()
+    .map(
+      (c) =>
+        `${c.name} queued ${c.queue()?.len() ?? "-"} processing [${(c.queue()?.processing() ?? []).join(",")}]`,
+    );
+  const lines = [`leader: ${queues.join("; ")}; held watches ${JSON.stringify(r.h.heldWatches())}`];
   const cluster = await getOrUndefined(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, r);
   lines.push(
     `Cluster live ${brief(cluster)}; cached ${brief(cache?.get(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME))}`,
@@ -778,7 +782,10 @@ const diagnose = async (r: Real): Promise<string> => {
       lines.push(
         `${name} ${label}: live ${brief(await getOrUndefined(type, namespace, name, r))}; cached ${brief(cache?.get(type, namespace, name))}`,
       );
-    const events = (await r.h.admin.list(KINDS.event, { namespace: MAPI_NS })).items
+    const events = [
+      ...(await r.h.admin.list(KINDS.event, { namespace: MAPI_NS })).items,
+      ...(await r.h.admin.list(KINDS.event, { namespace: CAPI_NS })).items,
+    ]
       .filter((e) => getPath(e, ["involvedObject", "name"]) === name)
       .map((e) => `${String(e.reason)}×${String(e.count ?? 1)}: ${String(e.message ?? "").slice(0, 160)}`);
     lines.push(`${name} events: ${events.join(" | ")}`);
@@ -791,89 +798,90 @@ export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): 
   r.h.releaseWatches();
   for (const s of ["mao", "capi", "capa"] as const) await r.h.startStandIn(s);
   let last = "";
+  const probe = async () => {
+    const { mapi, capi } = await runMachines(r);
+    const mapiNames = new Set(mapi.map(nameOf));
+    const capiNames = new Set(capi.map(nameOf));
+    // Every Machine of the run has its twin; the standalone ones the model kept are there, the ones it
+    // deleted are gone (after a Cluster or set delete a standalone Machine may have gone with it).
+    const standalone = (n: string) => /-m\d+$/.test(n);
+    const expected = [...m.created].filter((i) => !m.deleted.has(i)).map((i) => machineName(r, i));
+    const missing = m.uncertain ? [] : expected.filter((n) => !mapiNames.has(n));
+    const maybe = [...m.maybeDeleted].map((i) => machineName(r, i));
+    const extra = [...mapiNames].filter((n) => standalone(n) && !expected.includes(n) && !maybe.includes(n));
+    const unpaired = [
+      ...[...mapiNames].filter((n) => !capiNames.has(n)),
+      ...[...capiNames].filter((n) => !mapiNames.has(n)),
+    ];
+    const describe = (o: KubeObject) => {
+      const synced = conditionOf(o, "Synchronized");
+      return `${o.kind} ${o.apiVersion?.split("/")[0]} ${nameOf(o)}: annotations=${Object.keys(o.metadata?.annotations ?? {}).join(",")} spec=${String(getPath(o, ["spec", "authoritativeAPI"]))} status=${String(statusAuthorityReading(o))} deleting=${o.metadata?.deletionTimestamp !== undefined} finalizers=${(o.metadata?.finalizers ?? []).join(",")} Synchronized=${synced?.status}/${synced?.reason}: ${String(synced?.message ?? "").slice(0, 200)}`;
+    };
+    if (missing.length + extra.length + unpaired.length > 0) {
+      // What a Machine without its twin shows is what a diagnosis starts from.
+      const lonely = [...mapi, ...capi].filter((o) => unpaired.includes(nameOf(o))).map(describe);
+      last = `missing ${missing.join(",")}; unexpected ${extra.join(",")}; without a twin ${lonely.join(" | ")}`;
+      return false;
+    }
+    const unsettled = (o: KubeObject) => {
+      const status = statusAuthorityReading(o);
+      return (
+        o.metadata?.deletionTimestamp !== undefined ||
+        status === "Migrating" ||
+        status !== getPath(o, ["spec", "authoritativeAPI"])
+      );
+    };
+    const sets = (await r.h.admin.list(KINDS.mapiMachineSet, { namespace: MAPI_NS })).items.filter((o) =>
+      nameOf(o).startsWith(`model-r${r.run}-`),
+    );
+    const capiSets = (await r.h.admin.list(KINDS.capiMachineSet, { namespace: CAPI_NS })).items.filter((o) =>
+      nameOf(o).startsWith(`model-r${r.run}-`),
+    );
+    const setNames = new Set(sets.map(nameOf));
+    // A deleted set's CAPI copy may stay on its own: deleting the MAPI copy of a ClusterAPI set orphans
+    // (SPEC §4.6), and nothing recreates a mirror the user deleted.
+    const deletedSet = (n: string) => [...m.setsDeleted].some((j) => setName(r, j) === n);
+    const lonelySets = [
+      ...capiSets.filter((o) => !setNames.has(nameOf(o)) && !deletedSet(nameOf(o))).map(nameOf),
+      ...sets.filter((o) => !capiSets.some((c) => nameOf(c) === nameOf(o))).map(nameOf),
+    ];
+    // A settled set has as many members on its authoritative side as it asks for.
+    const wrongCount = sets.filter((o) => {
+      if (unsettled(o)) return false;
+      const capiSet = capiSets.find((c) => nameOf(c) === nameOf(o));
+      const authoritative = statusAuthorityReading(o) === "ClusterAPI" ? capiSet : o;
+      const members = ownedBy(statusAuthorityReading(o) === "ClusterAPI" ? capi : mapi, authoritative).filter(
+        (x) => x.metadata?.deletionTimestamp === undefined,
+      );
+      return (
+        authoritative !== undefined &&
+        members.length !== Number(getPath(authoritative, ["spec", "replicas"]) ?? 1)
+      );
+    });
+    const waiting = [
+      ...mapi.filter(unsettled).map(describe),
+      ...sets.filter(unsettled).map(describe),
+      ...lonelySets.map((n) => `MachineSet ${n} without its twin`),
+      ...wrongCount.map((o) => `MachineSet ${nameOf(o)}: members ≠ replicas`),
+    ];
+    last = waiting.join("; ");
+    return waiting.length === 0;
+  };
   try {
     // The platform brings its Cluster back once a deleted one is gone (nothing is created without one).
     await r.h.waitFor("the Cluster", () => restoreCluster(r), timeoutMs);
-    await r.h.waitFor(
-      "convergence",
-      async () => {
-        const { mapi, capi } = await runMachines(r);
-        const mapiNames = new Set(mapi.map(nameOf));
-        const capiNames = new Set(capi.map(nameOf));
-        // Every Machine of the run has its twin; the standalone ones the model kept are there, the ones it
-        // deleted are gone (after a Cluster or set delete a standalone Machine may have gone with it).
-        const standalone = (n: string) => /-m\d+$/.test(n);
-        const expected = [...m.created].filter((i) => !m.deleted.has(i)).map((i) => machineName(r, i));
-        const missing = m.uncertain ? [] : expected.filter((n) => !mapiNames.has(n));
-        const maybe = [...m.maybeDeleted].map((i) => machineName(r, i));
-        const extra = [...mapiNames].filter(
-          (n) => standalone(n) && !expected.includes(n) && !maybe.includes(n),
-        );
-        const unpaired = [
-          ...[...mapiNames].filter((n) => !capiNames.has(n)),
-          ...[...capiNames].filter((n) => !mapiNames.has(n)),
-        ];
-        const describe = (o: KubeObject) => {
-          const synced = conditionOf(o, "Synchronized");
-          return `${o.kind} ${o.apiVersion?.split("/")[0]} ${nameOf(o)}: annotations=${Object.keys(o.metadata?.annotations ?? {}).join(",")} spec=${String(getPath(o, ["spec", "authoritativeAPI"]))} status=${String(statusAuthorityReading(o))} deleting=${o.metadata?.deletionTimestamp !== undefined} finalizers=${(o.metadata?.finalizers ?? []).join(",")} Synchronized=${synced?.status}/${synced?.reason}: ${String(synced?.message ?? "").slice(0, 200)}`;
-        };
-        if (missing.length + extra.length + unpaired.length > 0) {
-          // What a Machine without its twin shows is what a diagnosis starts from.
-          const lonely = [...mapi, ...capi].filter((o) => unpaired.includes(nameOf(o))).map(describe);
-          last = `missing ${missing.join(",")}; unexpected ${extra.join(",")}; without a twin ${lonely.join(" | ")}`;
-          return false;
-        }
-        const unsettled = (o: KubeObject) => {
-          const status = statusAuthorityReading(o);
-          return (
-            o.metadata?.deletionTimestamp !== undefined ||
-            status === "Migrating" ||
-            status !== getPath(o, ["spec", "authoritativeAPI"])
-          );
-        };
-        const sets = (await r.h.admin.list(KINDS.mapiMachineSet, { namespace: MAPI_NS })).items.filter((o) =>
-          nameOf(o).startsWith(`model-r${r.run}-`),
-        );
-        const capiSets = (await r.h.admin.list(KINDS.capiMachineSet, { namespace: CAPI_NS })).items.filter(
-          (o) => nameOf(o).startsWith(`model-r${r.run}-`),
-        );
-        const setNames = new Set(sets.map(nameOf));
-        // A deleted set's CAPI copy may stay on its own: deleting the MAPI copy of a ClusterAPI set orphans
-        // (SPEC §4.6), and nothing recreates a mirror the user deleted.
-        const deletedSet = (n: string) => [...m.setsDeleted].some((j) => setName(r, j) === n);
-        const lonelySets = [
-          ...capiSets.filter((o) => !setNames.has(nameOf(o)) && !deletedSet(nameOf(o))).map(nameOf),
-          ...sets.filter((o) => !capiSets.some((c) => nameOf(c) === nameOf(o))).map(nameOf),
-        ];
-        // A settled set has as many members on its authoritative side as it asks for.
-        const wrongCount = sets.filter((o) => {
-          if (unsettled(o)) return false;
-          const capiSet = capiSets.find((c) => nameOf(c) === nameOf(o));
-          const authoritative = statusAuthorityReading(o) === "ClusterAPI" ? capiSet : o;
-          const members = ownedBy(
-            statusAuthorityReading(o) === "ClusterAPI" ? capi : mapi,
-            authoritative,
-          ).filter((x) => x.metadata?.deletionTimestamp === undefined);
-          return (
-            authoritative !== undefined &&
-            members.length !== Number(getPath(authoritative, ["spec", "replicas"]) ?? 1)
-          );
-        });
-        const waiting = [
-          ...mapi.filter(unsettled).map(describe),
-          ...sets.filter(unsettled).map(describe),
-          ...lonelySets.map((n) => `MachineSet ${n} without its twin`),
-          ...wrongCount.map((o) => `MachineSet ${nameOf(o)}: members ≠ replicas`),
-        ];
-        last = waiting.join("; ");
-        return waiting.length === 0;
-      },
-      timeoutMs,
-    );
+    await r.h.waitFor("convergence", probe, timeoutMs);
     await r.h.quiesce(timeoutMs);
   } catch (e) {
     const diagnosis = await diagnose(r).catch((d: unknown) => `(diagnosis failed: ${String(d)})`);
-    throw new Error(`did not converge: ${last} (${String(e)})\n${diagnosis}\n${r.trace.join("\n")}`);
+    // Stuck, or only slow (a loaded machine, many runs' objects after a Cluster delete)? The run fails
+    // either way; the answer says where to look.
+    const waited = Date.now();
+    const late = await r.h.waitFor("late convergence", probe, 60_000).then(
+      () => `it converged ${Math.round((Date.now() - waited) / 1000)} s after the timeout`,
+      () => `still not converged 60 s after the timeout: ${last}`,
+    );
+    throw new Error(`did not converge: ${last} (${String(e)})\n${diagnosis}\n${late}\n${r.trace.join("\n")}`);
   }
   await checkSafety(r, "convergence");
 };
