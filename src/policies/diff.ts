@@ -9,6 +9,8 @@
  * §2.1: a crafted review must not stall the webhook). The long walk is a generator, so a large review can be
  * decided in slices (./slices.ts, decision 74). Keys are read as own properties only: `__proto__`,
  * `constructor` and `prototype` are field names like any other.
+ *
+ * Over 500 lines on purpose: the path notation, the one walk and its stepped form must change together.
  */
 import { isRecord } from "../kube/object.js";
 import { runToEnd, STEP_NODES, slicing, stepped } from "./slices.js";
