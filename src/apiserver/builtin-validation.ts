@@ -7,6 +7,7 @@
  */
 import type { KubeObject } from "../kube/object.js";
 import { isRecord } from "../kube/object.js";
+import { checkBoolExpression } from "./schema/cel.js";
 import type { ResourceInfo, StatusCause } from "./types.js";
 
 /** kube's limit on a ConfigMap's or Secret's data (core validation `MaxSecretSize`). */
@@ -15,7 +16,7 @@ export const MAX_DATA_BYTES = 1024 * 1024;
 const required = (field: string, message: string): StatusCause => ({
   reason: "FieldValueRequired",
   field,
-  message: `Required value: ${message}`,
+  message: message ? `Required value: ${message}` : "Required value",
 });
 
 /** Bytes of a ConfigMap's or Secret's data as kube counts them: every key plus every value. */
@@ -27,6 +28,53 @@ const dataBytes = (o: KubeObject): number => {
     for (const [k, v] of Object.entries(m)) n += Buffer.byteLength(k) + Buffer.byteLength(String(v ?? ""));
   }
   return n;
+};
+
+const QUALIFIED_NAME =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** kube's validateMatchConditions: at most 64, each named (qualified, unique) with a bool CEL expression. */
+const matchConditionCauses = (v: unknown, at: string): StatusCause[] => {
+  if (!Array.isArray(v)) return [];
+  const causes: StatusCause[] = [];
+  if (v.length > 64)
+    causes.push({
+      reason: "FieldValueTooMany",
+      field: at,
+      message: `Too many: ${v.length}: must have at most 64 items`,
+    });
+  const seen = new Set<string>();
+  v.forEach((mc, j) => {
+    const field = `${at}[${j}]`;
+    const m = isRecord(mc) ? mc : {};
+    const expression = typeof m.expression === "string" ? m.expression.trim() : "";
+    if (expression === "") causes.push(required(`${field}.expression`, ""));
+    else {
+      const error = checkBoolExpression(expression, ["object", "oldObject", "request", "authorizer"]);
+      if (error) causes.push(invalidValue(`${field}.expression`, expression, error));
+    }
+    const name = typeof m.name === "string" ? m.name : "";
+    if (name === "") causes.push(required(`${field}.name`, ""));
+    else {
+      const local = name.slice(name.lastIndexOf("/") + 1);
+      if (!QUALIFIED_NAME.test(name) || local.length > 63)
+        causes.push(
+          invalidValue(
+            `${field}.name`,
+            name,
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+          ),
+        );
+      if (seen.has(name))
+        causes.push({
+          reason: "FieldValueDuplicate",
+          field: `${field}.name`,
+          message: `Duplicate value: ${JSON.stringify(name)}`,
+        });
+      seen.add(name);
+    }
+  });
+  return causes;
 };
 
 const webhookCauses = (o: KubeObject): StatusCause[] => {
@@ -53,6 +101,7 @@ const webhookCauses = (o: KubeObject): StatusCause[] => {
         field: `${at}.admissionReviewVersions`,
         message: `Invalid value: ${JSON.stringify(versions)}: must include at least one of v1, v1beta1`,
       });
+    causes.push(...matchConditionCauses(w.matchConditions, `${at}.matchConditions`));
     const client = isRecord(w.clientConfig) ? w.clientConfig : {};
     const hasUrl = typeof client.url === "string";
     const hasService = isRecord(client.service);

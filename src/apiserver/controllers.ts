@@ -8,7 +8,7 @@
  * cluster their roles allow everything they do).
  */
 import type pino from "pino";
-import type { KubeObject } from "../kube/object.js";
+import type { KubeObject, OwnerReference } from "../kube/object.js";
 import type { Registry } from "./registry.js";
 import {
   CRD_CLEANUP_FINALIZER,
@@ -56,6 +56,16 @@ const refOf = (key: string, o: KubeObject): ObjectRef => ({
 
 const isDeleting = (o: KubeObject | undefined): boolean => typeof o?.metadata?.deletionTimestamp === "string";
 
+/** The propagation kube's collector deletes a dependent with: what its own finalizers ask, else Background. */
+const ownPolicy = (o: KubeObject): string => {
+  const finalizers = o.metadata?.finalizers ?? [];
+  return finalizers.includes(ORPHAN_FINALIZER)
+    ? "Orphan"
+    : finalizers.includes(FOREGROUND_FINALIZER)
+      ? "Foreground"
+      : "Background";
+};
+
 export interface ControllerDeps {
   storage: Storage;
   registry: Registry;
@@ -73,6 +83,8 @@ export class Controllers {
   private running = false;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
+  /** Dependent uid + owner uid pairs already reported as OwnerRefInvalidNamespace. */
+  private readonly reported = new Set<string>();
 
   constructor(private readonly deps: ControllerDeps) {
     deps.storage.onEvent((e) => this.observe(e));
@@ -263,11 +275,34 @@ export class Controllers {
     if (finalizers.includes(FOREGROUND_FINALIZER)) {
       let blocking = 0;
       for (const d of dependents) {
-        const block = (d.object.metadata?.ownerReferences ?? []).some(
-          (o) => o.uid === uid && o.blockOwnerDeletion === true,
-        );
+        const refs = d.object.metadata?.ownerReferences ?? [];
+        const namespace = d.object.metadata?.namespace ?? "";
+        // kube: a dependent that also has a solid owner (live, not itself waiting in the foreground) is
+        // not deleted; it only loses its references to waiting and vanished owners.
+        const solid = refs.filter((o) => {
+          if (o.uid === uid) return false;
+          const live = this.ownerObject(o, d.res, namespace);
+          return (
+            live !== undefined &&
+            !(isDeleting(live) && (live.metadata?.finalizers ?? []).includes(FOREGROUND_FINALIZER))
+          );
+        });
+        if (solid.length > 0 && !isDeleting(d.object)) {
+          const keep = refs.filter(
+            (o) => o.uid !== uid && this.ownerObject(o, d.res, namespace) !== undefined,
+          );
+          await this.update(gc, d.res, d.object, {
+            ...d.object,
+            metadata: { ...d.object.metadata, ownerReferences: keep },
+          });
+          continue;
+        }
+        const block = refs.some((o) => o.uid === uid && o.blockOwnerDeletion === true);
         if (block) blocking++;
-        await this.deleteObject(gc, d.res, d.object, block ? "Foreground" : "Background");
+        // kube: a dependent with dependents of its own goes in the foreground too (blocking or not); one
+        // without, by its own finalizers.
+        const hasDependents = this.deps.storage.dependentsOf(d.object.metadata?.uid ?? "").length > 0;
+        await this.deleteObject(gc, d.res, d.object, hasDependents ? "Foreground" : ownPolicy(d.object));
       }
       if (blocking === 0) await this.removeFinalizer(gc, ref, FOREGROUND_FINALIZER);
     }
@@ -281,29 +316,119 @@ export class Controllers {
     await this.update(ctx, res, object, { ...object, metadata: { ...object.metadata, finalizers } });
   }
 
-  /** A dependent whose owners may be gone: delete it when all are, drop dangling references otherwise. */
+  /**
+   * A dependent whose owners may be gone: delete it when all are, drop dangling references otherwise. As
+   * kube's collector, an owner is found by its coordinates — the kind's resource, the dependent's namespace
+   * (a cluster-scoped kind: none) and the name — and must carry the reference's uid; a namespaced owner in
+   * another namespace is absent (with an OwnerRefInvalidNamespace event), and a cluster-scoped dependent
+   * naming a namespaced kind cannot be resolved at all: it is left alone, with that event in `default`.
+   */
   private async dependent(ref: ObjectRef): Promise<void> {
     const found = this.resolve(ref);
     if (!found || isDeleting(found.object)) return;
     const { res, object } = found;
     const owners = object.metadata?.ownerReferences ?? [];
     if (owners.length === 0) return;
-    const exists = (uid: string): boolean => {
-      const r = this.deps.storage.byUidRef(uid);
-      return r !== undefined && this.deps.storage.get(r.key, r.namespace, r.name)?.metadata?.uid === uid;
-    };
-    const dangling = owners.filter((o) => !exists(o.uid));
-    if (dangling.length === 0) return;
-    const gc = this.ctx(GC_USER);
-    if (dangling.length === owners.length) {
-      await this.deleteObject(gc, res, object, "Background");
+    const namespace = object.metadata?.namespace ?? "";
+    const states = owners.map((o) => ({ ref: o, state: this.ownerState(o, res, namespace) }));
+    const unresolvable = states.find((s) => s.state === "unresolvable");
+    if (unresolvable) {
+      await this.invalidNamespaceEvent(res, object, unresolvable.ref);
       return;
     }
-    const keep = owners.filter((o) => exists(o.uid));
+    for (const s of states) if (s.state === "elsewhere") await this.invalidNamespaceEvent(res, object, s.ref);
+    const exists = (s: (typeof states)[number]): boolean => s.state === "exists";
+    if (states.every(exists)) return;
+    const gc = this.ctx(GC_USER);
+    if (!states.some(exists)) {
+      await this.deleteObject(gc, res, object, ownPolicy(object));
+      return;
+    }
+    const keep = states.filter(exists).map((s) => s.ref);
     await this.update(gc, res, object, {
       ...object,
       metadata: { ...object.metadata, ownerReferences: keep },
     });
+  }
+
+  /** The live owner an ownerReference of a dependent (of type `res`, in `namespace`) names, if any. */
+  private ownerObject(o: OwnerReference, res: ResourceInfo, namespace: string): KubeObject | undefined {
+    const slash = o.apiVersion.indexOf("/");
+    const ownerRes = this.deps.registry.byGroupKind(slash < 0 ? "" : o.apiVersion.slice(0, slash), o.kind);
+    let live: KubeObject | undefined;
+    if (!ownerRes) {
+      const r = this.deps.storage.byUidRef(o.uid);
+      live = r ? this.deps.storage.get(r.key, r.namespace, r.name) : undefined;
+    } else if (!ownerRes.namespaced || res.namespaced)
+      live = this.deps.storage.get(resourceKey(ownerRes), ownerRes.namespaced ? namespace : "", o.name);
+    return live?.metadata?.uid === o.uid ? live : undefined;
+  }
+
+  /** Where an ownerReference of a dependent (of type `res`, in `namespace`) leads. */
+  private ownerState(
+    o: OwnerReference,
+    res: ResourceInfo,
+    namespace: string,
+  ): "exists" | "absent" | "elsewhere" | "unresolvable" {
+    const slash = o.apiVersion.indexOf("/");
+    const group = slash < 0 ? "" : o.apiVersion.slice(0, slash);
+    const ownerRes = this.deps.registry.byGroupKind(group, o.kind);
+    // A kind this server does not serve: found by uid alone (ownerObject).
+    if (!ownerRes) return this.ownerObject(o, res, namespace) ? "exists" : "absent";
+    if (ownerRes.namespaced && !res.namespaced) return "unresolvable";
+    if (this.ownerObject(o, res, namespace)) return "exists";
+    const byUid = this.deps.storage.byUidRef(o.uid);
+    return ownerRes.namespaced && byUid && byUid.namespace !== namespace ? "elsewhere" : "absent";
+  }
+
+  /** kube's graph builder reports a reference to a namespaced owner the dependent cannot have, once. */
+  private async invalidNamespaceEvent(
+    res: ResourceInfo,
+    dependent: KubeObject,
+    o: OwnerReference,
+  ): Promise<void> {
+    const namespace = dependent.metadata?.namespace ?? "";
+    const id = `${dependent.metadata?.uid}\u0000${o.uid}`;
+    if (this.reported.has(id)) return;
+    this.reported.add(id);
+    const eventsRes = this.deps.registry.byKey("/events");
+    if (!eventsRes) return;
+    const now = new Date((this.deps.clock ?? Date.now)());
+    const time = now.toISOString().replace(/\.\d{3}Z$/, "Z");
+    const name = dependent.metadata?.name ?? "";
+    // Best effort, as kube's event recorder: a refused event never holds the collector up.
+    await this.deps.rest
+      .create({
+        ctx: this.ctx(GC_USER),
+        res: eventsRes,
+        version: "v1",
+        namespace: namespace || "default",
+        body: {
+          apiVersion: "v1",
+          kind: "Event",
+          metadata: {
+            name: `${name}.${(now.getTime() * 1_000_000).toString(16)}`,
+            namespace: namespace || "default",
+          },
+          involvedObject: {
+            kind: res.kind,
+            apiVersion: res.group ? `${res.group}/${res.storageVersion}` : res.storageVersion,
+            ...(namespace ? { namespace } : {}),
+            name,
+            uid: dependent.metadata?.uid,
+          },
+          reason: "OwnerRefInvalidNamespace",
+          message: `ownerRef [${o.apiVersion}/${o.kind}, namespace: ${namespace}, name: ${o.name}, uid: ${o.uid}] does not exist in namespace ${JSON.stringify(namespace)}`,
+          source: { component: "garbage-collector-controller" },
+          firstTimestamp: time,
+          lastTimestamp: time,
+          count: 1,
+          type: "Warning",
+          reportingComponent: "",
+          reportingInstance: "",
+        },
+      })
+      .catch((e: unknown) => this.deps.logger?.warn({ err: String(e) }, "could not record an event"));
   }
 
   private async namespace(name: string): Promise<void> {

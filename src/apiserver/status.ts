@@ -54,8 +54,21 @@ export class ApiError extends Error {
 
 /** Details as Go's `omitempty` writes them: a core kind's empty group and an unnamed object's name are absent. */
 const wireDetails = (d: StatusDetails): StatusDetails => {
-  const { name, group, ...rest } = d;
-  return { ...(name ? { name } : {}), ...(group ? { group } : {}), ...rest };
+  const { name, group, causes, ...rest } = d;
+  return {
+    ...(name ? { name } : {}),
+    ...(group ? { group } : {}),
+    ...rest,
+    // A cause's empty reason and field are absent too (an InternalError's cause is a message alone).
+    ...(causes
+      ? {
+          causes: causes.map(
+            ({ reason, field, ...c }) =>
+              ({ ...(reason ? { reason } : {}), ...c, ...(field ? { field } : {}) }) as StatusCause,
+          ),
+        }
+      : {}),
+  };
 };
 
 /** `machines.machine.openshift.io` / `configmaps`: how kube names a resource in messages. */

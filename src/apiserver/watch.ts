@@ -149,6 +149,11 @@ export class Watches {
           `{"type":"BOOKMARK","object":${JSON.stringify({ kind: type.kind, apiVersion: gvOf(type, version), metadata: { resourceVersion: String(this.deps.storage.currentRv()) } })}}\n`,
         );
       intervals.push(setInterval(bookmark, this.deps.bookmarkIntervalMs));
+      // kube's watch cache also sends one 2 s before the watch's deadline (when that is still ahead and
+      // sooner than the periodic one), so a client resumes from as recent a resourceVersion as it can.
+      const preTimeoutMs = Number(q.get("timeoutSeconds") ?? "") * 1000 - 2000;
+      if (preTimeoutMs > 0 && preTimeoutMs < this.deps.bookmarkIntervalMs)
+        timers.push(setTimeout(bookmark, preTimeoutMs));
     }
     const timeout = Number(q.get("timeoutSeconds") ?? "");
     if (timeout > 0) timers.push(setTimeout(stream.end, timeout * 1000));

@@ -114,6 +114,16 @@ const eventually = async (w: World, path: string, done: (r: Reply) => boolean): 
   return r;
 };
 
+/** Repeats a request until `done` holds for its reply (up to 20 s): caches that catch up asynchronously. */
+const waitForReply = async (send: () => Promise<Reply>, done: (r: Reply) => boolean): Promise<Reply> => {
+  let r = await send();
+  for (let i = 0; i < 100 && !done(r); i++) {
+    await sleep(200);
+    r = await send();
+  }
+  return r;
+};
+
 // ---- the probe CRDs ----
 
 export const GROUP = "conformance.example.com";
@@ -1785,6 +1795,538 @@ gcProbes[gcProbes.length - 1] = probe(gcProbes[gcProbes.length - 1]!.name, async
   ),
 );
 
+/** A namespace besides NS, for owners the GC must not find from NS. */
+const OTHER_NS = "conformance-other";
+const ensureOtherNamespace = (w: World): Promise<Reply> =>
+  w.raw("admin", "POST", "/api/v1/namespaces", {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: OTHER_NS },
+  });
+const unhold = (w: World, path: string): Promise<Reply> =>
+  w.raw("admin", "PATCH", path, { metadata: { finalizers: null } }, "application/merge-patch+json");
+const ownerRef = (name: string, uid: string, extra: Record<string, unknown> = {}) => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  name,
+  uid,
+  ...extra,
+});
+const deletingView = (r: Reply): unknown => ({
+  code: code(r),
+  deleting: get(r.body, "metadata.deletionTimestamp") !== undefined,
+  finalizers: get(r.body, "metadata.finalizers") ?? null,
+});
+/** The warning events about one object, as `kubectl events` shows them (the uid in a message elided). */
+const eventsAbout = async (w: World, namespace: string, name: string, uid: string): Promise<unknown> => {
+  const path = `/api/v1/namespaces/${namespace}/events?fieldSelector=involvedObject.name%3D${name}`;
+  const r = await eventually(
+    w,
+    path,
+    (x) => Array.isArray(get(x.body, "items")) && (get(x.body, "items") as unknown[]).length > 0,
+  );
+  const items = (get(r.body, "items") as Record<string, unknown>[] | undefined) ?? [];
+  return items.map((e) => ({
+    type: e.type,
+    reason: e.reason,
+    involvedObject: `${get(e, "involvedObject.apiVersion")}/${get(e, "involvedObject.kind")} ${get(e, "involvedObject.namespace") ?? ""}/${get(e, "involvedObject.name")}`,
+    source: get(e, "source.component") ?? null,
+    message: String(e.message).replaceAll(uid, "<uid>"),
+  }));
+};
+
+/** The GC's owner coordinates (apiVersion, kind, namespace, name and uid) and foreground ordering. */
+const gcCoordinateProbes: Probe[] = [
+  probe(
+    "GC: an ownerReference whose uid is not the live owner's: the dependent is collected, the owner kept",
+    async (w) => {
+      await w.raw("admin", "POST", CMS, cm("owner-uid"));
+      await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm(
+          "dep-uid",
+          {},
+          { ownerReferences: [ownerRef("owner-uid", "11111111-1111-1111-1111-333333333333")] },
+        ),
+      );
+      const dep = await eventually(w, `${CMS}/dep-uid`, (r) => r.status === 404);
+      return { dependent: code(dep), owner: code(await w.raw("admin", "GET", `${CMS}/owner-uid`)) };
+    },
+  ),
+  probe(
+    "GC: an ownerReference naming a live object's uid under another name: the dependent is collected",
+    async (w) => {
+      const owner = await w.raw("admin", "POST", CMS, cm("owner-renamed"));
+      const uid = String(get(owner.body, "metadata.uid"));
+      await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm("dep-renamed", {}, { ownerReferences: [ownerRef("not-the-owner", uid)] }),
+      );
+      const dep = await eventually(w, `${CMS}/dep-renamed`, (r) => r.status === 404);
+      return { dependent: code(dep), owner: code(await w.raw("admin", "GET", `${CMS}/owner-renamed`)) };
+    },
+  ),
+  probe(
+    "GC: a namespaced owner in another namespace is absent: the dependent is collected, an OwnerRefInvalidNamespace event",
+    async (w) => {
+      await ensureOtherNamespace(w);
+      const owner = await w.raw("admin", "POST", `/api/v1/namespaces/${OTHER_NS}/configmaps`, {
+        ...cm("owner-elsewhere"),
+        metadata: { name: "owner-elsewhere", namespace: OTHER_NS },
+      });
+      const uid = String(get(owner.body, "metadata.uid"));
+      await sleep(1000); // the collector has seen the owner
+      await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm("dep-elsewhere", {}, { ownerReferences: [ownerRef("owner-elsewhere", uid)] }),
+      );
+      const dep = await eventually(w, `${CMS}/dep-elsewhere`, (r) => r.status === 404);
+      return {
+        dependent: code(dep),
+        owner: code(await w.raw("admin", "GET", `/api/v1/namespaces/${OTHER_NS}/configmaps/owner-elsewhere`)),
+        events: await eventsAbout(w, NS, "dep-elsewhere", uid),
+      };
+    },
+  ),
+  probe(
+    "GC: a cluster-scoped owner of a namespaced dependent: kept while it lives, collected after",
+    async (w) => {
+      const owner = await w.raw("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "conformance-gc-owner" },
+        rules: [],
+      });
+      const uid = String(get(owner.body, "metadata.uid"));
+      await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm(
+          "dep-of-cluster",
+          {},
+          {
+            ownerReferences: [
+              {
+                apiVersion: "rbac.authorization.k8s.io/v1",
+                kind: "ClusterRole",
+                name: "conformance-gc-owner",
+                uid,
+              },
+            ],
+          },
+        ),
+      );
+      await sleep(3000);
+      const kept = await w.raw("admin", "GET", `${CMS}/dep-of-cluster`);
+      const del = await w.raw(
+        "admin",
+        "DELETE",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/conformance-gc-owner",
+      );
+      const gone = await eventually(w, `${CMS}/dep-of-cluster`, (r) => r.status === 404);
+      return { whileOwned: code(kept), ownerDelete: code(del), after: code(gone) };
+    },
+  ),
+  probe(
+    "GC: a cluster-scoped dependent of a namespaced owner is never collected, an OwnerRefInvalidNamespace event in default",
+    async (w) => {
+      const owner = await w.raw("admin", "POST", CMS, cm("owner-of-cluster"));
+      const uid = String(get(owner.body, "metadata.uid"));
+      const created = await w.raw("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "conformance-gc-dependent", ownerReferences: [ownerRef("owner-of-cluster", uid)] },
+        rules: [],
+      });
+      await w.raw("admin", "DELETE", `${CMS}/owner-of-cluster`);
+      const events = await eventsAbout(w, "default", "conformance-gc-dependent", uid);
+      await sleep(2000);
+      const dep = await w.raw(
+        "admin",
+        "GET",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/conformance-gc-dependent",
+      );
+      await w.raw(
+        "admin",
+        "DELETE",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/conformance-gc-dependent",
+      );
+      return { created: code(created), dependent: code(dep), events };
+    },
+  ),
+  probe(
+    "GC Foreground: a blocking dependent with no dependents of its own is deleted in the background",
+    async (w) => {
+      const owner = await w.raw("admin", "POST", CMS, cm("owner-fg2"));
+      const uid = String(get(owner.body, "metadata.uid"));
+      await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm(
+          "dep-fg2",
+          {},
+          {
+            finalizers: ["example.com/hold"],
+            ownerReferences: [ownerRef("owner-fg2", uid, { blockOwnerDeletion: true })],
+          },
+        ),
+      );
+      await w.raw("admin", "DELETE", `${CMS}/owner-fg2?propagationPolicy=Foreground`);
+      const dep = await eventually(
+        w,
+        `${CMS}/dep-fg2`,
+        (r) => get(r.body, "metadata.deletionTimestamp") !== undefined,
+      );
+      const ownerWaiting = await w.raw("admin", "GET", `${CMS}/owner-fg2`);
+      await unhold(w, `${CMS}/dep-fg2`);
+      const gone = await eventually(w, `${CMS}/owner-fg2`, (r) => r.status === 404);
+      return { dependent: deletingView(dep), owner: deletingView(ownerWaiting), ownerAfter: code(gone) };
+    },
+  ),
+  probe(
+    "GC Foreground: a non-blocking dependent with dependents of its own is deleted in the foreground; the owner waits only for blocking ones",
+    async (w) => {
+      const owner = await w.raw("admin", "POST", CMS, cm("owner-fg3"));
+      const uid = String(get(owner.body, "metadata.uid"));
+      await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm(
+          "holder-fg3",
+          {},
+          {
+            finalizers: ["example.com/hold"],
+            ownerReferences: [ownerRef("owner-fg3", uid, { blockOwnerDeletion: true })],
+          },
+        ),
+      );
+      const mid = await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm("mid-fg3", {}, { ownerReferences: [ownerRef("owner-fg3", uid)] }),
+      );
+      const midUid = String(get(mid.body, "metadata.uid"));
+      await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm(
+          "leaf-fg3",
+          {},
+          {
+            finalizers: ["example.com/hold"],
+            ownerReferences: [ownerRef("mid-fg3", midUid, { blockOwnerDeletion: true })],
+          },
+        ),
+      );
+      await sleep(1000); // the collector has seen the chain
+      await w.raw("admin", "DELETE", `${CMS}/owner-fg3?propagationPolicy=Foreground`);
+      const leaf = await eventually(
+        w,
+        `${CMS}/leaf-fg3`,
+        (r) => get(r.body, "metadata.deletionTimestamp") !== undefined,
+      );
+      const midNow = await w.raw("admin", "GET", `${CMS}/mid-fg3`);
+      const ownerNow = await w.raw("admin", "GET", `${CMS}/owner-fg3`);
+      await unhold(w, `${CMS}/holder-fg3`);
+      const ownerGone = await eventually(w, `${CMS}/owner-fg3`, (r) => r.status === 404);
+      await unhold(w, `${CMS}/leaf-fg3`);
+      const midGone = await eventually(w, `${CMS}/mid-fg3`, (r) => r.status === 404);
+      return {
+        leaf: deletingView(leaf),
+        mid: deletingView(midNow),
+        owner: deletingView(ownerNow),
+        ownerAfterHolder: code(ownerGone),
+        midAfterLeaf: code(midGone),
+      };
+    },
+  ),
+  probe(
+    "GC Foreground: a dependent that also has a live owner is not deleted; it loses the deleting owner's reference",
+    async (w) => {
+      const owner = await w.raw("admin", "POST", CMS, cm("owner-fg4"));
+      const other = await w.raw("admin", "POST", CMS, cm("other-fg4"));
+      await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm(
+          "dep-fg4",
+          {},
+          {
+            ownerReferences: [
+              ownerRef("owner-fg4", String(get(owner.body, "metadata.uid")), { blockOwnerDeletion: true }),
+              ownerRef("other-fg4", String(get(other.body, "metadata.uid"))),
+            ],
+          },
+        ),
+      );
+      await sleep(1000); // the collector has seen both owners
+      await w.raw("admin", "DELETE", `${CMS}/owner-fg4?propagationPolicy=Foreground`);
+      const gone = await eventually(w, `${CMS}/owner-fg4`, (r) => r.status === 404);
+      const dep = await eventually(
+        w,
+        `${CMS}/dep-fg4`,
+        (r) => r.status !== 200 || (get(r.body, "metadata.ownerReferences") as unknown[]).length === 1,
+      );
+      return {
+        owner: code(gone),
+        dependent: {
+          ...(deletingView(dep) as object),
+          owners:
+            (get(dep.body, "metadata.ownerReferences") as { name: string }[] | undefined)?.map(
+              (o) => o.name,
+            ) ?? null,
+        },
+      };
+    },
+  ),
+];
+
+/** What a watch delivers: finalizers as last stored, and bookmarks before the watch's timeout. */
+const finalizerWatchView = (events: WatchEvent[]): string[] =>
+  events.map((e) => {
+    const meta = isRecord(e.object.metadata) ? e.object.metadata : {};
+    return `${e.type} ${String(meta.name)} deleting=${meta.deletionTimestamp !== undefined} finalizers=${JSON.stringify(meta.finalizers ?? [])}`;
+  });
+const watchDetailProbes: Probe[] = [
+  probe(
+    "watch: an object with a finalizer deleted, then the finalizer removed (DELETED carries the last stored state)",
+    async (w) => {
+      const list = await w.raw("admin", "GET", CMS);
+      const rv = (list.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+      let removal: Reply | undefined;
+      const events = await w.watch(
+        "admin",
+        `${CMS}?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name%3Dwatched-fin&timeoutSeconds=3`,
+        async () => {
+          await w.raw("admin", "POST", CMS, cm("watched-fin", {}, { finalizers: ["example.com/hold"] }));
+          await w.raw("admin", "DELETE", `${CMS}/watched-fin`);
+          removal = await unhold(w, `${CMS}/watched-fin`);
+        },
+      );
+      return { events: finalizerWatchView(events), removal: removal ? deletingView(removal) : null };
+    },
+  ),
+  probe(
+    "watch with allowWatchBookmarks for 5 s and a write outside its selection: a BOOKMARK before the timeout, resourceVersion only",
+    async (w) => {
+      const list = await w.raw("admin", "GET", CMS);
+      const rv = (list.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+      const events = await w.watch(
+        "admin",
+        `${CMS}?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name%3Dnobody&allowWatchBookmarks=true&timeoutSeconds=5`,
+        async () => {
+          await w.raw("admin", "POST", CMS, cm("bookmark-nudge"));
+        },
+      );
+      // One bookmark or two: kube's watch cache times them in 1 s buckets, so the count is not the answer.
+      const shapes = events.map((e) => {
+        const meta = isRecord(e.object.metadata) ? e.object.metadata : {};
+        return {
+          type: e.type,
+          kind: e.object.kind,
+          apiVersion: e.object.apiVersion,
+          metadata: Object.keys(meta)
+            .filter((k) => meta[k] !== null)
+            .sort(),
+          newer: Number(meta.resourceVersion) > Number(rv),
+        };
+      });
+      return [...new Set(shapes.map((x) => JSON.stringify(x)))];
+    },
+  ),
+];
+
+/** Admission webhooks' matchConditions (CEL on request, object and oldObject). */
+const VWCS = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+const UNREACHABLE = { url: "https://127.0.0.1:1/never" };
+const matchWebhook = (name: string, conditions: string[], failurePolicy = "Fail") => ({
+  name,
+  clientConfig: UNREACHABLE,
+  rules: [
+    { operations: ["CREATE", "UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"] },
+  ],
+  matchConditions: conditions.map((expression, i) => ({ name: `c${i}`, expression })),
+  sideEffects: "None",
+  admissionReviewVersions: ["v1"],
+  failurePolicy,
+  timeoutSeconds: 2,
+});
+const inProbeNamespace = `request.namespace == '${NS}'`;
+const dryRunCreate = (w: World, name: string): Promise<Reply> =>
+  w.raw("admin", "POST", `${CMS}?dryRun=All`, cm(name));
+const matchConditionProbes: Probe[] = [
+  probe(
+    "matchConditions: a configuration whose webhooks are called only when all conditions hold",
+    async (w) => {
+      const created = await w.raw("admin", "POST", VWCS, {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingWebhookConfiguration",
+        metadata: { name: "conformance-match" },
+        webhooks: [
+          matchWebhook("mc.conformance.example.com", [
+            inProbeNamespace,
+            "object.metadata.name.startsWith('mc-')",
+          ]),
+          matchWebhook("mu.conformance.example.com", [
+            inProbeNamespace,
+            "object.metadata.name.startsWith('mu-')",
+            "request.operation == 'UPDATE'",
+            "oldObject.data.v != object.data.v",
+          ]),
+          matchWebhook("me.conformance.example.com", [
+            inProbeNamespace,
+            "object.metadata.name.startsWith('me-')",
+            "object.data.missing == 'x'",
+          ]),
+          matchWebhook(
+            "mi.conformance.example.com",
+            [inProbeNamespace, "object.metadata.name.startsWith('mi-')", "object.data.missing == 'x'"],
+            "Ignore",
+          ),
+          matchWebhook("ma.conformance.example.com", [
+            inProbeNamespace,
+            "object.metadata.name.startsWith('ma-')",
+            "request.userInfo.username != 'nobody' && request.kind.kind == 'ConfigMap' && oldObject == null",
+          ]),
+        ],
+      });
+      // The server's webhook configuration cache catches up: a dry run the conditions select fails once it has.
+      const ready = await waitForReply(
+        () => dryRunCreate(w, "mc-ready"),
+        (r) => r.status === 500,
+      );
+      return { created: code(created), ready: code(ready) };
+    },
+  ),
+  ask("matchConditions: a request they exclude is not sent", "admin", "POST", CMS, cm("other-mc"), code),
+  ask(
+    "matchConditions: a request they all match is sent (unreachable, failurePolicy Fail)",
+    "admin",
+    "POST",
+    CMS,
+    cm("mc-called"),
+    statusOf,
+  ),
+  ask(
+    "matchConditions: a CREATE excluded by request.operation, though oldObject is null",
+    "admin",
+    "POST",
+    CMS,
+    cm("mu-1", { data: { v: "1" } }),
+    code,
+  ),
+  ask(
+    "matchConditions: an UPDATE that leaves data.v as it was (oldObject vs object) is not sent",
+    "admin",
+    "PATCH",
+    `${CMS}/mu-1`,
+    { metadata: { labels: { a: "b" } } },
+    code,
+    "application/merge-patch+json",
+  ),
+  ask(
+    "matchConditions: an UPDATE that changes data.v is sent",
+    "admin",
+    "PATCH",
+    `${CMS}/mu-1`,
+    { data: { v: "2" } },
+    statusOf,
+    "application/merge-patch+json",
+  ),
+  ask(
+    "matchConditions: an expression that cannot be evaluated under failurePolicy Fail",
+    "admin",
+    "POST",
+    CMS,
+    cm("me-1"),
+    statusOf,
+  ),
+  ask(
+    "matchConditions: an expression that cannot be evaluated under failurePolicy Ignore",
+    "admin",
+    "POST",
+    CMS,
+    cm("mi-1"),
+    code,
+  ),
+  ask(
+    "matchConditions: request.userInfo, request.kind and a null oldObject on CREATE",
+    "admin",
+    "POST",
+    CMS,
+    cm("ma-1"),
+    statusOf,
+  ),
+  ask(
+    "matchConditions: an expression that does not compile",
+    "admin",
+    "POST",
+    VWCS,
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "conformance-bad-match" },
+      webhooks: [matchWebhook("bad.conformance.example.com", ["object.metadata.name.startsWith("])],
+    },
+    statusOf,
+  ),
+  ask(
+    "matchConditions: an expression that is not a bool",
+    "admin",
+    "POST",
+    VWCS,
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "conformance-string-match" },
+      webhooks: [matchWebhook("str.conformance.example.com", ["object.metadata.name"])],
+    },
+    statusOf,
+  ),
+  ask(
+    "matchConditions: two conditions with the same name, and one without a name",
+    "admin",
+    "POST",
+    VWCS,
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "conformance-dup-match" },
+      webhooks: [
+        {
+          ...matchWebhook("dup.conformance.example.com", []),
+          matchConditions: [
+            { name: "same", expression: "true" },
+            { name: "same", expression: "true" },
+            { name: "", expression: "true" },
+          ],
+        },
+      ],
+    },
+    statusOf,
+  ),
+  probe("matchConditions: the configuration deleted, its webhooks are no longer called", async (w) => {
+    const del = await w.raw("admin", "DELETE", `${VWCS}/conformance-match`);
+    const after = await waitForReply(
+      () => dryRunCreate(w, "mc-ready"),
+      (r) => r.status === 201,
+    );
+    return { delete: code(del), after: code(after) };
+  }),
+];
+
 /** Built-in kinds' typed validation (issue 22's list). */
 const builtinProbes: Probe[] = [
   ask(
@@ -1912,5 +2454,8 @@ export const PROBE_LIST: Probe[] = [
   ...scaleProbes,
   ...rbacProbes,
   ...gcProbes,
+  ...gcCoordinateProbes,
+  ...watchDetailProbes,
+  ...matchConditionProbes,
   ...builtinProbes,
 ];

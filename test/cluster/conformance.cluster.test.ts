@@ -256,7 +256,11 @@ describe("the local API server answers like the real one (SPEC §8.1)", () => {
     const rows: string[] = [];
     const names = PROBE_LIST.map((p) => p.name);
     expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
-    for (const probe of PROBE_LIST) {
+    // MAM_PROBES=<regex> runs only the probes whose names match (while working on a few; the list is whole
+    // otherwise, and probes may build on earlier ones).
+    const only = process.env.MAM_PROBES ? new RegExp(process.env.MAM_PROBES) : undefined;
+    const selected = only ? PROBE_LIST.filter((p) => only.test(p.name)) : PROBE_LIST;
+    for (const probe of selected) {
       const localLog: Reply[] = [];
       const realLog: Reply[] = [];
       const local = show(await probe.run(recording(worlds.local!, localLog)));
@@ -270,8 +274,10 @@ describe("the local API server answers like the real one (SPEC §8.1)", () => {
       }
     }
     const differing = Object.keys(differences).length;
-    console.log(`conformance probes:\n${rows.join("\n")}\n${PROBE_LIST.length} probes, ${differing} differ`);
-    expect(PROBE_LIST.length).toBeGreaterThanOrEqual(150);
-    expect(Object.keys(differences).sort()).toEqual(Object.keys(KNOWN_DIFFERENCES).sort());
+    console.log(`conformance probes:\n${rows.join("\n")}\n${selected.length} probes, ${differing} differ`);
+    if (only) expect(selected.length).toBeGreaterThan(0);
+    else expect(PROBE_LIST.length).toBeGreaterThanOrEqual(150);
+    const known = Object.keys(KNOWN_DIFFERENCES).filter((n) => selected.some((p) => p.name === n));
+    expect(Object.keys(differences).sort()).toEqual(known.sort());
   });
 });

@@ -24,7 +24,12 @@ export interface CompiledWebhook {
   readonly namespaceSelector: LabelSelector | undefined;
   readonly objectSelector: LabelSelector | undefined;
   /** Compiled conditions; an entry with `error` failed to compile and is handled by failurePolicy when reached. */
-  readonly matchConditions: ReadonlyArray<{ name: string; program?: CelProgram; error?: string }>;
+  readonly matchConditions: ReadonlyArray<{
+    name: string;
+    expression: string;
+    program?: CelProgram;
+    error?: string;
+  }>;
   readonly failurePolicy: "Fail" | "Ignore";
   readonly timeoutSeconds: number;
   readonly sideEffects: string;
@@ -70,15 +75,16 @@ export function compileConfiguration(c: KubeObject): CompiledConfiguration {
       objectSelector: selector(w.objectSelector),
       matchConditions: conditions.map((mc) => {
         const name = typeof mc.name === "string" ? mc.name : "";
+        const expr = typeof mc.expression === "string" ? mc.expression : "";
         try {
-          const expr = typeof mc.expression === "string" ? mc.expression : "";
           return {
             name,
+            expression: expr,
             program: compileExpression(expr, ["object", "oldObject", "request", "authorizer", "params"])
               .program,
           };
         } catch (e) {
-          return { name, error: (e as Error).message };
+          return { name, expression: expr, error: (e as Error).message };
         }
       }),
       failurePolicy: w.failurePolicy === "Ignore" ? "Ignore" : "Fail",

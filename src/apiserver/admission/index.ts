@@ -59,6 +59,7 @@ type Invocation =
   | { kind: "skip" }
   | { kind: "dryRunUnsupported" }
   | { kind: "fail"; error: string }
+  | { kind: "forbidden"; errors: string[] }
   | { kind: "answer"; response: WebhookResponse };
 
 const dryRunDenial = (w: CompiledWebhook, warnings: string[]): Denial => ({
@@ -72,11 +73,33 @@ const dryRunDenial = (w: CompiledWebhook, warnings: string[]): Denial => ({
 });
 
 /** kube wraps a webhook call failure under failurePolicy Fail in an InternalError. */
-const callFailure = (webhookName: string, error: string): Status => ({
-  code: 500,
-  reason: "InternalError",
-  message: `Internal error occurred: failed calling webhook ${JSON.stringify(webhookName)}: ${error}`,
-});
+const callFailure = (webhookName: string, error: string): Status => {
+  const cause = `failed calling webhook ${JSON.stringify(webhookName)}: ${error}`;
+  return {
+    code: 500,
+    reason: "InternalError",
+    message: `Internal error occurred: ${cause}`,
+    details: { causes: [{ reason: "", message: cause, field: "" }] },
+  };
+};
+
+/**
+ * kube's answer when a webhook's matchConditions cannot be evaluated under failurePolicy Fail: Forbidden
+ * for the request's resource (the webhook is not called), naming every condition that failed.
+ */
+const matchFailure = (a: AdmissionAttributes, errors: string[]): Status => {
+  const { group, resource } = a.resource;
+  const qualified = group ? `${resource}.${group}` : resource;
+  const why = errors.length === 1 ? errors[0]! : `[${errors.join(", ")}]`;
+  return {
+    code: 403,
+    reason: "Forbidden",
+    message: a.name
+      ? `${qualified} ${JSON.stringify(a.name)} is forbidden: ${why}`
+      : `${qualified} is forbidden: ${why}`,
+    details: { ...(a.name ? { name: a.name } : {}), ...(group ? { group } : {}), kind: resource },
+  };
+};
 
 /** Sort order of kube: configurations by name, webhooks in their listed order. */
 const ordered = (configs: readonly CompiledConfiguration[], names: Map<string, string>): CompiledWebhook[] =>
@@ -145,24 +168,24 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
     w: CompiledWebhook,
     a: AdmissionAttributes,
     convert: CelConverter,
-  ): { match: boolean; error?: string } => {
+  ): { match: boolean; errors?: string[] } => {
     if (!w.rules.some((r) => ruleMatches(r, a))) return { match: false };
     if (!namespaceSelectorMatches(w.namespaceSelector, a)) return { match: false };
     if (!objectSelectorMatches(w.objectSelector, a)) return { match: false };
     if (w.matchConditions.length === 0) return { match: true };
     const vars = conditionVariables(a, convert);
-    let firstError: string | undefined;
+    const errors: string[] = [];
     for (const mc of w.matchConditions) {
       if (mc.error || !mc.program) {
-        firstError ??= `compilation failed for matchCondition ${JSON.stringify(mc.name)}: ${mc.error}`;
+        errors.push(`compilation failed for matchCondition ${JSON.stringify(mc.name)}: ${mc.error}`);
         continue;
       }
       const result = mc.program(vars);
       if (celFailed(result))
-        firstError ??= `matchCondition ${JSON.stringify(mc.name)} evaluation error: ${result.message}`;
+        errors.push(`expression '${mc.expression}' resulted in error: ${result.message}`);
       else if (result !== true) return { match: false }; // any false wins over errors, as in kube
     }
-    return firstError ? { match: true, error: firstError } : { match: true };
+    return errors.length > 0 ? { match: true, errors } : { match: true };
   };
 
   const review = (a: AdmissionAttributes, uid: string) => ({
@@ -179,7 +202,8 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
   ): Promise<Invocation> => {
     const m = reaches(w, a, convert);
     if (!m.match) return { kind: "skip" };
-    if (m.error) return { kind: "fail", error: m.error };
+    if (m.errors)
+      return w.failurePolicy === "Ignore" ? { kind: "skip" } : { kind: "forbidden", errors: m.errors };
     // kube refuses (whatever the failurePolicy) to dry-run a request through a webhook with side effects.
     if (a.dryRun && w.sideEffects !== "None" && w.sideEffects !== "NoneOnDryRun")
       return { kind: "dryRunUnsupported" };
@@ -224,6 +248,7 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
         const r = await invoke(w, { ...a, object }, convert);
         if (r.kind === "skip") return undefined;
         if (r.kind === "dryRunUnsupported") return dryRunDenial(w, warnings);
+        if (r.kind === "forbidden") return { allowed: false, status: matchFailure(a, r.errors), warnings };
         if (r.kind === "fail") return failureOutcome(w, r.error, warnings);
         warnings.push(...r.response.warnings);
         if (!r.response.allowed)
@@ -258,6 +283,9 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
       const convert = memoisedConverter();
       const results = await Promise.all(hooks.map((w) => invoke(w, a, convert)));
       const warnings = results.flatMap((r) => (r.kind === "answer" ? r.response.warnings : []));
+      // kube decides whether to call each webhook before it calls any: a matchCondition error comes first.
+      const unmatchable = results.find((r) => r.kind === "forbidden");
+      if (unmatchable) return { allowed: false, status: matchFailure(a, unmatchable.errors), warnings };
       for (const [i, r] of results.entries()) {
         const w = hooks[i]!;
         if (r.kind === "dryRunUnsupported") return dryRunDenial(w, warnings);

@@ -3,6 +3,7 @@
  * request and the outcome of running the registered webhooks over it.
  */
 import type { KubeObject } from "../../kube/object.js";
+import type { StatusDetails } from "../status.js";
 
 export interface AdmissionAttributes {
   operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
@@ -21,7 +22,11 @@ export interface AdmissionAttributes {
 
 export type AdmissionOutcome =
   | { allowed: true; object: KubeObject | null; warnings: string[] }
-  | { allowed: false; status: { code: number; reason: string; message: string }; warnings: string[] };
+  | {
+      allowed: false;
+      status: { code: number; reason: string; message: string; details?: StatusDetails };
+      warnings: string[];
+    };
 
 export interface AdmissionDispatcher {
   mutate(a: AdmissionAttributes): Promise<AdmissionOutcome>;

@@ -91,7 +91,12 @@ export const admit = async (
   const outcome = await deps.admission[phase](attrs);
   ctx.warnings.push(...outcome.warnings);
   if (!outcome.allowed)
-    throw new ApiError(outcome.status.code, outcome.status.reason, outcome.status.message);
+    throw new ApiError(
+      outcome.status.code,
+      outcome.status.reason,
+      outcome.status.message,
+      outcome.status.details,
+    );
   return phase === "mutate" ? (outcome.object ?? object) : object;
 };
 

@@ -91,10 +91,16 @@ export class WritePath {
     return stored;
   }
 
-  removeFinally(key: string, o: KubeObject): KubeObject {
+  /**
+   * Removes `o` for good and returns it stamped with the deletion's resourceVersion. Watchers see `stored`
+   * when given: an update that empties the finalizers of a deleting object is never stored, so kube's
+   * DELETED event carries the object as last stored (its finalizers still set), at the new resourceVersion.
+   */
+  removeFinally(key: string, o: KubeObject, stored?: KubeObject): KubeObject {
     const rv = this.deps.storage.nextRv();
     const last = { ...o, metadata: { ...meta(o), resourceVersion: String(rv) } };
-    this.deps.storage.remove(key, last, rv);
+    const seen = stored ? { ...stored, metadata: { ...meta(stored), resourceVersion: String(rv) } } : last;
+    this.deps.storage.remove(key, seen, rv);
     if (key === CRD_KEY) unregisterCrd(this.deps.registry, last);
     return last;
   }
@@ -339,7 +345,7 @@ export class WritePath {
     if (ctx.dryRun) return asRead(next);
     const deleting = isDeleting(next);
     if (deleting && (next.metadata?.finalizers ?? []).length === 0 && !namespacePending(res, next))
-      return asRead(this.removeFinally(key, next));
+      return asRead(this.removeFinally(key, next, live));
     const stored = this.persist(key, next);
     if (compiled && !deleting) this.deps.registry.add(crdResource(compiled));
     return asRead(stored);

@@ -82,6 +82,124 @@ function collectCalls(node: unknown, out: Set<string>, seen = new Set<unknown>()
 /** CEL optional syntax (`a.?b`, `a[?k]`, `optional.of`) that the parser of @bufbuild/cel 0.6 rejects. */
 const OPTIONAL_SYNTAX = /\.\?[A-Za-z_]|\[\?|\boptional\./;
 
+type AstNode = { exprKind?: { case?: string; value?: Record<string, unknown> } };
+
+const BOOL_FUNCTIONS = new Set([
+  "_==_",
+  "_!=_",
+  "_<_",
+  "_<=_",
+  "_>_",
+  "_>=_",
+  "@in",
+  "_&&_",
+  "_||_",
+  "!_",
+  "@not_strictly_false",
+  "startsWith",
+  "endsWith",
+  "contains",
+  "matches",
+  "exists",
+  "all",
+  "exists_one",
+  "isSorted",
+]);
+const NON_BOOL_FUNCTIONS = new Set([
+  "_+_",
+  "_-_",
+  "_*_",
+  "_/_",
+  "_%_",
+  "-_",
+  "_[_]",
+  "size",
+  "int",
+  "uint",
+  "double",
+  "string",
+  "bytes",
+  "timestamp",
+  "duration",
+  "type",
+  "dyn",
+  "lowerAscii",
+  "upperAscii",
+  "trim",
+  "replace",
+  "split",
+  "substring",
+  "indexOf",
+  "lastIndexOf",
+  "join",
+  "format",
+]);
+
+/**
+ * What a parsed expression's checked type is known to be, for the "must evaluate to bool" check kube's
+ * compiler makes (its variables are dyn or typed objects, so a bare variable or field is not a bool).
+ * `unknown` where this engine, which has no type checker, cannot tell; such expressions are accepted.
+ */
+function boolness(node: AstNode | undefined): "bool" | "other" | "unknown" {
+  const kind = node?.exprKind;
+  const v = kind?.value ?? {};
+  switch (kind?.case) {
+    case "constExpr":
+      return (v.constantKind as { case?: string } | undefined)?.case === "boolValue" ? "bool" : "other";
+    case "identExpr":
+    case "listExpr":
+    case "structExpr":
+      return "other";
+    case "selectExpr":
+      return v.testOnly === true ? "bool" : "other";
+    case "callExpr": {
+      const fn = String(v.function ?? "");
+      if (fn === "_?_:_") {
+        const args = (v.args ?? []) as AstNode[];
+        const [a, b] = [boolness(args[1]), boolness(args[2])];
+        return a === "bool" && b === "bool" ? "bool" : a === "other" || b === "other" ? "other" : "unknown";
+      }
+      return BOOL_FUNCTIONS.has(fn) ? "bool" : NON_BOOL_FUNCTIONS.has(fn) ? "other" : "unknown";
+    }
+    case "comprehensionExpr":
+      return boolness(v.accuInit as AstNode | undefined) === "bool" ? "bool" : "unknown";
+    default:
+      return "unknown";
+  }
+}
+
+function identifiers(node: unknown, names: Set<string>, bound: Set<string>, seen = new Set<unknown>()): void {
+  if (typeof node !== "object" || node === null || seen.has(node)) return;
+  seen.add(node);
+  const rec = node as Record<string, unknown>;
+  if (rec.case === "identExpr") names.add(String((rec.value as { name?: unknown } | undefined)?.name));
+  if (rec.case === "comprehensionExpr") {
+    const c = rec.value as Record<string, unknown>;
+    for (const k of ["iterVar", "iterVar2", "accuVar"]) if (typeof c[k] === "string" && c[k]) bound.add(c[k]);
+  }
+  for (const v of Object.values(rec))
+    if (typeof v === "object" && v !== null) identifiers(v, names, bound, seen);
+}
+
+/**
+ * Checks an admission expression as kube's CEL compiler does before storing it (matchConditions): it must
+ * parse, name only the given variables, and evaluate to a bool. Returns the error, or undefined.
+ */
+export function checkBoolExpression(expr: string, variables: readonly string[]): string | undefined {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(expr);
+  } catch (e) {
+    return `compilation failed: ${(e as Error).message}`;
+  }
+  const names = new Set<string>();
+  const bound = new Set<string>();
+  identifiers(parsed.expr, names, bound);
+  const undeclared = [...names].find((n) => !variables.includes(n) && !bound.has(n));
+  if (undeclared) return `compilation failed: ERROR: <input>: undeclared reference to '${undeclared}'`;
+  return boolness(parsed.expr as AstNode) === "other" ? "must evaluate to bool" : undefined;
+}
+
 export const celFailed = (result: unknown): result is Error => isCelError(result);
 
 /**

@@ -562,7 +562,8 @@ describe("selectors and matchConditions (SPEC §2.2: controllers are skipped)", 
       [],
       [config("Validating", "v", [webhook("v.example.com", hook.url(), bad)])],
     ).validate(attrs());
-    expect(fail).toMatchObject({ allowed: false, status: { code: 500 } });
+    // kube: the webhook is not called and the request is Forbidden (decision 79).
+    expect(fail).toMatchObject({ allowed: false, status: { code: 403, reason: "Forbidden" } });
     dispatcher?.close?.();
     const ignore = await dispatch(
       [],
