@@ -793,6 +793,9 @@ const diagnose = async (r: Real): Promise<string> => {
   return lines.join("\n");
 };
 
+/** Convergence time allowed per Machine in the namespace after a Cluster delete (see converge). */
+const CLUSTER_REMIRROR_MS_PER_MACHINE = 500;
+
 export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): Promise<void> => {
   r.h.cluster.faults.clear();
   r.h.releaseWatches();
@@ -870,7 +873,13 @@ export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): 
   try {
     // The platform brings its Cluster back once a deleted one is gone (nothing is created without one).
     await r.h.waitFor("the Cluster", () => restoreCluster(r), timeoutMs);
-    await r.h.waitFor("convergence", probe, timeoutMs);
+    // A Cluster delete releases, and its recreation re-mirrors, every MachineAPI Machine in the namespace —
+    // every earlier run's too, so the work grows with the campaign: the diagnosis of seed 20261217 run 51
+    // showed 113 keys queued at the timeout and convergence 3 s later. The bound grows with that work.
+    const machinesNow = m.clusterDeleted
+      ? (await r.h.admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.length
+      : 0;
+    await r.h.waitFor("convergence", probe, timeoutMs + CLUSTER_REMIRROR_MS_PER_MACHINE * machinesNow);
     await r.h.quiesce(timeoutMs);
   } catch (e) {
     const diagnosis = await diagnose(r).catch((d: unknown) => `(diagnosis failed: ${String(d)})`);
