@@ -49,9 +49,13 @@ export interface Model {
   clusterDeleted: boolean;
   /**
    * Machines whose CAPI copy a command deleted after the Cluster's delete: decision 45 treats that delete as
-   * the cascade (the mirror is released and recreated), so the Machine may stay.
+   * the cascade (the mirror is released and recreated), so the Machine may stay. The same holds for a CAPI
+   * copy deleted before the Cluster's delete when the product read the Cluster only after it (faults, a
+   * failover): decision 45 errs towards the cascade, which keeps the Machine (seed 20261218, run 15).
    */
   maybeDeleted: Set<number>;
+  /** Machines whose CAPI copy a command deleted (before any Cluster delete). */
+  capiDeleted: Set<number>;
 }
 
 export interface Real {
@@ -183,6 +187,7 @@ const setUp = async (r: Real, timeoutMs: number): Promise<Model> => {
     uncertain: false,
     clusterDeleted: false,
     maybeDeleted: new Set(),
+    capiDeleted: new Set(),
   };
   for (let i = 0; i < MACHINES; i++) {
     await r.h.admin.create(KINDS.mapiMachine, mapiMachine(ns, machineName(r, i), "a"));
@@ -289,6 +294,7 @@ const remove = (i: number, side: "mapi" | "capi"): Cmd =>
       );
       if (ok && side === "capi" && m.clusterDeleted) m.maybeDeleted.add(i);
       else if (ok) m.deleted.add(i);
+      if (ok && side === "capi") m.capiDeleted.add(i);
     },
   );
 
@@ -412,6 +418,7 @@ const deleteCluster = (): Cmd =>
       if (ok) {
         m.uncertain = true;
         m.clusterDeleted = true;
+        for (const i of m.capiDeleted) m.maybeDeleted.add(i);
       }
     },
   );
@@ -552,6 +559,7 @@ const failoverPastStep9 = (i: number, side: "mapi" | "capi", catchUpMs: number):
       );
       if (ok && side === "capi" && m.clusterDeleted) m.maybeDeleted.add(i);
       else if (ok) m.deleted.add(i);
+      if (ok && side === "capi") m.capiDeleted.add(i);
       r.h.cluster.faults.clear();
       setTimeout(() => r.h.releaseWatches(), catchUpMs);
       r.trace.push(`faults cleared; the standby's AWSMachines catch up in ${catchUpMs} ms`);
