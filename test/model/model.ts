@@ -281,21 +281,30 @@ const editSpec = (i: number, value: string): Cmd =>
     },
   );
 
+/** A person deletes one copy of Machine `i`, recorded as a request for the Machine (I6), and the model follows. */
+const deleteCopy = async (
+  m: Model,
+  r: Real,
+  i: number,
+  side: "mapi" | "capi",
+  why: string,
+): Promise<void> => {
+  const name = machineName(r, i);
+  const ok = await tolerated(r, `delete ${side} ${name}${why}`, () =>
+    side === "mapi"
+      ? r.h.userDelete(KINDS.mapiMachine, MAPI_NS, name, { kind: "Machine", name })
+      : r.h.userDelete(KINDS.capiMachine, CAPI_NS, name, { kind: "Machine", name }),
+  );
+  if (ok && side === "capi" && m.clusterDeleted) m.maybeDeleted.add(i);
+  else if (ok) m.deleted.add(i);
+  if (ok && side === "capi") m.capiDeleted.add(i);
+};
+
 const remove = (i: number, side: "mapi" | "capi"): Cmd =>
   command(
     `delete(${i}, ${side})`,
     (m) => live(m, i),
-    async (m, r) => {
-      const name = machineName(r, i);
-      const ok = await tolerated(r, `delete ${side} ${name}`, () =>
-        side === "mapi"
-          ? r.h.userDelete(KINDS.mapiMachine, MAPI_NS, name, { kind: "Machine", name })
-          : r.h.userDelete(KINDS.capiMachine, CAPI_NS, name, { kind: "Machine", name }),
-      );
-      if (ok && side === "capi" && m.clusterDeleted) m.maybeDeleted.add(i);
-      else if (ok) m.deleted.add(i);
-      if (ok && side === "capi") m.capiDeleted.add(i);
-    },
+    (m, r) => deleteCopy(m, r, i, side, ""),
   );
 
 /** Flip a MachineSet's spec.authoritativeAPI (a set handover, or a cancel while Migrating). */
@@ -552,14 +561,7 @@ const failoverPastStep9 = (i: number, side: "mapi" | "capi", catchUpMs: number):
       }
       r.trace.push(`${name} past step 9: product writes failing; the leader dies`);
       await r.h.failover();
-      const ok = await tolerated(r, `delete ${side} ${name} (new leader's AWSMachine view held back)`, () =>
-        side === "mapi"
-          ? r.h.userDelete(KINDS.mapiMachine, MAPI_NS, name, { kind: "Machine", name })
-          : r.h.userDelete(KINDS.capiMachine, CAPI_NS, name, { kind: "Machine", name }),
-      );
-      if (ok && side === "capi" && m.clusterDeleted) m.maybeDeleted.add(i);
-      else if (ok) m.deleted.add(i);
-      if (ok && side === "capi") m.capiDeleted.add(i);
+      await deleteCopy(m, r, i, side, " (new leader's AWSMachine view held back)");
       r.h.cluster.faults.clear();
       setTimeout(() => r.h.releaseWatches(), catchUpMs);
       r.trace.push(`faults cleared; the standby's AWSMachines catch up in ${catchUpMs} ms`);
