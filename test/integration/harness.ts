@@ -29,11 +29,11 @@ import type { Controller } from "../../src/kube/controller.js";
 import { KubeApiError } from "../../src/kube/errors.js";
 import { createEventRecorder } from "../../src/kube/events.js";
 import type { ResourceType, StableAuthority } from "../../src/kube/kinds.js";
-import { KINDS } from "../../src/kube/kinds.js";
+import { KINDS, LABELS } from "../../src/kube/kinds.js";
 import { createLeaderElector, type LeaderElector } from "../../src/kube/leader.js";
 import { leaderGatedControllers } from "../../src/kube/manager.js";
 import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
-import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
+import { conditionOf, getPath, type KubeObject, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
 import type { JsonStream, KubeRequest, Transport } from "../../src/kube/transport.js";
 import { createIfMissing } from "../../src/local/cluster.js";
 import { capiCluster, infrastructure } from "../../src/local/seed.js";
@@ -439,34 +439,62 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const adminConnection = connect({ kubeconfigText: cluster.kubeconfigText, context: "admin" });
   const observer = createCache({ transport: adminConnection.transport, logger: quiet, clock: systemClock });
   const watchedList: Watched[] = [];
+  /** `${kind}/${name}` → its entry: one lookup per event, not a scan of every run's objects. */
+  const watchedByKey = new Map<string, Watched>();
   const observedListeners = new Set<() => void>();
   const snapshotOf = (w: Pick<Watched, "kind" | "name">): HandoverSnapshot =>
     readHandoverSnapshot(observer, w.kind, w.name, ns);
   const watch = (kind: HandoverKind, name: string): Watched => {
-    const found = watchedList.find((x) => x.kind === kind && x.name === name);
+    const key = `${kind}/${name}`;
+    const found = watchedByKey.get(key);
     if (found) return found;
     const w: Watched = { kind, name, state: initialInvariantState, violations: [], observed: 0 };
     watchedList.push(w);
+    watchedByKey.set(key, w);
     return w;
   };
-  const observeAll = (): void => {
-    if (options.watchEverything) {
-      for (const o of observer.informerFor(KINDS.mapiMachine, MAPI_NS).list()) watch("Machine", nameOf(o));
-      for (const o of observer.informerFor(KINDS.mapiMachineSet, MAPI_NS).list())
-        watch("MachineSet", nameOf(o));
-    }
-    for (const w of watchedList) {
-      const s = snapshotOf(w);
-      if (!s.mapi) continue;
-      w.observed++;
-      const r = observeInvariants(w.state, s);
-      w.state = r.state;
-      for (const v of r.violations)
-        w.violations.push({
-          ...v,
-          at: `status=${statusAuthorityReading(s.mapi)} rv=${s.mapi.metadata?.resourceVersion}`,
-        });
-    }
+  const fold = (w: Watched): void => {
+    const s = snapshotOf(w);
+    if (!s.mapi) return;
+    w.observed++;
+    const r = observeInvariants(w.state, s);
+    w.state = r.state;
+    for (const v of r.violations)
+      w.violations.push({
+        ...v,
+        at: `status=${statusAuthorityReading(s.mapi)} rv=${s.mapi.metadata?.resourceVersion}`,
+      });
+  };
+  /**
+   * The handover objects an event of `o` can change: the one of its name (either copy, or its InfraMachine)
+   * and the MachineSet it belongs to (owner or set label). Only those are folded again: folding every
+   * watched object on every event grew with the campaign's world (every earlier run's objects) and
+   * starved the product sharing this process.
+   */
+  const observe = (type: ResourceType, o: KubeObject, before?: KubeObject): void => {
+    const name = nameOf(o);
+    if (options.watchEverything && type === KINDS.mapiMachine) watch("Machine", name);
+    if (options.watchEverything && type === KINDS.mapiMachineSet) watch("MachineSet", name);
+    // The sets it belongs to, before and after (an update can orphan it or move it).
+    const sets = new Set<string>(
+      [o, before].flatMap((x) => {
+        const labels = x?.metadata?.labels ?? {};
+        return [
+          ...ownerReferencesOf(x)
+            .filter((ref) => ref.kind === "MachineSet")
+            .map((ref) => ref.name),
+          ...[labels[LABELS.capiSetName], labels[LABELS.templateMachineSet]].filter(
+            (v): v is string => typeof v === "string",
+          ),
+        ];
+      }),
+    );
+    const affected = [
+      watchedByKey.get(`Machine/${name}`),
+      watchedByKey.get(`MachineSet/${name}`),
+      ...[...sets].map((set) => watchedByKey.get(`MachineSet/${set}`)),
+    ];
+    for (const w of new Set(affected)) if (w) fold(w);
     for (const listener of observedListeners) listener();
   };
   for (const [type, namespace] of [
@@ -477,9 +505,9 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     [KINDS.awsMachine, CAPI_NS],
   ] as const)
     observer.informerFor(type, namespace).addHandlers({
-      onAdd: observeAll,
-      onUpdate: observeAll,
-      onDelete: observeAll,
+      onAdd: (o) => observe(type, o),
+      onUpdate: (before, after) => observe(type, after, before),
+      onDelete: (o) => observe(type, o),
     });
   await observer.waitForSync(10_000);
 
