@@ -16,12 +16,13 @@ import { byName, createController } from "../kube/controller.js";
 import { NotFoundError } from "../kube/errors.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { ResourceType } from "../kube/kinds.js";
-import { KINDS } from "../kube/kinds.js";
+import { AUTHORITY, KINDS } from "../kube/kinds.js";
 import type { RuntimeMetrics } from "../kube/metrics.js";
 import type { KubeObject } from "../kube/object.js";
 import { nameOf, ownerReferencesOf } from "../kube/object.js";
 import type { Transport } from "../kube/transport.js";
 import type { ObjectStore } from "../policies/types.js";
+import { statusAuthority } from "../protocol/authority.js";
 import type { SyncKind } from "./condition.js";
 import { mapiStatusWrite, refusedWriteCondition } from "./condition.js";
 import { type ExecuteDeps, type ExecuteOutcome, executeWrites } from "./execute.js";
@@ -207,6 +208,21 @@ function createSyncController<S extends SnapshotBase>(
     }
   };
 
+  /**
+   * §4.2/§3.5: is the MAPI object still MachineAPI-authoritative on the API server? An unpaused twin is paused
+   * and marked needs-attention only then: a cache that lags (a new leader's) can show MachineAPI while the
+   * handover to ClusterAPI has completed and its twin is rightly active (model campaign, seed 20261220).
+   */
+  const machineApiLive = async (mapi: KubeObject): Promise<boolean> => {
+    try {
+      const live = await client.get(shell.mapiType, settings.mapiNamespace, nameOf(mapi));
+      return live.metadata?.uid === mapi.metadata?.uid && statusAuthority(live) === AUTHORITY.machineAPI;
+    } catch (e) {
+      if (e instanceof NotFoundError) return false;
+      throw e;
+    }
+  };
+
   /** §4.5: a write the API server refused becomes Synchronized=False on the MAPI object, and an Event. */
   const reportRefusal = async (
     snapshot: S,
@@ -261,6 +277,15 @@ function createSyncController<S extends SnapshotBase>(
       { branch: plan.branch.kind, writes: plan.writes.map((w) => w.kind), waitingFor: plan.waitingFor },
       "planned",
     );
+    if (
+      plan.branch.kind === "unpausedTwinDetected" &&
+      plan.writes.length > 0 &&
+      snapshot.mapi &&
+      !(await machineApiLive(snapshot.mapi))
+    ) {
+      log.info("MAPI object not MachineAPI-authoritative live; the unpaused twin is left alone");
+      return { requeueAfterMs: confirmRetryMs };
+    }
     if (plan.confirmAbsent && plan.writes.length > 0 && (await existsLive(plan.confirmAbsent))) {
       // The cache is behind (or re-listing): the authoritative twin exists, so nothing is deleted.
       log.info({ twin: plan.confirmAbsent }, "authoritative twin exists live; not propagating its deletion");

@@ -170,3 +170,46 @@ describe("SPEC §4.6 storage read", () => {
     expect(JSON.stringify(statusPatch?.body)).toContain("StorageBeingRemoved");
   });
 });
+
+describe("SPEC §4.2/§3.5 an unpaused twin under MachineAPI is confirmed live before it is paused and marked", () => {
+  // Seed 20261220 run 73 of the model campaign: a new leader whose MAPI view lagged (still MachineAPI) met the
+  // CAPI twin unpaused by a completed handover to ClusterAPI, paused it and marked it needs-attention.
+  it("the cache shows MachineAPI, the API server ClusterAPI: the active twin is left alone", async () => {
+    const cache = fakeCache();
+    const fake = fakeClient();
+    const synced = { conditions: [condition("Synchronized", "True")] };
+    // Live: the handover to ClusterAPI completed; the cache still holds the Machine as it was under MachineAPI.
+    const live = await fake.client.create(
+      KINDS.mapiMachine,
+      mapiMachine("m-2", { authority: "ClusterAPI", status: synced }),
+    );
+    const stale = mapiMachine("m-2", { authority: "MachineAPI", status: synced });
+    cache
+      .informer(KINDS.mapiMachine, MAPI_NS)
+      .add({ ...stale, metadata: { ...stale.metadata, uid: live.metadata?.uid, resourceVersion: "1" } });
+    const twin = await fake.client.create(
+      KINDS.capiMachine,
+      capiMachine("m-2", { meta: { annotations: {} } }),
+    );
+    cache.informer(KINDS.capiMachine, CAPI_NS).add(twin);
+    const metrics = runtimeMetrics(new Registry());
+    const { converter, settings } = syncDeps();
+    const controller = createMachineSyncController({
+      client: fake.client,
+      transport: noDiscovery,
+      cache,
+      converter,
+      settings,
+      events: { record: async () => {} },
+      clock: systemClock,
+      logger: silentLogger(),
+      metrics,
+      confirmAbsentRetryMs: 60_000,
+    });
+    running.push(controller);
+    await controller.start();
+    await reconciled(metrics, "requeue_after");
+    expect(fake.calls.some((c) => c.verb === "get" && c.type === "Machine" && c.name === "m-2")).toBe(true);
+    expect(fake.calls.filter((c) => c.verb.startsWith("patch") && c.name === "m-2")).toEqual([]);
+  });
+});
