@@ -208,15 +208,14 @@ function createSyncController<S extends SnapshotBase>(
     }
   };
 
-  /**
-   * §4.2/§3.5: is the MAPI object still MachineAPI-authoritative on the API server? An unpaused twin is paused
-   * and marked needs-attention only then: a cache that lags (a new leader's) can show MachineAPI while the
-   * handover to ClusterAPI has completed and its twin is rightly active (model campaign, seed 20261220).
-   */
-  const machineApiLive = async (mapi: KubeObject): Promise<boolean> => {
+  /** §4.2/§3.5 `confirmMachineApi`: is that MAPI object (same uid) still MachineAPI-authoritative live? */
+  const machineApiLive = async (ref: NonNullable<SyncPlan["confirmMachineApi"]>): Promise<boolean> => {
     try {
-      const live = await client.get(shell.mapiType, settings.mapiNamespace, nameOf(mapi));
-      return live.metadata?.uid === mapi.metadata?.uid && statusAuthority(live) === AUTHORITY.machineAPI;
+      const live = await client.get(shell.mapiType, ref.namespace, ref.name);
+      return (
+        (ref.uid === undefined || live.metadata?.uid === ref.uid) &&
+        statusAuthority(live) === AUTHORITY.machineAPI
+      );
     } catch (e) {
       if (e instanceof NotFoundError) return false;
       throw e;
@@ -277,13 +276,12 @@ function createSyncController<S extends SnapshotBase>(
       { branch: plan.branch.kind, writes: plan.writes.map((w) => w.kind), waitingFor: plan.waitingFor },
       "planned",
     );
-    if (
-      plan.branch.kind === "unpausedTwinDetected" &&
-      plan.writes.length > 0 &&
-      snapshot.mapi &&
-      !(await machineApiLive(snapshot.mapi))
-    ) {
-      log.info("MAPI object not MachineAPI-authoritative live; the unpaused twin is left alone");
+    if (plan.confirmMachineApi && !(await machineApiLive(plan.confirmMachineApi))) {
+      // The cache is behind: the twin may be rightly active, so it is neither paused nor marked.
+      log.info(
+        { mapi: plan.confirmMachineApi },
+        "MAPI object not MachineAPI-authoritative live; nothing written",
+      );
       return { requeueAfterMs: confirmRetryMs };
     }
     if (plan.confirmAbsent && plan.writes.length > 0 && (await existsLive(plan.confirmAbsent))) {

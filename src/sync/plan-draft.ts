@@ -30,12 +30,14 @@ import {
 
 export type Requeue = "backoff" | { afterMs: number };
 
-/** An object the plan acts on the absence of; the shell confirms it live first (§4.2). */
+/** An object whose live state the shell confirms before the plan's writes (§4.2, §3.5). */
 export interface ObjectAddress {
   apiVersion: string;
   kind: string;
   namespace: string;
   name: string;
+  /** The exact object read (not another one under the same name), where that matters. */
+  uid?: string;
 }
 
 /** A plan being built: plan.ts folds the condition, generation and mirrored status into the last write. */
@@ -50,6 +52,8 @@ export interface Draft {
   needsCascadeCheck?: boolean;
   waitingFor?: string;
   confirmAbsent?: ObjectAddress;
+  /** The writes hold only while this MAPI object is MachineAPI-authoritative: the shell reads it live first. */
+  confirmMachineApi?: ObjectAddress;
 }
 
 /** How a MAPI → CAPI sync runs: steady, the final sync of a handover (§4.2), or the twin of a born-ClusterAPI object. */
@@ -189,8 +193,18 @@ export const planUnpausedTwin = (
   kind: SyncKind,
   twins: readonly (KubeObject | undefined)[],
   capi: KubeObject | undefined,
+  mapi: KubeObject,
 ): Draft => {
   const draft = emptyDraft();
+  // Pausing and marking are taken back by no one but an admin: the MAPI authority they rest on is read live
+  // (a new leader's cache can still show MachineAPI after a handover to ClusterAPI; decision 80).
+  draft.confirmMachineApi = {
+    apiVersion: mapi.apiVersion ?? "",
+    kind: mapi.kind ?? kind,
+    namespace: namespaceOf(mapi),
+    name: nameOf(mapi),
+    ...(mapi.metadata?.uid ? { uid: mapi.metadata.uid } : {}),
+  };
   const present = twins.filter((o): o is KubeObject => o !== undefined);
   for (const o of present) {
     if (!isPaused(o)) {

@@ -52,6 +52,13 @@ export interface SyncPlan {
    * first and drops the plan's writes if it exists (a lagging or re-listing cache is not proof of deletion).
    */
   confirmAbsent?: ObjectAddress;
+  /**
+   * The plan's writes (pausing an unpaused twin and marking it needs-attention, §4.2) hold only while this
+   * MAPI object is MachineAPI-authoritative: the shell GETs it live first and drops them unless it is the
+   * same object (uid) and still MachineAPI — a lagging cache can show MachineAPI after a handover to
+   * ClusterAPI made the twin rightly active (decision 80).
+   */
+  confirmMachineApi?: ObjectAddress;
 }
 
 /** Folds the condition, generation and mirrored MAPI status into the one last status write. */
@@ -91,6 +98,7 @@ const finish = (branch: Branch, mapi: KubeObject | undefined, draft: Draft, now:
     ...(draft.needsCascadeCheck ? { needsCascadeCheck: true } : {}),
     ...(draft.waitingFor ? { waitingFor: draft.waitingFor } : {}),
     ...(draft.confirmAbsent && writes.length > 0 ? { confirmAbsent: draft.confirmAbsent } : {}),
+    ...(draft.confirmMachineApi && writes.length > 0 ? { confirmMachineApi: draft.confirmMachineApi } : {}),
   };
 };
 
@@ -159,7 +167,7 @@ const draftOf = <S extends MachineSnapshot | MachineSetSnapshot>(
     case "propagateDeletionOfAuthoritative":
       return propagateDeletion(planner.kind, s.mapi as KubeObject, s.storageBeingRemoved, deps);
     case "unpausedTwinDetected":
-      return planUnpausedTwin(planner.kind, planner.pauseTargets(s), s.capi);
+      return planUnpausedTwin(planner.kind, planner.pauseTargets(s), s.capi, s.mapi as KubeObject);
     case "releaseForeignTwin":
       return fromDeletion(planForeignTwinRelease(planner.kind, s));
     default:

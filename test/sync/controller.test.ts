@@ -68,6 +68,31 @@ const reconciled = async (metrics: RuntimeMetrics, result: string): Promise<void
   throw new Error(`no reconcile with result ${result}`);
 };
 
+/** The Machine sync controller over `cache` and `client`, started; its metrics say when it reconciled. */
+const startSync = async (
+  cache: Cache,
+  client: KubeClient,
+  events: EventRecorder,
+): Promise<RuntimeMetrics> => {
+  const metrics = runtimeMetrics(new Registry());
+  const { converter, settings } = syncDeps();
+  const controller = createMachineSyncController({
+    client,
+    transport: noDiscovery,
+    cache,
+    converter,
+    settings,
+    events,
+    clock: systemClock,
+    logger: silentLogger(),
+    metrics,
+    confirmAbsentRetryMs: 60_000,
+  });
+  running.push(controller);
+  await controller.start();
+  return metrics;
+};
+
 /** The world of one test: a ClusterAPI MAPI Machine that was synchronized, whose CAPI twin the cache lacks. */
 const setup = async (options: { capiLive: boolean; capiNamespaceDeleting?: boolean }) => {
   const cache = fakeCache();
@@ -111,22 +136,7 @@ const setup = async (options: { capiLive: boolean; capiNamespaceDeleting?: boole
       recorded.push(reason);
     },
   };
-  const metrics = runtimeMetrics(new Registry());
-  const { converter, settings } = syncDeps();
-  const controller = createMachineSyncController({
-    client,
-    transport: noDiscovery,
-    cache,
-    converter,
-    settings,
-    events,
-    clock: systemClock,
-    logger: silentLogger(),
-    metrics,
-    confirmAbsentRetryMs: 60_000,
-  });
-  running.push(controller);
-  await controller.start();
+  const metrics = await startSync(cache, client, events);
   return { fake, deletes, metrics, mapi, recorded };
 };
 
@@ -192,22 +202,7 @@ describe("SPEC §4.2/§3.5 an unpaused twin under MachineAPI is confirmed live b
       capiMachine("m-2", { meta: { annotations: {} } }),
     );
     cache.informer(KINDS.capiMachine, CAPI_NS).add(twin);
-    const metrics = runtimeMetrics(new Registry());
-    const { converter, settings } = syncDeps();
-    const controller = createMachineSyncController({
-      client: fake.client,
-      transport: noDiscovery,
-      cache,
-      converter,
-      settings,
-      events: { record: async () => {} },
-      clock: systemClock,
-      logger: silentLogger(),
-      metrics,
-      confirmAbsentRetryMs: 60_000,
-    });
-    running.push(controller);
-    await controller.start();
+    const metrics = await startSync(cache, fake.client, { record: async () => {} });
     await reconciled(metrics, "requeue_after");
     expect(fake.calls.some((c) => c.verb === "get" && c.type === "Machine" && c.name === "m-2")).toBe(true);
     expect(fake.calls.filter((c) => c.verb.startsWith("patch") && c.name === "m-2")).toEqual([]);

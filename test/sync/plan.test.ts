@@ -478,6 +478,9 @@ describe("§4.2 unpaused twin detected", () => {
       reason: "UnpausedTwinDetected",
       message: expect.stringContaining("i-0user"),
     });
+    // Decision 80: the MachineAPI authority the writes rest on is confirmed live first (uid included).
+    expect(plan.confirmMachineApi).toMatchObject({ kind: "Machine", name: "m", namespace: MAPI_NS });
+    expect(plan.confirmMachineApi?.uid).toBe(world.machineSnapshot("m").mapi?.metadata?.uid);
     world.execute(plan.writes);
     const again = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
     expect(again.writes).toEqual([]);
