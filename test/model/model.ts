@@ -783,6 +783,11 @@ const diagnose = async (r: Real): Promise<string> => {
   lines.push(
     `Cluster live ${brief(cluster)}; cached ${brief(cache?.get(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME))}`,
   );
+  // Events of both namespaces, read once for every Machine described.
+  const allEvents = [
+    ...(await r.h.admin.list(KINDS.event, { namespace: MAPI_NS })).items,
+    ...(await r.h.admin.list(KINDS.event, { namespace: CAPI_NS })).items,
+  ];
   for (const name of [...new Set(lonely)]) {
     for (const [label, type, namespace] of [
       ["MAPI", KINDS.mapiMachine, MAPI_NS],
@@ -792,10 +797,7 @@ const diagnose = async (r: Real): Promise<string> => {
       lines.push(
         `${name} ${label}: live ${brief(await getOrUndefined(type, namespace, name, r))}; cached ${brief(cache?.get(type, namespace, name))}`,
       );
-    const events = [
-      ...(await r.h.admin.list(KINDS.event, { namespace: MAPI_NS })).items,
-      ...(await r.h.admin.list(KINDS.event, { namespace: CAPI_NS })).items,
-    ]
+    const events = allEvents
       .filter((e) => getPath(e, ["involvedObject", "name"]) === name)
       .map((e) => `${String(e.reason)}×${String(e.count ?? 1)}: ${String(e.message ?? "").slice(0, 160)}`);
     lines.push(`${name} events: ${events.join(" | ")}`);
