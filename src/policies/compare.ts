@@ -137,12 +137,3 @@ export function listPaths(paths: readonly string[], max = 8): string {
   const more = paths.length - shown.length;
   return more === 0 ? shown.join(", ") : `${shown.join(", ")} and ${more} more`;
 }
-
-/** JSON for a message; never throws (odd values print as their type). */
-export const safeJson = (v: unknown): string => {
-  try {
-    return JSON.stringify(v) ?? "null";
-  } catch {
-    return `<${typeof v}>`;
-  }
-};

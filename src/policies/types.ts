@@ -3,7 +3,9 @@
  * admission request as the engine sees it, the read-only cluster view it decides from, and the decision
  * it returns. No I/O is reachable through anything in this file.
  */
+
 import type { Operation } from "fast-json-patch";
+import type { FieldError } from "../kube/field-error.js";
 import type { KubeObject } from "../kube/object.js";
 import type { ObjectStore } from "../kube/store.js";
 
@@ -60,12 +62,8 @@ export interface ClusterView extends ObjectStore {
   twinOf(object: KubeObject): KubeObject | undefined;
 }
 
-/** One field error of a conversion, printed Kubernetes-style by `formatFieldError`. */
-export interface FieldError {
-  path: string;
-  value: unknown;
-  message: string;
-}
+/** One field error of a conversion, printed Kubernetes-style by `formatFieldError` (src/kube/field-error.ts). */
+export type { FieldError };
 
 /**
  * Whether a MAPI Machine/MachineSet converts to the other API right now (rule `migration-unconvertible`).

@@ -5,10 +5,10 @@
  * resourceVersion read). Pure.
  */
 
+import { type FieldError, formatFieldError } from "../kube/field-error.js";
 import { CONDITIONS, MAPI_GROUP } from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
 import { nameOf, namespaceOf } from "../kube/object.js";
-import type { FieldError } from "../policies/types.js";
 import { SYNCHRONIZED_REASONS } from "../protocol/synchronized.js";
 import { statusPatch } from "./diff.js";
 import type { SyncWrite } from "./writes.js";
@@ -64,10 +64,6 @@ export const synchronized = (kind: SyncKind, direction: Direction, final = false
     `Successfully synchronized ${from} ${kind} to ${to}`,
   );
 };
-
-/** `<path>: Invalid value: <json value>: <message>`, as the Go field errors print. */
-const formatFieldError = (e: FieldError): string =>
-  `${e.path}: Invalid value: ${JSON.stringify(e.value === undefined ? null : e.value)}: ${e.message}`;
 
 /** Reason `FailedToConvertMAPIMachineToCAPI` (etc.), message = every field error joined. */
 export const conversionFailed = (

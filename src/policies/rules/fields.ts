@@ -4,11 +4,13 @@
  * 422 Invalid. On UPDATE only a field the request sets or changes is refused, so an object that already
  * carries one (created before the product, or outside its reach) can still have finalizers removed.
  */
+
+import { boundedJson, FIELD_VALUE_MAX_CHARS } from "../../kube/field-error.js";
 import { AUTHORITY } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
 import { AWS_UNSUPPORTED_FIELDS } from "../../platforms/aws/data.js";
 import { isStableAuthority } from "../../protocol/authority.js";
-import { listPaths, safeJson, sameJson } from "../compare.js";
+import { listPaths, sameJson } from "../compare.js";
 import { pathOf } from "../diff.js";
 import {
   capiResource,
@@ -136,7 +138,7 @@ export const authorityEnum: Rule = {
     const detail = bad
       .map(
         (b) =>
-          `${b.path}: Unsupported value: ${safeJson(b.value)}: supported values: "${AUTHORITY.machineAPI}", "${AUTHORITY.clusterAPI}"`,
+          `${b.path}: Unsupported value: ${boundedJson(b.value, FIELD_VALUE_MAX_CHARS)}: supported values: "${AUTHORITY.machineAPI}", "${AUTHORITY.clusterAPI}"`,
       )
       .join("; ");
     return deny(

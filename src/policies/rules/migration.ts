@@ -6,11 +6,12 @@
  * represent (`migration-unsupported-owner`), content that does not convert (`migration-unconvertible`) —
  * and warn when the twins are not in sync yet (`migration-not-synchronized`, on the guard webhook).
  */
+
+import { formatFieldError } from "../../kube/field-error.js";
 import { AUTHORITY, CONDITIONS, INFRA_GROUP, KINDS } from "../../kube/kinds.js";
 import { conditionOf, getPath, isDeleting, nameOf, ownerReferencesOf } from "../../kube/object.js";
 import { capiMachineProvisioned } from "../../migration/kinds.js";
 import { isStableAuthority, specAuthorityAsWritten } from "../../protocol/authority.js";
-import { safeJson } from "../compare.js";
 import {
   capiResource,
   capiTypeFor,
@@ -23,7 +24,7 @@ import {
   subjectFor,
   subjectObject,
 } from "../subject.js";
-import type { AdmissionRequest, FieldError } from "../types.js";
+import type { AdmissionRequest } from "../types.js";
 import { allow, deny, type Rule, warn } from "../verdict.js";
 
 const migrating =
@@ -162,10 +163,6 @@ export const migrationUnsupportedOwner: Rule = {
     );
   },
 };
-
-/** A field error the way Kubernetes prints it: `<path>: Invalid value: <json>: <message>`. */
-const formatFieldError = (e: FieldError): string =>
-  `${String(e?.path)}: Invalid value: ${safeJson(e?.value)}: ${String(e?.message)}`;
 
 export const migrationUnconvertible: Rule = {
   id: "migration-unconvertible",

@@ -3,7 +3,7 @@
  * every field error found in the whole object. Also the Kubernetes-style printing of a field error and a
  * small collector the converters share so that no converter stops at its first error.
  */
-import type { FieldError } from "../../policies/types.js";
+import { type FieldError, formatFieldError } from "../../kube/field-error.js";
 
 export type { FieldError };
 
@@ -11,9 +11,7 @@ export type ConversionResult<T> =
   | { ok: true; value: T; warnings: string[] }
   | { ok: false; errors: FieldError[] };
 
-/** `<path>: Invalid value: <json value>: <message>`, as `field.Invalid(...).Error()` prints it in Go. */
-export const formatFieldError = (e: FieldError): string =>
-  `${e.path}: Invalid value: ${JSON.stringify(e.value === undefined ? null : e.value)}: ${e.message}`;
+export { formatFieldError };
 
 /** All field errors of a failed result joined the way the Synchronized condition message carries them. */
 export const formatFieldErrors = (errors: readonly FieldError[]): string =>

@@ -1,0 +1,67 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { boundedJson, FIELD_VALUE_MAX_CHARS, formatFieldError } from "../../src/kube/field-error.js";
+
+/** `{"n":{"n":…{}}}`, `levels` objects deep, built without recursion. */
+const nested = (levels: number): Record<string, unknown> => {
+  let v: Record<string, unknown> = {};
+  for (let i = 1; i < levels; i++) v = { n: v };
+  return v;
+};
+
+describe("boundedJson: JSON.stringify's text, cut after maxChars with …", () => {
+  it("is JSON.stringify's text when that fits (any JSON value)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        const full = JSON.stringify(v);
+        expect(boundedJson(v, full.length)).toBe(full);
+      }),
+    );
+  });
+
+  it("is JSON.stringify's first maxChars characters and … when that does not fit", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.nat(60), (v, max) => {
+        const full = JSON.stringify(v);
+        fc.pre(full.length > max);
+        expect(boundedJson(v, max)).toBe(`${full.slice(0, max)}…`);
+      }),
+    );
+  });
+
+  it.each([
+    ["undefined members are left out, as JSON.stringify does", { a: undefined, b: 1 }, 50, '{"b":1}'],
+    [
+      "a non-JSON element is null, as JSON.stringify writes it",
+      [undefined, Number.NaN, 1],
+      50,
+      "[null,null,1]",
+    ],
+    ["a long key is cut", { ["k".repeat(30)]: 1 }, 10, '{"kkkkkkkk…'],
+    ["an empty container", [[], {}], 10, "[[],{}]"],
+  ])("%s", (_what, value, max, text) => {
+    expect(boundedJson(value, max)).toBe(text);
+  });
+
+  it("prints a value nested 9,990 levels deep (where JSON.stringify overflows the stack) up to the cut", () => {
+    const v = nested(9_990);
+    expect(() => JSON.stringify(v)).toThrow(RangeError);
+    expect(boundedJson(v, 20)).toBe(`${'{"n":'.repeat(4)}…`);
+  });
+});
+
+describe("formatFieldError: `<path>: Invalid value: <json>: <message>`, as Go's field.Invalid prints it", () => {
+  it.each([
+    [
+      { path: "spec.x", value: "v1.30", message: "not supported" },
+      'spec.x: Invalid value: "v1.30": not supported',
+    ],
+    [{ path: "spec.y", value: undefined, message: "required" }, "spec.y: Invalid value: null: required"],
+    [
+      { path: "spec.z", value: "x".repeat(1_000), message: "too long" },
+      `spec.z: Invalid value: "${"x".repeat(FIELD_VALUE_MAX_CHARS - 1)}…: too long`,
+    ],
+  ])("%#", (error, text) => {
+    expect(formatFieldError(error)).toBe(text);
+  });
+});
