@@ -34,22 +34,31 @@ export const conversionConverter: SyncConverter = Object.freeze({
   capiMachineSetStatusToMapi,
 });
 
-/** Freezes `value` and everything below it, except what belongs to the conversion's inputs. */
+/**
+ * Freezes `value` and everything below it, except what belongs to the conversion's inputs. Both walks use
+ * an explicit stack: a user's providerSpec can nest ~10,000 levels (kube-apiserver's limit), deeper than
+ * the JavaScript stack.
+ */
 const freezeOwn = (value: unknown, inputs: ReadonlySet<object>): void => {
-  if (typeof value !== "object" || value === null || inputs.has(value) || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  for (const v of Object.values(value)) freezeOwn(v, inputs);
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v !== "object" || v === null || inputs.has(v) || Object.isFrozen(v)) continue;
+    Object.freeze(v);
+    for (const child of Object.values(v)) pending.push(child);
+  }
 };
 
 /** Every object and array reachable from `roots` (what a result must not freeze: it is not the result's). */
 const reachable = (roots: readonly unknown[]): Set<object> => {
   const seen = new Set<object>();
-  const walk = (v: unknown): void => {
-    if (typeof v !== "object" || v === null || seen.has(v)) return;
+  const pending: unknown[] = [...roots];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v !== "object" || v === null || seen.has(v)) continue;
     seen.add(v);
-    for (const child of Object.values(v)) walk(child);
-  };
-  for (const r of roots) walk(r);
+    for (const child of Object.values(v)) pending.push(child);
+  }
   return seen;
 };
 

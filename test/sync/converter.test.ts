@@ -506,3 +506,47 @@ describe("planning with the memoising converter: the same plans as with the plai
     );
   });
 });
+
+/** `{"n":{"n":…{}}}`, `levels` objects deep, built without recursion. */
+const nestedValue = (levels: number): Record<string, unknown> => {
+  let v: Record<string, unknown> = {};
+  for (let i = 1; i < levels; i++) v = { n: v };
+  return v;
+};
+
+describe("objects as deep as kube-apiserver stores them (issue 20)", () => {
+  // kube-apiserver decodes objects up to 10,000 levels (managedFields included): a Machine whose providerSpec
+  // or providerStatus holds a value ~9,990 deep is stored and reaches the sync's converter.
+  const deep = nestedValue(9_990);
+  const deepMachine = mapiMachine({
+    value: providerSpec({ crafted: deep }),
+    status: { phase: "Running", providerStatus: { crafted: deep } },
+  });
+  const deepSet = mapiMachineSet({ value: providerSpec({ crafted: deep }) });
+
+  it("the memoising converter returns the plain converter's field error, and remembers it", () => {
+    const memo = memoisingConverter(plain);
+    for (const convert of [
+      (c: SyncConverter) => c.mapiMachineToCapi(deepMachine, infra, toCapi),
+      (c: SyncConverter) => c.mapiMachineSetToCapi(deepSet, infra, toCapi),
+    ]) {
+      const first = convert(memo);
+      const expected = convert(plain);
+      expect(first.ok).toBe(false);
+      expect(expected.ok).toBe(false);
+      const paths = (r: typeof first) => (r.ok ? [] : r.errors.map((e) => e.path));
+      expect(paths(first)).toEqual(paths(expected));
+      expect(paths(first).some((p) => p.endsWith("providerSpec.value.crafted"))).toBe(true);
+      expect(convert(memo)).toBe(first);
+    }
+  });
+
+  it("status mirroring of such a Machine runs, remembered", () => {
+    const memo = memoisingConverter(plain);
+    const opts = { now: NOW.toISOString() };
+    const first = memo.mapiMachineStatusToCapi(deepMachine, infra, opts);
+    expect(JSON.stringify(first)).toBe(
+      JSON.stringify(plain.mapiMachineStatusToCapi(deepMachine, infra, opts)),
+    );
+  });
+});
