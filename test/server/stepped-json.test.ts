@@ -145,7 +145,9 @@ describe("steppedJsonParser", () => {
     const size = 1024;
     for (const text of [
       "[" + "{},".repeat(20_000) + "{}]",
-      "[".repeat(50_000) + "]".repeat(50_000),
+      // As deep as a review gets (MAX_REVIEW_DEPTH), alone and side by side.
+      "[".repeat(10_002) + "]".repeat(10_002),
+      `[${`${"[".repeat(10_000)}${"]".repeat(10_000)},`.repeat(5)}[]]`,
       `{"n":${'{"n":'.repeat(10_000)}0${"}".repeat(10_001)}`,
     ]) {
       const { result, steps } = parseStepped(text, size);
