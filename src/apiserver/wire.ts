@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import YAML from "yaml";
+import { KUBE_MAX_DEPTH, openingPast } from "../json-depth.js";
 import type { KubeObject } from "../kube/object.js";
 import { decodeObject, ProtobufDecodeError } from "./protobuf/decode.js";
 import type { PatchType } from "./rest/index.js";
@@ -70,6 +71,20 @@ export const readBodyBytes = (req: IncomingMessage, limit: number): Promise<Buff
 export const readBody = async (req: IncomingMessage, limit: number): Promise<string> =>
   (await readBodyBytes(req, limit)).toString("utf8");
 
+/** kube's `summarizeData`: a body that starts as an object shown as text, any other as hex, 30 bytes at most. */
+const summarize = (body: Buffer): string => {
+  if (body.length === 0) return "<empty>";
+  const head = body.subarray(0, 30);
+  const shown = body[0] === 0x7b ? head.toString("utf8") : head.toString("hex");
+  return body.length > 30 ? `${shown} ...` : shown;
+};
+
+/** kube's `transformDecodeError` for a body whose kind could not be read (handlers/rest.go). */
+const unrecognized = (kind: string, problem: string, body: Buffer): ApiError =>
+  badRequest(
+    `the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; ${problem} (${summarize(body)})`,
+  );
+
 export const parseJson = (text: string): unknown => {
   try {
     return JSON.parse(text);
@@ -100,10 +115,20 @@ export const PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protobuf";
 export const decodeBody = (
   contentType: string | undefined,
   body: Buffer,
-  type: Pick<ResourceInfo, "builtIn">,
+  type: Pick<ResourceInfo, "builtIn" | "kind">,
 ): unknown => {
   const ct = (contentType ?? "application/json").split(";")[0]!.trim();
-  if (ct === "application/json" || ct === "") return parseJson(body.toString("utf8"));
+  if (ct === "application/json" || ct === "") {
+    const text = body.toString("utf8");
+    const tooDeep = openingPast(text, KUBE_MAX_DEPTH);
+    if (tooDeep >= 0)
+      throw unrecognized(
+        type.kind,
+        `json parse error: invalid character '${text[tooDeep]}' exceeded max depth`,
+        body,
+      );
+    return parseJson(text);
+  }
   if (ct === "application/yaml") return parseYaml(body.toString("utf8"));
   if (ct === PROTOBUF_MEDIA_TYPE && type.builtIn) {
     try {

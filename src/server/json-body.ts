@@ -18,45 +18,20 @@
  * stepped one as soon as it opens the level past the bound (a 1.5 M-deep body costs 10,000 levels of work).
  */
 
+import { KUBE_MAX_DEPTH, openingPast } from "../json-depth.js";
+
 export type JsonBodyResult = { ok: true; value: unknown } | { ok: false; error: string };
 
 const EMPTY = "request body is empty; expected an admission.k8s.io/v1 AdmissionReview";
-
-/** kube-apiserver's object depth limit (k8s.io/apimachinery's and sigs.k8s.io/json's decoders). */
-const KUBE_OBJECT_MAX_DEPTH = 10_000;
-/** The deepest review kube-apiserver sends: an object at its limit inside `{"request":{"object":…}}`. */
-export const MAX_REVIEW_DEPTH = KUBE_OBJECT_MAX_DEPTH + 2;
-const TOO_DEEP = `request body nests deeper than ${MAX_REVIEW_DEPTH} levels; kube-apiserver sends no review that deep (it stores no object nested deeper than ${KUBE_OBJECT_MAX_DEPTH} levels)`;
-
-/**
- * Whether `text` opens more than `max` arrays/objects inside one another, brackets in strings aside. Only a
- * text longer than 2 × max characters can; shorter ones are not scanned.
- */
-export const nestsDeeperThan = (text: string, max: number): boolean => {
-  if (text.length <= 2 * max) return false;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // Past the string: its closing quote is the first one not escaped.
-      for (i++; i < text.length; i++) {
-        const s = text.charCodeAt(i);
-        if (s === 0x5c) i++;
-        else if (s === 0x22) break;
-      }
-    } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
-    } else if (c === 0x7d || c === 0x5d) {
-      depth--;
-    }
-  }
-  return false;
-};
 const INVALID = "request body is not valid JSON: ";
+
+/** The deepest review kube-apiserver sends: an object at its limit inside `{"request":{"object":…}}`. */
+export const MAX_REVIEW_DEPTH = KUBE_MAX_DEPTH + 2;
+const TOO_DEEP = `request body nests deeper than ${MAX_REVIEW_DEPTH} levels; kube-apiserver sends no review that deep (it stores no object nested deeper than ${KUBE_MAX_DEPTH} levels)`;
 
 export function parseJsonBody(text: string): JsonBodyResult {
   if (text.length === 0) return { ok: false, error: EMPTY };
-  if (nestsDeeperThan(text, MAX_REVIEW_DEPTH)) return { ok: false, error: TOO_DEEP };
+  if (openingPast(text, MAX_REVIEW_DEPTH) >= 0) return { ok: false, error: TOO_DEEP };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (err) {

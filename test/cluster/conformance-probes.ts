@@ -2437,6 +2437,63 @@ const builtinProbes: Probe[] = [
   ),
 ];
 
+// ---- objects as deep as the decoder allows (issue 20): kube-apiserver decodes no object deeper than
+// 10,000 levels; a Machine's managedFields mirror its deepest path 4 levels further down ----
+
+const MACHINES = `/apis/machine.openshift.io/v1beta1/namespaces/${MAPI_NS}/machines`;
+/** A MAPI Machine as JSON bytes, providerSpec.value.crafted nested so the object (without managedFields) is
+ * `depth` levels deep; bytes, because JSON.stringify of such a value overflows the stack. */
+const deepMachine = (name: string, depth: number): Uint8Array => {
+  const text = JSON.stringify({
+    apiVersion: "machine.openshift.io/v1beta1",
+    kind: "Machine",
+    metadata: { name, namespace: MAPI_NS },
+    spec: { providerSpec: { value: { crafted: "@deep" } } },
+  });
+  const levels = depth - 4;
+  return new TextEncoder().encode(
+    text.replace('"@deep"', `${'{"n":'.repeat(levels - 1)}{}${"}".repeat(levels - 1)}`),
+  );
+};
+/** How deep `v` nests, counted without recursion. */
+const depthOf = (v: unknown): number => {
+  let max = 0;
+  const pending: [unknown, number][] = [[v, 1]];
+  while (pending.length > 0) {
+    const [x, d] = pending.pop() as [unknown, number];
+    if (typeof x !== "object" || x === null) continue;
+    max = Math.max(max, d);
+    for (const child of Object.values(x)) pending.push([child, d + 1]);
+  }
+  return max;
+};
+const deepProbes: Probe[] = [
+  ...[4_000, 9_990, 9_996].map(
+    (depth): Probe => ({
+      name: `deep objects: a Machine ${depth} levels deep is created and read back whole`,
+      run: async (w) => {
+        const created = await w.raw("admin", "POST", MACHINES, deepMachine(`deep-${depth}`, depth));
+        const read = await w.raw("admin", "GET", `${MACHINES}/deep-${depth}`);
+        return {
+          created: code(created),
+          read: code(read),
+          specDepth: depthOf(isRecord(read.body) ? read.body.spec : undefined),
+        };
+      },
+    }),
+  ),
+  ...[9_997, 10_001, 20_000].map(
+    (depth): Probe => ({
+      name: `deep objects: a Machine ${depth} levels deep is refused`,
+      run: async (w) => {
+        const created = await w.raw("admin", "POST", MACHINES, deepMachine(`deep-${depth}`, depth));
+        const read = await w.raw("admin", "GET", `${MACHINES}/deep-${depth}`);
+        return { created: withMessage(created), read: code(read) };
+      },
+    }),
+  ),
+];
+
 export const PROBE_LIST: Probe[] = [
   ...pathProbes,
   ...notFoundProbes,
@@ -2458,4 +2515,7 @@ export const PROBE_LIST: Probe[] = [
   ...watchDetailProbes,
   ...matchConditionProbes,
   ...builtinProbes,
+  // Last: at 9,997 levels the real server stores a Machine it cannot read back, and every later list of
+  // Machines there would fail.
+  ...deepProbes,
 ];
