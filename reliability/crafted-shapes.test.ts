@@ -1,0 +1,170 @@
+/**
+ * Issue 20 #1, RELIABILITY.md §1a: crafted reviews of every shape up to the 7 MiB limit — deep, wide,
+ * deep-and-wide, long keys, past kube's depth — through `app.inject` and the real policy engine, each sent
+ * while plain reviews keep arriving. Asserts behaviour only (every answer as expected, every plain review
+ * decided); the figures — the big review's own time and how long a plain review waited meanwhile, as ratios to
+ * a plain review measured in the same run — go to results.jsonl for RELIABILITY.md.
+ */
+import pino from "pino";
+import { Registry } from "prom-client";
+import { afterAll, describe, expect, it } from "vitest";
+import { decide } from "../src/policies/engine.js";
+import type { AdmissionRequest, WebhookName } from "../src/policies/types.js";
+import { BODY_LIMIT_BYTES, buildServer, type WebhookApp } from "../src/server/app.js";
+import { capiMachine, context, edit, mapiMachine, updateRequest } from "../test/policies/builders.js";
+import { recordFigures } from "./report.js";
+
+const frozen = mapiMachine({ status: "ClusterAPI" });
+const ctx = context([frozen, capiMachine({ paused: "none" })]);
+
+/** An UPDATE of a ClusterAPI-frozen MAPI Machine whose providerSpec.value.crafted is `before` → `after` (text). */
+const review = (uid: string, before: string, after: string): string => {
+  const text = JSON.stringify({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: updateRequest(
+      edit(frozen, (m) => {
+        m.spec.providerSpec.value.crafted = "@before";
+      }),
+      edit(frozen, (m) => {
+        m.spec.providerSpec.value.crafted = "@after";
+      }),
+      { uid },
+    ),
+  });
+  return text.replace('"@before"', before).replace('"@after"', after);
+};
+
+// Shapes as JSON text (JSON.stringify of the deep ones would recurse). The crafted value sits 7 levels down.
+const nestedObjects = (levels: number, leaf: string): string =>
+  `${'{"n":'.repeat(levels)}${leaf}${"}".repeat(levels)}`;
+const nestedLists = (levels: number, leaf: string): string =>
+  `${"[".repeat(levels)}${leaf}${"]".repeat(levels)}`;
+const wide = (width: number, value: number): string =>
+  `{${Array.from({ length: width }, (_, i) => `"k${i}":${value}`).join(",")}}`;
+const deepChanges = (levels: number, changes: number, value: number): string =>
+  nestedObjects(levels, wide(changes, value));
+const side = (count: number, item: string): string =>
+  `[${Array.from({ length: count }, () => item).join(",")}]`;
+const longKeys = (count: number, length: number, value: number): string =>
+  `{${Array.from({ length: count }, (_, i) => `"${String(i).padEnd(length, "k")}":${value}`).join(",")}}`;
+
+interface Shape {
+  name: string;
+  build: () => string;
+  /** 200 (decided: the frozen Machine's edit is denied) or 400 (refused before any decision). */
+  status: 200 | 400;
+}
+
+const SHAPES: Shape[] = [
+  {
+    name: "issue 20's review: 3,000 deep × 4,000 changes",
+    build: () => review("big", deepChanges(3_000, 4_000, 1), deepChanges(3_000, 4_000, 2)),
+    status: 200,
+  },
+  {
+    name: "9,990 deep × 10,000 changes (as deep as kube sends)",
+    build: () => review("big", deepChanges(9_990, 10_000, 1), deepChanges(9_990, 10_000, 2)),
+    status: 200,
+  },
+  {
+    name: "long keys: 3 × 1 MiB per side",
+    build: () => review("big", longKeys(3, 1 << 20, 1), longKeys(3, 1 << 20, 2)),
+    status: 200,
+  },
+  {
+    name: "wide: 2 × 280,000 changed keys",
+    build: () => review("big", wide(280_000, 1), wide(280_000, 2)),
+    status: 200,
+  },
+  {
+    name: "deep and wide: 2 × 150 lists of 9,990 levels",
+    build: () => review("big", side(150, nestedLists(9_990, "1")), side(150, nestedLists(9_990, "2"))),
+    status: 200,
+  },
+  {
+    name: "dense: 2 × 1.1 M empty objects",
+    build: () => review("big", side(1_100_000, "{}"), side(1_100_000, "{}").replace("{}]", "{},1]")),
+    status: 200,
+  },
+  {
+    name: "deeper than kube sends: 2 × 600,000 levels of objects",
+    build: () => review("big", nestedObjects(600_000, "1"), nestedObjects(600_000, "2")),
+    status: 400,
+  },
+  {
+    name: "deeper than kube sends: 2 × 1.5 M levels of lists",
+    build: () => review("big", nestedLists(1_500_000, "1"), nestedLists(1_500_000, "2")),
+    status: 400,
+  },
+];
+
+let app: WebhookApp;
+afterAll(async () => {
+  await app?.close();
+});
+
+const post = (payload: string) =>
+  app.inject({ method: "POST", url: "/validate", headers: { "content-type": "application/json" }, payload });
+const ms = (from: bigint): number => Number(process.hrtime.bigint() - from) / 1e6;
+const median = (xs: number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
+
+describe("crafted review shapes up to 7 MiB (issue 20 #1)", () => {
+  it("each is answered as expected, and plain reviews are decided while it is", async () => {
+    app = buildServer({
+      decide: (webhook: WebhookName, request: AdmissionRequest) => decide(webhook, request, ctx),
+      logger: pino({ level: "silent" }),
+      registry: new Registry(),
+      readiness: () => ({ ready: true }),
+    });
+    await app.ready();
+    const plain = review("plain", "1", "2");
+    for (let i = 0; i < 200; i++) await post(plain); // warm-up
+    const plainTimes: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t = process.hrtime.bigint();
+      expect((await post(plain)).statusCode).toBe(200);
+      plainTimes.push(ms(t));
+    }
+    const plainMs = median(plainTimes);
+    const rows: Record<string, unknown>[] = [];
+    for (const shape of SHAPES) {
+      const big = shape.build();
+      expect(big.length).toBeLessThanOrEqual(BODY_LIMIT_BYTES);
+      const own: number[] = [];
+      const waits: number[] = [];
+      for (let run = 0; run < 3; run++) {
+        let done = false;
+        const started = process.hrtime.bigint();
+        const answer = post(big).then((r) => {
+          own.push(ms(started));
+          done = true;
+          return r;
+        });
+        while (!done) {
+          const t = process.hrtime.bigint();
+          expect((await post(plain)).statusCode).toBe(200);
+          waits.push(ms(t));
+        }
+        const r = await answer;
+        expect(r.statusCode, shape.name).toBe(shape.status);
+        if (shape.status === 200) expect(r.json().response.allowed).toBe(false);
+        else expect(r.json().error).toContain("nests deeper than 10002 levels");
+      }
+      rows.push({
+        shape: shape.name,
+        size: big.length,
+        status: shape.status,
+        ownMs: round(median(own)),
+        ownRatio: round(median(own) / plainMs, 0),
+        plainDuringMedianMs: round(median(waits)),
+        plainDuringWorstMs: round(Math.max(...waits)),
+        worstRatio: round(Math.max(...waits) / plainMs, 0),
+        plainReviewsDuring: waits.length,
+      });
+    }
+    recordFigures("crafted shapes (issue 20 #1)", { plainMs: round(plainMs, 3), shapes: rows });
+  });
+});
