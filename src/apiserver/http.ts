@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type pino from "pino";
+import { jsonText } from "../json-text.js";
 import type { KubeObject } from "../kube/object.js";
 import { isRecord } from "../kube/object.js";
 import {
@@ -259,7 +260,7 @@ export class HttpApi {
             now: this.deps.clock(),
           })
         : obj;
-      return send(res, 200, body === obj ? this.serialized.of(obj) : JSON.stringify(body));
+      return send(res, 200, body === obj ? this.serialized.of(obj) : jsonText(body));
     }
     if (method === "GET") {
       if (request.watch) return this.watches.serve(collection, request.info);
@@ -303,7 +304,7 @@ export class HttpApi {
             },
           }
         : out.object;
-      return send(res, 200, JSON.stringify(body), ctx.warnings);
+      return send(res, 200, jsonText(body), ctx.warnings);
     }
     if (method === "DELETE" && !p.name) {
       const options = await this.deleteOptions(req, q);

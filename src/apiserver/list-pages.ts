@@ -5,6 +5,7 @@
  * (watch.ts) select their initial objects here too.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { jsonText } from "../json-text.js";
 import type { KubeObject } from "../kube/object.js";
 import { listOptionCauses } from "./builtin-validation.js";
 import { asVersion, gvOf } from "./rest/index.js";
@@ -123,7 +124,7 @@ export class Collections {
     }
     const head = JSON.stringify({ kind: type.listKind, apiVersion: gvOf(type, version), metadata });
     // Items are serialised one by one into the list so that no list-sized intermediate object is built.
-    const parts = page.items.map((o) => JSON.stringify(asVersion(type, version, o)));
+    const parts = page.items.map((o) => jsonText(asVersion(type, version, o)));
     send(res, 200, `${head.slice(0, -1)},"items":[${parts.join(",")}]}`);
   }
 

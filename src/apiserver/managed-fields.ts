@@ -79,37 +79,45 @@ const collect = (
   changed: Set<string> | undefined,
   listTypes: ListTypes,
 ): void => {
-  if (isRecord(value)) {
-    const beforeMap = changed && isRecord(before) ? before : undefined;
-    const isMetadata = path === "f:metadata";
-    let fields = 0;
-    for (const k in value) {
-      if (!Object.hasOwn(value, k)) continue;
-      fields++;
-      if (isMetadata && UNMANAGED_METADATA.has(k)) continue;
-      collect(value[k], path ? `${path}${SEP}f:${k}` : `f:${k}`, out, beforeMap?.[k], changed, listTypes);
+  // An explicit stack, children pushed in reverse so they come off in order: a preserve-unknown field can
+  // nest ~10,000 levels (kube's limit), deeper than the JavaScript stack.
+  const pending: [unknown, string, unknown][] = [[value, path, before]];
+  while (pending.length > 0) {
+    const [value, path, before] = pending.pop() as [unknown, string, unknown];
+    if (isRecord(value)) {
+      const beforeMap = changed && isRecord(before) ? before : undefined;
+      const isMetadata = path === "f:metadata";
+      const children: [unknown, string, unknown][] = [];
+      let fields = 0;
+      for (const k in value) {
+        if (!Object.hasOwn(value, k)) continue;
+        fields++;
+        if (isMetadata && UNMANAGED_METADATA.has(k)) continue;
+        children.push([value[k], path ? `${path}${SEP}f:${k}` : `f:${k}`, beforeMap?.[k]]);
+      }
+      for (let i = children.length - 1; i >= 0; i--) pending.push(children[i] as [unknown, string, unknown]);
+      if (fields > 0) continue;
+    } else if (
+      Array.isArray(value) &&
+      value.length > 0 &&
+      elementSegment(path, value[0], listTypes) !== undefined
+    ) {
+      const beforeList = changed && Array.isArray(before) ? before : [];
+      for (const item of value) {
+        const seg = elementSegment(path, item, listTypes);
+        if (seg === undefined) continue;
+        const p = `${path}${SEP}${seg}`;
+        out.add(p);
+        if (!changed) continue;
+        const was = beforeList.find((i) => isElement(i, seg));
+        if (!jsonEqual(was ?? null, item ?? null)) changed.add(p);
+      }
+      continue;
     }
-    if (fields > 0) return;
-  } else if (
-    Array.isArray(value) &&
-    value.length > 0 &&
-    elementSegment(path, value[0], listTypes) !== undefined
-  ) {
-    const beforeList = changed && Array.isArray(before) ? before : [];
-    for (const item of value) {
-      const seg = elementSegment(path, item, listTypes);
-      if (seg === undefined) continue;
-      const p = `${path}${SEP}${seg}`;
-      out.add(p);
-      if (!changed) continue;
-      const was = beforeList.find((i) => isElement(i, seg));
-      if (!jsonEqual(was ?? null, item ?? null)) changed.add(p);
-    }
-    return;
+    if (!path) continue;
+    out.add(path);
+    if (changed && !jsonEqual(before ?? null, value ?? null)) changed.add(path);
   }
-  if (!path) return;
-  out.add(path);
-  if (changed && !jsonEqual(before ?? null, value ?? null)) changed.add(path);
 };
 
 /**
@@ -336,12 +344,38 @@ const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => {
  * (live order first, new elements after; an element present in both is merged field by field).
  */
 const applyMerge = (live: unknown, applied: unknown, path: string, listTypes: ListTypes): unknown => {
-  if (isRecord(applied)) {
-    const base: Record<string, unknown> = isRecord(live) ? { ...live } : {};
-    for (const [k, v] of Object.entries(applied))
-      base[k] = applyMerge(base[k], v, path ? `${path}.${k}` : k, listTypes);
-    return base;
+  // Maps are merged with an explicit stack (a preserve-unknown field can nest ~10,000 levels, kube's limit,
+  // deeper than the JavaScript stack): each entry merges one value into its holder's key.
+  const root: Record<string, unknown> = {};
+  const pending: [unknown, unknown, string, Record<string, unknown>, string][] = [
+    [live, applied, path, root, "value"],
+  ];
+  while (pending.length > 0) {
+    const [l, a, p, holder, key] = pending.pop() as [
+      unknown,
+      unknown,
+      string,
+      Record<string, unknown>,
+      string,
+    ];
+    if (isRecord(a)) {
+      const base: Record<string, unknown> = isRecord(l) ? { ...l } : {};
+      holder[key] = base;
+      // Reversed onto the stack, so new keys land in the applied order.
+      const entries = Object.entries(a);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, v] = entries[i] as [string, unknown];
+        pending.push([base[k], v, p ? `${p}.${k}` : k, base, k]);
+      }
+    } else {
+      holder[key] = applyMergeList(l, a, p, listTypes);
+    }
   }
+  return root.value;
+};
+
+/** Apply merge of a value that is not a map: lists by their list type, anything else replaced. */
+const applyMergeList = (live: unknown, applied: unknown, path: string, listTypes: ListTypes): unknown => {
   if (Array.isArray(applied) && Array.isArray(live)) {
     const lt = listTypeAt(path, listTypes);
     if (lt?.type === "set") return [...live, ...applied.filter((f) => !live.some((l) => jsonEqual(l, f)))];

@@ -6,6 +6,7 @@
  */
 import type { ServerResponse } from "node:http";
 import type pino from "pino";
+import { jsonText } from "../json-text.js";
 import type { KubeObject } from "../kube/object.js";
 import { listOptionCauses } from "./builtin-validation.js";
 import type { FaultInjector, RequestInfo } from "./faults.js";
@@ -85,12 +86,12 @@ export class Watches {
       }
       if (e && sameVersion) {
         if (e.json === undefined) {
-          e.json = JSON.stringify(e.object);
+          e.json = jsonText(e.object);
           this.deps.serialized.remember(e.object, e.json);
         }
         return `{"type":"${type_}","object":${e.json}}\n`;
       }
-      return `{"type":"${type_}","object":${JSON.stringify(asVersion(type, version, o))}}\n`;
+      return `{"type":"${type_}","object":${jsonText(asVersion(type, version, o))}}\n`;
     };
     const stream = createWatchWriter(res, {
       maxBacklog: MAX_WATCH_BACKLOG_BYTES,

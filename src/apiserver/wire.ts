@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import YAML from "yaml";
 import { KUBE_MAX_DEPTH, openingPast } from "../json-depth.js";
+import { jsonText } from "../json-text.js";
 import type { KubeObject } from "../kube/object.js";
 import { decodeObject, ProtobufDecodeError } from "./protobuf/decode.js";
 import type { PatchType } from "./rest/index.js";
@@ -101,9 +102,22 @@ const parseYaml = (text: string): unknown => {
   }
 };
 
-/** PATCH bodies: YAML for apply patches (JSON is YAML too), JSON for the others. */
-export const decodePatchBody = (type: PatchType, text: string): unknown =>
-  type === "apply" ? parseYaml(text) : parseJson(text);
+/**
+ * PATCH bodies: YAML for apply patches, JSON for the others. JSON is YAML too, and an apply body that is JSON
+ * (what client-go and the product send) is read as JSON: the YAML parser recurses, and kube applies JSON
+ * nested to its decoder's 10,000 levels.
+ */
+export const decodePatchBody = (type: PatchType, text: string): unknown => {
+  if (type !== "apply") return parseJson(text);
+  if (/^\s*[{[]/.test(text)) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // Not JSON after all: YAML in flow style.
+    }
+  }
+  return parseYaml(text);
+};
 
 export const PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protobuf";
 
@@ -181,7 +195,7 @@ export class SerializedObjects {
   private readonly json = new WeakMap<KubeObject, string>();
 
   of(o: KubeObject): string {
-    return this.json.get(o) ?? JSON.stringify(o);
+    return this.json.get(o) ?? jsonText(o);
   }
 
   remember(o: KubeObject, json: string): void {

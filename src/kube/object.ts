@@ -118,23 +118,38 @@ export const canonicalJson = (v: unknown): string => {
  */
 export const jsonEqual = (a: unknown, b: unknown, skip?: ReadonlySet<string>): boolean => {
   if (a === b) return true;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i] ?? null, b[i] ?? null)) return false;
-    return true;
-  }
-  if (isRecord(a)) {
-    if (!isRecord(b)) return false;
-    let defined = 0;
-    for (const k of Object.keys(a)) {
-      if (a[k] === undefined || skip?.has(k)) continue;
-      defined++;
-      if (b[k] === undefined || !jsonEqual(a[k], b[k])) return false;
+  // Pairs still to compare, flat (a value of `a`'s side, then `b`'s): an explicit stack, since a
+  // preserve-unknown field can nest ~10,000 levels (kube's limit), deeper than the JavaScript stack.
+  const pending: unknown[] = [a, b];
+  let top = true;
+  while (pending.length > 0) {
+    const y = pending.pop();
+    const x = pending.pop();
+    if (x === y) {
+      top = false;
+      continue;
     }
-    for (const k of Object.keys(b)) if (b[k] !== undefined && !skip?.has(k)) defined--;
-    return defined === 0;
+    if (Array.isArray(x)) {
+      if (!Array.isArray(y) || x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) pending.push(x[i] ?? null, y[i] ?? null);
+    } else if (isRecord(x)) {
+      if (!isRecord(y)) return false;
+      const leave = top ? skip : undefined;
+      let defined = 0;
+      for (const k of Object.keys(x)) {
+        if (x[k] === undefined || leave?.has(k)) continue;
+        defined++;
+        if (y[k] === undefined) return false;
+        pending.push(x[k], y[k]);
+      }
+      for (const k of Object.keys(y)) if (y[k] !== undefined && !leave?.has(k)) defined--;
+      if (defined !== 0) return false;
+    } else {
+      return false;
+    }
+    top = false;
   }
-  return false;
+  return true;
 };
 
 /**

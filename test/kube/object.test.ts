@@ -39,4 +39,15 @@ describe("jsonEqual: canonicalJson equality without the strings", () => {
       { numRuns: 500 },
     );
   });
+
+  it("compares values nested as deep as kube-apiserver stores them (10,000 levels), without recursion", () => {
+    const nested = (levels: number, leaf: unknown): unknown => {
+      let v: unknown = leaf;
+      for (let i = 0; i < levels; i++) v = i % 2 ? { n: v } : [v];
+      return v;
+    };
+    expect(jsonEqual(nested(10_000, 1), nested(10_000, 1))).toBe(true);
+    expect(jsonEqual(nested(10_000, 1), nested(10_000, 2))).toBe(false);
+    expect(jsonEqual({ a: nested(10_000, 1), b: 1 }, { b: 1, a: nested(10_000, 1) })).toBe(true);
+  });
 });

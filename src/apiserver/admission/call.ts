@@ -4,6 +4,7 @@
  * check the answer's shape and uid. Errors are returned as text in kube's wording, never thrown.
  */
 import { request as httpsRequest } from "node:https";
+import { jsonText } from "../../json-text.js";
 import { isRecord } from "../../kube/object.js";
 import type { CompiledWebhook } from "./configuration.js";
 
@@ -59,7 +60,7 @@ export function callWebhook(
   const url = target.url;
   url.searchParams.set("timeout", `${w.timeoutSeconds}s`);
   const display = `Post ${JSON.stringify(url.toString())}`;
-  const body = Buffer.from(JSON.stringify(review));
+  const body = Buffer.from(jsonText(review));
   return new Promise((resolvePromise) => {
     let settled = false;
     const finish = (r: CallResult): void => {

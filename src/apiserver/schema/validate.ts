@@ -5,6 +5,7 @@
  * a value equal to its correlated old value is not re-validated, except by transition rules (oldSelf).
  */
 
+import { jsonEqual } from "../../kube/object.js";
 import {
   childPath,
   duplicate,
@@ -25,18 +26,8 @@ import { isObject, type SchemaNode } from "./structural.js";
 /** An old value correlated to the current position; `undefined` when there is none (CREATE, new item). */
 type Old = { value: unknown } | undefined;
 
-const deepEqual = (a: unknown, b: unknown): boolean => {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    return Array.isArray(b) && a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
-  }
-  if (isObject(a) && isObject(b)) {
-    const ka = Object.keys(a);
-    if (ka.length !== Object.keys(b).length) return false;
-    return ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
-  }
-  return false;
-};
+/** Equal as JSON (parsed values: no undefined), at any depth. */
+const deepEqual = jsonEqual;
 
 const jsonType = (v: unknown): string => {
   if (v === null) return "null";

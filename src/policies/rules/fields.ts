@@ -5,7 +5,8 @@
  * carries one (created before the product, or outside its reach) can still have finalizers removed.
  */
 
-import { boundedJson, FIELD_VALUE_MAX_CHARS } from "../../kube/field-error.js";
+import { boundedJson } from "../../json-text.js";
+import { FIELD_VALUE_MAX_CHARS } from "../../kube/field-error.js";
 import { AUTHORITY } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
 import { AWS_UNSUPPORTED_FIELDS } from "../../platforms/aws/data.js";

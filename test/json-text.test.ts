@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { boundedJson, FIELD_VALUE_MAX_CHARS, formatFieldError } from "../../src/kube/field-error.js";
+import { boundedJson, jsonText } from "../src/json-text.js";
+import { FIELD_VALUE_MAX_CHARS, formatFieldError } from "../src/kube/field-error.js";
 
 /** `{"n":{"n":…{}}}`, `levels` objects deep, built without recursion. */
 const nested = (levels: number): Record<string, unknown> => {
@@ -63,5 +64,20 @@ describe("formatFieldError: `<path>: Invalid value: <json>: <message>`, as Go's 
     ],
   ])("%#", (error, text) => {
     expect(formatFieldError(error)).toBe(text);
+  });
+});
+
+describe("jsonText: JSON.stringify at any depth", () => {
+  it("is JSON.stringify's text for any JSON value", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        expect(jsonText(v)).toBe(JSON.stringify(v));
+      }),
+    );
+  });
+
+  it("writes a value nested 9,990 levels deep whole, where JSON.stringify overflows", () => {
+    expect(jsonText(nested(9_990))).toBe(`${'{"n":'.repeat(9_989)}{}${"}".repeat(9_989)}`);
+    expect(JSON.parse(jsonText([nested(9_990), "x"]))[1]).toBe("x");
   });
 });

@@ -1,0 +1,85 @@
+/**
+ * JSON text of parsed JSON values at any depth (no recursion), whole or cut short. kube-apiserver stores
+ * objects nested up to 10,000 levels (src/json-depth.ts); V8's `JSON.stringify` overflows the stack near
+ * 5,000. `jsonText` is `JSON.stringify` and falls back to the explicit-stack writer only for such values;
+ * `boundedJson` writes at most `maxChars` characters (messages that show a user's value). Pure.
+ */
+
+const CUT = "…";
+
+/** An open array or object, and where its walk has got to. */
+type Frame =
+  | { array: readonly unknown[]; at: number }
+  | { object: Record<string, unknown>; keys: string[]; at: number; wrote: boolean };
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A scalar's JSON, as JSON.stringify writes it inside an array (where a non-JSON value becomes `null`). */
+const scalarJson = (v: unknown, room: number): string => {
+  if (typeof v === "string") return JSON.stringify(v.length > room ? v.slice(0, room) : v);
+  if (typeof v === "number") return Number.isFinite(v) ? String(v) : "null";
+  if (typeof v === "boolean") return String(v);
+  return "null";
+};
+
+/**
+ * JSON text of `value` — what `JSON.stringify` writes for parsed JSON — cut to at most `maxChars` characters
+ * plus `…` when longer. Walks with an explicit stack, and stops at the cut: a value of any depth or size
+ * costs about `maxChars` of work (plus listing the keys of the objects it opens).
+ */
+export function boundedJson(value: unknown, maxChars: number): string {
+  let out = "";
+  const full = (): boolean => out.length > maxChars;
+  const stack: Frame[] = [];
+  const open = (v: unknown): void => {
+    if (Array.isArray(v)) {
+      out += "[";
+      stack.push({ array: v, at: 0 });
+    } else if (isPlainObject(v)) {
+      out += "{";
+      stack.push({ object: v, keys: Object.keys(v), at: 0, wrote: false });
+    } else {
+      out += scalarJson(v, maxChars - out.length + 1);
+    }
+  };
+  open(value);
+  while (stack.length > 0 && !full()) {
+    const top = stack[stack.length - 1] as Frame;
+    if ("array" in top) {
+      if (top.at >= top.array.length) {
+        out += "]";
+        stack.pop();
+        continue;
+      }
+      if (top.at > 0) out += ",";
+      open(top.array[top.at++]);
+      continue;
+    }
+    if (top.at >= top.keys.length) {
+      out += "}";
+      stack.pop();
+      continue;
+    }
+    const key = top.keys[top.at++] as string;
+    const member = top.object[key];
+    // JSON.stringify leaves out members whose value has no JSON (undefined, functions, symbols).
+    if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
+    if (top.wrote) out += ",";
+    top.wrote = true;
+    out += `${JSON.stringify(key.length > maxChars ? key.slice(0, maxChars) : key)}:`;
+    open(member);
+  }
+  return out.length > maxChars || stack.length > 0 ? `${out.slice(0, maxChars)}${CUT}` : out;
+}
+
+/** `JSON.stringify(value)` for any parsed JSON value, however deep: the native writer, or the stack-free one
+ * when the native one runs out of stack. */
+export const jsonText = (value: unknown): string => {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    return boundedJson(value, Number.POSITIVE_INFINITY);
+  }
+};

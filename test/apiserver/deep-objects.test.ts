@@ -1,0 +1,100 @@
+/**
+ * Objects as deep as kube-apiserver stores them (issue 22, the deep-object conformance probes): kube decodes
+ * and stores an object up to 10,000 levels, managedFields included — a custom resource's preserve-unknown
+ * field can hold a value ~9,990 levels deep. The local server must create, read, list, watch, patch and
+ * update such an object as kube does, where JavaScript's own `JSON.stringify` and `structuredClone` overflow
+ * the stack near 5,000 levels. Bodies are built and read as text: the test's own JSON.stringify would recurse.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ApiServer } from "../../src/apiserver/index.js";
+import { allowAll, call, namespace, start, WIDGETS, watch, widgetCrd } from "./helpers.js";
+
+let s: ApiServer;
+const NS = "deep";
+const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+beforeAll(async () => {
+  s = await start({ admission: allowAll });
+  expect((await call(s, "POST", "/api/v1/namespaces", namespace(NS))).status).toBe(201);
+  expect((await call(s, "POST", CRDS, widgetCrd())).status).toBe(201);
+});
+afterAll(() => s.stop());
+
+/** A Widget whose spec.free.crafted nests so the object is `depth` levels deep (object 1, spec 2, free 3). */
+const deepWidget = (name: string, depth: number, leaf = "1"): string => {
+  const levels = depth - 2;
+  return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"${name}","namespace":"${NS}"},"spec":{"free":${'{"n":'.repeat(levels)}${leaf}${"}".repeat(levels)}}}`;
+};
+
+/** How deep `v` nests, counted without recursion. */
+const depthOf = (v: unknown): number => {
+  let max = 0;
+  const pending: [unknown, number][] = [[v, 1]];
+  while (pending.length > 0) {
+    const [x, d] = pending.pop() as [unknown, number];
+    if (typeof x !== "object" || x === null) continue;
+    max = Math.max(max, d);
+    for (const child of Object.values(x)) pending.push([child, d + 1]);
+  }
+  return max;
+};
+
+const DEPTH = 9_990;
+
+describe("a custom resource 9,990 levels deep, as kube-apiserver stores it", () => {
+  it("is created, read, listed and watched whole", async () => {
+    const w = await watch(s, `${WIDGETS(NS)}?watch=true`);
+    const created = await call(s, "POST", WIDGETS(NS), undefined, { raw: deepWidget("w1", DEPTH) });
+    expect(created.status).toBe(201);
+    expect(depthOf(created.body.spec)).toBe(DEPTH - 1);
+    const read = await call(s, "GET", `${WIDGETS(NS)}/w1`);
+    expect(read.status).toBe(200);
+    expect(depthOf(read.body.spec)).toBe(DEPTH - 1);
+    const list = await call(s, "GET", WIDGETS(NS));
+    expect(list.status).toBe(200);
+    expect(depthOf(list.body.items[0].spec)).toBe(DEPTH - 1);
+    const added = await w.next();
+    expect(added.type).toBe("ADDED");
+    expect(depthOf(added.object.spec)).toBe(DEPTH - 1);
+    w.close();
+  });
+
+  it("is patched (merge, JSON and server-side apply) and updated", async () => {
+    const merge = await call(
+      s,
+      "PATCH",
+      `${WIDGETS(NS)}/w1`,
+      { metadata: { labels: { a: "b" } } },
+      {
+        contentType: "application/merge-patch+json",
+      },
+    );
+    expect(merge.status).toBe(200);
+    expect(depthOf(merge.body.spec)).toBe(DEPTH - 1);
+    const json = await call(
+      s,
+      "PATCH",
+      `${WIDGETS(NS)}/w1`,
+      [{ op: "add", path: "/metadata/labels/c", value: "d" }],
+      {
+        contentType: "application/json-patch+json",
+      },
+    );
+    expect(json.status).toBe(200);
+    expect(json.body.metadata.labels).toEqual({ a: "b", c: "d" });
+    const current = await call(s, "GET", `${WIDGETS(NS)}/w1`);
+    const updated = await call(s, "PUT", `${WIDGETS(NS)}/w1`, undefined, {
+      raw: deepWidget("w1", DEPTH, "2").replace(
+        '"namespace":"deep"}',
+        `"namespace":"deep","resourceVersion":"${current.body.metadata.resourceVersion}"}`,
+      ),
+    });
+    expect(updated.status).toBe(200);
+    const applied = await call(s, "PATCH", `${WIDGETS(NS)}/w2?fieldManager=me`, undefined, {
+      raw: deepWidget("w2", DEPTH),
+      contentType: "application/apply-patch+yaml",
+    });
+    expect(applied.status, applied.text.slice(0, 300)).toBe(201);
+    expect(depthOf(applied.body.spec)).toBe(DEPTH - 1);
+  });
+});
