@@ -4,6 +4,8 @@
  * property, the same texts refused — whatever the step size, and never takes more than a step's characters
  * (plus one token) at a time.
  */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type JsonBodyResult, parseJsonBody, steppedJsonParser } from "../../src/server/json-body.js";
@@ -156,5 +158,24 @@ describe("steppedJsonParser", () => {
       expect(steps).toBeGreaterThanOrEqual(Math.floor(text.length / (size + 8)));
       expect(steps).toBeLessThanOrEqual(Math.ceil(text.length / size) + 1);
     }
+  });
+
+  it("SPEC §2.1 a parsed body holds about the memory JSON.parse's value holds (no spare array capacity)", () => {
+    // 200,000 one-element lists: `push` leaves each with 16 slots; JSON.parse sizes them exactly.
+    const text = `[${Array.from({ length: 20 }, () => `${"[".repeat(10_000)}1${"]".repeat(10_000)}`).join(",")}]`;
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const retained = (parse: () => unknown): number => {
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      const value = parse();
+      gc();
+      const held = process.memoryUsage().heapUsed - before;
+      expect(value).toBeDefined();
+      return held;
+    };
+    const native = retained(() => JSON.parse(text));
+    const stepped = retained(() => parseStepped(text, 32 * 1024).result);
+    expect(stepped).toBeLessThan(native * 1.5);
   });
 });
