@@ -83,3 +83,33 @@ export const jsonText = (value: unknown): string => {
     return boundedJson(value, Number.POSITIVE_INFINITY);
   }
 };
+
+/**
+ * A deep copy of a parsed JSON value, however deep: `structuredClone`, or — when that runs out of stack —
+ * a copy made with an explicit stack (key order and every own key, `__proto__` included, kept).
+ */
+export const cloneJson = <T>(value: T): T => {
+  try {
+    return structuredClone(value);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    return copyDeep(value) as T;
+  }
+};
+
+const copyDeep = (value: unknown): unknown => {
+  const shell = (v: unknown): unknown =>
+    Array.isArray(v) ? new Array(v.length) : typeof v === "object" && v !== null ? {} : v;
+  const root = shell(value);
+  const pending: [unknown, unknown][] = [[value, root]];
+  while (pending.length > 0) {
+    const [from, to] = pending.pop() as [Record<string, unknown>, Record<string, unknown>];
+    if (from === to) continue;
+    for (const key of Object.keys(from)) {
+      const child = shell(from[key]);
+      Object.defineProperty(to, key, { value: child, writable: true, enumerable: true, configurable: true });
+      if (child !== from[key]) pending.push([from[key], child]);
+    }
+  }
+  return root;
+};

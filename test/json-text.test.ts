@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { boundedJson, jsonText } from "../src/json-text.js";
+import { boundedJson, cloneJson, jsonText } from "../src/json-text.js";
 import { FIELD_VALUE_MAX_CHARS, formatFieldError } from "../src/kube/field-error.js";
 
 /** `{"n":{"n":…{}}}`, `levels` objects deep, built without recursion. */
@@ -79,5 +79,26 @@ describe("jsonText: JSON.stringify at any depth", () => {
   it("writes a value nested 9,990 levels deep whole, where JSON.stringify overflows", () => {
     expect(jsonText(nested(9_990))).toBe(`${'{"n":'.repeat(9_989)}{}${"}".repeat(9_989)}`);
     expect(JSON.parse(jsonText([nested(9_990), "x"]))[1]).toBe("x");
+  });
+});
+
+describe("cloneJson: structuredClone at any depth", () => {
+  it("copies any JSON value equal and unshared", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        const copy = cloneJson(v);
+        expect(copy).toEqual(v);
+        if (typeof v === "object" && v !== null) expect(copy).not.toBe(v);
+      }),
+    );
+  });
+
+  it("copies a value nested 9,990 levels deep (where structuredClone overflows), keys and order kept", () => {
+    const v = { z: 1, a: [nested(9_990), JSON.parse('{"__proto__":2}')] };
+    const copy = cloneJson(v);
+    expect(jsonText(copy)).toBe(jsonText(v));
+    expect(Object.keys(copy)).toEqual(["z", "a"]);
+    expect(copy.a[0] === v.a[0]).toBe(false);
+    expect(Object.keys(copy.a[1])).toEqual(["__proto__"]);
   });
 });

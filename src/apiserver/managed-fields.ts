@@ -11,6 +11,8 @@
  * would change a field another manager owns is a conflict (409) unless `force`, which moves ownership.
  * Update/Patch requests make their manager the owner of every field they changed.
  */
+
+import { cloneJson } from "../json-text.js";
 import { isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
 import { UNMANAGED_METADATA } from "./object-meta.js";
 import { ApiError } from "./status.js";
@@ -189,15 +191,20 @@ export const toFieldsV1 = (paths: Iterable<string>): Record<string, unknown> => 
   return root;
 };
 
+/** The leaf paths of a fieldsV1 tree, in order; an explicit stack (it mirrors an object ~10,000 levels deep). */
 const addLeaves = (node: unknown, path: string, out: Set<string>): void => {
-  if (!isRecord(node)) return;
-  let children = 0;
-  for (const k in node) {
-    if (k === "." || !Object.hasOwn(node, k)) continue;
-    children++;
-    addLeaves(node[k], path ? `${path}${SEP}${k}` : k, out);
+  const pending: [unknown, string][] = [[node, path]];
+  while (pending.length > 0) {
+    const [n, p] = pending.pop() as [unknown, string];
+    if (!isRecord(n)) continue;
+    const children: [unknown, string][] = [];
+    for (const k in n) {
+      if (k === "." || !Object.hasOwn(n, k)) continue;
+      children.push([n[k], p ? `${p}${SEP}${k}` : k]);
+    }
+    for (let i = children.length - 1; i >= 0; i--) pending.push(children[i] as [unknown, string]);
+    if (children.length === 0 && p) out.add(p);
   }
-  if (children === 0 && path) out.add(path);
 };
 
 export const fromFieldsV1 = (fields: unknown): Set<string> => {
@@ -446,7 +453,7 @@ export const serverSideApply = (
 
   const previous =
     entries.find((x) => isEntry(x.e, manager, "Apply", subresource))?.paths ?? new Set<string>();
-  const base = structuredClone(live ?? {}) as Record<string, unknown>;
+  const base = cloneJson(live ?? {}) as Record<string, unknown>;
   for (const p of previous) {
     if (appliedPaths.has(p)) continue;
     const ownedElsewhere = entries.some(

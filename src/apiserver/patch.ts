@@ -6,6 +6,7 @@
  * Inputs are never mutated.
  */
 import jsonpatch from "fast-json-patch";
+import { cloneJson } from "../json-text.js";
 import { isRecord } from "../kube/object.js";
 
 export class PatchError extends Error {
@@ -54,7 +55,7 @@ export const jsonPatch = (target: unknown, ops: unknown): unknown => {
 
 /** fast-json-patch on a deep copy of the target. */
 const applyToClone = (target: unknown, ops: unknown[]): unknown =>
-  jsonpatch.applyPatch(structuredClone(target), ops as jsonpatch.Operation[], true, true).newDocument;
+  jsonpatch.applyPatch(cloneJson(target), ops as jsonpatch.Operation[], true, true).newDocument;
 
 /**
  * fast-json-patch applied op by op, as applyPatch does, to a document that shares all but the maps and

@@ -9,6 +9,7 @@
  * `orphan-ignored-by-capi`). Pure planners decide one action per reconcile; the shell executes it.
  */
 import type { Logger } from "pino";
+import { cloneJson } from "../json-text.js";
 import type { Cache } from "../kube/cache.js";
 import type { Clock } from "../kube/clock.js";
 import type { KubeConnection } from "../kube/config.js";
@@ -187,9 +188,7 @@ export function capiMachineFromTemplate(
     [LABELS.capiClusterName]: stringAt(machineSet, ["spec", "clusterName"]),
   };
   const annotations = getPath(templateMeta, ["annotations"]);
-  const spec = isRecord(getPath(template, ["spec"]))
-    ? structuredClone(getPath(template, ["spec"]) as object)
-    : {};
+  const spec = isRecord(getPath(template, ["spec"])) ? cloneJson(getPath(template, ["spec"]) as object) : {};
   const infraSpec = getPath(infraTemplate, ["spec", "template", "spec"]);
   const setOwner = {
     apiVersion: CAPI_API_VERSION,
@@ -205,7 +204,7 @@ export function capiMachineFromTemplate(
       apiVersion: INFRA_API_VERSION,
       kind: "AWSMachine",
       metadata: { name, namespace, labels, ownerReferences: [setOwner] },
-      spec: isRecord(infraSpec) ? structuredClone(infraSpec) : {},
+      spec: isRecord(infraSpec) ? cloneJson(infraSpec) : {},
     },
     machine: {
       apiVersion: CAPI_API_VERSION,

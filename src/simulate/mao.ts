@@ -6,6 +6,7 @@
  * `machine.machine.openshift.io` is ignored, so its instance stays running (the ledger reports the leak).
  */
 import type { Logger } from "pino";
+import { cloneJson } from "../json-text.js";
 import type { Cache } from "../kube/cache.js";
 import type { Clock } from "../kube/clock.js";
 import type { KubeConnection } from "../kube/config.js";
@@ -185,7 +186,7 @@ export function mapiMachineFromTemplate(machineSet: KubeObject): KubeObject {
         },
       ],
     },
-    spec: isRecord(spec) ? structuredClone(spec) : {},
+    spec: isRecord(spec) ? cloneJson(spec) : {},
   };
 }
 

@@ -96,5 +96,28 @@ describe("a custom resource 9,990 levels deep, as kube-apiserver stores it", () 
     });
     expect(applied.status, applied.text.slice(0, 300)).toBe(201);
     expect(depthOf(applied.body.spec)).toBe(DEPTH - 1);
+    // Applied again onto the deep live object, by another manager (forced: it takes the field over).
+    const reapplied = await call(s, "PATCH", `${WIDGETS(NS)}/w2?fieldManager=other&force=true`, undefined, {
+      raw: deepWidget("w2", DEPTH, "3"),
+      contentType: "application/apply-patch+yaml",
+    });
+    expect(reapplied.status, reapplied.text.slice(0, 300)).toBe(200);
+    expect(reapplied.text).toContain('{"n":3}');
+  });
+
+  it("has its scale subresource read and written", async () => {
+    const scale = await call(s, "GET", `${WIDGETS(NS)}/w1/scale`);
+    expect(scale.status, scale.text.slice(0, 300)).toBe(200);
+    const scaled = await call(
+      s,
+      "PATCH",
+      `${WIDGETS(NS)}/w1/scale`,
+      { spec: { replicas: 2 } },
+      {
+        contentType: "application/merge-patch+json",
+      },
+    );
+    expect(scaled.status, scaled.text.slice(0, 300)).toBe(200);
+    expect((await call(s, "GET", `${WIDGETS(NS)}/w1`)).body.spec.replicas).toBe(2);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Layers point one way (issue 18): src/kube is the runtime every other layer builds on, so it imports nothing
  * from the layers above it (policies, sync, migration, server, …) — only itself, packages, Node's modules and
- * the leaf logging module. The policy engine imports nothing from the sync controllers or the server. Read
+ * the leaf modules (logging, JSON text). The policy engine imports nothing from the sync controllers or the server. Read
  * from the import lines of the source files themselves, so a new import that breaks a layer fails here.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -58,15 +58,17 @@ describe("import parsing", () => {
 });
 
 describe("layers point one way", () => {
-  it("src/kube imports only src/kube and the leaf logging module", () => {
+  const LEAVES = ["logging.ts", "json-text.ts"];
+
+  it("src/kube imports only src/kube and the leaf modules", () => {
     const outside = sourceFiles(join(SRC, "kube"))
       .flatMap(localImportsOf)
-      .filter(({ to }) => layerOf(to) !== "kube" && to !== "logging.ts");
+      .filter(({ to }) => layerOf(to) !== "kube" && !LEAVES.includes(to));
     expect(outside).toEqual([]);
   });
 
-  it("the logging module src/kube uses is a leaf: it imports nothing from src", () => {
-    expect(localImportsOf(join(SRC, "logging.ts"))).toEqual([]);
+  it.each(LEAVES)("%s, a leaf src/kube uses, imports nothing from src", (leaf) => {
+    expect(localImportsOf(join(SRC, leaf))).toEqual([]);
   });
 
   it("src/policies imports nothing from the sync controllers or the server", () => {

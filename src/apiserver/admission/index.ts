@@ -9,6 +9,7 @@
 import { randomUUID } from "node:crypto";
 import jsonpatch from "fast-json-patch";
 import type { Logger } from "pino";
+import { cloneJson } from "../../json-text.js";
 import { canonicalJson, type KubeObject } from "../../kube/object.js";
 import { celFailed } from "../schema/cel.js";
 import { type CallResult, callWebhook, type ServiceResolver, type WebhookResponse } from "./call.js";
@@ -345,7 +346,7 @@ function applyPatch(
   try {
     const ops = JSON.parse(Buffer.from(response.patch ?? "", "base64").toString("utf8"));
     if (!Array.isArray(ops)) return { error: "patch is not a JSON array" };
-    const result = jsonpatch.applyPatch(structuredClone(object), ops, true, false).newDocument;
+    const result = jsonpatch.applyPatch(cloneJson(object), ops, true, false).newDocument;
     return { object: result as KubeObject };
   } catch (e) {
     return { error: `JSON patch failed: ${(e as Error).message}` };

@@ -3,6 +3,8 @@
  * read from the paths the CRD names, and a write to it changes only `specReplicasPath` of the stored object,
  * through the common update path with admission seeing Scale objects, as kube does.
  */
+
+import { cloneJson } from "../../json-text.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
 import { badRequest, invalid, notFound } from "../status.js";
 import type { ResourceInfo } from "../types.js";
@@ -22,7 +24,7 @@ const readPath = (o: unknown, dotted: string): unknown => getPath(o, dotted.repl
 
 /** A copy of `o` with `replicas` at the kind's spec replicas path. */
 const withReplicas = (res: ResourceInfo, o: KubeObject, replicas: unknown): KubeObject => {
-  const copy = structuredClone(o) as Record<string, unknown>;
+  const copy = cloneJson(o) as Record<string, unknown>;
   setPath(copy, res.scale!.specReplicasPath, replicas);
   return copy as KubeObject;
 };
