@@ -2,13 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { boundedJson, cloneJson, jsonText } from "../src/json-text.js";
 import { FIELD_VALUE_MAX_CHARS, formatFieldError } from "../src/kube/field-error.js";
-
-/** `{"n":{"n":…{}}}`, `levels` objects deep, built without recursion. */
-const nested = (levels: number): Record<string, unknown> => {
-  let v: Record<string, unknown> = {};
-  for (let i = 1; i < levels; i++) v = { n: v };
-  return v;
-};
+import { nestedObjects } from "./support/deep.js";
 
 describe("boundedJson: JSON.stringify's text, cut after maxChars with …", () => {
   it("is JSON.stringify's text when that fits (any JSON value)", () => {
@@ -45,7 +39,7 @@ describe("boundedJson: JSON.stringify's text, cut after maxChars with …", () =
   });
 
   it("prints a value nested 9,990 levels deep (where JSON.stringify overflows the stack) up to the cut", () => {
-    const v = nested(9_990);
+    const v = nestedObjects(9_990);
     expect(() => JSON.stringify(v)).toThrow(RangeError);
     expect(boundedJson(v, 20)).toBe(`${'{"n":'.repeat(4)}…`);
   });
@@ -77,8 +71,8 @@ describe("jsonText: JSON.stringify at any depth", () => {
   });
 
   it("writes a value nested 9,990 levels deep whole, where JSON.stringify overflows", () => {
-    expect(jsonText(nested(9_990))).toBe(`${'{"n":'.repeat(9_989)}{}${"}".repeat(9_989)}`);
-    expect(JSON.parse(jsonText([nested(9_990), "x"]))[1]).toBe("x");
+    expect(jsonText(nestedObjects(9_990))).toBe(`${'{"n":'.repeat(9_989)}{}${"}".repeat(9_989)}`);
+    expect(JSON.parse(jsonText([nestedObjects(9_990), "x"]))[1]).toBe("x");
   });
 });
 
@@ -94,7 +88,7 @@ describe("cloneJson: structuredClone at any depth", () => {
   });
 
   it("copies a value nested 9,990 levels deep (where structuredClone overflows), keys and order kept", () => {
-    const v = { z: 1, a: [nested(9_990), JSON.parse('{"__proto__":2}')] };
+    const v = { z: 1, a: [nestedObjects(9_990), JSON.parse('{"__proto__":2}')] };
     const copy = cloneJson(v);
     expect(jsonText(copy)).toBe(jsonText(v));
     expect(Object.keys(copy)).toEqual(["z", "a"]);

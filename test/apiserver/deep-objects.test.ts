@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiServer } from "../../src/apiserver/index.js";
+import { depthOf } from "../support/deep.js";
 import { allowAll, call, namespace, start, WIDGETS, watch, widgetCrd } from "./helpers.js";
 
 let s: ApiServer;
@@ -24,19 +25,6 @@ afterAll(() => s.stop());
 const deepWidget = (name: string, depth: number, leaf = "1"): string => {
   const levels = depth - 2;
   return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"${name}","namespace":"${NS}"},"spec":{"free":${'{"n":'.repeat(levels)}${leaf}${"}".repeat(levels)}}}`;
-};
-
-/** How deep `v` nests, counted without recursion. */
-const depthOf = (v: unknown): number => {
-  let max = 0;
-  const pending: [unknown, number][] = [[v, 1]];
-  while (pending.length > 0) {
-    const [x, d] = pending.pop() as [unknown, number];
-    if (typeof x !== "object" || x === null) continue;
-    max = Math.max(max, d);
-    for (const child of Object.values(x)) pending.push([child, d + 1]);
-  }
-  return max;
 };
 
 const DEPTH = 9_990;

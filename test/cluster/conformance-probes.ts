@@ -7,6 +7,7 @@
  */
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { isRecord } from "../../src/kube/object.js";
+import { depthOf } from "../support/deep.js";
 
 export const MAPI_NS = "openshift-machine-api";
 export const CAPI_NS = "openshift-cluster-api";
@@ -2454,18 +2455,6 @@ const deepMachine = (name: string, depth: number): Uint8Array => {
   return new TextEncoder().encode(
     text.replace('"@deep"', `${'{"n":'.repeat(levels - 1)}{}${"}".repeat(levels - 1)}`),
   );
-};
-/** How deep `v` nests, counted without recursion. */
-const depthOf = (v: unknown): number => {
-  let max = 0;
-  const pending: [unknown, number][] = [[v, 1]];
-  while (pending.length > 0) {
-    const [x, d] = pending.pop() as [unknown, number];
-    if (typeof x !== "object" || x === null) continue;
-    max = Math.max(max, d);
-    for (const child of Object.values(x)) pending.push([child, d + 1]);
-  }
-  return max;
 };
 const deepProbes: Probe[] = [
   ...[4_000, 9_990, 9_996].map(

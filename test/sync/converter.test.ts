@@ -10,6 +10,7 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { conversionConverter, memoisingConverter } from "../../src/sync/converter.js";
 import { planMachineSetSync, planMachineSync, type SyncPlan } from "../../src/sync/plan.js";
 import type { SyncConverter } from "../../src/sync/snapshot.js";
+import { nestedObjects } from "../support/deep.js";
 import {
   capiCluster,
   deps,
@@ -507,17 +508,10 @@ describe("planning with the memoising converter: the same plans as with the plai
   });
 });
 
-/** `{"n":{"n":…{}}}`, `levels` objects deep, built without recursion. */
-const nestedValue = (levels: number): Record<string, unknown> => {
-  let v: Record<string, unknown> = {};
-  for (let i = 1; i < levels; i++) v = { n: v };
-  return v;
-};
-
 describe("objects as deep as kube-apiserver stores them (issue 20)", () => {
   // kube-apiserver decodes objects up to 10,000 levels (managedFields included): a Machine whose providerSpec
   // or providerStatus holds a value ~9,990 deep is stored and reaches the sync's converter.
-  const deep = nestedValue(9_990);
+  const deep = nestedObjects(9_990);
   const deepMachine = mapiMachine({
     value: providerSpec({ crafted: deep }),
     status: { phase: "Running", providerStatus: { crafted: deep } },

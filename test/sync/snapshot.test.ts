@@ -14,6 +14,7 @@ import {
   machineSetKeysFor,
   storageToCheck,
 } from "../../src/sync/snapshot.js";
+import { nestedObjects } from "../support/deep.js";
 import {
   awsMachine,
   awsMachineTemplate,
@@ -203,18 +204,11 @@ describe("Synchronized condition texts (SPEC §4.5)", () => {
   });
 });
 
-/** `{"n":{"n":…{}}}`, `levels` objects deep: built as a loop (JSON.stringify of it recurses). */
-const nestedValue = (levels: number): Record<string, unknown> => {
-  let v: Record<string, unknown> = {};
-  for (let i = 1; i < levels; i++) v = { n: v };
-  return v;
-};
-
 describe("a conversion failure's message is bounded whatever the value (SPEC §2.1, §5)", () => {
   // kube-apiserver stores a Machine whose providerSpec holds a value ~9,990 levels deep (its decoder's
   // limit is 10,000 with managedFields); JSON.stringify overflows the stack near 5,000.
   it.each([
-    ["nested as deep as kube-apiserver stores", nestedValue(9_990)],
+    ["nested as deep as kube-apiserver stores", nestedObjects(9_990)],
     ["a 1 MiB string", "x".repeat(1 << 20)],
     ["300,000 keys wide", Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`k${i}`, i]))],
   ])("%s: the field is named, the value cut short", (_shape, value) => {
