@@ -13,7 +13,7 @@ import pino from "pino";
 import { Registry } from "prom-client";
 import supertest from "supertest";
 import type { AdmissionRequest, Decision, WebhookName } from "../../src/policies/types.js";
-import type { ServerDeps } from "../../src/server/app.js";
+import type { ServerDeps, WebhookApp } from "../../src/server/app.js";
 
 export const FIXTURES = join(import.meta.dirname, "..", "fixtures");
 
@@ -153,3 +153,7 @@ export function overTls(url: string, ca: string, tls: AgentOptions = {}) {
     handshake: (): Handshake | undefined => agent.handshakes.at(-1),
   };
 }
+
+/** POSTs review text to `/validate` of `app`, as kube-apiserver sends it. */
+export const postValidate = (app: WebhookApp, payload: string) =>
+  app.inject({ method: "POST", url: "/validate", headers: { "content-type": "application/json" }, payload });

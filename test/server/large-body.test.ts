@@ -12,7 +12,7 @@ import {
   STEPPED_PARSE_ABOVE_CHARS,
   type WebhookApp,
 } from "../../src/server/app.js";
-import { fakeDeps, fixture, fixtureText } from "./helpers.js";
+import { fakeDeps, fixture, fixtureText, postValidate } from "./helpers.js";
 
 /** A valid review whose object carries `[{},{},…]` up to `size` characters: the slowest shape to parse. */
 const denseReview = (size: number): string => {
@@ -32,8 +32,7 @@ afterEach(async () => {
   app = undefined;
 });
 
-const post = (a: WebhookApp, payload: string) =>
-  a.inject({ method: "POST", url: "/validate", headers: { "content-type": "application/json" }, payload });
+const post = postValidate;
 
 describe("large admission bodies", () => {
   it("a dense 7 MiB review does not hold the event loop: a concurrent /validate is answered during its parse", async () => {

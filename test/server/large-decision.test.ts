@@ -12,6 +12,7 @@ import { decide } from "../../src/policies/engine.js";
 import type { AdmissionRequest, Decision, WebhookName } from "../../src/policies/types.js";
 import { BODY_LIMIT_BYTES, buildServer, type WebhookApp } from "../../src/server/app.js";
 import { capiMachine, context, edit, mapiMachine, updateRequest } from "../policies/builders.js";
+import { postValidate } from "./helpers.js";
 
 const wide = (width: number, value: number): Record<string, number> => {
   const o: Record<string, number> = {};
@@ -79,13 +80,7 @@ describe("a large review is decided in slices (decision 74)", () => {
       });
       await app.ready();
       const small = reviewText("small", 1, 2);
-      const post = (payload: string) =>
-        app!.inject({
-          method: "POST",
-          url: "/validate",
-          headers: { "content-type": "application/json" },
-          payload,
-        });
+      const post = (payload: string) => postValidate(app!, payload);
 
       let bigFinished = false;
       const bigDone = post(big).finally(() => {

@@ -18,7 +18,7 @@ import {
   type SteppedJsonParser,
   steppedJsonParser,
 } from "../../src/server/json-body.js";
-import { fakeDeps, fixture } from "./helpers.js";
+import { fakeDeps, fixture, postValidate } from "./helpers.js";
 
 const objects = (levels: number): string => `${'{"n":'.repeat(levels - 1)}{}${"}".repeat(levels - 1)}`;
 const arrays = (levels: number): string => `${"[".repeat(levels)}${"]".repeat(levels)}`;
@@ -97,13 +97,7 @@ describe("through the webhook (app.inject)", () => {
       const deps = fakeDeps();
       app = buildServer(deps);
       await app.ready();
-      const post = (payload: string) =>
-        app!.inject({
-          method: "POST",
-          url: "/validate",
-          headers: { "content-type": "application/json" },
-          payload,
-        });
+      const post = (payload: string) => postValidate(app!, payload);
 
       const atLimit = review(10_000, size);
       expect(atLimit.length).toBeLessThan(BODY_LIMIT_BYTES);
