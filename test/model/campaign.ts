@@ -1,10 +1,14 @@
 /**
  * The long model-based campaign (issue 8): `npm run test:model -- --runs 1000 [--seed S] [--commands N]
  * [--without deleteCluster,…]` (command kinds left out, to look past a known open defect).
- * Starts one local cluster with the whole product (test/integration/harness.ts), runs the property of
+ * Starts a local cluster with the whole product (test/integration/harness.ts), runs the property of
  * test/model/model.ts `--runs` times with fast-check, and prints a summary — on failure the seed and the
  * counterexample path to replay it (`--seed S --path P`), and the failing command trace. Every wait in the
  * property is bounded, so the campaign terminates.
+ *
+ * Runs leave their objects behind, so the cluster is replaced by a fresh one every `--fresh-every` runs
+ * (default 50): one cluster for a whole campaign grew to 1.5 GB and 13 s a run by run 240, and a 1,000-run
+ * campaign would not end in a working day. A replay from `--path P` starts on a fresh cluster too.
  */
 import fc from "fast-check";
 import { startHarness } from "../integration/harness.js";
@@ -22,24 +26,41 @@ const main = async (args: readonly string[]): Promise<number> => {
   const path = argValue(args, "--path");
   const maxCommands = Number(argValue(args, "--commands") ?? 20);
   const without = (argValue(args, "--without") ?? "").split(",").filter(Boolean);
-  if (!Number.isInteger(runs) || runs < 1 || !Number.isFinite(seed) || !Number.isInteger(maxCommands))
-    throw new Error("usage: campaign [--runs N] [--seed S] [--path P] [--commands N] [--without kind,…]");
+  const freshEvery = Number(argValue(args, "--fresh-every") ?? 50);
+  if (
+    !Number.isInteger(runs) ||
+    runs < 1 ||
+    !Number.isFinite(seed) ||
+    !Number.isInteger(maxCommands) ||
+    !Number.isInteger(freshEvery) ||
+    freshEvery < 1
+  )
+    throw new Error(
+      "usage: campaign [--runs N] [--seed S] [--path P] [--commands N] [--without kind,…] [--fresh-every N]",
+    );
   console.log(
     `model campaign: ${runs} runs, seed ${seed}, up to ${maxCommands} commands per run${without.length ? `, without ${without.join(",")}` : ""}`,
   );
   const started = Date.now();
-  const h = await startHarness({
-    name: "model-campaign",
-    watchEverything: true,
-    requireRecordedDeletes: true,
-    standby: true,
-  });
+  const start = () =>
+    startHarness({
+      name: "model-campaign",
+      watchEverything: true,
+      requireRecordedDeletes: true,
+      standby: true,
+    });
+  let h = await start();
   try {
     const stats: ModelStats = { runs: 0, commands: {} };
     const details = await fc.check(
       modelProperty(
-        h,
+        () => h,
         {
+          beforeRun: async (run) => {
+            if (run === 0 || run % freshEvery !== 0) return;
+            await h.stop();
+            h = await start();
+          },
           maxCommands,
           without,
           convergeTimeoutMs: 30_000,

@@ -918,6 +918,8 @@ export interface ModelPropertyOptions {
   convergeTimeoutMs: number;
   /** Called after each run that converged (the campaign's progress line). */
   progress?: (r: Real) => void;
+  /** Called before each run with its number, before the harness is read (the campaign's fresh clusters). */
+  beforeRun?: (run: number) => Promise<void>;
   /** Command kinds left out (`deleteCluster`, …): to look past a known open defect. */
   without?: readonly string[];
 }
@@ -930,12 +932,21 @@ const kindOf = (a: fc.Arbitrary<Cmd>): string =>
 export const commandArbitrariesWithout = (kinds: readonly string[]): fc.Arbitrary<Cmd>[] =>
   commandArbitraries.filter((a) => !kinds.includes(kindOf(a)));
 
-/** The property over one shared harness: each run uses its own Machine names. */
-export const modelProperty = (h: Harness, o: ModelPropertyOptions, stats: ModelStats) => {
+/**
+ * The property over a shared harness — `harness` itself, or what the getter returns at the start of each run
+ * (the campaign replaces it every so many runs): each run uses its own Machine names.
+ */
+export const modelProperty = (
+  harness: Harness | (() => Harness),
+  o: ModelPropertyOptions,
+  stats: ModelStats,
+) => {
   let run = 0;
   return fc.asyncProperty(
     fc.commands(commandArbitrariesWithout(o.without ?? []), { maxCommands: o.maxCommands, size: "max" }),
     async (cmds) => {
+      await o.beforeRun?.(run);
+      const h = typeof harness === "function" ? harness() : harness;
       const real: Real = { h, run: run++, stats, trace: [] };
       stats.runs++;
       try {
