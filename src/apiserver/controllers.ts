@@ -322,6 +322,8 @@ export class Controllers {
    * (a cluster-scoped kind: none) and the name — and must carry the reference's uid; a namespaced owner in
    * another namespace is absent (with an OwnerRefInvalidNamespace event), and a cluster-scoped dependent
    * naming a namespaced kind cannot be resolved at all: it is left alone, with that event in `default`.
+   * A reference to a kind the server does not serve cannot be checked either (kube's collector finds no REST
+   * mapping and retries): the dependent is left alone, as it is, whatever else holds that uid.
    */
   private async dependent(ref: ObjectRef): Promise<void> {
     const found = this.resolve(ref);
@@ -331,6 +333,7 @@ export class Controllers {
     if (owners.length === 0) return;
     const namespace = object.metadata?.namespace ?? "";
     const states = owners.map((o) => ({ ref: o, state: this.ownerState(o, res, namespace) }));
+    if (states.some((s) => s.state === "unserved")) return;
     const unresolvable = states.find((s) => s.state === "unresolvable");
     if (unresolvable) {
       await this.invalidNamespaceEvent(res, object, unresolvable.ref);
@@ -369,12 +372,11 @@ export class Controllers {
     o: OwnerReference,
     res: ResourceInfo,
     namespace: string,
-  ): "exists" | "absent" | "elsewhere" | "unresolvable" {
+  ): "exists" | "absent" | "elsewhere" | "unresolvable" | "unserved" {
     const slash = o.apiVersion.indexOf("/");
     const group = slash < 0 ? "" : o.apiVersion.slice(0, slash);
     const ownerRes = this.deps.registry.byGroupKind(group, o.kind);
-    // A kind this server does not serve: found by uid alone (ownerObject).
-    if (!ownerRes) return this.ownerObject(o, res, namespace) ? "exists" : "absent";
+    if (!ownerRes) return "unserved";
     if (ownerRes.namespaced && !res.namespaced) return "unresolvable";
     if (this.ownerObject(o, res, namespace)) return "exists";
     const byUid = this.deps.storage.byUidRef(o.uid);

@@ -89,6 +89,26 @@ describe("the garbage collector finds owners by coordinates", () => {
     ]);
   });
 
+  it("a dependent whose owner's kind is not served is left alone, whatever holds the owner's uid", async () => {
+    const lookalike = await create("ghost-lookalike");
+    await create("ghost-dep", {
+      ownerReferences: [
+        { apiVersion: "ghosts.example.com/v1", kind: "Ghost", name: "ghost", uid: "no-such-uid" },
+      ],
+    });
+    await create("ghost-dep-2", {
+      ownerReferences: [
+        { apiVersion: "ghosts.example.com/v1", kind: "Ghost", name: "ghost", uid: lookalike.metadata.uid },
+        ref("never-there", "no-such-uid-either"),
+      ],
+    });
+    await s.settled();
+    expect((await get("ghost-dep")).status).toBe(200);
+    const kept = await get("ghost-dep-2");
+    expect(kept.status).toBe(200);
+    expect(kept.body.metadata.ownerReferences).toHaveLength(2);
+  });
+
   it("a cluster-scoped dependent of a namespaced kind is never collected; the event goes to default", async () => {
     const owner = await create("ns-owner");
     const roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";

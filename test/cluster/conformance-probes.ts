@@ -1701,6 +1701,33 @@ const gcProbes: Probe[] = [
     );
     return { delete: code(del), dependent: fields("metadata.ownerReferences")(dep) };
   }),
+  probe("GC: a dependent whose owner's kind is not served is left alone", async (w) => {
+    const ref = (name: string, apiVersion: string, kind: string, uid: string) => ({
+      ownerReferences: [{ apiVersion, kind, name, uid }],
+    });
+    const unserved = await w.raw(
+      "admin",
+      "POST",
+      CMS,
+      cm(
+        "ghost-dependent",
+        {},
+        ref("ghost", "ghosts.example.com/v1", "Ghost", "22222222-2222-2222-2222-222222222222"),
+      ),
+    );
+    // A dependent of a served kind's missing owner, created after it: once the collector has taken this one,
+    // it has seen the other.
+    await w.raw(
+      "admin",
+      "POST",
+      CMS,
+      cm("ghost-witness", {}, ref("never-there", "v1", "ConfigMap", "33333333-3333-3333-3333-333333333333")),
+    );
+    const witness = await eventually(w, `${CMS}/ghost-witness`, (r) => r.status === 404);
+    await sleep(1_000);
+    const after = await w.raw("admin", "GET", `${CMS}/ghost-dependent`);
+    return { created: code(unserved), witness: code(witness), dependent: code(after) };
+  }),
   probe("GC: a dependent whose ownerReference names an owner that never existed is collected", async (w) => {
     await w.raw(
       "admin",
