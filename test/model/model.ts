@@ -70,6 +70,12 @@ const MACHINES = 2;
 /** Set 0 is born MachineAPI, set 1 born ClusterAPI; each starts with one member. */
 const SETS = 2;
 const machineName = (r: Real, i: number): string => `model-r${r.run}-m${i}`;
+/**
+ * Whether `name` is one of run `run`'s standalone Machines (`model-r<run>-m<i>`), not a MachineSet member: a
+ * member's generated suffix can read `m4625` too (kube's generateName alphabet has `m` and digits).
+ */
+export const isStandaloneName = (run: number, name: string): boolean =>
+  name.startsWith(`model-r${run}-m`) && /^\d+$/.test(name.slice(`model-r${run}-m`.length));
 const setName = (r: Real, j: number): string => `model-r${r.run}-s${j}`;
 
 /** A user's request may be refused (admission, conflicts, gone): that is the world, not a failure. */
@@ -819,7 +825,7 @@ export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): 
     const capiNames = new Set(capi.map(nameOf));
     // Every Machine of the run has its twin; the standalone ones the model kept are there, the ones it
     // deleted are gone (after a Cluster or set delete a standalone Machine may have gone with it).
-    const standalone = (n: string) => /-m\d+$/.test(n);
+    const standalone = (n: string) => isStandaloneName(r.run, n);
     const expected = [...m.created].filter((i) => !m.deleted.has(i)).map((i) => machineName(r, i));
     const missing = m.uncertain ? [] : expected.filter((n) => !mapiNames.has(n));
     const maybe = [...m.maybeDeleted].map((i) => machineName(r, i));
