@@ -143,6 +143,10 @@ const runMachines = async (r: Real) => {
 };
 
 /** I1–I4 over everything observed so far, and I6 now. */
+/** The command traces of this process's recent runs, by run: a violation may name an earlier run's Machine. */
+const recentTraces = new Map<number, readonly string[]>();
+const KEEP_TRACES = 200;
+
 export const checkSafety = async (r: Real, after: string): Promise<void> => {
   const v = r.h.violations();
   if (v.length > 0)
@@ -158,8 +162,16 @@ export const checkSafety = async (r: Real, after: string): Promise<void> => {
         "machineName" in e ? mine(e.machineName) : JSON.stringify(e).includes(`model-r${r.run}-`),
       );
     const writes = r.h.migrationWrites().filter((w) => mine(w.name));
+    // A violation may name an earlier run's Machine (a Cluster delete reaches every run's): its whole story.
+    const named = [...new Set(l.flatMap((v) => v.match(/model-r\d+-[a-z0-9-]+/g) ?? []))].filter(
+      (n) => !mine(n),
+    );
+    const theirs = named.map(
+      (n) =>
+        `${n}: ledger ${JSON.stringify(r.h.ledger.snapshot().events.filter((e) => JSON.stringify(e).includes(n)))}; migration writes ${JSON.stringify(r.h.migrationWrites().filter((w) => w.name === n || n.startsWith(`${w.name}-`)))}\n  its run's commands:\n    ${(recentTraces.get(Number(/^model-r(\d+)-/.exec(n)?.[1])) ?? ["(not kept)"]).join("\n    ")}`,
+    );
     throw new Error(
-      `after ${after}: ledger violations ${JSON.stringify(l)}\nledger: ${JSON.stringify(events)}\nmigration writes: ${JSON.stringify(writes)}\n${r.trace.join("\n")}`,
+      `after ${after}: ledger violations ${JSON.stringify(l)}\n${theirs.join("\n")}\nledger: ${JSON.stringify(events)}\nmigration writes: ${JSON.stringify(writes)}\n${r.trace.join("\n")}`,
     );
   }
 };
@@ -954,6 +966,8 @@ export const modelProperty = (
       await o.beforeRun?.(run);
       const h = typeof harness === "function" ? harness() : harness;
       const real: Real = { h, run: run++, stats, trace: [] };
+      recentTraces.set(real.run, real.trace);
+      recentTraces.delete(real.run - KEEP_TRACES);
       stats.runs++;
       try {
         const model = await setUp(real, o.convergeTimeoutMs);
