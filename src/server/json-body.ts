@@ -19,6 +19,7 @@
  */
 
 import { KUBE_MAX_DEPTH, openingPast } from "../json-depth.js";
+import { recordingOf, startRecording, WIDE_KEYS } from "../json-keys.js";
 
 export type JsonBodyResult = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -84,6 +85,8 @@ export function steppedJsonParser(text: string): SteppedJsonParser {
   /** Open containers, innermost last; `keys[i]` is the key of `stack[i]`'s pending member. */
   const stack: Container[] = [];
   const keys: (string | undefined)[] = [];
+  /** How many distinct keys each open object has so far (unused for arrays). */
+  const widths: number[] = [];
   let root: unknown;
   let result: JsonBodyResult | undefined;
   if (text.length === 0) result = { ok: false, error: EMPTY };
@@ -154,11 +157,18 @@ export function steppedJsonParser(text: string): SteppedJsonParser {
       return;
     }
     const key = keys[depth - 1] as string;
+    const added = !Object.hasOwn(top, key);
     if (PROTOTYPE_NAMES.has(key)) {
       Object.defineProperty(top, key, { value, writable: true, enumerable: true, configurable: true });
     } else {
       top[key] = value;
     }
+    if (!added) return;
+    // A wide object's keys are recorded as they come (src/json-keys.ts): listing them later would take one
+    // long turn.
+    const width = ++widths[depth - 1]!;
+    if (width === WIDE_KEYS) startRecording(top);
+    else if (width > WIDE_KEYS) recordingOf(top)?.push(key);
   };
 
   /** A container joins its parent when it closes (see `close`), not when it opens. */
@@ -166,6 +176,7 @@ export function steppedJsonParser(text: string): SteppedJsonParser {
     if (stack.length >= MAX_REVIEW_DEPTH) throw new TooDeepError();
     stack.push(container);
     keys.push(undefined);
+    widths.push(0);
     pos++;
     expect = next;
   };
@@ -226,6 +237,7 @@ export function steppedJsonParser(text: string): SteppedJsonParser {
   const close = (): void => {
     const done = stack.pop() as Container;
     keys.pop();
+    widths.pop();
     put(Array.isArray(done) && done.length > 0 ? done.slice() : done);
     pos++;
     expect = NEXT;

@@ -7,7 +7,8 @@
  */
 import pino from "pino";
 import { Registry } from "prom-client";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { WIDE_KEYS } from "../../src/json-keys.js";
 import { decide } from "../../src/policies/engine.js";
 import type { AdmissionRequest, Decision, WebhookName } from "../../src/policies/types.js";
 import { BODY_LIMIT_BYTES, buildServer, type WebhookApp } from "../../src/server/app.js";
@@ -116,4 +117,36 @@ describe("a large review is decided in slices (decision 74)", () => {
     },
     120_000,
   );
+});
+
+const originalKeys = Object.keys;
+
+describe("a wide level's keys are never listed whole (decision 82)", () => {
+  it("deciding 2 × 280,000 changed keys lists no more than WIDE_KEYS keys at once", async () => {
+    const big = reviewText("big", wide(280_000, 1), wide(280_000, 2));
+    const ctx = context([frozen, capiMachine({ paused: "none" })]);
+    app = buildServer({
+      decide: (webhook: WebhookName, request: AdmissionRequest): Decision => decide(webhook, request, ctx),
+      logger: pino({ level: "silent" }),
+      registry: new Registry(),
+      readiness: () => ({ ready: true }),
+    });
+    await app.ready();
+    // Object.keys of a dictionary-mode object sorts every key: one long turn, whatever the slicing.
+    let longest = 0;
+    const spy = vi.spyOn(Object, "keys").mockImplementation(function (this: unknown, o: object) {
+      const keys = Reflect.apply(originalKeys, Object, [o]) as string[];
+      longest = Math.max(longest, keys.length);
+      return keys;
+    });
+    try {
+      const answer = await postValidate(app, big);
+      expect(answer.statusCode).toBe(200);
+      expect(answer.json().response.allowed).toBe(false);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(longest).toBeGreaterThan(0);
+    expect(longest).toBeLessThanOrEqual(WIDE_KEYS);
+  }, 120_000);
 });

@@ -8,6 +8,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { keysOf, WIDE_KEYS } from "../../src/json-keys.js";
 import { type JsonBodyResult, parseJsonBody, steppedJsonParser } from "../../src/server/json-body.js";
 import { fieldAt } from "./helpers.js";
 
@@ -177,5 +178,17 @@ describe("steppedJsonParser", () => {
     const native = retained(() => JSON.parse(text));
     const stepped = retained(() => parseStepped(text, 32 * 1024).result);
     expect(stepped).toBeLessThan(native * 1.5);
+  });
+
+  it("decision 82: a wide object's recorded keys are its own keys in order, duplicates and __proto__ included", () => {
+    const keys = Array.from({ length: WIDE_KEYS + 500 }, (_, i) => `k${i % (WIDE_KEYS + 300)}`);
+    keys.splice(700, 0, "__proto__");
+    keys.push("constructor", "k5", "__proto__");
+    const text = `{${keys.map((k, i) => `"${k}":${i}`).join(",")}}`;
+    const { result } = parseStepped(text, 4096);
+    const value = (result as { value: Record<string, unknown> }).value;
+    expect(keysOf(value)).toEqual(Object.keys(value));
+    expect(keysOf(value)).toEqual(Object.keys(JSON.parse(text)));
+    expect(keysOf(value)).not.toBe(keysOf({ ...value }));
   });
 });

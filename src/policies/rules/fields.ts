@@ -5,6 +5,7 @@
  * carries one (created before the product, or outside its reach) can still have finalizers removed.
  */
 
+import { keysOf } from "../../json-keys.js";
 import { boundedJson } from "../../json-text.js";
 import { FIELD_VALUE_MAX_CHARS } from "../../kube/field-error.js";
 import { AUTHORITY } from "../../kube/kinds.js";
@@ -30,7 +31,7 @@ import { allow, deny, type Rule } from "../verdict.js";
 const isSet = (v: unknown): boolean => {
   if (v === undefined || v === null || v === "" || v === false || v === 0) return false;
   if (Array.isArray(v)) return v.length > 0;
-  if (isRecord(v)) return Object.keys(v).length > 0;
+  if (isRecord(v)) return keysOf(v).length > 0;
   return true;
 };
 
