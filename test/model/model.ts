@@ -842,9 +842,20 @@ export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): 
     const missing = m.uncertain ? [] : expected.filter((n) => !mapiNames.has(n));
     const maybe = [...m.maybeDeleted].map((i) => machineName(r, i));
     const extra = [...mapiNames].filter((n) => standalone(n) && !expected.includes(n) && !maybe.includes(n));
+    // A CAPI Machine of a set whose MAPI copy the run deleted is CAPI-only by design: only a mirrored set's
+    // members are mirrored (SPEC §4.2), so one created as the set's MAPI copy went may never get a mirror.
+    const ofUnmirroredSet = new Set(
+      capi
+        .filter((o) =>
+          ownerReferencesOf(o).some(
+            (ref) => ref.kind === "MachineSet" && [...m.setsDeleted].some((j) => setName(r, j) === ref.name),
+          ),
+        )
+        .map(nameOf),
+    );
     const unpaired = [
       ...[...mapiNames].filter((n) => !capiNames.has(n)),
-      ...[...capiNames].filter((n) => !mapiNames.has(n)),
+      ...[...capiNames].filter((n) => !mapiNames.has(n) && !ofUnmirroredSet.has(n)),
     ];
     const describe = (o: KubeObject) => {
       const synced = conditionOf(o, "Synchronized");
