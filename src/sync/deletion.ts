@@ -155,6 +155,19 @@ const machineDeletionStep = (s: MachineSnapshot, authority: DeletionAuthority): 
     return { writes: present([removeFinalizersWrite(infra, [FINALIZERS.sync])]) };
   }
   if (!machineDeleting && !isDeleting(capi)) return { writes: [] };
+  if (
+    authority === "unknown" &&
+    isDeleting(capi) &&
+    isPausedWithMarker(capi) &&
+    clusterApiFinalizers(infra).length === 0
+  ) {
+    // The MAPI Machine is gone and the mirror is still paused by the product: Cluster API never removes its
+    // own finalizer from a paused Machine, and no InfraMachine holds a provider's finalizer (no instance left
+    // to terminate) — release the mirror, Cluster API's finalizer and ours.
+    return {
+      writes: present([capi && removeFinalizersWrite(capi, [FINALIZERS.capiMachine, FINALIZERS.sync])]),
+    };
+  }
   if (hasFinalizer(capi, FINALIZERS.capiMachine)) {
     return { writes: [], waitingFor: `${FINALIZERS.capiMachine} on the CAPI Machine` };
   }

@@ -228,6 +228,32 @@ describe("§4.2 / §4.6 leftovers", () => {
   });
 });
 
+describe("§4.6 a paused mirror left deleting after its MAPI Machine went (issue 19's campaign, seed 20261222 run 276)", () => {
+  // A lagging cache released the MAPI Machine (MAO had terminated the instance) before the mirror's
+  // finalizers: paused by the product, Cluster API never removes its own finalizer, and waiting for it would
+  // hold the mirror forever.
+  const pausedMirror = () =>
+    deleting(capiMachine("m", { meta: { finalizers: [FINALIZERS.sync, FINALIZERS.capiMachine] } }));
+
+  it("no InfraMachine: the product releases the paused mirror's finalizers, Cluster API's and its own", () => {
+    const world = new World([infrastructure(), pausedMirror()]);
+    expect(machineStep(world)).toEqual([
+      `removeFinalizer Machine@capi ${FINALIZERS.sync},${FINALIZERS.capiMachine}`,
+    ]);
+    expect(capiOf(world)).toBeUndefined();
+  });
+
+  it("an InfraMachine still holding CAPA's finalizer (an instance may exist): nothing is released", () => {
+    const world = new World([
+      infrastructure(),
+      pausedMirror(),
+      deleting(awsMachine("m", { meta: { finalizers: [FINALIZERS.sync, FINALIZERS.awsMachine] } })),
+    ]);
+    expect(machineStep(world)).toEqual([]);
+    expect(finalizersOf(capiOf(world))).toEqual([FINALIZERS.sync, FINALIZERS.capiMachine]);
+  });
+});
+
 describe("§4.6 MachineSets", () => {
   const current = templateNameFor("workers", "m6i.xlarge");
 
