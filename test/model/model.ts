@@ -23,7 +23,9 @@ import { KubeApiError } from "../../src/kube/errors.js";
 import { ANNOTATIONS, FINALIZERS, KINDS, type ResourceType } from "../../src/kube/kinds.js";
 import { conditionOf, getPath, type KubeObject, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
 import { capiCluster, DEMO_INFRASTRUCTURE_NAME, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
+import { planHandover } from "../../src/migration/planner.js";
 import { statusAuthorityReading, synchronizedAPI } from "../../src/protocol/authority.js";
+import { isPaused } from "../../src/protocol/pause.js";
 import {
   CAPI_NS,
   type Harness,
@@ -779,6 +781,8 @@ const diagnose = async (r: Real): Promise<string> => {
   const lonely = [
     ...[...mapiNames, ...capiNames].filter((n) => !(mapiNames.has(n) && capiNames.has(n))),
     ...unsettled,
+    // A Machine the sync cannot synchronize holds up its set's handover.
+    ...mapi.filter((o) => conditionOf(o, "Synchronized")?.status === "False").map(nameOf),
   ];
   let cache: ReturnType<Harness["productCache"]> | undefined;
   try {
@@ -801,6 +805,23 @@ const diagnose = async (r: Real): Promise<string> => {
   lines.push(
     `Cluster live ${brief(cluster)}; cached ${brief(cache?.get(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME))}`,
   );
+  // What the handover planner decides for each unsettled object of the run, from the observer's view.
+  const sets = (await r.h.admin.list(KINDS.mapiMachineSet, { namespace: MAPI_NS })).items.filter(
+    (o) =>
+      nameOf(o).startsWith(`model-r${r.run}-`) &&
+      statusAuthorityReading(o) !== getPath(o, ["spec", "authoritativeAPI"]),
+  );
+  for (const [kind, name] of [
+    ...unsettled.map((n) => ["Machine", n] as const),
+    ...sets.map((o) => ["MachineSet", nameOf(o)] as const),
+  ]) {
+    try {
+      const step = planHandover(r.h.snapshotOf({ kind, name }), new Date());
+      lines.push(`${kind} ${name}: the handover planner says ${JSON.stringify(step).slice(0, 600)}`);
+    } catch (e) {
+      lines.push(`${kind} ${name}: the handover planner threw ${String(e)}`);
+    }
+  }
   // Events of both namespaces, read once for every Machine described.
   const allEvents = [
     ...(await r.h.admin.list(KINDS.event, { namespace: MAPI_NS })).items,
@@ -823,6 +844,31 @@ const diagnose = async (r: Real): Promise<string> => {
   return lines.join("\n");
 };
 
+/**
+ * What an admin (or a MachineHealthCheck) does about a CAPI Machine whose AWSMachine is gone: deletes it. Cluster
+ * API's MachineSet controller creates the AWSMachine, then the Machine, and deletes the AWSMachine again when the
+ * Machine's create fails — when that create was carried out and only its reply lost, the Machine stays with no
+ * infrastructure, never provisions, and holds up its set's handover (the sync reports
+ * FailedToGetCAPIInfraResources). The delete is a recorded user request.
+ */
+const removeMachinesWithoutInfrastructure = async (r: Real): Promise<void> => {
+  const { capi } = await runMachines(r);
+  for (const o of capi) {
+    // Only an active (unpaused) CAPI Machine: a paused mirror's AWSMachine is the sync's to recreate.
+    if (o.metadata?.deletionTimestamp !== undefined || isPaused(o)) continue;
+    const ref = getPath(o, ["spec", "infrastructureRef", "name"]);
+    if (typeof ref !== "string" || ref === "") continue;
+    if (await getOrUndefined(KINDS.awsMachine, CAPI_NS, ref, r)) continue;
+    // Created a moment ago, its AWSMachine may be on its way: only a Machine older than a few seconds counts.
+    if (Date.now() - Date.parse(o.metadata?.creationTimestamp ?? "") < 5_000) continue;
+    const name = nameOf(o);
+    r.trace.push(`admin deletes capi ${name}: its AWSMachine ${ref} is gone`);
+    await r.h
+      .userDelete(KINDS.capiMachine, CAPI_NS, name, { kind: "Machine", name })
+      .catch((e: unknown) => r.trace.push(`admin delete of ${name}: ${String(e).slice(0, 120)}`));
+  }
+};
+
 /** Convergence time allowed per Machine in the namespace after a Cluster delete (see converge). */
 const CLUSTER_REMIRROR_MS_PER_MACHINE = 500;
 
@@ -832,6 +878,7 @@ export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): 
   for (const s of ["mao", "capi", "capa"] as const) await r.h.startStandIn(s);
   let last = "";
   const probe = async () => {
+    await removeMachinesWithoutInfrastructure(r);
     const { mapi, capi } = await runMachines(r);
     const mapiNames = new Set(mapi.map(nameOf));
     const capiNames = new Set(capi.map(nameOf));
