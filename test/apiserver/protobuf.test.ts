@@ -273,14 +273,18 @@ describe("decodeBody: which media types a resource accepts", () => {
   };
 
   it("a built-in decodes protobuf", () => {
-    expect(decodeBody(PROTOBUF_MEDIA_TYPE, KUBECTL_CONFIGMAP, { builtIn: true, kind: "ConfigMap" })).toMatchObject({
+    expect(
+      decodeBody(PROTOBUF_MEDIA_TYPE, KUBECTL_CONFIGMAP, { builtIn: true, kind: "ConfigMap" }),
+    ).toMatchObject({
       kind: "ConfigMap",
       data: { a: "b", c: "d" },
     });
   });
 
   it("a custom resource refuses protobuf with 415, listing JSON and YAML only", () => {
-    const e = refusal(() => decodeBody(PROTOBUF_MEDIA_TYPE, KUBECTL_CONFIGMAP, { builtIn: false, kind: "Machine" }));
+    const e = refusal(() =>
+      decodeBody(PROTOBUF_MEDIA_TYPE, KUBECTL_CONFIGMAP, { builtIn: false, kind: "Machine" }),
+    );
     expect(e.toStatus()).toMatchObject({
       code: 415,
       reason: "UnsupportedMediaType",
@@ -290,12 +294,18 @@ describe("decodeBody: which media types a resource accepts", () => {
   });
 
   it("a malformed protobuf body is a 400", () => {
-    const e = refusal(() => decodeBody(PROTOBUF_MEDIA_TYPE, Buffer.from("nope"), { builtIn: true, kind: "ConfigMap" }));
+    const e = refusal(() =>
+      decodeBody(PROTOBUF_MEDIA_TYPE, Buffer.from("nope"), { builtIn: true, kind: "ConfigMap" }),
+    );
     expect(e.toStatus()).toMatchObject({ code: 400, reason: "BadRequest" });
   });
 
   it("JSON and YAML are decoded as before", () => {
-    expect(decodeBody("application/json", Buffer.from('{"a":1}'), { builtIn: false, kind: "Machine" })).toEqual({ a: 1 });
-    expect(decodeBody("application/yaml", Buffer.from("a: 1\n"), { builtIn: false, kind: "Machine" })).toEqual({ a: 1 });
+    expect(
+      decodeBody("application/json", Buffer.from('{"a":1}'), { builtIn: false, kind: "Machine" }),
+    ).toEqual({ a: 1 });
+    expect(
+      decodeBody("application/yaml", Buffer.from("a: 1\n"), { builtIn: false, kind: "Machine" }),
+    ).toEqual({ a: 1 });
   });
 });
