@@ -11,29 +11,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { decide } from "../src/policies/engine.js";
 import type { AdmissionRequest, WebhookName } from "../src/policies/types.js";
 import { BODY_LIMIT_BYTES, buildServer, type WebhookApp } from "../src/server/app.js";
-import { capiMachine, context, edit, mapiMachine, updateRequest } from "../test/policies/builders.js";
+import { capiMachine, context, craftedFrozenUpdate, mapiMachine } from "../test/policies/builders.js";
 import { recordFigures } from "./report.js";
 
 const frozen = mapiMachine({ status: "ClusterAPI" });
 const ctx = context([frozen, capiMachine({ paused: "none" })]);
 
-/** An UPDATE of a ClusterAPI-frozen MAPI Machine whose providerSpec.value.crafted is `before` → `after` (text). */
-const review = (uid: string, before: string, after: string): string => {
-  const text = JSON.stringify({
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: updateRequest(
-      edit(frozen, (m) => {
-        m.spec.providerSpec.value.crafted = "@before";
-      }),
-      edit(frozen, (m) => {
-        m.spec.providerSpec.value.crafted = "@after";
-      }),
-      { uid },
-    ),
-  });
-  return text.replace('"@before"', before).replace('"@after"', after);
-};
+const review = craftedFrozenUpdate;
 
 // Shapes as JSON text (JSON.stringify of the deep ones would recurse). The crafted value sits 7 levels down.
 const nestedObjects = (levels: number, leaf: string): string =>

@@ -554,3 +554,27 @@ export function checkCase(c: Case): Decision {
   if (c.warnings) expect(d.warnings).toEqual(c.warnings);
   return d;
 }
+
+/**
+ * The AdmissionReview text of an UPDATE of a ClusterAPI-frozen MAPI Machine whose providerSpec.value.crafted goes
+ * from `before` to `after`: a string is spliced in as JSON text (a shape JSON.stringify cannot write, or would
+ * recurse on), anything else is set as the value. The crafted-shape tests and the reliability campaign use it.
+ */
+export const craftedFrozenUpdate = (uid: string, before: unknown, after: unknown): string => {
+  const frozen = mapiMachine({ status: "ClusterAPI" });
+  const text = JSON.stringify({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: updateRequest(
+      edit(frozen, (m) => {
+        m.spec.providerSpec.value.crafted = typeof before === "string" ? "@before" : before;
+      }),
+      edit(frozen, (m) => {
+        m.spec.providerSpec.value.crafted = typeof after === "string" ? "@after" : after;
+      }),
+      { uid },
+    ),
+  });
+  const splice = (t: string, mark: string, v: unknown) => (typeof v === "string" ? t.replace(mark, v) : t);
+  return splice(splice(text, '"@before"', before), '"@after"', after);
+};

@@ -12,7 +12,7 @@ import { WIDE_KEYS } from "../../src/json-keys.js";
 import { decide } from "../../src/policies/engine.js";
 import type { AdmissionRequest, Decision, WebhookName } from "../../src/policies/types.js";
 import { BODY_LIMIT_BYTES, buildServer, type WebhookApp } from "../../src/server/app.js";
-import { capiMachine, context, edit, mapiMachine, updateRequest } from "../policies/builders.js";
+import { capiMachine, context, craftedFrozenUpdate, mapiMachine } from "../policies/builders.js";
 import { postValidate } from "./helpers.js";
 
 const wide = (width: number, value: number): Record<string, number> => {
@@ -27,24 +27,7 @@ const deepLists = (count: number, depth: number, leaf: number): string =>
   `[${Array.from({ length: count }, () => deepList(depth, leaf)).join(",")}]`;
 
 const frozen = mapiMachine({ status: "ClusterAPI" });
-/** The review text; a string `before`/`after` is spliced in as JSON text. */
-const reviewText = (uid: string, before: unknown, after: unknown): string => {
-  const text = JSON.stringify({
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: updateRequest(
-      edit(frozen, (m) => {
-        m.spec.providerSpec.value.crafted = typeof before === "string" ? "@before" : before;
-      }),
-      edit(frozen, (m) => {
-        m.spec.providerSpec.value.crafted = typeof after === "string" ? "@after" : after;
-      }),
-      { uid },
-    ),
-  });
-  const splice = (t: string, mark: string, v: unknown) => (typeof v === "string" ? t.replace(mark, v) : t);
-  return splice(splice(text, '"@before"', before), '"@after"', after);
-};
+const reviewText = craftedFrozenUpdate;
 
 let app: WebhookApp | undefined;
 afterEach(async () => {
