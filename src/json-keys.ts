@@ -13,10 +13,8 @@ export const WIDE_KEYS = 1024;
 const recorded = new WeakMap<object, string[]>();
 
 /** Starts recording `o`'s keys from the ones it has. */
-export const startRecording = (o: object): string[] => {
-  const keys = Object.keys(o);
-  recorded.set(o, keys);
-  return keys;
+export const startRecording = (o: object): void => {
+  recorded.set(o, Object.keys(o));
 };
 
 /** The list `startRecording` began for `o`, to add its later keys to. */

@@ -101,14 +101,17 @@ const copyDeep = (value: unknown): unknown => {
   const shell = (v: unknown): unknown =>
     Array.isArray(v) ? new Array(v.length) : typeof v === "object" && v !== null ? {} : v;
   const root = shell(value);
-  const pending: [unknown, unknown][] = [[value, root]];
+  if (root === value) return value;
+  const pending: [Record<string, unknown>, Record<string, unknown>][] = [
+    [value as Record<string, unknown>, root as Record<string, unknown>],
+  ];
   while (pending.length > 0) {
     const [from, to] = pending.pop() as [Record<string, unknown>, Record<string, unknown>];
-    if (from === to) continue;
     for (const key of Object.keys(from)) {
       const child = shell(from[key]);
       Object.defineProperty(to, key, { value: child, writable: true, enumerable: true, configurable: true });
-      if (child !== from[key]) pending.push([from[key], child]);
+      if (child !== from[key])
+        pending.push([from[key] as Record<string, unknown>, child as Record<string, unknown>]);
     }
   }
   return root;

@@ -116,50 +116,17 @@ export const canonicalJson = (v: unknown): string => {
  * (a key holding `undefined` is absent; `undefined` in an array reads as `null`). Keys in `skip` are left
  * out at the top level. Stops at the first difference.
  */
-export const jsonEqual = (a: unknown, b: unknown, skip?: ReadonlySet<string>): boolean =>
-  equalWithin(a, b, skip, 0);
-
-/** Recursion this deep is well inside the JavaScript stack; deeper subtrees go to the explicit-stack walk. */
-const RECURSION_DEPTH = 1_000;
-
-/** jsonEqual's walk: recursive (fast on the objects every reconcile compares) down to RECURSION_DEPTH. */
-const equalWithin = (
-  a: unknown,
-  b: unknown,
-  skip: ReadonlySet<string> | undefined,
-  depth: number,
-): boolean => {
+export const jsonEqual = (a: unknown, b: unknown, skip?: ReadonlySet<string>): boolean => {
   if (a === b) return true;
-  if (depth >= RECURSION_DEPTH) return equalDeep(a, b);
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++)
-      if (!equalWithin(a[i] ?? null, b[i] ?? null, undefined, depth + 1)) return false;
-    return true;
-  }
-  if (isRecord(a)) {
-    if (!isRecord(b)) return false;
-    let defined = 0;
-    for (const k of Object.keys(a)) {
-      if (a[k] === undefined || skip?.has(k)) continue;
-      defined++;
-      if (b[k] === undefined || !equalWithin(a[k], b[k], undefined, depth + 1)) return false;
-    }
-    for (const k of Object.keys(b)) if (b[k] !== undefined && !skip?.has(k)) defined--;
-    return defined === 0;
-  }
-  return false;
-};
-
-/**
- * The same comparison with an explicit stack of pairs (flat: `a`'s side, then `b`'s), for what nests past
- * RECURSION_DEPTH: a preserve-unknown field can nest ~10,000 levels (kube's limit).
- */
-const equalDeep = (a: unknown, b: unknown): boolean => {
+  // Pairs still to compare, flat (`a`'s side, then `b`'s): an explicit stack, since a preserve-unknown field
+  // can nest ~10,000 levels (kube's limit), deeper than the JavaScript stack. `skip` applies to the top only.
   const pending: unknown[] = [a, b];
+  let top = true;
   while (pending.length > 0) {
     const y = pending.pop();
     const x = pending.pop();
+    const leave = top ? skip : undefined;
+    top = false;
     if (x === y) continue;
     if (Array.isArray(x)) {
       if (!Array.isArray(y) || x.length !== y.length) return false;
@@ -168,12 +135,12 @@ const equalDeep = (a: unknown, b: unknown): boolean => {
       if (!isRecord(y)) return false;
       let defined = 0;
       for (const k of Object.keys(x)) {
-        if (x[k] === undefined) continue;
+        if (x[k] === undefined || leave?.has(k)) continue;
         defined++;
         if (y[k] === undefined) return false;
         pending.push(x[k], y[k]);
       }
-      for (const k of Object.keys(y)) if (y[k] !== undefined) defined--;
+      for (const k of Object.keys(y)) if (y[k] !== undefined && !leave?.has(k)) defined--;
       if (defined !== 0) return false;
     } else {
       return false;

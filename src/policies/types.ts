@@ -62,9 +62,6 @@ export interface ClusterView extends ObjectStore {
   twinOf(object: KubeObject): KubeObject | undefined;
 }
 
-/** One field error of a conversion, printed Kubernetes-style by `formatFieldError` (src/kube/field-error.ts). */
-export type { FieldError };
-
 /**
  * Whether a MAPI Machine/MachineSet converts to the other API right now (rule `migration-unconvertible`).
  * Returns every blocking field error; empty when it converts. Backed by src/sync/conversion.

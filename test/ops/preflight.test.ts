@@ -4,13 +4,14 @@
  * by the planner's test builders; one case runs the real converter on the demo seed's objects.
  */
 import { describe, expect, it } from "vitest";
+import type { FieldError } from "../../src/kube/field-error.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { awsProviderSpec, infrastructure, mapiMachine } from "../../src/local/seed.js";
 import type { HandoverSnapshot } from "../../src/migration/snapshot.js";
 import type { PreflightReport } from "../../src/ops/preflight.js";
 import { preflightReport, renderJson, renderTable, summaryLine } from "../../src/ops/preflight.js";
 import { memoryStore } from "../../src/policies/memory-store.js";
-import type { ConvertibilityCheck, FieldError } from "../../src/policies/types.js";
+import type { ConvertibilityCheck } from "../../src/policies/types.js";
 import type { Support } from "../../src/supported.js";
 import {
   CAPI_NS,

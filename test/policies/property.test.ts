@@ -6,16 +6,11 @@
 import fc from "fast-check";
 import jsonpatch from "fast-json-patch";
 import { describe, expect, it } from "vitest";
+import type { FieldError } from "../../src/kube/field-error.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { decide } from "../../src/policies/engine.js";
 import { memoryStore } from "../../src/policies/memory-store.js";
-import type {
-  AdmissionRequest,
-  Decision,
-  FieldError,
-  PolicyContext,
-  WebhookName,
-} from "../../src/policies/types.js";
+import type { AdmissionRequest, Decision, PolicyContext, WebhookName } from "../../src/policies/types.js";
 import { clusterView } from "../../src/policies/view.js";
 import {
   ADMIN,

@@ -26,9 +26,6 @@ import { isObject, type SchemaNode } from "./structural.js";
 /** An old value correlated to the current position; `undefined` when there is none (CREATE, new item). */
 type Old = { value: unknown } | undefined;
 
-/** Equal as JSON (parsed values: no undefined), at any depth. */
-const deepEqual = jsonEqual;
-
 const jsonType = (v: unknown): string => {
   if (v === null) return "null";
   if (Array.isArray(v)) return "array";
@@ -97,11 +94,11 @@ function checkKeywords(node: SchemaNode, v: unknown, path: string, out: StatusCa
       ),
     );
     // kube-openapi's enum validator runs beside the type validator: a wrong type is also not in the enum.
-    if (Array.isArray(s.enum) && !s.enum.some((e) => deepEqual(e, v)))
+    if (Array.isArray(s.enum) && !s.enum.some((e) => jsonEqual(e, v)))
       out.push(notSupported(path, v, s.enum));
     return false;
   }
-  if (Array.isArray(s.enum) && !s.enum.some((e) => deepEqual(e, v))) out.push(notSupported(path, v, s.enum));
+  if (Array.isArray(s.enum) && !s.enum.some((e) => jsonEqual(e, v))) out.push(notSupported(path, v, s.enum));
   if (typeof v === "string") {
     const len = [...v].length;
     if (s.maxLength !== undefined && len > s.maxLength) out.push(tooLong(path, s.maxLength));
@@ -157,7 +154,7 @@ function checkListType(node: SchemaNode, list: unknown[], path: string, out: Sta
   if (listType === "set") {
     const seen: unknown[] = [];
     list.forEach((item, i) => {
-      if (seen.some((s) => deepEqual(s, item))) out.push(duplicate(indexPath(path, i), item));
+      if (seen.some((s) => jsonEqual(s, item))) out.push(duplicate(indexPath(path, i), item));
       else seen.push(item);
     });
   } else if (listType === "map") {
@@ -258,7 +255,7 @@ export function validateNode(
 ): void {
   const isRoot = at === ROOT_PATH;
   const path = isRoot ? "" : at;
-  const ratcheted = old !== undefined && deepEqual(v, old.value);
+  const ratcheted = old !== undefined && jsonEqual(v, old.value);
   if (ratcheted && !node.hasRules) return;
   if (v === null) {
     if (!node.schema.nullable && !ratcheted) {
