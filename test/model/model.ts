@@ -851,22 +851,34 @@ const diagnose = async (r: Real): Promise<string> => {
  * infrastructure, never provisions, and holds up its set's handover (the sync reports
  * FailedToGetCAPIInfraResources). The delete is a recorded user request.
  */
-const removeMachinesWithoutInfrastructure = async (r: Real): Promise<void> => {
-  const { capi } = await runMachines(r);
-  for (const o of capi) {
-    // Only an active (unpaused) CAPI Machine: a paused mirror's AWSMachine is the sync's to recreate.
-    if (o.metadata?.deletionTimestamp !== undefined || isPaused(o)) continue;
+const removeMachinesWithoutInfrastructure = async (
+  r: Real,
+  capi: readonly KubeObject[],
+): Promise<boolean> => {
+  // Only an active (unpaused) CAPI Machine: a paused mirror's AWSMachine is the sync's to recreate. Created a
+  // moment ago, its AWSMachine may be on its way: only a Machine older than a few seconds counts.
+  const candidates = capi.filter(
+    (o) =>
+      o.metadata?.deletionTimestamp === undefined &&
+      !isPaused(o) &&
+      Date.now() - Date.parse(o.metadata?.creationTimestamp ?? "") >= 5_000,
+  );
+  if (candidates.length === 0) return false;
+  const infra = new Set(
+    (await r.h.admin.list(KINDS.awsMachine, { namespace: CAPI_NS })).items.map((o) => nameOf(o)),
+  );
+  let removed = false;
+  for (const o of candidates) {
     const ref = getPath(o, ["spec", "infrastructureRef", "name"]);
-    if (typeof ref !== "string" || ref === "") continue;
-    if (await getOrUndefined(KINDS.awsMachine, CAPI_NS, ref, r)) continue;
-    // Created a moment ago, its AWSMachine may be on its way: only a Machine older than a few seconds counts.
-    if (Date.now() - Date.parse(o.metadata?.creationTimestamp ?? "") < 5_000) continue;
+    if (typeof ref !== "string" || ref === "" || infra.has(ref)) continue;
+    removed = true;
     const name = nameOf(o);
     r.trace.push(`admin deletes capi ${name}: its AWSMachine ${ref} is gone`);
     await r.h
       .userDelete(KINDS.capiMachine, CAPI_NS, name, { kind: "Machine", name })
       .catch((e: unknown) => r.trace.push(`admin delete of ${name}: ${String(e).slice(0, 120)}`));
   }
+  return removed;
 };
 
 /** Convergence time allowed per Machine in the namespace after a Cluster delete (see converge). */
@@ -878,8 +890,8 @@ export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): 
   for (const s of ["mao", "capi", "capa"] as const) await r.h.startStandIn(s);
   let last = "";
   const probe = async () => {
-    await removeMachinesWithoutInfrastructure(r);
     const { mapi, capi } = await runMachines(r);
+    if (await removeMachinesWithoutInfrastructure(r, capi)) return false;
     const mapiNames = new Set(mapi.map(nameOf));
     const capiNames = new Set(capi.map(nameOf));
     // Every Machine of the run has its twin; the standalone ones the model kept are there, the ones it
