@@ -29,7 +29,7 @@ const deepWidget = (name: string, depth: number, leaf = "1"): string => {
 
 const DEPTH = 9_990;
 
-describe("a custom resource 9,990 levels deep, as kube-apiserver stores it", () => {
+describe("SPEC §8.1 a custom resource 9,990 levels deep, as kube-apiserver stores it", () => {
   it("is created, read, listed and watched whole", async () => {
     const w = await watch(s, `${WIDGETS(NS)}?watch=true`);
     const created = await call(s, "POST", WIDGETS(NS), undefined, { raw: deepWidget("w1", DEPTH) });

@@ -56,7 +56,7 @@ const createWithKubectl = async (name: string, depth: number) => {
 /** The deepest Machine kube-apiserver v1.33 stores and reads back: managedFields mirror its path 4 levels deeper. */
 const DEEPEST = 9_996;
 
-describe("a Machine nested as deep as kube-apiserver stores it", () => {
+describe("SPEC §2.1, §5: a Machine nested as deep as kube-apiserver stores it", () => {
   it("is admitted, reported Synchronized=False naming the field in a bounded message, and the product syncs on", async () => {
     const created = await createWithKubectl("deep-m", DEEPEST);
     expect(created.stderr).toBe("");

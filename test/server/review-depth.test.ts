@@ -31,7 +31,7 @@ const stepped = (text: string) => {
   }
 };
 
-describe("the review depth bound", () => {
+describe("SPEC §2.1 the review depth bound", () => {
   it("is kube-apiserver's object limit plus the review's two levels", () => {
     expect(MAX_REVIEW_DEPTH).toBe(10_002);
   });
@@ -72,7 +72,7 @@ describe("the review depth bound", () => {
   });
 });
 
-describe("through the webhook (app.inject)", () => {
+describe("SPEC §2.1 the review depth bound, through the webhook (app.inject)", () => {
   let app: WebhookApp | undefined;
   afterEach(async () => {
     await app?.close();

@@ -508,7 +508,7 @@ describe("planning with the memoising converter: the same plans as with the plai
   });
 });
 
-describe("objects as deep as kube-apiserver stores them (issue 20)", () => {
+describe("SPEC §5 objects as deep as kube-apiserver stores them (issue 20)", () => {
   // kube-apiserver decodes objects up to 10,000 levels (managedFields included): a Machine whose providerSpec
   // or providerStatus holds a value ~9,990 deep is stored and reaches the sync's converter.
   const deep = nestedObjects(9_990);
