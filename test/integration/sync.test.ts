@@ -710,8 +710,10 @@ describe("SPEC §4.6 storage being removed (last: it deletes the CAPI namespace)
         : undefined;
     });
     await admin.delete(KINDS.namespace, "", CAPI_NS);
+    // Read as the admin: the product's ServiceAccount lives in the deleting namespace, and on a real cluster
+    // its token stops working once the namespace controller deletes it — a read as the product would race it.
     const mapi = await waitFor("StorageBeingRemoved", async () => {
-      const o = await product.get(KINDS.mapiMachine, MAPI_NS, name);
+      const o = await admin.get(KINDS.mapiMachine, MAPI_NS, name);
       return synchronizedOf(o)?.reason === "StorageBeingRemoved" ? o : undefined;
     });
     expect(synchronizedOf(mapi)?.status).toBe("False");
