@@ -124,6 +124,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     registry,
     admission,
     authorize: authorizer,
+    policy,
     compileCrd,
     clock,
     ...(opts.logger ? { logger: opts.logger } : {}),

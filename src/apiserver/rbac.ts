@@ -8,6 +8,7 @@
  * Not here: escalation prevention on role writes, ClusterRole aggregation, impersonation.
  */
 import { isRecord, type KubeObject } from "../kube/object.js";
+import type { PolicyRule } from "../kube/rbac-coverage.js";
 import { ApiError, type StatusDetails } from "./status.js";
 import type { StatusCause, UserInfo } from "./types.js";
 
@@ -23,13 +24,7 @@ export const RBAC_KEYS = {
 /** kube's privileged group: its members are authorized before RBAC is asked (no binding needed). */
 const SYSTEM_MASTERS = "system:masters";
 
-export interface PolicyRule {
-  verbs: readonly string[];
-  apiGroups: readonly string[];
-  resources: readonly string[];
-  resourceNames: readonly string[];
-  nonResourceURLs: readonly string[];
-}
+export type { PolicyRule };
 
 /** A request on an API resource, as kube's RequestInfo names it. */
 export interface ResourceAttributes {
@@ -145,51 +140,128 @@ export const subjectApplies = (user: UserInfo, subject: unknown, bindingNamespac
   }
 };
 
-const bindingApplies = (user: UserInfo, binding: KubeObject, namespace: string): boolean =>
-  Array.isArray(binding.subjects) && binding.subjects.some((s) => subjectApplies(user, s, namespace));
-
-/** The rules a binding grants, or the error kube's resolver reports for its roleRef. */
-const referencedRules = (
-  view: PolicyView,
+/** The first subject of a binding that names the user (kube's `appliesTo`). */
+const subjectFor = (
+  user: UserInfo,
   binding: KubeObject,
   namespace: string,
-): { rules: PolicyRule[] } | { error: string } => {
+): Record<string, unknown> | undefined =>
+  Array.isArray(binding.subjects)
+    ? (binding.subjects.find((s) => subjectApplies(user, s, namespace)) as
+        | Record<string, unknown>
+        | undefined)
+    : undefined;
+
+/** kube's `describeSubject`: `Group "g"`, `ServiceAccount "name/namespace"`. */
+const describeSubject = (s: Record<string, unknown>, bindingNamespace: string): string => {
+  const name = String(s.name ?? "");
+  if (s.kind !== "ServiceAccount") return `${String(s.kind ?? "")} ${JSON.stringify(name)}`;
+  const ns = typeof s.namespace === "string" && s.namespace !== "" ? s.namespace : bindingNamespace;
+  return `ServiceAccount ${JSON.stringify(`${name}/${ns}`)}`;
+};
+
+/** kube's binding describers: `ClusterRoleBinding "b" of ClusterRole "r" to Group "g"` (RoleBinding "b/ns"). */
+const describeBinding = (
+  binding: KubeObject,
+  namespace: string,
+  subject: Record<string, unknown>,
+): string => {
   const ref = isRecord(binding.roleRef) ? binding.roleRef : {};
+  const name = namespace ? `${nameOf(binding)}/${namespace}` : nameOf(binding);
+  const kind = namespace ? "RoleBinding" : "ClusterRoleBinding";
+  return `${kind} ${JSON.stringify(name)} of ${String(ref.kind ?? "")} ${JSON.stringify(String(ref.name ?? ""))} to ${describeSubject(subject, namespace)}`;
+};
+
+/** How an unresolvable roleRef is reported: the authorizer's listers say `clusterrole.<group>`, the registry `clusterroles.<group>`. */
+export type NotFoundWording = "lister" | "registry";
+
+/** The rules a roleRef names in a binding's namespace ("" for a ClusterRoleBinding), or kube's resolution error. */
+export const roleRefRules = (
+  view: PolicyView,
+  roleRef: unknown,
+  namespace: string,
+  wording: NotFoundWording = "lister",
+): { rules: PolicyRule[] } | { error: string } => {
+  const ref = isRecord(roleRef) ? roleRef : {};
   const name = String(ref.name ?? "");
+  const missing = (kind: "clusterrole" | "role") =>
+    `${kind}${wording === "registry" ? "s" : ""}.${RBAC_GROUP} ${JSON.stringify(name)} not found`;
   if (ref.kind === "ClusterRole") {
     const role = view.clusterRole(name);
-    return role ? { rules: rulesOf(role) } : { error: `clusterrole.${RBAC_GROUP} "${name}" not found` };
+    return role ? { rules: rulesOf(role) } : { error: missing("clusterrole") };
   }
   if (ref.kind === "Role") {
     const role = namespace ? view.role(namespace, name) : undefined;
-    return role ? { rules: rulesOf(role) } : { error: `role.${RBAC_GROUP} "${name}" not found` };
+    return role ? { rules: rulesOf(role) } : { error: missing("role") };
   }
   return { error: `unsupported role reference kind: ${JSON.stringify(String(ref.kind ?? ""))}` };
 };
 
 /**
- * kube's RBAC authorizer: ClusterRoleBindings first, then (for a namespaced request) the RoleBindings of
- * that namespace — a RoleBinding may grant a ClusterRole's rules inside its namespace. The first rule that
- * allows wins; a refusal carries the errors met on the way ("RBAC: …", as kube aggregates them).
+ * kube's `VisitRulesFor`: every rule the user holds through the ClusterRoleBindings, then (for a namespace)
+ * that namespace's RoleBindings — a RoleBinding may grant a ClusterRole's rules inside its namespace. The
+ * visitor sees each rule with the binding it came from, or a binding's resolution error; it returns false to
+ * stop the walk.
+ */
+const visitRulesFor = (
+  view: PolicyView,
+  user: UserInfo,
+  namespace: string,
+  wording: NotFoundWording,
+  visit: (v: { source: string; rule: PolicyRule } | { error: string }) => boolean,
+): void => {
+  const bindings = (list: readonly KubeObject[], ns: string): boolean => {
+    for (const binding of list) {
+      const subject = subjectFor(user, binding, ns);
+      if (!subject) continue;
+      const resolved = roleRefRules(view, binding.roleRef, ns, wording);
+      if ("error" in resolved) {
+        if (!visit(resolved)) return false;
+        continue;
+      }
+      const source = describeBinding(binding, ns, subject);
+      for (const rule of resolved.rules) if (!visit({ source, rule })) return false;
+    }
+    return true;
+  };
+  if (bindings(view.clusterRoleBindings(), "") && namespace)
+    bindings(view.roleBindings(namespace), namespace);
+};
+
+/** kube's `RulesFor`: every rule the user holds in the namespace ("" for cluster-wide only), and the errors met. */
+export const rulesFor = (
+  view: PolicyView,
+  user: UserInfo,
+  namespace: string,
+): { rules: PolicyRule[]; errors: string[] } => {
+  const rules: PolicyRule[] = [];
+  const errors: string[] = [];
+  visitRulesFor(view, user, namespace, "registry", (v) => {
+    if ("error" in v) errors.push(v.error);
+    else rules.push(v.rule);
+    return true;
+  });
+  return { rules, errors };
+};
+
+/**
+ * kube's RBAC authorizer: the first rule that allows wins, with kube's reason (`RBAC: allowed by
+ * ClusterRoleBinding "b" of ClusterRole "r" to Group "g"`); a refusal carries the errors met on the way
+ * ("RBAC: …", as kube aggregates them).
  */
 export const rbacAuthorize = (view: PolicyView, a: Attributes): Decision => {
   const errors: string[] = [];
-  const visit = (binding: KubeObject, namespace: string): boolean => {
-    if (!bindingApplies(a.user, binding, namespace)) return false;
-    const resolved = referencedRules(view, binding, namespace);
-    if ("error" in resolved) {
-      if (!errors.includes(resolved.error)) errors.push(resolved.error);
-      return false;
+  let allowedBy: string | undefined;
+  visitRulesFor(view, a.user, a.resourceRequest ? a.namespace : "", "lister", (v) => {
+    if ("error" in v) {
+      if (!errors.includes(v.error)) errors.push(v.error);
+      return true;
     }
-    return resolved.rules.some((r) => ruleAllows(a, r));
-  };
-  for (const b of view.clusterRoleBindings())
-    if (visit(b, "")) return { allowed: true, reason: `RBAC: allowed by ClusterRoleBinding "${nameOf(b)}"` };
-  const namespace = a.resourceRequest ? a.namespace : "";
-  if (namespace)
-    for (const b of view.roleBindings(namespace))
-      if (visit(b, namespace))
-        return { allowed: true, reason: `RBAC: allowed by RoleBinding "${nameOf(b)}/${namespace}"` };
+    if (!ruleAllows(a, v.rule)) return true;
+    allowedBy = v.source;
+    return false;
+  });
+  if (allowedBy !== undefined) return { allowed: true, reason: `RBAC: allowed by ${allowedBy}` };
   const reason =
     errors.length === 0 ? "" : `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(", ")}]`}`;
   return { allowed: false, reason };

@@ -11,17 +11,12 @@
  */
 import type { KubeObject } from "../kube/object.js";
 import { isRecord } from "../kube/object.js";
+import { coversPiece, type PolicyRule, pieceCount, pieces, type RulePiece } from "../kube/rbac-coverage.js";
 import { shown } from "./model.js";
 
-export const CEILING_NAME = "machine-api-migration-installer-ceiling";
+export type { PolicyRule };
 
-export interface PolicyRule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-  resourceNames: string[];
-  nonResourceURLs: string[];
-}
+export const CEILING_NAME = "machine-api-migration-installer-ceiling";
 
 const rule = (apiGroups: string[], resources: string[], verbs: string[]): PolicyRule => ({
   apiGroups,
@@ -128,39 +123,8 @@ export function policyRulesOf(
 /** Rules whose breakdown is larger than this are refused rather than checked (a rule bomb). */
 export const MAX_RULE_PIECES = 100_000;
 
-const has = (list: readonly string[], item: string): boolean => list.includes(item);
-
-/** Kubernetes' `resourceCoversAll` for one resource: `*`, the resource itself, or `*\/subresource`. */
-const resourceCovered = (owner: readonly string[], resource: string): boolean => {
-  if (has(owner, "*") || has(owner, resource)) return true;
-  const slash = resource.indexOf("/");
-  return slash >= 0 && has(owner, `*${resource.slice(slash)}`);
-};
-
-const urlCovered = (owner: readonly string[], url: string): boolean =>
-  owner.some((o) => o === url || (o.endsWith("*") && url.startsWith(o.replace(/\*+$/, ""))));
-
-interface Piece {
-  verb: string;
-  group?: string;
-  resource?: string;
-  resourceName?: string;
-  url?: string;
-}
-
-const covers = (owner: PolicyRule, piece: Piece): boolean => {
-  if (!has(owner.verbs, "*") && !has(owner.verbs, piece.verb)) return false;
-  if (piece.url !== undefined) return urlCovered(owner.nonResourceURLs, piece.url);
-  if (!has(owner.apiGroups, "*") && !has(owner.apiGroups, piece.group!)) return false;
-  if (!resourceCovered(owner.resources, piece.resource!)) return false;
-  return (
-    owner.resourceNames.length === 0 ||
-    (piece.resourceName !== undefined && has(owner.resourceNames, piece.resourceName))
-  );
-};
-
-const describePiece = (p: Piece): string =>
-  p.url !== undefined
+const describePiece = (p: RulePiece): string =>
+  "url" in p
     ? `${shown(p.verb)} ${shown(p.url)}`
     : `${shown(p.verb)} ${shown(`${p.resource}${p.group ? `.${p.group}` : ""}`)}${p.resourceName !== undefined ? ` named ${shown(p.resourceName)}` : ""}`;
 
@@ -172,32 +136,18 @@ const MAX_NAMED = 8;
  * clusterroles.rbac.authorization.k8s.io`), at most MAX_NAMED of them then a count; empty when covered.
  */
 export function uncovered(ceiling: readonly PolicyRule[], rules: readonly PolicyRule[]): string[] {
-  const size = rules.reduce(
-    (n, r) =>
-      n +
-      r.verbs.length *
-        (r.apiGroups.length * r.resources.length * Math.max(1, r.resourceNames.length) +
-          r.nonResourceURLs.length),
-    0,
-  );
-  if (size > MAX_RULE_PIECES) return [`more than ${MAX_RULE_PIECES} verb-resource pairs, too many to check`];
+  if (pieceCount(rules) > MAX_RULE_PIECES)
+    return [`more than ${MAX_RULE_PIECES} verb-resource pairs, too many to check`];
   const out: string[] = [];
   let more = 0;
-  const check = (piece: Piece): void => {
-    if (ceiling.some((c) => covers(c, piece))) return;
-    const text = describePiece(piece);
-    if (out.includes(text)) return;
-    if (out.length < MAX_NAMED) out.push(text);
-    else more++;
-  };
-  for (const r of rules) {
-    for (const group of r.apiGroups)
-      for (const resource of r.resources)
-        for (const verb of r.verbs)
-          if (r.resourceNames.length === 0) check({ verb, group, resource });
-          else for (const resourceName of r.resourceNames) check({ verb, group, resource, resourceName });
-    for (const url of r.nonResourceURLs) for (const verb of r.verbs) check({ verb, url });
-  }
+  for (const r of rules)
+    for (const piece of pieces(r)) {
+      if (ceiling.some((c) => coversPiece(c, piece))) continue;
+      const text = describePiece(piece);
+      if (out.includes(text)) continue;
+      if (out.length < MAX_NAMED) out.push(text);
+      else more++;
+    }
   if (more > 0) out.push(`and ${more} more`);
   return out;
 }

@@ -2510,6 +2510,156 @@ const deepProbes: Probe[] = [
   ),
 ];
 
+/**
+ * RBAC's escalation prevention: the installer holds neither `escalate` nor `bind`, so what its roles grant
+ * and its bindings bind must be within what it holds (SPEC §6's RBAC ceiling rests on this).
+ */
+const RBAC_V1 = "/apis/rbac.authorization.k8s.io/v1";
+const RBAC_API = "rbac.authorization.k8s.io/v1";
+const MERGE = "application/merge-patch+json";
+const clusterRoleOf = (name: string, rules: unknown[], extra: Record<string, unknown> = {}) => ({
+  apiVersion: RBAC_API,
+  kind: "ClusterRole",
+  metadata: { name },
+  rules,
+  ...extra,
+});
+const HELD_RULES = [{ apiGroups: ["cluster.x-k8s.io"], resources: ["machines"], verbs: ["get", "list"] }];
+const BEYOND_RULES = [
+  { apiGroups: ["", "apps"], resources: ["secrets", "deployments/scale"], verbs: ["list", "delete"] },
+  {
+    apiGroups: ["cluster.x-k8s.io"],
+    resources: ["machines"],
+    resourceNames: ["a", "b"],
+    verbs: ["escalate"],
+  },
+  { nonResourceURLs: ["/healthz", "/metrics", "/debug/*"], verbs: ["get", "post"] },
+];
+const bindingOf = (
+  kind: "ClusterRoleBinding" | "RoleBinding",
+  name: string,
+  roleRef: Record<string, string>,
+) => ({
+  apiVersion: RBAC_API,
+  kind,
+  metadata: { name },
+  roleRef: { apiGroup: "rbac.authorization.k8s.io", ...roleRef },
+  subjects: [{ kind: "ServiceAccount", name: "machine-api-migration-installer", namespace: CAPI_NS }],
+});
+const escalationProbes: Probe[] = [
+  ask(
+    "RBAC escalation: the installer creates a ClusterRole within what it holds",
+    "installer",
+    "POST",
+    `${RBAC_V1}/clusterroles`,
+    clusterRoleOf("conformance-esc-held", HELD_RULES),
+    fields("rules"),
+  ),
+  ask(
+    "RBAC escalation: the installer creates a ClusterRole granting what it does not hold (kube's words)",
+    "installer",
+    "POST",
+    `${RBAC_V1}/clusterroles`,
+    clusterRoleOf("conformance-esc-beyond", BEYOND_RULES),
+    (r) => ({ status: statusOf(r), message: withMessage(r) }),
+  ),
+  ask(
+    "RBAC escalation: the installer creates an aggregating ClusterRole",
+    "installer",
+    "POST",
+    `${RBAC_V1}/clusterroles`,
+    clusterRoleOf("conformance-esc-aggregating", [], {
+      aggregationRule: { clusterRoleSelectors: [{ matchLabels: { "conformance/aggregate": "true" } }] },
+    }),
+    withMessage,
+  ),
+  ask(
+    "RBAC escalation: the installer adds a rule it does not hold by merge patch",
+    "installer",
+    "PATCH",
+    `${RBAC_V1}/clusterroles/conformance-esc-held`,
+    { rules: [...HELD_RULES, { apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] },
+    withMessage,
+    MERGE,
+  ),
+  ask(
+    "RBAC escalation: the installer labels a ClusterRole it holds",
+    "installer",
+    "PATCH",
+    `${RBAC_V1}/clusterroles/conformance-esc-held`,
+    { metadata: { labels: { probe: "yes" } } },
+    fields("metadata.labels"),
+    MERGE,
+  ),
+  ask(
+    "RBAC escalation: the installer binds cluster-admin to itself",
+    "installer",
+    "POST",
+    `${RBAC_V1}/clusterrolebindings`,
+    bindingOf("ClusterRoleBinding", "conformance-esc-admin", { kind: "ClusterRole", name: "cluster-admin" }),
+    withMessage,
+  ),
+  ask(
+    "RBAC escalation: the installer binds a ClusterRole it holds",
+    "installer",
+    "POST",
+    `${RBAC_V1}/clusterrolebindings`,
+    bindingOf("ClusterRoleBinding", "conformance-esc-held", {
+      kind: "ClusterRole",
+      name: "conformance-esc-held",
+    }),
+    code,
+  ),
+  ask(
+    "RBAC escalation: the installer binds a Role that does not exist",
+    "installer",
+    "POST",
+    `${RBAC_V1}/namespaces/${CAPI_NS}/rolebindings`,
+    bindingOf("RoleBinding", "conformance-esc-missing", { kind: "Role", name: "conformance-nope" }),
+    (r) => ({ status: statusOf(r), message: withMessage(r) }),
+  ),
+  ask(
+    "RBAC escalation: the installer binds a ClusterRole that does not exist, cluster-wide",
+    "installer",
+    "POST",
+    `${RBAC_V1}/clusterrolebindings`,
+    bindingOf("ClusterRoleBinding", "conformance-esc-missing", {
+      kind: "ClusterRole",
+      name: "conformance-nope",
+    }),
+    (r) => ({ status: statusOf(r), message: withMessage(r) }),
+  ),
+  ask(
+    "RBAC escalation: the installer binds a role of an unknown kind",
+    "installer",
+    "POST",
+    `${RBAC_V1}/namespaces/${CAPI_NS}/rolebindings`,
+    bindingOf("RoleBinding", "conformance-esc-kind", { kind: "Group", name: "conformance-nope" }),
+    (r) => ({ status: statusOf(r), message: withMessage(r) }),
+  ),
+  ask(
+    "RBAC escalation: the installer creates a Role granting pods/exec in its namespace",
+    "installer",
+    "POST",
+    `${RBAC_V1}/namespaces/${CAPI_NS}/roles`,
+    {
+      apiVersion: RBAC_API,
+      kind: "Role",
+      metadata: { name: "conformance-esc-exec" },
+      rules: [{ apiGroups: [""], resources: ["pods/exec", "configmaps"], verbs: ["create", "get"] }],
+    },
+    withMessage,
+  ),
+  ask(
+    "RBAC escalation: a cluster admin (not system:masters) grants anything",
+    "admin",
+    "POST",
+    `${RBAC_V1}/clusterroles`,
+    clusterRoleOf("conformance-esc-admin", BEYOND_RULES),
+    code,
+  ),
+];
+
 export const PROBE_LIST: Probe[] = [
   ...pathProbes,
   ...notFoundProbes,
@@ -2526,6 +2676,7 @@ export const PROBE_LIST: Probe[] = [
   ...ssaProbes,
   ...scaleProbes,
   ...rbacProbes,
+  ...escalationProbes,
   ...gcProbes,
   ...gcCoordinateProbes,
   ...watchDetailProbes,

@@ -123,6 +123,44 @@ describe("who may do what in local mode", () => {
     await refusalOf(installer.list(SECRETS, { namespace: "kube-system" }));
     await expect(installer.list(SECRETS, { namespace: CAPI_NS })).resolves.toBeDefined();
   });
+
+  // The installer holds neither `escalate` nor `bind` (manifests/installer): kube-apiserver's escalation
+  // prevention is what keeps a transport ConfigMap's roles within what it holds, and local mode keeps it too.
+  it("the installer may not grant, nor bind, what it does not hold (RBAC escalation prevention)", async () => {
+    const installer = local.clientAs("installer");
+    const clusterRole = (name: string, rules: unknown[]) => ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name },
+      rules,
+    });
+    const grant = await refusalOf(
+      installer.create(
+        RBAC_TYPES.ClusterRole!,
+        clusterRole("escalating", [{ apiGroups: [""], resources: ["secrets"], verbs: ["list", "get"] }]),
+      ),
+    );
+    expect(grant.message).toContain(
+      'clusterroles.rbac.authorization.k8s.io "escalating" is forbidden: user "system:serviceaccount:openshift-cluster-api:machine-api-migration-installer"',
+    );
+    expect(grant.message).toContain(
+      'is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["list" "get"]}',
+    );
+    const bind = await refusalOf(
+      installer.create(RBAC_TYPES.ClusterRoleBinding!, {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: "escalating" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+        subjects: [{ kind: "ServiceAccount", name: "machine-api-migration-installer", namespace: CAPI_NS }],
+      }),
+    );
+    expect(bind.message).toContain("is attempting to grant RBAC permissions not currently held");
+    // Within what it holds, both are written.
+    const held = [{ apiGroups: ["cluster.x-k8s.io"], resources: ["machines"], verbs: ["get", "list"] }];
+    await expect(installer.create(RBAC_TYPES.ClusterRole!, clusterRole("held", held))).resolves.toBeDefined();
+    await expect(admin.get(RBAC_TYPES.ClusterRole!, "", "escalating")).rejects.toThrow(/not found/);
+  });
 });
 
 describe("the shipped RBAC in other namespaces (--mapi-namespace, --capi-namespace)", () => {

@@ -6,7 +6,7 @@
 import type pino from "pino";
 import type { KubeObject } from "../../kube/object.js";
 import type { ManagedFieldsEntry } from "../managed-fields.js";
-import type { Authorizer } from "../rbac.js";
+import type { Authorizer, PolicyView } from "../rbac.js";
 import type { Registry } from "../registry.js";
 import type { Storage } from "../storage.js";
 import type {
@@ -58,6 +58,8 @@ export interface RestDeps {
   admission: AdmissionDispatcher;
   /** The server's authorizer (rbac.ts), asked again inside the write path where kube asks it. */
   authorize: Authorizer;
+  /** The stored RBAC policy: what the writer of a role or binding holds (escalation prevention). */
+  policy: PolicyView;
   compileCrd: (crd: KubeObject) => { ok: true; value: CompiledCrd } | { ok: false; causes: StatusCause[] };
   clock: () => number;
   logger?: pino.Logger;

@@ -11,13 +11,20 @@ import { isRecord, type KubeObject } from "../../kube/object.js";
 import { mappingsFrom } from "../admission/owner-references.js";
 import { createFieldSetMemo, managerFromUserAgent, recordUpdate } from "../managed-fields.js";
 import { meta } from "../object-meta.js";
+import { checkRbacEscalation, type EscalationDeps } from "../rbac-escalation.js";
 import { crdResource } from "../registry.js";
 import { ApiError, alreadyExists, badRequest, conflict, invalid, notFound, STALE_OBJECT } from "../status.js";
 import type { CompiledCrd, ResourceInfo } from "../types.js";
 import { resourceKey } from "../types.js";
 import { type AdmissionCall, type AdmitDeps, admit, writeOptions } from "./admit.js";
 import { CRD_KEY, checkNotTerminating, isCrdType, prepareCrd, unregisterCrd } from "./crd.js";
-import { type ApplyUpdateRequest, type CreateRequest, NAMESPACE_KEY, type RestDeps } from "./request.js";
+import {
+  type ApplyUpdateRequest,
+  type CreateRequest,
+  NAMESPACE_KEY,
+  type RequestContext,
+  type RestDeps,
+} from "./request.js";
 import {
   asVersion,
   checkFinalizers,
@@ -53,6 +60,7 @@ export class WritePath {
   /** What recordUpdate learnt of the stored managedFields (parsed field sets, fieldsV1 it built). */
   private readonly fieldSets = createFieldSetMemo();
   private readonly admitDeps: AdmitDeps;
+  private readonly escalationDeps: EscalationDeps;
 
   constructor(readonly deps: RestDeps) {
     this.admitDeps = {
@@ -63,6 +71,7 @@ export class WritePath {
         mappingsFor: mappingsFrom((group, kind) => deps.registry.byGroupKind(group, kind)),
       },
     };
+    this.escalationDeps = { authorize: deps.authorize, policy: deps.policy };
   }
 
   /** The server's time, as metadata timestamps carry it (whole seconds). */
@@ -180,6 +189,7 @@ export class WritePath {
     };
     object = (await this.admit("mutate", call)) ?? object;
     object = restoreServerFields(res, object, m, version);
+    this.confirmNoEscalation(ctx, res, applyFields ? name : "", object, undefined);
     let compiled: CompiledCrd | undefined;
     if (isCrdType(res)) ({ object, compiled } = this.prepareCrd(object, undefined));
     validate(res, version, object, undefined);
@@ -257,6 +267,27 @@ export class WritePath {
     return stored;
   }
 
+  /** RBAC's escalation prevention, where kube's policy-based storage runs it: after mutating admission. */
+  private confirmNoEscalation(
+    ctx: RequestContext,
+    res: ResourceInfo,
+    urlName: string,
+    object: KubeObject,
+    old: KubeObject | undefined,
+  ): void {
+    if (ctx.internal || ctx.skipAdmission) return;
+    const refused = checkRbacEscalation(this.escalationDeps, {
+      user: ctx.user,
+      group: res.group,
+      resource: res.plural,
+      namespace: res.namespaced ? String(object.metadata?.namespace ?? "") : "",
+      urlName,
+      object,
+      old,
+    });
+    if (refused) throw refused;
+  }
+
   private prepareCrd(
     object: KubeObject,
     old: KubeObject | undefined,
@@ -314,6 +345,7 @@ export class WritePath {
       next = restoreServerFields(res, view ? view.fromView(mutated, next) : mutated, server, version);
     if (subresource === "status") next = { ...old, status: next.status, metadata: next.metadata };
     checkFinalizers(res, old, next);
+    this.confirmNoEscalation(ctx, res, name, next, old);
     let compiled: CompiledCrd | undefined;
     if (isCrdType(res) && subresource !== "status") ({ object: next, compiled } = this.prepareCrd(next, old));
     validate(res, version, next, old);
