@@ -57,7 +57,7 @@ export const apiResourceList = (registry: Registry, group: string, version: stri
       singularName: r.singular,
       namespaced: r.namespaced,
       kind: r.kind,
-      verbs: VERBS,
+      verbs: r.createOnly ? ["create"] : VERBS,
       ...(r.shortNames.length > 0 ? { shortNames: r.shortNames } : {}),
       ...(r.categories.length > 0 ? { categories: r.categories } : {}),
     });

@@ -10,6 +10,7 @@ import type pino from "pino";
 import { jsonText } from "../json-text.js";
 import type { KubeObject } from "../kube/object.js";
 import { isRecord } from "../kube/object.js";
+import { API_AUDIENCES, answerReview } from "./access-reviews.js";
 import {
   apiGroup,
   apiGroupList,
@@ -20,8 +21,10 @@ import {
   VERSION_INFO,
 } from "./discovery.js";
 import { type FaultInjector, injected, loseReply, type RequestCounters, type RequestInfo } from "./faults.js";
+import { ImpersonationHeadersError, impersonatedUser } from "./impersonation.js";
 import { type CollectionRequest, Collections } from "./list-pages.js";
-import type { Attributes, Authorizer } from "./rbac.js";
+import { managerFromUserAgent, recordUpdate } from "./managed-fields.js";
+import type { Attributes, Authorizer, PolicyView } from "./rbac.js";
 import { refusal } from "./rbac.js";
 import type { Registry } from "./registry.js";
 import {
@@ -98,6 +101,8 @@ export interface HttpDeps {
   registry: Registry;
   users: ReadonlyMap<string, UserInfo>;
   authorize: Authorizer;
+  /** The stored RBAC policy (the rules review lists what a user holds). */
+  policy: PolicyView;
   counters: RequestCounters;
   faults: FaultInjector;
   clock: () => number;
@@ -165,8 +170,19 @@ export class HttpApi {
     const url = new URL(req.url ?? "/", "https://local");
     const pathname = url.pathname.replace(/\/+$/, "") || "/";
     const method = req.method ?? "GET";
-    const user = this.authenticate(req);
-    if (!user) throw unauthorized();
+    const caller = this.authenticate(req);
+    if (!caller) throw unauthorized();
+    // kube's impersonation filter: after authentication, before the request is authorized.
+    let user: UserInfo;
+    try {
+      user = impersonatedUser(req.headers, caller, this.deps.authorize);
+    } catch (e) {
+      if (!(e instanceof ImpersonationHeadersError)) throw e;
+      send(res, 500, `Internal Server Error: ${JSON.stringify(url.pathname)}: ${e.message}\n`, [], {
+        "Content-Type": "text/plain; charset=utf-8",
+      });
+      return;
+    }
     const path = parseResourcePath(pathname);
     if (!path) {
       this.deps.counters.record({ verb: "get", resource: `nonResource:${pathname}`, user: user.username });
@@ -233,6 +249,7 @@ export class HttpApi {
 
   private async resource(request: TypedRequest): Promise<void> {
     const { req, res, method, path: p, q, type, namespace, ctx } = request;
+    if (type.createOnly) return this.review(request);
     const version = p.version;
     const rest = this.deps.rest;
     const needNamespace = (): string => {
@@ -335,6 +352,38 @@ export class HttpApi {
       return send(res, 200, JSON.stringify(list), ctx.warnings);
     }
     throw methodNotAllowed();
+  }
+
+  /** A review kind: POST is answered from the authorizer and the token table; nothing is stored. */
+  private async review({ req, res, method, path: p, type, ctx }: TypedRequest): Promise<void> {
+    if (method !== "POST" || p.name) throw methodNotAllowed();
+    const body = decodeBody(req.headers["content-type"], await readBodyBytes(req, this.maxBody()), type);
+    const now = new Date(this.deps.clock()).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const answer = answerReview(
+      {
+        authorize: this.deps.authorize,
+        policy: this.deps.policy,
+        authenticate: (token) => this.deps.users.get(token),
+        now: () => now,
+        apiAudiences: API_AUDIENCES,
+      },
+      type.kind,
+      body,
+      ctx.user,
+    );
+    // kube's field manager records the request's fields before the review answers (its status is not among them).
+    const managedFields = recordUpdate(
+      undefined,
+      { spec: answer.spec } as KubeObject,
+      ctx.fieldManager ?? managerFromUserAgent(ctx.userAgent),
+      String(answer.apiVersion),
+      now,
+    );
+    const metadata = {
+      ...(answer.metadata as object),
+      ...(managedFields.length > 0 ? { managedFields } : {}),
+    };
+    send(res, 201, jsonText({ ...answer, metadata }), ctx.warnings);
   }
 
   private servesGroupVersion(group: string, version: string): boolean {

@@ -161,6 +161,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     registry,
     users,
     authorize: authorizer,
+    policy,
     counters,
     faults,
     clock,

@@ -5,7 +5,8 @@
  * (plugin/pkg/auth/authorizer/rbac, pkg/registry/rbac/validation), the refusal in its exact words, and the
  * bootstrap roles every cluster starts with. Pure: the request's attributes and a view of the stored policy
  * in, a decision out. Enforcement lives in http.ts (every request) and admission/owner-references.ts.
- * Not here: escalation prevention on role writes, ClusterRole aggregation, impersonation.
+ * Escalation prevention on role writes is rbac-escalation.ts, impersonation impersonation.ts. Not here:
+ * ClusterRole aggregation.
  */
 import { isRecord, type KubeObject } from "../kube/object.js";
 import type { PolicyRule } from "../kube/rbac-coverage.js";
@@ -269,11 +270,9 @@ export const rbacAuthorize = (view: PolicyView, a: Attributes): Decision => {
 
 const nameOf = (o: KubeObject): string => String(o.metadata?.name ?? "");
 
-/** The server's authorizer: `system:masters` first (kube's privileged-group authorizer), then RBAC. */
+/** The server's authorizer: `system:masters` first (kube's privileged-group authorizer, no reason given), then RBAC. */
 export const authorize = (view: PolicyView, a: Attributes): Decision =>
-  a.user.groups.includes(SYSTEM_MASTERS)
-    ? { allowed: true, reason: `allowed by group ${SYSTEM_MASTERS}` }
-    : rbacAuthorize(view, a);
+  a.user.groups.includes(SYSTEM_MASTERS) ? { allowed: true, reason: "" } : rbacAuthorize(view, a);
 
 // ---------------------------------------------------------------- the refusal, in kube's words
 
@@ -340,7 +339,8 @@ const groupBinding = (role: string, groups: string[]): KubeObject => ({
 /**
  * The part of kube-apiserver's bootstrap policy (bootstrappolicy/policy.go) a client of this server meets:
  * `cluster-admin`, and the roles that let every authenticated user discover the API (`kubectl` reads
- * /api, /apis, /openapi and /version before anything else) and review its own access.
+ * /api, /apis, /openapi and /version before anything else) and review its own access, and every
+ * ServiceAccount read the token issuer's discovery documents (so a rules review lists what kube's does).
  */
 export const bootstrapPolicy = (): { clusterRoles: KubeObject[]; clusterRoleBindings: KubeObject[] } => ({
   clusterRoles: [
@@ -377,11 +377,23 @@ export const bootstrapPolicy = (): { clusterRoles: KubeObject[]; clusterRoleBind
     clusterRole("system:public-info-viewer", [
       { verbs: ["get"], nonResourceURLs: ["/healthz", "/livez", "/readyz", "/version", "/version/"] },
     ]),
+    clusterRole("system:service-account-issuer-discovery", [
+      {
+        verbs: ["get"],
+        nonResourceURLs: [
+          "/.well-known/openid-configuration",
+          "/.well-known/openid-configuration/",
+          "/openid/v1/jwks",
+          "/openid/v1/jwks/",
+        ],
+      },
+    ]),
   ],
   clusterRoleBindings: [
     groupBinding("cluster-admin", [SYSTEM_MASTERS]),
     groupBinding("system:discovery", ["system:authenticated"]),
     groupBinding("system:basic-user", ["system:authenticated"]),
     groupBinding("system:public-info-viewer", ["system:authenticated", "system:unauthenticated"]),
+    groupBinding("system:service-account-issuer-discovery", ["system:serviceaccounts"]),
   ],
 });

@@ -4,6 +4,7 @@
  * owned by one server; CRD types come and go as CRDs are established and removed.
  */
 import { MAPI_GROUP } from "../kube/kinds.js";
+import { REVIEW_KINDS } from "./access-reviews.js";
 import type { CompiledCrd, PrinterColumn, ResourceInfo, ScaleSubresource } from "./types.js";
 import { resourceKey } from "./types.js";
 
@@ -17,6 +18,10 @@ interface BuiltIn {
   status?: boolean;
   scale?: ScaleSubresource;
   categories?: string[];
+  /** A review kind: create is its only verb, and nothing is stored (access-reviews.ts). */
+  createOnly?: boolean;
+  /** kube's strategy for the kind sets metadata.generation (GENERATION_TRACKED below). */
+  generation?: boolean;
 }
 
 const REPLICAS: ScaleSubresource = {
@@ -171,7 +176,23 @@ const BUILT_INS: readonly BuiltIn[] = [
     plural: "networkpolicies",
     shortNames: ["netpol"],
   },
+  ...REVIEW_KINDS.map((r) => ({ ...r, version: "v1", namespaced: false, createOnly: true })),
 ];
+
+/** The built-ins this server serves whose kube strategy sets metadata.generation (pkg/registry/…/strategy.go). */
+const GENERATION_TRACKED: ReadonlySet<string> = new Set([
+  "Pod",
+  "Deployment",
+  "ReplicaSet",
+  "StatefulSet",
+  "DaemonSet",
+  "MutatingWebhookConfiguration",
+  "ValidatingWebhookConfiguration",
+  "CustomResourceDefinition",
+  "PodDisruptionBudget",
+  "PriorityClass",
+  "NetworkPolicy",
+]);
 
 const builtIn = (b: BuiltIn): ResourceInfo => ({
   group: b.group,
@@ -186,6 +207,8 @@ const builtIn = (b: BuiltIn): ResourceInfo => ({
   categories: b.categories ?? [],
   statusSubresource: b.status ?? false,
   ...(b.scale ? { scale: b.scale } : {}),
+  ...(b.createOnly ? { createOnly: true } : {}),
+  ...(GENERATION_TRACKED.has(b.kind) ? { generation: true } : {}),
   builtIn: true,
   printerColumns: [],
 });

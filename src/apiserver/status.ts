@@ -106,10 +106,11 @@ export const STALE_OBJECT =
 export const invalid = (group: string, kind: string, name: string, causes: StatusCause[]): ApiError => {
   const list = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message));
   const joined = list.length === 1 ? list[0]! : `[${list.join(", ")}]`;
+  // StatusDetails' fields are omitempty: an empty name or kind is left out, as kube's JSON leaves it.
   return new ApiError(422, "Invalid", `${kind}${group ? `.${group}` : ""} "${name}" is invalid: ${joined}`, {
-    name,
+    ...(name ? { name } : {}),
     group,
-    kind,
+    ...(kind ? { kind } : {}),
     causes,
   });
 };

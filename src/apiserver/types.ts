@@ -40,6 +40,10 @@ export interface ResourceInfo {
   readonly scale?: ScaleSubresource;
   /** Built-ins accept strategic merge patch; CRD kinds answer 415. */
   readonly builtIn: boolean;
+  /** A built-in whose kube strategy keeps metadata.generation (custom resources always do). */
+  readonly generation?: boolean;
+  /** A review kind (SelfSubjectAccessReview, TokenReview, …): POST is answered, nothing is stored. */
+  readonly createOnly?: boolean;
   readonly crd?: CompiledCrd;
   readonly printerColumns: readonly PrinterColumn[];
 }

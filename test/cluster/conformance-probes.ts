@@ -27,6 +27,8 @@ export type Raw = (
   path: string,
   body?: unknown,
   contentType?: string,
+  /** More request headers (impersonation). */
+  headers?: Record<string, string>,
 ) => Promise<Reply>;
 
 export interface WatchEvent {
@@ -2660,11 +2662,513 @@ const escalationProbes: Probe[] = [
   ),
 ];
 
+/** The object as created, but for what differs by server and moment (uid, resourceVersion, timestamps). */
+/**
+ * The object as created, but for what differs by server and moment (uid, resourceVersion, timestamps) and
+ * the managed field sets' contents (decision 84: kube also records a map a write adds as a member, `.`),
+ * compared on their own by "managed fields: …".
+ */
+const withoutVolatile = (body: Record<string, unknown>): Record<string, unknown> => {
+  const { uid, resourceVersion, creationTimestamp, managedFields, ...metadata } = (body.metadata ??
+    {}) as Record<string, unknown>;
+  const managers = Array.isArray(managedFields)
+    ? managedFields.map((m: Record<string, unknown>) => `${m.manager} ${m.operation} ${m.apiVersion}`)
+    : undefined;
+  return { ...body, metadata: { ...metadata, managedFields: managers } };
+};
+const created = (r: Reply): unknown =>
+  !isRecord(r.body) || r.body.kind === "Status" ? statusOf(r) : { code: code(r), ...withoutVolatile(r.body) };
+const whole = (r: Reply): unknown => ({
+  code: code(r),
+  body: isRecord(r.body) ? withoutVolatile(r.body) : r.body,
+});
+
+const pbStrings = (w: BinaryWriter, no: number, values: string[]): void => {
+  for (const v of values) w.tag(no, WireType.LengthDelimited).string(v);
+};
+const pbMessageField = (w: BinaryWriter, no: number, bytes: Uint8Array): void => {
+  w.tag(no, WireType.LengthDelimited).bytes(bytes);
+};
+const pbRule = (verbs: string[], apiGroups: string[], resources: string[]): Uint8Array =>
+  pbMessage((r) => {
+    pbStrings(r, 1, verbs);
+    pbStrings(r, 2, apiGroups);
+    pbStrings(r, 3, resources);
+  });
+const pbLabelSelector = (labels: Record<string, string>): Uint8Array => pbMessage((l) => pbMap(l, 1, labels));
+const pbBinding = (
+  kind: "RoleBinding" | "ClusterRoleBinding",
+  name: string,
+  roleKind: string,
+  role: string,
+) =>
+  pbEnvelope(
+    RBAC_API,
+    kind,
+    pbMessage((b) => {
+      pbMessageField(b, 1, pbMeta(name));
+      pbMessageField(
+        b,
+        2,
+        pbMessage((s) => {
+          s.tag(1, WireType.LengthDelimited).string("ServiceAccount");
+          s.tag(3, WireType.LengthDelimited).string("default");
+          s.tag(4, WireType.LengthDelimited).string(NS);
+        }),
+      );
+      pbMessageField(
+        b,
+        3,
+        pbMessage((r) => {
+          r.tag(1, WireType.LengthDelimited).string("rbac.authorization.k8s.io");
+          r.tag(2, WireType.LengthDelimited).string(roleKind);
+          r.tag(3, WireType.LengthDelimited).string(role);
+        }),
+      );
+    }),
+  );
+const pbReview = (apiVersion: string, kind: string, spec?: Uint8Array): Buffer =>
+  pbEnvelope(
+    apiVersion,
+    kind,
+    pbMessage((m) => {
+      pbMessageField(m, 1, new Uint8Array());
+      if (spec) pbMessageField(m, 2, spec);
+    }),
+  );
+const pbResourceAttributes = (verb: string, resource: string, namespace: string): Uint8Array =>
+  pbMessage((s) =>
+    pbMessageField(
+      s,
+      1,
+      pbMessage((a) => {
+        a.tag(1, WireType.LengthDelimited).string(namespace);
+        a.tag(2, WireType.LengthDelimited).string(verb);
+        a.tag(5, WireType.LengthDelimited).string(resource);
+      }),
+    ),
+  );
+
+/**
+ * Protobuf bodies of the other built-ins kubectl's generators and `auth` commands send (`create
+ * serviceaccount|role|clusterrole|rolebinding|clusterrolebinding|priorityclass|poddisruptionbudget`,
+ * `auth can-i`, `auth whoami`): the object as created, whole.
+ */
+const protobufKindProbes: Probe[] = [
+  ask(
+    "protobuf: create a ServiceAccount",
+    "admin",
+    "POST",
+    `/api/v1/namespaces/${NS}/serviceaccounts`,
+    pbEnvelope(
+      "v1",
+      "ServiceAccount",
+      pbMessage((m) => {
+        pbMessageField(m, 1, pbMeta("pb-sa"));
+        m.tag(4, WireType.Varint).bool(false);
+      }),
+    ),
+    created,
+    PB,
+  ),
+  ask(
+    "protobuf: create a Role",
+    "admin",
+    "POST",
+    `${RBAC_V1}/namespaces/${NS}/roles`,
+    pbEnvelope(
+      RBAC_API,
+      "Role",
+      pbMessage((m) => {
+        pbMessageField(m, 1, pbMeta("pb-role"));
+        pbMessageField(m, 2, pbRule(["get", "list"], [""], ["pods", "pods/log"]));
+      }),
+    ),
+    created,
+    PB,
+  ),
+  ask(
+    "protobuf: create an aggregating ClusterRole",
+    "admin",
+    "POST",
+    `${RBAC_V1}/clusterroles`,
+    pbEnvelope(
+      RBAC_API,
+      "ClusterRole",
+      pbMessage((m) => {
+        pbMessageField(m, 1, pbMeta("conformance-pb-aggregating"));
+        pbMessageField(
+          m,
+          3,
+          pbMessage((a) => pbMessageField(a, 1, pbLabelSelector({ "conformance/pb": "x" }))),
+        );
+      }),
+    ),
+    created,
+    PB,
+  ),
+  ask(
+    "protobuf: create a RoleBinding",
+    "admin",
+    "POST",
+    `${RBAC_V1}/namespaces/${NS}/rolebindings`,
+    pbBinding("RoleBinding", "pb-rb", "Role", "pb-role"),
+    created,
+    PB,
+  ),
+  ask(
+    "protobuf: create a ClusterRoleBinding",
+    "admin",
+    "POST",
+    `${RBAC_V1}/clusterrolebindings`,
+    pbBinding("ClusterRoleBinding", "conformance-pb-crb", "ClusterRole", "conformance-pb-aggregating"),
+    created,
+    PB,
+  ),
+  ask(
+    "protobuf: create a PriorityClass",
+    "admin",
+    "POST",
+    "/apis/scheduling.k8s.io/v1/priorityclasses",
+    pbEnvelope(
+      "scheduling.k8s.io/v1",
+      "PriorityClass",
+      pbMessage((m) => {
+        pbMessageField(m, 1, pbMeta("conformance-pb-pc"));
+        m.tag(2, WireType.Varint).int32(5);
+        m.tag(4, WireType.LengthDelimited).string("probe");
+      }),
+    ),
+    created,
+    PB,
+  ),
+  ...[
+    [
+      "a percentage",
+      (i: BinaryWriter) => i.tag(1, WireType.Varint).int64(1).tag(3, WireType.LengthDelimited).string("50%"),
+    ],
+    ["a number", (i: BinaryWriter) => i.tag(1, WireType.Varint).int64(0).tag(2, WireType.Varint).int32(0)],
+  ].map(([label, minAvailable], n) =>
+    ask(
+      `protobuf: create a PodDisruptionBudget with minAvailable ${label}`,
+      "admin",
+      "POST",
+      `/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets`,
+      pbEnvelope(
+        "policy/v1",
+        "PodDisruptionBudget",
+        pbMessage((m) => {
+          pbMessageField(m, 1, pbMeta(`pb-pdb-${n}`));
+          pbMessageField(
+            m,
+            2,
+            pbMessage((s) => {
+              pbMessageField(s, 1, pbMessage(minAvailable as (w: BinaryWriter) => void));
+              pbMessageField(s, 2, pbLabelSelector({ app: "x" }));
+            }),
+          );
+        }),
+      ),
+      (r) => fields("spec")(r),
+      PB,
+    ),
+  ),
+  ask(
+    "protobuf: kubectl auth can-i (a SelfSubjectAccessReview)",
+    "controller",
+    "POST",
+    "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+    pbReview(
+      "authorization.k8s.io/v1",
+      "SelfSubjectAccessReview",
+      pbResourceAttributes("list", "secrets", ""),
+    ),
+    whole,
+    PB,
+  ),
+  ask(
+    "protobuf: kubectl auth whoami (a SelfSubjectReview)",
+    "controller",
+    "POST",
+    "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+    pbReview("authentication.k8s.io/v1", "SelfSubjectReview"),
+    fields("kind", "apiVersion", "status.userInfo.username", "status.userInfo.groups"),
+    PB,
+  ),
+];
+
+/** The access reviews: what the server says a user may do, as its authorizer decides a request. */
+const SSAR = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+const SAR = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+const ssar = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
+  apiVersion: "authorization.k8s.io/v1",
+  kind: "SelfSubjectAccessReview",
+  metadata,
+  spec,
+});
+const sar = (spec: Record<string, unknown>) => ({ ...ssar(spec), kind: "SubjectAccessReview" });
+const PRODUCT_USER = `system:serviceaccount:${CAPI_NS}:machine-api-migration`;
+const reviewProbes: Probe[] = [
+  ask(
+    "access review: the product may list MAPI Machines (allowed, with RBAC's reason)",
+    "controller",
+    "POST",
+    SSAR,
+    ssar({
+      resourceAttributes: {
+        namespace: MAPI_NS,
+        verb: "list",
+        group: "machine.openshift.io",
+        resource: "machines",
+      },
+    }),
+    whole,
+  ),
+  ask(
+    "access review: the product may not list Secrets cluster-wide",
+    "controller",
+    "POST",
+    SSAR,
+    ssar({ resourceAttributes: { verb: "list", resource: "secrets", version: "v1", unknownField: "x" } }),
+    whole,
+  ),
+  ask(
+    "access review: a non-resource URL",
+    "installer",
+    "POST",
+    SSAR,
+    // Only system:discovery grants /apis: a URL two roles grant is answered with either binding's name
+    // (kube's RBAC authorizer walks its informer cache, in no fixed order).
+    ssar({ nonResourceAttributes: { path: "/apis", verb: "get" } }),
+    whole,
+  ),
+  ask(
+    "access review: both kinds of attributes",
+    "controller",
+    "POST",
+    SSAR,
+    ssar({ resourceAttributes: { verb: "get" }, nonResourceAttributes: { path: "/", verb: "get" } }),
+    statusOf,
+  ),
+  ask("access review: neither kind of attributes", "controller", "POST", SSAR, ssar({}), (r) => ({
+    status: statusOf(r),
+    message: withMessage(r).replace(/Invalid value: [^:]*:/, "Invalid value: <value>:"),
+  })),
+  ask(
+    "access review: a name in metadata",
+    "controller",
+    "POST",
+    SSAR,
+    ssar({ nonResourceAttributes: { path: "/", verb: "get" } }, { name: "x" }),
+    statusOf,
+  ),
+  ask(
+    "access review: a label selector with neither raw selector nor requirements",
+    "controller",
+    "POST",
+    SSAR,
+    ssar({ resourceAttributes: { verb: "list", resource: "pods", labelSelector: {} } }),
+    statusOf,
+  ),
+  ask("access review: GET is not served", "controller", "GET", SSAR, undefined, statusOf),
+  ask(
+    "subject access review: an admin asks about the product's rights",
+    "admin",
+    "POST",
+    SAR,
+    sar({
+      user: PRODUCT_USER,
+      groups: ["system:serviceaccounts", `system:serviceaccounts:${CAPI_NS}`],
+      resourceAttributes: {
+        namespace: CAPI_NS,
+        verb: "create",
+        group: "cluster.x-k8s.io",
+        resource: "machines",
+      },
+    }),
+    whole,
+  ),
+  ask(
+    "subject access review: an admin asks about a group only",
+    "admin",
+    "POST",
+    SAR,
+    sar({ groups: ["system:masters"], nonResourceAttributes: { path: "/metrics", verb: "get" } }),
+    whole,
+  ),
+  ask(
+    "subject access review: without a user or a group",
+    "admin",
+    "POST",
+    SAR,
+    sar({ resourceAttributes: { verb: "get", resource: "pods" } }),
+    statusOf,
+  ),
+  ask(
+    "subject access review: may the MAO stand-in ask?",
+    "mao",
+    "POST",
+    SAR,
+    sar({ user: "u", resourceAttributes: { verb: "get", resource: "pods" } }),
+    statusOf,
+  ),
+  ask(
+    "rules review: what the installer holds in the CAPI namespace (kubectl auth can-i --list)",
+    "installer",
+    "POST",
+    "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+    { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", spec: { namespace: CAPI_NS } },
+    (r) => {
+      const status = isRecord(r.body) && isRecord(r.body.status) ? r.body.status : {};
+      const sorted = (v: unknown) =>
+        Array.isArray(v) ? [...new Set(v.map((x) => JSON.stringify(x)))].sort() : v;
+      return {
+        code: code(r),
+        resourceRules: sorted(status.resourceRules),
+        nonResourceRules: sorted(status.nonResourceRules),
+        incomplete: status.incomplete,
+        evaluationError: status.evaluationError ?? null,
+      };
+    },
+  ),
+  ask(
+    "rules review: without a namespace",
+    "installer",
+    "POST",
+    "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+    { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", spec: {} },
+    withMessage,
+  ),
+  ask(
+    "token review: a token the server never issued",
+    "admin",
+    "POST",
+    "/apis/authentication.k8s.io/v1/tokenreviews",
+    { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token: "not-a-token" } },
+    (r) => {
+      const status = isRecord(r.body) && isRecord(r.body.status) ? r.body.status : {};
+      return {
+        code: code(r),
+        authenticated: status.authenticated ?? false,
+        user: status.user,
+        error: typeof status.error,
+      };
+    },
+  ),
+  ask(
+    "token review: without a token",
+    "admin",
+    "POST",
+    "/apis/authentication.k8s.io/v1/tokenreviews",
+    { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: {} },
+    withMessage,
+  ),
+  ask(
+    "managed fields: a map a create adds is a member of the field set",
+    "admin",
+    "POST",
+    CMS,
+    cm("mf-dot", { data: { a: "b" } }, { labels: { x: "y" } }),
+    (r) => {
+      const mf = get(r.body, "metadata.managedFields");
+      return { code: code(r), fieldsV1: Array.isArray(mf) ? mf.map((m) => get(m, "fieldsV1")) : null };
+    },
+  ),
+  ask(
+    "discovery of authorization.k8s.io/v1",
+    "admin",
+    "GET",
+    "/apis/authorization.k8s.io/v1",
+    undefined,
+    (r) => ({
+      code: code(r),
+      resources:
+        isRecord(r.body) && Array.isArray(r.body.resources)
+          ? r.body.resources
+              .filter((x: Record<string, unknown>) => x.name !== "localsubjectaccessreviews")
+              .map((x: Record<string, unknown>) => `${x.name} ${x.namespaced} ${JSON.stringify(x.verbs)}`)
+              .sort()
+          : null,
+    }),
+  ),
+];
+
+/** Impersonation (`kubectl --as`): allowed to a cluster admin, refused to everyone else, in kube's words. */
+const SSR = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+const SSR_BODY = { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" };
+const INSTALLER_USER = `system:serviceaccount:${CAPI_NS}:machine-api-migration-installer`;
+const userInfoView = (r: Reply): unknown =>
+  r.status === 201
+    ? fields("status.userInfo.username", "status.userInfo.groups", "status.userInfo.uid")(r)
+    : withMessage(r);
+const asSomeone = (
+  name: string,
+  as: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  view: (r: Reply) => unknown,
+  body?: unknown,
+): Probe => ({ name, run: async (w) => view(await w.raw(as, method, path, body, undefined, headers)) });
+const impersonationProbes: Probe[] = [
+  asSomeone(
+    "impersonation: an admin acts as the installer's ServiceAccount (whoami)",
+    "admin",
+    "POST",
+    SSR,
+    { "Impersonate-User": INSTALLER_USER },
+    userInfoView,
+    SSR_BODY,
+  ),
+  asSomeone(
+    "impersonation: an admin acts as a user in a group, with a uid",
+    "admin",
+    "POST",
+    SSR,
+    { "Impersonate-User": "alice", "Impersonate-Group": "devs", "Impersonate-Uid": "u-1" },
+    userInfoView,
+    SSR_BODY,
+  ),
+  asSomeone(
+    "impersonation: an admin acting as the installer is refused what the installer may not do",
+    "admin",
+    "GET",
+    "/api/v1/secrets",
+    { "Impersonate-User": INSTALLER_USER },
+    withMessage,
+  ),
+  asSomeone(
+    "impersonation: the product may not impersonate a user",
+    "controller",
+    "GET",
+    CMS,
+    { "Impersonate-User": "alice" },
+    withMessage,
+  ),
+  asSomeone(
+    "impersonation: the product may not impersonate a ServiceAccount",
+    "controller",
+    "GET",
+    CMS,
+    { "Impersonate-User": INSTALLER_USER },
+    withMessage,
+  ),
+  asSomeone(
+    "impersonation: a group without a user",
+    "admin",
+    "GET",
+    CMS,
+    { "Impersonate-Group": "devs" },
+    code,
+  ),
+];
+
 export const PROBE_LIST: Probe[] = [
   ...pathProbes,
   ...notFoundProbes,
   ...createProbes,
   ...protobufProbes,
+  ...protobufKindProbes,
   ...secretProbes,
   ...namespaceProbes,
   ...updateProbes,
@@ -2677,6 +3181,8 @@ export const PROBE_LIST: Probe[] = [
   ...scaleProbes,
   ...rbacProbes,
   ...escalationProbes,
+  ...reviewProbes,
+  ...impersonationProbes,
   ...gcProbes,
   ...gcCoordinateProbes,
   ...watchDetailProbes,

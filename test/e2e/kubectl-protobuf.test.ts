@@ -1,8 +1,10 @@
 /**
- * kubectl's generator commands in local mode (issue 22): `kubectl create configmap|secret|namespace` send
- * protobuf bodies, which the local server decodes for those built-ins (src/apiserver/protobuf) — so a
- * person following a Kubernetes tutorial against `npm start` sees them work, and `get -o json` shows what
- * they sent. A custom resource still refuses protobuf with 415, as a real server does.
+ * kubectl's generator and auth commands in local mode (issue 22): `kubectl create configmap|secret|namespace|
+ * serviceaccount|role|clusterrole|rolebinding|clusterrolebinding|priorityclass|poddisruptionbudget`, `kubectl
+ * auth can-i` and `kubectl auth whoami` send protobuf bodies, which the local server decodes for those
+ * built-ins (src/apiserver/protobuf) — so a person following a Kubernetes tutorial against `npm start` sees
+ * them work, and `get -o json` shows what they sent. The access reviews answer from the server's own RBAC
+ * (src/apiserver/access-reviews.ts). A custom resource still refuses protobuf with 415, as a real server does.
  */
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -69,5 +71,88 @@ describe("kubectl create's protobuf bodies in local mode", () => {
     const r = await kubectl(["create", "configmap", "x", "-n", "n", "--from-literal=a=c"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('error: failed to create configmap: configmaps "x" already exists\n');
+  });
+});
+
+describe("kubectl's RBAC generators and auth commands in local mode", () => {
+  it("create serviceaccount, role and rolebinding: each is stored as sent", async () => {
+    for (const args of [
+      ["serviceaccount", "robot", "-n", "n"],
+      ["role", "pod-reader", "-n", "n", "--verb=get,list", "--resource=pods"],
+      ["rolebinding", "robot-reads", "-n", "n", "--role=pod-reader", "--serviceaccount=n:robot"],
+      ["clusterrole", "node-reader", "--verb=get", "--resource=nodes"],
+      ["clusterrolebinding", "robot-nodes", "--clusterrole=node-reader", "--serviceaccount=n:robot"],
+      ["priorityclass", "high", "--value=1000", "--description=probe"],
+      ["poddisruptionbudget", "pdb", "-n", "n", "--selector=app=x", "--min-available=50%"],
+    ]) {
+      const r = await kubectl(["create", ...args]);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+    }
+    expect(await getJson(["rolebinding", "robot-reads", "-n", "n"])).toMatchObject({
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "pod-reader" },
+      subjects: [{ kind: "ServiceAccount", name: "robot", namespace: "n" }],
+    });
+    expect(await getJson(["role", "pod-reader", "-n", "n"])).toMatchObject({
+      rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] }],
+    });
+    expect(await getJson(["priorityclass", "high"])).toMatchObject({
+      value: 1000,
+      preemptionPolicy: "PreemptLowerPriority",
+    });
+    expect(await getJson(["poddisruptionbudget", "pdb", "-n", "n"])).toMatchObject({
+      spec: { minAvailable: "50%", selector: { matchLabels: { app: "x" } } },
+    });
+  });
+
+  it("auth can-i answers from the server's RBAC: the product may not read Secrets cluster-wide", async () => {
+    expect(
+      await kubectl(["auth", "can-i", "list", "secrets", "-A", "--context", "controller"]),
+    ).toMatchObject({
+      code: 1,
+      stdout: "no\n",
+    });
+    expect(
+      await kubectl([
+        "auth",
+        "can-i",
+        "list",
+        "machines.machine.openshift.io",
+        "-n",
+        "openshift-machine-api",
+        "--context",
+        "controller",
+      ]),
+    ).toMatchObject({ code: 0, stdout: "yes\n" });
+    // The binding made above, asked about through impersonation: admin may impersonate (cluster-admin), and
+    // the answer is the robot's, not admin's.
+    const asRobot = (verb: string) =>
+      kubectl(["auth", "can-i", verb, "nodes", "--as=system:serviceaccount:n:robot"]);
+    expect(await asRobot("get")).toMatchObject({ code: 0, stdout: "yes\n" });
+    expect(await asRobot("delete")).toMatchObject({ code: 1, stdout: "no\n" });
+    // The product's identity may not impersonate anyone.
+    const refused = await kubectl(["get", "configmaps", "-n", "n", "--context", "controller", "--as=alice"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'users "alice" is forbidden: User "system:serviceaccount:openshift-cluster-api:machine-api-migration" cannot impersonate resource "users" in API group "" at the cluster scope',
+    );
+  });
+
+  it("auth whoami names the caller and its groups", async () => {
+    const r = await kubectl(["auth", "whoami", "--context", "controller", "-o", "json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      kind: "SelfSubjectReview",
+      status: {
+        userInfo: {
+          username: "system:serviceaccount:openshift-cluster-api:machine-api-migration",
+          groups: [
+            "system:serviceaccounts",
+            "system:serviceaccounts:openshift-cluster-api",
+            "system:authenticated",
+          ],
+        },
+      },
+    });
   });
 });

@@ -62,6 +62,12 @@ const startServer = async (extra: Partial<ApiServerOptions> = {}) => {
 const count = (server: ApiServer, verb: string, user = "informer") =>
   server.counters.snapshot().byKey[`${verb} /configmaps ${user}`] ?? 0;
 
+/**
+ * Writes that always push the informer's resourceVersion out of a 5-event history: storage keeps between
+ * 5 and 10 events (it trims in batches), so 10 writes were enough only for some counts of earlier events.
+ */
+const PAST_HISTORY = 11;
+
 const writeMany = async (admin: KubeConnection, prefix: string, n: number) => {
   for (let i = 0; i < n; i++)
     await admin.client.create(KINDS.configMap, {
@@ -125,7 +131,7 @@ describe("informer against the local API server", () => {
   it("a 410 (history compacted while disconnected) → re-list, deletions included", async () => {
     const { server, admin, informer, converged, disconnect } = await setup({ watchHistorySize: 5 });
     await disconnect();
-    await writeMany(admin, "while-away", 10);
+    await writeMany(admin, "while-away", PAST_HISTORY);
     await admin.client.delete(KINDS.configMap, NS, "seed-0");
     const listsBefore = count(server, "list");
     server.faults.clear();
@@ -137,7 +143,7 @@ describe("informer against the local API server", () => {
   it("500s during re-list are retried until the list succeeds", async () => {
     const { server, admin, converged, disconnect } = await setup({ watchHistorySize: 5 });
     await disconnect();
-    await writeMany(admin, "while-away", 10);
+    await writeMany(admin, "while-away", PAST_HISTORY);
     const listsBefore = count(server, "list");
     // The watch may resume (and get 410); every list fails.
     server.faults.set({ rate500: 1, match: { verbs: ["list"], users: ["informer"] } });

@@ -145,6 +145,21 @@ const readField = (reader: BinaryReader, spec: FieldSpec, wireType: WireType, de
       // FieldsV1 is its raw JSON in the JSON form.
       return t.message === "FieldsV1" ? (inner.Raw ?? {}) : inner;
     }
+    case "intOrString": {
+      expectWire(spec, wireType, WireType.LengthDelimited);
+      const inner = new BinaryReader(reader.bytes());
+      let type = 0;
+      let intVal = 0;
+      let strVal = "";
+      while (inner.pos < inner.len) {
+        const [no, wt] = inner.tag();
+        if (no === 1 && wt === WireType.Varint) type = Number(inner.int64());
+        else if (no === 2 && wt === WireType.Varint) intVal = inner.int32();
+        else if (no === 3 && wt === WireType.LengthDelimited) strVal = inner.string();
+        else inner.skip(wt, no);
+      }
+      return type === 1 ? strVal : intVal;
+    }
     case "map": {
       expectWire(spec, wireType, WireType.LengthDelimited);
       const entry = new BinaryReader(reader.bytes());

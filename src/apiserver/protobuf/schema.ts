@@ -1,8 +1,11 @@
 /**
  * The protobuf messages the local server decodes, as data: field number → JSON name and type, written from
  * Kubernetes' own generated.proto files (k8s.io/apimachinery@v0.33 pkg/runtime and pkg/apis/meta/v1,
- * k8s.io/api@v0.33 core/v1). Only the kinds kubectl's generator commands send (`create configmap|secret|
- * namespace`) and what they nest; a field not listed here is skipped as protobuf skips unknown fields.
+ * k8s.io/api@v0.33 core/v1, rbac/v1, scheduling/v1, policy/v1, authorization/v1, authentication/v1). Only
+ * the kinds kubectl's generator and auth commands send for the built-ins this server serves (`create
+ * configmap|secret|namespace|serviceaccount|role|clusterrole|rolebinding|clusterrolebinding|priorityclass|
+ * poddisruptionbudget`, `auth can-i`, `auth whoami`) and what they nest; a field not listed here is skipped
+ * as protobuf skips unknown fields (every field of these messages is listed, but the server-owned status).
  * The decoding itself is in decode.ts.
  */
 
@@ -18,7 +21,33 @@ export type MessageName =
   | "Namespace"
   | "NamespaceSpec"
   | "NamespaceStatus"
-  | "NamespaceCondition";
+  | "NamespaceCondition"
+  | "LabelSelector"
+  | "LabelSelectorRequirement"
+  | "FieldSelectorRequirement"
+  | "ObjectReference"
+  | "LocalObjectReference"
+  | "ServiceAccount"
+  | "PolicyRule"
+  | "AggregationRule"
+  | "Role"
+  | "ClusterRole"
+  | "Subject"
+  | "RoleRef"
+  | "RoleBinding"
+  | "ClusterRoleBinding"
+  | "PriorityClass"
+  | "PodDisruptionBudget"
+  | "PodDisruptionBudgetSpec"
+  | "SelfSubjectAccessReview"
+  | "SelfSubjectAccessReviewSpec"
+  | "ResourceAttributes"
+  | "NonResourceAttributes"
+  | "FieldSelectorAttributes"
+  | "LabelSelectorAttributes"
+  | "SelfSubjectRulesReview"
+  | "SelfSubjectRulesReviewSpec"
+  | "SelfSubjectReview";
 
 /** How a field's value is read and shown in JSON. */
 export type FieldType =
@@ -33,6 +62,8 @@ export type FieldType =
   /** meta/v1 Time: {seconds, nanos}; JSON shows RFC 3339 seconds, as the real server (nanos dropped). */
   | { readonly kind: "time" }
   | { readonly kind: "message"; readonly message: MessageName }
+  /** util/intstr IntOrString: JSON shows the number or the string its `type` names. */
+  | { readonly kind: "intOrString" }
   | { readonly kind: "map"; readonly value: "string" | "bytes" };
 
 export interface FieldSpec {
@@ -55,6 +86,11 @@ const time = { kind: "time" } as const;
 const msg = (message: MessageName) => ({ kind: "message", message }) as const;
 const stringMap = { kind: "map", value: "string" } as const;
 const bytesMap = { kind: "map", value: "bytes" } as const;
+const int32 = { kind: "int32" } as const;
+const intOrString = { kind: "intOrString" } as const;
+const strings = { name: "", type: str, repeated: true } as const;
+const list = (name: string) => ({ ...strings, name });
+const metadata = { name: "metadata", type: msg("ObjectMeta"), keepZero: true } as const;
 
 export const MESSAGES = {
   /** k8s.io.apimachinery.pkg.runtime.TypeMeta */
@@ -139,6 +175,142 @@ export const MESSAGES = {
     5: { name: "reason", type: str },
     6: { name: "message", type: str },
   },
+  /** meta/v1 */
+  LabelSelector: {
+    1: { name: "matchLabels", type: stringMap },
+    2: { name: "matchExpressions", type: msg("LabelSelectorRequirement"), repeated: true },
+  },
+  LabelSelectorRequirement: {
+    1: { name: "key", type: str, keepZero: true },
+    2: { name: "operator", type: str, keepZero: true },
+    3: list("values"),
+  },
+  FieldSelectorRequirement: {
+    1: { name: "key", type: str, keepZero: true },
+    2: { name: "operator", type: str, keepZero: true },
+    3: list("values"),
+  },
+  /** core/v1: what `kubectl create serviceaccount` sends. */
+  ObjectReference: {
+    1: { name: "kind", type: str },
+    2: { name: "namespace", type: str },
+    3: { name: "name", type: str },
+    4: { name: "uid", type: str },
+    5: { name: "apiVersion", type: str },
+    6: { name: "resourceVersion", type: str },
+    7: { name: "fieldPath", type: str },
+  },
+  LocalObjectReference: {
+    1: { name: "name", type: str },
+  },
+  ServiceAccount: {
+    1: metadata,
+    2: { name: "secrets", type: msg("ObjectReference"), repeated: true },
+    3: { name: "imagePullSecrets", type: msg("LocalObjectReference"), repeated: true },
+    4: { name: "automountServiceAccountToken", type: bool, keepZero: true },
+  },
+  /** rbac/v1: `kubectl create role|clusterrole|rolebinding|clusterrolebinding`. */
+  PolicyRule: {
+    1: list("verbs"),
+    2: list("apiGroups"),
+    3: list("resources"),
+    4: list("resourceNames"),
+    5: list("nonResourceURLs"),
+  },
+  AggregationRule: {
+    1: { name: "clusterRoleSelectors", type: msg("LabelSelector"), repeated: true },
+  },
+  Role: {
+    1: metadata,
+    2: { name: "rules", type: msg("PolicyRule"), repeated: true },
+  },
+  ClusterRole: {
+    1: metadata,
+    2: { name: "rules", type: msg("PolicyRule"), repeated: true },
+    3: { name: "aggregationRule", type: msg("AggregationRule") },
+  },
+  Subject: {
+    1: { name: "kind", type: str, keepZero: true },
+    2: { name: "apiGroup", type: str },
+    3: { name: "name", type: str, keepZero: true },
+    4: { name: "namespace", type: str },
+  },
+  RoleRef: {
+    1: { name: "apiGroup", type: str, keepZero: true },
+    2: { name: "kind", type: str, keepZero: true },
+    3: { name: "name", type: str, keepZero: true },
+  },
+  RoleBinding: {
+    1: metadata,
+    2: { name: "subjects", type: msg("Subject"), repeated: true },
+    3: { name: "roleRef", type: msg("RoleRef"), keepZero: true },
+  },
+  ClusterRoleBinding: {
+    1: metadata,
+    2: { name: "subjects", type: msg("Subject"), repeated: true },
+    3: { name: "roleRef", type: msg("RoleRef"), keepZero: true },
+  },
+  /** scheduling/v1: `kubectl create priorityclass`. */
+  PriorityClass: {
+    1: metadata,
+    2: { name: "value", type: int32, keepZero: true },
+    3: { name: "globalDefault", type: bool },
+    4: { name: "description", type: str },
+    5: { name: "preemptionPolicy", type: str, keepZero: true },
+  },
+  /** policy/v1: `kubectl create poddisruptionbudget` (status is the server's; a body's is not read). */
+  PodDisruptionBudget: {
+    1: metadata,
+    2: { name: "spec", type: msg("PodDisruptionBudgetSpec"), keepZero: true },
+  },
+  PodDisruptionBudgetSpec: {
+    1: { name: "minAvailable", type: intOrString, keepZero: true },
+    2: { name: "selector", type: msg("LabelSelector"), keepZero: true },
+    3: { name: "maxUnavailable", type: intOrString, keepZero: true },
+    4: { name: "unhealthyPodEvictionPolicy", type: str, keepZero: true },
+  },
+  /** authorization/v1 and authentication/v1: `kubectl auth can-i` (and `--list`), `kubectl auth whoami`. */
+  SelfSubjectAccessReview: {
+    1: metadata,
+    2: { name: "spec", type: msg("SelfSubjectAccessReviewSpec"), keepZero: true },
+  },
+  SelfSubjectAccessReviewSpec: {
+    1: { name: "resourceAttributes", type: msg("ResourceAttributes") },
+    2: { name: "nonResourceAttributes", type: msg("NonResourceAttributes") },
+  },
+  ResourceAttributes: {
+    1: { name: "namespace", type: str },
+    2: { name: "verb", type: str },
+    3: { name: "group", type: str },
+    4: { name: "version", type: str },
+    5: { name: "resource", type: str },
+    6: { name: "subresource", type: str },
+    7: { name: "name", type: str },
+    8: { name: "fieldSelector", type: msg("FieldSelectorAttributes") },
+    9: { name: "labelSelector", type: msg("LabelSelectorAttributes") },
+  },
+  NonResourceAttributes: {
+    1: { name: "path", type: str },
+    2: { name: "verb", type: str },
+  },
+  FieldSelectorAttributes: {
+    1: { name: "rawSelector", type: str },
+    2: { name: "requirements", type: msg("FieldSelectorRequirement"), repeated: true },
+  },
+  LabelSelectorAttributes: {
+    1: { name: "rawSelector", type: str },
+    2: { name: "requirements", type: msg("LabelSelectorRequirement"), repeated: true },
+  },
+  SelfSubjectRulesReview: {
+    1: metadata,
+    2: { name: "spec", type: msg("SelfSubjectRulesReviewSpec"), keepZero: true },
+  },
+  SelfSubjectRulesReviewSpec: {
+    1: { name: "namespace", type: str },
+  },
+  SelfSubjectReview: {
+    1: metadata,
+  },
 } as const satisfies Record<MessageName, MessageSchema>;
 
 /** The top-level kinds a protobuf body may carry: `apiVersion/kind` → message. */
@@ -146,4 +318,14 @@ export const TOP_LEVEL: Readonly<Record<string, MessageName>> = {
   "v1/ConfigMap": "ConfigMap",
   "v1/Secret": "Secret",
   "v1/Namespace": "Namespace",
+  "v1/ServiceAccount": "ServiceAccount",
+  "rbac.authorization.k8s.io/v1/Role": "Role",
+  "rbac.authorization.k8s.io/v1/ClusterRole": "ClusterRole",
+  "rbac.authorization.k8s.io/v1/RoleBinding": "RoleBinding",
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": "ClusterRoleBinding",
+  "scheduling.k8s.io/v1/PriorityClass": "PriorityClass",
+  "policy/v1/PodDisruptionBudget": "PodDisruptionBudget",
+  "authorization.k8s.io/v1/SelfSubjectAccessReview": "SelfSubjectAccessReview",
+  "authorization.k8s.io/v1/SelfSubjectRulesReview": "SelfSubjectRulesReview",
+  "authentication.k8s.io/v1/SelfSubjectReview": "SelfSubjectReview",
 };

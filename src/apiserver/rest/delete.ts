@@ -50,7 +50,8 @@ const markedDeleting = (
     deletionTimestamp: now,
     deletionGracePeriodSeconds: 0,
   };
-  m.generation = nextGeneration(old);
+  // kube's BeforeDelete moves a generation only where there is one.
+  if (Number(old.metadata?.generation) > 0) m.generation = nextGeneration(old);
   if (finalizers.length === 0) delete m.finalizers;
   const next: KubeObject = { ...old, metadata: m };
   return isNamespaces(res) ? { ...next, status: { ...(old.status ?? {}), phase: "Terminating" } } : next;

@@ -38,6 +38,13 @@ export const isDeleting = (o: KubeObject): boolean => typeof o.metadata?.deletio
 
 export const nextGeneration = (old: KubeObject): number => (Number(old.metadata?.generation) || 0) + 1;
 
+/**
+ * Whether the server keeps metadata.generation for a kind: every custom resource, and the built-ins whose
+ * kube strategy sets it (Pods, workloads, webhook configurations, CRDs, PDBs, PriorityClasses,
+ * NetworkPolicies). Others (ConfigMaps, Secrets, RBAC, Namespaces, Leases…) never get one from the server.
+ */
+export const tracksGeneration = (res: ResourceInfo): boolean => !res.builtIn || res.generation === true;
+
 const METADATA = new Set(["metadata"]);
 const METADATA_AND_STATUS = new Set(["metadata", "status"]);
 const VOLATILE_METADATA = new Set(["resourceVersion", "managedFields"]);
@@ -189,6 +196,16 @@ export const defaultBuiltIn = (res: ResourceInfo, o: KubeObject, old: KubeObject
       ? { ...o, metadata }
       : { ...o, metadata, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } };
   }
+  if (res.group === "rbac.authorization.k8s.io" && (res.plural === "roles" || res.plural === "clusterroles"))
+    // `rules` has no omitempty in rbac/v1: a role without rules is shown with `"rules": null`.
+    return o.rules === undefined ? { ...o, rules: null } : o;
+  if (
+    res.group === "scheduling.k8s.io" &&
+    res.plural === "priorityclasses" &&
+    o.preemptionPolicy === undefined
+  )
+    // SetDefaults_PriorityClass.
+    return { ...o, preemptionPolicy: "PreemptLowerPriority" };
   return o;
 };
 

@@ -41,6 +41,7 @@ import {
   restoreServerFields,
   sameButVolatile,
   specChanged,
+  tracksGeneration,
   validate,
   withManagedFields,
 } from "./strategy.js";
@@ -168,7 +169,8 @@ export class WritePath {
       delete m[k];
     m.uid = randomUUID();
     m.creationTimestamp = this.now();
-    m.generation = 1;
+    // kube's BeforeCreate leaves a client's generation alone; the strategies that track one set it to 1.
+    if (tracksGeneration(res)) m.generation = 1;
     let object: KubeObject = {
       ...body,
       apiVersion: gvOf(res, res.storageVersion),
@@ -237,7 +239,7 @@ export class WritePath {
     for (const k of ["resourceVersion", "deletionTimestamp", "selfLink"]) delete m[k];
     m.uid ??= randomUUID();
     m.creationTimestamp ??= this.now();
-    m.generation ??= 1;
+    if (tracksGeneration(res)) m.generation ??= 1;
     let object: KubeObject = {
       ...body,
       apiVersion: gvOf(res, res.storageVersion),
@@ -350,7 +352,7 @@ export class WritePath {
     if (isCrdType(res) && subresource !== "status") ({ object: next, compiled } = this.prepareCrd(next, old));
     validate(res, version, next, old);
     await this.admit("validate", { ...call, object: toAdmission(next) });
-    if (specChanged(res, next, old))
+    if (tracksGeneration(res) && specChanged(res, next, old))
       next = { ...next, metadata: { ...meta(next), generation: nextGeneration(old) } };
     const manager = ctx.fieldManager ?? managerFromUserAgent(ctx.userAgent);
     const fields =
