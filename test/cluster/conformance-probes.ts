@@ -2874,6 +2874,50 @@ const protobufKindProbes: Probe[] = [
     ),
   ),
   ask(
+    "protobuf: kubectl create deployment (a Deployment)",
+    "admin",
+    "POST",
+    `/apis/apps/v1/namespaces/${NS}/deployments`,
+    pbEnvelope(
+      "apps/v1",
+      "Deployment",
+      pbMessage((m) => {
+        pbMessageField(m, 1, pbMeta("pb-deploy"));
+        pbMessageField(
+          m,
+          2,
+          pbMessage((spec) => {
+            spec.tag(1, WireType.Varint).int32(1);
+            pbMessageField(spec, 2, pbLabelSelector({ app: "pb" }));
+            pbMessageField(
+              spec,
+              3,
+              pbMessage((t) => {
+                pbMessageField(t, 1, pbMeta("", { app: "pb" }));
+                pbMessageField(
+                  t,
+                  2,
+                  pbMessage((pod) =>
+                    pbMessageField(
+                      pod,
+                      2,
+                      pbMessage((c) => {
+                        c.tag(1, WireType.LengthDelimited).string("app");
+                        c.tag(2, WireType.LengthDelimited).string("registry.example/app:1");
+                      }),
+                    ),
+                  ),
+                );
+              }),
+            );
+          }),
+        );
+      }),
+    ),
+    code,
+    PB,
+  ),
+  ask(
     "protobuf: kubectl auth can-i (a SelfSubjectAccessReview)",
     "controller",
     "POST",
