@@ -305,8 +305,24 @@ function createSyncController<S extends SnapshotBase>(
 
     const subject = snapshot.mapi ?? snapshot.capi;
     if (subject) for (const e of plan.events) await deps.events.record(subject, e.type, e.reason, e.message);
-    if (outcome.written > 0)
-      log.info({ branch: plan.branch.kind, writes: plan.writes.map((w) => w.kind) }, "synchronized");
+    if (outcome.written > 0) {
+      // Every delete the sync propagates is named, with the cascade verdict it was decided on (I6 diagnosis).
+      const deleted = plan.writes.flatMap((w) =>
+        w.kind === "delete"
+          ? [
+              `${w.target.kind} ${w.target.namespace}/${w.target.name}${w.propagationPolicy ? ` ${w.propagationPolicy}` : ""}`,
+            ]
+          : [],
+      );
+      log.info(
+        {
+          branch: plan.branch.kind,
+          writes: plan.writes.map((w) => w.kind),
+          ...(deleted.length > 0 ? { deleted, clusterCascade: snapshot.clusterCascade ?? null } : {}),
+        },
+        "synchronized",
+      );
+    }
     if (plan.requeue === "backoff")
       throw new SyncPendingError(
         plan.waitingFor ??

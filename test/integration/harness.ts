@@ -235,6 +235,20 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     { level: "info" },
     {
       write(line: string) {
+        if (line.includes('"deleted"') && line.includes('"synchronized"')) {
+          // The sync's propagated deletes, attributed like the migration's steps (I6 diagnosis).
+          const o = JSON.parse(line) as Record<string, unknown>;
+          for (const d of Array.isArray(o.deleted) ? o.deleted : []) {
+            const [kind = "", ref = ""] = String(d).split(" ");
+            writes.push({
+              kind: kind as HandoverKind,
+              name: ref.split("/")[1] ?? ref,
+              step: `syncDelete(${String(d)}; cascade=${String(o.clusterCascade)}; branch=${String(o.branch)})`,
+              target: ref,
+            });
+          }
+          return;
+        }
         if (!line.includes('"wrote"')) return;
         const o = JSON.parse(line) as Record<string, unknown>;
         if (o.msg === "wrote" && typeof o.step === "string")
