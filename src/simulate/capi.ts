@@ -458,7 +458,17 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
     },
   });
   machineSetController.watch(machineSets, byName);
-  machineSetController.watch(machines, byOwner("MachineSet", CAPI_API_VERSION));
+  // As Cluster API's MachineToMachineSets: a Machine goes to its controlling set, and a Machine no controller
+  // owns to every set whose selector matches it (the sets that would adopt it — a deleting one deletes it).
+  const owningSets = byOwner("MachineSet", CAPI_API_VERSION);
+  machineSetController.watch(machines, (m) =>
+    ownerReferencesOf(m).some((r) => r.controller)
+      ? owningSets(m)
+      : machineSets
+          .list(namespace)
+          .filter((set) => selectorMatcher(getPath(set, ["spec", "selector"]))(m))
+          .map(nameOf),
+  );
   // A template created after its MachineSet lets the set scale: map it to the sets that reference it.
   machineSetController.watch(templates, (t) =>
     machineSets

@@ -8,7 +8,7 @@
 import { type FieldError, formatFieldError } from "../kube/field-error.js";
 import { CONDITIONS, MAPI_GROUP } from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
-import { nameOf, namespaceOf } from "../kube/object.js";
+import { isDeleting, nameOf, namespaceOf } from "../kube/object.js";
 import { SYNCHRONIZED_REASONS } from "../protocol/synchronized.js";
 import { statusPatch } from "./diff.js";
 import type { SyncWrite } from "./writes.js";
@@ -36,6 +36,8 @@ export const REASONS = Object.freeze({
   mirrorDeletedByCascade: "MirrorDeletedByCascade",
   /** Upstream's reason when the CAPI Machine's InfraMachine cannot be read (issue 23). */
   failedToGetCAPIInfraResources: "FailedToGetCAPIInfraResources",
+  /** A CAPI MachineSet would adopt the mirror the sync is to create (§4.6). */
+  mirrorWouldBeAdopted: "MirrorWouldBeAdopted",
 });
 
 const sides = (direction: Direction) =>
@@ -170,6 +172,20 @@ export const infraMachineMissing = (
     REASONS.failedToGetCAPIInfraResources,
     `CAPI Machine ${namespaceOf(capi)}/${nameOf(capi)} references ${infraKind} ${namespaceOf(capi)}/${infraName},` +
       " which does not exist; the Machine cannot be synchronized until it does",
+  );
+
+/**
+ * A CAPI MachineSet's selector matches the mirror the sync is to create, which no controller would own: Cluster
+ * API would adopt it — and count it, scale it down, or (deleting) delete it, which would reach this Machine.
+ */
+export const mirrorWouldBeAdopted = (mapi: KubeObject, set: KubeObject): SynchronizedCondition =>
+  falseCondition(
+    REASONS.mirrorWouldBeAdopted,
+    `the CAPI mirror of MAPI Machine ${namespaceOf(mapi)}/${nameOf(mapi)} is not created: CAPI MachineSet` +
+      ` ${namespaceOf(set)}/${nameOf(set)}${isDeleting(set) ? ", being deleted," : ""} selects its labels and would adopt it` +
+      (isDeleting(set)
+        ? " (and delete it); it is created once that MachineSet is gone"
+        : "; change the Machine's labels or the MachineSet's selector so that they no longer match"),
   );
 
 /** A CAPI object owned by another controller (a MachineDeployment): two controllers would drive one set. */

@@ -138,9 +138,20 @@ const machineShell: KindShell<MachineSnapshot> = {
         ...cache.list(KINDS.capiMachine, settings.capiNamespace).map(nameOf),
       ]),
     ];
+    // A CAPI set's selector (or its going) also decides whether a mirror not yet created would be adopted
+    // (§4.6): every MAPI Machine without a CAPI twin is looked at again.
+    const machinesOfCapiSet: KeyMapper = (set) => [
+      ...new Set([
+        ...machinesOfSet(set),
+        ...cache
+          .list(KINDS.mapiMachine, settings.mapiNamespace)
+          .filter((m) => !cache.get(KINDS.capiMachine, settings.capiNamespace, nameOf(m)))
+          .map(nameOf),
+      ]),
+    ];
     return [
       { type: KINDS.mapiMachineSet, namespace: settings.mapiNamespace, mapper: machinesOfSet },
-      { type: KINDS.capiMachineSet, namespace: settings.capiNamespace, mapper: machinesOfSet },
+      { type: KINDS.capiMachineSet, namespace: settings.capiNamespace, mapper: machinesOfCapiSet },
       // The InfraCluster (AWSCluster) feeds the conversion of control-plane Machines.
       { type: KINDS.awsCluster, namespace: settings.capiNamespace, mapper: everyMachine },
     ];

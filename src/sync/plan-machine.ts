@@ -7,13 +7,23 @@
  */
 import { AUTHORITY, FINALIZERS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { annotationsOf, generationOf, isDeleting, nameOf, ownerReferencesOf } from "../kube/object.js";
+import {
+  annotationsOf,
+  generationOf,
+  getPath,
+  isDeleting,
+  labelsOf,
+  nameOf,
+  ownerReferencesOf,
+} from "../kube/object.js";
+import { isEmptyLabelSelector, labelSelectorMatches } from "../kube/selector.js";
 import { statusAuthority } from "../protocol/authority.js";
 import { isPausedWithMarker, needsAttention, reportsPaused } from "../protocol/pause.js";
 import {
   conversionFailed,
   infraMachineMissing,
   infraMachineSpecMismatch,
+  mirrorWouldBeAdopted,
   synchronized,
 } from "./condition.js";
 import {
@@ -62,6 +72,23 @@ const memberNotReady = (
   if (!capiTwinOfMapiOwner) return `the CAPI twin of MachineSet ${owner.name}`;
   if (isDeleting(capiTwinOfMapiOwner)) return `the deleting CAPI MachineSet ${owner.name} to go`;
   return undefined;
+};
+
+/**
+ * §4.6: the CAPI MachineSet that would adopt `machine` once created — one whose selector matches its labels,
+ * when no controller owns it. Cluster API's MachineSet controller adopts such Machines, and a deleting set
+ * deletes them: a mirror it took would be Cluster API's to delete, and that delete would reach the MAPI Machine.
+ */
+const adoptingSet = (
+  machine: KubeObject,
+  sets: readonly KubeObject[] | undefined,
+): KubeObject | undefined => {
+  if (ownerReferencesOf(machine).some((r) => r.controller === true)) return undefined;
+  const labels = labelsOf(machine);
+  return sets?.find((set) => {
+    const selector = getPath(set, ["spec", "selector"]);
+    return !isEmptyLabelSelector(selector) && labelSelectorMatches(selector, labels);
+  });
 };
 
 /** The delete-mark write for one copy of a Machine (§4.4), when anything changes. */
@@ -165,6 +192,13 @@ export const machineToCapi = (s: MachineSnapshot, deps: SyncDeps, now: Date, mod
   if (!s.capi) {
     const blocked = clusterNotReady(s) ?? memberNotReady(mapi, s.capiTwinOfMapiOwner);
     if (blocked) return { ...draft, waitingFor: blocked };
+    const adopter = adoptingSet(machine, s.capiMachineSets);
+    if (adopter)
+      return {
+        ...draft,
+        condition: mirrorWouldBeAdopted(mapi, adopter),
+        waitingFor: `CAPI MachineSet ${nameOf(adopter)}, which would adopt the mirror, to go or stop selecting it`,
+      };
     push(draft, createWrite(forCreate(machine)));
   } else {
     push(draft, applyWrite(forApply(machine), s.capi));

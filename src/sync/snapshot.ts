@@ -105,6 +105,11 @@ export interface MachineSnapshot {
   capiOwnerMachineSet?: KubeObject;
   /** The MAPI twin of `capiOwnerMachineSet`; its presence makes a CAPI-only Machine mirrored. */
   mapiTwinOfCapiOwner?: KubeObject;
+  /**
+   * Every CAPI MachineSet in the CAPI namespace, read only when there is no CAPI Machine: a mirror about to
+   * be created must not be one a set would adopt (§4.6).
+   */
+  capiMachineSets?: readonly KubeObject[];
   infrastructure?: KubeObject;
   /** The CAPI `Cluster` named after `Infrastructure .status.infrastructureName` (owner references). */
   cluster?: KubeObject;
@@ -243,6 +248,7 @@ export const readMachineSnapshot = (
     capiTwinOfMapiOwner,
     capiOwnerMachineSet,
     mapiTwinOfCapiOwner,
+    ...(capi ? {} : { capiMachineSets: store.list(KINDS.capiMachineSet, opts.capiNamespace) }),
     infrastructure,
     cluster,
     infraCluster,

@@ -22,6 +22,7 @@ import {
   awsMachine,
   awsMachineTemplate,
   CAPI_NS,
+  CLUSTER_NAME,
   capiCluster,
   capiMachine,
   capiMachineSet,
@@ -388,6 +389,38 @@ describe("§4.6 owner references are set at creation and never changed after", (
     const created = planMachineSync(world.machineSnapshot("workers-a"), deps(), NOW);
     const machine = created.writes.find((w) => w.kind === "create" && w.object.kind === "Machine");
     expect(machine).toMatchObject({ object: { metadata: { ownerReferences: [ownerRef(capiSet)] } } });
+  });
+
+  // Issue 19 (seed 20261227, run 106): a recreated mirror that an old, deleting CAPI set selected was adopted
+  // and deleted by Cluster API, and the delete reached the MachineAPI Machine.
+  it.each([
+    [
+      "a deleting set selects it",
+      true,
+      { "cluster.x-k8s.io/cluster-name": CLUSTER_NAME },
+      "MirrorWouldBeAdopted",
+    ],
+    [
+      "a live set selects it",
+      false,
+      { "cluster.x-k8s.io/cluster-name": CLUSTER_NAME },
+      "MirrorWouldBeAdopted",
+    ],
+    ["no set selects it", true, { "cluster.x-k8s.io/cluster-name": "another-cluster" }, undefined],
+  ])("a standalone Machine's mirror is not created when %s", (_, going, selector, reason) => {
+    const old = capiMachineSet("old", {
+      meta: { ownerReferences: [], ...(going ? { deletionTimestamp: DELETED_AT } : {}) },
+      spec: { selector: { matchLabels: selector } },
+    });
+    const world = new World([infrastructure(), capiCluster(), old, mapiMachine("old-a")]);
+    const plan = planMachineSync(world.machineSnapshot("old-a"), deps(), NOW);
+    const creates = plan.writes.filter((w) => w.kind === "create");
+    if (reason === undefined) {
+      expect(creates).not.toEqual([]);
+      return;
+    }
+    expect(creates).toEqual([]);
+    expect(plan.condition).toMatchObject({ status: "False", reason });
   });
 
   it("an orphaned member (both copies' owner references removed by an orphaning delete) is never re-owned, not even by the Cluster", () => {
