@@ -10,10 +10,9 @@
  * request (requireRecordedDeletes), so the termination shows as descending from none.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ANNOTATIONS, KINDS } from "../../src/kube/kinds.js";
-import { getPath, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
-import { capiCluster, DEMO_INFRASTRUCTURE_NAME, mapiMachineSet } from "../../src/local/seed.js";
-import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
+import { KINDS } from "../../src/kube/kinds.js";
+import { deleteClusterConfirmed, recreateClusterWhenGone, setWithRunningMember } from "./cluster-steps.js";
+import { type Harness, MAPI_NS, startHarness } from "./harness.js";
 
 let h: Harness;
 
@@ -27,34 +26,8 @@ afterAll(async () => {
 
 describe("SPEC §4.6/I6: deleting the Cluster, then orphaning a MachineAPI MachineSet", () => {
   it("terminates no MachineAPI member", async () => {
-    const set = { ...mapiMachineSet(ns, "a", 1) };
-    const name = nameOf(set);
-    await h.admin.create(KINDS.mapiMachineSet, set);
-    await h.steady({ kind: "MachineSet", name }, "MachineAPI", 30_000);
-    const member = await h.waitFor(
-      "the member Running with its mirror",
-      async () => {
-        const owned = (await h.admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.filter((m) =>
-          ownerReferencesOf(m).some((r) => r.kind === "MachineSet" && r.name === name),
-        );
-        const m = owned[0];
-        if (!m || getPath(m, ["status", "phase"]) !== "Running") return undefined;
-        await h.admin.get(KINDS.capiMachine, CAPI_NS, nameOf(m));
-        return nameOf(m);
-      },
-      30_000,
-    );
-
-    const capi = (await h.admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items.map(nameOf);
-    await h.admin.patch(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, {
-      type: "merge",
-      body: { metadata: { annotations: { [ANNOTATIONS.confirmDelete]: "true" } } },
-    });
-    await h.userDelete(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, {
-      kind: "Cluster",
-      name: DEMO_INFRASTRUCTURE_NAME,
-      members: capi,
-    });
+    const { name, member } = await setWithRunningMember(h, "a");
+    await deleteClusterConfirmed(h);
     await h.userDelete(
       KINDS.mapiMachineSet,
       MAPI_NS,
@@ -63,12 +36,7 @@ describe("SPEC §4.6/I6: deleting the Cluster, then orphaning a MachineAPI Machi
       { propagationPolicy: "Orphan" },
     );
     // The platform brings its Cluster back once the old one is gone.
-    await h.waitFor(
-      "the Cluster gone",
-      async () => !(await h.admin.list(KINDS.capiCluster, { namespace: CAPI_NS })).items.length,
-      30_000,
-    );
-    for (const o of capiCluster(ns)) if (o.kind === "Cluster") await h.admin.create(KINDS.capiCluster, o);
+    await recreateClusterWhenGone(h);
     await h.quiesce(30_000);
 
     expect(await h.ledgerViolations()).toEqual([]);

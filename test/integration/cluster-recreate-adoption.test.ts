@@ -16,10 +16,10 @@
  * records every request (requireRecordedDeletes), so the termination shows as descending from none.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ANNOTATIONS, KINDS } from "../../src/kube/kinds.js";
-import { conditionOf, getPath, isDeleting, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
-import { capiCluster, DEMO_INFRASTRUCTURE_NAME, mapiMachineSet } from "../../src/local/seed.js";
-import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
+import { KINDS } from "../../src/kube/kinds.js";
+import { conditionOf, isDeleting, ownerReferencesOf } from "../../src/kube/object.js";
+import { deleteClusterConfirmed, recreateClusterWhenGone, setWithRunningMember } from "./cluster-steps.js";
+import { CAPI_NS, type Harness, MAPI_NS, startHarness } from "./harness.js";
 
 const HOLD = "conformance.example.com/hold";
 let h: Harness;
@@ -34,23 +34,7 @@ afterAll(async () => {
 
 describe("SPEC §4.6/I6: a Cluster deleted and recreated while its ClusterAPI MachineSet is still going", () => {
   it("no mirror is created for the old set to adopt; the MachineAPI member keeps its instance", async () => {
-    const set = { ...mapiMachineSet(ns, "adopt", 1) };
-    const name = nameOf(set);
-    await h.admin.create(KINDS.mapiMachineSet, set);
-    await h.steady({ kind: "MachineSet", name }, "MachineAPI", 30_000);
-    const member = await h.waitFor(
-      "the member Running with its mirror",
-      async () => {
-        const owned = (await h.admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.filter((m) =>
-          ownerReferencesOf(m).some((r) => r.kind === "MachineSet" && r.name === name),
-        );
-        const m = owned[0];
-        if (!m || getPath(m, ["status", "phase"]) !== "Running") return undefined;
-        await h.admin.get(KINDS.capiMachine, CAPI_NS, nameOf(m));
-        return nameOf(m);
-      },
-      30_000,
-    );
+    const { name, member } = await setWithRunningMember(h, "adopt");
     // The set goes to ClusterAPI; its member stays MachineAPI (members follow their own flips).
     await h.admin.patch(KINDS.mapiMachineSet, MAPI_NS, name, {
       type: "merge",
@@ -62,17 +46,7 @@ describe("SPEC §4.6/I6: a Cluster deleted and recreated while its ClusterAPI Ma
       body: [{ op: "add", path: "/metadata/finalizers/-", value: HOLD }],
     });
 
-    const capi = (await h.admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items.map(nameOf);
-    await h.admin.patch(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, {
-      type: "merge",
-      body: { metadata: { annotations: { [ANNOTATIONS.confirmDelete]: "true" } } },
-    });
-    await h.userDelete(KINDS.capiCluster, CAPI_NS, DEMO_INFRASTRUCTURE_NAME, {
-      kind: "Cluster",
-      name: DEMO_INFRASTRUCTURE_NAME,
-      members: capi,
-      sets: [name],
-    });
+    await deleteClusterConfirmed(h, [name]);
     await h.waitFor(
       "the old CAPI set deleting, the member's mirror released and the member orphaned",
       async () => {
@@ -84,14 +58,8 @@ describe("SPEC §4.6/I6: a Cluster deleted and recreated while its ClusterAPI Ma
       },
       60_000,
     );
-    await h.waitFor(
-      "the Cluster gone",
-      async () =>
-        (await h.admin.list(KINDS.capiCluster, { namespace: CAPI_NS })).items.length ? undefined : true,
-      30_000,
-    );
     // The platform brings its Cluster back; the old set is still going.
-    for (const o of capiCluster(ns)) if (o.kind === "Cluster") await h.admin.create(KINDS.capiCluster, o);
+    await recreateClusterWhenGone(h);
     await h.quiesce(30_000);
     // No mirror while the old set would take it, and the user is told why on the MAPI Machine.
     expect(await h.admin.get(KINDS.capiMachine, CAPI_NS, member).catch(() => undefined)).toBeUndefined();

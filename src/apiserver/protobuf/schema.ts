@@ -91,6 +91,18 @@ const intOrString = { kind: "intOrString" } as const;
 const strings = { name: "", type: str, repeated: true } as const;
 const list = (name: string) => ({ ...strings, name });
 const metadata = { name: "metadata", type: msg("ObjectMeta"), keepZero: true } as const;
+/** meta/v1 LabelSelectorRequirement and FieldSelectorRequirement: the same three fields. */
+const REQUIREMENT = {
+  1: { name: "key", type: str, keepZero: true },
+  2: { name: "operator", type: str, keepZero: true },
+  3: list("values"),
+} as const;
+/** rbac/v1 RoleBinding and ClusterRoleBinding: the same message but for their scope. */
+const BINDING = {
+  1: metadata,
+  2: { name: "subjects", type: msg("Subject"), repeated: true },
+  3: { name: "roleRef", type: msg("RoleRef"), keepZero: true },
+} as const;
 
 export const MESSAGES = {
   /** k8s.io.apimachinery.pkg.runtime.TypeMeta */
@@ -180,16 +192,8 @@ export const MESSAGES = {
     1: { name: "matchLabels", type: stringMap },
     2: { name: "matchExpressions", type: msg("LabelSelectorRequirement"), repeated: true },
   },
-  LabelSelectorRequirement: {
-    1: { name: "key", type: str, keepZero: true },
-    2: { name: "operator", type: str, keepZero: true },
-    3: list("values"),
-  },
-  FieldSelectorRequirement: {
-    1: { name: "key", type: str, keepZero: true },
-    2: { name: "operator", type: str, keepZero: true },
-    3: list("values"),
-  },
+  LabelSelectorRequirement: REQUIREMENT,
+  FieldSelectorRequirement: REQUIREMENT,
   /** core/v1: what `kubectl create serviceaccount` sends. */
   ObjectReference: {
     1: { name: "kind", type: str },
@@ -240,16 +244,8 @@ export const MESSAGES = {
     2: { name: "kind", type: str, keepZero: true },
     3: { name: "name", type: str, keepZero: true },
   },
-  RoleBinding: {
-    1: metadata,
-    2: { name: "subjects", type: msg("Subject"), repeated: true },
-    3: { name: "roleRef", type: msg("RoleRef"), keepZero: true },
-  },
-  ClusterRoleBinding: {
-    1: metadata,
-    2: { name: "subjects", type: msg("Subject"), repeated: true },
-    3: { name: "roleRef", type: msg("RoleRef"), keepZero: true },
-  },
+  RoleBinding: BINDING,
+  ClusterRoleBinding: BINDING,
   /** scheduling/v1: `kubectl create priorityclass`. */
   PriorityClass: {
     1: metadata,
