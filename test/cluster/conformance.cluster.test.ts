@@ -62,7 +62,7 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
     "kube-apiserver stores it unreadable (500 on create and on every read); the local server stores and serves it",
   // decisions.md 84 (found 2026-12-02): an Update records a map (or list element) the write added as a
   // member of the manager's field set (`".": {}`); the local server records leaves only. Not yet closed:
-  // it decides whether an emptied map outlives a manager that stops applying its fields (issue 22 note).
+  // kube's apply consults those memberships when it prunes what a manager stopped applying (issue 22 note).
   // decisions.md 84: the local server decodes protobuf for the built-ins kubectl's generators send whose
   // messages it lists whole; a Deployment (PodSpec: dozens of nested messages) is refused with 400 rather
   // than decoded with fields skipped. Local mode runs no Deployment controller; no client here sends one.
