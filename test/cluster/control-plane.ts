@@ -52,6 +52,17 @@ export async function pinnedVersions(): Promise<{ kubernetes: string; etcd: stri
   return { kubernetes: pin("k8s.io/kubernetes"), etcd: pin("go.etcd.io/etcd/server/v3") };
 }
 
+/**
+ * The source directory of a module the control plane's go.mod pins (`k8s.io/api`, …), downloaded through the
+ * Go module proxy when not yet in the module cache: Kubernetes' own `.proto` definitions, for instance.
+ */
+export async function pinnedModuleDir(path: string): Promise<string> {
+  const { stdout } = await run("go", ["mod", "download", "-json", path], { cwd: MODULE_DIR, env: goEnv() });
+  const dir = (JSON.parse(stdout) as { Dir?: string }).Dir;
+  if (!dir) throw new Error(`go mod download ${path}: no directory in ${stdout}`);
+  return dir;
+}
+
 /** Where built binaries live: outside the repo, so a fresh clone reuses them (`MAM_CONTROL_PLANE_CACHE`). */
 export const cacheRoot = (env: NodeJS.ProcessEnv = process.env): string =>
   env.MAM_CONTROL_PLANE_CACHE ??

@@ -5,7 +5,8 @@
  * the kinds kubectl's generator and auth commands send for the built-ins this server serves (`create
  * configmap|secret|namespace|serviceaccount|role|clusterrole|rolebinding|clusterrolebinding|priorityclass|
  * poddisruptionbudget`, `auth can-i`, `auth whoami`) and what they nest; a field not listed here is skipped
- * as protobuf skips unknown fields (every field of these messages is listed, but the server-owned status).
+ * as protobuf skips unknown fields — every field of these messages is listed but the server-owned status, which
+ * test/cluster/protobuf-schema.cluster.test.ts checks against the generated.proto of the pinned versions.
  * The decoding itself is in decode.ts.
  */
 
