@@ -16,15 +16,15 @@ import { byName, createController } from "../kube/controller.js";
 import { NotFoundError } from "../kube/errors.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { ResourceType } from "../kube/kinds.js";
-import { AUTHORITY, KINDS } from "../kube/kinds.js";
+import { AUTHORITY, CONDITIONS, KINDS } from "../kube/kinds.js";
 import type { RuntimeMetrics } from "../kube/metrics.js";
 import type { KubeObject } from "../kube/object.js";
-import { nameOf, ownerReferencesOf } from "../kube/object.js";
+import { conditionOf, nameOf, ownerReferencesOf } from "../kube/object.js";
 import type { Transport } from "../kube/transport.js";
 import type { ObjectStore } from "../policies/types.js";
 import { statusAuthority } from "../protocol/authority.js";
 import type { SyncKind } from "./condition.js";
-import { mapiStatusWrite, refusedWriteCondition } from "./condition.js";
+import { mapiStatusWrite, REASONS, refusedWriteCondition } from "./condition.js";
 import { type ExecuteDeps, type ExecuteOutcome, executeWrites } from "./execute.js";
 import type { SyncPlan } from "./plan.js";
 import { planMachineSetSync, planMachineSync } from "./plan.js";
@@ -139,13 +139,14 @@ const machineShell: KindShell<MachineSnapshot> = {
       ]),
     ];
     // A CAPI set's selector (or its going) also decides whether a mirror not yet created would be adopted
-    // (§4.6): every MAPI Machine without a CAPI twin is looked at again.
+    // (§4.6): the MAPI Machines waiting on that (reason MirrorWouldBeAdopted) are looked at again. A plan
+    // that waits so also requeues itself, in case this event came before its condition reached the cache.
     const machinesOfCapiSet: KeyMapper = (set) => [
       ...new Set([
         ...machinesOfSet(set),
         ...cache
           .list(KINDS.mapiMachine, settings.mapiNamespace)
-          .filter((m) => !cache.get(KINDS.capiMachine, settings.capiNamespace, nameOf(m)))
+          .filter((m) => conditionOf(m, CONDITIONS.synchronized)?.reason === REASONS.mirrorWouldBeAdopted)
           .map(nameOf),
       ]),
     ];

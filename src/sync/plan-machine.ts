@@ -74,6 +74,9 @@ const memberNotReady = (
   return undefined;
 };
 
+/** How soon a mirror held back for a set that would adopt it is looked at again without any event. */
+const ADOPTION_RECHECK_MS = 30_000;
+
 /**
  * §4.6: the CAPI MachineSet that would adopt `machine` once created — one whose selector matches its labels,
  * when no controller owns it. Cluster API's MachineSet controller adopts such Machines, and a deleting set
@@ -198,6 +201,7 @@ export const machineToCapi = (s: MachineSnapshot, deps: SyncDeps, now: Date, mod
         ...draft,
         condition: mirrorWouldBeAdopted(mapi, adopter),
         waitingFor: `CAPI MachineSet ${nameOf(adopter)}, which would adopt the mirror, to go or stop selecting it`,
+        requeue: { afterMs: ADOPTION_RECHECK_MS },
       };
     push(draft, createWrite(forCreate(machine)));
   } else {
