@@ -12,6 +12,7 @@ import { isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
 import { type PolicyRule, type RulePiece, uncoveredPieces } from "../kube/rbac-coverage.js";
 import {
   type Authorizer,
+  aggregateErrors,
   forbiddenError,
   type PolicyView,
   policyRule,
@@ -112,9 +113,7 @@ const escalation = (
   const message = `user ${JSON.stringify(user.username)} (groups=${goQuotedList(user.groups)}) is attempting to grant RBAC permissions not currently held:\n${describeMissing(missing).join("\n")}`;
   if (owner.errors.length === 0) return message;
   // Go prints the one aggregate error in a slice: `[e]`, or `[[e1, e2]]` for several distinct ones.
-  const distinct = [...new Set(owner.errors)];
-  const aggregate = distinct.length === 1 ? distinct[0] : `[${distinct.join(", ")}]`;
-  return `${message}; resolution errors: [${aggregate}]`;
+  return `${message}; resolution errors: [${aggregateErrors(owner.errors)}]`;
 };
 
 const allowedTo = (deps: EscalationDeps, attributes: Omit<ResourceAttributes, "resourceRequest">): boolean =>

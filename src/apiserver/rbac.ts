@@ -229,15 +229,25 @@ const visitRulesFor = (
     bindings(view.roleBindings(namespace), namespace);
 };
 
-/** kube's `RulesFor`: every rule the user holds in the namespace ("" for cluster-wide only), and the errors met. */
+/** Go's aggregate error text (utilerrors.NewAggregate): one distinct error as it is, several as `[e1, e2]`. */
+export const aggregateErrors = (errors: readonly string[]): string => {
+  const distinct = [...new Set(errors)];
+  return distinct.length === 1 ? distinct[0]! : `[${distinct.join(", ")}]`;
+};
+
+/**
+ * kube's `RulesFor`: every rule the user holds in the namespace ("" for cluster-wide only), and the errors
+ * met — worded as the registry reports them (escalation checks) or as the authorizer's listers do (reviews).
+ */
 export const rulesFor = (
   view: PolicyView,
   user: UserInfo,
   namespace: string,
+  wording: NotFoundWording = "registry",
 ): { rules: PolicyRule[]; errors: string[] } => {
   const rules: PolicyRule[] = [];
   const errors: string[] = [];
-  visitRulesFor(view, user, namespace, "registry", (v) => {
+  visitRulesFor(view, user, namespace, wording, (v) => {
     if ("error" in v) errors.push(v.error);
     else rules.push(v.rule);
     return true;
@@ -263,9 +273,7 @@ export const rbacAuthorize = (view: PolicyView, a: Attributes): Decision => {
     return false;
   });
   if (allowedBy !== undefined) return { allowed: true, reason: `RBAC: allowed by ${allowedBy}` };
-  const reason =
-    errors.length === 0 ? "" : `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(", ")}]`}`;
-  return { allowed: false, reason };
+  return { allowed: false, reason: errors.length === 0 ? "" : `RBAC: ${aggregateErrors(errors)}` };
 };
 
 const nameOf = (o: KubeObject): string => String(o.metadata?.name ?? "");
