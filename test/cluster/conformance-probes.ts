@@ -2914,7 +2914,50 @@ const protobufKindProbes: Probe[] = [
         );
       }),
     ),
-    code,
+    // What the body carried (a real server also defaults the pod template, which the local one does not).
+    (r) => ({
+      ...(fields("spec.replicas", "spec.selector", "spec.template.metadata.labels")(r) as object),
+      containers: (
+        get(r.body, "spec.template.spec.containers") as Record<string, unknown>[] | undefined
+      )?.map((c) => ({ name: c.name, image: c.image })),
+    }),
+    PB,
+  ),
+  ask(
+    "protobuf: kubectl create service clusterip (a Service)",
+    "admin",
+    "POST",
+    `/api/v1/namespaces/${NS}/services`,
+    pbEnvelope(
+      "v1",
+      "Service",
+      pbMessage((m) => {
+        pbMessageField(m, 1, pbMeta("pb-svc"));
+        pbMessageField(
+          m,
+          2,
+          pbMessage((spec) => {
+            pbMessageField(
+              spec,
+              1,
+              pbMessage((port) => {
+                port.tag(1, WireType.LengthDelimited).string("80-8080");
+                port.tag(2, WireType.LengthDelimited).string("TCP");
+                port.tag(3, WireType.Varint).int32(80);
+                pbMessageField(
+                  port,
+                  4,
+                  pbMessage((t) => t.tag(1, WireType.Varint).int64(0).tag(2, WireType.Varint).int32(8080)),
+                );
+              }),
+            );
+            pbMap(spec, 2, { app: "pb" });
+            spec.tag(4, WireType.LengthDelimited).string("ClusterIP");
+          }),
+        );
+      }),
+    ),
+    fields("spec.ports", "spec.selector", "spec.type"),
     PB,
   ),
   ask(

@@ -63,11 +63,6 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
   // decisions.md 84 (found 2026-12-02): an Update records a map (or list element) the write added as a
   // member of the manager's field set (`".": {}`); the local server records leaves only. Not yet closed:
   // kube's apply consults those memberships when it prunes what a manager stopped applying (issue 22 note).
-  // decisions.md 84: the local server decodes protobuf for the built-ins kubectl's generators send whose
-  // messages it lists whole; a Deployment (PodSpec: dozens of nested messages) is refused with 400 rather
-  // than decoded with fields skipped. Local mode runs no Deployment controller; no client here sends one.
-  "protobuf: kubectl create deployment (a Deployment)":
-    "kube-apiserver decodes a protobuf Deployment; the local server answers 400 (no kind registered)",
   "managed fields: a map a create adds is a member of the field set":
     'kube-apiserver records an added map as a member (".": {}); the local server records its leaves only',
 };

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type FieldSpec, MESSAGES, type MessageName } from "../../src/apiserver/protobuf/schema.js";
 import { pinnedModuleDir } from "./control-plane.js";
+import { GENERATED_FILE, generate } from "./protobuf-generate.js";
 
 /** Where each message of the table is defined: module, package directory, and the message's name there. */
 const SOURCES: Record<MessageName, { module: "api" | "apimachinery"; dir: string; name?: string }> = {
@@ -93,6 +94,12 @@ const typeMatches = (spec: FieldSpec, proto: ProtoField): boolean => {
       return last === "Time";
     case "intOrString":
       return last === "IntOrString";
+    case "quantity":
+      return last === "Quantity";
+    case "double":
+      return proto.type === "double";
+    case "messageMap":
+      return proto.type.startsWith("map<string,");
     case "message":
       return last === t.message;
     case "map":
@@ -134,4 +141,12 @@ describe("the protobuf schema is Kubernetes' own (issue 22)", () => {
       expect(missing).toEqual([]);
     },
   );
+});
+
+describe("the generated workload messages are current (issue 22)", () => {
+  it("src/apiserver/protobuf/generated.ts is what `npm run gen:protobuf` writes from the pinned sources", async () => {
+    // biome formats the committed file; compare what it means, not its layout.
+    const squash = (text: string) => text.replace(/\s+/g, "").replace(/,([}\]])/g, "$1");
+    expect(squash(await readFile(GENERATED_FILE, "utf8"))).toBe(squash(await generate()));
+  }, 300_000);
 });

@@ -75,7 +75,7 @@ describe("kubectl create's protobuf bodies in local mode", () => {
 });
 
 describe("kubectl's RBAC generators and auth commands in local mode", () => {
-  it("create serviceaccount, role and rolebinding: each is stored as sent", async () => {
+  it("create serviceaccount, role, rolebinding, …, deployment and service: each is stored as sent", async () => {
     for (const args of [
       ["serviceaccount", "robot", "-n", "n"],
       ["role", "pod-reader", "-n", "n", "--verb=get,list", "--resource=pods"],
@@ -84,6 +84,8 @@ describe("kubectl's RBAC generators and auth commands in local mode", () => {
       ["clusterrolebinding", "robot-nodes", "--clusterrole=node-reader", "--serviceaccount=n:robot"],
       ["priorityclass", "high", "--value=1000", "--description=probe"],
       ["poddisruptionbudget", "pdb", "-n", "n", "--selector=app=x", "--min-available=50%"],
+      ["deployment", "web", "-n", "n", "--image=registry.example/web:1", "--replicas=2", "--port=8080"],
+      ["service", "clusterip", "web", "-n", "n", "--tcp=80:8080"],
     ]) {
       const r = await kubectl(["create", ...args]);
       expect(r.stderr).toBe("");
@@ -102,6 +104,22 @@ describe("kubectl's RBAC generators and auth commands in local mode", () => {
     });
     expect(await getJson(["poddisruptionbudget", "pdb", "-n", "n"])).toMatchObject({
       spec: { minAvailable: "50%", selector: { matchLabels: { app: "x" } } },
+    });
+    // The workload kinds' messages are generated from Kubernetes' sources (src/apiserver/protobuf/generated.ts).
+    expect(await getJson(["deployment", "web", "-n", "n"])).toMatchObject({
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: "web" } },
+        template: {
+          metadata: { labels: { app: "web" } },
+          spec: {
+            containers: [{ name: "web", image: "registry.example/web:1", ports: [{ containerPort: 8080 }] }],
+          },
+        },
+      },
+    });
+    expect(await getJson(["service", "web", "-n", "n"])).toMatchObject({
+      spec: { type: "ClusterIP", ports: [{ name: "80-8080", port: 80, protocol: "TCP", targetPort: 8080 }] },
     });
   });
 

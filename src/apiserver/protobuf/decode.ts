@@ -1,13 +1,18 @@
 /**
  * Kubernetes protobuf request bodies (`application/vnd.kubernetes.protobuf`) to the JSON objects the rest
  * of the server handles: the envelope (the `k8s\0` magic, then a runtime.Unknown whose typeMeta names the
- * kind and whose raw bytes are the object's message) and the messages of schema.ts, read with
+ * kind and whose raw bytes are the object's message) and the messages of schema.ts and generated.ts, read with
  * @bufbuild/protobuf's wire reader. The JSON is what the real server would show for the same object: Go's
  * omitempty zero values dropped, bytes in base64, times as RFC 3339 seconds. No HTTP here; wire.ts decides
  * when a body is protobuf and which kinds may be.
  */
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
-import { type FieldSpec, MESSAGES, type MessageName, TOP_LEVEL } from "./schema.js";
+import { GENERATED } from "./generated.js";
+import { type FieldSpec, type FieldType, MESSAGES, type MessageSchema, TOP_LEVEL } from "./schema.js";
+
+/** Every message the decoder knows: the hand-written tables and those generated from Kubernetes' sources. */
+const ALL_MESSAGES: Readonly<Record<string, MessageSchema>> = { ...GENERATED.messages, ...MESSAGES };
+const ALL_TOP_LEVEL: Readonly<Record<string, string>> = { ...GENERATED.topLevel, ...TOP_LEVEL };
 
 /** The four bytes every Kubernetes protobuf body starts with. */
 export const PROTOBUF_MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
@@ -39,8 +44,8 @@ export const decodeEnvelope = (body: Uint8Array): Envelope => {
 };
 
 /** The message a top-level kind is decoded as, or undefined when the server does not decode it. */
-const messageFor = (apiVersion: string, kind: string): MessageName | undefined =>
-  TOP_LEVEL[`${apiVersion}/${kind}`];
+const messageFor = (apiVersion: string, kind: string): string | undefined =>
+  ALL_TOP_LEVEL[`${apiVersion}/${kind}`];
 
 /** A whole body: envelope and object, with apiVersion and kind from the envelope as the real server sets them. */
 export const decodeObject = (body: Uint8Array): Record<string, unknown> => {
@@ -63,9 +68,10 @@ const rawBytes = (v: unknown): Uint8Array =>
 
 const MAX_DEPTH = 32;
 
-const decodeMessage = (name: MessageName, bytes: Uint8Array, depth = 0): Record<string, unknown> => {
+const decodeMessage = (name: string, bytes: Uint8Array, depth = 0): Record<string, unknown> => {
   if (depth > MAX_DEPTH) throw new ProtobufDecodeError("message nested too deeply");
-  const schema: Readonly<Record<number, FieldSpec>> = MESSAGES[name];
+  const schema: Readonly<Record<number, FieldSpec>> | undefined = ALL_MESSAGES[name];
+  if (!schema) throw new ProtobufDecodeError(`no message ${name}`);
   const reader = new BinaryReader(bytes);
   const out: Record<string, unknown> = {};
   try {
@@ -78,7 +84,10 @@ const decodeMessage = (name: MessageName, bytes: Uint8Array, depth = 0): Record<
       }
       const value = readField(reader, spec, wireType, depth);
       // Maps and repeated fields grow in place: a body may hold many entries.
-      if (spec.type.kind === "map") {
+      if (spec.inline) {
+        // An embedded Go struct (`json:",inline"`): its fields are this object's own in JSON.
+        Object.assign(out, value as Record<string, unknown>);
+      } else if (spec.type.kind === "map" || spec.type.kind === "messageMap") {
         const [k, v] = value as [string, unknown];
         if (!isMap(out[spec.name])) out[spec.name] = {};
         (out[spec.name] as Record<string, unknown>)[k] = v;
@@ -103,50 +112,71 @@ const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object
 
 const isZero = (v: unknown): boolean => v === "" || v === 0 || v === false || v === undefined || v === null;
 
-const expectWire = (spec: FieldSpec, actual: WireType, expected: WireType): void => {
-  if (actual !== expected) {
-    throw new ProtobufDecodeError(`field ${spec.name}: wire type ${actual}, expected ${expected}`);
-  }
-};
+const readField = (reader: BinaryReader, spec: FieldSpec, wireType: WireType, depth: number): unknown =>
+  readValue(reader, spec.type, spec.name, wireType, depth);
 
-const readField = (reader: BinaryReader, spec: FieldSpec, wireType: WireType, depth: number): unknown => {
-  const t = spec.type;
+const readValue = (
+  reader: BinaryReader,
+  t: FieldType,
+  name: string,
+  wireType: WireType,
+  depth: number,
+): unknown => {
+  const expect = (expected: WireType): void => {
+    if (wireType !== expected)
+      throw new ProtobufDecodeError(`field ${name}: wire type ${wireType}, expected ${expected}`);
+  };
   switch (t.kind) {
     case "string":
-      expectWire(spec, wireType, WireType.LengthDelimited);
+      expect(WireType.LengthDelimited);
       return reader.string();
     case "bytes":
-      expectWire(spec, wireType, WireType.LengthDelimited);
+      expect(WireType.LengthDelimited);
       return Buffer.from(reader.bytes()).toString("base64");
     case "json": {
-      expectWire(spec, wireType, WireType.LengthDelimited);
+      expect(WireType.LengthDelimited);
       const text = Buffer.from(reader.bytes()).toString("utf8");
       try {
         return JSON.parse(text);
       } catch {
-        throw new ProtobufDecodeError(`field ${spec.name}: not JSON`);
+        throw new ProtobufDecodeError(`field ${name}: not JSON`);
       }
     }
     case "bool":
-      expectWire(spec, wireType, WireType.Varint);
+      expect(WireType.Varint);
       return reader.bool();
     case "int32":
-      expectWire(spec, wireType, WireType.Varint);
+      expect(WireType.Varint);
       return reader.int32();
     case "int64":
-      expectWire(spec, wireType, WireType.Varint);
+      expect(WireType.Varint);
       return Number(reader.int64());
+    case "double":
+      expect(WireType.Bit64);
+      return reader.double();
     case "time":
-      expectWire(spec, wireType, WireType.LengthDelimited);
+      expect(WireType.LengthDelimited);
       return readTime(reader.bytes());
+    case "quantity": {
+      // api/resource Quantity: `string string = 1`.
+      expect(WireType.LengthDelimited);
+      const inner = new BinaryReader(reader.bytes());
+      let text = "";
+      while (inner.pos < inner.len) {
+        const [no, wt] = inner.tag();
+        if (no === 1 && wt === WireType.LengthDelimited) text = inner.string();
+        else inner.skip(wt, no);
+      }
+      return text;
+    }
     case "message": {
-      expectWire(spec, wireType, WireType.LengthDelimited);
+      expect(WireType.LengthDelimited);
       const inner = decodeMessage(t.message, reader.bytes(), depth + 1);
       // FieldsV1 is its raw JSON in the JSON form.
       return t.message === "FieldsV1" ? (inner.Raw ?? {}) : inner;
     }
     case "intOrString": {
-      expectWire(spec, wireType, WireType.LengthDelimited);
+      expect(WireType.LengthDelimited);
       const inner = new BinaryReader(reader.bytes());
       let type = 0;
       let intVal = 0;
@@ -160,14 +190,16 @@ const readField = (reader: BinaryReader, spec: FieldSpec, wireType: WireType, de
       }
       return type === 1 ? strVal : intVal;
     }
-    case "map": {
-      expectWire(spec, wireType, WireType.LengthDelimited);
+    case "map":
+    case "messageMap": {
+      expect(WireType.LengthDelimited);
       const entry = new BinaryReader(reader.bytes());
       let key = "";
-      let value = "";
+      let value: unknown = t.kind === "map" ? "" : {};
       while (entry.pos < entry.len) {
         const [no, wt] = entry.tag();
         if (no === 1 && wt === WireType.LengthDelimited) key = entry.string();
+        else if (no === 2 && t.kind === "messageMap") value = readValue(entry, t.value, name, wt, depth + 1);
         else if (no === 2 && wt === WireType.LengthDelimited)
           value = t.value === "string" ? entry.string() : Buffer.from(entry.bytes()).toString("base64");
         else entry.skip(wt, no);

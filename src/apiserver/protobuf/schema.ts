@@ -7,6 +7,7 @@
  * poddisruptionbudget`, `auth can-i`, `auth whoami`) and what they nest; a field not listed here is skipped
  * as protobuf skips unknown fields — every field of these messages is listed but the server-owned status, which
  * test/cluster/protobuf-schema.cluster.test.ts checks against the generated.proto of the pinned versions.
+ * The workload kinds (`create deployment|service`) are generated whole from the same sources (generated.ts).
  * The decoding itself is in decode.ts.
  */
 
@@ -62,9 +63,15 @@ export type FieldType =
   | { readonly kind: "int64" }
   /** meta/v1 Time: {seconds, nanos}; JSON shows RFC 3339 seconds, as the real server (nanos dropped). */
   | { readonly kind: "time" }
-  | { readonly kind: "message"; readonly message: MessageName }
+  | { readonly kind: "double" }
+  /** A message, by its name here or in generated.ts. */
+  | { readonly kind: "message"; readonly message: string }
   /** util/intstr IntOrString: JSON shows the number or the string its `type` names. */
   | { readonly kind: "intOrString" }
+  /** api/resource Quantity: JSON shows its string. */
+  | { readonly kind: "quantity" }
+  /** A map from string keys to messages (or quantities): a ResourceList. */
+  | { readonly kind: "messageMap"; readonly value: FieldType }
   | { readonly kind: "map"; readonly value: "string" | "bytes" };
 
 export interface FieldSpec {
@@ -76,6 +83,14 @@ export interface FieldSpec {
    * values are dropped, as Go's `omitempty` drops them when the server writes the object as JSON.
    */
   readonly keepZero?: boolean;
+  /** A Go struct embedded with `json:",inline"`: its fields are the parent's own in JSON (a Volume's source). */
+  readonly inline?: boolean;
+}
+
+/** The messages generated.ts holds (from Kubernetes' sources), and the top-level kinds among them. */
+export interface GeneratedSchema {
+  readonly topLevel: Readonly<Record<string, string>>;
+  readonly messages: Readonly<Record<string, MessageSchema>>;
 }
 
 export type MessageSchema = Readonly<Record<number, FieldSpec>>;
