@@ -2220,6 +2220,11 @@ const matchConditionProbes: Probe[] = [
             "object.metadata.name.startsWith('me-')",
             "object.data.missing == 'x'",
           ]),
+          matchWebhook("md.conformance.example.com", [
+            inProbeNamespace,
+            "object.metadata.name.startsWith('md-')",
+            "1 / (size(object.data) - 1) == 1",
+          ]),
           matchWebhook(
             "mi.conformance.example.com",
             [inProbeNamespace, "object.metadata.name.startsWith('mi-')", "object.data.missing == 'x'"],
@@ -2282,6 +2287,31 @@ const matchConditionProbes: Probe[] = [
     CMS,
     cm("me-1"),
     statusOf,
+  ),
+  ask("matchConditions: a missing key, in cel-go's words", "admin", "POST", CMS, cm("me-2"), withMessage),
+  ask(
+    "matchConditions: a division by zero, in cel-go's words",
+    "admin",
+    "POST",
+    CMS,
+    cm("md-1", { data: { a: "b" } }),
+    withMessage,
+  ),
+  ask(
+    "empty maps: a ConfigMap created with empty data and labels",
+    "admin",
+    "POST",
+    CMS,
+    cm("empty-maps", { data: {}, binaryData: {} }, { labels: {}, annotations: {} }),
+    fields("data", "binaryData", "metadata.labels", "metadata.annotations"),
+  ),
+  ask(
+    "empty maps: a custom resource created with empty labels",
+    "admin",
+    "POST",
+    PROBES,
+    { ...pr("empty-maps", { size: "small" }), metadata: { name: "empty-maps", labels: {}, annotations: {} } },
+    fields("metadata.labels", "metadata.annotations", "spec"),
   ),
   ask(
     "matchConditions: an expression that cannot be evaluated under failurePolicy Ignore",

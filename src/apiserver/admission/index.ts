@@ -11,7 +11,7 @@ import jsonpatch from "fast-json-patch";
 import type { Logger } from "pino";
 import { cloneJson } from "../../json-text.js";
 import { canonicalJson, type KubeObject } from "../../kube/object.js";
-import { celFailed } from "../schema/cel.js";
+import { celFailed, celGoErrorText } from "../schema/cel.js";
 import { type CallResult, callWebhook, type ServiceResolver, type WebhookResponse } from "./call.js";
 import { type CelConverter, conditionVariables, memoisedConverter } from "./conditions.js";
 import {
@@ -183,7 +183,7 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
       }
       const result = mc.program(vars);
       if (celFailed(result))
-        errors.push(`expression '${mc.expression}' resulted in error: ${result.message}`);
+        errors.push(`expression '${mc.expression}' resulted in error: ${celGoErrorText(result.message)}`);
       else if (result !== true) return { match: false }; // any false wins over errors, as in kube
     }
     return errors.length > 0 ? { match: true, errors } : { match: true };

@@ -162,8 +162,44 @@ export const restoreServerFields = (
     if (server[k] === undefined) delete m[k];
     else m[k] = server[k];
   }
-  const restored = { ...o, apiVersion: gvOf(res, res.storageVersion), kind: res.kind, metadata: m };
+  const restored = typedForm(res, {
+    ...o,
+    apiVersion: gvOf(res, res.storageVersion),
+    kind: res.kind,
+    metadata: m,
+  });
   return prune ? pruneAndDefaultQuiet(res, version, restored) : restored;
+};
+
+/** ObjectMeta's `omitempty` lists and maps: empty ones are not kept (kube decodes into typed ObjectMeta). */
+const OMITTED_WHEN_EMPTY_METADATA = ["labels", "annotations", "finalizers", "ownerReferences"];
+/** The built-ins' own `omitempty` maps the local server stores: `group/plural` → fields. */
+const OMITTED_WHEN_EMPTY: Readonly<Record<string, readonly string[]>> = {
+  "/configmaps": ["data", "binaryData"],
+  "/secrets": ["data", "stringData"],
+};
+
+const isEmpty = (v: unknown): boolean =>
+  (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
+
+/**
+ * What kube's typed decoding leaves of an object: empty `omitempty` maps and lists in metadata (every kind's
+ * ObjectMeta is typed, custom resources' too) and in the built-ins' own fields are gone — `labels: {}` is
+ * stored as no labels.
+ */
+export const typedForm = (res: ResourceInfo, o: KubeObject): KubeObject => {
+  const m = o.metadata as Record<string, unknown> | undefined;
+  const emptyMeta = m ? OMITTED_WHEN_EMPTY_METADATA.filter((k) => isEmpty(m[k])) : [];
+  const own = (OMITTED_WHEN_EMPTY[`${res.group}/${res.plural}`] ?? []).filter((k) => isEmpty(o[k]));
+  if (emptyMeta.length === 0 && own.length === 0) return o;
+  const out: KubeObject = { ...o };
+  for (const k of own) delete out[k];
+  if (emptyMeta.length > 0) {
+    const metadata = { ...m };
+    for (const k of emptyMeta) delete metadata[k];
+    out.metadata = metadata;
+  }
+  return out;
 };
 
 export const withManagedFields = (o: KubeObject, fields: ManagedFieldsEntry[]): KubeObject => {
@@ -174,7 +210,12 @@ export const withManagedFields = (o: KubeObject, fields: ManagedFieldsEntry[]): 
 };
 
 /** Built-in defaulting kube applies on every write. */
-export const defaultBuiltIn = (res: ResourceInfo, o: KubeObject, old: KubeObject | undefined): KubeObject => {
+export const defaultBuiltIn = (
+  res: ResourceInfo,
+  given: KubeObject,
+  old: KubeObject | undefined,
+): KubeObject => {
+  const o = typedForm(res, given);
   if (res.group === "" && res.plural === "secrets") {
     // SetDefaults_Secret: an empty type is Opaque (kubectl's `create secret generic` sends none).
     const typed = o.type === undefined || o.type === "" ? { ...o, type: "Opaque" } : o;

@@ -203,6 +203,18 @@ export function checkBoolExpression(expr: string, variables: readonly string[]):
 export const celFailed = (result: unknown): result is Error => isCelError(result);
 
 /**
+ * A runtime error as kube-apiserver's cel-go (v0.23) words it, for the errors whose @bufbuild/cel text
+ * differs and carries what cel-go prints: a missing key, an integer division or modulus by zero. Others
+ * (a list index out of range: cel-go names the list's size, which @bufbuild/cel's text does not carry) stay
+ * as @bufbuild/cel words them.
+ */
+export const celGoErrorText = (message: string): string =>
+  message
+    .replace(/^field not found: /, "no such key: ")
+    .replace(/^u?int divide by zero$/, "division by zero")
+    .replace(/^u?int modulus by zero$/, "modulus by zero");
+
+/**
  * JSON → CEL value, guided by the schema where there is one: integers become BigInt unless the schema
  * says `type: number`; objects become Maps (so `has()` works on absent keys of maps and objects alike).
  */

@@ -20,7 +20,7 @@ import {
   tooMany,
   typeInvalid,
 } from "./causes.js";
-import { appendFieldPath, celFailed, toCel } from "./cel.js";
+import { appendFieldPath, celFailed, celGoErrorText, toCel } from "./cel.js";
 import { isObject, type SchemaNode } from "./structural.js";
 
 /** An old value correlated to the current position; `undefined` when there is none (CREATE, new item). */
@@ -183,7 +183,6 @@ function correlateItem(node: SchemaNode, item: unknown, old: Old): Old {
 }
 
 /** cel-go words a missing field "no such key: x"; @bufbuild/cel says "field not found: x". */
-const kubeCelError = (message: string): string => message.replace(/^field not found: /, "no such key: ");
 
 /** The value CEL rules look at: `self`, its correlated old value, and whether it is ratcheted (unchanged). */
 interface RuleSubject {
@@ -211,7 +210,7 @@ function runRules(node: SchemaNode, subject: RuleSubject, path: string, out: Sta
     const ruleText = rule.message ?? rule.rule.trim();
     if (celFailed(result)) {
       // kube: "<error> evaluating rule: <message or rule>" at the rule's own path (not its fieldPath)
-      out.push(invalid(path, type, `${kubeCelError(result.message)} evaluating rule: ${ruleText}`));
+      out.push(invalid(path, type, `${celGoErrorText(result.message)} evaluating rule: ${ruleText}`));
       continue;
     }
     if (result === true) continue;
