@@ -12,9 +12,11 @@ import {
   type Attributes,
   type Authorizer,
   aggregateErrors,
+  FULL_AUTHORITY,
   type PolicyRule,
   type PolicyView,
   rulesFor,
+  stringsOf,
 } from "./rbac.js";
 import { badRequest, invalid } from "./status.js";
 import type { StatusCause, UserInfo } from "./types.js";
@@ -49,8 +51,6 @@ type Json = Record<string, unknown>;
 
 const record = (v: unknown): Json | undefined => (isRecord(v) ? v : undefined);
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
-const strings = (v: unknown): string[] =>
-  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
 
 /** Go's omitempty: the fields with a value. */
 const compact = (o: Json): Json =>
@@ -72,7 +72,7 @@ const selectorAttributes = (v: unknown): Json | undefined => {
         compact({
           key: str(record(r)?.key),
           operator: str(record(r)?.operator),
-          values: strings(record(r)?.values),
+          values: stringsOf(record(r)?.values),
         }),
       )
     : [];
@@ -207,7 +207,7 @@ const accessReview = (
     kind === "SubjectAccessReview"
       ? {
           user: str(spec.user),
-          groups: strings(spec.groups),
+          groups: stringsOf(spec.groups),
           uid: str(spec.uid),
           extra: record(spec.extra) ?? {},
         }
@@ -244,15 +244,8 @@ const rulesReview = (deps: ReviewDeps, body: Json, user: UserInfo): Json => {
   const masters = user.groups.includes("system:masters");
   // The rules review asks the authorizer's resolver, whose listers word a missing role their way.
   const held = rulesFor(deps.policy, user, namespace, "lister");
-  const all: PolicyRule[] = [
-    ...(masters
-      ? [
-          { verbs: ["*"], apiGroups: ["*"], resources: ["*"], resourceNames: [], nonResourceURLs: [] },
-          { verbs: ["*"], apiGroups: [], resources: [], resourceNames: [], nonResourceURLs: ["*"] },
-        ]
-      : []),
-    ...held.rules,
-  ];
+  // kube's privileged-group authorizer lists every permission for system:masters, ahead of RBAC's rules.
+  const all: PolicyRule[] = [...(masters ? FULL_AUTHORITY : []), ...held.rules];
   const resourceRules = all
     .filter((r) => r.resources.length > 0)
     .map((r) =>
@@ -287,7 +280,7 @@ const tokenReview = (deps: ReviewDeps, body: Json): Json => {
   const spec = record(body.spec) ?? {};
   const token = str(spec.token);
   if (!token) throw badRequest("token is required for TokenReview in authentication");
-  const audiences = strings(spec.audiences);
+  const audiences = stringsOf(spec.audiences);
   const user = deps.authenticate(token);
   const status: Json = user
     ? {

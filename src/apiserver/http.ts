@@ -358,7 +358,7 @@ export class HttpApi {
   private async review({ req, res, method, path: p, type, ctx }: TypedRequest): Promise<void> {
     if (method !== "POST" || p.name) throw methodNotAllowed();
     const body = decodeBody(req.headers["content-type"], await readBodyBytes(req, this.maxBody()), type);
-    const now = new Date(this.deps.clock()).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const now = this.deps.rest.now();
     const answer = answerReview(
       {
         authorize: this.deps.authorize,

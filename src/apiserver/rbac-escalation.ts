@@ -13,17 +13,18 @@ import { type PolicyRule, type RulePiece, uncoveredPieces } from "../kube/rbac-c
 import {
   type Authorizer,
   aggregateErrors,
+  FULL_AUTHORITY,
   forbiddenError,
   type PolicyView,
-  policyRule,
+  RBAC_GROUP,
   type ResourceAttributes,
   roleRefRules,
   rulesFor,
+  rulesOf,
 } from "./rbac.js";
 import { ApiError, notFound } from "./status.js";
 import type { UserInfo } from "./types.js";
 
-const RBAC_GROUP = "rbac.authorization.k8s.io";
 const ROLES = new Set(["roles", "clusterroles"]);
 const BINDINGS = new Set(["rolebindings", "clusterrolebindings"]);
 
@@ -46,12 +47,6 @@ export interface RbacWrite {
   old: KubeObject | undefined;
 }
 
-/** kube's `fullAuthority`: what setting an aggregationRule needs. */
-const FULL_AUTHORITY: PolicyRule[] = [
-  { verbs: ["*"], apiGroups: ["*"], resources: ["*"], resourceNames: [], nonResourceURLs: [] },
-  { verbs: ["*"], apiGroups: [], resources: [], resourceNames: [], nonResourceURLs: ["*"] },
-];
-
 const GC_FIELDS = ["ownerReferences", "finalizers", "selfLink", "managedFields", "resourceVersion"];
 
 /** kube's `IsOnlyMutatingGCFields`: the write changes nothing but what the collector writes. */
@@ -65,8 +60,6 @@ const onlyGcFields = (object: KubeObject, old: KubeObject | undefined): boolean 
   return jsonEqual(strip(object), strip(old));
 };
 
-const rulesIn = (o: KubeObject): PolicyRule[] => (Array.isArray(o.rules) ? o.rules.map(policyRule) : []);
-
 const hasAggregationRule = (o: KubeObject | undefined): boolean =>
   o !== undefined &&
   isRecord(o.aggregationRule) &&
@@ -78,26 +71,32 @@ const goQuotedList = (list: readonly string[]): string => `[${list.map((s) => JS
 
 /** kube's `CompactRules` then `CompactString` per rule, sorted as its string set lists them. */
 const describeMissing = (missing: readonly RulePiece[]): string[] => {
-  const simple = new Map<string, { piece: RulePiece; verbs: string[] }>();
-  const other: string[] = [];
+  // One line per resource (and name), its verbs in the order they were missing; URLs are never compacted.
+  const simple = new Map<
+    string,
+    { group: string; resource: string; resourceName?: string; verbs: string[] }
+  >();
+  const lines: string[] = [];
   for (const p of missing) {
     if ("url" in p) {
-      other.push(`{NonResourceURLs:${goQuotedList([p.url])}, Verbs:${goQuotedList([p.verb])}}`);
+      lines.push(`{NonResourceURLs:${goQuotedList([p.url])}, Verbs:${goQuotedList([p.verb])}}`);
       continue;
     }
     const key = JSON.stringify([p.group, p.resource, p.resourceName ?? null]);
     const entry = simple.get(key);
     if (entry) entry.verbs.push(p.verb);
-    else simple.set(key, { piece: p, verbs: [p.verb] });
+    else simple.set(key, { ...p, verbs: [p.verb] });
   }
-  for (const { piece, verbs } of simple.values()) {
-    if ("url" in piece) continue;
-    const parts = [`APIGroups:${goQuotedList([piece.group])}`, `Resources:${goQuotedList([piece.resource])}`];
-    if (piece.resourceName !== undefined) parts.push(`ResourceNames:${goQuotedList([piece.resourceName])}`);
-    parts.push(`Verbs:${goQuotedList(verbs)}`);
-    other.push(`{${parts.join(", ")}}`);
-  }
-  return [...new Set(other)].sort();
+  for (const { group, resource, resourceName, verbs } of simple.values())
+    lines.push(
+      `{${[
+        `APIGroups:${goQuotedList([group])}`,
+        `Resources:${goQuotedList([resource])}`,
+        ...(resourceName !== undefined ? [`ResourceNames:${goQuotedList([resourceName])}`] : []),
+        `Verbs:${goQuotedList(verbs)}`,
+      ].join(", ")}}`,
+    );
+  return [...new Set(lines)].sort();
 };
 
 /** kube's `ConfirmNoEscalation`: why the user may not grant `rules` in `namespace`, or undefined. */
@@ -138,7 +137,7 @@ export const checkRbacEscalation = (deps: EscalationDeps, w: RbacWrite): ApiErro
       name: w.urlName,
     };
     if (allowedTo(deps, escalate)) return undefined;
-    const why = escalation(deps, w.user, w.namespace, rulesIn(w.object));
+    const why = escalation(deps, w.user, w.namespace, rulesOf(w.object));
     if (why) return refuse(why);
     // Setting an aggregationRule, or writing a ClusterRole that has or had one, needs every permission.
     const aggregating =

@@ -13,7 +13,7 @@ import type { PolicyRule } from "../kube/rbac-coverage.js";
 import { ApiError, type StatusDetails } from "./status.js";
 import type { StatusCause, UserInfo } from "./types.js";
 
-const RBAC_GROUP = "rbac.authorization.k8s.io";
+export const RBAC_GROUP = "rbac.authorization.k8s.io";
 /** Where storage keeps each RBAC kind (`group/plural`). */
 export const RBAC_KEYS = {
   clusterRoles: `${RBAC_GROUP}/clusterroles`,
@@ -65,23 +65,31 @@ export interface PolicyView {
   role(namespace: string, name: string): KubeObject | undefined;
 }
 
-const strings = (v: unknown): string[] =>
+/** The strings of a list that may hold anything (a stored or requested object read as untrusted data). */
+export const stringsOf = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
 
 /** A stored rule, whatever its shape (the server stores RBAC objects without typed validation). */
 export const policyRule = (v: unknown): PolicyRule => {
   const r = isRecord(v) ? v : {};
   return {
-    verbs: strings(r.verbs),
-    apiGroups: strings(r.apiGroups),
-    resources: strings(r.resources),
-    resourceNames: strings(r.resourceNames),
-    nonResourceURLs: strings(r.nonResourceURLs),
+    verbs: stringsOf(r.verbs),
+    apiGroups: stringsOf(r.apiGroups),
+    resources: stringsOf(r.resources),
+    resourceNames: stringsOf(r.resourceNames),
+    nonResourceURLs: stringsOf(r.nonResourceURLs),
   };
 };
 
-const rulesOf = (role: KubeObject): PolicyRule[] =>
+/** The rules of a Role or ClusterRole. */
+export const rulesOf = (role: KubeObject): PolicyRule[] =>
   Array.isArray(role.rules) ? role.rules.map(policyRule) : [];
+
+/** Every permission: what `system:masters` holds, and what setting an aggregationRule needs (kube's `fullAuthority`). */
+export const FULL_AUTHORITY: readonly PolicyRule[] = Object.freeze([
+  { verbs: ["*"], apiGroups: ["*"], resources: ["*"], resourceNames: [], nonResourceURLs: [] },
+  { verbs: ["*"], apiGroups: [], resources: [], resourceNames: [], nonResourceURLs: ["*"] },
+]);
 
 // ---------------------------------------------------------------- rule matching (rbac/v1 evaluation_helpers)
 

@@ -26,6 +26,18 @@ export const labelSelectorMatches = (
   return true;
 };
 
+/**
+ * Whether a MachineSet's `spec.selector` selects an object's labels, as the MachineSet controllers of both
+ * APIs read it: an absent or empty selector selects nothing.
+ */
+export const machineSetSelects = (machineSet: unknown, o: unknown): boolean => {
+  const selector = isRecord(machineSet) && isRecord(machineSet.spec) ? machineSet.spec.selector : undefined;
+  if (isEmptyLabelSelector(selector)) return false;
+  const metadata = isRecord(o) && isRecord(o.metadata) ? o.metadata : {};
+  const labels = isRecord(metadata.labels) ? (metadata.labels as Record<string, string>) : {};
+  return labelSelectorMatches(selector, labels);
+};
+
 /** Whether a selector names no requirement at all (kube's webhook selectors then match everything). */
 export const isEmptyLabelSelector = (selector: unknown): boolean =>
   !isRecord(selector) ||

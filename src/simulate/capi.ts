@@ -36,7 +36,7 @@ import {
   ownerReferencesOf,
   setCondition,
 } from "../kube/object.js";
-import { isEmptyLabelSelector, labelSelectorMatches } from "../kube/selector.js";
+import { machineSetSelects } from "../kube/selector.js";
 import { createWriteHelpers } from "../kube/write.js";
 import { isPaused } from "../protocol/pause.js";
 import {
@@ -380,11 +380,10 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
       const owned = machines
         .list(namespace)
         .filter((m) => ownerReferencesOf(m).some((r) => r.controller && r.uid === uid));
-      const selects = selectorMatcher(getPath(set, ["spec", "selector"]));
       const orphans = isDeleting(set)
         ? machines
             .list(namespace)
-            .filter((m) => !ownerReferencesOf(m).some((r) => r.controller) && selects(m))
+            .filter((m) => !ownerReferencesOf(m).some((r) => r.controller) && machineSetSelects(set, m))
         : [];
       const pending = expectations.pending(name, (n) => {
         const m = machines.get(namespace, n);
@@ -466,7 +465,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
       ? owningSets(m)
       : machineSets
           .list(namespace)
-          .filter((set) => selectorMatcher(getPath(set, ["spec", "selector"]))(m))
+          .filter((set) => machineSetSelects(set, m))
           .map(nameOf),
   );
   // A template created after its MachineSet lets the set scale: map it to the sets that reference it.
@@ -477,15 +476,6 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
       .map(nameOf),
   );
   return [machineController, machineSetController];
-}
-
-/**
- * A `metav1.LabelSelector` as a predicate on labels (matchLabels and the four matchExpressions operators).
- * An absent or empty selector matches nothing here: Cluster API refuses a MachineSet without one.
- */
-export function selectorMatcher(selector: unknown): (o: KubeObject) => boolean {
-  if (isEmptyLabelSelector(selector)) return () => false;
-  return (o) => labelSelectorMatches(selector, o.metadata?.labels ?? {});
 }
 
 /** Create, treating AlreadyExists as done: a retried create of a fixed-name child is not an error. */

@@ -7,16 +7,8 @@
  */
 import { AUTHORITY, FINALIZERS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import {
-  annotationsOf,
-  generationOf,
-  getPath,
-  isDeleting,
-  labelsOf,
-  nameOf,
-  ownerReferencesOf,
-} from "../kube/object.js";
-import { isEmptyLabelSelector, labelSelectorMatches } from "../kube/selector.js";
+import { annotationsOf, generationOf, isDeleting, nameOf, ownerReferencesOf } from "../kube/object.js";
+import { machineSetSelects } from "../kube/selector.js";
 import { statusAuthority } from "../protocol/authority.js";
 import { isPausedWithMarker, needsAttention, reportsPaused } from "../protocol/pause.js";
 import {
@@ -87,11 +79,7 @@ const adoptingSet = (
   sets: readonly KubeObject[] | undefined,
 ): KubeObject | undefined => {
   if (ownerReferencesOf(machine).some((r) => r.controller === true)) return undefined;
-  const labels = labelsOf(machine);
-  return sets?.find((set) => {
-    const selector = getPath(set, ["spec", "selector"]);
-    return !isEmptyLabelSelector(selector) && labelSelectorMatches(selector, labels);
-  });
+  return sets?.find((set) => machineSetSelects(set, machine));
 };
 
 /** The delete-mark write for one copy of a Machine (§4.4), when anything changes. */

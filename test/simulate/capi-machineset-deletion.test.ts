@@ -8,7 +8,8 @@
 import { describe, expect, it } from "vitest";
 import { FINALIZERS, LABELS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
-import { planCapiMachineSet, selectorMatcher } from "../../src/simulate/capi.js";
+import { machineSetSelects } from "../../src/kube/selector.js";
+import { planCapiMachineSet } from "../../src/simulate/capi.js";
 import {
   awsMachineTemplateOf,
   capiMachineOf,
@@ -82,7 +83,7 @@ describe("CAPI MachineSet stand-in: a deleted, unpaused set deletes every Machin
   });
 });
 
-describe("selectorMatcher (the Machines a MachineSet selects)", () => {
+describe("machineSetSelects (the Machines a MachineSet selects: Cluster API's stand-in and the sync's adoption check)", () => {
   const labelled = (labels: Record<string, string>) => capiMachineOf("m", { meta: { labels } });
   it.each([
     ["matchLabels", { matchLabels: { a: "1" } }, { a: "1", b: "2" }, true],
@@ -94,6 +95,6 @@ describe("selectorMatcher (the Machines a MachineSet selects)", () => {
     ["empty selector selects nothing", {}, { a: "1" }, false],
     ["absent selector selects nothing", undefined, { a: "1" }, false],
   ] as const)("%s", (_, selector, labels, expected) => {
-    expect(selectorMatcher(selector)(labelled({ ...labels }))).toBe(expected);
+    expect(machineSetSelects({ spec: { selector } }, labelled({ ...labels }))).toBe(expected);
   });
 });

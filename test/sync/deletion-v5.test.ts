@@ -372,25 +372,7 @@ describe("§4.6 deleting the CAPI Cluster is not a request for MAPI machines", (
   });
 });
 
-describe("§4.6 owner references are set at creation and never changed after", () => {
-  it("a set's member waits until the set's twin exists, then its CAPI Machine is created owned by it", () => {
-    const mapiSet = mapiMachineSet("workers");
-    const world = new World([
-      infrastructure(),
-      capiCluster(),
-      mapiSet,
-      mapiMachine("workers-a", { meta: { ownerReferences: [ownerRef(mapiSet)] } }),
-    ]);
-    const waiting = planMachineSync(world.machineSnapshot("workers-a"), deps(), NOW);
-    expect(waiting.writes.filter((w) => w.kind === "create")).toEqual([]);
-    expect(waiting.waitingFor).toBe("the CAPI twin of MachineSet workers");
-    const capiSet = capiMachineSet("workers");
-    world.put(capiSet);
-    const created = planMachineSync(world.machineSnapshot("workers-a"), deps(), NOW);
-    const machine = created.writes.find((w) => w.kind === "create" && w.object.kind === "Machine");
-    expect(machine).toMatchObject({ object: { metadata: { ownerReferences: [ownerRef(capiSet)] } } });
-  });
-
+describe("§4.6 a mirror is never created for a CAPI MachineSet to adopt", () => {
   // Issue 19 (seed 20261227, run 106): a recreated mirror that an old, deleting CAPI set selected was adopted
   // and deleted by Cluster API, and the delete reached the MachineAPI Machine.
   it.each([
@@ -423,6 +405,26 @@ describe("§4.6 owner references are set at creation and never changed after", (
     expect(plan.condition).toMatchObject({ status: "False", reason });
     // Looked at again without an event too: the set's own event may reach the cache before this condition.
     expect(plan.requeue).toEqual({ afterMs: 30_000 });
+  });
+});
+
+describe("§4.6 owner references are set at creation and never changed after", () => {
+  it("a set's member waits until the set's twin exists, then its CAPI Machine is created owned by it", () => {
+    const mapiSet = mapiMachineSet("workers");
+    const world = new World([
+      infrastructure(),
+      capiCluster(),
+      mapiSet,
+      mapiMachine("workers-a", { meta: { ownerReferences: [ownerRef(mapiSet)] } }),
+    ]);
+    const waiting = planMachineSync(world.machineSnapshot("workers-a"), deps(), NOW);
+    expect(waiting.writes.filter((w) => w.kind === "create")).toEqual([]);
+    expect(waiting.waitingFor).toBe("the CAPI twin of MachineSet workers");
+    const capiSet = capiMachineSet("workers");
+    world.put(capiSet);
+    const created = planMachineSync(world.machineSnapshot("workers-a"), deps(), NOW);
+    const machine = created.writes.find((w) => w.kind === "create" && w.object.kind === "Machine");
+    expect(machine).toMatchObject({ object: { metadata: { ownerReferences: [ownerRef(capiSet)] } } });
   });
 
   it("an orphaned member (both copies' owner references removed by an orphaning delete) is never re-owned, not even by the Cluster", () => {

@@ -82,7 +82,7 @@ const decodeMessage = (name: string, bytes: Uint8Array, depth = 0): Record<strin
         reader.skip(wireType, fieldNo);
         continue;
       }
-      const value = readField(reader, spec, wireType, depth);
+      const value = readValue(reader, spec.type, spec.name, wireType, depth);
       // Maps and repeated fields grow in place: a body may hold many entries.
       if (spec.inline) {
         // An embedded Go struct (`json:",inline"`): its fields are this object's own in JSON.
@@ -111,9 +111,6 @@ const decodeMessage = (name: string, bytes: Uint8Array, depth = 0): Record<strin
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
 
 const isZero = (v: unknown): boolean => v === "" || v === 0 || v === false || v === undefined || v === null;
-
-const readField = (reader: BinaryReader, spec: FieldSpec, wireType: WireType, depth: number): unknown =>
-  readValue(reader, spec.type, spec.name, wireType, depth);
 
 const readValue = (
   reader: BinaryReader,

@@ -55,6 +55,11 @@ export class Rest {
     return this.write.get(res, namespace, name);
   }
 
+  /** The server's time, as metadata timestamps carry it (whole seconds). */
+  now(): string {
+    return this.write.now();
+  }
+
   list(res: ResourceInfo, namespace: string | undefined): KubeObject[] {
     return this.deps.storage.list(resourceKey(res), res.namespaced ? namespace : undefined);
   }
