@@ -1,6 +1,6 @@
 /**
  * A controller work queue with client-go semantics (SPEC §7): adding a key that is already queued does
- * nothing; a key being processed is never handed out again until `done`, and if it was re-added meanwhile
+ * nothing, and a waiting worker takes a key only after the turn that added it, so adds of one turn coalesce; a key being processed is never handed out again until `done`, and if it was re-added meanwhile
  * it is queued once more then; failures back off per key exponentially (5 ms doubling, capped at 1000 s)
  * until `forget` resets them; `addAfter` delays a key (the earliest pending delay wins). Time comes from an
  * injected `Clock`, so tests never sleep. It reports client-go's work queue metrics (./metrics.ts): a key
@@ -56,16 +56,30 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
 
   const metrics = queueMetrics(options.metrics, name, clock);
 
+  const take = (): string | undefined => {
+    const key = queue.shift();
+    if (key === undefined) return undefined;
+    dirty.delete(key);
+    active.add(key);
+    metrics.started(key, dirty.size);
+    return key;
+  };
+
+  // A waiting worker takes its key after the current turn, as client-go's worker goroutine takes it after
+  // `Add` returns: every add of the same key in this turn (an event's old and new object, the other events
+  // of one watch chunk) finds it still queued and coalesces into one reconcile.
+  let handing = false;
+  const handToWaiters = (): void => {
+    handing = false;
+    while (waiters.length > 0 && queue.length > 0)
+      (waiters.shift() as (key: string) => void)(take() as string);
+  };
   const push = (key: string): void => {
-    const waiter = waiters.shift();
-    if (waiter) {
-      dirty.delete(key);
-      active.add(key);
-      metrics.started(key, dirty.size);
-      waiter(key);
-      return;
-    }
     queue.push(key);
+    if (waiters.length > 0 && !handing) {
+      handing = true;
+      queueMicrotask(handToWaiters);
+    }
   };
 
   const self: WorkQueue = {
@@ -99,12 +113,9 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     numRequeues: (key) => failures.get(key) ?? 0,
     get() {
       if (shuttingDown) return Promise.resolve(undefined);
-      const key = queue.shift();
-      if (key !== undefined) {
-        dirty.delete(key);
-        active.add(key);
-        metrics.started(key, dirty.size);
-        return Promise.resolve(key);
+      if (waiters.length === 0) {
+        const key = take();
+        if (key !== undefined) return Promise.resolve(key);
       }
       return new Promise((resolve) => waiters.push(resolve));
     },

@@ -13,6 +13,9 @@ const setup = () => {
   return { clock, queue, registry };
 };
 
+/** Every promise callback queued so far has run (the manual clock drives timers; this is only microtasks). */
+const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 describe("work queue (SPEC §7)", () => {
   it("duplicate adds collapse into one queued key", async () => {
     const { queue } = setup();
@@ -35,10 +38,10 @@ describe("work queue (SPEC §7)", () => {
     void queue.get().then((k) => {
       second = k;
     });
-    await Promise.resolve();
+    await settled();
     expect(second).toBeUndefined();
     queue.done(first!);
-    await Promise.resolve();
+    await settled();
     expect(second).toBe("a");
   });
 
@@ -53,6 +56,37 @@ describe("work queue (SPEC §7)", () => {
     const again = await queue.get();
     queue.done(again!);
     expect(queue.len()).toBe(0);
+  });
+
+  it("adds in one turn coalesce even when a worker is already waiting (client-go: the worker takes the key later)", async () => {
+    const { queue } = setup();
+    const handed: (string | undefined)[] = [];
+    void queue.get().then((k) => handed.push(k));
+    // One watch event maps to the same key twice (old and new object), and a second event in the same
+    // turn adds it again: client-go's worker would find one queued key, so one reconcile.
+    queue.add("a");
+    queue.add("a");
+    queue.add("a");
+    await settled();
+    expect(handed).toEqual(["a"]);
+    queue.done("a");
+    expect(queue.len()).toBe(0);
+    expect(queue.processing()).toEqual([]);
+  });
+
+  it("a waiting worker is handed keys in order, one each, and the rest stay queued", async () => {
+    const { queue } = setup();
+    const handed: (string | undefined)[] = [];
+    void queue.get().then((k) => handed.push(k));
+    void queue.get().then((k) => handed.push(k));
+    queue.add("a");
+    queue.add("b");
+    queue.add("c");
+    queue.add("b");
+    await settled();
+    expect(handed).toEqual(["a", "b"]);
+    expect(queue.len()).toBe(1);
+    expect(await queue.get()).toBe("c");
   });
 
   it("a key done without re-add is not queued again", async () => {
