@@ -120,7 +120,11 @@ interface Stack {
 async function startStack(ws: Workspace, name: string, o: BenchOptions): Promise<Stack> {
   // With --cpu-prof every process of the stack writes its profile (named by pid) when it stops.
   const prof = o.cpuProfDir ? { execArgv: ["--cpu-prof", "--cpu-prof-dir", o.cpuProfDir] } : {};
-  const api = await startChild(join(HERE, "apiserver.ts"), [join(ws.dir, name), ws.caFile], prof);
+  const api = await startChild(
+    join(HERE, "apiserver.ts"),
+    [join(ws.dir, name), ws.caFile, ...(o.apiServer === "real" ? ["--real"] : [])],
+    prof,
+  );
   const children: Child[] = [api];
   let watching: Cache | undefined;
   const stop = async (): Promise<void> => {

@@ -31,6 +31,12 @@ export interface BenchOptions {
    * before optimising (bench/profile-summary.ts reads them).
    */
   cpuProfDir?: string;
+  /**
+   * The API server the sections run against: the local one (the targets' reference) or the real control
+   * plane (`--api-server real`: etcd, kube-apiserver, kube-controller-manager, as `npm run test:cluster`
+   * builds them), reported beside it.
+   */
+  apiServer: "local" | "real";
 }
 
 const FULL: Omit<BenchOptions, "only"> = {
@@ -42,6 +48,7 @@ const FULL: Omit<BenchOptions, "only"> = {
   handoverMachines: 10,
   quietMs: 10_000,
   scale: [100, 1000],
+  apiServer: "local",
 };
 
 const QUICK: Omit<BenchOptions, "only"> = {
@@ -53,6 +60,7 @@ const QUICK: Omit<BenchOptions, "only"> = {
   handoverMachines: 2,
   quietMs: 2_000,
   scale: [10, 40],
+  apiServer: "local",
 };
 
 const positiveInts = (flag: string, v: string): number[] => {
@@ -69,7 +77,7 @@ const positiveInt = (flag: string, v: string): number => {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join(",")}]
   [--machines N] [--connections 1,10,50] [--duration S] [--decision-rounds N]
-  [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--workers N] [--out DIR] [--cpu-prof DIR]`;
+  [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--workers N] [--out DIR] [--cpu-prof DIR] [--api-server local|real]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const quick = argv.includes("--quick");
@@ -117,6 +125,11 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         break;
       case "--cpu-prof":
         o.cpuProfDir = value;
+        break;
+      case "--api-server":
+        if (value !== "local" && value !== "real")
+          throw new Error(`--api-server: expected local or real, got ${JSON.stringify(value)}\n${USAGE}`);
+        o.apiServer = value;
         break;
       default:
         throw new Error(`unknown flag ${flag}\n${USAGE}`);

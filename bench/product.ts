@@ -46,8 +46,13 @@ const workers = {
 // Static imports are evaluated before this line: what follows is the product's own start-up.
 const bodyStart = performance.now();
 // The product's logger as src/main.ts builds it (JSON lines, RFC 3339 time, `logger` name), at the default
-// level: a denial writes one info line. It goes to /dev/null, through the product's own buffered destination.
-const logger = createLogger("info", { tty: false, stream: logDestination("/dev/null") });
+// level: a denial writes one info line. It goes to /dev/null, through the product's own buffered destination —
+// or, to see what the product did in a run, at debug to the file MAM_BENCH_PRODUCT_LOG names (not for figures).
+const logFile = process.env.MAM_BENCH_PRODUCT_LOG;
+const logger = createLogger(logFile ? "debug" : "info", {
+  tty: false,
+  stream: logDestination(logFile ?? "/dev/null"),
+});
 const connection = connect({ kubeconfigPath, context: "controller" });
 const cache = createCache({ transport: connection.transport, logger, clock: systemClock });
 for (const [type, namespace] of admissionInformers(NAMESPACES)) cache.informerFor(type, namespace);

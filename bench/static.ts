@@ -139,7 +139,11 @@ const startProduct = (ws: Workspace, kubeconfig: string, o: BenchOptions): Promi
 export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
   const want = new Set(o.only);
   const results: Record<string, unknown> = {};
-  const api = await startChild(join(HERE, "apiserver.ts"), [join(ws.dir, "static"), ws.caFile]);
+  const api = await startChild(join(HERE, "apiserver.ts"), [
+    join(ws.dir, "static"),
+    ws.caFile,
+    ...(o.apiServer === "real" ? ["--real"] : []),
+  ]);
   const kubeconfig = join(ws.dir, "static", "kubeconfig");
   const children: Child[] = [api];
   try {

@@ -25,6 +25,8 @@ describe("bench options", () => {
     [["--quick"], { quick: true, only: SECTIONS, machines: 1000 }],
     [["--quick", "--only", "decision,admission"], { quick: true, only: ["admission", "decision"] }],
     [["--scale", "100,1000,5000", "--workers", "4"], { scale: [100, 1000, 5000], workers: 4 }],
+    [[], { apiServer: "local" }],
+    [["--only", "scale", "--api-server", "real"], { only: ["scale"], apiServer: "real" }],
   ])("%j parses", (argv, expected) => {
     expect(parseOptions(argv)).toMatchObject(expected);
   });
@@ -34,6 +36,7 @@ describe("bench options", () => {
     [["--connections", "0"], /positive integers/],
     [["--duration"], /missing value/],
     [["--frobnicate", "1"], /unknown flag/],
+    [["--api-server", "kind"], /--api-server: expected local or real/],
   ])("%j is refused", (argv, message) => {
     expect(() => parseOptions(argv)).toThrow(message);
   });

@@ -79,6 +79,9 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
             }
             if (info && (upRes.statusCode ?? 0) >= 400) counters.failed(info, upRes.statusCode ?? 0);
             res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+            // Node holds a head until the first body write; a watch on a quiet kind has none for minutes,
+            // and its client would take it for not yet open (SPEC §2.1 freshness). Send it as kube does.
+            res.flushHeaders();
             upRes.pipe(res);
             const drop = info?.verb === "watch" ? faults.watchDropAfter(info) : undefined;
             if (drop !== undefined) {
