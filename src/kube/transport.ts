@@ -154,8 +154,12 @@ export function kubeConfigTransport(
         reject(new TransportError(0, "", `${req.method} ${req.path}: ${e.message}`));
       });
       if (req.signal) {
-        if (req.signal.aborted) r.destroy(new Error("aborted"));
-        req.signal.addEventListener("abort", () => r.destroy(new Error("aborted")), { once: true });
+        const signal = req.signal;
+        if (signal.aborted) r.destroy(new Error("aborted"));
+        const onAbort = (): void => void r.destroy(new Error("aborted"));
+        signal.addEventListener("abort", onAbort, { once: true });
+        // An informer's pages share one signal for a whole relist: the listener goes with its request.
+        r.once("close", () => signal.removeEventListener("abort", onAbort));
       }
       if (req.timeoutMs !== undefined || !isStreamRequest(req)) {
         r.setTimeout(req.timeoutMs ?? DEFAULT_TIMEOUT_MS, () => r.destroy(new Error("timed out")));
