@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { pino } from "pino";
 import type { AwsMachineDefaulter } from "../../src/apiserver/fixtures/awsmachine-defaulter.js";
 import { loadProjectCrds } from "../../src/apiserver/fixtures/crds.js";
 import type { CounterSnapshot, FaultInjector } from "../../src/apiserver/index.js";
@@ -92,6 +93,31 @@ export interface TestCluster {
 
 export async function startTestCluster(opts: TestClusterOptions): Promise<TestCluster> {
   return startBackend(backendName(), opts);
+}
+
+/**
+ * A cluster of the environment's backend in a fresh temporary state dir, with no product webhooks and no
+ * controller users — for a test that drives the API itself; its `stop` also removes the dir.
+ */
+export async function startPlainTestCluster(
+  prefix: string,
+  namespaces: { mapiNamespace: string; capiNamespace: string },
+): Promise<TestCluster> {
+  const stateDir = await mkdtemp(join(tmpdir(), prefix));
+  const cluster = await startTestCluster({
+    stateDir,
+    ...namespaces,
+    controllerUsers: [],
+    webhookCaPem: "",
+    logger: pino({ level: "silent" }),
+  });
+  return {
+    ...cluster,
+    stop: async () => {
+      await cluster.stop();
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The named backend, whatever the environment says (the differential conformance suite starts both). */

@@ -5,9 +5,6 @@
  * headers until the first event, so the product's Infrastructure informer looked disconnected, and after
  * `cacheStaleAfter` every admission that reads the Infrastructure was denied as "cluster view is stale".
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCache } from "../../src/kube/cache.js";
@@ -15,28 +12,19 @@ import { systemClock } from "../../src/kube/clock.js";
 import { connect } from "../../src/kube/config.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import { infrastructure } from "../../src/local/seed.js";
-import { startTestCluster, type TestCluster } from "../cluster/backend.js";
+import { startPlainTestCluster, type TestCluster } from "../cluster/backend.js";
 import { waitFor } from "../support/wait.js";
 
 const ns = { mapiNamespace: "openshift-machine-api", capiNamespace: "openshift-cluster-api" };
 let cluster: TestCluster;
-let dir: string;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "quiet-watch-"));
-  cluster = await startTestCluster({
-    stateDir: dir,
-    ...ns,
-    controllerUsers: [],
-    webhookCaPem: "",
-    logger: pino({ level: "silent" }),
-  });
+  cluster = await startPlainTestCluster("quiet-watch-", ns);
   await cluster.clientAs("admin").create(KINDS.infrastructure, infrastructure());
 });
 
 afterAll(async () => {
   await cluster?.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe("a quiet watch (SPEC §2.1)", () => {

@@ -13,7 +13,6 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
 import type { KubeClient } from "../../src/kube/client.js";
@@ -21,7 +20,7 @@ import { ForbiddenError } from "../../src/kube/errors.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import { isRecord, type KubeObject, type OwnerReference } from "../../src/kube/object.js";
 import { capiCluster } from "../../src/local/seed.js";
-import { startTestCluster, type TestCluster } from "../cluster/backend.js";
+import { startPlainTestCluster, type TestCluster } from "../cluster/backend.js";
 
 const run = promisify(execFile);
 const MAPI_NS = "openshift-machine-api";
@@ -131,13 +130,7 @@ const dependents = () => [
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "shipped-rbac-"));
-  cluster = await startTestCluster({
-    stateDir: dir,
-    ...ns,
-    controllerUsers: [],
-    webhookCaPem: "",
-    logger: pino({ level: "silent" }),
-  });
+  cluster = await startPlainTestCluster("shipped-rbac-cluster-", ns);
   admin = cluster.clientAs("admin");
   product = cluster.clientAs("controller");
   const [c, awsCluster] = capiCluster(ns);
