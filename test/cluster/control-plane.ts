@@ -327,7 +327,9 @@ export async function startControlPlane(
       "--authorization-mode=RBAC",
       // Kubernetes' defaults plus the plugin OpenShift enables that the product can trip over (SPEC §8.1).
       "--enable-admission-plugins=NamespaceLifecycle,OwnerReferencesPermissionEnforcement",
-      "--profiling=false",
+      // Off as in the tests; MAM_CONTROL_PLANE_PROFILING=1 serves /debug/pprof to a cluster admin (the bench's
+      // `--api-server real`: where kube's CPU goes).
+      `--profiling=${process.env.MAM_CONTROL_PLANE_PROFILING === "1"}`,
       "--v=1",
     ]);
     const url = `https://127.0.0.1:${apiPort}`;
