@@ -1,6 +1,7 @@
 /**
  * A controller work queue with client-go semantics (SPEC §7): adding a key that is already queued does
- * nothing, and a waiting worker takes a key only after the turn that added it, so adds of one turn coalesce; a key being processed is never handed out again until `done`, and if it was re-added meanwhile
+ * nothing, and a waiting worker takes a key only after the turn that added it, so the adds of one turn
+ * coalesce; a key being processed is never handed out again until `done`, and if it was re-added meanwhile
  * it is queued once more then; failures back off per key exponentially (5 ms doubling, capped at 1000 s)
  * until `forget` resets them; `addAfter` delays a key (the earliest pending delay wins). Time comes from an
  * injected `Clock`, so tests never sleep. It reports client-go's work queue metrics (./metrics.ts): a key
@@ -71,8 +72,10 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   let handing = false;
   const handToWaiters = (): void => {
     handing = false;
-    while (waiters.length > 0 && queue.length > 0)
-      (waiters.shift() as (key: string) => void)(take() as string);
+    while (waiters.length > 0 && queue.length > 0) {
+      const waiter = waiters.shift() as (key: string | undefined) => void;
+      waiter(take());
+    }
   };
   const push = (key: string): void => {
     queue.push(key);

@@ -82,6 +82,8 @@ export interface TestCluster {
   settled(): Promise<void>;
   /** Requests by verb, resource and user, as the local server counts them (real: at the fault proxy). */
   counters(): CounterSnapshot;
+  /** Starts the request counters from zero (a phase of a run counts only its own requests). */
+  resetCounters(): void;
   /** Seeded 409/429/500s, latency and watch cuts for matching requests (SPEC §8 fault injection). */
   faults: FaultInjector;
   /** The embedded server; absent on the real control plane. */
@@ -137,6 +139,7 @@ async function startLocal(opts: TestClusterOptions): Promise<TestCluster> {
     registerProductWebhooks: local.registerProductWebhooks,
     settled: () => local.api.settled(),
     counters: () => local.api.counters.snapshot(),
+    resetCounters: () => local.api.counters.reset(),
     faults: local.api.faults,
     local,
     diagnostics: async () => "",
@@ -302,6 +305,7 @@ async function startRealCluster(opts: TestClusterOptions): Promise<TestCluster> 
         ),
       settled: async () => {},
       counters: () => proxy.counters.snapshot(),
+      resetCounters: () => proxy.counters.reset(),
       faults: proxy.faults,
       diagnostics: async () =>
         `--- kube-apiserver ---\n${await cp.logTail("kube-apiserver", 30)}\n` +
