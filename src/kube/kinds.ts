@@ -13,6 +13,9 @@ export const CAPI_API_VERSION = `${CAPI_GROUP}/${CAPI_VERSION}`;
 export const INFRA_GROUP = "infrastructure.cluster.x-k8s.io";
 const INFRA_VERSION = "v1beta2";
 export const INFRA_API_VERSION = `${INFRA_GROUP}/${INFRA_VERSION}`;
+/** CAPO's served version: upstream's converter writes `infrastructure.cluster.x-k8s.io/v1beta1`. */
+const CAPO_VERSION = "v1beta1";
+export const CAPO_API_VERSION = `${INFRA_GROUP}/${CAPO_VERSION}`;
 export const CONFIG_GROUP = "config.openshift.io";
 export const CONFIG_API_VERSION = `${CONFIG_GROUP}/v1`;
 
@@ -43,6 +46,14 @@ export const KINDS = Object.freeze({
   awsMachine: type(INFRA_GROUP, INFRA_VERSION, "AWSMachine", "awsmachines"),
   awsMachineTemplate: type(INFRA_GROUP, INFRA_VERSION, "AWSMachineTemplate", "awsmachinetemplates"),
   awsCluster: type(INFRA_GROUP, INFRA_VERSION, "AWSCluster", "awsclusters"),
+  openStackMachine: type(INFRA_GROUP, CAPO_VERSION, "OpenStackMachine", "openstackmachines"),
+  openStackMachineTemplate: type(
+    INFRA_GROUP,
+    CAPO_VERSION,
+    "OpenStackMachineTemplate",
+    "openstackmachinetemplates",
+  ),
+  openStackCluster: type(INFRA_GROUP, CAPO_VERSION, "OpenStackCluster", "openstackclusters"),
   infrastructure: type(CONFIG_GROUP, "v1", "Infrastructure", "infrastructures", false),
   featureGate: type(CONFIG_GROUP, "v1", "FeatureGate", "featuregates", false),
   clusterOperator: type(CONFIG_GROUP, "v1", "ClusterOperator", "clusteroperators", false),
@@ -93,6 +104,7 @@ export const FINALIZERS = Object.freeze({
   capiMachine: "machine.cluster.x-k8s.io",
   capiMachineSet: "cluster.x-k8s.io/machineset",
   awsMachine: "awsmachine.infrastructure.cluster.x-k8s.io",
+  openStackMachine: "openstackmachine.infrastructure.cluster.x-k8s.io",
 });
 
 export const LABELS = Object.freeze({

@@ -3,7 +3,7 @@
  * its region, its field table (table.ts) in the shared frame (../frame.ts), and the one check of its own, the
  * AWSCluster's identity. Status mirroring is status.ts; the data other layers read is data.ts.
  */
-import { KINDS, MAPI_API_VERSION } from "../../kube/kinds.js";
+import { FINALIZERS, KINDS, MAPI_API_VERSION } from "../../kube/kinds.js";
 import { getPath, type KubeObject } from "../../kube/object.js";
 import type { PlatformConverter, ToMapiContext } from "../../sync/conversion/platform.js";
 import { type Issues, invalid } from "../../sync/conversion/types.js";
@@ -49,6 +49,7 @@ export const awsPlatform: PlatformConverter = Object.freeze({
   infraMachine: KINDS.awsMachine,
   infraMachineTemplate: KINDS.awsMachineTemplate,
   infraCluster: KINDS.awsCluster,
+  infraMachineFinalizer: FINALIZERS.awsMachine,
   regionOf: (infrastructure: KubeObject) => {
     const region = getPath(infrastructure, ["status", "platformStatus", "aws", "region"]);
     return typeof region === "string" ? region : "";

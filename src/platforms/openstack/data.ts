@@ -5,7 +5,7 @@
  * MAPI providerSpec cannot represent (the future `openstack-unsupported-fields` admission rule). The field
  * table is table.ts; the nested shapes are shapes.ts.
  */
-import { INFRA_GROUP, type ResourceType } from "../../kube/kinds.js";
+import { FINALIZERS, KINDS } from "../../kube/kinds.js";
 
 /** Infrastructure `status.platformStatus.type` of this platform. */
 export const OPENSTACK_PLATFORM = "OpenStack";
@@ -14,24 +14,16 @@ export const OPENSTACK_PLATFORM = "OpenStack";
 export const PROVIDER_CONFIG_API_VERSION = "machine.openshift.io/v1alpha1";
 export const PROVIDER_CONFIG_KIND = "OpenstackProviderSpec";
 
-/** CAPO's served API version: upstream's converter writes `infrastructure.cluster.x-k8s.io/v1beta1`. */
-export const CAPO_VERSION = "v1beta1";
-
-const capo = (kind: string, plural: string): ResourceType =>
-  Object.freeze({ group: INFRA_GROUP, version: CAPO_VERSION, kind, plural, namespaced: true });
-
 /**
- * CAPO's kinds. They live here rather than in src/kube/kinds.ts until the watches, webhooks and
- * simulated providers learn OpenStack (decision 77).
+ * CAPO's kinds (v1beta1, the version upstream's converter writes) and its InfraMachine finalizer, which the
+ * handover waits on like the AWS one; both live in src/kube/kinds.ts with every other name.
  */
 export const OPENSTACK_KINDS = Object.freeze({
-  openStackMachine: capo("OpenStackMachine", "openstackmachines"),
-  openStackMachineTemplate: capo("OpenStackMachineTemplate", "openstackmachinetemplates"),
-  openStackCluster: capo("OpenStackCluster", "openstackclusters"),
+  openStackMachine: KINDS.openStackMachine,
+  openStackMachineTemplate: KINDS.openStackMachineTemplate,
+  openStackCluster: KINDS.openStackCluster,
 });
-
-/** CAPO's InfraMachine finalizer (the handover waits on it like the AWS one). */
-export const OPENSTACK_MACHINE_FINALIZER = "openstackmachine.infrastructure.cluster.x-k8s.io";
+export const OPENSTACK_MACHINE_FINALIZER = FINALIZERS.openStackMachine;
 
 /** Every value the converter writes although the source did not say it. */
 export const OPENSTACK_PROVIDER_DEFAULTS = Object.freeze({

@@ -8,6 +8,7 @@ import type { PlatformConverter } from "../../sync/conversion/platform.js";
 import { fieldTableFrame, instanceLabelsFrom } from "../frame.js";
 import {
   OPENSTACK_KINDS,
+  OPENSTACK_MACHINE_FINALIZER,
   OPENSTACK_PLATFORM,
   PROVIDER_CONFIG_API_VERSION,
   PROVIDER_CONFIG_KIND,
@@ -37,6 +38,7 @@ export const openstackPlatform: PlatformConverter = Object.freeze({
   infraMachine: OPENSTACK_KINDS.openStackMachine,
   infraMachineTemplate: OPENSTACK_KINDS.openStackMachineTemplate,
   infraCluster: OPENSTACK_KINDS.openStackCluster,
+  infraMachineFinalizer: OPENSTACK_MACHINE_FINALIZER,
   // OpenStack's platformStatus has no region or IP family the converter needs.
   regionOf: (_infrastructure: KubeObject) => "",
   ipFamilyOf: (_infrastructure: KubeObject) => "",

@@ -21,7 +21,14 @@ export {
 export { capiMachineSetToMapi, mapiMachineSetToCapi } from "./machineset.js";
 
 export type { InfrastructureInfo, PlatformConverter } from "./platform.js";
-export { CONVERTER_ONLY_PLATFORMS, PLATFORMS, platformFor } from "./registry.js";
+export {
+  DEFAULT_PLATFORM,
+  PLATFORMS,
+  platformFor,
+  platformNamed,
+  platformOfInfraKind,
+  servedPlatform,
+} from "./registry.js";
 export { type StampPath, stampNow, type Unstamped } from "./stamp.js";
 export {
   capiMachineSetStatusToMapi,

@@ -1,5 +1,5 @@
 /**
- * The contract one platform module fulfils (AWS today, OpenStack next): turn a MAPI providerSpec into the
+ * The contract one platform module fulfils (AWS, OpenStack): turn a MAPI providerSpec into the
  * InfraMachine spec and back, name the instance labels and mirror the provider status. The Machine- and
  * MachineSet-level converters (machine.ts, machineset.ts) know nothing about any platform beyond this
  * interface; the registry (registry.ts) picks the module from the Infrastructure object.
@@ -58,6 +58,8 @@ export interface PlatformConverter {
   readonly infraMachine: ResourceType;
   readonly infraMachineTemplate: ResourceType;
   readonly infraCluster: ResourceType;
+  /** The provider's finalizer on its InfraMachine (the handover's step 9 waits on it, SPEC §3). */
+  readonly infraMachineFinalizer: string;
   /** Region of the platform from the Infrastructure object ("" when it has none). */
   regionOf(infrastructure: KubeObject): string;
   /** IP family of the cluster from the Infrastructure object ("" when it has none). */

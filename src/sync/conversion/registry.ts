@@ -11,15 +11,28 @@ import type { InfrastructureInfo, PlatformConverter } from "./platform.js";
 import type { FieldError } from "./types.js";
 
 /** The platforms the product supports end to end: conversion, sync, handover, admission and providers. */
-export const PLATFORMS: readonly PlatformConverter[] = Object.freeze([awsPlatform]);
+export const PLATFORMS: readonly PlatformConverter[] = Object.freeze([awsPlatform, openstackPlatform]);
 
 /**
- * Platforms whose converter is built but whose kinds are not yet wired into the sync, the handover, the
- * webhook routing and the simulated providers (issue 23; decision 77). They are not in `PLATFORMS`, so a
- * cluster on one gets `Synchronized=False` and every flip is refused as before, instead of mirrors the
- * handover could not follow; tests reach them through the conversions' `platforms` option.
+ * The platform a process serves when the Infrastructure object names none the product knows (or none at
+ * all, as in local mode before a seed): AWS, the platform the product began with (decision 87).
  */
-export const CONVERTER_ONLY_PLATFORMS: readonly PlatformConverter[] = Object.freeze([openstackPlatform]);
+export const DEFAULT_PLATFORM: PlatformConverter = awsPlatform;
+
+/** The platform whose Infrastructure `status.platformStatus.type` is `type`, if the product supports it. */
+export const platformNamed = (type: unknown): PlatformConverter | undefined =>
+  PLATFORMS.find((p) => p.platform === type);
+
+/** The platform one of whose infrastructure kinds (InfraMachine, template, InfraCluster) is `kind`. */
+export const platformOfInfraKind = (kind: string): PlatformConverter | undefined =>
+  PLATFORMS.find(
+    (p) =>
+      p.infraMachine.kind === kind || p.infraMachineTemplate.kind === kind || p.infraCluster.kind === kind,
+  );
+
+/** The platform of an Infrastructure object, or the default when it names none the product supports. */
+export const servedPlatform = (infrastructure: KubeObject | undefined): PlatformConverter =>
+  platformNamed(getPath(infrastructure, ["status", "platformStatus", "type"])) ?? DEFAULT_PLATFORM;
 
 export type PlatformLookup =
   | { ok: true; platform: PlatformConverter; infrastructure: InfrastructureInfo }
