@@ -16,6 +16,8 @@ import { NotFoundError } from "./kube/errors.js";
 import type { EventRecorder, EventType } from "./kube/events.js";
 import { KINDS, type ResourceType } from "./kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "./kube/object.js";
+import type { PlatformConverter } from "./sync/conversion/platform.js";
+import { PLATFORMS, platformNamed, servedPlatform } from "./sync/conversion/registry.js";
 
 export const FEATURE_GATE = "MachineAPIMigration";
 /** The product's own Deployment (manifests/base), which carries the supported-cluster Event. */
@@ -149,6 +151,26 @@ export async function readSupport(client: KubeClient): Promise<Support> {
     getOrUndefined(client, DEPLOYMENT, PLATFORM_CONTROLLERS.namespace, PLATFORM_CONTROLLERS.name),
   ]);
   return assessSupport({ featureGate, machineCrd, machineSetCrd, platformControllers });
+}
+
+/**
+ * The platform this process serves (decision 87): the one Infrastructure `cluster` names, read once at
+ * start (OpenShift's platform never changes), or AWS with the reason when it names none the product supports.
+ * Only that platform's infrastructure kinds are watched: another platform's CRDs are not installed.
+ */
+export async function readServedPlatform(
+  client: KubeClient,
+): Promise<{ platform: PlatformConverter; reason?: string }> {
+  const infrastructure = await getOrUndefined(client, KINDS.infrastructure, "", "cluster");
+  const type = getPath(infrastructure, ["status", "platformStatus", "type"]);
+  const named = platformNamed(type);
+  if (named !== undefined) return { platform: named };
+  const served = servedPlatform(infrastructure);
+  const why =
+    infrastructure === undefined
+      ? "Infrastructure cluster does not exist"
+      : `Infrastructure cluster names platform ${JSON.stringify(type ?? "")}, which the product does not support (${PLATFORMS.map((p) => p.platform).join(", ")})`;
+  return { platform: served, reason: `${why}: serving ${served.platform}'s kinds` };
 }
 
 export interface SupportEvent {

@@ -27,6 +27,7 @@ import { nameOf } from "../kube/object.js";
 import type { ObjectStore } from "../kube/store.js";
 import { sendGuardedPatch } from "../kube/write.js";
 import { opposite, statusAuthorityReading } from "../protocol/authority.js";
+import { DEFAULT_PLATFORM } from "../sync/conversion/registry.js";
 import type { MigrationMetrics } from "./metrics.js";
 import { migrationMetrics } from "./metrics.js";
 import type { PlanOptions } from "./planner.js";
@@ -72,7 +73,7 @@ export interface MigrationReconcilerOptions {
   clock: Clock;
   logger: Logger;
   namespaces: SnapshotNamespaces;
-  /** The InfraMachine kinds the cache watches (default: AWSMachine). */
+  /** The InfraMachine kinds the cache watches (default: the default platform's, AWSMachine). */
   infraMachineTypes?: readonly ResourceType[];
   migrationStuckAfterMs?: number;
   waitBackoff?: WaitBackoff;
@@ -144,7 +145,7 @@ const transitionShown = (step: Step, live: KubeObject | undefined): boolean =>
 /** The reconciler alone (no queue, no watches): `createMigrationController` runs it; unit tests call it. */
 export function createMigrationReconciler(options: MigrationReconcilerOptions): MigrationReconciler {
   const { kind, store, client, events, metrics, clock, namespaces } = options;
-  const infraMachineTypes = options.infraMachineTypes ?? [KINDS.awsMachine];
+  const infraMachineTypes = options.infraMachineTypes ?? [DEFAULT_PLATFORM.infraMachine];
   const backoff = options.waitBackoff ?? DEFAULT_WAIT_BACKOFF;
   const stuckAfterMs = options.migrationStuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
   const blockedRequeueMs = options.blockedRequeueMs ?? DEFAULT_BLOCKED_REQUEUE_MS;
@@ -457,7 +458,7 @@ export function createMigrationController(options: MigrationControllerOptions): 
   const registry = options.registry;
   const metrics = options.metrics ?? migrationMetrics(registry ?? new Registry());
   const runtime = options.runtimeMetrics ?? (registry ? runtimeMetrics(registry) : undefined);
-  const infraMachineTypes = options.infraMachineTypes ?? [KINDS.awsMachine];
+  const infraMachineTypes = options.infraMachineTypes ?? [DEFAULT_PLATFORM.infraMachine];
   const reconciler = createMigrationReconciler({
     ...options,
     store: options.cache,

@@ -11,6 +11,7 @@ import type { KubeObject } from "../kube/object.js";
 import { getPath } from "../kube/object.js";
 import type { Acknowledger } from "../protocol/pause.js";
 import { ACKNOWLEDGERS } from "../protocol/pause.js";
+import { PLATFORMS } from "../sync/conversion/registry.js";
 import type { HandoverKind, Role } from "./snapshot.js";
 import { phaseOf } from "./snapshot.js";
 
@@ -58,9 +59,9 @@ export interface HandoverKindDetails {
 }
 
 /** The platform's InfraMachine finalizer by InfraMachine kind. A kind missing here cannot be handed over. */
-export const INFRA_MACHINE_FINALIZERS: Readonly<Record<string, string>> = Object.freeze({
-  AWSMachine: FINALIZERS.awsMachine,
-});
+export const INFRA_MACHINE_FINALIZERS: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries(PLATFORMS.map((p) => [p.infraMachine.kind, p.infraMachineFinalizer])),
+);
 
 /** MAPI phases in which the instance exists with a providerID (SPEC §3.1 step 4). */
 const MAPI_HANDOVER_PHASES: readonly string[] = ["Provisioned", "Running", "Failed"];

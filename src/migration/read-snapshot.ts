@@ -12,6 +12,7 @@ import { INFRA_GROUP, KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath } from "../kube/object.js";
 import type { ObjectStore } from "../policies/types.js";
+import { DEFAULT_PLATFORM, servedPlatform } from "../sync/conversion/registry.js";
 import type { HandoverKind, HandoverSnapshot } from "./snapshot.js";
 
 export interface SnapshotNamespaces {
@@ -36,7 +37,7 @@ const infraMachineOf = (
   const refKind = getPath(ref, ["kind"]);
   const refName = getPath(ref, ["name"]);
   const refGroup = groupOf(ref);
-  // Without a twin (or a ref) the AWS convention applies: the InfraMachine has the Machine's name.
+  // Without a twin (or a ref) the providers' convention applies: the InfraMachine has the Machine's name.
   const type =
     typeof refKind === "string"
       ? infraMachineTypes.find((t) => t.kind === refKind && (refGroup === undefined || t.group === refGroup))
@@ -58,7 +59,9 @@ export const readHandoverSnapshot = (
   kind: HandoverKind,
   name: string,
   namespaces: SnapshotNamespaces,
-  infraMachineTypes: readonly ResourceType[] = [KINDS.awsMachine],
+  infraMachineTypes: readonly ResourceType[] = [
+    servedPlatform(store.get(KINDS.infrastructure, "", "cluster")).infraMachine,
+  ],
 ): HandoverSnapshot => {
   const { mapiNamespace, capiNamespace } = namespaces;
   const unsynced = new Set<string>();
@@ -106,7 +109,7 @@ export const readLiveHandoverSnapshot = async (
   kind: HandoverKind,
   name: string,
   namespaces: SnapshotNamespaces,
-  infraMachineTypes: readonly ResourceType[] = [KINDS.awsMachine],
+  infraMachineTypes: readonly ResourceType[] = [DEFAULT_PLATFORM.infraMachine],
 ): Promise<HandoverSnapshot> => {
   const { mapiNamespace, capiNamespace } = namespaces;
   const read = async (type: ResourceType, namespace: string, objectName: string) => {

@@ -12,7 +12,8 @@ import { type Clock, systemClock } from "../kube/clock.js";
 import { NotFoundError } from "../kube/errors.js";
 import type { StableAuthority } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
-import { readSupport, type Support } from "../supported.js";
+import { readServedPlatform, readSupport, type Support } from "../supported.js";
+import type { PlatformConverter } from "../sync/conversion/platform.js";
 import { MIGRATE_FIELD_MANAGER, mapiType, migrate } from "./migrate.js";
 import { jsonReporter, textReporter } from "./migrate-report.js";
 import { type CommandIo, connectFromSettings, errorText, type Namespaces, readKinds } from "./shell.js";
@@ -144,13 +145,16 @@ export async function runMigrate(
   const { client, transport } = connection;
   const server = connection.kubeConfig.getCurrentCluster()?.server ?? "(no server)";
   let support: Support;
+  let platform: PlatformConverter;
   let controllers: { running: boolean; detail: string };
   try {
-    const [s, lease] = await Promise.all([
+    const [s, lease, served] = await Promise.all([
       readSupport(client),
       getOrUndefined(client, KINDS.lease, config.capiNamespace, config.leaseName),
+      readServedPlatform(client),
     ]);
     support = s;
+    platform = served.platform;
     const state = leaseState(lease, clock.now());
     controllers = state.held
       ? { running: true, detail: `Lease held by ${state.holder}` }
@@ -168,7 +172,7 @@ export async function runMigrate(
   const namespaces: Namespaces = { mapiNamespace: config.mapiNamespace, capiNamespace: config.capiNamespace };
   const cache = createCache({ transport, clock, logger: pino({ level: "silent" }) });
   const informers = [
-    ...readKinds(namespaces).map(([type, namespace]) => cache.informerFor(type, namespace)),
+    ...readKinds(namespaces, platform).map(([type, namespace]) => cache.informerFor(type, namespace)),
     cache.informerFor(KINDS.event, namespaces.mapiNamespace),
   ];
   try {

@@ -18,6 +18,9 @@ import { NotFoundError } from "../kube/errors.js";
 import { KINDS, type ResourceType } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { type MemoryStore, memoryStore } from "../policies/memory-store.js";
+import { readServedPlatform } from "../supported.js";
+import type { PlatformConverter } from "../sync/conversion/platform.js";
+import { DEFAULT_PLATFORM } from "../sync/conversion/registry.js";
 
 export interface CommandIo {
   stdout: { write(text: string): unknown };
@@ -70,16 +73,19 @@ export interface Namespaces {
   capiNamespace: string;
 }
 
-/** Every kind the reports and plans read, and where. */
-export const readKinds = (ns: Namespaces): ReadonlyArray<readonly [ResourceType, string | undefined]> => [
+/** Every kind the reports and plans read, and where: the platform's infrastructure kinds among them. */
+export const readKinds = (
+  ns: Namespaces,
+  platform: PlatformConverter = DEFAULT_PLATFORM,
+): ReadonlyArray<readonly [ResourceType, string | undefined]> => [
   [KINDS.infrastructure, undefined],
   [KINDS.mapiMachine, ns.mapiNamespace],
   [KINDS.mapiMachineSet, ns.mapiNamespace],
   [KINDS.capiMachine, ns.capiNamespace],
   [KINDS.capiMachineSet, ns.capiNamespace],
-  [KINDS.awsMachine, ns.capiNamespace],
-  [KINDS.awsMachineTemplate, ns.capiNamespace],
-  [KINDS.awsCluster, ns.capiNamespace],
+  [platform.infraMachine, ns.capiNamespace],
+  [platform.infraMachineTemplate, ns.capiNamespace],
+  [platform.infraCluster, ns.capiNamespace],
 ];
 
 /** Lists a kind; a kind the cluster does not serve (CRD not installed) reads as empty. */
@@ -98,8 +104,9 @@ async function listOrEmpty(
 
 /** One LIST per kind into a fresh memory store: the whole view a one-shot command works from. */
 export async function readCluster(client: KubeClient, ns: Namespaces): Promise<MemoryStore> {
+  const { platform } = await readServedPlatform(client);
   const lists = await Promise.all(
-    readKinds(ns).map(([type, namespace]) => listOrEmpty(client, type, namespace)),
+    readKinds(ns, platform).map(([type, namespace]) => listOrEmpty(client, type, namespace)),
   );
   return memoryStore(lists.flat());
 }

@@ -16,6 +16,7 @@ import type { PatchRequest } from "../migration/write.js";
 import { capiResource, mapiResource } from "../policies/subject.js";
 import type { ObjectStore } from "../policies/types.js";
 import { statusAuthorityReading } from "../protocol/authority.js";
+import { PLATFORMS } from "../sync/conversion/registry.js";
 import type { Namespaces } from "./shell.js";
 
 /** The three webhook configurations of SPEC §2.2, removed first so the command's own writes pass. */
@@ -119,8 +120,11 @@ const SYNC_FINALIZER_HOLDERS: ReadonlyArray<{
   role: Role;
   namespace: keyof Namespaces;
 }> = Object.freeze([
-  { type: KINDS.awsMachine, role: "infraMachine", namespace: "capiNamespace" },
-  { type: KINDS.awsMachineTemplate, role: "capi", namespace: "capiNamespace" },
+  // Every platform's: a kind the cluster does not serve reads as empty.
+  ...PLATFORMS.flatMap((p) => [
+    { type: p.infraMachine, role: "infraMachine" as const, namespace: "capiNamespace" as const },
+    { type: p.infraMachineTemplate, role: "capi" as const, namespace: "capiNamespace" as const },
+  ]),
   { type: KINDS.capiMachine, role: "capi", namespace: "capiNamespace" },
   { type: KINDS.capiMachineSet, role: "capi", namespace: "capiNamespace" },
   { type: KINDS.mapiMachine, role: "mapi", namespace: "mapiNamespace" },

@@ -25,6 +25,7 @@ import type { ObjectStore } from "../policies/types.js";
 import { statusAuthority } from "../protocol/authority.js";
 import type { SyncKind } from "./condition.js";
 import { mapiStatusWrite, REASONS, refusedWriteCondition } from "./condition.js";
+import type { PlatformConverter } from "./conversion/platform.js";
 import { type ExecuteDeps, type ExecuteOutcome, executeWrites } from "./execute.js";
 import type { SyncPlan } from "./plan.js";
 import { planMachineSetSync, planMachineSync } from "./plan.js";
@@ -43,6 +44,7 @@ import {
   infrastructureRefOf,
   machineKeysFor,
   machineSetKeysFor,
+  platformOf,
   readMachineSetSnapshot,
   readMachineSnapshot,
   storageToCheck,
@@ -96,7 +98,8 @@ interface KindShell<S extends SnapshotBase> {
   mapiType: ResourceType;
   capiType: ResourceType;
   /** The platform's infrastructure kind, watched from the start. */
-  defaultInfraType: ResourceType;
+  /** The platform's InfraMachine (or template) kind, watched from the start. */
+  defaultInfraType(platform: PlatformConverter): ResourceType;
   read(store: ObjectStore, name: string, options: SnapshotReadOptions): S;
   plan(snapshot: S, deps: SyncDeps, now: Date): SyncPlan;
   /** §4.1: the keys an InfraMachine / template event concerns. */
@@ -118,7 +121,7 @@ const machineShell: KindShell<MachineSnapshot> = {
   controllerName: "machine-sync",
   mapiType: KINDS.mapiMachine,
   capiType: KINDS.capiMachine,
-  defaultInfraType: KINDS.awsMachine,
+  defaultInfraType: (platform) => platform.infraMachine,
   read: readMachineSnapshot,
   plan: planMachineSync,
   infraKeys: (o) => machineKeysFor(o),
@@ -153,8 +156,8 @@ const machineShell: KindShell<MachineSnapshot> = {
     return [
       { type: KINDS.mapiMachineSet, namespace: settings.mapiNamespace, mapper: machinesOfSet },
       { type: KINDS.capiMachineSet, namespace: settings.capiNamespace, mapper: machinesOfCapiSet },
-      // The InfraCluster (AWSCluster) feeds the conversion of control-plane Machines.
-      { type: KINDS.awsCluster, namespace: settings.capiNamespace, mapper: everyMachine },
+      // The InfraCluster (AWSCluster, OpenStackCluster) feeds the conversion of control-plane Machines.
+      { type: platformOf(settings).infraCluster, namespace: settings.capiNamespace, mapper: everyMachine },
     ];
   },
 };
@@ -164,7 +167,7 @@ const machineSetShell: KindShell<MachineSetSnapshot> = {
   controllerName: "machineset-sync",
   mapiType: KINDS.mapiMachineSet,
   capiType: KINDS.capiMachineSet,
-  defaultInfraType: KINDS.awsMachineTemplate,
+  defaultInfraType: (platform) => platform.infraMachineTemplate,
   read: readMachineSetSnapshot,
   plan: planMachineSetSync,
   infraKeys: (o, cache, settings) => machineSetKeysFor(o, cache, settings),
@@ -266,7 +269,7 @@ function createSyncController<S extends SnapshotBase>(
     const log = context.logger;
     const ref = infrastructureRefOf(cache.get(shell.capiType, settings.capiNamespace, name));
     // A kind first referenced now: start and sync its informer before reading (§4.1 dynamic watches).
-    const infraType = ref ? await infra.ensure(ref) : shell.defaultInfraType;
+    const infraType = ref ? await infra.ensure(ref) : shell.defaultInfraType(platformOf(settings));
     let snapshot = shell.read(cache, name, { ...settings, resolveInfraType: infra.resolve });
     const now = new Date(clock.now());
     let plan = shell.plan(snapshot, syncDeps, now);
@@ -364,7 +367,7 @@ function createSyncController<S extends SnapshotBase>(
     cache,
     transport: deps.transport,
     namespace: settings.capiNamespace,
-    initial: [shell.defaultInfraType],
+    initial: [shell.defaultInfraType(platformOf(settings))],
     clock,
     onInformer: (informer) => controller.watch(informer, (o) => shell.infraKeys(o, cache, settings)),
   });

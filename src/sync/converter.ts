@@ -146,9 +146,9 @@ export const memoisingConverter = (inner: SyncConverter): SyncConverter => {
         () =>
           inner.capiMachineToMapi(capi, infraMachine, infrastructure, {
             mapiNamespace: opts.mapiNamespace,
-            ...(opts.awsCluster ? { awsCluster: opts.awsCluster } : {}),
+            ...(opts.infraCluster ? { infraCluster: opts.infraCluster } : {}),
           }),
-        [capi, infraMachine, infrastructure, opts.awsCluster],
+        [capi, infraMachine, infrastructure, opts.infraCluster],
         opts.mapiNamespace,
         machinesToMapi,
       ),

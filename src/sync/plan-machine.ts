@@ -247,7 +247,7 @@ export const machineToMapi = (s: MachineSnapshot, deps: SyncDeps, now: Date, fin
     "CAPItoMAPI",
     deps.converter.capiMachineToMapi(capi, s.infraMachine, s.infrastructure, {
       mapiNamespace: deps.settings.mapiNamespace,
-      ...(s.infraCluster ? { awsCluster: s.infraCluster } : {}),
+      ...(s.infraCluster ? { infraCluster: s.infraCluster } : {}),
     }),
   );
   if ("failed" in converted) return converted.failed;
@@ -277,7 +277,7 @@ export const mirrorCapiOnlyMachine = (s: MachineSnapshot, deps: SyncDeps): Draft
   if (!s.infraMachine) return { ...draft, waitingFor: "the CAPI Machine's InfraMachine" };
   const converted = deps.converter.capiMachineToMapi(capi, s.infraMachine, s.infrastructure, {
     mapiNamespace: deps.settings.mapiNamespace,
-    ...(s.infraCluster ? { awsCluster: s.infraCluster } : {}),
+    ...(s.infraCluster ? { infraCluster: s.infraCluster } : {}),
   });
   if (!converted.ok) {
     // No MAPI object exists to carry a condition: say it with an Event and retry.

@@ -11,6 +11,8 @@ import { INFRA_GROUP, KINDS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath, isRecord, nameOf, ownerReferencesOf } from "../kube/object.js";
 import type { ObjectStore } from "../policies/types.js";
+import type { PlatformConverter } from "./conversion/platform.js";
+import { DEFAULT_PLATFORM, platformOfInfraKind } from "./conversion/registry.js";
 import type { Unstamped } from "./conversion/stamp.js";
 import type { ConversionResult } from "./conversion/types.js";
 
@@ -30,7 +32,7 @@ export interface SyncConverter {
     capi: KubeObject,
     infraMachine: KubeObject,
     infrastructure: KubeObject,
-    opts: { mapiNamespace: string; awsCluster?: KubeObject },
+    opts: { mapiNamespace: string; infraCluster?: KubeObject },
   ): ConversionResult<{ machine: KubeObject }>;
   capiMachineSetToMapi(
     capi: KubeObject,
@@ -85,7 +87,13 @@ export interface SyncConverter {
 export interface SyncSettings {
   mapiNamespace: string;
   capiNamespace: string;
+  /** The platform the cluster runs on (Infrastructure `status.platformStatus.type`); default AWS. */
+  platform?: PlatformConverter;
 }
+
+/** The settings' platform, AWS when none is named (decision 87). */
+export const platformOf = (settings: SyncSettings): PlatformConverter =>
+  settings.platform ?? DEFAULT_PLATFORM;
 
 export interface SyncDeps {
   converter: SyncConverter;
@@ -178,11 +186,13 @@ export const infrastructureRefOf = (capi: KubeObject | undefined): Infrastructur
 /** Maps an infrastructure reference to the type to read; unknown kinds read as absent. */
 export type InfraTypeResolver = (ref: InfrastructureRef) => ResourceType | undefined;
 
-/** The infrastructure kinds the product knows today (AWS). */
+/** The InfraMachine and template kinds of every platform the product supports. */
 export const defaultInfraTypeResolver: InfraTypeResolver = (ref) => {
   if (ref.apiGroup !== INFRA_GROUP && ref.apiGroup !== "") return undefined;
-  if (ref.kind === KINDS.awsMachine.kind) return KINDS.awsMachine;
-  if (ref.kind === KINDS.awsMachineTemplate.kind) return KINDS.awsMachineTemplate;
+  const platform = platformOfInfraKind(ref.kind);
+  if (platform === undefined) return undefined;
+  if (ref.kind === platform.infraMachine.kind) return platform.infraMachine;
+  if (ref.kind === platform.infraMachineTemplate.kind) return platform.infraMachineTemplate;
   return undefined;
 };
 
@@ -198,9 +208,6 @@ const clusterNameOf = (infrastructure: KubeObject | undefined): string => {
 
 export interface SnapshotReadOptions extends SyncSettings {
   resolveInfraType?: InfraTypeResolver;
-  /** The InfraMachine kind to look up by name when no CAPI Machine names one (default AWSMachine). */
-  defaultInfraMachineType?: ResourceType;
-  defaultInfraMachineTemplateType?: ResourceType;
   storageBeingRemoved?: boolean;
   clusterCascade?: boolean;
 }
@@ -226,7 +233,7 @@ export const readMachineSnapshot = (
   const infraMachine =
     ref && refType
       ? store.get(refType, opts.capiNamespace, ref.name)
-      : store.get(opts.defaultInfraMachineType ?? KINDS.awsMachine, opts.capiNamespace, name);
+      : store.get(platformOf(opts).infraMachine, opts.capiNamespace, name);
   const mapiOwner = controllerOf(mapi, "MachineSet", "machine.openshift.io");
   const capiTwinOfMapiOwner = mapiOwner
     ? store.get(KINDS.capiMachineSet, opts.capiNamespace, mapiOwner.name)
@@ -239,7 +246,9 @@ export const readMachineSnapshot = (
     ? store.get(KINDS.mapiMachineSet, opts.mapiNamespace, nameOf(capiOwnerMachineSet))
     : undefined;
   const { infrastructure, cluster, clusterName } = common(store, opts);
-  const infraCluster = clusterName ? store.get(KINDS.awsCluster, opts.capiNamespace, clusterName) : undefined;
+  const infraCluster = clusterName
+    ? store.get(platformOf(opts).infraCluster, opts.capiNamespace, clusterName)
+    : undefined;
   return {
     name,
     mapi,
@@ -267,8 +276,7 @@ export const readMachineSetSnapshot = (
   const mapi = store.get(KINDS.mapiMachineSet, opts.mapiNamespace, name);
   const capi = store.get(KINDS.capiMachineSet, opts.capiNamespace, name);
   const ref = infrastructureRefOf(capi);
-  const templateType =
-    (ref ? resolve(ref) : undefined) ?? opts.defaultInfraMachineTemplateType ?? KINDS.awsMachineTemplate;
+  const templateType = (ref ? resolve(ref) : undefined) ?? platformOf(opts).infraMachineTemplate;
   const labelled = store
     .list(templateType, opts.capiNamespace)
     .filter((t) => t.metadata?.labels?.[LABELS.templateMachineSet] === name);
@@ -353,7 +361,9 @@ export const machineSetKeysFor = (object: KubeObject, store: ObjectStore, opts: 
 export const storageToCheck = (
   kind: "Machine" | "MachineSet",
   opts: SyncSettings,
-  infraType: ResourceType = kind === "Machine" ? KINDS.awsMachine : KINDS.awsMachineTemplate,
+  infraType: ResourceType = kind === "Machine"
+    ? platformOf(opts).infraMachine
+    : platformOf(opts).infraMachineTemplate,
 ): { namespaces: string[]; customResourceDefinitions: string[] } => {
   const crd = (t: ResourceType) => `${t.plural}.${t.group}`;
   const [mapiType, capiType] =

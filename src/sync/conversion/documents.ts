@@ -4,7 +4,7 @@
  * shell (cli.ts) reads files, parses YAML and prints; this file does no I/O, so its table tests need no
  * files.
  */
-import { CAPI_API_VERSION, INFRA_API_VERSION, MAPI_API_VERSION } from "../../kube/kinds.js";
+import { apiVersionOf, CAPI_API_VERSION, MAPI_API_VERSION, type ResourceType } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject, nameOf, namespaceOf } from "../../kube/object.js";
 import { capiMachineToMapi, mapiMachineToCapi } from "./machine.js";
 import { capiMachineSetToMapi, mapiMachineSetToCapi } from "./machineset.js";
@@ -43,14 +43,15 @@ const label = (o: KubeObject) => `${o.kind ?? "Object"}/${nameOf(o) || "<unnamed
 
 const is = (o: KubeObject, apiVersion: string, kind: string) =>
   o.apiVersion === apiVersion && o.kind === kind;
+const isOf = (o: KubeObject, type: ResourceType) => is(o, apiVersionOf(type), type.kind);
 
 /** Finds an object of `kind` named `name`, preferring the same namespace as `near`. */
-const findNamed = (objects: readonly KubeObject[], kind: string, name: unknown, near: KubeObject) =>
+/** An object of the platform's `type` (its group and version) named `name`, the one beside `near` first. */
+const findNamed = (objects: readonly KubeObject[], type: ResourceType, name: unknown, near: KubeObject) =>
   typeof name !== "string"
     ? undefined
-    : (objects.find(
-        (o) => is(o, INFRA_API_VERSION, kind) && nameOf(o) === name && namespaceOf(o) === namespaceOf(near),
-      ) ?? objects.find((o) => is(o, INFRA_API_VERSION, kind) && nameOf(o) === name));
+    : (objects.find((o) => isOf(o, type) && nameOf(o) === name && namespaceOf(o) === namespaceOf(near)) ??
+      objects.find((o) => isOf(o, type) && nameOf(o) === name));
 
 export const convertDocuments = (
   documents: readonly unknown[],
@@ -102,19 +103,18 @@ export const convertDocuments = (
       continue;
     }
     if (is(o, CAPI_API_VERSION, "Machine") || is(o, CAPI_API_VERSION, "MachineSet")) {
-      const awsCluster =
-        objects.find(
-          (c) => is(c, INFRA_API_VERSION, platform.infraCluster.kind) && nameOf(c) === info.clusterName,
-        ) ?? objects.find((c) => is(c, INFRA_API_VERSION, platform.infraCluster.kind));
-      if (awsCluster !== undefined) consumed.add(awsCluster);
+      const infraCluster =
+        objects.find((c) => isOf(c, platform.infraCluster) && nameOf(c) === info.clusterName) ??
+        objects.find((c) => isOf(c, platform.infraCluster));
+      if (infraCluster !== undefined) consumed.add(infraCluster);
       const opts = {
         mapiNamespace: options.mapiNamespace,
-        ...(awsCluster === undefined ? {} : { awsCluster }),
+        ...(infraCluster === undefined ? {} : { infraCluster }),
       };
       if (o.kind === "Machine") {
         const infraMachine = findNamed(
           objects,
-          platform.infraMachine.kind,
+          platform.infraMachine,
           getPath(o, ["spec", "infrastructureRef", "name"]),
           o,
         );
@@ -123,7 +123,7 @@ export const convertDocuments = (
       } else {
         const template = findNamed(
           objects,
-          platform.infraMachineTemplate.kind,
+          platform.infraMachineTemplate,
           getPath(o, ["spec", "template", "spec", "infrastructureRef", "name"]),
           o,
         );

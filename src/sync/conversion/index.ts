@@ -68,8 +68,8 @@ const toMachineAPI = (mapi: KubeObject, infra: KubeObject, view: ClusterView): F
     );
   const namespace = namespaceOf(twin);
   const { platform, infrastructure } = lookup;
-  const awsCluster = view.get(platform.infraCluster, namespace, infrastructure.clusterName);
-  const opts = { mapiNamespace: namespaceOf(mapi), ...(awsCluster === undefined ? {} : { awsCluster }) };
+  const infraCluster = view.get(platform.infraCluster, namespace, infrastructure.clusterName);
+  const opts = { mapiNamespace: namespaceOf(mapi), ...(infraCluster === undefined ? {} : { infraCluster }) };
   if (mapi.kind === "MachineSet") {
     const ref = getPath(twin, ["spec", "template", "spec", "infrastructureRef", "name"]);
     const template =

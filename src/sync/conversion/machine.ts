@@ -58,8 +58,8 @@ export interface ConversionOptions extends PlatformChoice {
 }
 export interface ReverseConversionOptions extends PlatformChoice {
   mapiNamespace: string;
-  /** The platform's InfraCluster (AWSCluster): needed only for control plane machines. */
-  awsCluster?: KubeObject;
+  /** The platform's InfraCluster (AWSCluster, OpenStackCluster): needed only for control plane machines. */
+  infraCluster?: KubeObject;
 }
 
 /** A MAPI MachineSpec with the labels/annotations of the object (or template) that holds it. */
@@ -412,7 +412,7 @@ export const capiMachineToMapi = (
         kind: infraKind,
         name: infraMachine === undefined ? nameOf(capi) : nameOf(infraMachine),
       },
-      ...(opts.awsCluster === undefined ? {} : { infraCluster: opts.awsCluster }),
+      ...(opts.infraCluster === undefined ? {} : { infraCluster: opts.infraCluster }),
     },
     platform,
     infrastructure,

@@ -250,7 +250,7 @@ export const capiMachineSetToMapi = (
             ? String(getPath(templateSpec, ["infrastructureRef", "name"]) ?? "")
             : nameOf(infraTemplate),
       },
-      ...(opts.awsCluster === undefined ? {} : { infraCluster: opts.awsCluster }),
+      ...(opts.infraCluster === undefined ? {} : { infraCluster: opts.infraCluster }),
     },
     platform,
     infrastructure,

@@ -84,7 +84,7 @@ const toMapi = (
     }),
     awsMachine({ spec }),
     infrastructure(),
-    { mapiNamespace: MAPI_NS, ...(opts.awsCluster === undefined ? {} : { awsCluster: opts.awsCluster }) },
+    { mapiNamespace: MAPI_NS, ...(opts.awsCluster === undefined ? {} : { infraCluster: opts.awsCluster }) },
   );
 
 const mapiValue = (extra: Record<string, unknown>) => {
@@ -667,7 +667,7 @@ describe("SPEC §5.3 AWS additions in v5 (upstream's converter does each)", () =
   const toMapiOn = (infra: KubeObject, spec: Record<string, unknown>, awsCluster?: KubeObject) =>
     capiMachineToMapi(capiMachine(), awsMachine({ spec }), infra, {
       mapiNamespace: MAPI_NS,
-      ...(awsCluster === undefined ? {} : { awsCluster }),
+      ...(awsCluster === undefined ? {} : { infraCluster: awsCluster }),
     });
   const errorsOf = (
     result: { ok: true } | { ok: false; errors: Parameters<typeof formatFieldError>[0][] },

@@ -10,6 +10,11 @@ import { getPath } from "../../../src/kube/object.js";
 import { parseConvertFlags, runConvert } from "../../../src/sync/conversion/cli.js";
 import { convertDocuments } from "../../../src/sync/conversion/documents.js";
 import { awsMachine, capiMachine, infrastructure, mapiMachine, providerSpec } from "./builders.js";
+import {
+  openstackInfrastructure,
+  openstackMapiMachine,
+  openstackProviderSpec,
+} from "./openstack-builders.js";
 
 const INFRA_YAML = `apiVersion: config.openshift.io/v1
 kind: Infrastructure
@@ -181,7 +186,7 @@ describe("convert CLI: documents", () => {
       mapiNamespace: "m",
     });
     expect(result.errors).toEqual([
-      'Infrastructure/cluster: Infrastructure.status.platformStatus.type: Invalid value: "Azure": unsupported platform "Azure": supported platforms are AWS',
+      'Infrastructure/cluster: Infrastructure.status.platformStatus.type: Invalid value: "Azure": unsupported platform "Azure": supported platforms are AWS, OpenStack',
     ]);
   });
 });
@@ -288,5 +293,47 @@ describe("convert CLI: run", () => {
       kind: "AWSMachine",
       name: "w1",
     });
+  });
+});
+
+describe("convert on OpenStack (issue 23): the Infrastructure names the platform", () => {
+  const OS_INFRA_YAML = yamlOf(openstackInfrastructure());
+  it("--to capi writes the CAPI Machine and a CAPO v1beta1 OpenStackMachine", async () => {
+    const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
+      "infra.yaml": OS_INFRA_YAML,
+      "m.yaml": yamlOf(openstackMapiMachine(openstackProviderSpec())),
+    });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const kinds = parseAllDocuments(result.stdout).map((d) => {
+      const o = d.toJS() as { apiVersion: string; kind: string };
+      return `${o.apiVersion} ${o.kind}`;
+    });
+    expect(kinds).toEqual([
+      "cluster.x-k8s.io/v1beta2 Machine",
+      "infrastructure.cluster.x-k8s.io/v1beta1 OpenStackMachine",
+    ]);
+  });
+  it("--to mapi pairs each CAPI Machine with the v1beta1 OpenStackMachine it references", () => {
+    const toCapi = convertDocuments(
+      [openstackMapiMachine(openstackProviderSpec())],
+      openstackInfrastructure(),
+      {
+        to: "capi",
+        capiNamespace: "openshift-cluster-api",
+        mapiNamespace: "openshift-machine-api",
+      },
+    );
+    expect(toCapi.errors).toEqual([]);
+    const back = convertDocuments(toCapi.objects, openstackInfrastructure(), {
+      to: "mapi",
+      capiNamespace: "openshift-cluster-api",
+      mapiNamespace: "openshift-machine-api",
+    });
+    expect(back.errors).toEqual([]);
+    expect(back.objects.map((o) => `${o.apiVersion} ${o.kind}`)).toEqual([
+      "machine.openshift.io/v1beta1 Machine",
+    ]);
+    expect(getPath(back.objects[0], ["spec", "providerSpec", "value", "kind"])).toBe("OpenstackProviderSpec");
   });
 });

@@ -240,9 +240,9 @@ describe("SPEC §5.1 Machine level, MAPI → CAPI", () => {
     );
   });
   it("unknown Infrastructure platform → a clear error naming it and the supported ones", () => {
-    const result = toCapi(mapiMachine(), infrastructure({ platform: "OpenStack" }));
+    const result = toCapi(mapiMachine(), infrastructure({ platform: "GCP" }));
     expect(result.ok ? [] : result.errors.map(formatFieldError)).toEqual([
-      'Infrastructure.status.platformStatus.type: Invalid value: "OpenStack": unsupported platform "OpenStack": supported platforms are AWS',
+      'Infrastructure.status.platformStatus.type: Invalid value: "GCP": unsupported platform "GCP": supported platforms are AWS, OpenStack',
     ]);
   });
 });

@@ -41,8 +41,8 @@ import {
 const P = "spec.providerSpec.value";
 const S = "OpenStackMachine.spec";
 const infra = openstackInfrastructure();
-/** OpenStack is converter-only until its kinds are wired into the sync and the handover (decision 77). */
-const WITH_OPENSTACK = [...PLATFORMS, openstackPlatform];
+/** The registry holds OpenStack; the tests name the list anyway, so a platform dropped from it shows here. */
+const WITH_OPENSTACK = PLATFORMS;
 
 const toCapi = (value: Record<string, unknown>, providerID?: string) =>
   mapiMachineToCapi(
@@ -87,12 +87,12 @@ const mapiWarnings = (extra: Record<string, unknown>) => {
 };
 
 describe("registry: platformFor picks OpenStack", () => {
-  it("is not a supported platform yet: the product converts nothing on OpenStack (decision 77)", () => {
+  it("is a supported platform: the registry converts on OpenStack with no platforms option (decision 87)", () => {
     const lookup = platformFor(infra);
-    expect(lookup.ok).toBe(false);
+    expect(lookup.ok && lookup.platform).toBe(openstackPlatform);
     expect(
       mapiMachineToCapi(openstackMapiMachine(openstackProviderSpec()), infra, { capiNamespace: CAPI_NS }).ok,
-    ).toBe(false);
+    ).toBe(true);
   });
   it("status.platformStatus.type OpenStack → the OpenStack converter with CAPO's kinds", () => {
     const lookup = platformFor(infra, WITH_OPENSTACK);

@@ -1,7 +1,15 @@
 /** The platform registry (SPEC §5 "one module per platform behind a registry"). */
 import { describe, expect, it } from "vitest";
 import type { PlatformConverter } from "../../../src/sync/conversion/index.js";
-import { awsPlatform, PLATFORMS, platformFor } from "../../../src/sync/conversion/index.js";
+import {
+  awsPlatform,
+  DEFAULT_PLATFORM,
+  PLATFORMS,
+  platformFor,
+  platformNamed,
+  platformOfInfraKind,
+  servedPlatform,
+} from "../../../src/sync/conversion/index.js";
 import { infrastructure } from "./builders.js";
 
 describe("platform registry", () => {
@@ -20,7 +28,7 @@ describe("platform registry", () => {
   it("unknown platform → an error naming it and the supported ones", () => {
     const lookup = platformFor(infrastructure({ platform: "GCP" }));
     expect(lookup.ok ? [] : lookup.errors.map((e) => e.message)).toEqual([
-      'unsupported platform "GCP": supported platforms are AWS',
+      'unsupported platform "GCP": supported platforms are AWS, OpenStack',
     ]);
   });
   it("missing Infrastructure → an error saying so", () => {
@@ -33,5 +41,34 @@ describe("platform registry", () => {
     const openstack: PlatformConverter = { ...awsPlatform, platform: "OpenStack", regionOf: () => "" };
     const lookup = platformFor(infrastructure({ platform: "OpenStack" }), [...PLATFORMS, openstack]);
     expect(lookup.ok && lookup.platform.platform).toBe("OpenStack");
+  });
+});
+
+describe("the platform a process serves (decision 87)", () => {
+  it("each platform by its Infrastructure type and by each of its infrastructure kinds", () => {
+    for (const p of PLATFORMS) {
+      expect(platformNamed(p.platform)).toBe(p);
+      for (const t of [p.infraMachine, p.infraMachineTemplate, p.infraCluster])
+        expect(platformOfInfraKind(t.kind)).toBe(p);
+    }
+    expect(PLATFORMS.map((p) => p.platform)).toEqual(["AWS", "OpenStack"]);
+    expect(platformOfInfraKind("Machine")).toBeUndefined();
+    expect(platformNamed("GCP")).toBeUndefined();
+  });
+  it("servedPlatform: the Infrastructure's platform, or AWS when it names none the product supports", () => {
+    expect(servedPlatform(infrastructure({ platform: "OpenStack" })).platform).toBe("OpenStack");
+    expect(servedPlatform(infrastructure()).platform).toBe("AWS");
+    expect(servedPlatform(infrastructure({ platform: "GCP" }))).toBe(DEFAULT_PLATFORM);
+    expect(servedPlatform(undefined)).toBe(DEFAULT_PLATFORM);
+  });
+  it("every platform names its InfraMachine finalizer, and no two platforms share a kind", () => {
+    expect(PLATFORMS.map((p) => p.infraMachineFinalizer)).toEqual([
+      "awsmachine.infrastructure.cluster.x-k8s.io",
+      "openstackmachine.infrastructure.cluster.x-k8s.io",
+    ]);
+    const kinds = PLATFORMS.flatMap((p) =>
+      [p.infraMachine, p.infraMachineTemplate, p.infraCluster].map((t) => t.kind),
+    );
+    expect(new Set(kinds).size).toBe(kinds.length);
   });
 });
