@@ -24,7 +24,7 @@ const providers = await startSimulatedProviders({
 serveParent(
   { pid: process.pid },
   {
-    idle: () => [providers.mao, providers.capi, providers.capa].every((s) => s.idle()),
+    idle: () => [providers.mao, providers.capi, providers.infraProvider].every((s) => s.idle()),
     instances: () => providers.ledger.snapshot().instances.length,
   },
   () => providers.stop(),

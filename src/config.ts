@@ -32,6 +32,7 @@ const DEFAULT_CONTROLLER_USERS = [
   "system:serviceaccount:openshift-machine-api:machine-api-controllers",
   "system:serviceaccount:openshift-cluster-api:capi-manager",
   "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
+  "system:serviceaccount:openshift-cluster-api:capo-controller-manager",
   "system:serviceaccount:openshift-cluster-api:capi-controllers",
   "system:serviceaccount:kube-system:generic-garbage-collector",
   "system:serviceaccount:kube-system:namespace-controller",
@@ -223,9 +224,10 @@ export const SETTINGS = {
   },
   seed: {
     flag: "seed",
-    schema: list.pipe(z.array(z.enum(["demo", "demo-providers"]))),
+    schema: list.pipe(z.array(z.enum(["demo", "demo-openstack", "demo-providers"]))),
     default: [],
-    description: "Local mode: objects to load at start (`demo`, `demo-providers`; comma-separated).",
+    description:
+      "Local mode: objects to load at start (`demo`: on AWS, `demo-openstack`: on OpenStack, `demo-providers`; comma-separated).",
   },
   withInstaller: {
     flag: "with-installer",
@@ -337,6 +339,21 @@ export function parseFlags(argv: readonly string[], flags: CommandFlags): FlagsR
   return { ok: true, values, occurrences, rest };
 }
 
+/** The demo seeds, each with the platform it puts in the Infrastructure object. */
+const DEMO_SEED_PLATFORMS: ReadonlyMap<string, "AWS" | "OpenStack"> = new Map([
+  ["demo", "AWS"],
+  ["demo-openstack", "OpenStack"],
+]);
+
+/** The distinct platforms the `seed` setting's demos ask for (more than one is a config error). */
+const demoPlatformsOf = (seed: readonly string[]): Array<"AWS" | "OpenStack"> => [
+  ...new Set(seed.flatMap((s) => DEMO_SEED_PLATFORMS.get(s) ?? [])),
+];
+
+/** The platform of the demo the `seed` setting asks for (`demo`: AWS, `demo-openstack`: OpenStack), if any. */
+export const demoPlatformOf = (seed: readonly string[]): "AWS" | "OpenStack" | undefined =>
+  demoPlatformsOf(seed)[0];
+
 export type CommandLineResult =
   | { ok: true; config: Config; flags: Record<string, string | true>; rest: string[] }
   | { ok: false; error: string };
@@ -400,6 +417,11 @@ export function parseCommandLine(
     return { ok: false, error: "setting installerClusterOperator may not be the platform's own cluster-api" };
   if (c.mapiNamespace === c.capiNamespace)
     return { ok: false, error: "settings mapiNamespace and capiNamespace must differ" };
+  if (demoPlatformsOf(c.seed).length > 1)
+    return {
+      ok: false,
+      error: "setting seed may hold demo or demo-openstack, not both (a cluster has one platform)",
+    };
   if (c.metricsPort !== 0 && c.metricsPort === c.webhookPort)
     return {
       ok: false,

@@ -15,7 +15,7 @@ import { hostname } from "node:os";
 import { dirname } from "node:path";
 import type { Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { type Config, listenHosts, parseConfig, type RunMode, runMode } from "./config.js";
+import { type Config, demoPlatformOf, listenHosts, parseConfig, type RunMode, runMode } from "./config.js";
 import { runInstaller } from "./installer/cli.js";
 import { seedDemoProviders } from "./installer/demo-providers.js";
 import { type Cache, createCache } from "./kube/cache.js";
@@ -28,7 +28,7 @@ import { createLeaderElector, type LeaderElector } from "./kube/leader.js";
 import { type LeaderGate, leaderGatedControllers } from "./kube/manager.js";
 import { countRestClientRequests, type RuntimeMetrics, runtimeMetrics } from "./kube/metrics.js";
 import { type LocalCluster, startLocalCluster } from "./local/cluster.js";
-import { seedDemo } from "./local/demo.js";
+import { seedDemo, seedInfrastructure } from "./local/demo.js";
 import { childLogger, createLogger, type LogOutput } from "./logging.js";
 import { createMigrationController } from "./migration/controller.js";
 import { decide } from "./policies/engine.js";
@@ -44,27 +44,32 @@ import { createInstanceLedger, type InstanceLedger } from "./simulate/ledger.js"
 import {
   createPlatformGuard,
   type PlatformGuard,
+  readServedPlatform,
   readSupport,
   reportSupport,
   type Support,
   watchSupport,
 } from "./supported.js";
 import { createMachineSetSyncController, createMachineSyncController } from "./sync/controller.js";
-import { checkConvertible } from "./sync/conversion/index.js";
+import { checkConvertible, DEFAULT_PLATFORM } from "./sync/conversion/index.js";
+import type { PlatformConverter } from "./sync/conversion/platform.js";
 import { conversionConverter, memoisingConverter } from "./sync/converter.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** The kinds admission reads (SPEC §2.3) and where: each gets one informer in the shared cache. */
-export function admissionInformers(config: Pick<Config, "mapiNamespace" | "capiNamespace">) {
+export function admissionInformers(
+  config: Pick<Config, "mapiNamespace" | "capiNamespace">,
+  platform: PlatformConverter = DEFAULT_PLATFORM,
+) {
   return [
     [KINDS.mapiMachine, config.mapiNamespace],
     [KINDS.mapiMachineSet, config.mapiNamespace],
     [KINDS.capiMachine, config.capiNamespace],
     [KINDS.capiMachineSet, config.capiNamespace],
-    [KINDS.awsMachine, config.capiNamespace],
-    [KINDS.awsMachineTemplate, config.capiNamespace],
-    [KINDS.awsCluster, config.capiNamespace],
+    [platform.infraMachine, config.capiNamespace],
+    [platform.infraMachineTemplate, config.capiNamespace],
+    [platform.infraCluster, config.capiNamespace],
     [KINDS.infrastructure, ""],
   ] as const;
 }
@@ -138,6 +143,7 @@ function buildControllers(
   metrics: RuntimeMetrics,
   log: Logger,
   platformGuard: PlatformGuard,
+  platform: PlatformConverter,
 ): Controller[] {
   const namespaces = { mapiNamespace: config.mapiNamespace, capiNamespace: config.capiNamespace };
   const syncDeps = {
@@ -145,7 +151,7 @@ function buildControllers(
     transport: connection.transport,
     cache,
     converter: memoisingConverter(conversionConverter),
-    settings: namespaces,
+    settings: { ...namespaces, platform },
     events,
     clock: systemClock,
     metrics,
@@ -167,6 +173,7 @@ function buildControllers(
         clock: systemClock,
         logger: controllersLog,
         namespaces,
+        infraMachineTypes: [platform.infraMachine],
         migrationStuckAfterMs: config.migrationStuckAfter * 1000,
         workers: config.workers,
         platformGuard,
@@ -195,6 +202,9 @@ export async function serve(
   }
   const config = parsed.config;
   const mode: RunMode = runMode(config, env);
+  // Local mode: the demo seed's platform (`demo`: AWS, `demo-openstack`: OpenStack), written before the
+  // process reads which platform it serves.
+  const demoPlatform = demoPlatformOf(config.seed);
   if (mode !== "local" && config.simulateProviders) {
     process.stderr.write(
       "machine-api-migration: setting simulateProviders (--simulate-providers) is refused in a cluster\n",
@@ -232,7 +242,12 @@ export async function serve(
         : connect({ kubeconfigPath: config.kubeconfig! }, countRequests);
   }
 
+  if (local && demoPlatform !== undefined) await seedInfrastructure(local, config, demoPlatform);
   const support: Support = await readSupport(connection.client);
+  const served = await readServedPlatform(connection.client);
+  if (served.reason) log.warn({ check: "platform" }, served.reason);
+  else log.info({ platform: served.platform.platform }, "serving the cluster's platform");
+  const platform = served.platform;
   for (const reason of support.reasons) log.warn({ check: "supported-cluster" }, reason);
   // SPEC §0.1: also say why on the product's own Deployment (best effort; /readyz stays true regardless).
   const events = createEventRecorder({
@@ -259,7 +274,7 @@ export async function serve(
     clock: systemClock,
     watchSilenceTimeoutMs: config.watchSilenceTimeout * 1000,
   });
-  for (const [type, namespace] of admissionInformers(config)) cache.informerFor(type, namespace);
+  for (const [type, namespace] of admissionInformers(config, platform)) cache.informerFor(type, namespace);
 
   const view = clusterView(cache, config);
   const policy: PolicyContext = {
@@ -291,7 +306,7 @@ export async function serve(
   });
   const controllers =
     support.controllers && config.controllers
-      ? buildControllers(config, connection, cache, registry, events, runtime, log, platformGuard)
+      ? buildControllers(config, connection, cache, registry, events, runtime, log, platformGuard, platform)
       : [];
   if (!config.controllers) log.info("controllers disabled (--no-controllers): admission only");
   const simulate = mode === "local" && (config.simulateProviders ?? config.controllers);
@@ -379,7 +394,8 @@ export async function serve(
     if (local) {
       await local.registerProductWebhooks(webhook.url);
       // With the stand-ins running, the demo seed leaves provisioning to them (and the sync), as a cluster would.
-      if (config.seed.includes("demo")) await seedDemo(local, config, { provisioned: !simulate });
+      if (demoPlatform !== undefined)
+        await seedDemo(local, config, { provisioned: !simulate, platform: demoPlatform });
       if (simulate && ledger)
         running.simulated = await startLocalSimulatedProviders({
           kubeconfigText: local.kubeconfigText,
@@ -387,6 +403,7 @@ export async function serve(
           capiNamespace: config.capiNamespace,
           logger: log,
           ledger,
+          platform,
         });
       if (config.seed.includes("demo-providers")) await seedDemoProviders(local.clientAs("admin"), config);
       if (config.withInstaller) {

@@ -16,8 +16,8 @@ import { NotFoundError } from "./kube/errors.js";
 import type { EventRecorder, EventType } from "./kube/events.js";
 import { KINDS, type ResourceType } from "./kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "./kube/object.js";
+import { PLATFORMS, platformNamed, servedPlatform } from "./platforms/registry.js";
 import type { PlatformConverter } from "./sync/conversion/platform.js";
-import { PLATFORMS, platformNamed, servedPlatform } from "./sync/conversion/registry.js";
 
 export const FEATURE_GATE = "MachineAPIMigration";
 /** The product's own Deployment (manifests/base), which carries the supported-cluster Event. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   asksForHelp,
+  demoPlatformOf,
   envNameOf,
   listenHosts,
   parseCommandLine,
@@ -31,7 +32,14 @@ describe("config", () => {
     expect(config.controllerUsers).toContain(
       "system:serviceaccount:openshift-cluster-api:machine-api-migration",
     );
-    expect(config.controllerUsers).toHaveLength(9);
+    // Each platform's infrastructure provider is a controller (CAPA on AWS, CAPO on OpenStack).
+    expect(config.controllerUsers).toEqual(
+      expect.arrayContaining([
+        "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
+        "system:serviceaccount:openshift-cluster-api:capo-controller-manager",
+      ]),
+    );
+    expect(config.controllerUsers).toHaveLength(10);
   });
 
   it("flags win over environment, which wins over defaults", () => {
@@ -70,10 +78,32 @@ describe("config", () => {
     [["--renew-deadline", "137"], "renewDeadline must be less than leaseDuration"],
     [["--retry-period", "107"], "retryPeriod must be less than renewDeadline"],
     [["--capi-namespace", "openshift-machine-api"], "must differ"],
+    [["--seed", "demo,demo-openstack"], "setting seed may hold demo or demo-openstack, not both"],
   ])("bad input %j exits with a message naming the setting", (argv, text) => {
     const r = parseConfig(argv, {});
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toContain(text);
+  });
+
+  it("seed: demo (AWS) or demo-openstack (OpenStack), each beside demo-providers; the demo names the platform", () => {
+    expect(ok(["--seed", "demo-openstack,demo-providers"]).config.seed).toEqual([
+      "demo-openstack",
+      "demo-providers",
+    ]);
+    expect(ok([], { [envNameOf("seed")]: "demo-openstack" }).config.seed).toEqual(["demo-openstack"]);
+    expect(demoPlatformOf(["demo"])).toBe("AWS");
+    expect(demoPlatformOf(["demo-providers", "demo-openstack"])).toBe("OpenStack");
+    expect(demoPlatformOf(["demo", "demo"])).toBe("AWS");
+    expect(demoPlatformOf(["demo-providers"])).toBeUndefined();
+    expect(demoPlatformOf([])).toBeUndefined();
+  });
+
+  it("seed: demo and demo-openstack together is refused whole (a cluster has one platform)", () => {
+    expect(parseConfig(["--seed", "demo-openstack,demo"], {})).toEqual({
+      ok: false,
+      error: "setting seed may hold demo or demo-openstack, not both (a cluster has one platform)",
+    });
+    expect(parseConfig(["--seed", "demo,demo"], {}).ok).toBe(true);
   });
 
   it("names the environment variable when the bad value came from there", () => {

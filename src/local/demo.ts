@@ -1,38 +1,58 @@
 /**
- * Writes the `--seed demo` objects (seed.ts) into the local cluster the way the cluster's own actors would
- * have: the admin creates the MachineSets; machine-api-operator (MAO) creates their Machines, adds its
- * finalizer and reports them provisioned; one standalone Machine has already been handed over to Cluster API,
- * so its CAPI twin and AWSMachine exist (written by the product's identity, converted by the real converter)
- * and the MAPI copy is paused. Every write goes through the API, under that actor's identity.
+ * Writes the `--seed demo` / `--seed demo-openstack` objects (seed.ts) into the local cluster the way the
+ * cluster's own actors would have: the admin creates the Infrastructure, the CAPI Cluster and its
+ * InfraCluster (`seedInfrastructure`, also called alone before the process reads its platform) and the
+ * MachineSets; machine-api-operator (MAO) creates their Machines, adds its finalizer and reports them
+ * provisioned; one standalone Machine has already been handed over to Cluster API, so its CAPI twin and
+ * InfraMachine (AWSMachine, OpenStackMachine) exist (written by the product's identity, converted by the real
+ * converter) and the MAPI copy is paused. Every write goes through the API, under that actor's identity.
+ * Nothing here names a platform: seed.ts's `DemoPlatform`, the conversion registry's module and the
+ * stand-ins' simulated cloud (src/simulate/clouds.ts: providerID form, running state, MAO's labels) say what
+ * differs.
  */
 import type { KubeClient } from "../kube/client.js";
 import { ConflictError } from "../kube/errors.js";
 import { CAPI_API_VERSION, FINALIZERS, KINDS, MAPI_API_VERSION, type ResourceType } from "../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../kube/object.js";
+import { cloudOf } from "../simulate/clouds.js";
 import { instanceLabels } from "../simulate/mao.js";
 import { mapiMachineStatusToCapi, mapiMachineToCapi } from "../sync/conversion/index.js";
 import type { LocalCluster } from "./cluster.js";
 import { createIfMissing } from "./cluster.js";
-import { capiCluster, demoSeed, infrastructure, type SeedNamespaces } from "./seed.js";
+import {
+  capiCluster,
+  type DemoPlatformType,
+  demoPlatform,
+  demoSeed,
+  infrastructure,
+  platformConverterOf,
+  type SeedNamespaces,
+} from "./seed.js";
 
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 
-/** What MAO reports for a provisioned Machine (phase, providerID, node, addresses, Paused acknowledgement). */
+/**
+ * What MAO reports for a provisioned Machine on `platform` (phase, providerID, node, addresses, Paused
+ * acknowledgement): the demo's fixed instance, in the forms of the platform's simulated cloud.
+ */
 export function provisionedMapiStatus(
   machine: KubeObject,
   index: number,
   authority: "MachineAPI" | "ClusterAPI",
+  platform: DemoPlatformType = "AWS",
 ): Record<string, unknown> {
-  const zone = String(getPath(machine, ["spec", "providerSpec", "value", "placement", "availabilityZone"]));
+  const demo = demoPlatform(platform);
+  const cloud = cloudOf(platformConverterOf(platform));
+  const zone = String(getPath(machine, ["spec", "providerSpec", "value", ...cloud.mapiZonePath]));
   const ip = `10.0.${128 + index}.${17 + index}`;
-  const nodeName = `ip-10-0-${128 + index}-${17 + index}.ec2.internal`;
-  const instanceId = `i-0${(0x5a3c9e1b7d2f4 + index).toString(16)}`;
+  const nodeName = demo.nodeName(ip, machine.metadata?.name ?? "");
+  const instanceId = demo.instanceId(index);
   const at = now();
   return {
     authoritativeAPI: authority,
     synchronizedAPI: authority,
     phase: "Running",
-    providerStatus: { instanceId, instanceState: "running" },
+    providerStatus: { instanceId, instanceState: cloud.runningState },
     nodeRef: { apiVersion: "v1", kind: "Node", name: nodeName },
     addresses: [
       { type: "InternalIP", address: ip },
@@ -47,7 +67,7 @@ export function provisionedMapiStatus(
         lastTransitionTime: at,
       },
     ],
-    _providerID: `aws:///${zone}/${instanceId}`,
+    _providerID: cloud.providerID(zone, instanceId),
   };
 }
 
@@ -59,6 +79,8 @@ export interface SeedOptions {
    * instances and the sync creates the twins (the handed-over Machine is born ClusterAPI).
    */
   provisioned: boolean;
+  /** The platform of the cluster (default AWS: `--seed demo`; OpenStack: `--seed demo-openstack`). */
+  platform?: DemoPlatformType;
 }
 
 /**
@@ -84,21 +106,38 @@ async function statusOver(
   }
 }
 
+/**
+ * The cluster-wide facts the process reads before it picks its platform: `Infrastructure/cluster` (status
+ * written as its operator would), the CAPI Cluster and the platform's InfraCluster. Creates only what is
+ * missing, so calling it again (or `seedDemo` after it) changes nothing.
+ */
+export async function seedInfrastructure(
+  cluster: Pick<LocalCluster, "clientAs">,
+  ns: SeedNamespaces,
+  platformType: string,
+): Promise<void> {
+  const platform = demoPlatform(platformType).type;
+  const admin = cluster.clientAs("admin");
+  const infra = infrastructure(platform);
+  const createdInfra = await createIfMissing(admin, KINDS.infrastructure, infra);
+  if (createdInfra) await admin.updateStatus(KINDS.infrastructure, { ...createdInfra, status: infra.status });
+  const [capi, infraCluster] = capiCluster(ns, platform);
+  await createIfMissing(admin, KINDS.capiCluster, capi!);
+  await createIfMissing(admin, platformConverterOf(platform).infraCluster, infraCluster!);
+}
+
 export async function seedDemo(
   cluster: Pick<LocalCluster, "clientAs">,
   ns: SeedNamespaces,
   options: SeedOptions,
 ): Promise<void> {
+  const platform = options.platform ?? "AWS";
   const admin = cluster.clientAs("admin");
   const mao = cluster.clientAs("mao");
-  const seed = demoSeed(ns);
+  const seed = demoSeed(ns, platform);
+  const cloud = cloudOf(platformConverterOf(platform));
 
-  const infra = infrastructure();
-  const createdInfra = await createIfMissing(admin, KINDS.infrastructure, infra);
-  if (createdInfra) await admin.updateStatus(KINDS.infrastructure, { ...createdInfra, status: infra.status });
-  const [cluster0, awsCluster] = capiCluster(ns);
-  await createIfMissing(admin, KINDS.capiCluster, cluster0!);
-  await createIfMissing(admin, KINDS.awsCluster, awsCluster!);
+  await seedInfrastructure(cluster, ns, platform);
 
   const setUids = new Map<string, string>();
   for (const set of seed.machineSets) {
@@ -122,7 +161,7 @@ export async function seedDemo(
     const handedOver = ownerSetName === undefined;
     const authority = handedOver ? "ClusterAPI" : "MachineAPI";
     const ownerUid = ownerSetName ? setUids.get(ownerSetName) : undefined;
-    const { _providerID: providerID, ...status } = provisionedMapiStatus(machine, index, authority);
+    const { _providerID: providerID, ...status } = provisionedMapiStatus(machine, index, authority, platform);
     const owner =
       ownerSetName && ownerUid
         ? {
@@ -150,9 +189,12 @@ export async function seedDemo(
       ...machine,
       metadata: {
         ...machine.metadata,
-        // What MAO's AWS actuator writes once the instance exists (the printer columns read them).
-        labels: { ...machine.metadata?.labels, ...instanceLabels(machine) },
-        annotations: { ...machine.metadata?.annotations, "machine.openshift.io/instance-state": "running" },
+        // What MAO's actuator writes once the instance exists (the printer columns read them).
+        labels: { ...machine.metadata?.labels, ...instanceLabels(machine, cloud) },
+        annotations: {
+          ...machine.metadata?.annotations,
+          "machine.openshift.io/instance-state": cloud.runningState,
+        },
         // MAO's finalizer while MAPI is authoritative; the sync's own on both twins of a handed-over Machine.
         finalizers: handedOver ? [FINALIZERS.sync] : [FINALIZERS.mapiMachine],
         ...owner,
@@ -162,17 +204,22 @@ export async function seedDemo(
     const created = await createIfMissing(mao, KINDS.mapiMachine, toCreate);
     if (!created) continue;
     const withStatus = await statusOver(mao, KINDS.mapiMachine, created, status);
-    if (handedOver) await seedCapiTwin(cluster, ns, withStatus);
+    if (handedOver) await seedCapiTwin(cluster, ns, withStatus, platform);
   }
 }
 
-/** The CAPI Machine and AWSMachine of a Machine already handed over to Cluster API: unpaused, provisioned. */
+/**
+ * The CAPI Machine and InfraMachine of a Machine already handed over to Cluster API: unpaused, provisioned;
+ * the InfraMachine's status written by the platform's provider.
+ */
 async function seedCapiTwin(
   cluster: Pick<LocalCluster, "clientAs">,
   ns: SeedNamespaces,
   mapi: KubeObject,
+  platform: DemoPlatformType,
 ): Promise<void> {
   const product = cluster.clientAs("controller");
+  const converter = platformConverterOf(platform);
   const infra = await product.get(KINDS.infrastructure, "", "cluster");
   const converted = mapiMachineToCapi(mapi, infra, { capiNamespace: ns.capiNamespace });
   if (!converted.ok) throw new Error(`demo seed does not convert: ${JSON.stringify(converted.errors)}`);
@@ -199,11 +246,11 @@ async function seedCapiTwin(
     },
   });
   if (!capiMachine) return;
-  const aws = await createIfMissing(product, KINDS.awsMachine, {
+  const createdInfraMachine = await createIfMissing(product, converter.infraMachine, {
     ...infraMachine,
     metadata: {
       ...infraMachine.metadata,
-      finalizers: [FINALIZERS.awsMachine, FINALIZERS.sync],
+      finalizers: [converter.infraMachineFinalizer, FINALIZERS.sync],
       ownerReferences: [
         {
           apiVersion: CAPI_API_VERSION,
@@ -216,9 +263,19 @@ async function seedCapiTwin(
       ],
     },
   });
+  const provider = cluster.clientAs(demoPlatform(platform).provider);
   const statuses = mapiMachineStatusToCapi(mapi, infra, { capiMachine, now: now() });
   if (!statuses.ok) throw new Error(`demo seed status does not convert: ${JSON.stringify(statuses.errors)}`);
   await statusOver(cluster.clientAs("capi"), KINDS.capiMachine, capiMachine, statuses.value.machineStatus);
-  if (aws)
-    await statusOver(cluster.clientAs("capa"), KINDS.awsMachine, aws, statuses.value.infraMachineStatus);
+  if (!createdInfraMachine) return;
+  // The provider records the instance it runs where the converter does not (CAPO fills instanceID itself).
+  const instanceId = cloudOf(converter).instanceIdOf(String(getPath(mapi, ["spec", "providerID"])));
+  const recorded =
+    getPath(createdInfraMachine, ["spec", "instanceID"]) === undefined && instanceId !== undefined
+      ? await provider.update(converter.infraMachine, {
+          ...createdInfraMachine,
+          spec: { ...createdInfraMachine.spec, instanceID: instanceId },
+        })
+      : createdInfraMachine;
+  await statusOver(provider, converter.infraMachine, recorded, statuses.value.infraMachineStatus);
 }

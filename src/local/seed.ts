@@ -1,18 +1,50 @@
 /**
- * The objects `npm start -- --seed demo` loads into the local API server (SPEC §8 local mode, issue 3): an
- * AWS `Infrastructure/cluster`, the CAPI `Cluster` and `AWSCluster`, the `FeatureGate` that enables the
- * migration API (SPEC §0.1), two MAPI MachineSets and three MAPI Machines with realistic AWS providerSpecs.
- * Pure data; `local.ts` writes it. Owner references are filled in by the writer, which knows the uids.
+ * The objects `npm start -- --seed demo` (AWS) and `--seed demo-openstack` (OpenStack) load into the local
+ * API server (SPEC §8 local mode, issues 3 and 23): an `Infrastructure/cluster` of the platform, the CAPI
+ * `Cluster` and the platform's InfraCluster (`AWSCluster`, `OpenStackCluster`), the `FeatureGate` that
+ * enables the migration API (SPEC §0.1), two MAPI MachineSets and three MAPI Machines with realistic
+ * providerSpecs. What differs between platforms is one `DemoPlatform` record each (`DEMO_PLATFORMS`); every
+ * builder below is shared. Pure data; demo.ts writes it. Owner references are filled in by the writer,
+ * which knows the uids.
  */
-import { CAPI_API_VERSION, CONFIG_API_VERSION, INFRA_API_VERSION, MAPI_API_VERSION } from "../kube/kinds.js";
+import { CAPI_API_VERSION, CONFIG_API_VERSION, MAPI_API_VERSION } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
+import { platformNamed } from "../platforms/registry.js";
+import type { PlatformConverter } from "../sync/conversion/platform.js";
 
 export const DEMO_INFRASTRUCTURE_NAME = "demo-7xk2p";
 const DEMO_REGION = "us-east-1";
+/** The cloud of the OpenStack demo in its clouds.yaml, and the Secret that holds that file. */
+const OPENSTACK_CLOUD = "openstack";
+const OPENSTACK_CLOUDS_SECRET = "openstack-cloud-credentials";
 
 export interface SeedNamespaces {
   mapiNamespace: string;
   capiNamespace: string;
+}
+
+/** The platforms the demo seeds: `Infrastructure` `status.platformStatus.type`. */
+export type DemoPlatformType = "AWS" | "OpenStack";
+
+/** What the demo says differently on one platform; the builders of this file and demo.ts share the rest. */
+export interface DemoPlatform {
+  readonly type: DemoPlatformType;
+  /** The kubeconfig context (local/identities.ts) of the platform's infrastructure provider (CAPA, CAPO). */
+  readonly provider: string;
+  /** Infrastructure `spec.platformSpec`. */
+  readonly platformSpec: Record<string, unknown>;
+  /** Infrastructure `status.platformStatus`. */
+  readonly platformStatus: Record<string, unknown>;
+  /** The InfraCluster's `spec` (its kind is the registry's `infraCluster`; its status `{ ready: true }`). */
+  readonly infraClusterSpec: Record<string, unknown>;
+  /** The zone of the demo's zone suffix (`a`, `b`, `c`). */
+  zone(suffix: string): string;
+  /** A worker's providerSpec value in `zone`, as the installer writes it. */
+  providerSpec(zone: string): Record<string, unknown>;
+  /** The id of the demo's `index`th provisioned instance (fixed: the demo reads the same on every run). */
+  instanceId(index: number): string;
+  /** The node an instance with the private address `ip`, running the Machine `machineName`, becomes. */
+  nodeName(ip: string, machineName: string): string;
 }
 
 export function featureGate(): KubeObject {
@@ -26,49 +58,6 @@ export function featureGate(): KubeObject {
     },
   };
 }
-
-export function infrastructure(): KubeObject {
-  return {
-    apiVersion: CONFIG_API_VERSION,
-    kind: "Infrastructure",
-    metadata: { name: "cluster" },
-    spec: { platformSpec: { type: "AWS", aws: {} } },
-    status: {
-      infrastructureName: DEMO_INFRASTRUCTURE_NAME,
-      platform: "AWS",
-      platformStatus: { type: "AWS", aws: { region: DEMO_REGION } },
-      controlPlaneTopology: "HighlyAvailable",
-      infrastructureTopology: "HighlyAvailable",
-    },
-  };
-}
-
-export function capiCluster(ns: SeedNamespaces): KubeObject[] {
-  return [
-    {
-      apiVersion: CAPI_API_VERSION,
-      kind: "Cluster",
-      metadata: { name: DEMO_INFRASTRUCTURE_NAME, namespace: ns.capiNamespace },
-      spec: {
-        infrastructureRef: {
-          apiGroup: "infrastructure.cluster.x-k8s.io",
-          kind: "AWSCluster",
-          name: DEMO_INFRASTRUCTURE_NAME,
-        },
-      },
-      status: { initialization: { infrastructureProvisioned: true }, phase: "Provisioned" },
-    },
-    {
-      apiVersion: INFRA_API_VERSION,
-      kind: "AWSCluster",
-      metadata: { name: DEMO_INFRASTRUCTURE_NAME, namespace: ns.capiNamespace },
-      spec: { region: DEMO_REGION },
-      status: { ready: true },
-    },
-  ];
-}
-
-const zoneOf = (suffix: string) => `${DEMO_REGION}${suffix}`;
 
 /** An OpenShift AWSMachineProviderConfig as the installer writes it for a worker in `zone`. */
 export function awsProviderSpec(zone: string, instanceType = "m6i.xlarge"): Record<string, unknown> {
@@ -95,6 +84,135 @@ export function awsProviderSpec(zone: string, instanceType = "m6i.xlarge"): Reco
   };
 }
 
+/**
+ * An OpenShift `OpenstackProviderSpec` (MAPO, machine.openshift.io/v1alpha1) as the installer writes it for
+ * a worker in the compute availability zone `zone`: the nodes subnet and the worker security group by name,
+ * one server group per zone, the cluster's tag and server metadata, trunk ports.
+ */
+export function openstackProviderSpec(zone: string, flavor = "m1.xlarge"): Record<string, unknown> {
+  const tag = `openshiftClusterID=${DEMO_INFRASTRUCTURE_NAME}`;
+  return {
+    apiVersion: "machine.openshift.io/v1alpha1",
+    kind: "OpenstackProviderSpec",
+    availabilityZone: zone,
+    cloudName: OPENSTACK_CLOUD,
+    cloudsSecret: { name: OPENSTACK_CLOUDS_SECRET, namespace: "openshift-machine-api" },
+    flavor,
+    image: `${DEMO_INFRASTRUCTURE_NAME}-rhcos`,
+    networks: [
+      { filter: {}, subnets: [{ filter: { name: `${DEMO_INFRASTRUCTURE_NAME}-nodes`, tags: tag } }] },
+    ],
+    securityGroups: [{ filter: {}, name: `${DEMO_INFRASTRUCTURE_NAME}-worker` }],
+    serverGroupName: `${DEMO_INFRASTRUCTURE_NAME}-worker-${zone}`,
+    serverMetadata: {
+      Name: `${DEMO_INFRASTRUCTURE_NAME}-worker`,
+      openshiftClusterID: DEMO_INFRASTRUCTURE_NAME,
+    },
+    tags: [tag],
+    trunk: true,
+    userDataSecret: { name: "worker-user-data" },
+  };
+}
+
+export const DEMO_PLATFORMS: Readonly<Record<DemoPlatformType, DemoPlatform>> = Object.freeze({
+  AWS: {
+    type: "AWS",
+    provider: "capa",
+    platformSpec: { type: "AWS", aws: {} },
+    platformStatus: { type: "AWS", aws: { region: DEMO_REGION } },
+    infraClusterSpec: { region: DEMO_REGION },
+    zone: (suffix: string) => `${DEMO_REGION}${suffix}`,
+    providerSpec: (zone: string) => awsProviderSpec(zone),
+    // An EC2 instance id; the node is named after its private address, as EC2's internal DNS names it.
+    instanceId: (index: number) => `i-0${(0x5a3c9e1b7d2f4 + index).toString(16)}`,
+    nodeName: (ip: string) => `ip-${ip.replaceAll(".", "-")}.ec2.internal`,
+  },
+  OpenStack: {
+    type: "OpenStack",
+    provider: "capo",
+    platformSpec: { type: "OpenStack", openstack: {} },
+    platformStatus: {
+      type: "OpenStack",
+      openstack: {
+        apiServerInternalIP: "10.0.0.5",
+        apiServerInternalIPs: ["10.0.0.5"],
+        cloudName: OPENSTACK_CLOUD,
+        ingressIP: "10.0.0.7",
+        ingressIPs: ["10.0.0.7"],
+        loadBalancer: { type: "OpenShiftManagedDefault" },
+      },
+    },
+    // cluster-capi-operator's OpenStackCluster names the same cloud and credentials as the Machines.
+    infraClusterSpec: { identityRef: { cloudName: OPENSTACK_CLOUD, name: OPENSTACK_CLOUDS_SECRET } },
+    zone: (suffix: string) => `az-${suffix}`,
+    providerSpec: (zone: string) => openstackProviderSpec(zone),
+    // A Nova server UUID; Nova names the node after the server, which MAPO names after the Machine.
+    instanceId: (index: number) =>
+      `3f7c2a9e-1b4d-4e6f-8a2c-${(0x5a3c9e1b7d2f + index).toString(16).padStart(12, "0")}`,
+    nodeName: (_ip: string, machineName: string) => machineName,
+  },
+});
+
+/** The demo's record for `type`; a platform the demo does not seed is a programming error. */
+export function demoPlatform(type: string): DemoPlatform {
+  if (!Object.hasOwn(DEMO_PLATFORMS, type))
+    throw new Error(
+      `the demo seeds no platform ${JSON.stringify(type)}: it seeds ${Object.keys(DEMO_PLATFORMS).join(", ")}`,
+    );
+  return DEMO_PLATFORMS[type as DemoPlatformType];
+}
+
+/** The conversion registry's module for `type`: its kinds (InfraMachine, InfraCluster) and finalizer. */
+export function platformConverterOf(type: DemoPlatformType): PlatformConverter {
+  const converter = platformNamed(type);
+  if (converter === undefined) throw new Error(`platform ${type} is not in the conversion registry`);
+  return converter;
+}
+
+export function infrastructure(platform: DemoPlatformType = "AWS"): KubeObject {
+  const p = demoPlatform(platform);
+  return {
+    apiVersion: CONFIG_API_VERSION,
+    kind: "Infrastructure",
+    metadata: { name: "cluster" },
+    spec: { platformSpec: structuredClone(p.platformSpec) },
+    status: {
+      infrastructureName: DEMO_INFRASTRUCTURE_NAME,
+      platform: p.type,
+      platformStatus: structuredClone(p.platformStatus),
+      controlPlaneTopology: "HighlyAvailable",
+      infrastructureTopology: "HighlyAvailable",
+    },
+  };
+}
+
+/** The CAPI Cluster and the platform's InfraCluster its infrastructureRef names. */
+export function capiCluster(ns: SeedNamespaces, platform: DemoPlatformType = "AWS"): KubeObject[] {
+  const infraCluster = platformConverterOf(platform).infraCluster;
+  return [
+    {
+      apiVersion: CAPI_API_VERSION,
+      kind: "Cluster",
+      metadata: { name: DEMO_INFRASTRUCTURE_NAME, namespace: ns.capiNamespace },
+      spec: {
+        infrastructureRef: {
+          apiGroup: infraCluster.group,
+          kind: infraCluster.kind,
+          name: DEMO_INFRASTRUCTURE_NAME,
+        },
+      },
+      status: { initialization: { infrastructureProvisioned: true }, phase: "Provisioned" },
+    },
+    {
+      apiVersion: `${infraCluster.group}/${infraCluster.version}`,
+      kind: infraCluster.kind,
+      metadata: { name: DEMO_INFRASTRUCTURE_NAME, namespace: ns.capiNamespace },
+      spec: structuredClone(demoPlatform(platform).infraClusterSpec),
+      status: { ready: true },
+    },
+  ];
+}
+
 const machineLabels = (setName?: string): Record<string, string> => ({
   "machine.openshift.io/cluster-api-cluster": DEMO_INFRASTRUCTURE_NAME,
   "machine.openshift.io/cluster-api-machine-role": "worker",
@@ -102,8 +220,15 @@ const machineLabels = (setName?: string): Record<string, string> => ({
   ...(setName ? { "machine.openshift.io/cluster-api-machineset": setName } : {}),
 });
 
-export function mapiMachineSet(ns: SeedNamespaces, zoneSuffix: string, replicas: number): KubeObject {
-  const name = `${DEMO_INFRASTRUCTURE_NAME}-worker-${zoneOf(zoneSuffix)}`;
+export function mapiMachineSet(
+  ns: SeedNamespaces,
+  zoneSuffix: string,
+  replicas: number,
+  platform: DemoPlatformType = "AWS",
+): KubeObject {
+  const p = demoPlatform(platform);
+  const zone = p.zone(zoneSuffix);
+  const name = `${DEMO_INFRASTRUCTURE_NAME}-worker-${zone}`;
   return {
     apiVersion: MAPI_API_VERSION,
     kind: "MachineSet",
@@ -127,7 +252,7 @@ export function mapiMachineSet(ns: SeedNamespaces, zoneSuffix: string, replicas:
           authoritativeAPI: "MachineAPI",
           lifecycleHooks: {},
           metadata: {},
-          providerSpec: { value: awsProviderSpec(zoneOf(zoneSuffix)) },
+          providerSpec: { value: p.providerSpec(zone) },
         },
       },
     },
@@ -140,7 +265,9 @@ export function mapiMachine(
   name: string,
   zoneSuffix: string,
   setName?: string,
+  platform: DemoPlatformType = "AWS",
 ): KubeObject {
+  const p = demoPlatform(platform);
   return {
     apiVersion: MAPI_API_VERSION,
     kind: "Machine",
@@ -149,7 +276,7 @@ export function mapiMachine(
       authoritativeAPI: "MachineAPI",
       lifecycleHooks: {},
       metadata: {},
-      providerSpec: { value: awsProviderSpec(zoneOf(zoneSuffix)) },
+      providerSpec: { value: p.providerSpec(p.zone(zoneSuffix)) },
     },
   };
 }
@@ -162,19 +289,19 @@ export interface DemoSeed {
   machines: Array<{ machine: KubeObject; ownerSetName?: string }>;
 }
 
-export function demoSeed(ns: SeedNamespaces): DemoSeed {
-  const setA = mapiMachineSet(ns, "a", 1);
-  const setB = mapiMachineSet(ns, "b", 1);
+export function demoSeed(ns: SeedNamespaces, platform: DemoPlatformType = "AWS"): DemoSeed {
+  const setA = mapiMachineSet(ns, "a", 1, platform);
+  const setB = mapiMachineSet(ns, "b", 1, platform);
   const setAName = setA.metadata!.name!;
   const setBName = setB.metadata!.name!;
   return {
-    clusterScoped: [featureGate(), infrastructure()],
-    capi: capiCluster(ns),
+    clusterScoped: [featureGate(), infrastructure(platform)],
+    capi: capiCluster(ns, platform),
     machineSets: [setA, setB],
     machines: [
-      { machine: mapiMachine(ns, `${setAName}-4qzbx`, "a", setAName), ownerSetName: setAName },
-      { machine: mapiMachine(ns, `${setBName}-8n2vd`, "b", setBName), ownerSetName: setBName },
-      { machine: mapiMachine(ns, `${DEMO_INFRASTRUCTURE_NAME}-infra-0`, "c") },
+      { machine: mapiMachine(ns, `${setAName}-4qzbx`, "a", setAName, platform), ownerSetName: setAName },
+      { machine: mapiMachine(ns, `${setBName}-8n2vd`, "b", setBName, platform), ownerSetName: setBName },
+      { machine: mapiMachine(ns, `${DEMO_INFRASTRUCTURE_NAME}-infra-0`, "c", undefined, platform) },
     ],
   };
 }

@@ -9,9 +9,9 @@ import type { StableAuthority } from "../kube/kinds.js";
 import { FINALIZERS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath } from "../kube/object.js";
+import { PLATFORMS } from "../platforms/registry.js";
 import type { Acknowledger } from "../protocol/pause.js";
 import { ACKNOWLEDGERS } from "../protocol/pause.js";
-import { PLATFORMS } from "../sync/conversion/registry.js";
 import type { HandoverKind, Role } from "./snapshot.js";
 import { phaseOf } from "./snapshot.js";
 

@@ -11,8 +11,8 @@ import type { ResourceType } from "../kube/kinds.js";
 import { INFRA_GROUP, KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath } from "../kube/object.js";
+import { DEFAULT_PLATFORM, servedPlatform } from "../platforms/registry.js";
 import type { ObjectStore } from "../policies/types.js";
-import { DEFAULT_PLATFORM, servedPlatform } from "../sync/conversion/registry.js";
 import type { HandoverKind, HandoverSnapshot } from "./snapshot.js";
 
 export interface SnapshotNamespaces {

@@ -17,10 +17,10 @@ import {
 import { NotFoundError } from "../kube/errors.js";
 import { KINDS, type ResourceType } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
+import { DEFAULT_PLATFORM } from "../platforms/registry.js";
 import { type MemoryStore, memoryStore } from "../policies/memory-store.js";
 import { readServedPlatform } from "../supported.js";
 import type { PlatformConverter } from "../sync/conversion/platform.js";
-import { DEFAULT_PLATFORM } from "../sync/conversion/registry.js";
 
 export interface CommandIo {
   stdout: { write(text: string): unknown };

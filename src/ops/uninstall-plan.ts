@@ -13,10 +13,10 @@ import type { HandoverKind, ObjectRef, Role } from "../migration/snapshot.js";
 import { refOf } from "../migration/snapshot.js";
 import type { Step } from "../migration/steps.js";
 import type { PatchRequest } from "../migration/write.js";
+import { PLATFORMS } from "../platforms/registry.js";
 import { capiResource, mapiResource } from "../policies/subject.js";
 import type { ObjectStore } from "../policies/types.js";
 import { statusAuthorityReading } from "../protocol/authority.js";
-import { PLATFORMS } from "../sync/conversion/registry.js";
 import type { Namespaces } from "./shell.js";
 
 /** The three webhook configurations of SPEC §2.2, removed first so the command's own writes pass. */

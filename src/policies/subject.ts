@@ -17,6 +17,8 @@ import {
   type StableAuthority,
 } from "../kube/kinds.js";
 import { isRecord, type KubeObject, nameOf, namespaceOf } from "../kube/object.js";
+import type { ObjectStore } from "../kube/store.js";
+import { type PlatformConverter, servedPlatform } from "../platforms/registry.js";
 import { specAuthorityAsWritten, statusAuthority, synchronizedAPI } from "../protocol/authority.js";
 import type { AdmissionRequest, PolicySettings } from "./types.js";
 
@@ -189,6 +191,14 @@ export const mapiResource = (kind: string): string =>
   resourceOf(kind === "MachineSet" ? "machinesets" : "machines", MAPI_GROUP);
 export const capiResource = (kind: string): string =>
   resourceOf(kind === "MachineSet" ? "machinesets" : "machines", CAPI_GROUP);
+
+/**
+ * The platform the cluster runs, as its Infrastructure object names it (the registry's default while it names
+ * none): whose infrastructure kinds a message names when the objects at hand do not say. Rules that call it
+ * read `Infrastructure/cluster`.
+ */
+export const servedPlatformOf = (view: Pick<ObjectStore, "get">): PlatformConverter =>
+  servedPlatform(view.get(KINDS.infrastructure, "", "cluster"));
 
 /** `oc patch … --type=merge -p '{"spec":{"authoritativeAPI":"X"}}'` for a MAPI object. */
 export const setAuthorityCommand = (

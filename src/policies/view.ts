@@ -1,9 +1,13 @@
 /**
  * The ClusterView the rules read: an ObjectStore (informer cache in production, memory-store.ts in
  * tests) plus twin resolution per SPEC §0 and §2.3. Twin resolution reads only MAPI and CAPI Machines and
- * MachineSets, never an infrastructure kind, so it works for infra kinds the cache does not watch. Which
- * version of an object to resolve from (the old one on UPDATE and DELETE) is the caller's choice
- * (subject.ts `subjectObject`).
+ * MachineSets, never an infrastructure kind, so it works for infra kinds the cache does not watch — and a
+ * process watches only its own platform's (src/main.ts), while the cache answers a kind it has no informer
+ * for as absent and never synced, which the engine would turn into "retry" for ever. No rule reads an
+ * infrastructure kind either: a review of any platform's InfraMachine, template or InfraCluster is decided from
+ * the MAPI and CAPI objects and the Infrastructure (test/policies/served-platform.test.ts). Which version of an
+ * object to resolve from (the old one on UPDATE and DELETE) is the caller's choice (subject.ts
+ * `subjectObject`).
  */
 import { AUTHORITY, CAPI_GROUP, KINDS, LABELS, type ResourceType } from "../kube/kinds.js";
 import { getPath, type KubeObject, labelsOf, nameOf, ownerReferencesOf } from "../kube/object.js";

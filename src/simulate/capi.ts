@@ -4,9 +4,15 @@
  * v1beta2 `Paused` condition; like the real controllers, both add their finalizer *before* they check the
  * pause, so paused objects carry it too (SPEC §3.1 step 9). The sharp edge kept on purpose: a deleting
  * Machine keeps `machine.cluster.x-k8s.io` until its InfraMachine is NotFound (read live, not the cache), so a
- * paused AWSMachine that still holds CAPA's finalizer holds the Machine too; and a deleted, unpaused
+ * paused InfraMachine that still holds its provider's finalizer holds the Machine too; and a deleted, unpaused
  * MachineSet deletes every Machine it selects, whatever the propagation policy of its delete (SPEC §2.3
  * `orphan-ignored-by-capi`). Pure planners decide one action per reconcile; the shell executes it.
+ *
+ * Infrastructure kinds are resolved from references, as Cluster API does: a Machine's `infrastructureRef`
+ * and a MachineSet's template reference name the kind (AWS's or OpenStack's, src/sync/conversion/registry.ts),
+ * and a MachineSet stamps the InfraMachine kind of its template's platform. The stand-in watches the kinds of
+ * the cluster's platform (default AWS); a reference to a kind it does not watch waits, as Cluster API waits
+ * for a provider that is not installed.
  */
 import type { Logger } from "pino";
 import { cloneJson } from "../json-text.js";
@@ -16,14 +22,8 @@ import type { KubeConnection } from "../kube/config.js";
 import type { Controller } from "../kube/controller.js";
 import { byName, byOwner, createController } from "../kube/controller.js";
 import { ConflictError, NotFoundError } from "../kube/errors.js";
-import {
-  CAPI_API_VERSION,
-  FINALIZERS,
-  INFRA_API_VERSION,
-  INFRA_GROUP,
-  KINDS,
-  LABELS,
-} from "../kube/kinds.js";
+import type { ResourceType } from "../kube/kinds.js";
+import { apiVersionOf, CAPI_API_VERSION, FINALIZERS, INFRA_GROUP, KINDS, LABELS } from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
 import {
   conditionOf,
@@ -38,28 +38,48 @@ import {
 } from "../kube/object.js";
 import { machineSetSelects } from "../kube/selector.js";
 import { createWriteHelpers } from "../kube/write.js";
+import { DEFAULT_PLATFORM, platformOfInfraKind } from "../platforms/registry.js";
 import { isPaused } from "../protocol/pause.js";
+import type { PlatformConverter } from "../sync/conversion/platform.js";
+import { nodeNameOfProviderID } from "./clouds.js";
 import {
   assertNever,
   capiPausedConditions,
   desiredReplicas,
   liveReplicas,
-  nodeNameFor,
   replicaStatus,
   stringAt,
   timestamp,
 } from "./common.js";
 import type { InstanceLedger } from "./ledger.js";
-import { instanceIdOfProviderID } from "./ledger.js";
 import { scaleDownVictim } from "./mao.js";
 import { createExpectations, randomSuffix } from "./runtime.js";
 
 const CAPI_FIELD_MANAGER = "capi-manager";
 
-/** Is the InfraMachine provisioned (CAPA v1beta2 `initialization.provisioned`, or the older field name)? */
-const infraProvisioned = (infra: KubeObject | undefined): boolean =>
-  getPath(infra, ["status", "initialization", "provisioned"]) === true ||
-  getPath(infra, ["status", "initialization", "infrastructureProvisioned"]) === true;
+/**
+ * Where an InfraMachine reports "provisioned", by the Cluster API contract version of its API: v1beta2
+ * providers (CAPA) in `status.initialization.provisioned` (or the older field name), v1beta1 providers
+ * (CAPO) in `status.ready`. A version not listed reads as v1beta2.
+ */
+const PROVISIONED_PATHS: Readonly<Record<string, readonly (readonly string[])[]>> = Object.freeze({
+  v1beta1: [["status", "ready"]],
+  v1beta2: [
+    ["status", "initialization", "provisioned"],
+    ["status", "initialization", "infrastructureProvisioned"],
+  ],
+});
+
+/** Is the InfraMachine provisioned, as its contract version reports it? */
+const infraProvisioned = (infra: KubeObject | undefined): boolean => {
+  const version = String(infra?.apiVersion ?? "").split("/")[1] ?? "";
+  const paths = PROVISIONED_PATHS[version] ?? PROVISIONED_PATHS.v1beta2 ?? [];
+  return paths.some((path) => getPath(infra, path) === true);
+};
+
+/** The platform whose infrastructure kind `kind` is; `fallback` for a kind no platform has. */
+const platformOfKind = (kind: unknown, fallback: PlatformConverter): PlatformConverter =>
+  (typeof kind === "string" ? platformOfInfraKind(kind) : undefined) ?? fallback;
 
 export type CapiMachineAction =
   | { kind: "none"; why: string }
@@ -115,10 +135,9 @@ export function planCapiMachine({ machine, infraMachine, nowMs }: CapiMachineInp
     getPath(machine, ["status", "initialization", "infrastructureProvisioned"]) === true &&
     RUNNING_CONDITIONS.every((type) => conditionOf(machine, type)?.status === "True");
   if (done) return { kind: "none", why: "Running" };
-  const instanceId = instanceIdOfProviderID(providerID) ?? nameOf(machine);
   return {
     kind: "setRunning",
-    nodeName: nodeNameFor(instanceId),
+    nodeName: nodeNameOfProviderID(providerID, nameOf(machine)),
     at: timestamp(nowMs),
     conditions: runningConditions(machine, nowMs),
   };
@@ -168,12 +187,16 @@ export interface CapiMachineSetInput {
   orphans?: readonly KubeObject[];
   pendingCreates: readonly string[];
   pendingDeletes: readonly string[];
-  /** Name for a Machine created now (the Machine and its AWSMachine share it). */
+  /** Name for a Machine created now (the Machine and its InfraMachine share it). */
   newName: string;
   nowMs: number;
 }
 
-/** A CAPI Machine and its InfraMachine stamped from a MachineSet's template and infrastructure template. */
+/**
+ * A CAPI Machine and its InfraMachine stamped from a MachineSet's template and infrastructure template; the
+ * InfraMachine is of the template's platform (an AWSMachineTemplate stamps an AWSMachine, an
+ * OpenStackMachineTemplate an OpenStackMachine).
+ */
 export function capiMachineFromTemplate(
   machineSet: KubeObject,
   infraTemplate: KubeObject,
@@ -190,6 +213,7 @@ export function capiMachineFromTemplate(
   const annotations = getPath(templateMeta, ["annotations"]);
   const spec = isRecord(getPath(template, ["spec"])) ? cloneJson(getPath(template, ["spec"]) as object) : {};
   const infraSpec = getPath(infraTemplate, ["spec", "template", "spec"]);
+  const infraType = platformOfKind(infraTemplate.kind, DEFAULT_PLATFORM).infraMachine;
   const setOwner = {
     apiVersion: CAPI_API_VERSION,
     kind: "MachineSet",
@@ -201,8 +225,8 @@ export function capiMachineFromTemplate(
   return {
     // CAPI creates the InfraMachine owned by the MachineSet; the Machine controller then adopts it.
     infraMachine: {
-      apiVersion: INFRA_API_VERSION,
-      kind: "AWSMachine",
+      apiVersion: apiVersionOf(infraType),
+      kind: infraType.kind,
       metadata: { name, namespace, labels, ownerReferences: [setOwner] },
       spec: isRecord(infraSpec) ? cloneJson(infraSpec) : {},
     },
@@ -216,12 +240,12 @@ export function capiMachineFromTemplate(
         ...(isRecord(annotations) ? { annotations: annotations as Record<string, string> } : {}),
         ownerReferences: [setOwner],
       },
-      spec: { ...spec, infrastructureRef: { apiGroup: INFRA_GROUP, kind: "AWSMachine", name } },
+      spec: { ...spec, infrastructureRef: { apiGroup: INFRA_GROUP, kind: infraType.kind, name } },
     },
   };
 }
 
-/** The CAPI MachineSet controller's decision for one reconcile: scale Machines + AWSMachines while unpaused. */
+/** The CAPI MachineSet controller's decision for one reconcile: scale Machines + InfraMachines while unpaused. */
 export function planCapiMachineSet(input: CapiMachineSetInput): CapiMachineSetAction {
   const set = input.machineSet;
   if (!set) return { kind: "none", why: "gone" };
@@ -268,21 +292,40 @@ export interface CapiDeps {
   clock: Clock;
   /** Names for new MachineSet Machines; default `<set>-<5 random>`. */
   newName?: (machineSet: string) => string;
+  /** The cluster's platform, whose InfraMachine and template kinds the stand-in watches (default AWS). */
+  platform?: PlatformConverter;
 }
 
 /** The CAPI stand-in's controllers over `cache`. */
 export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): Controller[] {
   const { namespace, ledger, clock } = deps;
+  const platform = deps.platform ?? DEFAULT_PLATFORM;
   const client = deps.connection.client;
   const write = createWriteHelpers(client, CAPI_FIELD_MANAGER);
   const machines = cache.informerFor(KINDS.capiMachine, namespace);
   const machineSets = cache.informerFor(KINDS.capiMachineSet, namespace);
-  const awsMachines = cache.informerFor(KINDS.awsMachine, namespace);
-  const templates = cache.informerFor(KINDS.awsMachineTemplate, namespace);
+  const infraMachines = cache.informerFor(platform.infraMachine, namespace);
+  const templates = cache.informerFor(platform.infraMachineTemplate, namespace);
+  /** The InfraMachine kind a Machine references (a kind no platform has reads as the watched one). */
+  const infraTypeOf = (machine: KubeObject | undefined): ResourceType =>
+    platformOfKind(getPath(machine, ["spec", "infrastructureRef", "kind"]), platform).infraMachine;
+  /** The referenced InfraMachine from the cache; undefined when absent or of a kind not watched. */
   const infraOf = (machine: KubeObject | undefined): KubeObject | undefined => {
     const name = stringAt(machine, ["spec", "infrastructureRef", "name"]);
-    return name ? awsMachines.get(namespace, name) : undefined;
+    return name && infraTypeOf(machine).kind === platform.infraMachine.kind
+      ? infraMachines.get(namespace, name)
+      : undefined;
   };
+  /** A MachineSet's infrastructure template from the cache; undefined when absent or of a kind not watched. */
+  const templateOf = (set: KubeObject | undefined): KubeObject | undefined => {
+    const ref = ["spec", "template", "spec", "infrastructureRef"];
+    const name = stringAt(set, [...ref, "name"]);
+    const type = platformOfKind(getPath(set, [...ref, "kind"]), platform).infraMachineTemplate;
+    return name && type.kind === platform.infraMachineTemplate.kind
+      ? templates.get(namespace, name)
+      : undefined;
+  };
+  const infraTypeOfObject = (o: KubeObject): ResourceType => platformOfKind(o.kind, platform).infraMachine;
 
   const machineController = createController({
     name: "simulated-capi-machine",
@@ -306,7 +349,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
         case "adoptInfraMachine": {
           const infra = infraMachine!;
           const others = ownerReferencesOf(infra).filter((r) => !r.controller);
-          await write.patchWithPrecondition(KINDS.awsMachine, infra, {
+          await write.patchWithPrecondition(infraTypeOf(machine), infra, {
             metadata: {
               ownerReferences: [
                 ...others,
@@ -325,7 +368,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
         }
         case "deleteInfraMachine":
           try {
-            await write.deleteWithPreconditions(KINDS.awsMachine, infraMachine!);
+            await write.deleteWithPreconditions(infraTypeOf(machine), infraMachine!);
           } catch (e) {
             if (!(e instanceof NotFoundError)) throw e;
           }
@@ -335,7 +378,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
           const infraName = stringAt(machine, ["spec", "infrastructureRef", "name"]);
           if (infraName) {
             try {
-              await client.get(KINDS.awsMachine, namespace, infraName);
+              await client.get(infraTypeOf(machine), namespace, infraName);
               throw new ConflictError(409, "Conflict", `InfraMachine ${namespace}/${infraName} still exists`);
             } catch (e) {
               if (!(e instanceof NotFoundError)) throw e;
@@ -364,7 +407,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
   });
   machineController.watch(machines, byName);
   // An InfraMachine event reaches the Machine that references it (same name by convention, and its owner).
-  machineController.watch(awsMachines, (o) => [
+  machineController.watch(infraMachines, (o) => [
     ...new Set([nameOf(o), ...byOwner("Machine", CAPI_API_VERSION)(o)].filter(Boolean)),
   ]);
 
@@ -389,10 +432,9 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
         const m = machines.get(namespace, n);
         return !m ? "absent" : isDeleting(m) ? "deleting" : "present";
       });
-      const templateName = stringAt(set, ["spec", "template", "spec", "infrastructureRef", "name"]);
       const action = planCapiMachineSet({
         machineSet: set,
-        infraTemplate: templateName ? templates.get(namespace, templateName) : undefined,
+        infraTemplate: templateOf(set),
         machines: owned,
         orphans,
         pendingCreates: pending.creating,
@@ -413,19 +455,20 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
           return;
         case "createMachine": {
           const machineName = nameOf(action.machine);
-          await createTolerant(client, KINDS.awsMachine, action.infraMachine);
+          const infraType = infraTypeOfObject(action.infraMachine);
+          await createTolerant(client, infraType, action.infraMachine);
           try {
             await createTolerant(client, KINDS.capiMachine, action.machine);
           } catch (e) {
             // As CAPI does: an InfraMachine whose Machine could not be created would be orphaned under a fresh name.
-            await client.delete(KINDS.awsMachine, namespace, machineName).catch(() => undefined);
+            await client.delete(infraType, namespace, machineName).catch(() => undefined);
             throw e;
           }
           expectations.created(name, machineName);
           ledger.memberCreated(name, machineName);
           logger.info(
             { machineSet: name, machine: machineName },
-            "MachineSet created a Machine and AWSMachine",
+            `MachineSet created a Machine and ${infraType.kind}`,
           );
           return;
         }
@@ -481,7 +524,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
 /** Create, treating AlreadyExists as done: a retried create of a fixed-name child is not an error. */
 async function createTolerant(
   client: KubeConnection["client"],
-  type: (typeof KINDS)[keyof typeof KINDS],
+  type: ResourceType,
   object: KubeObject,
 ): Promise<void> {
   try {

@@ -1,8 +1,8 @@
 /**
- * Small pure helpers the three stand-ins share: how each acknowledges a pause (the MAPI `Paused` condition
- * from status.authoritativeAPI, the CAPI/CAPA v1beta2 `Paused` condition from the object's own pause
- * annotation), timestamps, the simulated node name of an instance, and the zone an instance lands in.
- * No I/O and no clock here: `now` is always passed in.
+ * Small pure helpers the stand-ins share: how each acknowledges a pause (the MAPI `Paused` condition from
+ * status.authoritativeAPI, the CAPI/CAPA/CAPO `Paused` condition from the object's own pause annotation),
+ * timestamps, and EC2's node name of an instance and default zone (the AWS row of clouds.ts, which holds
+ * every platform's). No I/O and no clock here: `now` is always passed in.
  */
 import type { Condition, KubeObject } from "../kube/object.js";
 import { conditionsOf, getPath, isDeleting, nameOf, setCondition } from "../kube/object.js";

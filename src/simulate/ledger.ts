@@ -3,9 +3,11 @@
  * the Machine it belongs to, so a test can prove the product's first duty after any scenario — no instance
  * created twice for one Machine, none left without a Machine, none terminated that a user did not delete.
  * It is also the "cloud API" of the stand-ins: a provider finds a live instance it created for a Machine
- * by name before creating one, as MAO's and CAPA's AWS actuators find theirs by tag, so a retried reconcile
- * never creates twice — but MAO never finds CAPA's instance or vice versa (different tags), which is exactly
- * how two active controllers double-create in a real cluster.
+ * before creating one, so a retried reconcile never creates twice. On AWS each actuator finds only its own
+ * (by tag): MAO never finds CAPA's instance or vice versa, which is exactly how two active controllers
+ * double-create in a real cluster. On OpenStack both find a server by the Machine's name (`findLiveNamed`).
+ * Ids and providerIDs take the form of the cloud an instance is created in (clouds.ts); the ledger itself
+ * is the same for every platform, and so are its invariants.
  *
  * With `requireRecordedDeletes` it also answers SPEC §3.2 I6's question for every termination: which user
  * request does it descend from (a delete of the Machine or its twin, a cascading delete of its MachineSet, a
@@ -13,11 +15,15 @@
  * a delete of the CAPI Cluster)? Tests record their requests (`userRequested`), the set controllers record
  * what they create and which member a scale-down chose (`memberCreated`, `memberDeleted`).
  *
- * Instances are keyed by Machine *name*: twins share a name, so a MAPI Machine and its CAPI twin (and the
- * AWSMachine) refer to one instance after a handover. This file holds state per ledger object, never per
+ * Instances are keyed by Machine *name*: twins share a name, so a MAPI Machine and its CAPI twin (and its
+ * InfraMachine) refer to one instance after a handover. This file holds state per ledger object, never per
  * module; it does no Kubernetes I/O.
  */
 import type { Logger } from "pino";
+import type { SimulatedCloud } from "./clouds.js";
+import { AWS_CLOUD, instanceIdOfProviderID } from "./clouds.js";
+
+export { awsProviderID, instanceIdOfProviderID } from "./clouds.js";
 
 /** Which controller created (or, for `existing`, first saw) an instance. */
 export type InstanceSide = "MachineAPI" | "ClusterAPI" | "existing";
@@ -25,7 +31,7 @@ export type InstanceSide = "MachineAPI" | "ClusterAPI" | "existing";
 export interface InstanceRecord {
   instanceId: string;
   providerID: string;
-  /** The Machine name (shared by MAPI Machine, CAPI Machine and AWSMachine). */
+  /** The Machine name (shared by MAPI Machine, CAPI Machine and its InfraMachine). */
   machineName: string;
   side: InstanceSide;
   /** Ledger sequence number of the create (or adoption) event. */
@@ -90,11 +96,14 @@ export interface ExistingMachines {
 export interface InstanceLedger {
   /** A live instance `side` created for `machineName` (the actuator's lookup by tag), if any. */
   findLive(machineName: string, side: Exclude<InstanceSide, "existing">): InstanceRecord | undefined;
-  /** Creates an instance in `zone` for `machineName`. */
+  /** A live instance of `machineName`, whoever created or adopted it (a lookup by server name), if any. */
+  findLiveNamed(machineName: string): InstanceRecord | undefined;
+  /** Creates an instance in `zone` for `machineName`, in `cloud`'s id and providerID form (default AWS). */
   created(input: {
     machineName: string;
     side: Exclude<InstanceSide, "existing">;
     zone: string;
+    cloud?: SimulatedCloud;
   }): InstanceRecord;
   /**
    * Adopts an instance the ledger did not create (seeded objects that already carry a providerID). Does
@@ -102,8 +111,9 @@ export interface InstanceLedger {
    */
   recordExisting(input: { machineName: string; providerID: string }): void;
   /**
-   * Terminates `instanceId` (idempotent, as EC2's TerminateInstances is) on behalf of `object`, which the
-   * caller reports as being deleted or not. An unknown id is adopted first, then terminated.
+   * Terminates `instanceId` (idempotent, as EC2's TerminateInstances and Nova's server delete are) on behalf
+   * of `object`, which the caller reports as being deleted or not. An unknown id is adopted first, then
+   * terminated.
    */
   terminated(input: {
     instanceId: string;
@@ -152,15 +162,6 @@ export interface LedgerOptions {
   /** Source of the instance-id prefix (default Math.random): ids need only be distinct, not secret. */
   random?: () => number;
 }
-
-/** `aws:///<zone>/<instance-id>`, the providerID form of MAO's and CAPA's AWS actuators. */
-export const awsProviderID = (zone: string, instanceId: string): string => `aws:///${zone}/${instanceId}`;
-
-/** The instance id at the end of an AWS providerID, or undefined for anything else. */
-export const instanceIdOfProviderID = (providerID: string): string | undefined => {
-  const last = providerID.split("/").pop() ?? "";
-  return /^i-[0-9a-f]+$/.test(last) ? last : undefined;
-};
 
 export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedger {
   const random = options.random ?? Math.random;
@@ -214,12 +215,12 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
     if ((scaledDown.get(machine) ?? []).some((s) => s < at)) return `a person's scale-down chose ${machine}`;
     return undefined;
   };
-  // 17 hex digits like EC2's ids: a random 32-bit prefix keeps ids distinct across ledgers, a counter within one.
+  // A random 32-bit prefix keeps ids distinct across ledgers, a counter within one (clouds.ts shapes them).
   const prefix = Math.floor(random() * 0xffffffff)
     .toString(16)
     .padStart(8, "0");
   let counter = 0;
-  const nextId = (): string => `i-${prefix}${(counter++).toString(16).padStart(9, "0")}`;
+  const nextId = (cloud: SimulatedCloud): string => cloud.instanceId(prefix, counter++);
 
   const log = (event: LedgerEvent, extra: Record<string, unknown> = {}): void => {
     events.push(event);
@@ -245,11 +246,16 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
         if (r.machineName === machineName && r.side === side && r.terminatedSeq === undefined) return r;
       return undefined;
     },
-    created({ machineName, side, zone }) {
-      const instanceId = nextId();
+    findLiveNamed(machineName) {
+      for (const r of byId.values())
+        if (r.machineName === machineName && r.terminatedSeq === undefined) return r;
+      return undefined;
+    },
+    created({ machineName, side, zone, cloud = AWS_CLOUD }) {
+      const instanceId = nextId(cloud);
       const record: InstanceRecord = {
         instanceId,
-        providerID: awsProviderID(zone, instanceId),
+        providerID: cloud.providerID(zone, instanceId),
         machineName,
         side,
         createdSeq: ++seq,

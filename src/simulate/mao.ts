@@ -1,9 +1,11 @@
 /**
  * The machine-api-operator stand-in (SPEC §1.1): a Machine controller and a MachineSet controller acting as
- * `machine-api-controllers`. Pure planners (`planMapiMachine`, `planMapiMachineSet`) decide one action per
- * reconcile from the cached object; the shell below executes it with the runtime's write helpers and the
- * instance ledger. Deliberately faithful where the real MAO loses machines: a deleting Machine without
- * `machine.machine.openshift.io` is ignored, so its instance stays running (the ledger reports the leak).
+ * `machine-api-controllers`, with the actuator of the cluster's platform (its simulated cloud, clouds.ts:
+ * the zone and labels it reads from the providerSpec, the providerID and provider status it writes). Pure
+ * planners (`planMapiMachine`, `planMapiMachineSet`) decide one action per reconcile from the cached object;
+ * the shell below executes it with the runtime's write helpers and the instance ledger. Deliberately faithful
+ * where the real MAO loses machines: a deleting Machine without `machine.machine.openshift.io` is ignored, so
+ * its instance stays running (the ledger reports the leak).
  */
 import type { Logger } from "pino";
 import { cloneJson } from "../json-text.js";
@@ -26,19 +28,18 @@ import {
 } from "../kube/object.js";
 import { createWriteHelpers } from "../kube/write.js";
 import { specAuthorityAsWritten, statusAuthorityReading } from "../protocol/authority.js";
+import type { SimulatedCloud } from "./clouds.js";
+import { AWS_CLOUD, findLaunched, instanceIdOfProviderID } from "./clouds.js";
 import {
   assertNever,
-  DEFAULT_ZONE,
   desiredReplicas,
   liveReplicas,
   mapiPausedConditions,
-  nodeNameFor,
   replicaStatus,
   stringAt,
   timestamp,
 } from "./common.js";
 import type { InstanceLedger } from "./ledger.js";
-import { instanceIdOfProviderID } from "./ledger.js";
 import { createExpectations } from "./runtime.js";
 
 const MAO_FIELD_MANAGER = "machine-api-controllers";
@@ -60,6 +61,8 @@ export interface MapiMachineInput {
   nowMs: number;
   /** How long a Machine stays `Provisioning` once its instance exists. */
   provisioningDelayMs: number;
+  /** The cloud MAO's actuator launches in (default AWS). */
+  cloud?: SimulatedCloud;
 }
 
 /** SPEC §1: MAO copies spec (the CRD default applied) → status while status is unset. */
@@ -69,25 +72,26 @@ const copyAuthority = (o: KubeObject): { kind: "copyAuthority"; to: string } => 
 });
 const phaseOf = (o: KubeObject): string => stringAt(o, ["status", "phase"]);
 
-/** The MAO Machine controller's decision for one reconcile (SPEC §1, §1.1). */
-
-/** The labels MAO's AWS actuator puts on a Machine once its instance exists. */
-export const instanceLabels = (machine: KubeObject): Record<string, string> => {
+/** The labels MAO's actuator puts on a Machine once its instance exists (the cloud says from where). */
+export const instanceLabels = (
+  machine: KubeObject,
+  cloud: SimulatedCloud = AWS_CLOUD,
+): Record<string, string> => {
   const value = getPath(machine, ["spec", "providerSpec", "value"]);
   const labels: Record<string, string> = {};
-  const put = (key: string, v: unknown) => {
+  for (const [key, path] of Object.entries(cloud.instanceLabelPaths)) {
+    const v = getPath(value, path);
     if (typeof v === "string" && v !== "") labels[`machine.openshift.io/${key}`] = v;
-  };
-  put("instance-type", getPath(value, ["instanceType"]));
-  put("region", getPath(value, ["placement", "region"]));
-  put("zone", getPath(value, ["placement", "availabilityZone"]));
+  }
   return labels;
 };
 
+/** The MAO Machine controller's decision for one reconcile (SPEC §1, §1.1). */
 export function planMapiMachine({
   machine,
   nowMs,
   provisioningDelayMs,
+  cloud = AWS_CLOUD,
 }: MapiMachineInput): MapiMachineAction {
   if (!machine) return { kind: "none", why: "gone" };
   const status = statusAuthorityReading(machine);
@@ -114,8 +118,7 @@ export function planMapiMachine({
       return {
         kind: "createInstance",
         zone:
-          stringAt(machine, ["spec", "providerSpec", "value", "placement", "availabilityZone"]) ||
-          DEFAULT_ZONE,
+          stringAt(machine, ["spec", "providerSpec", "value", ...cloud.mapiZonePath]) || cloud.defaultZone,
       };
     return { kind: "none", why: `phase ${phase} without a providerID` };
   }
@@ -126,7 +129,12 @@ export function planMapiMachine({
   const remaining =
     phase === "Provisioning" && Number.isFinite(since) ? since + provisioningDelayMs - nowMs : 0;
   if (remaining > 0) return { kind: "requeue", afterMs: remaining };
-  return { kind: "setRunning", instanceId, nodeName: nodeNameFor(instanceId), at: timestamp(nowMs) };
+  return {
+    kind: "setRunning",
+    instanceId,
+    nodeName: cloud.nodeName(instanceId, nameOf(machine)),
+    at: timestamp(nowMs),
+  };
 }
 
 export type MapiMachineSetAction =
@@ -218,11 +226,14 @@ export interface MaoDeps {
   ledger: InstanceLedger;
   clock: Clock;
   provisioningDelayMs: number;
+  /** The cloud of the cluster's platform (default AWS). */
+  cloud?: SimulatedCloud;
 }
 
 /** The MAO stand-in's controllers over `cache` (shell: read cache → plan → one write). */
 export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Controller[] {
   const { namespace, ledger, clock } = deps;
+  const cloud = deps.cloud ?? AWS_CLOUD;
   const write = createWriteHelpers(deps.connection.client, MAO_FIELD_MANAGER);
   const client = deps.connection.client;
   const machines = cache.informerFor(KINDS.mapiMachine, namespace);
@@ -239,6 +250,7 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
         machine,
         nowMs: clock.now(),
         provisioningDelayMs: deps.provisioningDelayMs,
+        cloud,
       });
       if (!machine) return;
       const type = KINDS.mapiMachine;
@@ -258,15 +270,15 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
           await write.patchStatus(type, machine, { phase: "Provisioning", lastUpdated: action.at });
           return;
         case "createInstance": {
-          // The AWS actuator finds an instance it already launched for this Machine by tag before launching.
+          // The actuator finds an instance it already launched for this Machine (by tag or name) before launching.
           const instance =
-            ledger.findLive(name, "MachineAPI") ??
-            ledger.created({ machineName: name, side: "MachineAPI", zone: action.zone });
+            findLaunched(cloud, ledger, name, "MachineAPI") ??
+            ledger.created({ machineName: name, side: "MachineAPI", zone: action.zone, cloud });
           // The actuator's update also labels the Machine with what it launched (OpenShift's printer columns read them).
           await write.patchWithPrecondition(type, machine, {
             metadata: {
-              labels: instanceLabels(machine),
-              annotations: { "machine.openshift.io/instance-state": "running" },
+              labels: instanceLabels(machine, cloud),
+              annotations: { "machine.openshift.io/instance-state": cloud.runningState },
             },
             spec: { providerID: instance.providerID },
           });
@@ -279,12 +291,12 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
             phase: "Running",
             lastUpdated: action.at,
             nodeRef: { apiVersion: "v1", kind: "Node", name: action.nodeName },
-            providerStatus: { instanceId: action.instanceId, instanceState: "running" },
+            providerStatus: { instanceId: action.instanceId, instanceState: cloud.runningState },
           });
           return;
         case "terminate": {
-          // Like the real actuator, without an id on the object it looks the instance up by its tags.
-          const instanceId = action.instanceId ?? ledger.findLive(name, "MachineAPI")?.instanceId;
+          // Like the real actuator, without an id on the object it looks the instance up (by tag or name).
+          const instanceId = action.instanceId ?? findLaunched(cloud, ledger, name, "MachineAPI")?.instanceId;
           if (instanceId)
             ledger.terminated({
               instanceId,

@@ -10,9 +10,9 @@ import type { ResourceType } from "../kube/kinds.js";
 import { INFRA_GROUP, KINDS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath, isRecord, nameOf, ownerReferencesOf } from "../kube/object.js";
+import { DEFAULT_PLATFORM, platformOfInfraKind } from "../platforms/registry.js";
 import type { ObjectStore } from "../policies/types.js";
 import type { PlatformConverter } from "./conversion/platform.js";
-import { DEFAULT_PLATFORM, platformOfInfraKind } from "./conversion/registry.js";
 import type { Unstamped } from "./conversion/stamp.js";
 import type { ConversionResult } from "./conversion/types.js";
 

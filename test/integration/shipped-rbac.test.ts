@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
 import type { KubeClient } from "../../src/kube/client.js";
 import { ForbiddenError } from "../../src/kube/errors.js";
-import { KINDS } from "../../src/kube/kinds.js";
+import { CAPO_API_VERSION, KINDS } from "../../src/kube/kinds.js";
 import { isRecord, type KubeObject, type OwnerReference } from "../../src/kube/object.js";
 import { capiCluster } from "../../src/local/seed.js";
 import { startPlainTestCluster, type TestCluster } from "../cluster/backend.js";
@@ -82,7 +82,10 @@ const capiMachineBody = (name: string, clusterName: string, ownerReferences: Own
   },
 });
 
-/** The four kinds of owner the sync points a twin at (SPEC §4.3, §4.2), each with a dependent it creates. */
+/**
+ * The four kinds of owner the sync points a twin at (SPEC §4.3, §4.2), each with a dependent it creates (the
+ * InfraMachine on each platform).
+ */
 const dependents = () => [
   {
     what: "CAPI MachineSet → Cluster",
@@ -110,6 +113,21 @@ const dependents = () => [
         ownerReferences: [ownerRef(owners.capiMachine, true)],
       },
       spec: { instanceType: "m6i.large" },
+    },
+  },
+  {
+    // SPEC §0, §5.5: on OpenStack the sync creates CAPO's InfraMachine under the same owner.
+    what: "OpenStackMachine → CAPI Machine",
+    type: KINDS.openStackMachine,
+    object: {
+      apiVersion: CAPO_API_VERSION,
+      kind: "OpenStackMachine",
+      metadata: {
+        name: "rbac-openstack-infra",
+        namespace: CAPI_NS,
+        ownerReferences: [ownerRef(owners.capiMachine, true)],
+      },
+      spec: { flavor: "m1.large", image: { filter: { name: "rhcos-4.17" } } },
     },
   },
   {
@@ -180,6 +198,7 @@ describe("manifests/base/rbac.yaml as shipped (SPEC §9) against OwnerReferences
     "CAPI MachineSet → Cluster",
     "CAPI Machine → CAPI MachineSet",
     "AWSMachine → CAPI Machine",
+    "OpenStackMachine → CAPI Machine",
     "MAPI Machine → MAPI MachineSet",
   ])("the product may create a twin with blockOwnerDeletion: %s", async (what) => {
     const d = dependents().find((x) => x.what === what)!;

@@ -117,6 +117,21 @@ describe("who may do what in local mode", () => {
     );
   });
 
+  it("capo (CAPO's manager, the OpenStack demo) holds CAPA's rights on the OpenStack kinds only", async () => {
+    const capo = local.clientAs("capo");
+    expect(local.users.find((u) => u.context === "capo")?.username).toBe(
+      "system:serviceaccount:openshift-cluster-api:capo-controller-manager",
+    );
+    for (const type of [KINDS.openStackMachine, KINDS.openStackMachineTemplate, KINDS.openStackCluster])
+      await expect(capo.list(type, { namespace: CAPI_NS })).resolves.toBeDefined();
+    await expect(capo.list(KINDS.capiMachine, { namespace: CAPI_NS })).resolves.toBeDefined();
+    const e = await refusalOf(capo.list(KINDS.awsMachine, { namespace: CAPI_NS }));
+    expect(e.message).toBe(
+      'awsmachines.infrastructure.cluster.x-k8s.io is forbidden: User "system:serviceaccount:openshift-cluster-api:capo-controller-manager" cannot list resource "awsmachines" in API group "infrastructure.cluster.x-k8s.io" in the namespace "openshift-cluster-api"',
+    );
+    await refusalOf(capo.list(SECRETS, { namespace: CAPI_NS }));
+  });
+
   it("the installer may write ClusterRoles but not read Secrets outside its namespace", async () => {
     const installer = local.clientAs("installer");
     await expect(installer.list(RBAC_TYPES.ClusterRole!)).resolves.toBeDefined();

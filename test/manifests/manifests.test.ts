@@ -9,10 +9,19 @@ import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import {
+  type LabelSelector,
+  namespaceSelectorMatches,
+  parseRules,
+  ruleMatches,
+} from "../../src/apiserver/admission/matching.js";
+import type { AdmissionAttributes } from "../../src/apiserver/admission/types.js";
 import { parseConfig, SETTINGS } from "../../src/config.js";
 import { CEILING_NAME, CLUSTER_API_GROUPS, ceilingRoles } from "../../src/installer/ceiling.js";
+import { INFRA_GROUP, type ResourceType } from "../../src/kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../src/kube/object.js";
 import { METRIC_NAMES } from "../../src/migration/metrics.js";
+import { PLATFORMS } from "../../src/platforms/registry.js";
 import {
   type Access,
   allRules,
@@ -223,6 +232,33 @@ describe("product RBAC: least privilege by request (SPEC §9, §3, §4, §7)", (
       "the platform's migration controllers check (§0.1)",
       [{ verb: "get", group: "apps", resource: "deployments", namespace: CAPI_NS, name: "capi-controllers" }],
     ],
+    // SPEC §0, §5.5: on every platform of the registry, what the AWS rows above grant on AWS's kinds.
+    ...PLATFORMS.flatMap((p): [string, Access[]][] => [
+      [
+        `${p.platform}: ${p.infraMachine.kind} and ${p.infraMachineTemplate.kind}`,
+        [p.infraMachine, p.infraMachineTemplate].flatMap((t) =>
+          all(t.group, [t.plural], CAPI_NS, READ_WRITE),
+        ),
+      ],
+      [
+        `${p.platform}: ${p.infraMachine.kind} status`,
+        all(p.infraMachine.group, [`${p.infraMachine.plural}/status`], CAPI_NS, STATUS),
+      ],
+      [
+        `${p.platform}: ${p.infraCluster.kind} (read)`,
+        all(p.infraCluster.group, [p.infraCluster.plural], CAPI_NS, ["get", "list", "watch"]),
+      ],
+      [
+        `${p.platform}: the CRDs of ${p.infraMachine.kind} and ${p.infraMachineTemplate.kind} (§4.6)`,
+        [p.infraMachine, p.infraMachineTemplate].map((t) => ({
+          verb: "get",
+          group: "apiextensions.k8s.io",
+          resource: "customresourcedefinitions",
+          namespace: "",
+          name: `${t.plural}.${t.group}`,
+        })),
+      ],
+    ]),
   ];
   it.each(needed)("grants %s", (_what, accesses) => {
     for (const access of accesses) expect(grants(base, PRODUCT, access), JSON.stringify(access)).toBe(true);
@@ -304,6 +340,51 @@ describe("product RBAC: least privilege by request (SPEC §9, §3, §4, §7)", (
     expect(grants(base, PRODUCT, access)).toBe(false);
   });
 
+  /**
+   * Every request the product could make on a platform's infrastructure kinds, by role: the kind, each of its
+   * subresources and its CRD, every verb, in both namespaces.
+   */
+  const platformAccesses = (p: (typeof PLATFORMS)[number]): [string, Access][] => {
+    const roles: [string, ResourceType][] = [
+      ["InfraMachine", p.infraMachine],
+      ["InfraMachineTemplate", p.infraMachineTemplate],
+      ["InfraCluster", p.infraCluster],
+    ];
+    const verbs = [...READ_WRITE, "deletecollection"];
+    return roles.flatMap(([role, t]) => [
+      ...["", "/status", "/finalizers", "/scale"].flatMap((sub) =>
+        [MAPI_NS, CAPI_NS].flatMap((namespace) =>
+          verbs.map((verb): [string, Access] => [
+            `${verb} ${role}${sub} in ${namespace}`,
+            { verb, group: t.group, resource: `${t.plural}${sub}`, namespace },
+          ]),
+        ),
+      ),
+      ...verbs.map((verb): [string, Access] => [
+        `${verb} the CRD of ${role}`,
+        {
+          verb,
+          group: "apiextensions.k8s.io",
+          resource: "customresourcedefinitions",
+          namespace: "",
+          name: `${t.plural}.${t.group}`,
+        },
+      ]),
+    ]);
+  };
+  const aws = PLATFORMS.find((p) => p.platform === "AWS")!;
+  it.each(PLATFORMS.filter((p) => p !== aws).map((p) => [p.platform, p] as const))(
+    "grants on %s's infrastructure kinds exactly what it grants on AWS's, role for role (SPEC §0)",
+    (_name, platform) => {
+      const granted = (p: typeof platform) =>
+        platformAccesses(p)
+          .filter(([, access]) => grants(base, PRODUCT, access))
+          .map(([what]) => what);
+      expect(granted(aws).length).toBeGreaterThan(0);
+      expect(granted(platform)).toEqual(granted(aws));
+    },
+  );
+
   it("binds the service account whose user name is the first controller user (SPEC §2.2)", () => {
     expect(CONTROLLER_USERS[0]).toBe(`system:serviceaccount:${PRODUCT.namespace}:${PRODUCT.name}`);
     expect(theOne(base, "ServiceAccount", PRODUCT.name).metadata?.namespace).toBe(PRODUCT.namespace);
@@ -327,7 +408,10 @@ describe("webhook configurations (SPEC §2.2)", () => {
       path: "/validate-guard",
       operations: ["DELETE", "UPDATE"],
       /** cluster-delete-guard (SPEC §2.3): deleting the Cluster or its infrastructure cluster cascades. */
-      deleteOnly: { "cluster.x-k8s.io": ["clusters"], "infrastructure.cluster.x-k8s.io": ["awsclusters"] },
+      deleteOnly: {
+        "cluster.x-k8s.io": ["clusters"],
+        [INFRA_GROUP]: PLATFORMS.map((p) => p.infraCluster.plural),
+      },
     },
     {
       name: "machine-api-migration-mutate",
@@ -347,7 +431,7 @@ describe("webhook configurations (SPEC §2.2)", () => {
       "machinesets/scale",
     ],
     "cluster.x-k8s.io": ["machines", "machinesets", "machinesets/scale"],
-    "infrastructure.cluster.x-k8s.io": ["awsmachines", "awsmachinetemplates"],
+    [INFRA_GROUP]: PLATFORMS.flatMap((p) => [p.infraMachine.plural, p.infraMachineTemplate.plural]),
   };
   const webhooksOf = (c: KubeObject): Record<string, unknown>[] =>
     Array.isArray(c.webhooks) ? (c.webhooks as Record<string, unknown>[]) : [];
@@ -449,6 +533,64 @@ describe("webhook configurations (SPEC §2.2)", () => {
       reinvocationPolicy: "IfNeeded",
     });
   });
+
+  describe.each(PLATFORMS.map((p) => [p.platform, p] as const))(
+    "routes %s's infrastructure kinds wherever AWS's are (SPEC §0, §2.2), at the version its provider serves",
+    (_name, platform) => {
+      /** Which configurations a request reaches, by kube's own matching (src/apiserver/admission/matching.ts). */
+      const reached = (
+        type: ResourceType,
+        operation: AdmissionAttributes["operation"],
+        namespace: string,
+      ) => {
+        const a: AdmissionAttributes = {
+          operation,
+          kind: { group: type.group, version: type.version, kind: type.kind },
+          resource: { group: type.group, version: type.version, resource: type.plural },
+          subResource: "",
+          name: "worker-a",
+          namespace,
+          namespaceLabels: { "kubernetes.io/metadata.name": namespace },
+          object: { metadata: { name: "worker-a", labels: {} } },
+          oldObject: null,
+          userInfo: { username: "kube:admin", groups: ["system:cluster-admins"] },
+          dryRun: false,
+          options: null,
+        };
+        return CONFIGURATIONS.filter((c) =>
+          webhooksOf(theOne(base, c.kind, c.name)).some(
+            (w) =>
+              parseRules(w.rules).some((rule) => ruleMatches(rule, a)) &&
+              namespaceSelectorMatches(w.namespaceSelector as LabelSelector | undefined, a),
+          ),
+        ).map((c) => c.name);
+      };
+      const DENY = "machine-api-migration-deny";
+      const GUARD = "machine-api-migration-guard";
+      const MUTATE = "machine-api-migration-mutate";
+      const machineKinds = [
+        ["InfraMachine", platform.infraMachine],
+        ["InfraMachineTemplate", platform.infraMachineTemplate],
+      ] as const;
+
+      it.each(machineKinds)(
+        "%s: CREATE reaches -deny and -mutate, UPDATE -deny and -guard, DELETE -guard",
+        (_role, type) => {
+          expect(reached(type, "CREATE", CAPI_NS)).toEqual([DENY, MUTATE]);
+          expect(reached(type, "UPDATE", CAPI_NS)).toEqual([DENY, GUARD]);
+          expect(reached(type, "DELETE", CAPI_NS)).toEqual([GUARD]);
+          expect(reached(type, "UPDATE", "kube-system")).toEqual([]);
+        },
+      );
+
+      it("InfraCluster: only DELETE reaches -guard (cluster-delete-guard)", () => {
+        const type = platform.infraCluster;
+        expect(reached(type, "DELETE", CAPI_NS)).toEqual([GUARD]);
+        expect(reached(type, "CREATE", CAPI_NS)).toEqual([]);
+        expect(reached(type, "UPDATE", CAPI_NS)).toEqual([]);
+      });
+    },
+  );
 
   it("the deny webhook sees the status subresource of the MAPI kinds only (SPEC §2.2)", () => {
     const rules = rulesOf(

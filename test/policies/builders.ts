@@ -1,7 +1,8 @@
 /**
  * Builders for real-shaped objects and admission requests used by the policy tests: MAPI Machine (AWS
- * providerSpec) and MachineSet, CAPI Machine and MachineSet, AWSMachine, AWSMachineTemplate, and the
- * AdmissionRequest envelopes the API server sends (CREATE/UPDATE/DELETE, `scale` and `status`
+ * providerSpec) and MachineSet, CAPI Machine and MachineSet, AWSMachine, AWSMachineTemplate, AWSCluster, their
+ * CAPO v1beta1 counterparts (OpenStackMachine, OpenStackMachineTemplate, OpenStackCluster, an OpenStack
+ * Infrastructure and providerSpec), and the AdmissionRequest envelopes the API server sends (CREATE/UPDATE/DELETE, `scale` and `status`
  * subresources), other platforms' infrastructure kinds (`onPlatform`) and a cluster with both authorities
  * (`twinWorld`). `edit` returns a changed deep copy, so a test states only what its case changes.
  */
@@ -11,6 +12,7 @@ import type { ResourceType } from "../../src/kube/kinds.js";
 import {
   ANNOTATIONS,
   CAPI_API_VERSION,
+  CAPO_API_VERSION,
   CONFIG_API_VERSION,
   FINALIZERS,
   INFRA_API_VERSION,
@@ -386,6 +388,124 @@ export function infrastructureObject(infrastructureName = CLUSTER): KubeObject {
   };
 }
 
+// --- OpenStack (CAPO v1beta1, SPEC §5.5) ---------------------------------------------------------------
+
+/** `Infrastructure/cluster` of an OpenStack cluster: the platform the process serves. */
+export function openstackInfrastructureObject(infrastructureName = CLUSTER): KubeObject {
+  return edit(infrastructureObject(infrastructureName), (i) => {
+    i.spec.platformSpec = { type: "OpenStack", openstack: {} };
+    i.status.platform = "OpenStack";
+    i.status.platformStatus = { type: "OpenStack", openstack: { cloudName: "openstack" } };
+  });
+}
+
+/** The MAPO providerSpec the installer writes for a worker (`OpenstackProviderSpec`). */
+export const openstackProviderSpec = () => ({
+  apiVersion: "machine.openshift.io/v1alpha1",
+  kind: "OpenstackProviderSpec",
+  cloudName: "openstack",
+  cloudsSecret: { name: "openstack-cloud-credentials", namespace: MAPI_NS },
+  flavor: "m1.xlarge",
+  image: "rhcos-4.17",
+  availabilityZone: "nova-az1",
+  networks: [{ filter: {}, subnets: [{ filter: { name: `${CLUSTER}-nodes` } }] }],
+  securityGroups: [{ filter: {}, name: `${CLUSTER}-worker` }],
+  serverGroupName: `${CLUSTER}-worker`,
+  tags: [`openshiftClusterID=${CLUSTER}`],
+  trunk: true,
+  userDataSecret: { name: "worker-user-data" },
+});
+
+/** A MAPI Machine of an OpenStack cluster: `mapiMachine(o)` with MAPO's providerSpec and providerID. */
+export const openstackMapiMachine = (o: MapiOptions = {}): KubeObject =>
+  edit(mapiMachine(o), (m) => {
+    m.spec.providerSpec.value = openstackProviderSpec();
+    m.spec.providerID = "openstack:///9b3e1c2a-5d4f-4e6a-8b7c-0d1e2f3a4b5c";
+  });
+
+const openStackMachineSpec = () => ({
+  flavor: "m1.xlarge",
+  image: { filter: { name: "rhcos-4.17" } },
+  ports: [{ fixedIPs: [{ subnet: { filter: { name: `${CLUSTER}-nodes` } } }] }],
+  securityGroups: [{ filter: { name: `${CLUSTER}-worker` } }],
+  serverGroup: { filter: { name: `${CLUSTER}-worker` } },
+  tags: [`openshiftClusterID=${CLUSTER}`],
+  trunk: true,
+  identityRef: { name: "openstack-cloud-credentials", cloudName: "openstack" },
+});
+
+/** An OpenStackMachine owned by the CAPI Machine `owner` (default: same name), as `awsMachine` is. */
+export function openStackMachine(o: CapiOptions & { owner?: string | null } = {}): KubeObject {
+  const name = o.name ?? "worker-a";
+  const owner = o.owner === undefined ? name : o.owner;
+  return {
+    apiVersion: CAPO_API_VERSION,
+    kind: "OpenStackMachine",
+    metadata: {
+      name,
+      namespace: CAPI_NS,
+      uid: `uid-openstackmachine-${name}`,
+      resourceVersion: "500",
+      labels: { [LABELS.capiClusterName]: CLUSTER },
+      annotations: pauseAnnotations(o.paused ?? "marked"),
+      finalizers: [FINALIZERS.sync],
+      ...(owner ? { ownerReferences: [capiMachineOwnerRef(owner)] } : {}),
+    },
+    spec: {
+      ...openStackMachineSpec(),
+      providerID: "openstack:///9b3e1c2a-5d4f-4e6a-8b7c-0d1e2f3a4b5c",
+    },
+    status: { ready: true, instanceState: "ACTIVE" },
+  };
+}
+
+export function openStackMachineTemplate(o: CapiOptions & { machineSet?: string | null } = {}): KubeObject {
+  const set = o.machineSet === undefined ? `${CLUSTER}-worker-us-east-1a` : o.machineSet;
+  const name = o.name ?? `${CLUSTER}-worker-us-east-1a-1a2b3c4d`;
+  return {
+    apiVersion: CAPO_API_VERSION,
+    kind: "OpenStackMachineTemplate",
+    metadata: {
+      name,
+      namespace: CAPI_NS,
+      uid: `uid-openstackmachinetemplate-${name}`,
+      resourceVersion: "600",
+      labels: set ? { [LABELS.templateMachineSet]: set } : {},
+      annotations: pauseAnnotations(o.paused ?? "none"),
+    },
+    spec: { template: { spec: openStackMachineSpec() } },
+  };
+}
+
+/** The infrastructure cluster (`OpenStackCluster`) of the CAPI `Cluster` of the same name. */
+export function openStackClusterObject(o: { name?: string } = {}): KubeObject {
+  const name = o.name ?? CLUSTER;
+  return {
+    apiVersion: CAPO_API_VERSION,
+    kind: "OpenStackCluster",
+    metadata: {
+      name,
+      namespace: CAPI_NS,
+      uid: `uid-openstackcluster-${name}`,
+      resourceVersion: "710",
+      annotations: { "cluster.x-k8s.io/managed-by": "" },
+    },
+    spec: {
+      identityRef: { name: "openstack-cloud-credentials", cloudName: "openstack" },
+      externalNetwork: { filter: { name: "external" } },
+    },
+    status: { ready: true },
+  };
+}
+
+/** CAPI copies referencing OpenStack kinds (CAPO v1beta1), as `capiMachine`/`capiMachineSet` reference AWS's. */
+export const openstackCapiMachine = (o: CapiOptions = {}): KubeObject =>
+  edit(capiMachine(o), (c) => {
+    c.spec.infrastructureRef.kind = "OpenStackMachine";
+    c.spec.providerID = "openstack:///9b3e1c2a-5d4f-4e6a-8b7c-0d1e2f3a4b5c";
+    c.spec.failureDomain = "nova-az1";
+  });
+
 /**
  * Platforms whose infrastructure kinds the infrastructure tests run on: SPEC §5.5's three, and GCP, which the
  * product has no converter for (the rules classify every `*Machine`/`*MachineTemplate` of the infra group).
@@ -440,6 +560,10 @@ const PLURALS: Record<string, string> = {
   MachineSet: "machinesets",
   AWSMachine: "awsmachines",
   AWSMachineTemplate: "awsmachinetemplates",
+  AWSCluster: "awsclusters",
+  OpenStackMachine: "openstackmachines",
+  OpenStackMachineTemplate: "openstackmachinetemplates",
+  OpenStackCluster: "openstackclusters",
   GCPMachine: "gcpmachines",
 };
 

@@ -1,7 +1,7 @@
 /**
  * Table tests for the DELETE rules on the guard webhook (SPEC §2.3): `delete-nonauthoritative-parent`,
  * `delete-authoritative-via-mirror` (with `requireDeleteConfirmation` on and off, and while Migrating),
- * `orphan-ignored-by-capi` and `cluster-delete-guard`.
+ * `orphan-ignored-by-capi` and `cluster-delete-guard` (on AWS's and OpenStack's infrastructure cluster).
  */
 import { describe, it } from "vitest";
 import { ANNOTATIONS } from "../../src/kube/kinds.js";
@@ -18,6 +18,8 @@ import {
   infrastructureObject,
   mapiMachine,
   mapiMachineSet,
+  openStackClusterObject,
+  openstackInfrastructureObject,
   twinWorld,
 } from "./builders.js";
 
@@ -276,6 +278,7 @@ describe("orphan-ignored-by-capi", () => {
 describe("cluster-delete-guard", () => {
   // worker-a and SET_A are MachineAPI, worker-c is Migrating: three MAPI objects mirror into the Cluster.
   const world = () => [infrastructureObject(), ...twinWorld("AWS")];
+  const openstackWorld = () => [openstackInfrastructureObject(), ...twinWorld("OpenStack")];
   const allClusterAPI = () => [
     infrastructureObject(),
     mapiMachine({ status: "ClusterAPI" }),
@@ -301,6 +304,35 @@ describe("cluster-delete-guard", () => {
       rule: "cluster-delete-guard",
       message:
         /^Deleting AWSCluster openshift-cluster-api\/ci-abc12 needs confirmation: it holds the paused Cluster API copies of 3 MAPI objects .* oc annotate awsclusters\.infrastructure\.cluster\.x-k8s\.io\/ci-abc12 -n openshift-cluster-api machine-api-migration\.openshift\.io\/confirm-delete=true, then delete again\. \(rule cluster-delete-guard\)$/,
+    },
+    {
+      name: "cluster-delete-guard: denies deleting the infrastructure cluster (OpenStackCluster) the same way",
+      webhook: "validate-guard",
+      request: deleteRequest(openStackClusterObject()),
+      objects: openstackWorld(),
+      allowed: false,
+      rule: "cluster-delete-guard",
+      message:
+        "Deleting OpenStackCluster openshift-cluster-api/ci-abc12 needs confirmation: it holds the paused Cluster API copies of 3 MAPI objects (2 Machines, 1 MachineSet; status.authoritativeAPI MachineAPI or Migrating), and they would be deleted with it. Their instances are not affected: the copies are released without any provider acting on them and recreated once a Cluster exists again. To delete it, confirm first: oc annotate openstackclusters.infrastructure.cluster.x-k8s.io/ci-abc12 -n openshift-cluster-api machine-api-migration.openshift.io/confirm-delete=true, then delete again. (rule cluster-delete-guard)",
+    },
+    {
+      name: "cluster-delete-guard: warns once the OpenStackCluster carries confirm-delete",
+      webhook: "validate-guard",
+      request: deleteRequest(confirmed(openStackClusterObject())),
+      objects: openstackWorld(),
+      allowed: true,
+      rule: "cluster-delete-guard",
+      warnings: [
+        "this releases the paused Cluster API copies of 3 MAPI objects; their instances keep running",
+      ],
+    },
+    {
+      name: "cluster-delete-guard: silent for an OpenStackCluster other than the Infrastructure's",
+      webhook: "validate-guard",
+      request: deleteRequest(openStackClusterObject({ name: "scratch" })),
+      objects: openstackWorld(),
+      allowed: true,
+      rule: "none",
     },
     {
       name: "cluster-delete-guard: counts a Machine being migrated from ClusterAPI (a cascade ends its handover at MachineAPI)",

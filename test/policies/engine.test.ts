@@ -355,6 +355,7 @@ describe("RULES", () => {
         "mapi-create-twin",
         "capi-unsupported-fields",
         "aws-unsupported-fields",
+        "openstack-unsupported-fields",
         "authority-enum",
         "status-owned-by-controllers",
         "product-annotations",

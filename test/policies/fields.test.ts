@@ -1,10 +1,15 @@
 /**
  * Table tests for the field, status and annotation rules (SPEC §2.3): `capi-unsupported-fields`,
- * `aws-unsupported-fields`, `authority-enum`, `status-owned-by-controllers`, `product-annotations`.
+ * `aws-unsupported-fields` and `openstack-unsupported-fields` (one per platform, SPEC §0, §5.5),
+ * `authority-enum`, `status-owned-by-controllers`, `product-annotations`.
  */
-import { describe, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ANNOTATIONS, PAUSED_BY_VALUE } from "../../src/kube/kinds.js";
-import { AWS_UNSUPPORTED } from "../../src/policies/rules/fields.js";
+import { OPENSTACK_UNSUPPORTED_FIELDS } from "../../src/platforms/openstack/data.js";
+import { PLATFORMS } from "../../src/platforms/registry.js";
+import { AWS_UNSUPPORTED, UNSUPPORTED_FIELDS_BY_PLATFORM } from "../../src/policies/rules/fields.js";
+import { RULES } from "../../src/policies/rules/index.js";
+import { newIssues } from "../../src/sync/conversion/types.js";
 import {
   awsMachine,
   awsMachineTemplate,
@@ -16,6 +21,8 @@ import {
   edit,
   mapiMachine,
   mapiMachineSet,
+  openStackMachine,
+  openStackMachineTemplate,
   statusRequest,
   updateRequest,
 } from "./builders.js";
@@ -180,6 +187,147 @@ describe("aws-unsupported-fields", () => {
   it.each(cases)("$name", (c) => {
     checkCase(c);
   });
+});
+
+describe("openstack-unsupported-fields", () => {
+  const value = (field: string): unknown =>
+    field === "schedulerHintAdditionalProperties"
+      ? [{ name: "different_host", value: { type: "String", string: "worker-b" } }]
+      : field === "floatingIPPoolRef"
+        ? { apiGroup: "ipam.cluster.x-k8s.io", kind: "InClusterIPPool", name: "external" }
+        : field === "image.imageRef"
+          ? { name: "rhcos-4.17" }
+          : field === "identityRef.region"
+            ? "RegionTwo"
+            : field === "image.id"
+              ? "0d6c5e4f-3b2a-4c1d-9e8f-7a6b5c4d3e2f"
+              : "3a8e1f2c-7b6d-4e5f-9a0b-1c2d3e4f5a6b";
+  const each: Case[] = OPENSTACK_UNSUPPORTED_FIELDS.map((field) => ({
+    name: `openstack-unsupported-fields: denies ${field} on a new OpenStackMachine`,
+    request: createRequest(
+      edit(openStackMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+        setPath(a, ["spec", ...field.split(".")], value(field));
+      }),
+    ),
+    allowed: false,
+    rule: "openstack-unsupported-fields",
+    message: `OpenStackMachine openshift-cluster-api/capi-only: spec.${field}: Forbidden: the Machine API providerSpec cannot represent this field. Remove it from the manifest (or oc edit openstackmachines.infrastructure.cluster.x-k8s.io/capi-only -n openshift-cluster-api); the Machine API copy could not be kept in sync otherwise. (rule openstack-unsupported-fields)`,
+  }));
+  const cases: Case[] = [
+    ...each,
+    {
+      name: "openstack-unsupported-fields: denies several fields of an OpenStackMachineTemplate at once (under spec.template.spec)",
+      request: createRequest(
+        edit(openStackMachineTemplate({ machineSet: null }), (t) => {
+          t.spec.template.spec.flavorID = "3a8e1f2c-7b6d-4e5f-9a0b-1c2d3e4f5a6b";
+          t.spec.template.spec.identityRef.region = "RegionTwo";
+        }),
+      ),
+      allowed: false,
+      rule: "openstack-unsupported-fields",
+      message:
+        "OpenStackMachineTemplate openshift-cluster-api/ci-abc12-worker-us-east-1a-1a2b3c4d: spec.template.spec.flavorID, spec.template.spec.identityRef.region: Forbidden: the Machine API providerSpec cannot represent these fields. Remove them from the manifest (or oc edit openstackmachinetemplates.infrastructure.cluster.x-k8s.io/ci-abc12-worker-us-east-1a-1a2b3c4d -n openshift-cluster-api); the Machine API copy could not be kept in sync otherwise. (rule openstack-unsupported-fields)",
+    },
+    {
+      name: "openstack-unsupported-fields: denies an image.id added to an OpenStackMachineTemplate",
+      request: updateRequest(
+        openStackMachineTemplate({ machineSet: null }),
+        edit(openStackMachineTemplate({ machineSet: null }), (t) => {
+          t.spec.template.spec.image = { id: "0d6c5e4f-3b2a-4c1d-9e8f-7a6b5c4d3e2f" };
+        }),
+      ),
+      allowed: false,
+      rule: "openstack-unsupported-fields",
+      message: /: spec\.template\.spec\.image\.id: Forbidden: the Machine API providerSpec/,
+    },
+    {
+      name: "openstack-unsupported-fields: denies an empty floatingIPPoolRef {} (present is present)",
+      request: createRequest(
+        edit(openStackMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          a.spec.floatingIPPoolRef = {};
+        }),
+      ),
+      allowed: false,
+      rule: "openstack-unsupported-fields",
+      message: /: spec\.floatingIPPoolRef: Forbidden/,
+    },
+    {
+      name: "openstack-unsupported-fields: allows an update that leaves an existing flavorID alone",
+      request: updateRequest(
+        edit(openStackMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          a.spec.flavorID = "3a8e1f2c-7b6d-4e5f-9a0b-1c2d3e4f5a6b";
+        }),
+        edit(openStackMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          a.spec.flavorID = "3a8e1f2c-7b6d-4e5f-9a0b-1c2d3e4f5a6b";
+          a.metadata.finalizers = [];
+        }),
+      ),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "openstack-unsupported-fields: allows an OpenStackMachine without them",
+      request: createRequest(openStackMachine({ name: "capi-only", owner: null, paused: "none" })),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "openstack-unsupported-fields: allows an OpenStackMachineTemplate without them",
+      request: createRequest(openStackMachineTemplate({ machineSet: null })),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "aws-unsupported-fields: judges AWS kinds only (an AWS field name on an OpenStackMachine is not its business)",
+      request: createRequest(
+        edit(openStackMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          a.spec.imageLookupOrg = "123456789012";
+        }),
+      ),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "openstack-unsupported-fields: judges OpenStack kinds only (an OpenStack field name on an AWSMachine is not its business)",
+      request: createRequest(
+        edit(awsMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          a.spec.flavorID = "3a8e1f2c-7b6d-4e5f-9a0b-1c2d3e4f5a6b";
+        }),
+      ),
+      allowed: true,
+      rule: "none",
+    },
+  ];
+  it.each(cases)("$name", (c) => {
+    checkCase(c);
+  });
+});
+
+describe("<platform>-unsupported-fields: one rule per platform of the registry (SPEC §0, §5.5)", () => {
+  it.each(PLATFORMS.map((p) => [p.platform, p] as const))(
+    "%s has its rule on the validate webhook, and its converter names that rule's id in its refusals",
+    (_name, platform) => {
+      const unsupported = UNSUPPORTED_FIELDS_BY_PLATFORM.get(platform.platform);
+      expect(unsupported, platform.platform).toBeDefined();
+      const rule = RULES.find((r) => r.id === unsupported?.id);
+      expect(rule?.webhook).toBe("validate");
+      // A field no row of the platform's table knows: the converter refuses it, pointing at the rule.
+      const issues = newIssues();
+      platform.infraSpecToProviderSpec(
+        { notAField: "x" },
+        {
+          path: "spec",
+          infrastructure: { clusterName: "ci-abc12", platform: platform.platform, region: "", ipFamily: "" },
+          owner: "Machine",
+          controlPlane: false,
+        },
+        issues,
+      );
+      expect(issues.errors.find((e) => e.path === "spec.notAField")?.message).toContain(
+        `(rule ${unsupported?.id})`,
+      );
+    },
+  );
 });
 
 describe("authority-enum", () => {

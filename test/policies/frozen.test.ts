@@ -1,10 +1,11 @@
 /**
  * Table tests for the frozen rules (SPEC §2.3): `mapi-frozen`, `capi-frozen`, `frozen-while-migrating`,
  * with the label/annotation guards, delete marks, finalizer/ownerReference removal, twin-owned labels and
- * the `scale` / `status` subresources.
+ * the `scale` / `status` subresources; the AWS cases again on OpenStack's kinds (SPEC §0: the same roles).
  */
 import { describe, it } from "vitest";
 import { ANNOTATIONS } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
 import {
   awsMachine,
   awsMachineTemplate,
@@ -13,8 +14,14 @@ import {
   capiMachineSet,
   checkCase,
   edit,
+  infrastructureObject,
   mapiMachine,
   mapiMachineSet,
+  openStackMachine,
+  openStackMachineTemplate,
+  openstackCapiMachine,
+  openstackInfrastructureObject,
+  openstackMapiMachine,
   scaleRequest,
   statusRequest,
   updateRequest,
@@ -52,6 +59,55 @@ describe("mapi-frozen", () => {
       message:
         'MAPI Machine openshift-machine-api/worker-a is being migrated (status.authoritativeAPI=Migrating): spec.providerSpec.value.instanceType changed. Wait until the handover completes (oc get machines.machine.openshift.io/worker-a -n openshift-machine-api -o jsonpath=\'{.status.authoritativeAPI}\'), or cancel it: oc patch machines.machine.openshift.io/worker-a -n openshift-machine-api --type=merge -p \'{"spec":{"authoritativeAPI":"MachineAPI"}}\'. (rule mapi-frozen)',
     },
+    {
+      name: "mapi-frozen: on OpenStack, denies providerSpec change when status is ClusterAPI, naming the OpenStackMachine",
+      request: updateRequest(
+        openstackMapiMachine({ status: "ClusterAPI" }),
+        edit(openstackMapiMachine({ status: "ClusterAPI" }), (m) => {
+          m.spec.providerSpec.value.flavor = "m1.2xlarge";
+        }),
+      ),
+      objects: [openstackInfrastructureObject(), openstackCapiMachine({ paused: "none" })],
+      allowed: false,
+      rule: "mapi-frozen",
+      message:
+        "MAPI Machine openshift-machine-api/worker-a is not authoritative (status.authoritativeAPI=ClusterAPI): spec.providerSpec.value.flavor changed. Edit the Cluster API copy instead: oc edit openstackmachines.infrastructure.cluster.x-k8s.io/worker-a -n openshift-cluster-api — or set spec.authoritativeAPI=MachineAPI to migrate back. (rule mapi-frozen)",
+    },
+    {
+      name: "mapi-frozen: without the CAPI twin in the cache, names the served platform's InfraMachine (OpenStack)",
+      request: updateRequest(
+        openstackMapiMachine({ status: "ClusterAPI" }),
+        edit(openstackMapiMachine({ status: "ClusterAPI" }), (m) => {
+          m.spec.providerSpec.value.flavor = "m1.2xlarge";
+        }),
+      ),
+      objects: [openstackInfrastructureObject()],
+      allowed: false,
+      rule: "mapi-frozen",
+      message:
+        /: spec\.providerSpec\.value\.flavor changed\. Edit the Cluster API copy instead: oc edit openstackmachines\.infrastructure\.cluster\.x-k8s\.io\/worker-a -n openshift-cluster-api — /,
+    },
+    ...(
+      [
+        ["AWS", [infrastructureObject()]],
+        ["no Infrastructure yet: the default platform, AWS", []],
+      ] as [string, KubeObject[]][]
+    ).map(
+      ([served, objects]): Case => ({
+        name: `mapi-frozen: without the CAPI twin in the cache, names the served platform's InfraMachine (${served})`,
+        request: updateRequest(
+          capiOwned,
+          edit(capiOwned, (m) => {
+            m.spec.providerSpec.value.instanceType = "m6i.2xlarge";
+          }),
+        ),
+        objects,
+        allowed: false,
+        rule: "mapi-frozen",
+        message:
+          "MAPI Machine openshift-machine-api/worker-a is not authoritative (status.authoritativeAPI=ClusterAPI): spec.providerSpec.value.instanceType changed. Edit the Cluster API copy instead: oc edit awsmachines.infrastructure.cluster.x-k8s.io/worker-a -n openshift-cluster-api — or set spec.authoritativeAPI=MachineAPI to migrate back. (rule mapi-frozen)",
+      }),
+    ),
     {
       name: "mapi-frozen: allows providerSpec change when status is MachineAPI",
       request: updateRequest(
@@ -275,6 +331,46 @@ describe("capi-frozen", () => {
       rule: "capi-frozen",
       message:
         'AWSMachine openshift-cluster-api/worker-a is not authoritative (MAPI Machine openshift-machine-api/worker-a has status.authoritativeAPI=MachineAPI): spec.instanceType changed. Edit the Machine API copy instead: oc edit machines.machine.openshift.io/worker-a -n openshift-machine-api — or migrate it to Cluster API first: oc patch machines.machine.openshift.io/worker-a -n openshift-machine-api --type=merge -p \'{"spec":{"authoritativeAPI":"ClusterAPI"}}\' (rule capi-frozen)',
+    },
+    {
+      name: "capi-frozen: denies OpenStackMachine spec change when the MAPI twin is MachineAPI (the AWSMachine case on OpenStack)",
+      request: updateRequest(
+        openStackMachine(),
+        edit(openStackMachine(), (a) => {
+          a.spec.flavor = "m1.2xlarge";
+        }),
+      ),
+      objects: [openstackInfrastructureObject(), openstackMapiMachine(), openstackCapiMachine()],
+      allowed: false,
+      rule: "capi-frozen",
+      message:
+        'OpenStackMachine openshift-cluster-api/worker-a is not authoritative (MAPI Machine openshift-machine-api/worker-a has status.authoritativeAPI=MachineAPI): spec.flavor changed. Edit the Machine API copy instead: oc edit machines.machine.openshift.io/worker-a -n openshift-machine-api — or migrate it to Cluster API first: oc patch machines.machine.openshift.io/worker-a -n openshift-machine-api --type=merge -p \'{"spec":{"authoritativeAPI":"ClusterAPI"}}\' (rule capi-frozen)',
+    },
+    {
+      name: "capi-frozen: denies OpenStackMachineTemplate change; its twin is the MachineSet of its template label",
+      request: updateRequest(
+        openStackMachineTemplate(),
+        edit(openStackMachineTemplate(), (t) => {
+          t.spec.template.spec.flavor = "m1.2xlarge";
+        }),
+      ),
+      objects: [openstackInfrastructureObject(), mapiMachineSet()],
+      allowed: false,
+      rule: "capi-frozen",
+      message:
+        /^OpenStackMachineTemplate openshift-cluster-api\/ci-abc12-worker-us-east-1a-1a2b3c4d is not authoritative \(MAPI MachineSet openshift-machine-api\/ci-abc12-worker-us-east-1a has status\.authoritativeAPI=MachineAPI\): spec\.template\.spec\.flavor changed/,
+    },
+    {
+      name: "capi-frozen: allows OpenStackMachine spec change when the MAPI twin is ClusterAPI",
+      request: updateRequest(
+        openStackMachine({ paused: "none" }),
+        edit(openStackMachine({ paused: "none" }), (a) => {
+          a.spec.flavor = "m1.2xlarge";
+        }),
+      ),
+      objects: [openstackMapiMachine({ status: "ClusterAPI" }), openstackCapiMachine({ paused: "none" })],
+      allowed: true,
+      rule: "none",
     },
     {
       name: "capi-frozen: denies CAPI Machine spec change while the MAPI status is absent",

@@ -14,8 +14,12 @@ import {
   checkCase,
   context,
   edit,
+  infrastructureObject,
   mapiMachine,
   mapiMachineSet,
+  openstackCapiMachine,
+  openstackInfrastructureObject,
+  openstackMapiMachine,
   updateRequest,
 } from "./builders.js";
 
@@ -24,6 +28,14 @@ const toCapi = (o: KubeObject) =>
     o,
     edit(o, (m) => {
       m.spec.authoritativeAPI = "ClusterAPI";
+    }),
+  );
+
+const toMapi = (o: KubeObject) =>
+  updateRequest(
+    o,
+    edit(o, (m) => {
+      m.spec.authoritativeAPI = "MachineAPI";
     }),
   );
 
@@ -45,6 +57,15 @@ const unconvertible: ConvertibilityCheck = () => [
     path: "spec.providerSpec.value.ami",
     value: { arn: "arn:aws:ec2:x" },
     message: "unable to convert AMI ARN reference. Not supported in CAPI",
+  },
+];
+
+/** What the converter says of an OpenStackMachine whose flavor is an ID (SPEC §5.5). */
+const flavorByID: ConvertibilityCheck = () => [
+  {
+    path: "spec.flavorID",
+    value: "3a8e1f2c-7b6d-4e5f-9a0b-1c2d3e4f5a6b",
+    message: "MAPO only supports defining flavors via names",
   },
 ];
 
@@ -269,6 +290,26 @@ describe("migration rules", () => {
       rule: "migration-unconvertible",
       message:
         'MAPI Machine openshift-machine-api/worker-a cannot migrate to ClusterAPI: its current content does not convert: spec.providerSpec.value.deviceIndex: Invalid value: 1: deviceIndex must be 0 or unset; spec.providerSpec.value.ami: Invalid value: {"arn":"arn:aws:ec2:x"}: unable to convert AMI ARN reference. Not supported in CAPI. Fix these fields on the authoritative copy (oc edit machines.machine.openshift.io/worker-a -n openshift-machine-api), then set spec.authoritativeAPI again. (rule migration-unconvertible)',
+    },
+    {
+      name: "migration-unconvertible: back to MachineAPI, points at the CAPI Machine and the served platform's InfraMachine (AWS)",
+      request: toMapi(mapiMachine({ status: "ClusterAPI" })),
+      objects: [infrastructureObject(), capiMachine({ paused: "none" })],
+      options: { checkConvertible: unconvertible },
+      allowed: false,
+      rule: "migration-unconvertible",
+      message:
+        /\. Fix these fields on the authoritative copy \(oc edit machines\.cluster\.x-k8s\.io\/worker-a -n openshift-cluster-api \(and its InfraMachine, e\.g\. awsmachines\.infrastructure\.cluster\.x-k8s\.io\)\), then set spec\.authoritativeAPI again\. \(rule migration-unconvertible\)$/,
+    },
+    {
+      name: "migration-unconvertible: back to MachineAPI on OpenStack, points at the OpenStackMachine",
+      request: toMapi(openstackMapiMachine({ status: "ClusterAPI" })),
+      objects: [openstackInfrastructureObject(), openstackCapiMachine({ paused: "none" })],
+      options: { checkConvertible: flavorByID },
+      allowed: false,
+      rule: "migration-unconvertible",
+      message:
+        'MAPI Machine openshift-machine-api/worker-a cannot migrate to MachineAPI: its current content does not convert: spec.flavorID: Invalid value: "3a8e1f2c-7b6d-4e5f-9a0b-1c2d3e4f5a6b": MAPO only supports defining flavors via names. Fix these fields on the authoritative copy (oc edit machines.cluster.x-k8s.io/worker-a -n openshift-cluster-api (and its InfraMachine, e.g. openstackmachines.infrastructure.cluster.x-k8s.io)), then set spec.authoritativeAPI again. (rule migration-unconvertible)',
     },
     {
       name: "migration-unconvertible: allows when the converter reports nothing",

@@ -1,8 +1,9 @@
 /**
  * Issue 11 item 8 (SPEC §2.2): what the rendered webhook configurations can ever send the webhook, checked by
  * kube's own matching semantics (src/apiserver/admission/matching.ts) over a grid of resources × namespaces ×
- * operations: only the machine kinds in the two machine namespaces, never Pods, Leases, Events, ConfigMaps,
- * Secrets, nor anything in kube-system or kube-node-lease. And admission itself never calls the API server:
+ * operations: only the machine kinds (every platform's InfraMachine and template among them) in the two
+ * machine namespaces, never Pods, Leases, Events, ConfigMaps, Secrets, nor anything in kube-system or
+ * kube-node-lease. And admission itself never calls the API server:
  * the local API server's request counters do not move while thousands of reviews are decided.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -25,6 +26,7 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { type LocalCluster, startLocalCluster } from "../../src/local/cluster.js";
 import { loadWebhookManifests } from "../../src/local/webhooks.js";
 import { admissionInformers } from "../../src/main.js";
+import { PLATFORMS } from "../../src/platforms/registry.js";
 import { decide } from "../../src/policies/engine.js";
 import type { PolicyContext } from "../../src/policies/types.js";
 import { clusterView } from "../../src/policies/view.js";
@@ -36,13 +38,16 @@ import { FIXTURE_NAMES, fixture } from "../server/helpers.js";
 const MAPI_NS = "openshift-machine-api";
 const CAPI_NS = "openshift-cluster-api";
 
+/** Each platform's infrastructure machine kinds, at the version its provider serves. */
+const infraMachineKinds = PLATFORMS.flatMap((p) => [p.infraMachine, p.infraMachineTemplate]);
+
 const MACHINE_RESOURCES = new Set([
   "machine.openshift.io/machines",
   "machine.openshift.io/machinesets",
   "cluster.x-k8s.io/machines",
   "cluster.x-k8s.io/machinesets",
-  "infrastructure.cluster.x-k8s.io/awsmachines",
-  "infrastructure.cluster.x-k8s.io/awsmachinetemplates",
+  // Every platform's InfraMachine and InfraMachineTemplate (SPEC §0, §5.5): awsmachines, openstackmachines, …
+  ...infraMachineKinds.map((t) => `${t.group}/${t.plural}`),
 ]);
 
 /** group, version, resource: the machine kinds and the kinds the webhook must never see. */
@@ -51,8 +56,7 @@ const RESOURCES: Array<[string, string, string]> = [
   ["machine.openshift.io", "v1beta1", "machinesets"],
   ["cluster.x-k8s.io", "v1beta2", "machines"],
   ["cluster.x-k8s.io", "v1beta2", "machinesets"],
-  ["infrastructure.cluster.x-k8s.io", "v1beta2", "awsmachines"],
-  ["infrastructure.cluster.x-k8s.io", "v1beta2", "awsmachinetemplates"],
+  ...infraMachineKinds.map((t): [string, string, string] => [t.group, t.version, t.plural]),
   ["", "v1", "pods"],
   ["", "v1", "configmaps"],
   ["", "v1", "secrets"],

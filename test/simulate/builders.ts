@@ -1,11 +1,13 @@
 /**
  * Real-shaped objects for the stand-in tests: MAPI Machines and MachineSets from the demo seed's shapes
- * (src/local/seed.ts), CAPI Machines, MachineSets, AWSMachines and AWSMachineTemplates valid under the
- * project's CRDs. Small functions with overrides, no copied blobs.
+ * (src/local/seed.ts), CAPI Machines, MachineSets, and the InfraMachines and templates of both platforms
+ * (AWSMachine, OpenStackMachine) valid under the project's CRDs. Small functions with overrides, no copied
+ * blobs.
  */
 import {
   ANNOTATIONS,
   CAPI_API_VERSION,
+  CAPO_API_VERSION,
   INFRA_API_VERSION,
   INFRA_GROUP,
   LABELS,
@@ -114,3 +116,70 @@ export const controlledBy = (owner: KubeObject) => ({
   controller: true,
   blockOwnerDeletion: true,
 });
+
+// --- OpenStack (CAPO v1beta1) ------------------------------------------------------------------------
+
+/** The OpenStack demo's compute availability zone `a`. */
+export const OS_ZONE = "az-a";
+
+export const mapiOpenStackMachineOf = (name: string, over: Over = {}): KubeObject =>
+  apply(mapiMachine(NS, name, "a", undefined, "OpenStack"), over);
+
+/** An OpenStackMachine spec as the converter writes it for the demo's worker providerSpec. */
+const openStackSpec = () => ({
+  flavor: "m1.xlarge",
+  image: { filter: { name: `${CLUSTER}-rhcos` } },
+  ports: [{ fixedIPs: [{ subnet: { filter: { name: `${CLUSTER}-nodes` } } }] }],
+  securityGroups: [{ filter: { name: `${CLUSTER}-worker` } }],
+  trunk: true,
+  identityRef: { name: "openstack-cloud-credentials", cloudName: "openstack" },
+});
+
+export const openStackMachineOf = (name: string, over: Over = {}): KubeObject =>
+  apply(
+    {
+      apiVersion: CAPO_API_VERSION,
+      kind: "OpenStackMachine",
+      metadata: { name, namespace: CAPI_NS },
+      spec: openStackSpec(),
+    },
+    over,
+  );
+
+export const openStackMachineTemplateOf = (name: string): KubeObject => ({
+  apiVersion: CAPO_API_VERSION,
+  kind: "OpenStackMachineTemplate",
+  metadata: { name, namespace: CAPI_NS },
+  spec: { template: { spec: openStackSpec() } },
+});
+
+/** A CAPI Machine whose InfraMachine is the OpenStackMachine of its name, in OS_ZONE. */
+export const capiOpenStackMachineOf = (name: string, over: Over = {}): KubeObject =>
+  capiMachineOf(name, {
+    ...over,
+    spec: {
+      infrastructureRef: { apiGroup: INFRA_GROUP, kind: "OpenStackMachine", name },
+      failureDomain: OS_ZONE,
+      ...over.spec,
+    },
+  });
+
+/** A CAPI MachineSet stamping from the OpenStackMachineTemplate `name`, in zone `az-b`. */
+export const capiOpenStackMachineSetOf = (name: string, replicas: number, over: Over = {}): KubeObject => {
+  const set = capiMachineSetOf(name, replicas, over);
+  const template = set.spec?.template as { metadata: unknown; spec: Record<string, unknown> };
+  return {
+    ...set,
+    spec: {
+      ...set.spec,
+      template: {
+        ...template,
+        spec: {
+          ...template.spec,
+          infrastructureRef: { apiGroup: INFRA_GROUP, kind: "OpenStackMachineTemplate", name },
+          failureDomain: "az-b",
+        },
+      },
+    },
+  };
+};

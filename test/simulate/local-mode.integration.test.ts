@@ -51,7 +51,9 @@ const quiesce = async (): Promise<void> => {
   await waitFor("the stand-ins to go idle", async () => {
     await local.api.settled();
     await flushMicrotasks();
-    const idle = [providers.mao, providers.capi, providers.capa].every((s) => s.leading() && s.idle());
+    const idle = [providers.mao, providers.capi, providers.infraProvider].every(
+      (s) => s.leading() && s.idle(),
+    );
     calm = idle ? calm + 1 : 0;
     return calm >= 5;
   });

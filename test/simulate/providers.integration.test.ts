@@ -6,22 +6,11 @@
  * MachineSet stand-ins scale up and down; the request counters attribute every write to its identity.
  * Real time with zero provisioning delay; waits poll for state, never assert elapsed time.
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadProjectCrds } from "../../src/apiserver/fixtures/crds.js";
-import type { ApiServer, ApiServerOptions } from "../../src/apiserver/index.js";
-import { startApiServer } from "../../src/apiserver/index.js";
-import { flushMicrotasks } from "../../src/kube/clock.js";
-import type { KubeConnection } from "../../src/kube/config.js";
-import { connect } from "../../src/kube/config.js";
+import { describe, expect, it } from "vitest";
 import { NotFoundError } from "../../src/kube/errors.js";
-import type { ResourceType } from "../../src/kube/kinds.js";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
-import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath, isDeleting, nameOf } from "../../src/kube/object.js";
-import { PROVIDERS_RBAC, rbacObjectsIn, rbacTypeOf } from "../../src/local/rbac.js";
-import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
-import type { SimulatedProviders } from "../../src/simulate/index.js";
-import { createInstanceLedger, startMaoStandIn, startSimulatedProviders } from "../../src/simulate/index.js";
+import { createInstanceLedger, startMaoStandIn } from "../../src/simulate/index.js";
 import { silentLogger } from "../kube/fakes.js";
 import {
   awsMachineOf,
@@ -35,121 +24,20 @@ import {
   mapiMachineSetOf,
   paused,
 } from "./builders.js";
+import {
+  type Env,
+  eventually,
+  existing,
+  get,
+  gone,
+  IDENTITY,
+  names,
+  quiesce,
+  standInClusters,
+  writesBy,
+} from "./stand-in-cluster.js";
 
-const IDENTITY = {
-  mao: `system:serviceaccount:${MAPI_NS}:machine-api-controllers`,
-  capi: `system:serviceaccount:${CAPI_NS}:capi-manager`,
-  capa: `system:serviceaccount:${CAPI_NS}:capa-controller-manager`,
-};
-const users = [
-  { token: "admin-token", username: "admin", groups: ["system:masters"] },
-  ...Object.entries(IDENTITY).map(([k, username]) => ({
-    token: `${k}-token`,
-    username,
-    groups: ["system:serviceaccounts", "system:authenticated"],
-  })),
-];
-
-let tls: ApiServerOptions["tls"];
-let crds: KubeObject[] = [];
-beforeAll(async () => {
-  const ca = createCertificateAuthority("simulate test CA");
-  const serving = issueServingCertificate(ca, ["localhost", "127.0.0.1"]);
-  tls = { certPem: serving.certPem, keyPem: serving.keyPem, caPem: ca.certPem };
-  crds = await loadProjectCrds();
-});
-
-const stops: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const s of stops.splice(0).reverse()) await s();
-});
-
-interface Env {
-  server: ApiServer;
-  as(username: string): KubeConnection;
-  admin: KubeConnection;
-  providers: SimulatedProviders;
-}
-
-/** A local API server with both namespaces and the project's CRDs, as a cluster admin would set it up. */
-const startCluster = async () => {
-  const server = await startApiServer({ port: 0, users, bookmarkIntervalMs: 500, ...(tls ? { tls } : {}) });
-  stops.push(() => server.stop());
-  const as = (username: string) => connect({ kubeconfigText: server.kubeconfig(username) });
-  const admin = as("admin");
-  for (const name of [MAPI_NS, CAPI_NS]) await admin.client.create(KINDS.namespace, { metadata: { name } });
-  for (const crd of crds) await admin.client.create(KINDS.customResourceDefinition, crd);
-  // The server authorizes with RBAC: the stand-ins hold their real controllers' roles, as in a cluster.
-  for (const o of await rbacObjectsIn(PROVIDERS_RBAC)) await admin.client.create(rbacTypeOf(o)!, o);
-  return { server, as, admin };
-};
-
-const start = async (options: { requireRecordedDeletes?: boolean } = {}): Promise<Env> => {
-  const { server, as, admin } = await startCluster();
-  const providers = await startSimulatedProviders({
-    connections: { mao: as(IDENTITY.mao), capi: as(IDENTITY.capi), capa: as(IDENTITY.capa) },
-    mapiNamespace: MAPI_NS,
-    capiNamespace: CAPI_NS,
-    logger: silentLogger(),
-    ledger: createInstanceLedger(options),
-  });
-  stops.push(() => providers.stop());
-  return { server, as, admin, providers };
-};
-
-/** Polls `check` until it returns a value other than undefined/false (or stops throwing). */
-async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v as T;
-      last = v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out waiting for ${what}; last: ${last instanceof Error ? last.message : String(last)}`,
-      );
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Waits until every stand-in is idle several checks in a row and the server's own controllers settled. */
-async function quiesce(env: Env): Promise<void> {
-  let calm = 0;
-  await eventually("the stand-ins to go idle", async () => {
-    await env.server.settled();
-    await flushMicrotasks();
-    const idle = [env.providers.mao, env.providers.capi, env.providers.capa].every((s) => s.idle());
-    calm = idle ? calm + 1 : 0;
-    return calm >= 5;
-  });
-}
-
-const get = (env: Env, type: ResourceType, ns: string, name: string) => env.admin.client.get(type, ns, name);
-const gone = async (env: Env, type: ResourceType, ns: string, name: string): Promise<boolean> => {
-  try {
-    await get(env, type, ns, name);
-    return false;
-  } catch (e) {
-    if (e instanceof NotFoundError) return true;
-    throw e;
-  }
-};
-const writesBy = (env: Env, user: string): string[] =>
-  Object.entries(env.server.counters.snapshot().byKey)
-    .filter(([k]) => k.endsWith(` ${user}`) && /^(create|update|patch|delete) /.test(k))
-    .map(([k]) => k.slice(0, k.length - user.length - 1))
-    .sort();
-const names = async (env: Env, type: ResourceType, ns: string) =>
-  (await env.admin.client.list(type, { namespace: ns })).items.map(nameOf);
-const existing = async (env: Env) => ({
-  mapi: await names(env, KINDS.mapiMachine, MAPI_NS),
-  capi: await names(env, KINDS.capiMachine, CAPI_NS),
-});
+const { start, startCluster, stopAfterTest } = standInClusters();
 
 describe("MAO stand-in against the local API server", () => {
   it("provisions a MachineAPI Machine to Running with a providerID and Paused=False, as machine-api-controllers", async () => {
@@ -228,7 +116,7 @@ describe("MAO stand-in against the local API server", () => {
       logger: silentLogger(),
       ledger: env.providers.ledger,
     });
-    stops.push(() => successor.stop());
+    stopAfterTest(() => successor.stop());
     await eventually("the Machine gone", () => gone(env, KINDS.mapiMachine, MAPI_NS, "worker-0"));
     expect(env.providers.ledger.snapshot().instances).toMatchObject([
       { machineName: "worker-0", terminatedBy: "MachineAPI" },
@@ -569,7 +457,7 @@ describe("leader-elected stand-ins", () => {
         leaseTimings: { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 50 },
       });
     const replicas = [await replica(), await replica()];
-    stops.push(() => Promise.all(replicas.map((r) => r.stop())).then(() => undefined));
+    stopAfterTest(() => Promise.all(replicas.map((r) => r.stop())).then(() => undefined));
     const leader = await eventually("a leader", async () => replicas.find((r) => r.leading()));
     const follower = replicas.find((r) => r !== leader)!;
     expect(follower.leading()).toBe(false);

@@ -1,6 +1,7 @@
 /**
- * Field rules of SPEC §2.3: fields the other API cannot represent (`capi-unsupported-fields`,
- * `aws-unsupported-fields`) and the value set of `spec.authoritativeAPI` (`authority-enum`). They answer
+ * Field rules of SPEC §2.3: fields the other API cannot represent (`capi-unsupported-fields`, and one
+ * `<platform>-unsupported-fields` per platform of the registry: `aws-unsupported-fields`,
+ * `openstack-unsupported-fields`) and the value set of `spec.authoritativeAPI` (`authority-enum`). They answer
  * 422 Invalid. On UPDATE only a field the request sets or changes is refused, so an object that already
  * carries one (created before the product, or outside its reach) can still have finalizers removed.
  */
@@ -10,7 +11,9 @@ import { boundedJson } from "../../json-text.js";
 import { FIELD_VALUE_MAX_CHARS } from "../../kube/field-error.js";
 import { AUTHORITY } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import { AWS_UNSUPPORTED_FIELDS } from "../../platforms/aws/data.js";
+import { AWS_PLATFORM, AWS_UNSUPPORTED_FIELDS } from "../../platforms/aws/data.js";
+import { OPENSTACK_PLATFORM, OPENSTACK_UNSUPPORTED_FIELDS } from "../../platforms/openstack/data.js";
+import { PLATFORMS, type PlatformConverter } from "../../platforms/registry.js";
 import { isStableAuthority } from "../../protocol/authority.js";
 import { listPaths, sameJson } from "../compare.js";
 import { pathOf } from "../diff.js";
@@ -36,8 +39,9 @@ const isSet = (v: unknown): boolean => {
 };
 
 /**
- * Present at all (SPEC §2.3 `aws-unsupported-fields`: an empty object `{}`, `false` and `0` included — the
- * converter refuses any value there). `null` is not: the API server prunes it from the stored object.
+ * Present at all (SPEC §2.3 `aws-unsupported-fields` and every platform's like it: an empty object `{}`,
+ * `false` and `0` included — the converters refuse any value there). `null` is not: the API server prunes
+ * it from the stored object.
  */
 const isPresent = (v: unknown): boolean => v !== undefined && v !== null;
 
@@ -109,14 +113,44 @@ export const capiUnsupportedFields: Rule = unsupportedFieldsRule({
 /** AWSMachine fields the MAPI providerSpec has no place for (SPEC §2.3): the AWS platform's one list. */
 export const AWS_UNSUPPORTED = AWS_UNSUPPORTED_FIELDS;
 
-export const awsUnsupportedFields: Rule = unsupportedFieldsRule({
-  id: "aws-unsupported-fields",
-  target: { kinds: ["AWSMachine", "AWSMachineTemplate"] },
-  fields: AWS_UNSUPPORTED,
-  counts: isPresent,
-  what: "the Machine API providerSpec",
-  resource: (subject) => resourceOf(pluralOfKind(subject.kind), subject.group),
-});
+/**
+ * Each platform's InfraMachine spec fields the MAPI providerSpec has no place for (dotted, relative to the
+ * spec), by the platform's Infrastructure type, with the id of the rule that refuses them — the id the
+ * platform's converter names in its own refusals (src/platforms/<name>/index.ts `unsupportedRule`).
+ */
+export const UNSUPPORTED_FIELDS_BY_PLATFORM: ReadonlyMap<
+  string,
+  { readonly id: string; readonly fields: readonly string[] }
+> = new Map([
+  [AWS_PLATFORM, { id: "aws-unsupported-fields", fields: AWS_UNSUPPORTED }],
+  [OPENSTACK_PLATFORM, { id: "openstack-unsupported-fields", fields: OPENSTACK_UNSUPPORTED_FIELDS }],
+]);
+
+/**
+ * SPEC §2.3 `aws-unsupported-fields` and its like on every platform (§0, §5.5): the platform's fields on its
+ * InfraMachine and InfraMachineTemplate (whose spec is under `spec.template.spec`), the kinds as the registry
+ * names them. Present means present, as the converters refuse any value there.
+ */
+const platformUnsupportedFieldsRule = (
+  platform: PlatformConverter,
+  o: { readonly id: string; readonly fields: readonly string[] },
+): Rule =>
+  unsupportedFieldsRule({
+    id: o.id,
+    target: { kinds: [platform.infraMachine.kind, platform.infraMachineTemplate.kind] },
+    fields: o.fields,
+    counts: isPresent,
+    what: "the Machine API providerSpec",
+    resource: (subject) => resourceOf(pluralOfKind(subject.kind), subject.group),
+  });
+
+/** One `<platform>-unsupported-fields` rule per platform of the registry, in the registry's order. */
+export const platformUnsupportedFields: readonly Rule[] = Object.freeze(
+  PLATFORMS.flatMap((platform) => {
+    const unsupported = UNSUPPORTED_FIELDS_BY_PLATFORM.get(platform.platform);
+    return unsupported ? [platformUnsupportedFieldsRule(platform, unsupported)] : [];
+  }),
+);
 
 export const authorityEnum: Rule = {
   id: "authority-enum",

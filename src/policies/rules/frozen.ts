@@ -35,6 +35,7 @@ import {
   pluralOfKind,
   resourceOf,
   type Subject,
+  servedPlatformOf,
   setAuthorityCommand,
   subjectFor,
   subjectObject,
@@ -125,18 +126,22 @@ function whileMigratingHint(
 
 // --- mapi-frozen ---------------------------------------------------------------------------------------
 
-/** Which CAPI object an admin edits instead of a frozen MAPI one: providerSpec lives on the InfraMachine. */
+/**
+ * Which CAPI object an admin edits instead of a frozen MAPI one: providerSpec lives on the InfraMachine — the
+ * one the CAPI twin references, else (no twin in the cache) the served platform's kind of the same name.
+ */
 function capiEditCommand(
   request: AdmissionRequest,
   subject: Subject,
   paths: string[],
   capiTwin: KubeObject | undefined,
-  capiNamespace: string,
+  ctx: { readonly view: ClusterView; readonly settings: { readonly capiNamespace: string } },
 ): string {
+  const capiNamespace = ctx.settings.capiNamespace;
   if (subject.subResource === "scale")
     return `Scale the Cluster API copy instead: oc scale ${capiResource("MachineSet")}/${subject.name} -n ${capiNamespace} --replicas=${requestedReplicas(request)}`;
   if (subject.kind === "Machine" && paths.some(isProviderSpecPath)) {
-    const kind = infrastructureRefText(capiTwin, "kind", "AWSMachine");
+    const kind = infrastructureRefText(capiTwin, "kind", "") || servedPlatformOf(ctx.view).infraMachine.kind;
     const resource = resourceOf(pluralOfKind(kind), infrastructureRefText(capiTwin, "apiGroup", INFRA_GROUP));
     const name = infrastructureRefText(capiTwin, "name", subject.name);
     return `Edit the Cluster API copy instead: oc edit ${resource}/${name} -n ${capiNamespace}`;
@@ -184,7 +189,7 @@ export const mapiFrozen: Rule = {
         paths,
         whileMigratingHint(mapi, kind, namespace, name),
       );
-    const edit = capiEditCommand(request, subject, paths, capiTwin, ctx.settings.capiNamespace);
+    const edit = capiEditCommand(request, subject, paths, capiTwin, ctx);
     return deny(
       403,
       `${describeSubject(subject)} is not authoritative (status.authoritativeAPI=ClusterAPI): ${listPaths(paths)} changed.${ownersNote(paths, subject)}`,

@@ -15,7 +15,7 @@ import {
   deleteNonauthoritativeParent,
   orphanIgnoredByCapi,
 } from "./delete.js";
-import { authorityEnum, awsUnsupportedFields, capiUnsupportedFields } from "./fields.js";
+import { authorityEnum, capiUnsupportedFields, platformUnsupportedFields } from "./fields.js";
 import { capiFrozen, frozenWhileMigrating, mapiFrozen } from "./frozen.js";
 import {
   migrationMachineBusy,
@@ -31,7 +31,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   // validate (machine-api-migration-deny, failurePolicy Fail)
   authorityEnum,
   capiUnsupportedFields,
-  awsUnsupportedFields,
+  ...platformUnsupportedFields, // aws-unsupported-fields, openstack-unsupported-fields: one per platform
   unpauseTwin,
   productAnnotations,
   statusOwnedByControllers,

@@ -8,7 +8,7 @@
  */
 
 import { formatFieldError } from "../../kube/field-error.js";
-import { AUTHORITY, CONDITIONS, INFRA_GROUP, KINDS } from "../../kube/kinds.js";
+import { AUTHORITY, CONDITIONS, KINDS } from "../../kube/kinds.js";
 import { conditionOf, getPath, isDeleting, nameOf, ownerReferencesOf } from "../../kube/object.js";
 import { capiMachineProvisioned } from "../../migration/kinds.js";
 import { isStableAuthority, specAuthorityAsWritten } from "../../protocol/authority.js";
@@ -20,11 +20,13 @@ import {
   isMigrationRequest,
   mapiResource,
   matches,
+  resourceOf,
   type Subject,
+  servedPlatformOf,
   subjectFor,
   subjectObject,
 } from "../subject.js";
-import type { AdmissionRequest } from "../types.js";
+import type { AdmissionRequest, ClusterView } from "../types.js";
 import { allow, deny, type Rule, warn } from "../verdict.js";
 
 const migrating =
@@ -38,6 +40,12 @@ const target = (request: AdmissionRequest): string =>
 
 const cannotMigrate = (subject: Subject, request: AdmissionRequest): string =>
   `${describeSubject(subject)} cannot migrate to ${target(request)} yet`;
+
+/** The served platform's InfraMachine resource (`awsmachines.infrastructure.cluster.x-k8s.io` on AWS). */
+const infraMachineResource = (view: ClusterView): string => {
+  const type = servedPlatformOf(view).infraMachine;
+  return resourceOf(type.plural, type.group);
+};
 
 export const migrationMachineBusy: Rule = {
   id: "migration-machine-busy",
@@ -179,7 +187,7 @@ export const migrationUnconvertible: Rule = {
       to === AUTHORITY.clusterAPI
         ? `oc edit ${mapiResource(subject.kind)}/${subject.name} -n ${subject.namespace}`
         : subject.kind === "Machine"
-          ? `oc edit ${capiResource(subject.kind)}/${subject.name} -n ${ctx.settings.capiNamespace} (and its InfraMachine, e.g. awsmachines.${INFRA_GROUP})`
+          ? `oc edit ${capiResource(subject.kind)}/${subject.name} -n ${ctx.settings.capiNamespace} (and its InfraMachine, e.g. ${infraMachineResource(ctx.view)})`
           : `oc edit ${capiResource(subject.kind)}/${subject.name} -n ${ctx.settings.capiNamespace}`;
     return deny(
       403,

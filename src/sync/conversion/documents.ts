@@ -6,9 +6,9 @@
  */
 import { apiVersionOf, CAPI_API_VERSION, MAPI_API_VERSION, type ResourceType } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject, nameOf, namespaceOf } from "../../kube/object.js";
+import { platformFor } from "../../platforms/registry.js";
 import { capiMachineToMapi, mapiMachineToCapi } from "./machine.js";
 import { capiMachineSetToMapi, mapiMachineSetToCapi } from "./machineset.js";
-import { platformFor } from "./registry.js";
 import { type ConversionResult, formatFieldError } from "./types.js";
 
 export type Direction = "capi" | "mapi";

@@ -5,22 +5,13 @@
  */
 import { KINDS } from "../../kube/kinds.js";
 import { getPath, type KubeObject, namespaceOf } from "../../kube/object.js";
+import { platformFor } from "../../platforms/registry.js";
 import type { ClusterView, ConvertibilityCheck } from "../../policies/types.js";
 import { capiMachineToMapi, mapiMachineToCapi } from "./machine.js";
 import { capiMachineSetToMapi, mapiMachineSetToCapi } from "./machineset.js";
-import { platformFor } from "./registry.js";
 import type { FieldError } from "./types.js";
 
 export { AWS_PROVIDER_DEFAULTS, awsPlatform } from "../../platforms/aws/index.js";
-export {
-  type ConversionOptions,
-  capiMachineToMapi,
-  mapiMachineToCapi,
-  type ReverseConversionOptions,
-} from "./machine.js";
-export { capiMachineSetToMapi, mapiMachineSetToCapi } from "./machineset.js";
-
-export type { InfrastructureInfo, PlatformConverter } from "./platform.js";
 export {
   DEFAULT_PLATFORM,
   PLATFORMS,
@@ -28,7 +19,15 @@ export {
   platformNamed,
   platformOfInfraKind,
   servedPlatform,
-} from "./registry.js";
+} from "../../platforms/registry.js";
+export {
+  type ConversionOptions,
+  capiMachineToMapi,
+  mapiMachineToCapi,
+  type ReverseConversionOptions,
+} from "./machine.js";
+export { capiMachineSetToMapi, mapiMachineSetToCapi } from "./machineset.js";
+export type { InfrastructureInfo, PlatformConverter } from "./platform.js";
 export { type StampPath, stampNow, type Unstamped } from "./stamp.js";
 export {
   capiMachineSetStatusToMapi,

@@ -7,6 +7,7 @@
  */
 import { apiVersionOf, CAPI_API_VERSION, INFRA_GROUP, LABELS, MAPI_API_VERSION } from "../../kube/kinds.js";
 import { annotationsOf, getPath, isRecord, type KubeObject, labelsOf, nameOf } from "../../kube/object.js";
+import { platformFor } from "../../platforms/registry.js";
 import {
   annotationsToCapi,
   annotationsToMapi,
@@ -18,7 +19,6 @@ import {
   readStringMap,
 } from "./metadata.js";
 import type { InfrastructureInfo, PlatformConverter } from "./platform.js";
-import { platformFor } from "./registry.js";
 import { type ConversionResult, fieldPath, finish, type Issues, invalid, newIssues } from "./types.js";
 
 /** CAPI `spec.deletion.nodeDeletionTimeoutSeconds` written for every machine: MAPI's fixed node deletion wait. */

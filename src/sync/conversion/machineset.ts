@@ -6,6 +6,7 @@
  */
 import { apiVersionOf, CAPI_API_VERSION, INFRA_GROUP, LABELS, MAPI_API_VERSION } from "../../kube/kinds.js";
 import { annotationsOf, getPath, isRecord, type KubeObject, labelsOf, nameOf } from "../../kube/object.js";
+import { platformFor } from "../../platforms/registry.js";
 import {
   type ConversionOptions,
   capiMachinePartsToMapi,
@@ -22,7 +23,6 @@ import {
   putMap,
   readStringMap,
 } from "./metadata.js";
-import { platformFor } from "./registry.js";
 import { templateName } from "./template-name.js";
 import { type ConversionResult, fieldPath, finish, type Issues, invalid, newIssues, warn } from "./types.js";
 

@@ -8,9 +8,9 @@
  * sync remember the object-reading part across reconciles.
  */
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
+import { platformFor } from "../../platforms/registry.js";
 import type { PlatformChoice } from "./machine.js";
 import { labelsToCapi, readStringMap } from "./metadata.js";
-import { platformFor } from "./registry.js";
 import { keptTransitionTime, type StampPath, stampNow, type Unstamped, unstamped } from "./stamp.js";
 import { type ConversionResult, newIssues } from "./types.js";
 

@@ -69,7 +69,13 @@ export function createInfraTypes(options: InfraTypesOptions): InfraTypes {
   const resolver: ResourceResolver = createResourceResolver(transport);
   const watched = new Map<string, ResourceType>();
   const pending = new Map<string, Promise<ResourceType>>();
-  const knownVersions = new Map<string, string>(Object.values(KINDS).map((t) => [t.group, t.version]));
+  // A group whose known kinds disagree on the version (the infrastructure group: CAPA v1beta2, CAPO v1beta1)
+  // is asked of discovery like any other.
+  const knownVersions = new Map<string, string>(
+    Object.values(KINDS)
+      .filter((t) => Object.values(KINDS).every((u) => u.group !== t.group || u.version === t.version))
+      .map((t) => [t.group, t.version]),
+  );
 
   const watch = (type: ResourceType): Informer => {
     const informer = cache.informerFor(type, namespace);

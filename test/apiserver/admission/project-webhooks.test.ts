@@ -84,6 +84,8 @@ afterAll(async () => {
 const MAPI = { group: "machine.openshift.io", version: "v1beta1" };
 const CAPI = { group: "cluster.x-k8s.io", version: "v1beta2" };
 const INFRA = { group: "infrastructure.cluster.x-k8s.io", version: "v1beta2" };
+/** CAPO's served version (SPEC §5.5): OpenStack's kinds are routed wherever AWS's are. */
+const CAPO = { group: "infrastructure.cluster.x-k8s.io", version: "v1beta1" };
 
 const request = (
   gv: { group: string; version: string },
@@ -148,6 +150,19 @@ describe("manifests/webhooks.yaml through the local API server's dispatcher (SPE
     ],
     ["DELETE CAPI Machine: warn only", request(CAPI, "machines", "DELETE"), "validate", ["/validate-guard"]],
     ["CREATE AWSMachine: mutate", request(INFRA, "awsmachines", "CREATE"), "mutate", ["/mutate"]],
+    ["CREATE OpenStackMachine: mutate", request(CAPO, "openstackmachines", "CREATE"), "mutate", ["/mutate"]],
+    [
+      "UPDATE OpenStackMachineTemplate by a user: deny and warn",
+      request(CAPO, "openstackmachinetemplates", "UPDATE"),
+      "validate",
+      ["/validate", "/validate-guard"],
+    ],
+    [
+      "DELETE OpenStackCluster: warn only (cluster-delete-guard)",
+      request(CAPO, "openstackclusters", "DELETE"),
+      "validate",
+      ["/validate-guard"],
+    ],
     [
       "UPDATE by a controller identity: skipped",
       request(MAPI, "machines", "UPDATE", { userInfo: CONTROLLER }),

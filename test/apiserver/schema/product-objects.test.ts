@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadProjectCrds } from "../../../src/apiserver/fixtures/crds.js";
-import { type CompiledCrd, compileCrd } from "../../../src/apiserver/schema/index.js";
-import { isRecord, type KubeObject } from "../../../src/kube/object.js";
+import type { CompiledCrd } from "../../../src/apiserver/schema/index.js";
+import type { KubeObject } from "../../../src/kube/object.js";
 import { demoSeed } from "../../../src/local/seed.js";
 import { convertDocuments } from "../../../src/sync/conversion/documents.js";
 import {
@@ -10,46 +9,20 @@ import {
   mapiMachineSetStatusToCapi,
   mapiMachineStatusToCapi,
 } from "../../../src/sync/conversion/status.js";
+import { checkAgainst, compiledProjectCrds } from "./survival.js";
 
 /**
  * Cross-check of manifests/crds against what the product really writes (SPEC §8: "nothing the product
- * writes is pruned silently"): the local-mode seed and the converter's output, both directions.
+ * writes is pruned silently"): the local-mode seed and the converter's output, both directions. The
+ * OpenStack kinds have their own file (openstack-objects.test.ts).
  */
-const byKind = new Map<string, CompiledCrd>();
+let byKind: ReadonlyMap<string, CompiledCrd> = new Map();
 
 beforeAll(async () => {
-  for (const crd of await loadProjectCrds()) {
-    const r = compileCrd(crd);
-    if (!r.ok) throw new Error(JSON.stringify(r.causes));
-    byKind.set(`${r.value.group}/${r.value.names.kind}`, r.value);
-  }
+  byKind = await compiledProjectCrds();
 });
 
-/** Paths present in `before` that are gone or changed in `after` (added fields are fine: defaults). */
-function lost(before: unknown, after: unknown, path = ""): string[] {
-  if (isRecord(before)) {
-    if (!isRecord(after)) return [path];
-    return Object.entries(before).flatMap(([k, v]) =>
-      Object.hasOwn(after, k) ? lost(v, after[k], `${path}.${k}`) : [`${path}.${k}`],
-    );
-  }
-  if (Array.isArray(before)) {
-    if (!Array.isArray(after) || after.length !== before.length) return [path];
-    return before.flatMap((v, i) => lost(v, after[i], `${path}[${i}]`));
-  }
-  return before === after ? [] : [path];
-}
-
-const check = (o: KubeObject): { lost: string[]; causes: string[] } => {
-  const [group, version] = String(o.apiVersion).split("/") as [string, string];
-  const crd = byKind.get(`${group}/${o.kind}`);
-  if (!crd) throw new Error(`no CRD for ${o.apiVersion} ${o.kind}`);
-  const pruned = crd.pruneAndDefault(version, o);
-  return {
-    lost: lost(o, pruned),
-    causes: crd.validate(version, pruned, undefined).map((c) => `${c.field}: ${c.message}`),
-  };
-};
+const check = (o: KubeObject) => checkAgainst(byKind, o);
 
 const ns = { mapiNamespace: "openshift-machine-api", capiNamespace: "openshift-cluster-api" };
 const seed = demoSeed(ns);

@@ -35,6 +35,9 @@ describe("manifests/crds (SPEC §8, §0)", () => {
       "machines.machine.openshift.io",
       "machinesets.cluster.x-k8s.io",
       "machinesets.machine.openshift.io",
+      "openstackclusters.infrastructure.cluster.x-k8s.io",
+      "openstackmachines.infrastructure.cluster.x-k8s.io",
+      "openstackmachinetemplates.infrastructure.cluster.x-k8s.io",
     ]);
   });
 
@@ -65,6 +68,7 @@ describe("manifests/crds (SPEC §8, §0)", () => {
     ["clusteroperators.config.openshift.io", "Cluster"],
     ["machines.machine.openshift.io", "Namespaced"],
     ["awsmachines.infrastructure.cluster.x-k8s.io", "Namespaced"],
+    ["openstackmachines.infrastructure.cluster.x-k8s.io", "Namespaced"],
   ])("%s is %s-scoped", (name, scope) => {
     expect(crd(name).scope).toBe(scope);
   });

@@ -1,14 +1,17 @@
 /**
  * The platform registry: which module converts providerSpecs for the platform named by the Infrastructure
  * object (`status.platformStatus.type`). Adding a platform is one new folder under src/platforms/ and one
- * line here (decision 54). Also reads
+ * line here (decision 54); admission, the sync, the handover and the stand-ins all find a platform's kinds
+ * here (decision 87). Also reads
  * the few Infrastructure fields every converter needs, reporting what is missing as field errors.
  */
-import { getPath, type KubeObject } from "../../kube/object.js";
-import { awsPlatform } from "../../platforms/aws/index.js";
-import { openstackPlatform } from "../../platforms/openstack/index.js";
-import type { InfrastructureInfo, PlatformConverter } from "./platform.js";
-import type { FieldError } from "./types.js";
+import { getPath, type KubeObject } from "../kube/object.js";
+import type { InfrastructureInfo, PlatformConverter } from "../sync/conversion/platform.js";
+import type { FieldError } from "../sync/conversion/types.js";
+import { awsPlatform } from "./aws/index.js";
+import { openstackPlatform } from "./openstack/index.js";
+
+export type { PlatformConverter } from "../sync/conversion/platform.js";
 
 /** The platforms the product supports end to end: conversion, sync, handover, admission and providers. */
 export const PLATFORMS: readonly PlatformConverter[] = Object.freeze([awsPlatform, openstackPlatform]);
