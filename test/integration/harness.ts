@@ -36,7 +36,12 @@ import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
 import { conditionOf, getPath, type KubeObject, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
 import type { JsonStream, KubeRequest, Transport } from "../../src/kube/transport.js";
 import { createIfMissing } from "../../src/local/cluster.js";
-import { capiCluster, infrastructure } from "../../src/local/seed.js";
+import {
+  capiCluster,
+  type DemoPlatformType,
+  infrastructure,
+  platformConverterOf,
+} from "../../src/local/seed.js";
 import { createMigrationController } from "../../src/migration/controller.js";
 import { readHandoverSnapshot } from "../../src/migration/read-snapshot.js";
 import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
@@ -50,9 +55,10 @@ import { startWebhookServer, type WebhookServer } from "../../src/server/serve.j
 import {
   createInstanceLedger,
   type InstanceLedger,
+  infraProviderOf,
   type RunningStandIn,
-  startCapaStandIn,
   startCapiStandIn,
+  startInfraProviderStandIn,
   startMaoStandIn,
   type UserRequest,
 } from "../../src/simulate/index.js";
@@ -73,6 +79,7 @@ export const CONTROLLER_USERS = [
   "system:serviceaccount:openshift-machine-api:machine-api-controllers",
   "system:serviceaccount:openshift-cluster-api:capi-manager",
   "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
+  "system:serviceaccount:openshift-cluster-api:capo-controller-manager",
   "system:serviceaccount:kube-system:generic-garbage-collector",
   "system:serviceaccount:kube-system:namespace-controller",
 ];
@@ -94,11 +101,14 @@ export interface MigrationWrite {
   target: string;
 }
 
-export type StandInName = "mao" | "capi" | "capa";
+/** `infra`: the platform's infrastructure provider (CAPA on AWS, CAPO on OpenStack). */
+export type StandInName = "mao" | "capi" | "infra";
 
 export interface HarnessOptions {
   /** Prefix of the temporary directory. */
   name: string;
+  /** The cluster's platform: its Infrastructure, InfraCluster, kinds and provider stand-in (default AWS). */
+  platform?: DemoPlatformType;
   provisioningDelayMs?: number;
   /** Watch every MAPI Machine and MachineSet the observer sees (the model test), not only `watch`ed ones. */
   watchEverything?: boolean;
@@ -275,11 +285,12 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     bookmarkIntervalMs: 500,
   });
   const admin = cluster.clientAs("admin");
-  const infra = infrastructure();
+  const platform = platformConverterOf(options.platform ?? "AWS");
+  const infra = infrastructure(options.platform);
   const createdInfra = await createIfMissing(admin, KINDS.infrastructure, infra);
   if (createdInfra) await admin.updateStatus(KINDS.infrastructure, { ...createdInfra, status: infra.status });
-  for (const o of capiCluster(ns))
-    await admin.create(o.kind === "Cluster" ? KINDS.capiCluster : KINDS.awsCluster, o);
+  for (const o of capiCluster(ns, options.platform))
+    await admin.create(o.kind === "Cluster" ? KINDS.capiCluster : platform.infraCluster, o);
 
   const registry = new Registry();
   const metrics = runtimeMetrics(registry);
@@ -344,7 +355,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       transport: connection.transport,
       cache: c,
       converter: memoisingConverter(conversionConverter),
-      settings: ns,
+      settings: { ...ns, platform },
       events,
       clock: systemClock,
       logger: quiet,
@@ -365,6 +376,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
         clock: systemClock,
         logger: productLogger,
         namespaces: ns,
+        infraMachineTypes: [platform.infraMachine],
         waitBackoff: options.waitBackoff ?? { initialMs: 50, maxMs: 500 },
         blockedRequeueMs: 1_000,
       });
@@ -441,14 +453,22 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
         ...ns,
         logger: quiet,
         ledger,
+        platform,
         provisioningDelayMs: options.provisioningDelayMs ?? 0,
       }),
-    capi: () => startCapiStandIn({ connection: as("capi"), ...ns, logger: quiet, ledger }),
-    capa: () => startCapaStandIn({ connection: as("capa"), ...ns, logger: quiet, ledger }),
+    capi: () => startCapiStandIn({ connection: as("capi"), ...ns, logger: quiet, ledger, platform }),
+    infra: () =>
+      startInfraProviderStandIn({
+        connection: as(infraProviderOf(platform).name),
+        ...ns,
+        logger: quiet,
+        ledger,
+        platform,
+      }),
   };
   const running: Partial<Record<StandInName, RunningStandIn>> = {};
   if (options.standIns !== false)
-    for (const n of ["mao", "capi", "capa"] as const) running[n] = await standInStarters[n]();
+    for (const n of ["mao", "capi", "infra"] as const) running[n] = await standInStarters[n]();
 
   const adminConnection = connect({ kubeconfigText: cluster.kubeconfigText, context: "admin" });
   const observer = createCache({ transport: adminConnection.transport, logger: quiet, clock: systemClock });
@@ -457,7 +477,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const watchedByKey = new Map<string, Watched>();
   const observedListeners = new Set<() => void>();
   const snapshotOf = (w: Pick<Watched, "kind" | "name">): HandoverSnapshot =>
-    readHandoverSnapshot(observer, w.kind, w.name, ns);
+    readHandoverSnapshot(observer, w.kind, w.name, ns, [platform.infraMachine]);
   const watch = (kind: HandoverKind, name: string): Watched => {
     const key = `${kind}/${name}`;
     const found = watchedByKey.get(key);
@@ -516,7 +536,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     [KINDS.mapiMachineSet, MAPI_NS],
     [KINDS.capiMachine, CAPI_NS],
     [KINDS.capiMachineSet, CAPI_NS],
-    [KINDS.awsMachine, CAPI_NS],
+    [platform.infraMachine, CAPI_NS],
   ] as const)
     observer.informerFor(type, namespace).addHandlers({
       onAdd: (o) => observe(type, o),
@@ -531,9 +551,9 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     timeoutMs = 20_000,
   ): Promise<T> => waitUntil(what, probe, { timeoutMs });
   const standIns = (): Record<StandInName, RunningStandIn> => {
-    const { mao, capi, capa } = running;
-    if (!mao || !capi || !capa) throw new Error("a stand-in is stopped");
-    return { mao, capi, capa };
+    const { mao, capi, infra } = running;
+    if (!mao || !capi || !infra) throw new Error("a stand-in is stopped");
+    return { mao, capi, infra };
   };
   const idle = (): boolean =>
     replicas.every((r) => r.lag.held().length === 0) &&

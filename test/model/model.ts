@@ -740,7 +740,7 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
   fc
     .tuple(index, fc.constantFrom("mapi" as const, "capi" as const), fc.constantFrom(300, 1_000, 3_000))
     .map(([i, side, ms]) => failoverPastStep9(i, side, ms)),
-  fc.constantFrom<StandInName>("mao", "capi", "capa").map(crashStandIn),
+  fc.constantFrom<StandInName>("mao", "capi", "infra").map(crashStandIn),
   fc
     .oneof(
       fc.record({
@@ -887,7 +887,7 @@ const CLUSTER_REMIRROR_MS_PER_MACHINE = 500;
 export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): Promise<void> => {
   r.h.cluster.faults.clear();
   r.h.releaseWatches();
-  for (const s of ["mao", "capi", "capa"] as const) await r.h.startStandIn(s);
+  for (const s of ["mao", "capi", "infra"] as const) await r.h.startStandIn(s);
   let last = "";
   const probe = async () => {
     const { mapi, capi } = await runMachines(r);
