@@ -9,7 +9,7 @@
  * `orphan-ignored-by-capi`). Pure planners decide one action per reconcile; the shell executes it.
  *
  * Infrastructure kinds are resolved from references, as Cluster API does: a Machine's `infrastructureRef`
- * and a MachineSet's template reference name the kind (AWS's or OpenStack's, src/sync/conversion/registry.ts),
+ * and a MachineSet's template reference name the kind (AWS's or OpenStack's, src/platforms/registry.ts),
  * and a MachineSet stamps the InfraMachine kind of its template's platform. The stand-in watches the kinds of
  * the cluster's platform (default AWS); a reference to a kind it does not watch waits, as Cluster API waits
  * for a provider that is not installed.

@@ -1,5 +1,5 @@
 /**
- * The AWS platform, as the converters and the registry (src/sync/conversion/registry.ts) see it: its kinds,
+ * The AWS platform, as the converters and the registry (src/platforms/registry.ts) see it: its kinds,
  * its region, its field table (table.ts) in the shared frame (../frame.ts), and the one check of its own, the
  * AWSCluster's identity. Status mirroring is status.ts; the data other layers read is data.ts.
  */

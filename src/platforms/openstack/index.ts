@@ -1,5 +1,5 @@
 /**
- * The OpenStack platform, as the converters and the registry (src/sync/conversion/registry.ts) see it: CAPO's
+ * The OpenStack platform, as the converters and the registry (src/platforms/registry.ts) see it: CAPO's
  * kinds and its field table (table.ts) in the shared frame (../frame.ts). Status mirroring is status.ts;
  * shared data is data.ts.
  */

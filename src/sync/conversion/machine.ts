@@ -48,7 +48,7 @@ const CAPI_MACHINE_SPEC_FIELDS: ReadonlySet<string> = new Set([
 
 /**
  * The platform modules a conversion may use (default: the registry's `PLATFORMS`, the platforms the product
- * supports end to end). Tests of a platform not yet wired into the sync and the handover pass it here.
+ * supports end to end). Tests of a platform not yet in the registry pass it here.
  */
 export interface PlatformChoice {
   platforms?: readonly PlatformConverter[];
