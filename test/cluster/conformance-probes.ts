@@ -170,6 +170,8 @@ export const probeCrds = (): Record<string, unknown>[] => [
                     size: { type: "string", enum: ["small", "large"] },
                     count: { type: "integer", minimum: 0 },
                     short: { type: "string", maxLength: 5 },
+                    one: { type: "object", maxProperties: 1, additionalProperties: { type: "string" } },
+                    few: { type: "array", maxItems: 1, items: { type: "string" } },
                     replicas: { type: "integer" },
                     defaulted: { type: "string", default: "yes" },
                     fixed: {
@@ -843,6 +845,8 @@ const SCHEMA_CREATES: { name: string; spec: Record<string, unknown>; view?: (r: 
   { name: "a string where an integer belongs", spec: { count: "three" } },
   { name: "a number below the minimum", spec: { count: -1 } },
   { name: "a string over maxLength", spec: { short: "toolong" } },
+  { name: "an object over maxProperties", spec: { one: { a: "x", b: "y" } } },
+  { name: "a list over maxItems", spec: { few: ["a", "b"] } },
   { name: "a missing required field", spec: { nested: { other: "x" } } },
   { name: "a list-map entry without its key", spec: { entries: [{ value: "x" }] } },
   { name: "duplicate list-map keys", spec: { entries: [{ name: "a" }, { name: "a" }] } },

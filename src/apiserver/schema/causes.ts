@@ -70,10 +70,11 @@ export const tooLong = (field: string, max: number): StatusCause => ({
   message: `Too long: may not be longer than ${max}`,
 });
 
-export const tooMany = (field: string, actual: number, max: number, unit = "items"): StatusCause => ({
+/** kube's field.TooMany: "items" for lists and, as kube-apiserver converts maxProperties, for objects too. */
+export const tooMany = (field: string, actual: number, max: number): StatusCause => ({
   reason: "FieldValueTooMany",
   field,
-  message: `Too many: ${actual}: must have at most ${max} ${unit}`,
+  message: `Too many: ${actual}: must have at most ${max} items`,
 });
 
 /** Field paths as kube's `field.Path` prints them: `a.b[0][key]`. */

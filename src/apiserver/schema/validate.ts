@@ -137,8 +137,7 @@ function checkKeywords(node: SchemaNode, v: unknown, path: string, out: StatusCa
   }
   if (isObject(v)) {
     const n = Object.keys(v).length;
-    if (s.maxProperties !== undefined && n > s.maxProperties)
-      out.push(tooMany(path, n, s.maxProperties, "properties"));
+    if (s.maxProperties !== undefined && n > s.maxProperties) out.push(tooMany(path, n, s.maxProperties));
     if (s.minProperties !== undefined && n < s.minProperties)
       out.push(invalid(path, n, `${inBody(path)} should have at least ${s.minProperties} properties`));
     for (const r of s.required ?? []) if (!Object.hasOwn(v, r)) out.push(required(childPath(path, r)));

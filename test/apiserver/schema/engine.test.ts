@@ -528,7 +528,8 @@ describe("validate (schema keywords, kube messages)", () => {
       {
         reason: "FieldValueTooMany",
         field: "spec.props",
-        message: "Too many: 2: must have at most 1 properties",
+        // kube-apiserver converts kube-openapi's TooManyProperties to field.TooMany, which says "items".
+        message: "Too many: 2: must have at most 1 items",
       },
     ],
   ])("%s", (_name, spec, expected) => {
