@@ -11,8 +11,9 @@ import { describe, expect, it } from "vitest";
 import { CAPI_API_VERSION, FINALIZERS, INFRA_GROUP, LABELS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { getPath } from "../../src/kube/object.js";
-import { planAwsMachine } from "../../src/simulate/capa.js";
+import { CAPA_PROFILE } from "../../src/simulate/capa.js";
 import { capiMachineFromTemplate, planCapiMachine, planCapiMachineSet } from "../../src/simulate/capi.js";
+import { planInfraMachine } from "../../src/simulate/infra-provider.js";
 import {
   awsMachineOf,
   awsMachineTemplateOf,
@@ -311,7 +312,7 @@ describe("CAPI MachineSet stand-in (SPEC §1.1)", () => {
 
 describe("CAPA AWSMachine stand-in (SPEC §1, §1.1)", () => {
   const plan = (a: KubeObject | undefined, owner?: KubeObject) =>
-    planAwsMachine({ awsMachine: a, ownerMachine: owner, nowMs: NOW_MS });
+    planInfraMachine(CAPA_PROFILE, { infraMachine: a, ownerMachine: owner, nowMs: NOW_MS });
   const pausedMachine = machine({ annotations: paused });
   const cases: Array<[string, KubeObject | undefined, string]> = [
     ["gone: nothing", undefined, "none"],

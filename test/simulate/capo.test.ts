@@ -12,7 +12,7 @@ import { getPath } from "../../src/kube/object.js";
 import { awsPlatform } from "../../src/platforms/aws/index.js";
 import { openstackPlatform } from "../../src/platforms/openstack/index.js";
 import { capiMachineFromTemplate, planCapiMachine } from "../../src/simulate/capi.js";
-import { planOpenStackMachine, provisionedStatus } from "../../src/simulate/capo.js";
+import { CAPO_PROFILE, provisionedStatus } from "../../src/simulate/capo.js";
 import {
   AWS_CLOUD,
   cloudOf,
@@ -22,6 +22,7 @@ import {
   OPENSTACK_CLOUD,
 } from "../../src/simulate/clouds.js";
 import { infraProviderOf } from "../../src/simulate/index.js";
+import { planInfraMachine } from "../../src/simulate/infra-provider.js";
 import { createInstanceLedger } from "../../src/simulate/ledger.js";
 import { instanceLabels, planMapiMachine } from "../../src/simulate/mao.js";
 import {
@@ -63,7 +64,7 @@ const provisioned = { conditions: [notPaused], ...provisionedStatus(SERVER) };
 describe("CAPO OpenStackMachine stand-in (SPEC §1, §1.1)", () => {
   const pausedMachine = capiOpenStackMachineOf("m-0", { meta: { annotations: paused } });
   const plan = (o: KubeObject | undefined, owner: KubeObject | undefined = pausedMachine) =>
-    planOpenStackMachine({ openStackMachine: o, ownerMachine: owner, nowMs: NOW_MS });
+    planInfraMachine(CAPO_PROFILE, { infraMachine: o, ownerMachine: owner, nowMs: NOW_MS });
   const cases: Array<[string, KubeObject | undefined, string]> = [
     ["gone: nothing", undefined, "none"],
     ["writes Paused from its own annotation", openStackMachineOf("m-0"), "setConditions"],
@@ -74,7 +75,7 @@ describe("CAPO OpenStackMachine stand-in (SPEC §1, §1.1)", () => {
       "addFinalizer",
     ],
     ["never adds its finalizer while paused", osm({ annotations: paused, finalizers: [] }), "none"],
-    ["gives an OpenStackMachine without an instance ID a server", osm(), "createServer"],
+    ["gives an OpenStackMachine without an instance ID a server", osm(), "createInstance"],
     ["waits for a Machine to own it before creating a server", osm({ ownerReferences: [] }), "none"],
     [
       "an instance ID already there: reports provisioned without a new server",
@@ -85,7 +86,7 @@ describe("CAPO OpenStackMachine stand-in (SPEC §1, §1.1)", () => {
     [
       "deleting: deletes the server and removes its finalizer",
       osm({ deletionTimestamp: EARLIER }, { instanceID: SERVER }),
-      "deleteServer",
+      "terminate",
     ],
     ["deleting while paused: nothing", osm({ deletionTimestamp: EARLIER, annotations: paused }), "none"],
     [
@@ -105,11 +106,11 @@ describe("CAPO OpenStackMachine stand-in (SPEC §1, §1.1)", () => {
     });
   });
   it("acts on an unpaused OpenStackMachine even when its Machine is paused (CAPO reads only its own annotation)", () => {
-    expect(plan(osm(), pausedMachine)).toEqual({ kind: "createServer", zone: OS_ZONE });
+    expect(plan(osm(), pausedMachine)).toEqual({ kind: "createInstance", zone: OS_ZONE });
   });
   it("creates the server in Nova's default zone when the Machine names none", () => {
     expect(plan(osm(), capiOpenStackMachineOf("m-0", { spec: { failureDomain: "" } }))).toEqual({
-      kind: "createServer",
+      kind: "createInstance",
       zone: "nova",
     });
   });
@@ -128,14 +129,14 @@ describe("CAPO OpenStackMachine stand-in (SPEC §1, §1.1)", () => {
   });
   it("deletes the instance ID's server, read from status when spec has none", () => {
     expect(plan(osm({ deletionTimestamp: EARLIER }, { instanceID: SERVER }))).toEqual({
-      kind: "deleteServer",
+      kind: "terminate",
       instanceId: SERVER,
     });
     expect(
       plan(osm({ deletionTimestamp: EARLIER }, {}, { conditions: [notPaused], instanceID: SERVER })),
-    ).toEqual({ kind: "deleteServer", instanceId: SERVER });
+    ).toEqual({ kind: "terminate", instanceId: SERVER });
     expect(plan(osm({ deletionTimestamp: EARLIER }))).toEqual({
-      kind: "deleteServer",
+      kind: "terminate",
       instanceId: undefined,
     });
   });
