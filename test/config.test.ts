@@ -36,7 +36,7 @@ describe("config", () => {
     expect(config.controllerUsers).toEqual(
       expect.arrayContaining([
         "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
-        "system:serviceaccount:openshift-cluster-api:capo-controller-manager",
+        "system:serviceaccount:openshift-cluster-api:capo-manager",
       ]),
     );
     expect(config.controllerUsers).toHaveLength(10);

@@ -27,7 +27,7 @@ export function localUsers(ns: { mapiNamespace: string; capiNamespace: string })
     serviceAccount(ns.mapiNamespace, "machine-api-controllers", "mao"),
     serviceAccount(ns.capiNamespace, "capi-manager", "capi"),
     serviceAccount(ns.capiNamespace, "capa-controller-manager", "capa"),
-    serviceAccount(ns.capiNamespace, "capo-controller-manager", "capo"),
+    serviceAccount(ns.capiNamespace, "capo-manager", "capo"),
     // The cluster autoscaler (SPEC §2.2): tests scale MAPI MachineSets through `scale` as it does.
     serviceAccount(ns.mapiNamespace, "cluster-autoscaler", "autoscaler"),
     // Installer mode runs under its own, more privileged identity (SPEC §6).

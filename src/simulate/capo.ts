@@ -1,6 +1,6 @@
 /**
  * The Cluster API Provider OpenStack stand-in (SPEC §1.1, §5.5): the shared InfraMachine controller
- * (infra-provider.ts) acting as `capo-controller-manager` on OpenStackMachines, CAPA's counterpart
+ * (infra-provider.ts) acting as `capo-manager` on OpenStackMachines, CAPA's counterpart
  * (capa.ts) on OpenStack. Like CAPA it honours the OpenStackMachine's *own* pause annotation only. Unlike
  * CAPA it finds a server it may already have by the Machine's name, as CAPO does (clouds.ts): a server MAPO
  * created for the twin is adopted, not created again. It reports as src/platforms/openstack/status.ts reads
@@ -29,7 +29,7 @@ export const provisionedStatus = (instanceId: string): Record<string, unknown> =
 
 export const CAPO_PROFILE: InfraProviderProfile = Object.freeze({
   controllerName: "simulated-capo-openstackmachine",
-  fieldManager: "capo-controller-manager",
+  fieldManager: "capo-manager",
   type: KINDS.openStackMachine,
   finalizer: FINALIZERS.openStackMachine,
   cloud: OPENSTACK_CLOUD,

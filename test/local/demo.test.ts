@@ -112,8 +112,8 @@ describe("--seed demo-openstack, provisioned (admission-only runs)", () => {
     );
     expect(writes.sort()).toEqual([
       `create infrastructure.cluster.x-k8s.io/openstackmachines system:serviceaccount:${ns.capiNamespace}:machine-api-migration`,
-      `update infrastructure.cluster.x-k8s.io/openstackmachines system:serviceaccount:${ns.capiNamespace}:capo-controller-manager`,
-      `update infrastructure.cluster.x-k8s.io/openstackmachines/status system:serviceaccount:${ns.capiNamespace}:capo-controller-manager`,
+      `update infrastructure.cluster.x-k8s.io/openstackmachines system:serviceaccount:${ns.capiNamespace}:capo-manager`,
+      `update infrastructure.cluster.x-k8s.io/openstackmachines/status system:serviceaccount:${ns.capiNamespace}:capo-manager`,
     ]);
     expect(await list(cluster, KINDS.awsMachine, ns.capiNamespace)).toEqual([]);
   });

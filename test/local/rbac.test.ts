@@ -120,14 +120,14 @@ describe("who may do what in local mode", () => {
   it("capo (CAPO's manager, the OpenStack demo) holds CAPA's rights on the OpenStack kinds only", async () => {
     const capo = local.clientAs("capo");
     expect(local.users.find((u) => u.context === "capo")?.username).toBe(
-      "system:serviceaccount:openshift-cluster-api:capo-controller-manager",
+      "system:serviceaccount:openshift-cluster-api:capo-manager",
     );
     for (const type of [KINDS.openStackMachine, KINDS.openStackMachineTemplate, KINDS.openStackCluster])
       await expect(capo.list(type, { namespace: CAPI_NS })).resolves.toBeDefined();
     await expect(capo.list(KINDS.capiMachine, { namespace: CAPI_NS })).resolves.toBeDefined();
     const e = await refusalOf(capo.list(KINDS.awsMachine, { namespace: CAPI_NS }));
     expect(e.message).toBe(
-      'awsmachines.infrastructure.cluster.x-k8s.io is forbidden: User "system:serviceaccount:openshift-cluster-api:capo-controller-manager" cannot list resource "awsmachines" in API group "infrastructure.cluster.x-k8s.io" in the namespace "openshift-cluster-api"',
+      'awsmachines.infrastructure.cluster.x-k8s.io is forbidden: User "system:serviceaccount:openshift-cluster-api:capo-manager" cannot list resource "awsmachines" in API group "infrastructure.cluster.x-k8s.io" in the namespace "openshift-cluster-api"',
     );
     await refusalOf(capo.list(SECRETS, { namespace: CAPI_NS }));
   });

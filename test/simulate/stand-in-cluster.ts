@@ -29,7 +29,7 @@ export const IDENTITY = {
   mao: `system:serviceaccount:${MAPI_NS}:machine-api-controllers`,
   capi: `system:serviceaccount:${CAPI_NS}:capi-manager`,
   capa: `system:serviceaccount:${CAPI_NS}:capa-controller-manager`,
-  capo: `system:serviceaccount:${CAPI_NS}:capo-controller-manager`,
+  capo: `system:serviceaccount:${CAPI_NS}:capo-manager`,
 };
 const users = [
   { token: "admin-token", username: "admin", groups: ["system:masters"] },
