@@ -33,6 +33,7 @@ const DEFAULT_CONTROLLER_USERS = [
   "system:serviceaccount:openshift-cluster-api:capi-manager",
   "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
   "system:serviceaccount:openshift-cluster-api:capo-manager",
+  "system:serviceaccount:openshift-cluster-api:capi-ibmcloud-manager",
   "system:serviceaccount:openshift-cluster-api:capi-controllers",
   "system:serviceaccount:kube-system:generic-garbage-collector",
   "system:serviceaccount:kube-system:namespace-controller",
@@ -224,10 +225,10 @@ export const SETTINGS = {
   },
   seed: {
     flag: "seed",
-    schema: list.pipe(z.array(z.enum(["demo", "demo-openstack", "demo-providers"]))),
+    schema: list.pipe(z.array(z.enum(["demo", "demo-openstack", "demo-powervs", "demo-providers"]))),
     default: [],
     description:
-      "Local mode: objects to load at start (`demo`: on AWS, `demo-openstack`: on OpenStack, `demo-providers`; comma-separated).",
+      "Local mode: objects to load at start (`demo`: on AWS, `demo-openstack`: on OpenStack, `demo-powervs`: on PowerVS, `demo-providers`; comma-separated).",
   },
   withInstaller: {
     flag: "with-installer",
@@ -339,19 +340,25 @@ export function parseFlags(argv: readonly string[], flags: CommandFlags): FlagsR
   return { ok: true, values, occurrences, rest };
 }
 
+type DemoSeedPlatform = "AWS" | "OpenStack" | "PowerVS";
+
 /** The demo seeds, each with the platform it puts in the Infrastructure object. */
-const DEMO_SEED_PLATFORMS: ReadonlyMap<string, "AWS" | "OpenStack"> = new Map([
+const DEMO_SEED_PLATFORMS: ReadonlyMap<string, DemoSeedPlatform> = new Map([
   ["demo", "AWS"],
   ["demo-openstack", "OpenStack"],
+  ["demo-powervs", "PowerVS"],
 ]);
 
 /** The distinct platforms the `seed` setting's demos ask for (more than one is a config error). */
-const demoPlatformsOf = (seed: readonly string[]): Array<"AWS" | "OpenStack"> => [
+const demoPlatformsOf = (seed: readonly string[]): DemoSeedPlatform[] => [
   ...new Set(seed.flatMap((s) => DEMO_SEED_PLATFORMS.get(s) ?? [])),
 ];
 
-/** The platform of the demo the `seed` setting asks for (`demo`: AWS, `demo-openstack`: OpenStack), if any. */
-export const demoPlatformOf = (seed: readonly string[]): "AWS" | "OpenStack" | undefined =>
+/**
+ * The platform of the demo the `seed` setting asks for (`demo`: AWS, `demo-openstack`: OpenStack,
+ * `demo-powervs`: PowerVS), if any.
+ */
+export const demoPlatformOf = (seed: readonly string[]): DemoSeedPlatform | undefined =>
   demoPlatformsOf(seed)[0];
 
 export type CommandLineResult =
@@ -420,7 +427,8 @@ export function parseCommandLine(
   if (demoPlatformsOf(c.seed).length > 1)
     return {
       ok: false,
-      error: "setting seed may hold demo or demo-openstack, not both (a cluster has one platform)",
+      error:
+        "setting seed may hold only one of demo, demo-openstack and demo-powervs (a cluster has one platform)",
     };
   if (c.metricsPort !== 0 && c.metricsPort === c.webhookPort)
     return {

@@ -32,14 +32,16 @@ describe("config", () => {
     expect(config.controllerUsers).toContain(
       "system:serviceaccount:openshift-cluster-api:machine-api-migration",
     );
-    // Each platform's infrastructure provider is a controller (CAPA on AWS, CAPO on OpenStack).
+    // Each platform's infrastructure provider is a controller (CAPA on AWS, CAPO on OpenStack, CAPIBM on
+    // PowerVS).
     expect(config.controllerUsers).toEqual(
       expect.arrayContaining([
         "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
         "system:serviceaccount:openshift-cluster-api:capo-manager",
+        "system:serviceaccount:openshift-cluster-api:capi-ibmcloud-manager",
       ]),
     );
-    expect(config.controllerUsers).toHaveLength(10);
+    expect(config.controllerUsers).toHaveLength(11);
   });
 
   it("flags win over environment, which wins over defaults", () => {
@@ -78,14 +80,21 @@ describe("config", () => {
     [["--renew-deadline", "137"], "renewDeadline must be less than leaseDuration"],
     [["--retry-period", "107"], "retryPeriod must be less than renewDeadline"],
     [["--capi-namespace", "openshift-machine-api"], "must differ"],
-    [["--seed", "demo,demo-openstack"], "setting seed may hold demo or demo-openstack, not both"],
+    [
+      ["--seed", "demo,demo-openstack"],
+      "setting seed may hold only one of demo, demo-openstack and demo-powervs",
+    ],
+    [
+      ["--seed", "demo-powervs,demo"],
+      "setting seed may hold only one of demo, demo-openstack and demo-powervs",
+    ],
   ])("bad input %j exits with a message naming the setting", (argv, text) => {
     const r = parseConfig(argv, {});
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toContain(text);
   });
 
-  it("seed: demo (AWS) or demo-openstack (OpenStack), each beside demo-providers; the demo names the platform", () => {
+  it("seed: demo (AWS), demo-openstack (OpenStack) or demo-powervs (PowerVS), each beside demo-providers; the demo names the platform", () => {
     expect(ok(["--seed", "demo-openstack,demo-providers"]).config.seed).toEqual([
       "demo-openstack",
       "demo-providers",
@@ -93,17 +102,33 @@ describe("config", () => {
     expect(ok([], { [envNameOf("seed")]: "demo-openstack" }).config.seed).toEqual(["demo-openstack"]);
     expect(demoPlatformOf(["demo"])).toBe("AWS");
     expect(demoPlatformOf(["demo-providers", "demo-openstack"])).toBe("OpenStack");
+    expect(ok(["--seed", "demo-powervs,demo-providers"]).config.seed).toEqual([
+      "demo-powervs",
+      "demo-providers",
+    ]);
+    expect(demoPlatformOf(["demo-powervs", "demo-providers"])).toBe("PowerVS");
+    expect(demoPlatformOf(["demo-powervs", "demo-powervs"])).toBe("PowerVS");
     expect(demoPlatformOf(["demo", "demo"])).toBe("AWS");
     expect(demoPlatformOf(["demo-providers"])).toBeUndefined();
     expect(demoPlatformOf([])).toBeUndefined();
   });
 
-  it("seed: demo and demo-openstack together is refused whole (a cluster has one platform)", () => {
-    expect(parseConfig(["--seed", "demo-openstack,demo"], {})).toEqual({
+  it.each([
+    ["demo-openstack,demo"],
+    ["demo,demo-powervs"],
+    ["demo-powervs,demo-openstack"],
+    ["demo,demo-openstack,demo-powervs,demo-providers"],
+  ])("seed: %s (more than one demo) is refused whole (a cluster has one platform)", (seed) => {
+    expect(parseConfig(["--seed", seed], {})).toEqual({
       ok: false,
-      error: "setting seed may hold demo or demo-openstack, not both (a cluster has one platform)",
+      error:
+        "setting seed may hold only one of demo, demo-openstack and demo-powervs (a cluster has one platform)",
     });
+  });
+
+  it("seed: the same demo twice is one demo", () => {
     expect(parseConfig(["--seed", "demo,demo"], {}).ok).toBe(true);
+    expect(parseConfig(["--seed", "demo-powervs,demo-powervs"], {}).ok).toBe(true);
   });
 
   it("names the environment variable when the bad value came from there", () => {

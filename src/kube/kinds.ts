@@ -54,6 +54,14 @@ export const KINDS = Object.freeze({
     "openstackmachinetemplates",
   ),
   openStackCluster: type(INFRA_GROUP, CAPO_VERSION, "OpenStackCluster", "openstackclusters"),
+  ibmPowerVSMachine: type(INFRA_GROUP, INFRA_VERSION, "IBMPowerVSMachine", "ibmpowervsmachines"),
+  ibmPowerVSMachineTemplate: type(
+    INFRA_GROUP,
+    INFRA_VERSION,
+    "IBMPowerVSMachineTemplate",
+    "ibmpowervsmachinetemplates",
+  ),
+  ibmPowerVSCluster: type(INFRA_GROUP, INFRA_VERSION, "IBMPowerVSCluster", "ibmpowervsclusters"),
   infrastructure: type(CONFIG_GROUP, "v1", "Infrastructure", "infrastructures", false),
   featureGate: type(CONFIG_GROUP, "v1", "FeatureGate", "featuregates", false),
   clusterOperator: type(CONFIG_GROUP, "v1", "ClusterOperator", "clusteroperators", false),
@@ -105,6 +113,7 @@ export const FINALIZERS = Object.freeze({
   capiMachineSet: "cluster.x-k8s.io/machineset",
   awsMachine: "awsmachine.infrastructure.cluster.x-k8s.io",
   openStackMachine: "openstackmachine.infrastructure.cluster.x-k8s.io",
+  ibmPowerVSMachine: "ibmpowervsmachine.infrastructure.cluster.x-k8s.io",
 });
 
 export const LABELS = Object.freeze({

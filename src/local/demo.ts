@@ -1,14 +1,14 @@
 /**
- * Writes the `--seed demo` / `--seed demo-openstack` objects (seed.ts) into the local cluster the way the
- * cluster's own actors would have: the admin creates the Infrastructure, the CAPI Cluster and its
+ * Writes the `--seed demo` / `demo-openstack` / `demo-powervs` objects (seed.ts) into the local cluster the
+ * way the cluster's own actors would have: the admin creates the Infrastructure, the CAPI Cluster and its
  * InfraCluster (`seedInfrastructure`, also called alone before the process reads its platform) and the
  * MachineSets; machine-api-operator (MAO) creates their Machines, adds its finalizer and reports them
  * provisioned; one standalone Machine has already been handed over to Cluster API, so its CAPI twin and
- * InfraMachine (AWSMachine, OpenStackMachine) exist (written by the product's identity, converted by the real
- * converter) and the MAPI copy is paused. Every write goes through the API, under that actor's identity.
- * Nothing here names a platform: seed.ts's `DemoPlatform`, the conversion registry's module and the
- * stand-ins' simulated cloud (src/simulate/clouds.ts: providerID form, running state, MAO's labels) say what
- * differs.
+ * InfraMachine (AWSMachine, OpenStackMachine, IBMPowerVSMachine) exist (written by the product's identity,
+ * converted by the real converter) and the MAPI copy is paused. Every write goes through the API, under that
+ * actor's identity. Nothing here names a platform: seed.ts's `DemoPlatform`, the conversion registry's module
+ * and the stand-ins' simulated cloud (src/simulate/clouds.ts: providerID form, running state, MAO's labels and
+ * providerStatus) say what differs.
  */
 import type { KubeClient } from "../kube/client.js";
 import { ConflictError } from "../kube/errors.js";
@@ -43,16 +43,22 @@ export function provisionedMapiStatus(
 ): Record<string, unknown> {
   const demo = demoPlatform(platform);
   const cloud = cloudOf(platformConverterOf(platform));
-  const zone = String(getPath(machine, ["spec", "providerSpec", "value", ...cloud.mapiZonePath]));
+  // A providerSpec without a zone (PowerVS) runs where the cloud puts it.
+  const zoneOfSpec = getPath(machine, ["spec", "providerSpec", "value", ...cloud.mapiZonePath]);
+  const zone = typeof zoneOfSpec === "string" ? zoneOfSpec : cloud.defaultZone;
   const ip = `10.0.${128 + index}.${17 + index}`;
   const nodeName = demo.nodeName(ip, machine.metadata?.name ?? "");
   const instanceId = demo.instanceId(index);
+  const providerID = cloud.providerID(zone, instanceId);
   const at = now();
   return {
     authoritativeAPI: authority,
     synchronizedAPI: authority,
     phase: "Running",
-    providerStatus: { instanceId, instanceState: cloud.runningState },
+    providerStatus: cloud.providerStatus?.(instanceId, providerID) ?? {
+      instanceId,
+      instanceState: cloud.runningState,
+    },
     nodeRef: { apiVersion: "v1", kind: "Node", name: nodeName },
     addresses: [
       { type: "InternalIP", address: ip },
@@ -67,7 +73,7 @@ export function provisionedMapiStatus(
         lastTransitionTime: at,
       },
     ],
-    _providerID: cloud.providerID(zone, instanceId),
+    _providerID: providerID,
   };
 }
 
@@ -79,7 +85,10 @@ export interface SeedOptions {
    * instances and the sync creates the twins (the handed-over Machine is born ClusterAPI).
    */
   provisioned: boolean;
-  /** The platform of the cluster (default AWS: `--seed demo`; OpenStack: `--seed demo-openstack`). */
+  /**
+   * The platform of the cluster (default AWS: `--seed demo`; OpenStack: `--seed demo-openstack`; PowerVS:
+   * `--seed demo-powervs`).
+   */
   platform?: DemoPlatformType;
 }
 
@@ -268,10 +277,13 @@ async function seedCapiTwin(
   if (!statuses.ok) throw new Error(`demo seed status does not convert: ${JSON.stringify(statuses.errors)}`);
   await statusOver(cluster.clientAs("capi"), KINDS.capiMachine, capiMachine, statuses.value.machineStatus);
   if (!createdInfraMachine) return;
-  // The provider records the instance it runs where the converter does not (CAPO fills instanceID itself).
+  // The provider records the instance it runs where the converter does not (CAPO fills instanceID itself);
+  // where the InfraMachine's status names it (CAPIBM), the status below records it.
   const instanceId = cloudOf(converter).instanceIdOf(String(getPath(mapi, ["spec", "providerID"])));
   const recorded =
-    getPath(createdInfraMachine, ["spec", "instanceID"]) === undefined && instanceId !== undefined
+    getPath(createdInfraMachine, ["spec", "instanceID"]) === undefined &&
+    statuses.value.infraMachineStatus.instanceID === undefined &&
+    instanceId !== undefined
       ? await provider.update(converter.infraMachine, {
           ...createdInfraMachine,
           spec: { ...createdInfraMachine.spec, instanceID: instanceId },

@@ -28,6 +28,8 @@ export function localUsers(ns: { mapiNamespace: string; capiNamespace: string })
     serviceAccount(ns.capiNamespace, "capi-manager", "capi"),
     serviceAccount(ns.capiNamespace, "capa-controller-manager", "capa"),
     serviceAccount(ns.capiNamespace, "capo-manager", "capo"),
+    // CAPIBM's manager (cluster-api-provider-ibmcloud, the PowerVS demo), as OpenShift names its account.
+    serviceAccount(ns.capiNamespace, "capi-ibmcloud-manager", "capibm"),
     // The cluster autoscaler (SPEC §2.2): tests scale MAPI MachineSets through `scale` as it does.
     serviceAccount(ns.mapiNamespace, "cluster-autoscaler", "autoscaler"),
     // Installer mode runs under its own, more privileged identity (SPEC §6).

@@ -1,15 +1,17 @@
 /**
- * The objects `npm start -- --seed demo` (AWS) and `--seed demo-openstack` (OpenStack) load into the local
- * API server (SPEC §8 local mode, issues 3 and 23): an `Infrastructure/cluster` of the platform, the CAPI
- * `Cluster` and the platform's InfraCluster (`AWSCluster`, `OpenStackCluster`), the `FeatureGate` that
- * enables the migration API (SPEC §0.1), two MAPI MachineSets and three MAPI Machines with realistic
- * providerSpecs. What differs between platforms is one `DemoPlatform` record each (`DEMO_PLATFORMS`); every
- * builder below is shared. Pure data; demo.ts writes it. Owner references are filled in by the writer,
- * which knows the uids.
+ * The objects `npm start -- --seed demo` (AWS), `--seed demo-openstack` (OpenStack) and `--seed demo-powervs`
+ * (PowerVS) load into the local API server (SPEC §8 local mode, issues 3 and 23): an `Infrastructure/cluster`
+ * of the platform, the CAPI `Cluster` and the platform's InfraCluster (`AWSCluster`, `OpenStackCluster`,
+ * `IBMPowerVSCluster`), the `FeatureGate` that enables the migration API (SPEC §0.1), two MAPI MachineSets and
+ * three MAPI Machines with realistic providerSpecs. What differs between platforms is one `DemoPlatform`
+ * record each (`DEMO_PLATFORMS`); every builder below is shared. Pure data; demo.ts writes it. Owner
+ * references are filled in by the writer, which knows the uids.
  */
+
 import { CAPI_API_VERSION, CONFIG_API_VERSION, MAPI_API_VERSION } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { platformNamed } from "../platforms/registry.js";
+import { POWERVS_WORKSPACE } from "../simulate/clouds.js";
 import type { PlatformConverter } from "../sync/conversion/platform.js";
 
 export const DEMO_INFRASTRUCTURE_NAME = "demo-7xk2p";
@@ -17,6 +19,12 @@ const DEMO_REGION = "us-east-1";
 /** The cloud of the OpenStack demo in its clouds.yaml, and the Secret that holds that file. */
 const OPENSTACK_CLOUD = "openstack";
 const OPENSTACK_CLOUDS_SECRET = "openstack-cloud-credentials";
+/**
+ * The PowerVS demo's place: its region and zone (Infrastructure `platformStatus.powervs`), the workspace
+ * (service instance) every instance runs in, and the resource group that holds them.
+ */
+/** The demo's PowerVS workspace: the one the simulated PowerVS cloud has (src/simulate/clouds.ts). */
+export const POWERVS_DEMO = POWERVS_WORKSPACE;
 
 export interface SeedNamespaces {
   mapiNamespace: string;
@@ -24,12 +32,15 @@ export interface SeedNamespaces {
 }
 
 /** The platforms the demo seeds: `Infrastructure` `status.platformStatus.type`. */
-export type DemoPlatformType = "AWS" | "OpenStack";
+export type DemoPlatformType = "AWS" | "OpenStack" | "PowerVS";
 
 /** What the demo says differently on one platform; the builders of this file and demo.ts share the rest. */
 export interface DemoPlatform {
   readonly type: DemoPlatformType;
-  /** The kubeconfig context (local/identities.ts) of the platform's infrastructure provider (CAPA, CAPO). */
+  /**
+   * The kubeconfig context (local/identities.ts) of the platform's infrastructure provider (CAPA, CAPO,
+   * CAPIBM).
+   */
   readonly provider: string;
   /** Infrastructure `spec.platformSpec`. */
   readonly platformSpec: Record<string, unknown>;
@@ -37,7 +48,10 @@ export interface DemoPlatform {
   readonly platformStatus: Record<string, unknown>;
   /** The InfraCluster's `spec` (its kind is the registry's `infraCluster`; its status `{ ready: true }`). */
   readonly infraClusterSpec: Record<string, unknown>;
-  /** The zone of the demo's zone suffix (`a`, `b`, `c`). */
+  /**
+   * The zone of the demo's zone suffix (`a`, `b`, `c`); it names the MachineSets. On a platform without a
+   * zone per Machine (PowerVS) it is the installer's MachineSet index instead.
+   */
   zone(suffix: string): string;
   /** A worker's providerSpec value in `zone`, as the installer writes it. */
   providerSpec(zone: string): Record<string, unknown>;
@@ -114,6 +128,31 @@ export function openstackProviderSpec(zone: string, flavor = "m1.xlarge"): Recor
   };
 }
 
+/**
+ * An OpenShift `PowerVSMachineProviderConfig` (machine.openshift.io/v1) as the installer writes it for a
+ * worker: the workspace by ID, the cluster's RHCOS image and its network by name, the installer's default
+ * worker pool (s922, shared, 0.5 processors, 32 GiB), the cluster's SSH key. PowerVS has no zone per Machine
+ * (the workspace is in the Infrastructure's zone), so every worker's providerSpec is the same.
+ */
+export function powervsProviderSpec(systemType = "s922"): Record<string, unknown> {
+  return {
+    apiVersion: "machine.openshift.io/v1",
+    kind: "PowerVSMachineProviderConfig",
+    serviceInstance: { type: "ID", id: POWERVS_DEMO.serviceInstanceID },
+    image: { type: "Name", name: `rhcos-${DEMO_INFRASTRUCTURE_NAME}` },
+    network: { type: "Name", name: `${DEMO_INFRASTRUCTURE_NAME}-network` },
+    systemType,
+    processorType: "Shared",
+    processors: "0.5",
+    memoryGiB: 32,
+    keyPairName: `${DEMO_INFRASTRUCTURE_NAME}-key`,
+    credentialsSecret: { name: "powervs-credentials" },
+    userDataSecret: { name: "worker-user-data" },
+  };
+}
+
+const ZONE_SUFFIXES = ["a", "b", "c"];
+
 export const DEMO_PLATFORMS: Readonly<Record<DemoPlatformType, DemoPlatform>> = Object.freeze({
   AWS: {
     type: "AWS",
@@ -149,6 +188,37 @@ export const DEMO_PLATFORMS: Readonly<Record<DemoPlatformType, DemoPlatform>> = 
     // A Nova server UUID; Nova names the node after the server, which MAPO names after the Machine.
     instanceId: (index: number) =>
       `3f7c2a9e-1b4d-4e6f-8a2c-${(0x5a3c9e1b7d2f + index).toString(16).padStart(12, "0")}`,
+    nodeName: (_ip: string, machineName: string) => machineName,
+  },
+  PowerVS: {
+    type: "PowerVS",
+    provider: "capibm",
+    platformSpec: { type: "PowerVS", powervs: {} },
+    platformStatus: {
+      type: "PowerVS",
+      powervs: {
+        region: POWERVS_DEMO.region,
+        zone: POWERVS_DEMO.zone,
+        resourceGroup: POWERVS_DEMO.resourceGroup,
+        cisInstanceCRN:
+          "crn:v1:bluemix:public:internet-svcs:global:a/4c2e9d7b1a3f4e6d8b0c2a4e6f8d0b1c:e5a7c9b1-3d5f-4a7c-9e1b-3d5f7a9c1e3b::",
+      },
+    },
+    // The installer's IBMPowerVSCluster, cut to what names the cluster's place: the workspace, its zone, the
+    // resource group and the network the Machines use.
+    infraClusterSpec: {
+      serviceInstance: { id: POWERVS_DEMO.serviceInstanceID },
+      zone: POWERVS_DEMO.zone,
+      resourceGroup: { name: POWERVS_DEMO.resourceGroup },
+      network: { name: `${DEMO_INFRASTRUCTURE_NAME}-network` },
+    },
+    // No zone per Machine: the installer numbers the worker MachineSets instead (`<infra>-worker-0`).
+    zone: (suffix: string) => String(ZONE_SUFFIXES.indexOf(suffix)),
+    providerSpec: () => powervsProviderSpec(),
+    // A PowerVS instance (PVM) UUID; the node is named after the instance, which the actuator names after
+    // the Machine.
+    instanceId: (index: number) =>
+      `7c1d9e2a-0b3f-4a5c-8d6e-${(0x9f0a1b2c3d4e + index).toString(16).padStart(12, "0")}`,
     nodeName: (_ip: string, machineName: string) => machineName,
   },
 });

@@ -10,11 +10,16 @@ import type { InfrastructureInfo, PlatformConverter } from "../sync/conversion/p
 import type { FieldError } from "../sync/conversion/types.js";
 import { awsPlatform } from "./aws/index.js";
 import { openstackPlatform } from "./openstack/index.js";
+import { powervsPlatform } from "./powervs/index.js";
 
 export type { PlatformConverter } from "../sync/conversion/platform.js";
 
 /** The platforms the product supports end to end: conversion, sync, handover, admission and providers. */
-export const PLATFORMS: readonly PlatformConverter[] = Object.freeze([awsPlatform, openstackPlatform]);
+export const PLATFORMS: readonly PlatformConverter[] = Object.freeze([
+  awsPlatform,
+  openstackPlatform,
+  powervsPlatform,
+]);
 
 /**
  * The platform a process serves when the Infrastructure object names none the product knows (or none at

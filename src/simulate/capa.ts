@@ -16,6 +16,7 @@ import {
   type InfraProviderDeps,
   type InfraProviderProfile,
   infraProviderControllers,
+  instanceIdAndProviderID,
 } from "./infra-provider.js";
 
 export const CAPA_PROFILE: InfraProviderProfile = Object.freeze({
@@ -24,6 +25,7 @@ export const CAPA_PROFILE: InfraProviderProfile = Object.freeze({
   type: KINDS.awsMachine,
   finalizer: FINALIZERS.awsMachine,
   cloud: AWS_CLOUD,
+  launchedSpec: instanceIdAndProviderID,
   instanceIdOf: (o: KubeObject) => stringAt(o, ["spec", "instanceID"]) || undefined,
   provisionedStatus: () => ({
     ready: true,

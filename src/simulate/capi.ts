@@ -70,9 +70,16 @@ const PROVISIONED_PATHS: Readonly<Record<string, readonly (readonly string[])[]>
   ],
 });
 
-/** Is the InfraMachine provisioned, as its contract version reports it? */
+/**
+ * Kinds whose provider contract is older than their API version: CAPIBM serves IBMPowerVSMachine at v1beta2
+ * but at the v1beta1 contract, so it reports `status.ready` (its CRDs' contract label says so to Cluster API).
+ */
+const CONTRACT_OF_KIND: Readonly<Record<string, string>> = Object.freeze({ IBMPowerVSMachine: "v1beta1" });
+
+/** Is the InfraMachine provisioned, as its provider's contract reports it? */
 const infraProvisioned = (infra: KubeObject | undefined): boolean => {
-  const version = String(infra?.apiVersion ?? "").split("/")[1] ?? "";
+  const version =
+    CONTRACT_OF_KIND[String(infra?.kind)] ?? String(infra?.apiVersion ?? "").split("/")[1] ?? "";
   const paths = PROVISIONED_PATHS[version] ?? PROVISIONED_PATHS.v1beta2 ?? [];
   return paths.some((path) => getPath(infra, path) === true);
 };

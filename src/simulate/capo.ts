@@ -18,6 +18,7 @@ import {
   type InfraProviderDeps,
   type InfraProviderProfile,
   infraProviderControllers,
+  instanceIdAndProviderID,
 } from "./infra-provider.js";
 
 /** The status CAPO reports for a running server (what src/platforms/openstack/status.ts reads). */
@@ -33,6 +34,7 @@ export const CAPO_PROFILE: InfraProviderProfile = Object.freeze({
   type: KINDS.openStackMachine,
   finalizer: FINALIZERS.openStackMachine,
   cloud: OPENSTACK_CLOUD,
+  launchedSpec: instanceIdAndProviderID,
   // CAPO keeps the server ID in `spec.instanceID`, and reports it in status too.
   instanceIdOf: (o: KubeObject) =>
     stringAt(o, ["spec", "instanceID"]) || stringAt(o, ["status", "instanceID"]) || undefined,

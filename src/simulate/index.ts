@@ -1,11 +1,12 @@
 /**
  * The simulated providers of SPEC §1.1, for local mode and tests only: MAO, Cluster API and the platform's
- * infrastructure provider (CAPA on AWS, CAPO on OpenStack) stand-ins, each a separate "process" with its own
- * identity's connection, cache and (optionally) leader election, sharing one instance ledger — the simulated
- * cloud. One cluster has one platform (`platform`, default AWS), so one infrastructure provider runs.
- * `startSimulatedProviders` starts the three; `startMaoStandIn` / `startCapiStandIn` / `startCapaStandIn` /
- * `startCapoStandIn` (or `startInfraProviderStandIn` for the platform's) start one, so a test can crash and
- * restart it on its own. Refusing them in a cluster is the composition root's job (src/main.ts).
+ * infrastructure provider (CAPA on AWS, CAPO on OpenStack, CAPIBM on PowerVS) stand-ins, each a separate
+ * "process" with its own identity's connection, cache and (optionally) leader election, sharing one instance
+ * ledger — the simulated cloud. One cluster has one platform (`platform`, default AWS), so one
+ * infrastructure provider runs. `startSimulatedProviders` starts the three; `startMaoStandIn` /
+ * `startCapiStandIn` / `startCapaStandIn` / `startCapoStandIn` / `startCapibmStandIn` (or
+ * `startInfraProviderStandIn` for the platform's) start one, so a test can crash and restart it on its own.
+ * Refusing them in a cluster is the composition root's job (src/main.ts).
  */
 import type { Logger } from "pino";
 import type { Cache } from "../kube/cache.js";
@@ -17,10 +18,12 @@ import type { Controller } from "../kube/controller.js";
 import { childLogger } from "../logging.js";
 import { awsPlatform } from "../platforms/aws/index.js";
 import { openstackPlatform } from "../platforms/openstack/index.js";
+import { powervsPlatform } from "../platforms/powervs/index.js";
 import { DEFAULT_PLATFORM } from "../platforms/registry.js";
 import type { PlatformConverter } from "../sync/conversion/platform.js";
 import { capaControllers } from "./capa.js";
 import { capiControllers } from "./capi.js";
+import { capibmControllers } from "./capibm.js";
 import { capoControllers } from "./capo.js";
 import { cloudOf } from "./clouds.js";
 import type { InstanceLedger } from "./ledger.js";
@@ -30,7 +33,7 @@ import type { LeaseTimings, RunningStandIn } from "./runtime.js";
 import { startStandIn } from "./runtime.js";
 
 export type { SimulatedCloud } from "./clouds.js";
-export { AWS_CLOUD, cloudOf, OPENSTACK_CLOUD } from "./clouds.js";
+export { AWS_CLOUD, cloudOf, OPENSTACK_CLOUD, POWERVS_CLOUD } from "./clouds.js";
 export type {
   ExistingMachines,
   InstanceLedger,
@@ -48,10 +51,11 @@ const STAND_IN_LEASES = Object.freeze({
   capi: "controller-leader-election-capi-simulated",
   capa: "controller-leader-elect-capa-simulated",
   capo: "controller-leader-elect-capo-simulated",
+  capibm: "controller-leader-elect-capibm-simulated",
 });
 
 /** The name of an infrastructure provider stand-in: its log name and its local kubeconfig context. */
-export type InfraProviderName = "capa" | "capo";
+export type InfraProviderName = "capa" | "capo" | "capibm";
 
 /** An infrastructure provider stand-in: its name, its Lease, and its controllers over a cache. */
 export interface InfraProviderStandIn {
@@ -68,6 +72,7 @@ export interface InfraProviderStandIn {
 const INFRA_PROVIDERS: Readonly<Record<string, InfraProviderStandIn>> = Object.freeze({
   AWS: { name: "capa", leaseName: STAND_IN_LEASES.capa, controllers: capaControllers },
   OpenStack: { name: "capo", leaseName: STAND_IN_LEASES.capo, controllers: capoControllers },
+  PowerVS: { name: "capibm", leaseName: STAND_IN_LEASES.capibm, controllers: capibmControllers },
 });
 
 /** The infrastructure provider stand-in of `platform`; a platform without one has no simulated providers. */
@@ -184,10 +189,15 @@ export const startCapaStandIn = (o: Omit<StandInCommon, "platform">): Promise<Ru
 export const startCapoStandIn = (o: Omit<StandInCommon, "platform">): Promise<RunningStandIn> =>
   startInfraProviderStandIn({ ...o, platform: openstackPlatform });
 
+/** The CAPIBM stand-in (PowerVS). */
+export const startCapibmStandIn = (o: Omit<StandInCommon, "platform">): Promise<RunningStandIn> =>
+  startInfraProviderStandIn({ ...o, platform: powervsPlatform });
+
 export interface SimulatedProvidersOptions {
   /**
    * One connection per identity (SPEC §1.1): local mode's contexts `mao`, `capi`, and the platform's
-   * infrastructure provider's (`capa` on AWS, `capo` on OpenStack; only that one is needed).
+   * infrastructure provider's (`capa` on AWS, `capo` on OpenStack, `capibm` on PowerVS; only that one is
+   * needed).
    */
   connections: { mao: KubeConnection; capi: KubeConnection } & Partial<
     Record<InfraProviderName, KubeConnection>
@@ -210,7 +220,7 @@ export interface SimulatedProviders {
   ledger: InstanceLedger;
   mao: RunningStandIn;
   capi: RunningStandIn;
-  /** The platform's infrastructure provider (CAPA on AWS, CAPO on OpenStack); its `name` says which. */
+  /** The platform's infrastructure provider (CAPA, CAPO or CAPIBM); its `name` says which. */
   infraProvider: RunningStandIn;
   stop(): Promise<void>;
 }
@@ -264,7 +274,7 @@ export async function startSimulatedProviders(opts: SimulatedProvidersOptions): 
 
 /**
  * Local mode's one-call start (SPEC §1.1): the three stand-ins leader-elected under the `mao`, `capi` and
- * infrastructure provider (`capa`, or `capo` on OpenStack) contexts of the local kubeconfig
+ * infrastructure provider (`capa`, `capo` on OpenStack, `capibm` on PowerVS) contexts of the local kubeconfig
  * (src/local/identities.ts). Start it after the demo seed is written: the seed writes status with the
  * resourceVersion of its own create, which a stand-in's first write would otherwise make stale.
  */

@@ -34,6 +34,8 @@ export interface InfraProviderProfile {
   readonly type: ResourceType;
   readonly finalizer: string;
   readonly cloud: SimulatedCloud;
+  /** What the provider writes to its InfraMachine's spec once it has launched (or found) the instance. */
+  launchedSpec(instance: { instanceId: string; providerID: string }): Record<string, unknown>;
   /** The instance id the provider keeps on its InfraMachine, if it has one. */
   instanceIdOf(infraMachine: KubeObject): string | undefined;
   /** The status the provider writes once its instance runs. */
@@ -89,6 +91,12 @@ export function planInfraMachine(
     : { kind: "setProvisioned", instanceId };
 }
 
+/** CAPA and CAPO keep the instance's id in the spec beside its providerID. */
+export const instanceIdAndProviderID = (instance: { instanceId: string; providerID: string }) => ({
+  instanceID: instance.instanceId,
+  providerID: instance.providerID,
+});
+
 export interface InfraProviderDeps {
   connection: KubeConnection;
   namespace: string;
@@ -135,9 +143,7 @@ export function infraProviderControllers(
           const instance =
             findLaunched(cloud, ledger, name, "ClusterAPI") ??
             ledger.created({ machineName: name, side: "ClusterAPI", zone: action.zone, cloud });
-          await write.patchWithPrecondition(type, infraMachine, {
-            spec: { instanceID: instance.instanceId, providerID: instance.providerID },
-          });
+          await write.patchWithPrecondition(type, infraMachine, { spec: profile.launchedSpec(instance) });
           return;
         }
         case "setProvisioned":

@@ -291,7 +291,13 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
             phase: "Running",
             lastUpdated: action.at,
             nodeRef: { apiVersion: "v1", kind: "Node", name: action.nodeName },
-            providerStatus: { instanceId: action.instanceId, instanceState: cloud.runningState },
+            providerStatus: cloud.providerStatus?.(
+              action.instanceId,
+              stringAt(machine, ["spec", "providerID"]),
+            ) ?? {
+              instanceId: action.instanceId,
+              instanceState: cloud.runningState,
+            },
           });
           return;
         case "terminate": {

@@ -80,6 +80,7 @@ export const CONTROLLER_USERS = [
   "system:serviceaccount:openshift-cluster-api:capi-manager",
   "system:serviceaccount:openshift-cluster-api:capa-controller-manager",
   "system:serviceaccount:openshift-cluster-api:capo-manager",
+  "system:serviceaccount:openshift-cluster-api:capi-ibmcloud-manager",
   "system:serviceaccount:kube-system:generic-garbage-collector",
   "system:serviceaccount:kube-system:namespace-controller",
 ];

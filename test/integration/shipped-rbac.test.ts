@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
 import type { KubeClient } from "../../src/kube/client.js";
 import { ForbiddenError } from "../../src/kube/errors.js";
-import { CAPO_API_VERSION, KINDS } from "../../src/kube/kinds.js";
+import { CAPO_API_VERSION, INFRA_API_VERSION, KINDS } from "../../src/kube/kinds.js";
 import { isRecord, type KubeObject, type OwnerReference } from "../../src/kube/object.js";
 import { capiCluster } from "../../src/local/seed.js";
 import { startPlainTestCluster, type TestCluster } from "../cluster/backend.js";
@@ -131,6 +131,29 @@ const dependents = () => [
     },
   },
   {
+    // SPEC §0, §5.5: on PowerVS the sync creates CAPIBM's InfraMachine under the same owner.
+    what: "IBMPowerVSMachine → CAPI Machine",
+    type: KINDS.ibmPowerVSMachine,
+    object: {
+      apiVersion: INFRA_API_VERSION,
+      kind: "IBMPowerVSMachine",
+      metadata: {
+        name: "rbac-powervs-infra",
+        namespace: CAPI_NS,
+        ownerReferences: [ownerRef(owners.capiMachine, true)],
+      },
+      spec: {
+        serviceInstance: { id: "3f5b2f0c-7d1e-4c2a-9b8e-1a2b3c4d5e6f" },
+        image: { name: "rhcos-4.17" },
+        network: { regex: "^DHCPSERVER.*_Private$" },
+        systemType: "s922",
+        processorType: "Shared",
+        processors: "0.5",
+        memoryGiB: 32,
+      },
+    },
+  },
+  {
     what: "MAPI Machine → MAPI MachineSet",
     type: KINDS.mapiMachine,
     object: {
@@ -199,6 +222,7 @@ describe("manifests/base/rbac.yaml as shipped (SPEC §9) against OwnerReferences
     "CAPI Machine → CAPI MachineSet",
     "AWSMachine → CAPI Machine",
     "OpenStackMachine → CAPI Machine",
+    "IBMPowerVSMachine → CAPI Machine",
     "MAPI Machine → MAPI MachineSet",
   ])("the product may create a twin with blockOwnerDeletion: %s", async (what) => {
     const d = dependents().find((x) => x.what === what)!;

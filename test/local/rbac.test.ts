@@ -132,6 +132,28 @@ describe("who may do what in local mode", () => {
     await refusalOf(capo.list(SECRETS, { namespace: CAPI_NS }));
   });
 
+  it("capibm (CAPIBM's manager, the PowerVS demo) holds CAPO's rights on the PowerVS kinds only", async () => {
+    const capibm = local.clientAs("capibm");
+    expect(local.users.find((u) => u.context === "capibm")?.username).toBe(
+      "system:serviceaccount:openshift-cluster-api:capi-ibmcloud-manager",
+    );
+    for (const type of [KINDS.ibmPowerVSMachine, KINDS.ibmPowerVSMachineTemplate, KINDS.ibmPowerVSCluster])
+      await expect(capibm.list(type, { namespace: CAPI_NS })).resolves.toBeDefined();
+    await expect(capibm.list(KINDS.capiMachine, { namespace: CAPI_NS })).resolves.toBeDefined();
+    const e = await refusalOf(capibm.list(KINDS.openStackMachine, { namespace: CAPI_NS }));
+    expect(e.message).toBe(
+      'openstackmachines.infrastructure.cluster.x-k8s.io is forbidden: User "system:serviceaccount:openshift-cluster-api:capi-ibmcloud-manager" cannot list resource "openstackmachines" in API group "infrastructure.cluster.x-k8s.io" in the namespace "openshift-cluster-api"',
+    );
+    await refusalOf(capibm.list(KINDS.awsMachine, { namespace: CAPI_NS }));
+    await refusalOf(capibm.list(SECRETS, { namespace: CAPI_NS }));
+    // The role mirrors capo's, kind for kind.
+    const rules = async (name: string) =>
+      JSON.stringify((await admin.get(RBAC_TYPES.ClusterRole!, "", name)).rules)
+        .replaceAll("ibmpowervs", "KIND")
+        .replaceAll("openstack", "KIND");
+    expect(await rules("simulated-capibm-manager")).toBe(await rules("simulated-capo-manager"));
+  });
+
   it("the installer may write ClusterRoles but not read Secrets outside its namespace", async () => {
     const installer = local.clientAs("installer");
     await expect(installer.list(RBAC_TYPES.ClusterRole!)).resolves.toBeDefined();

@@ -2,9 +2,10 @@
  * Builders for real-shaped objects and admission requests used by the policy tests: MAPI Machine (AWS
  * providerSpec) and MachineSet, CAPI Machine and MachineSet, AWSMachine, AWSMachineTemplate, AWSCluster, their
  * CAPO v1beta1 counterparts (OpenStackMachine, OpenStackMachineTemplate, OpenStackCluster, an OpenStack
- * Infrastructure and providerSpec), and the AdmissionRequest envelopes the API server sends (CREATE/UPDATE/DELETE, `scale` and `status`
- * subresources), other platforms' infrastructure kinds (`onPlatform`) and a cluster with both authorities
- * (`twinWorld`). `edit` returns a changed deep copy, so a test states only what its case changes.
+ * Infrastructure and providerSpec) and CAPIBM v1beta2 ones (IBMPowerVSMachine, IBMPowerVSMachineTemplate,
+ * IBMPowerVSCluster, a PowerVS Infrastructure and providerSpec), and the AdmissionRequest envelopes the API
+ * server sends (CREATE/UPDATE/DELETE, `scale` and `status` subresources), other platforms' infrastructure
+ * kinds (`onPlatform`) and a cluster with both authorities (`twinWorld`). `edit` returns a changed deep copy, so a test states only what its case changes.
  */
 
 import { expect } from "vitest";
@@ -506,6 +507,124 @@ export const openstackCapiMachine = (o: CapiOptions = {}): KubeObject =>
     c.spec.failureDomain = "nova-az1";
   });
 
+// --- PowerVS (CAPIBM v1beta2, SPEC §5.5) ---------------------------------------------------------------
+
+const POWERVS_SERVICE_INSTANCE_ID = "3f5b2f0c-7d1e-4c2a-9b8e-1a2b3c4d5e6f";
+const POWERVS_PROVIDER_ID = `ibmpowervs://dal/dal10/${POWERVS_SERVICE_INSTANCE_ID}/7c1d9e2a-0b3f-4a5c-8d6e-9f0a1b2c3d4e`;
+
+/** `Infrastructure/cluster` of a PowerVS cluster: the platform the process serves. */
+export function powervsInfrastructureObject(infrastructureName = CLUSTER): KubeObject {
+  return edit(infrastructureObject(infrastructureName), (i) => {
+    i.spec.platformSpec = { type: "PowerVS", powervs: {} };
+    i.status.platform = "PowerVS";
+    i.status.platformStatus = { type: "PowerVS", powervs: { region: "dal", zone: "dal10" } };
+  });
+}
+
+/** The providerSpec the installer writes for a PowerVS worker (`PowerVSMachineProviderConfig`). */
+export const powervsProviderSpec = () => ({
+  apiVersion: "machine.openshift.io/v1",
+  kind: "PowerVSMachineProviderConfig",
+  credentialsSecret: { name: "powervs-credentials" },
+  userDataSecret: { name: "worker-user-data" },
+  serviceInstance: { type: "ID", id: POWERVS_SERVICE_INSTANCE_ID },
+  image: { type: "Name", name: `rhcos-${CLUSTER}` },
+  network: { type: "RegEx", regex: `^DHCPSERVER.*${CLUSTER}.*_Private$` },
+  keyPairName: `${CLUSTER}-key`,
+  systemType: "s922",
+  processorType: "Shared",
+  processors: "0.5",
+  memoryGiB: 32,
+});
+
+/** A MAPI Machine of a PowerVS cluster: `mapiMachine(o)` with the PowerVS providerSpec and providerID. */
+export const powervsMapiMachine = (o: MapiOptions = {}): KubeObject =>
+  edit(mapiMachine(o), (m) => {
+    m.spec.providerSpec.value = powervsProviderSpec();
+    m.spec.providerID = POWERVS_PROVIDER_ID;
+  });
+
+const ibmPowerVSMachineSpec = () => ({
+  serviceInstance: { id: POWERVS_SERVICE_INSTANCE_ID },
+  image: { name: `rhcos-${CLUSTER}` },
+  network: { regex: `^DHCPSERVER.*${CLUSTER}.*_Private$` },
+  sshKey: `${CLUSTER}-key`,
+  systemType: "s922",
+  processorType: "Shared",
+  processors: "0.5",
+  memoryGiB: 32,
+});
+
+/** An IBMPowerVSMachine owned by the CAPI Machine `owner` (default: same name), as `awsMachine` is. */
+export function ibmPowerVSMachine(o: CapiOptions & { owner?: string | null } = {}): KubeObject {
+  const name = o.name ?? "worker-a";
+  const owner = o.owner === undefined ? name : o.owner;
+  return {
+    apiVersion: INFRA_API_VERSION,
+    kind: "IBMPowerVSMachine",
+    metadata: {
+      name,
+      namespace: CAPI_NS,
+      uid: `uid-ibmpowervsmachine-${name}`,
+      resourceVersion: "500",
+      labels: { [LABELS.capiClusterName]: CLUSTER },
+      annotations: pauseAnnotations(o.paused ?? "marked"),
+      finalizers: [FINALIZERS.sync],
+      ...(owner ? { ownerReferences: [capiMachineOwnerRef(owner)] } : {}),
+    },
+    spec: { ...ibmPowerVSMachineSpec(), providerID: POWERVS_PROVIDER_ID },
+    status: { ready: true, instanceState: "ACTIVE" },
+  };
+}
+
+export function ibmPowerVSMachineTemplate(o: CapiOptions & { machineSet?: string | null } = {}): KubeObject {
+  const set = o.machineSet === undefined ? `${CLUSTER}-worker-us-east-1a` : o.machineSet;
+  const name = o.name ?? `${CLUSTER}-worker-us-east-1a-1a2b3c4d`;
+  return {
+    apiVersion: INFRA_API_VERSION,
+    kind: "IBMPowerVSMachineTemplate",
+    metadata: {
+      name,
+      namespace: CAPI_NS,
+      uid: `uid-ibmpowervsmachinetemplate-${name}`,
+      resourceVersion: "600",
+      labels: set ? { [LABELS.templateMachineSet]: set } : {},
+      annotations: pauseAnnotations(o.paused ?? "none"),
+    },
+    spec: { template: { spec: ibmPowerVSMachineSpec() } },
+  };
+}
+
+/** The infrastructure cluster (`IBMPowerVSCluster`) of the CAPI `Cluster` of the same name. */
+export function ibmPowerVSClusterObject(o: { name?: string } = {}): KubeObject {
+  const name = o.name ?? CLUSTER;
+  return {
+    apiVersion: INFRA_API_VERSION,
+    kind: "IBMPowerVSCluster",
+    metadata: {
+      name,
+      namespace: CAPI_NS,
+      uid: `uid-ibmpowervscluster-${name}`,
+      resourceVersion: "710",
+      annotations: { "cluster.x-k8s.io/managed-by": "" },
+    },
+    spec: {
+      serviceInstanceID: POWERVS_SERVICE_INSTANCE_ID,
+      zone: { name: "dal10" },
+      network: { regex: `^DHCPSERVER.*${CLUSTER}.*_Private$` },
+    },
+    status: { ready: true },
+  };
+}
+
+/** CAPI copies referencing PowerVS kinds (CAPIBM v1beta2; PowerVS has no failure domain). */
+export const powervsCapiMachine = (o: CapiOptions = {}): KubeObject =>
+  edit(capiMachine(o), (c) => {
+    c.spec.infrastructureRef.kind = "IBMPowerVSMachine";
+    c.spec.providerID = POWERVS_PROVIDER_ID;
+    delete c.spec.failureDomain;
+  });
+
 /**
  * Platforms whose infrastructure kinds the infrastructure tests run on: SPEC §5.5's three, and GCP, which the
  * product has no converter for (the rules classify every `*Machine`/`*MachineTemplate` of the infra group).
@@ -564,6 +683,9 @@ const PLURALS: Record<string, string> = {
   OpenStackMachine: "openstackmachines",
   OpenStackMachineTemplate: "openstackmachinetemplates",
   OpenStackCluster: "openstackclusters",
+  IBMPowerVSMachine: "ibmpowervsmachines",
+  IBMPowerVSMachineTemplate: "ibmpowervsmachinetemplates",
+  IBMPowerVSCluster: "ibmpowervsclusters",
   GCPMachine: "gcpmachines",
 };
 

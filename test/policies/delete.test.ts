@@ -1,7 +1,8 @@
 /**
  * Table tests for the DELETE rules on the guard webhook (SPEC §2.3): `delete-nonauthoritative-parent`,
  * `delete-authoritative-via-mirror` (with `requireDeleteConfirmation` on and off, and while Migrating),
- * `orphan-ignored-by-capi` and `cluster-delete-guard` (on AWS's and OpenStack's infrastructure cluster).
+ * `orphan-ignored-by-capi` and `cluster-delete-guard` (on AWS's, OpenStack's and PowerVS's infrastructure
+ * cluster).
  */
 import { describe, it } from "vitest";
 import { ANNOTATIONS } from "../../src/kube/kinds.js";
@@ -15,11 +16,13 @@ import {
   checkCase,
   deleteRequest,
   edit,
+  ibmPowerVSClusterObject,
   infrastructureObject,
   mapiMachine,
   mapiMachineSet,
   openStackClusterObject,
   openstackInfrastructureObject,
+  powervsInfrastructureObject,
   twinWorld,
 } from "./builders.js";
 
@@ -279,6 +282,7 @@ describe("cluster-delete-guard", () => {
   // worker-a and SET_A are MachineAPI, worker-c is Migrating: three MAPI objects mirror into the Cluster.
   const world = () => [infrastructureObject(), ...twinWorld("AWS")];
   const openstackWorld = () => [openstackInfrastructureObject(), ...twinWorld("OpenStack")];
+  const powervsWorld = () => [powervsInfrastructureObject(), ...twinWorld("IBMPowerVS")];
   const allClusterAPI = () => [
     infrastructureObject(),
     mapiMachine({ status: "ClusterAPI" }),
@@ -331,6 +335,35 @@ describe("cluster-delete-guard", () => {
       webhook: "validate-guard",
       request: deleteRequest(openStackClusterObject({ name: "scratch" })),
       objects: openstackWorld(),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "cluster-delete-guard: denies deleting the infrastructure cluster (IBMPowerVSCluster) the same way",
+      webhook: "validate-guard",
+      request: deleteRequest(ibmPowerVSClusterObject()),
+      objects: powervsWorld(),
+      allowed: false,
+      rule: "cluster-delete-guard",
+      message:
+        "Deleting IBMPowerVSCluster openshift-cluster-api/ci-abc12 needs confirmation: it holds the paused Cluster API copies of 3 MAPI objects (2 Machines, 1 MachineSet; status.authoritativeAPI MachineAPI or Migrating), and they would be deleted with it. Their instances are not affected: the copies are released without any provider acting on them and recreated once a Cluster exists again. To delete it, confirm first: oc annotate ibmpowervsclusters.infrastructure.cluster.x-k8s.io/ci-abc12 -n openshift-cluster-api machine-api-migration.openshift.io/confirm-delete=true, then delete again. (rule cluster-delete-guard)",
+    },
+    {
+      name: "cluster-delete-guard: warns once the IBMPowerVSCluster carries confirm-delete",
+      webhook: "validate-guard",
+      request: deleteRequest(confirmed(ibmPowerVSClusterObject())),
+      objects: powervsWorld(),
+      allowed: true,
+      rule: "cluster-delete-guard",
+      warnings: [
+        "this releases the paused Cluster API copies of 3 MAPI objects; their instances keep running",
+      ],
+    },
+    {
+      name: "cluster-delete-guard: silent for an IBMPowerVSCluster other than the Infrastructure's",
+      webhook: "validate-guard",
+      request: deleteRequest(ibmPowerVSClusterObject({ name: "scratch" })),
+      objects: powervsWorld(),
       allowed: true,
       rule: "none",
     },

@@ -356,6 +356,7 @@ describe("RULES", () => {
         "capi-unsupported-fields",
         "aws-unsupported-fields",
         "openstack-unsupported-fields",
+        "powervs-unsupported-fields",
         "authority-enum",
         "status-owned-by-controllers",
         "product-annotations",

@@ -1,11 +1,13 @@
 /**
  * Table tests for the field, status and annotation rules (SPEC §2.3): `capi-unsupported-fields`,
- * `aws-unsupported-fields` and `openstack-unsupported-fields` (one per platform, SPEC §0, §5.5),
+ * `aws-unsupported-fields`, `openstack-unsupported-fields` and `powervs-unsupported-fields` (one per platform,
+ * SPEC §0, §5.5),
  * `authority-enum`, `status-owned-by-controllers`, `product-annotations`.
  */
 import { describe, expect, it } from "vitest";
 import { ANNOTATIONS, PAUSED_BY_VALUE } from "../../src/kube/kinds.js";
 import { OPENSTACK_UNSUPPORTED_FIELDS } from "../../src/platforms/openstack/data.js";
+import { POWERVS_UNSUPPORTED_FIELDS } from "../../src/platforms/powervs/data.js";
 import { PLATFORMS } from "../../src/platforms/registry.js";
 import { AWS_UNSUPPORTED, UNSUPPORTED_FIELDS_BY_PLATFORM } from "../../src/policies/rules/fields.js";
 import { RULES } from "../../src/policies/rules/index.js";
@@ -19,6 +21,8 @@ import {
   checkCase,
   createRequest,
   edit,
+  ibmPowerVSMachine,
+  ibmPowerVSMachineTemplate,
   mapiMachine,
   mapiMachineSet,
   openStackMachine,
@@ -291,6 +295,110 @@ describe("openstack-unsupported-fields", () => {
       name: "openstack-unsupported-fields: judges OpenStack kinds only (an OpenStack field name on an AWSMachine is not its business)",
       request: createRequest(
         edit(awsMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          a.spec.flavorID = "3a8e1f2c-7b6d-4e5f-9a0b-1c2d3e4f5a6b";
+        }),
+      ),
+      allowed: true,
+      rule: "none",
+    },
+  ];
+  it.each(cases)("$name", (c) => {
+    checkCase(c);
+  });
+});
+
+describe("powervs-unsupported-fields", () => {
+  // CAPIBM's imageRef names an IBMPowerVSImage object; the MAPI providerSpec names images only.
+  const value = (_field: string): unknown => ({ name: "rhcos-ci-abc12-image" });
+  const each: Case[] = POWERVS_UNSUPPORTED_FIELDS.map((field) => ({
+    name: `powervs-unsupported-fields: denies ${field} on a new IBMPowerVSMachine`,
+    request: createRequest(
+      edit(ibmPowerVSMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+        setPath(a, ["spec", ...field.split(".")], value(field));
+      }),
+    ),
+    allowed: false,
+    rule: "powervs-unsupported-fields",
+    message: `IBMPowerVSMachine openshift-cluster-api/capi-only: spec.${field}: Forbidden: the Machine API providerSpec cannot represent this field. Remove it from the manifest (or oc edit ibmpowervsmachines.infrastructure.cluster.x-k8s.io/capi-only -n openshift-cluster-api); the Machine API copy could not be kept in sync otherwise. (rule powervs-unsupported-fields)`,
+  }));
+  const cases: Case[] = [
+    ...each,
+    {
+      name: "powervs-unsupported-fields: denies imageRef on an IBMPowerVSMachineTemplate (under spec.template.spec)",
+      request: createRequest(
+        edit(ibmPowerVSMachineTemplate({ machineSet: null }), (t) => {
+          delete t.spec.template.spec.image;
+          t.spec.template.spec.imageRef = { name: "rhcos-ci-abc12-image" };
+        }),
+      ),
+      allowed: false,
+      rule: "powervs-unsupported-fields",
+      message:
+        "IBMPowerVSMachineTemplate openshift-cluster-api/ci-abc12-worker-us-east-1a-1a2b3c4d: spec.template.spec.imageRef: Forbidden: the Machine API providerSpec cannot represent this field. Remove it from the manifest (or oc edit ibmpowervsmachinetemplates.infrastructure.cluster.x-k8s.io/ci-abc12-worker-us-east-1a-1a2b3c4d -n openshift-cluster-api); the Machine API copy could not be kept in sync otherwise. (rule powervs-unsupported-fields)",
+    },
+    {
+      name: "powervs-unsupported-fields: denies an imageRef added to an IBMPowerVSMachineTemplate",
+      request: updateRequest(
+        ibmPowerVSMachineTemplate({ machineSet: null }),
+        edit(ibmPowerVSMachineTemplate({ machineSet: null }), (t) => {
+          t.spec.template.spec.imageRef = { name: "rhcos-ci-abc12-image" };
+        }),
+      ),
+      allowed: false,
+      rule: "powervs-unsupported-fields",
+      message: /: spec\.template\.spec\.imageRef: Forbidden: the Machine API providerSpec/,
+    },
+    {
+      name: "powervs-unsupported-fields: denies an empty imageRef {} (present is present)",
+      request: createRequest(
+        edit(ibmPowerVSMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          a.spec.imageRef = {};
+        }),
+      ),
+      allowed: false,
+      rule: "powervs-unsupported-fields",
+      message: /: spec\.imageRef: Forbidden/,
+    },
+    {
+      name: "powervs-unsupported-fields: allows an update that leaves an existing imageRef alone",
+      request: updateRequest(
+        edit(ibmPowerVSMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          a.spec.imageRef = { name: "rhcos-ci-abc12-image" };
+        }),
+        edit(ibmPowerVSMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          a.spec.imageRef = { name: "rhcos-ci-abc12-image" };
+          a.metadata.finalizers = [];
+        }),
+      ),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "powervs-unsupported-fields: allows an IBMPowerVSMachine without them",
+      request: createRequest(ibmPowerVSMachine({ name: "capi-only", owner: null, paused: "none" })),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "powervs-unsupported-fields: allows an IBMPowerVSMachineTemplate without them",
+      request: createRequest(ibmPowerVSMachineTemplate({ machineSet: null })),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "powervs-unsupported-fields: judges PowerVS kinds only (a PowerVS field name on an AWSMachine is not its business)",
+      request: createRequest(
+        edit(awsMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
+          a.spec.imageRef = { name: "rhcos-ci-abc12-image" };
+        }),
+      ),
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "openstack-unsupported-fields: judges OpenStack kinds only (an OpenStack field name on an IBMPowerVSMachine is not its business)",
+      request: createRequest(
+        edit(ibmPowerVSMachine({ name: "capi-only", owner: null, paused: "none" }), (a) => {
           a.spec.flavorID = "3a8e1f2c-7b6d-4e5f-9a0b-1c2d3e4f5a6b";
         }),
       ),

@@ -1,7 +1,8 @@
 /**
  * Table tests for the frozen rules (SPEC §2.3): `mapi-frozen`, `capi-frozen`, `frozen-while-migrating`,
  * with the label/annotation guards, delete marks, finalizer/ownerReference removal, twin-owned labels and
- * the `scale` / `status` subresources; the AWS cases again on OpenStack's kinds (SPEC §0: the same roles).
+ * the `scale` / `status` subresources; the AWS cases again on OpenStack's and PowerVS's kinds (SPEC §0: the
+ * same roles).
  */
 import { describe, it } from "vitest";
 import { ANNOTATIONS } from "../../src/kube/kinds.js";
@@ -14,6 +15,8 @@ import {
   capiMachineSet,
   checkCase,
   edit,
+  ibmPowerVSMachine,
+  ibmPowerVSMachineTemplate,
   infrastructureObject,
   mapiMachine,
   mapiMachineSet,
@@ -22,6 +25,9 @@ import {
   openstackCapiMachine,
   openstackInfrastructureObject,
   openstackMapiMachine,
+  powervsCapiMachine,
+  powervsInfrastructureObject,
+  powervsMapiMachine,
   scaleRequest,
   statusRequest,
   updateRequest,
@@ -86,6 +92,34 @@ describe("mapi-frozen", () => {
       rule: "mapi-frozen",
       message:
         /: spec\.providerSpec\.value\.flavor changed\. Edit the Cluster API copy instead: oc edit openstackmachines\.infrastructure\.cluster\.x-k8s\.io\/worker-a -n openshift-cluster-api — /,
+    },
+    {
+      name: "mapi-frozen: on PowerVS, denies providerSpec change when status is ClusterAPI, naming the IBMPowerVSMachine",
+      request: updateRequest(
+        powervsMapiMachine({ status: "ClusterAPI" }),
+        edit(powervsMapiMachine({ status: "ClusterAPI" }), (m) => {
+          m.spec.providerSpec.value.memoryGiB = 64;
+        }),
+      ),
+      objects: [powervsInfrastructureObject(), powervsCapiMachine({ paused: "none" })],
+      allowed: false,
+      rule: "mapi-frozen",
+      message:
+        "MAPI Machine openshift-machine-api/worker-a is not authoritative (status.authoritativeAPI=ClusterAPI): spec.providerSpec.value.memoryGiB changed. Edit the Cluster API copy instead: oc edit ibmpowervsmachines.infrastructure.cluster.x-k8s.io/worker-a -n openshift-cluster-api — or set spec.authoritativeAPI=MachineAPI to migrate back. (rule mapi-frozen)",
+    },
+    {
+      name: "mapi-frozen: without the CAPI twin in the cache, names the served platform's InfraMachine (PowerVS)",
+      request: updateRequest(
+        powervsMapiMachine({ status: "ClusterAPI" }),
+        edit(powervsMapiMachine({ status: "ClusterAPI" }), (m) => {
+          m.spec.providerSpec.value.memoryGiB = 64;
+        }),
+      ),
+      objects: [powervsInfrastructureObject()],
+      allowed: false,
+      rule: "mapi-frozen",
+      message:
+        /: spec\.providerSpec\.value\.memoryGiB changed\. Edit the Cluster API copy instead: oc edit ibmpowervsmachines\.infrastructure\.cluster\.x-k8s\.io\/worker-a -n openshift-cluster-api — /,
     },
     ...(
       [
@@ -369,6 +403,46 @@ describe("capi-frozen", () => {
         }),
       ),
       objects: [openstackMapiMachine({ status: "ClusterAPI" }), openstackCapiMachine({ paused: "none" })],
+      allowed: true,
+      rule: "none",
+    },
+    {
+      name: "capi-frozen: denies IBMPowerVSMachine spec change when the MAPI twin is MachineAPI (the AWSMachine case on PowerVS)",
+      request: updateRequest(
+        ibmPowerVSMachine(),
+        edit(ibmPowerVSMachine(), (a) => {
+          a.spec.memoryGiB = 64;
+        }),
+      ),
+      objects: [powervsInfrastructureObject(), powervsMapiMachine(), powervsCapiMachine()],
+      allowed: false,
+      rule: "capi-frozen",
+      message:
+        'IBMPowerVSMachine openshift-cluster-api/worker-a is not authoritative (MAPI Machine openshift-machine-api/worker-a has status.authoritativeAPI=MachineAPI): spec.memoryGiB changed. Edit the Machine API copy instead: oc edit machines.machine.openshift.io/worker-a -n openshift-machine-api — or migrate it to Cluster API first: oc patch machines.machine.openshift.io/worker-a -n openshift-machine-api --type=merge -p \'{"spec":{"authoritativeAPI":"ClusterAPI"}}\' (rule capi-frozen)',
+    },
+    {
+      name: "capi-frozen: denies IBMPowerVSMachineTemplate change; its twin is the MachineSet of its template label",
+      request: updateRequest(
+        ibmPowerVSMachineTemplate(),
+        edit(ibmPowerVSMachineTemplate(), (t) => {
+          t.spec.template.spec.systemType = "e980";
+        }),
+      ),
+      objects: [powervsInfrastructureObject(), mapiMachineSet()],
+      allowed: false,
+      rule: "capi-frozen",
+      message:
+        /^IBMPowerVSMachineTemplate openshift-cluster-api\/ci-abc12-worker-us-east-1a-1a2b3c4d is not authoritative \(MAPI MachineSet openshift-machine-api\/ci-abc12-worker-us-east-1a has status\.authoritativeAPI=MachineAPI\): spec\.template\.spec\.systemType changed/,
+    },
+    {
+      name: "capi-frozen: allows IBMPowerVSMachine spec change when the MAPI twin is ClusterAPI",
+      request: updateRequest(
+        ibmPowerVSMachine({ paused: "none" }),
+        edit(ibmPowerVSMachine({ paused: "none" }), (a) => {
+          a.spec.memoryGiB = 64;
+        }),
+      ),
+      objects: [powervsMapiMachine({ status: "ClusterAPI" }), powervsCapiMachine({ paused: "none" })],
       allowed: true,
       rule: "none",
     },

@@ -3,10 +3,9 @@
  * platform name, the provider config and provider status kinds, CAPIBM's kinds (v1beta2, the version
  * upstream's converter writes) and InfraMachine finalizer, the values the converter writes although the
  * source did not say them, and the IBMPowerVSMachine fields the MAPI providerSpec cannot represent (the
- * future `powervs-unsupported-fields` admission rule). The field table is table.ts. The kinds live here
- * until the platform is wired into src/kube/kinds.ts and the registry.
+ * `powervs-unsupported-fields` admission rule). The field table is table.ts.
  */
-import { INFRA_GROUP, type ResourceType } from "../../kube/kinds.js";
+import { FINALIZERS, KINDS } from "../../kube/kinds.js";
 
 /** Infrastructure `status.platformStatus.type` of this platform. */
 export const POWERVS_PLATFORM = "PowerVS";
@@ -17,20 +16,15 @@ export const PROVIDER_CONFIG_KIND = "PowerVSMachineProviderConfig";
 /** `status.providerStatus.kind` the PowerVS machine controller writes (same API version). */
 export const PROVIDER_STATUS_KIND = "PowerVSMachineProviderStatus";
 
-/** CAPIBM's served version: upstream's converter writes `infrastructure.cluster.x-k8s.io/v1beta2`. */
-const CAPIBM_VERSION = "v1beta2";
-
-const infraType = (kind: string, plural: string): ResourceType =>
-  Object.freeze({ group: INFRA_GROUP, version: CAPIBM_VERSION, kind, plural, namespaced: true });
-
+/** CAPIBM's kinds (v1beta2, the version upstream's converter writes) and its InfraMachine finalizer. */
 export const POWERVS_KINDS = Object.freeze({
-  ibmPowerVSMachine: infraType("IBMPowerVSMachine", "ibmpowervsmachines"),
-  ibmPowerVSMachineTemplate: infraType("IBMPowerVSMachineTemplate", "ibmpowervsmachinetemplates"),
-  ibmPowerVSCluster: infraType("IBMPowerVSCluster", "ibmpowervsclusters"),
+  ibmPowerVSMachine: KINDS.ibmPowerVSMachine,
+  ibmPowerVSMachineTemplate: KINDS.ibmPowerVSMachineTemplate,
+  ibmPowerVSCluster: KINDS.ibmPowerVSCluster,
 });
 
 /** CAPIBM's finalizer on an IBMPowerVSMachine; the handover waits on it like the AWS one. */
-export const POWERVS_MACHINE_FINALIZER = "ibmpowervsmachine.infrastructure.cluster.x-k8s.io";
+export const POWERVS_MACHINE_FINALIZER = FINALIZERS.ibmPowerVSMachine;
 
 /** Every value the converter writes although the source did not say it. */
 export const POWERVS_PROVIDER_DEFAULTS = Object.freeze({

@@ -1,7 +1,6 @@
 /**
- * The PowerVS platform, as the converters see it: CAPIBM's kinds and its field table (table.ts) in the
- * shared frame (../frame.ts). Not in the registry yet (src/platforms/registry.ts): callers pass it through
- * the conversions' `platforms` option until the kinds, CRDs, stand-in and admission rule are wired.
+ * The PowerVS platform, as the converters and the registry (src/platforms/registry.ts) see it: CAPIBM's
+ * kinds and its field table (table.ts) in the shared frame (../frame.ts).
  * Status mirroring is status.ts; shared data is data.ts.
  */
 import { getPath, type KubeObject } from "../../kube/object.js";

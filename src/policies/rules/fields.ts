@@ -1,9 +1,10 @@
 /**
  * Field rules of SPEC §2.3: fields the other API cannot represent (`capi-unsupported-fields`, and one
  * `<platform>-unsupported-fields` per platform of the registry: `aws-unsupported-fields`,
- * `openstack-unsupported-fields`) and the value set of `spec.authoritativeAPI` (`authority-enum`). They answer
- * 422 Invalid. On UPDATE only a field the request sets or changes is refused, so an object that already
- * carries one (created before the product, or outside its reach) can still have finalizers removed.
+ * `openstack-unsupported-fields`, `powervs-unsupported-fields`) and the value set of `spec.authoritativeAPI`
+ * (`authority-enum`). They answer 422 Invalid. On UPDATE only a field the request sets or changes is refused,
+ * so an object that already carries one (created before the product, or outside its reach) can still have
+ * finalizers removed.
  */
 
 import { keysOf } from "../../json-keys.js";
@@ -13,6 +14,7 @@ import { AUTHORITY } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
 import { AWS_PLATFORM, AWS_UNSUPPORTED_FIELDS } from "../../platforms/aws/data.js";
 import { OPENSTACK_PLATFORM, OPENSTACK_UNSUPPORTED_FIELDS } from "../../platforms/openstack/data.js";
+import { POWERVS_PLATFORM, POWERVS_UNSUPPORTED_FIELDS } from "../../platforms/powervs/data.js";
 import { PLATFORMS, type PlatformConverter } from "../../platforms/registry.js";
 import { isStableAuthority } from "../../protocol/authority.js";
 import { listPaths, sameJson } from "../compare.js";
@@ -124,6 +126,7 @@ export const UNSUPPORTED_FIELDS_BY_PLATFORM: ReadonlyMap<
 > = new Map([
   [AWS_PLATFORM, { id: "aws-unsupported-fields", fields: AWS_UNSUPPORTED }],
   [OPENSTACK_PLATFORM, { id: "openstack-unsupported-fields", fields: OPENSTACK_UNSUPPORTED_FIELDS }],
+  [POWERVS_PLATFORM, { id: "powervs-unsupported-fields", fields: POWERVS_UNSUPPORTED_FIELDS }],
 ]);
 
 /**

@@ -31,7 +31,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   // validate (machine-api-migration-deny, failurePolicy Fail)
   authorityEnum,
   capiUnsupportedFields,
-  ...platformUnsupportedFields, // aws-unsupported-fields, openstack-unsupported-fields: one per platform
+  ...platformUnsupportedFields, // aws-, openstack-, powervs-unsupported-fields: one per platform
   unpauseTwin,
   productAnnotations,
   statusOwnedByControllers,

@@ -86,6 +86,8 @@ const CAPI = { group: "cluster.x-k8s.io", version: "v1beta2" };
 const INFRA = { group: "infrastructure.cluster.x-k8s.io", version: "v1beta2" };
 /** CAPO's served version (SPEC §5.5): OpenStack's kinds are routed wherever AWS's are. */
 const CAPO = { group: "infrastructure.cluster.x-k8s.io", version: "v1beta1" };
+/** CAPIBM serves v1beta2 (SPEC §5.5): PowerVS's kinds are routed wherever AWS's are. */
+const CAPIBM = { group: "infrastructure.cluster.x-k8s.io", version: "v1beta2" };
 
 const request = (
   gv: { group: string; version: string },
@@ -113,6 +115,11 @@ const request = (
 
 const CONTROLLER = {
   username: "system:serviceaccount:openshift-machine-api:machine-api-controllers",
+  groups: [],
+};
+/** The service account OpenShift runs CAPIBM as: a controller, skipped like CAPA's and CAPO's. */
+const CAPIBM_CONTROLLER = {
+  username: "system:serviceaccount:openshift-cluster-api:capi-ibmcloud-manager",
   groups: [],
 };
 
@@ -164,8 +171,32 @@ describe("manifests/webhooks.yaml through the local API server's dispatcher (SPE
       ["/validate-guard"],
     ],
     [
+      "CREATE IBMPowerVSMachine: mutate",
+      request(CAPIBM, "ibmpowervsmachines", "CREATE"),
+      "mutate",
+      ["/mutate"],
+    ],
+    [
+      "UPDATE IBMPowerVSMachineTemplate by a user: deny and warn",
+      request(CAPIBM, "ibmpowervsmachinetemplates", "UPDATE"),
+      "validate",
+      ["/validate", "/validate-guard"],
+    ],
+    [
+      "DELETE IBMPowerVSCluster: warn only (cluster-delete-guard)",
+      request(CAPIBM, "ibmpowervsclusters", "DELETE"),
+      "validate",
+      ["/validate-guard"],
+    ],
+    [
       "UPDATE by a controller identity: skipped",
       request(MAPI, "machines", "UPDATE", { userInfo: CONTROLLER }),
+      "validate",
+      [],
+    ],
+    [
+      "UPDATE IBMPowerVSMachine by CAPIBM's identity: skipped",
+      request(CAPIBM, "ibmpowervsmachines", "UPDATE", { userInfo: CAPIBM_CONTROLLER }),
       "validate",
       [],
     ],

@@ -30,6 +30,9 @@ describe("manifests/crds (SPEC §8, §0)", () => {
       "clusteroperators.config.openshift.io",
       "clusters.cluster.x-k8s.io",
       "featuregates.config.openshift.io",
+      "ibmpowervsclusters.infrastructure.cluster.x-k8s.io",
+      "ibmpowervsmachines.infrastructure.cluster.x-k8s.io",
+      "ibmpowervsmachinetemplates.infrastructure.cluster.x-k8s.io",
       "infrastructures.config.openshift.io",
       "machines.cluster.x-k8s.io",
       "machines.machine.openshift.io",
@@ -69,6 +72,7 @@ describe("manifests/crds (SPEC §8, §0)", () => {
     ["machines.machine.openshift.io", "Namespaced"],
     ["awsmachines.infrastructure.cluster.x-k8s.io", "Namespaced"],
     ["openstackmachines.infrastructure.cluster.x-k8s.io", "Namespaced"],
+    ["ibmpowervsmachines.infrastructure.cluster.x-k8s.io", "Namespaced"],
   ])("%s is %s-scoped", (name, scope) => {
     expect(crd(name).scope).toBe(scope);
   });

@@ -186,7 +186,7 @@ describe("convert CLI: documents", () => {
       mapiNamespace: "m",
     });
     expect(result.errors).toEqual([
-      'Infrastructure/cluster: Infrastructure.status.platformStatus.type: Invalid value: "Azure": unsupported platform "Azure": supported platforms are AWS, OpenStack',
+      'Infrastructure/cluster: Infrastructure.status.platformStatus.type: Invalid value: "Azure": unsupported platform "Azure": supported platforms are AWS, OpenStack, PowerVS',
     ]);
   });
 });

@@ -242,7 +242,7 @@ describe("SPEC §5.1 Machine level, MAPI → CAPI", () => {
   it("unknown Infrastructure platform → a clear error naming it and the supported ones", () => {
     const result = toCapi(mapiMachine(), infrastructure({ platform: "GCP" }));
     expect(result.ok ? [] : result.errors.map(formatFieldError)).toEqual([
-      'Infrastructure.status.platformStatus.type: Invalid value: "GCP": unsupported platform "GCP": supported platforms are AWS, OpenStack',
+      'Infrastructure.status.platformStatus.type: Invalid value: "GCP": unsupported platform "GCP": supported platforms are AWS, OpenStack, PowerVS',
     ]);
   });
 });

@@ -28,7 +28,7 @@ describe("platform registry", () => {
   it("unknown platform → an error naming it and the supported ones", () => {
     const lookup = platformFor(infrastructure({ platform: "GCP" }));
     expect(lookup.ok ? [] : lookup.errors.map((e) => e.message)).toEqual([
-      'unsupported platform "GCP": supported platforms are AWS, OpenStack',
+      'unsupported platform "GCP": supported platforms are AWS, OpenStack, PowerVS',
     ]);
   });
   it("missing Infrastructure → an error saying so", () => {
@@ -51,7 +51,7 @@ describe("the platform a process serves (decision 87)", () => {
       for (const t of [p.infraMachine, p.infraMachineTemplate, p.infraCluster])
         expect(platformOfInfraKind(t.kind)).toBe(p);
     }
-    expect(PLATFORMS.map((p) => p.platform)).toEqual(["AWS", "OpenStack"]);
+    expect(PLATFORMS.map((p) => p.platform)).toEqual(["AWS", "OpenStack", "PowerVS"]);
     expect(platformOfInfraKind("Machine")).toBeUndefined();
     expect(platformNamed("GCP")).toBeUndefined();
   });
@@ -65,6 +65,7 @@ describe("the platform a process serves (decision 87)", () => {
     expect(PLATFORMS.map((p) => p.infraMachineFinalizer)).toEqual([
       "awsmachine.infrastructure.cluster.x-k8s.io",
       "openstackmachine.infrastructure.cluster.x-k8s.io",
+      "ibmpowervsmachine.infrastructure.cluster.x-k8s.io",
     ]);
     const kinds = PLATFORMS.flatMap((p) =>
       [p.infraMachine, p.infraMachineTemplate, p.infraCluster].map((t) => t.kind),
