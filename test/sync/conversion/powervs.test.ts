@@ -47,7 +47,8 @@ const P = "spec.providerSpec.value";
 const S = "IBMPowerVSMachine.spec";
 const infra = powervsInfrastructure();
 /** PowerVS is not registered (issue 23): the tests add it to the supported list themselves. */
-const WITH_POWERVS = [...PLATFORMS, powervsPlatform];
+/** The registry holds PowerVS; the tests name the list anyway, so a platform dropped from it shows here. */
+const WITH_POWERVS = PLATFORMS;
 
 const toCapi = (value: Record<string, unknown>, providerID?: string) =>
   mapiMachineToCapi(
@@ -85,12 +86,12 @@ const mapiErrors = (extra: Record<string, unknown>, capiSpec: Record<string, unk
   return result.ok ? [] : result.errors.map(formatFieldError);
 };
 
-describe("registry: PowerVS is converted only when named (not registered yet)", () => {
-  it("the registry alone refuses a PowerVS Infrastructure", () => {
+describe("registry: PowerVS is a supported platform (decision 88)", () => {
+  it("the registry picks the PowerVS converter with no platforms option", () => {
     const lookup = platformFor(infra);
-    expect(lookup.ok).toBe(false);
+    expect(lookup.ok && lookup.platform).toBe(powervsPlatform);
   });
-  it("status.platformStatus.type PowerVS + the platforms option → the PowerVS converter with CAPIBM's kinds", () => {
+  it("status.platformStatus.type PowerVS → the PowerVS converter with CAPIBM's kinds", () => {
     const lookup = platformFor(infra, WITH_POWERVS);
     expect(lookup.ok && lookup.platform).toBe(powervsPlatform);
     expect(lookup.ok && lookup.infrastructure.region).toBe(PVS_REGION);
