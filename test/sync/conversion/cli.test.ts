@@ -15,6 +15,7 @@ import {
   openstackMapiMachine,
   openstackProviderSpec,
 } from "./openstack-builders.js";
+import { powervsInfrastructure, powervsMapiMachine, powervsProviderSpec } from "./powervs-builders.js";
 
 const INFRA_YAML = `apiVersion: config.openshift.io/v1
 kind: Infrastructure
@@ -296,44 +297,49 @@ describe("convert CLI: run", () => {
   });
 });
 
-describe("convert on OpenStack (issue 23): the Infrastructure names the platform", () => {
-  const OS_INFRA_YAML = yamlOf(openstackInfrastructure());
-  it("--to capi writes the CAPI Machine and a CAPO v1beta1 OpenStackMachine", async () => {
-    const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
-      "infra.yaml": OS_INFRA_YAML,
-      "m.yaml": yamlOf(openstackMapiMachine(openstackProviderSpec())),
+const PLATFORM_CASES = [
+  {
+    platform: "OpenStack",
+    infrastructure: openstackInfrastructure(),
+    machine: () => openstackMapiMachine(openstackProviderSpec()),
+    infraMachine: "infrastructure.cluster.x-k8s.io/v1beta1 OpenStackMachine",
+    providerConfig: "OpenstackProviderSpec",
+  },
+  {
+    platform: "PowerVS",
+    infrastructure: powervsInfrastructure(),
+    machine: () => powervsMapiMachine(powervsProviderSpec()),
+    infraMachine: "infrastructure.cluster.x-k8s.io/v1beta2 IBMPowerVSMachine",
+    providerConfig: "PowerVSMachineProviderConfig",
+  },
+];
+
+describe.each(PLATFORM_CASES)(
+  "convert on $platform (issue 23): the Infrastructure names the platform",
+  ({ infrastructure: infra, machine, infraMachine, providerConfig }) => {
+    it("--to capi writes the CAPI Machine and the provider's InfraMachine", async () => {
+      const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
+        "infra.yaml": yamlOf(infra),
+        "m.yaml": yamlOf(machine()),
+      });
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      const kinds = parseAllDocuments(result.stdout).map((d) => {
+        const o = d.toJS() as { apiVersion: string; kind: string };
+        return `${o.apiVersion} ${o.kind}`;
+      });
+      expect(kinds).toEqual(["cluster.x-k8s.io/v1beta2 Machine", infraMachine]);
     });
-    expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
-    const kinds = parseAllDocuments(result.stdout).map((d) => {
-      const o = d.toJS() as { apiVersion: string; kind: string };
-      return `${o.apiVersion} ${o.kind}`;
+    it("--to mapi pairs each CAPI Machine with the InfraMachine it references, at the provider's version", () => {
+      const namespaces = { capiNamespace: "openshift-cluster-api", mapiNamespace: "openshift-machine-api" };
+      const toCapi = convertDocuments([machine()], infra, { to: "capi", ...namespaces });
+      expect(toCapi.errors).toEqual([]);
+      const back = convertDocuments(toCapi.objects, infra, { to: "mapi", ...namespaces });
+      expect(back.errors).toEqual([]);
+      expect(back.objects.map((o) => `${o.apiVersion} ${o.kind}`)).toEqual([
+        "machine.openshift.io/v1beta1 Machine",
+      ]);
+      expect(getPath(back.objects[0], ["spec", "providerSpec", "value", "kind"])).toBe(providerConfig);
     });
-    expect(kinds).toEqual([
-      "cluster.x-k8s.io/v1beta2 Machine",
-      "infrastructure.cluster.x-k8s.io/v1beta1 OpenStackMachine",
-    ]);
-  });
-  it("--to mapi pairs each CAPI Machine with the v1beta1 OpenStackMachine it references", () => {
-    const toCapi = convertDocuments(
-      [openstackMapiMachine(openstackProviderSpec())],
-      openstackInfrastructure(),
-      {
-        to: "capi",
-        capiNamespace: "openshift-cluster-api",
-        mapiNamespace: "openshift-machine-api",
-      },
-    );
-    expect(toCapi.errors).toEqual([]);
-    const back = convertDocuments(toCapi.objects, openstackInfrastructure(), {
-      to: "mapi",
-      capiNamespace: "openshift-cluster-api",
-      mapiNamespace: "openshift-machine-api",
-    });
-    expect(back.errors).toEqual([]);
-    expect(back.objects.map((o) => `${o.apiVersion} ${o.kind}`)).toEqual([
-      "machine.openshift.io/v1beta1 Machine",
-    ]);
-    expect(getPath(back.objects[0], ["spec", "providerSpec", "value", "kind"])).toBe("OpenstackProviderSpec");
-  });
-});
+  },
+);
