@@ -107,6 +107,8 @@ export const PLATFORM_PROVIDERS: Readonly<Record<string, string>> = Object.freez
   Azure: "azure",
   GCP: "gcp",
   OpenStack: "openstack",
+  // OpenShift installs CAPIBM as the `ibmcloud` infrastructure provider on PowerVS.
+  PowerVS: "ibmcloud",
   VSphere: "vsphere",
 });
 

@@ -5,6 +5,7 @@
  * transport ConfigMaps a platform selects — or why it selects none.
  */
 import { describe, expect, it } from "vitest";
+import { PLATFORM_PROVIDERS } from "../../src/installer/model.js";
 import { imagesAndVariables, platformOf, selectProviders } from "../../src/installer/reader.js";
 import {
   clusterOperatorStatus,
@@ -15,6 +16,7 @@ import {
 } from "../../src/installer/status.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf } from "../../src/kube/object.js";
+import { PLATFORMS } from "../../src/platforms/registry.js";
 
 const NS = "openshift-cluster-api";
 const T0 = Date.parse("2026-11-30T10:00:00Z");
@@ -230,6 +232,11 @@ describe("reader: selection", () => {
     ],
   ])("%j → %j", (infrastructure, expected) => {
     expect(selectProviders(infrastructure, [core, aws], NS)).toEqual(expected);
+  });
+
+  it("every platform the product converts has its infrastructure provider (issue 23: the installer's platform map)", () => {
+    const names = Object.fromEntries(PLATFORMS.map((p) => [p.platform, PLATFORM_PROVIDERS[p.platform]]));
+    expect(names).toEqual({ AWS: "aws", OpenStack: "openstack", PowerVS: "ibmcloud" });
   });
 
   it("the older status.platform is read when platformStatus is absent", () => {
