@@ -16,7 +16,7 @@ import { NotFoundError } from "./kube/errors.js";
 import type { EventRecorder, EventType } from "./kube/events.js";
 import { KINDS, type ResourceType } from "./kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "./kube/object.js";
-import { PLATFORMS, platformNamed, servedPlatform } from "./platforms/registry.js";
+import { DEFAULT_PLATFORM, PLATFORMS, platformNamed } from "./platforms/registry.js";
 import type { PlatformConverter } from "./sync/conversion/platform.js";
 
 export const FEATURE_GATE = "MachineAPIMigration";
@@ -165,12 +165,11 @@ export async function readServedPlatform(
   const type = getPath(infrastructure, ["status", "platformStatus", "type"]);
   const named = platformNamed(type);
   if (named !== undefined) return { platform: named };
-  const served = servedPlatform(infrastructure);
   const why =
     infrastructure === undefined
       ? "Infrastructure cluster does not exist"
       : `Infrastructure cluster names platform ${JSON.stringify(type ?? "")}, which the product does not support (${PLATFORMS.map((p) => p.platform).join(", ")})`;
-  return { platform: served, reason: `${why}: serving ${served.platform}'s kinds` };
+  return { platform: DEFAULT_PLATFORM, reason: `${why}: serving ${DEFAULT_PLATFORM.platform}'s kinds` };
 }
 
 export interface SupportEvent {

@@ -11,10 +11,12 @@ import type { KubeClient } from "../src/kube/client.js";
 import { NotFoundError, ServerError } from "../src/kube/errors.js";
 import type { ResourceType } from "../src/kube/kinds.js";
 import type { KubeObject } from "../src/kube/object.js";
+import { DEFAULT_PLATFORM, platformNamed } from "../src/platforms/registry.js";
 import {
   createPlatformGuard,
   FEATURE_GATE,
   platformControllersRunning,
+  readServedPlatform,
   type Support,
   supportChanged,
   watchSupport,
@@ -267,5 +269,34 @@ describe("§0.1 watchSupport: a changed FeatureGate/CRD answer is reported", () 
     expect(onChange).not.toHaveBeenCalled();
     expect(onPlatformControllers).toHaveBeenCalled();
     watch.stop();
+  });
+});
+
+describe("decision 87 readServedPlatform: one GET of the Infrastructure picks the kinds the process serves", () => {
+  const infra = (type: string) => ({ status: { platformStatus: { type } } });
+  it.each(["AWS", "OpenStack", "PowerVS"])("%s → that platform, no reason given", async (type) => {
+    const { client, gets } = fakeClient(() => infra(type));
+    const served = await readServedPlatform(client);
+    expect(served).toEqual({ platform: platformNamed(type) });
+    expect(gets).toEqual(["infrastructures /cluster"]);
+  });
+  it("an unsupported platform → AWS's kinds, and the reason names the platform and the supported ones", async () => {
+    const { client } = fakeClient(() => infra("GCP"));
+    expect(await readServedPlatform(client)).toEqual({
+      platform: DEFAULT_PLATFORM,
+      reason:
+        'Infrastructure cluster names platform "GCP", which the product does not support (AWS, OpenStack, PowerVS): serving AWS\'s kinds',
+    });
+  });
+  it("no Infrastructure → AWS's kinds, saying so", async () => {
+    const { client } = fakeClient(() => new NotFoundError(404, "NotFound", "not found"));
+    expect(await readServedPlatform(client)).toEqual({
+      platform: DEFAULT_PLATFORM,
+      reason: "Infrastructure cluster does not exist: serving AWS's kinds",
+    });
+  });
+  it("any other error is thrown: nothing is guessed from a failed read", async () => {
+    const { client } = fakeClient(() => new ServerError(500, "InternalError", "boom"));
+    await expect(readServedPlatform(client)).rejects.toThrow("boom");
   });
 });

@@ -15,6 +15,7 @@ import { ConflictError } from "../kube/errors.js";
 import { CAPI_API_VERSION, FINALIZERS, KINDS, MAPI_API_VERSION, type ResourceType } from "../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../kube/object.js";
 import { cloudOf } from "../simulate/clouds.js";
+import { infraProviderOf } from "../simulate/index.js";
 import { instanceLabels } from "../simulate/mao.js";
 import { mapiMachineStatusToCapi, mapiMachineToCapi } from "../sync/conversion/index.js";
 import type { LocalCluster } from "./cluster.js";
@@ -272,7 +273,8 @@ async function seedCapiTwin(
       ],
     },
   });
-  const provider = cluster.clientAs(demoPlatform(platform).provider);
+  // The provider stand-in's own identity (its kubeconfig context is the stand-in's name).
+  const provider = cluster.clientAs(infraProviderOf(platformConverterOf(platform)).name);
   const statuses = mapiMachineStatusToCapi(mapi, infra, { capiMachine, now: now() });
   if (!statuses.ok) throw new Error(`demo seed status does not convert: ${JSON.stringify(statuses.errors)}`);
   await statusOver(cluster.clientAs("capi"), KINDS.capiMachine, capiMachine, statuses.value.machineStatus);

@@ -37,11 +37,6 @@ export type DemoPlatformType = "AWS" | "OpenStack" | "PowerVS";
 /** What the demo says differently on one platform; the builders of this file and demo.ts share the rest. */
 export interface DemoPlatform {
   readonly type: DemoPlatformType;
-  /**
-   * The kubeconfig context (local/identities.ts) of the platform's infrastructure provider (CAPA, CAPO,
-   * CAPIBM).
-   */
-  readonly provider: string;
   /** Infrastructure `spec.platformSpec`. */
   readonly platformSpec: Record<string, unknown>;
   /** Infrastructure `status.platformStatus`. */
@@ -156,7 +151,6 @@ const ZONE_SUFFIXES = ["a", "b", "c"];
 export const DEMO_PLATFORMS: Readonly<Record<DemoPlatformType, DemoPlatform>> = Object.freeze({
   AWS: {
     type: "AWS",
-    provider: "capa",
     platformSpec: { type: "AWS", aws: {} },
     platformStatus: { type: "AWS", aws: { region: DEMO_REGION } },
     infraClusterSpec: { region: DEMO_REGION },
@@ -168,7 +162,6 @@ export const DEMO_PLATFORMS: Readonly<Record<DemoPlatformType, DemoPlatform>> = 
   },
   OpenStack: {
     type: "OpenStack",
-    provider: "capo",
     platformSpec: { type: "OpenStack", openstack: {} },
     platformStatus: {
       type: "OpenStack",
@@ -192,7 +185,6 @@ export const DEMO_PLATFORMS: Readonly<Record<DemoPlatformType, DemoPlatform>> = 
   },
   PowerVS: {
     type: "PowerVS",
-    provider: "capibm",
     platformSpec: { type: "PowerVS", powervs: {} },
     platformStatus: {
       type: "PowerVS",
