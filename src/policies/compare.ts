@@ -5,7 +5,6 @@
  * paths), every function here is linear in its input and safe at any depth (SPEC §2.1).
  */
 
-import { keysOf } from "../json-keys.js";
 import { absent, own, SHALLOW_DEPTH } from "./diff.js";
 import { remembered, runToEnd, STEP_NODES, slicing, stepped } from "./slices.js";
 
@@ -38,11 +37,11 @@ function shallowSameJson(a: unknown, b: unknown, depth: number): boolean | undef
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
   // Every own key of either side once, as a union would, without building one.
-  for (const key of keysOf(x)) {
+  for (const key of Object.keys(x)) {
     const same = shallowSameJson(x[key], own(y, key), depth + 1);
     if (same !== true) return same;
   }
-  for (const key of keysOf(y)) if (!Object.hasOwn(x, key) && !absent(y[key])) return false;
+  for (const key of Object.keys(y)) if (!Object.hasOwn(x, key) && !absent(y[key])) return false;
   return true;
 }
 
@@ -80,12 +79,12 @@ function* deepSameJson(a: unknown, b: unknown): Generator<void, boolean> {
     }
     const p = x as Record<string, unknown>;
     const q = y as Record<string, unknown>;
-    for (const key of keysOf(p)) {
+    for (const key of Object.keys(p)) {
       left.push(p[key]);
       right.push(own(q, key));
       if (step()) yield;
     }
-    for (const key of keysOf(q)) {
+    for (const key of Object.keys(q)) {
       if (!Object.hasOwn(p, key) && !absent(q[key])) return false;
       if (step()) yield;
     }
@@ -111,11 +110,11 @@ function sortedKeyChanges(
   // Every rule that guards metadata calls this on every UPDATE, where usually nothing changed: look at each
   // key once and sort only the changes, which is the order sorting every key would give.
   const out: { key: string; change: KeyChange }[] = [];
-  for (const key of keysOf(before)) {
+  for (const key of Object.keys(before)) {
     if (!Object.hasOwn(after, key)) out.push({ key, change: "removed" });
     else if (before[key] !== after[key]) out.push({ key, change: "changed" });
   }
-  for (const key of keysOf(after)) if (!Object.hasOwn(before, key)) out.push({ key, change: "added" });
+  for (const key of Object.keys(after)) if (!Object.hasOwn(before, key)) out.push({ key, change: "added" });
   if (out.length > 1) out.sort(byKey);
   return out;
 }

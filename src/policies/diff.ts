@@ -13,7 +13,6 @@
  * Over 500 lines on purpose: the path notation, the one walk and its stepped form must change together.
  */
 
-import { keysOf } from "../json-keys.js";
 import { isRecord } from "../kube/object.js";
 import { runToEnd, STEP_NODES, slicing, stepped } from "./slices.js";
 
@@ -284,8 +283,8 @@ function shallowWalk(before: unknown, after: unknown, walk: Shallow): void {
     let changedKeys: string[] | undefined;
     let ends: number[] | undefined;
     let inOrder = true;
-    const keysOfBefore = keysOf(before);
-    const keysOfAfter = keysOf(after);
+    const keysOfBefore = Object.keys(before);
+    const keysOfAfter = Object.keys(after);
     const ignored = walk.segments.length === 0 ? walk.ignoredKey : undefined;
     for (let i = 0; i < keysOfBefore.length + keysOfAfter.length; i++) {
       const fromBefore = i < keysOfBefore.length;
@@ -387,7 +386,7 @@ function* walkTrees(
     } else {
       const fields = a as Record<string, unknown>;
       const ignored = frame === 0 ? ignoredKey : undefined;
-      for (const key of keysOf(b)) {
+      for (const key of Object.keys(b)) {
         if (key !== ignored)
           for (let next = visit(frame, key, b[key], own(fields, key)); next !== -1; next = w.linkUp(next))
             yield;
@@ -396,7 +395,7 @@ function* walkTrees(
           yield;
         }
       }
-      for (const key of keysOf(fields)) {
+      for (const key of Object.keys(fields)) {
         if (key !== ignored && !Object.hasOwn(b, key))
           for (let next = visit(frame, key, undefined, fields[key]); next !== -1; next = w.linkUp(next))
             yield;

@@ -16,6 +16,7 @@ import type {
   AdmissionRequest,
   Decision,
   ObjectStore,
+  Oversize,
   PolicyContext,
   PolicySettings,
   WebhookName,
@@ -30,6 +31,7 @@ export const NON_RULE_DECISIONS = Object.freeze({
   controllerUser: "controller-user",
   otherNamespace: "other-namespace",
   engine: "engine",
+  objectTooComplex: "object-too-complex",
 });
 
 const STALE_VIEW_MESSAGE = "cluster view is stale, retry in a few seconds";
@@ -126,6 +128,32 @@ const staleDeny = (reason: string): Deny => ({
   hint: "",
 });
 
+const count = (n: number): string => n.toLocaleString("en-US");
+
+/**
+ * Decision 89: a review whose objects hold more JSON values than a decision may build reaches the engine with
+ * them emptied, and is refused here — after the exemptions, which read only the request — rather than
+ * decided on what is left. Kubernetes refuses a write whose validation would cost too much the same way.
+ */
+function tooComplex(request: AdmissionRequest, oversize: Oversize): Deny {
+  const { kind } = request.kind;
+  const name = `${request.namespace ? `${request.namespace}/` : ""}${request.name || "(a new object)"}`;
+  const sides: string[] = [];
+  if (oversize.objectValues !== undefined) sides.push(`it holds ${count(oversize.objectValues)} JSON values`);
+  if (oversize.oldObjectValues !== undefined)
+    sides.push(`its stored version holds ${count(oversize.oldObjectValues)}`);
+  return {
+    kind: "deny",
+    code: 422,
+    message: `${kind} ${name} is too large to decide: ${sides.join(" and ")}, more than the ${count(oversize.limit)} machine-api-migration decides (a ${kind} holds a few hundred).`,
+    fieldPaths: [],
+    hint:
+      oversize.objectValues !== undefined
+        ? "Remove the bulk from the object and retry."
+        : "It was stored without this webhook's decision; a cluster admin must remove the bulk with admission bypassed.",
+  };
+}
+
 const readsOf = (rule: Rule, request: AdmissionRequest): readonly ResourceType[] =>
   typeof rule.reads === "function" ? rule.reads(request) : rule.reads;
 
@@ -178,6 +206,10 @@ function evaluate(
   const namespace = requestNamespace(request);
   if (namespace !== settings.mapiNamespace && namespace !== settings.capiNamespace)
     return allowed(NON_RULE_DECISIONS.otherNamespace);
+
+  if (request.oversize !== undefined) {
+    return denied(NON_RULE_DECISIONS.objectTooComplex, tooComplex(request, request.oversize), []);
+  }
 
   const store = guardedStore(ctx.view, settings);
   const ruleCtx = ruleContext(request, { ...ctx, view: clusterView(store, settings) });

@@ -5,7 +5,6 @@
  * the rules word the messages.
  */
 
-import { keysOf } from "../json-keys.js";
 import { ANNOTATIONS, DELETE_MARKS, LABELS, PRODUCT_PREFIX } from "../kube/kinds.js";
 import { annotationsOf, isRecord, type KubeObject, labelsOf, ownerReferencesOf } from "../kube/object.js";
 import { pathOf } from "./diff.js";
@@ -43,7 +42,7 @@ export const readAnnotations = (o: KubeObject | undefined): Readonly<Record<stri
 /** A map the copy would reproduce exactly: every value a string, and no `__proto__` key (a copy drops it). */
 function allStrings(map: unknown): boolean {
   if (!isRecord(map)) return false;
-  for (const key of keysOf(map)) if (typeof map[key] !== "string" || key === "__proto__") return false;
+  for (const key of Object.keys(map)) if (typeof map[key] !== "string" || key === "__proto__") return false;
   return true;
 }
 
@@ -88,9 +87,9 @@ export function guardedChanges(
   guarded: (key: string) => boolean,
 ): string[] {
   const out: string[] = [];
-  for (const key of keysOf(before))
+  for (const key of Object.keys(before))
     if ((!Object.hasOwn(after, key) || before[key] !== after[key]) && guarded(key)) out.push(key);
-  for (const key of keysOf(after)) if (!Object.hasOwn(before, key) && guarded(key)) out.push(key);
+  for (const key of Object.keys(after)) if (!Object.hasOwn(before, key) && guarded(key)) out.push(key);
   return smallestFirst(out, SORTED_CHANGES);
 }
 
@@ -183,7 +182,7 @@ export function canonicalKey(value: unknown): string {
       }
     } else if (typeof v === "object") {
       const map = v as Record<string, unknown>;
-      const keys = keysOf(map)
+      const keys = Object.keys(map)
         .filter((k) => !absentValue(map[k]))
         .sort();
       out.push(OPEN_MAP.text);

@@ -12,7 +12,6 @@
  * Outside `decideInSlices` every walk runs to its end at once, as before. The one piece of module state, the
  * decision in progress, is set only for the duration of one synchronous slice and always restored.
  */
-import { keysOf } from "../json-keys.js";
 
 /** Nodes a walk handles between two yields: each yield is one step of a slice's budget. */
 export const STEP_NODES = 1024;
@@ -71,8 +70,8 @@ function sameArgument(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) || Array.isArray(b)) return false;
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
-  const keys = keysOf(x);
-  if (keys.length !== keysOf(y).length) return false;
+  const keys = Object.keys(x);
+  if (keys.length !== Object.keys(y).length) return false;
   for (const key of keys) if (!Object.hasOwn(y, key) || x[key] !== y[key]) return false;
   return true;
 }

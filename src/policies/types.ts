@@ -47,6 +47,18 @@ export interface AdmissionRequest {
   oldObject: KubeObject | null;
   dryRun?: boolean;
   options?: Record<string, unknown> | null;
+  /**
+   * Set by the server, never read from the body: the review's objects held more JSON values than a decision
+   * may build, so `object`/`oldObject` are emptied and the engine refuses it (decision 89).
+   */
+  oversize?: Oversize;
+}
+
+/** How many JSON values each too-large side of a review held, and the bound (src/server/review-census.ts). */
+export interface Oversize {
+  readonly objectValues?: number;
+  readonly oldObjectValues?: number;
+  readonly limit: number;
 }
 
 // The read side of a cache is src/kube's (the runtime layer); re-exported for the many readers that import

@@ -16,15 +16,23 @@ import Fastify, {
 } from "fastify";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import { isRecord } from "../kube/object.js";
 import { decideInSlices } from "../policies/slices.js";
-import type { AdmissionRequest, Decision, WebhookName } from "../policies/types.js";
+import type { AdmissionRequest, Decision, Oversize, WebhookName } from "../policies/types.js";
 import {
   admissionReviewResponseJsonSchema,
   decodeAdmissionReview,
   encodeAdmissionResponse,
 } from "./admission-review.js";
-import { type JsonBodyResult, parseJsonBody, steppedJsonParser } from "./json-body.js";
+import { type JsonBodyResult, parseCountedJson, parseJsonBody } from "./json-body.js";
 import { createAdmissionMetrics } from "./metrics.js";
+import {
+  MAX_OBJECT_VALUES,
+  MAX_OTHER_VALUES,
+  oversizeOf,
+  reviewCensus,
+  withoutObjects,
+} from "./review-census.js";
 import { decisionBudgetMs } from "./timeout.js";
 
 export interface Readiness {
@@ -71,21 +79,36 @@ export type WebhookApp = FastifyInstance<HttpServer | HttpsServer>;
 export const BODY_LIMIT_BYTES = 7 * 1024 * 1024;
 
 /**
- * Bodies longer than this are parsed in steps (`JSON.parse` of 64 KiB of the densest JSON takes a few ms);
- * shorter ones — every review kube sends for a real Machine — stay on `JSON.parse`.
+ * Bodies longer than this are counted before they are parsed (decision 89). A shorter one cannot hold an
+ * object over the bound — every JSON value but the last of a list takes two bytes at least — and every review
+ * kube sends for a real Machine is shorter.
  */
-export const STEPPED_PARSE_ABOVE_CHARS = 64 * 1024;
-/** Characters parsed per step: well under a millisecond of dense JSON on this machine. */
-const STEP_CHARS = 32 * 1024;
+export const CENSUS_ABOVE_BYTES = 2 * MAX_OBJECT_VALUES;
 
-/** Parses a large body a step at a time, letting other requests run between steps. */
-async function parseInSteps(text: string): Promise<JsonBodyResult> {
-  const parser = steppedJsonParser(text);
-  for (;;) {
-    const parsed = parser.step(STEP_CHARS);
-    if (parsed !== undefined) return parsed;
-    await nextTurn();
+/** Reviews whose objects were too large to build, by the parsed body: what `oversize` the request carries. */
+const OVERSIZE = new WeakMap<object, Oversize>();
+
+/**
+ * A body as the handler takes it. A large one is first counted from its bytes (review-census.ts): over the
+ * bound it is parsed with its too-large objects emptied, which the engine then refuses, so no review builds
+ * more than a bounded number of values and each is decided in milliseconds (SPEC §2.1).
+ */
+function parseReviewBody(body: Buffer): JsonBodyResult {
+  if (body.length <= CENSUS_ABOVE_BYTES) return parseJsonBody(body.toString());
+  const counted = reviewCensus(body);
+  if (!counted.ok) return counted;
+  const { census } = counted;
+  if (census.otherValues > MAX_OTHER_VALUES) {
+    return {
+      ok: false,
+      error: `request body holds ${census.otherValues} JSON values outside request.object and request.oldObject; kube-apiserver sends a few dozen (at most ${MAX_OTHER_VALUES} are read)`,
+    };
   }
+  const oversize = oversizeOf(census);
+  if (oversize === undefined) return parseCountedJson(body.toString());
+  const parsed = parseCountedJson(withoutObjects(body, census, oversize));
+  if (parsed.ok && isRecord(parsed.value)) OVERSIZE.set(parsed.value, oversize);
+  return parsed;
 }
 
 /** A body the parser refused: a 400 naming the problem (the error handler words it). */
@@ -98,7 +121,7 @@ type TrackedResponse = ServerResponse & {
 };
 
 /**
- * A review whose body is over STEPPED_PARSE_ABOVE_CHARS (or of unknown length) is decided in slices, a turn
+ * A review whose body is over CENSUS_ABOVE_BYTES (or of unknown length) is decided in slices, a turn
  * of the event loop between them, so deciding it does not hold other requests either (decision 74). Ends
  * early, undefined, once `late()` says the time budget is spent: the fallback answers then.
  */
@@ -113,7 +136,7 @@ async function decideInTurns(decideOnce: () => Decision, late: () => boolean): P
 }
 
 const decidesInSlices = (req: FastifyRequest): boolean =>
-  !(Number(req.headers["content-length"]) <= STEPPED_PARSE_ABOVE_CHARS);
+  !(Number(req.headers["content-length"]) <= CENSUS_ABOVE_BYTES);
 
 const DEFAULT_FALLBACK: Readonly<Record<WebhookName, Fallback>> = {
   validate: "deny",
@@ -206,21 +229,10 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
   // Only JSON is accepted: any other content-type fails with 415 inside Fastify, mapped to 400 below. The
   // parser replaces Fastify's, which refuses `__proto__` keys that are data here (json-body.ts).
   app.removeAllContentTypeParsers();
-  // Bodies above STEPPED_PARSE_ABOVE_CHARS are parsed in steps with a turn of the event loop between them,
-  // so a dense 7 MiB body does not hold every other request for its whole parse (decision 59).
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
-    const text = body as string;
-    if (text.length <= STEPPED_PARSE_ABOVE_CHARS) {
-      // Inline, with no closure: this runs once per review (decision 75).
-      const parsed = parseJsonBody(text);
-      if (parsed.ok) done(null, parsed.value);
-      else done(badBody(parsed.error), undefined);
-      return;
-    }
-    void parseInSteps(text).then(
-      (parsed) => (parsed.ok ? done(null, parsed.value) : done(badBody(parsed.error), undefined)),
-      (err: Error) => done(err, undefined),
-    );
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => {
+    const parsed = parseReviewBody(body as Buffer);
+    if (parsed.ok) done(null, parsed.value);
+    else done(badBody(parsed.error), undefined);
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -326,7 +338,8 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
         void reply.code(400).send({ error: decoded.error });
         return;
       }
-      const request = decoded.request;
+      const oversize = OVERSIZE.get(req.body as object);
+      const request = oversize === undefined ? decoded.request : { ...decoded.request, oversize };
       const budgetMs = budgetOf(req);
       // A request that already waited out its budget (behind a long body, or a busy event loop) is answered
       // with the fallback at once: kube has given up on it, and deciding would only delay the next one.

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONDITIONS, KINDS } from "../../src/kube/kinds.js";
 import { conditionOf, getPath } from "../../src/kube/object.js";
 import { mapiMachine } from "../../src/local/seed.js";
+import { MAX_OBJECT_VALUES } from "../../src/server/review-census.js";
 import { runKubectl } from "../e2e/helpers.js";
 import { type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
 
@@ -125,6 +126,24 @@ describe("SPEC §2.1, §5: a Machine nested as deep as kube-apiserver stores it"
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("exceeded max depth");
     const got = await kubectl("get", "machines.machine.openshift.io", "-n", MAPI_NS, "deeper-m");
+    expect(got.stderr).toContain("NotFound");
+  });
+
+  it("a Machine holding more values than a decision may build is refused at create, saying so (decision 89)", async () => {
+    const m = mapiMachine(ns, "dense-m", "a");
+    (m.spec as { providerSpec: { value: Record<string, unknown> } }).providerSpec.value.crafted = Array.from(
+      { length: MAX_OBJECT_VALUES },
+      () => ({}),
+    );
+    const file = join(home, "dense-m.json");
+    await writeFile(file, JSON.stringify(m));
+    const refused = await kubectl("create", "-f", file);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /Machine openshift-machine-api\/dense-m is too large to decide: it holds [\d,]+ JSON values, more than the 32,768 machine-api-migration decides/,
+    );
+    expect(refused.stderr).toContain("(rule object-too-complex)");
+    const got = await kubectl("get", "machines.machine.openshift.io", "-n", MAPI_NS, "dense-m");
     expect(got.stderr).toContain("NotFound");
   });
 });

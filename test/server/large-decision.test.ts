@@ -7,11 +7,10 @@
  */
 import pino from "pino";
 import { Registry } from "prom-client";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { WIDE_KEYS } from "../../src/json-keys.js";
+import { afterEach, describe, expect, it } from "vitest";
 import { decide } from "../../src/policies/engine.js";
 import type { AdmissionRequest, Decision, WebhookName } from "../../src/policies/types.js";
-import { BODY_LIMIT_BYTES, buildServer, type WebhookApp } from "../../src/server/app.js";
+import { BODY_LIMIT_BYTES, buildServer, CENSUS_ABOVE_BYTES, type WebhookApp } from "../../src/server/app.js";
 import { capiMachine, context, craftedFrozenUpdate, mapiMachine } from "../policies/builders.js";
 import { postValidate } from "./helpers.js";
 
@@ -37,17 +36,17 @@ afterEach(async () => {
 
 describe("a large review is decided in slices (decision 74)", () => {
   it.each([
-    ["wide: 2 × 280,000 changed keys", () => reviewText("big", wide(280_000, 1), wide(280_000, 2))],
+    // As large as a decision may build (MAX_OBJECT_VALUES per object, decision 89).
+    ["wide: 2 × 24,000 changed keys", () => reviewText("big", wide(24_000, 1), wide(24_000, 2))],
     [
-      "deep lists: 2 × 150 lists of 9,990 levels",
-      () => reviewText("big", deepLists(150, 9_990, 1), deepLists(150, 9_990, 2)),
+      "deep lists: 2 × 2 lists of 9,990 levels",
+      () => reviewText("big", deepLists(2, 9_990, 1), deepLists(2, 9_990, 2)),
     ],
   ])(
     "%s: small reviews and /healthz are answered while it is decided, and it is denied as before",
     async (_shape, build) => {
       const big = build();
-      expect(big.length).toBeGreaterThan(BODY_LIMIT_BYTES / 2);
-      expect(big.length).toBeLessThanOrEqual(BODY_LIMIT_BYTES);
+      expect(big.length).toBeGreaterThan(CENSUS_ABOVE_BYTES);
       const ctx = context([frozen, capiMachine({ paused: "none" })]);
       const events: string[] = [];
       app = buildServer({
@@ -102,34 +101,44 @@ describe("a large review is decided in slices (decision 74)", () => {
   );
 });
 
-const originalKeys = Object.keys;
-
-describe("a wide level's keys are never listed whole (decision 82)", () => {
-  it("deciding 2 × 280,000 changed keys lists no more than WIDE_KEYS keys at once", async () => {
-    const big = reviewText("big", wide(280_000, 1), wide(280_000, 2));
-    const ctx = context([frozen, capiMachine({ paused: "none" })]);
-    app = buildServer({
-      decide: (webhook: WebhookName, request: AdmissionRequest): Decision => decide(webhook, request, ctx),
-      logger: pino({ level: "silent" }),
-      registry: new Registry(),
-      readiness: () => ({ ready: true }),
-    });
-    await app.ready();
-    // Object.keys of a dictionary-mode object sorts every key: one long turn, whatever the slicing.
-    let longest = 0;
-    const spy = vi.spyOn(Object, "keys").mockImplementation(function (this: unknown, o: object) {
-      const keys = Reflect.apply(originalKeys, Object, [o]) as string[];
-      longest = Math.max(longest, keys.length);
-      return keys;
-    });
-    try {
+describe("a review over the bound is refused, not built (decision 89)", () => {
+  it.each([
+    ["wide: 2 × 280,000 changed keys", () => reviewText("big", wide(280_000, 1), wide(280_000, 2))],
+    [
+      "deep lists: 2 × 150 lists of 9,990 levels",
+      () => reviewText("big", deepLists(150, 9_990, 1), deepLists(150, 9_990, 2)),
+    ],
+  ])(
+    "%s: object-too-complex, naming both sides' counts and the bound",
+    async (_shape, build) => {
+      const big = build();
+      expect(big.length).toBeLessThanOrEqual(BODY_LIMIT_BYTES);
+      const ctx = context([frozen, capiMachine({ paused: "none" })]);
+      const seen: AdmissionRequest[] = [];
+      app = buildServer({
+        decide: (webhook: WebhookName, request: AdmissionRequest): Decision => {
+          seen.push(request);
+          return decide(webhook, request, ctx);
+        },
+        logger: pino({ level: "silent" }),
+        registry: new Registry(),
+        readiness: () => ({ ready: true }),
+      });
+      await app.ready();
       const answer = await postValidate(app, big);
       expect(answer.statusCode).toBe(200);
-      expect(answer.json().response.allowed).toBe(false);
-    } finally {
-      spy.mockRestore();
-    }
-    expect(longest).toBeGreaterThan(0);
-    expect(longest).toBeLessThanOrEqual(WIDE_KEYS);
-  }, 120_000);
+      const response = answer.json().response;
+      expect(response).toMatchObject({
+        uid: "big",
+        allowed: false,
+        status: { code: 422, reason: "Invalid" },
+      });
+      expect(response.status.message).toMatch(
+        /^Machine openshift-machine-api\/worker-a is too large to decide: it holds [\d,]+ JSON values and its stored version holds [\d,]+, more than the 32,768 machine-api-migration decides .*\(rule object-too-complex\)$/,
+      );
+      expect(seen[0]?.object).toEqual({});
+      expect(seen[0]?.oldObject).toEqual({});
+    },
+    120_000,
+  );
 });

@@ -7,7 +7,6 @@
  * finalizers removed.
  */
 
-import { keysOf } from "../../json-keys.js";
 import { boundedJson } from "../../json-text.js";
 import { FIELD_VALUE_MAX_CHARS } from "../../kube/field-error.js";
 import { AUTHORITY } from "../../kube/kinds.js";
@@ -36,7 +35,7 @@ import { allow, deny, type Rule } from "../verdict.js";
 const isSet = (v: unknown): boolean => {
   if (v === undefined || v === null || v === "" || v === false || v === 0) return false;
   if (Array.isArray(v)) return v.length > 0;
-  if (isRecord(v)) return keysOf(v).length > 0;
+  if (isRecord(v)) return Object.keys(v).length > 0;
   return true;
 };
 

@@ -1,0 +1,198 @@
+/**
+ * The census of a large review (src/server/review-census.ts, decision 89): it refuses exactly what
+ * `JSON.parse` refuses, counts the values `JSON.parse` would build where they lie — `request.object`,
+ * `request.oldObject`, the rest — with the last of duplicate keys winning as in `JSON.parse`, and empties
+ * only the too-large objects.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  MAX_OBJECT_VALUES,
+  oversizeOf,
+  type ReviewCensus,
+  reviewCensus,
+  withoutObjects,
+} from "../../src/server/review-census.js";
+
+const bytes = (text: string): Buffer => Buffer.from(text);
+const censusOf = (text: string): ReviewCensus => {
+  const r = reviewCensus(bytes(text));
+  if (!r.ok) throw new Error(r.error);
+  return r.census;
+};
+
+/** How many values `JSON.parse` builds for `v`, `v` included. */
+const valuesIn = (v: unknown): number => {
+  if (Array.isArray(v)) return 1 + v.reduce((n: number, x) => n + valuesIn(x), 0);
+  if (v !== null && typeof v === "object")
+    return 1 + Object.values(v).reduce((n: number, x) => n + valuesIn(x), 0);
+  return 1;
+};
+
+describe("reviewCensus counts what JSON.parse builds, by where it lies", () => {
+  it.each([
+    ["a CREATE", '{"request":{"uid":"u","object":{"a":[1,{},[]]},"oldObject":null}}', 5, 1, 3],
+    [
+      "spaces everywhere",
+      ' { "request" : { "object" : [ 1 , { } ] , "oldObject" : { "x" : "y" } } } ',
+      3,
+      2,
+      2,
+    ],
+    ["an escaped key names the object", '{"request":{"obj\\u0065ct":{"a":1}}}', 2, 0, 2],
+    ["brackets and quotes inside strings are text", '{"request":{"object":{"s":"[{\\"}]"}}}', 2, 0, 2],
+    ["any characters in strings and keys", '{"request":{"object":{"ключ":"значение 🎉"}}}', 2, 0, 2],
+    ["`object` outside `request` is the rest", '{"object":{"a":1},"request":{}}', 0, 0, 4],
+    ["a root that is a list has no request", '[{"request":{"object":{}}}]', 0, 0, 4],
+    [
+      "a later `object` wins; the earlier counts as the rest",
+      '{"request":{"object":[1,2,3],"object":{}}}',
+      1,
+      0,
+      6,
+    ],
+    [
+      "a later `request` wins; the earlier one's objects count as the rest",
+      '{"request":{"object":[1,2,3]},"request":{"oldObject":{}}}',
+      0,
+      1,
+      7,
+    ],
+  ])("%s", (_what, text, objectValues, oldObjectValues, otherValues) => {
+    const census = censusOf(text);
+    expect([census.objectValues, census.oldObjectValues, census.otherValues]).toEqual([
+      objectValues,
+      oldObjectValues,
+      otherValues,
+    ]);
+  });
+
+  it("records where each object lies, the last one of duplicates", () => {
+    const text = '{"request":{"object":[0],"oldObject":{"a":"b"},"object":null}}';
+    const census = censusOf(text);
+    expect(text.slice(census.object!.start, census.object!.end)).toBe("null");
+    expect(text.slice(census.oldObject!.start, census.oldObject!.end)).toBe('{"a":"b"}');
+    expect(census.oldObject!.opener).toBe("{");
+  });
+
+  it("property: any review of JSON values — counts match JSON.parse's, and the spans hold the objects", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), fc.jsonValue(), (object, oldObject, uid) => {
+        const text = JSON.stringify({ apiVersion: "v", request: { uid, object, oldObject } }, null, 1);
+        const census = censusOf(text);
+        expect(census.objectValues).toBe(valuesIn(object));
+        expect(census.oldObjectValues).toBe(valuesIn(oldObject));
+        expect(census.otherValues).toBe(3 + valuesIn(uid));
+        // The spans are byte offsets; these texts' strings may hold any character.
+        const b = bytes(text);
+        const parsed = JSON.parse(text).request;
+        expect(JSON.parse(b.subarray(census.object!.start, census.object!.end).toString())).toEqual(
+          parsed.object,
+        );
+        expect(JSON.parse(b.subarray(census.oldObject!.start, census.oldObject!.end).toString())).toEqual(
+          parsed.oldObject,
+        );
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("reviewCensus refuses exactly what JSON.parse refuses", () => {
+  const damage = fc.tuple(
+    fc.jsonValue(),
+    fc.array(
+      fc.tuple(
+        fc.nat(),
+        fc.constantFrom(
+          "",
+          ",",
+          ":",
+          "{",
+          "}",
+          "[",
+          "]",
+          '"',
+          "\\",
+          "1",
+          "-",
+          ".",
+          "e",
+          "x",
+          "\u0001",
+          " ",
+          "tru",
+          "nul",
+        ),
+      ),
+      { maxLength: 3 },
+    ),
+  );
+
+  it("property: damaged JSON texts — the census is ok exactly when JSON.parse is", () => {
+    fc.assert(
+      fc.property(damage, ([value, edits]) => {
+        let text = JSON.stringify({ request: { object: value } });
+        for (const [at, insert] of edits) {
+          const i = at % (text.length + 1);
+          // Every other edit replaces a character instead of inserting.
+          text = text.slice(0, i) + insert + text.slice(i + (insert.length % 2));
+        }
+        let parses = true;
+        try {
+          JSON.parse(text);
+        } catch {
+          parses = false;
+        }
+        expect(reviewCensus(bytes(text)).ok, text).toBe(parses);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it.each([
+    ["empty", ""],
+    ["a lone minus", '{"request":-}'],
+    ["a leading zero", '{"request":01}'],
+    ["a bad escape", '{"request":"\\x"}'],
+    ["a short unicode escape", '{"request":"\\u12"}'],
+    ["a raw control character", '{"request":"a\u0001"}'],
+    ["an unterminated string", '{"request":"abc'],
+    ["a missing colon", '{"request" 1}'],
+    ["a trailing comma", '{"request":[1,]}'],
+    ["trailing garbage", '{"request":{}} x'],
+    ["mismatched brackets", '{"request":[}'],
+  ])("%s", (_what, text) => {
+    expect(() => JSON.parse(text)).toThrow();
+    const r = reviewCensus(bytes(text));
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toMatch(/^request body is not valid JSON: Unexpected /);
+  });
+});
+
+describe("oversizeOf and withoutObjects", () => {
+  const big = `[${Array.from({ length: MAX_OBJECT_VALUES }, () => "{}").join(",")}]`; // one value over
+  it("only a side over the bound is oversize, and only it is emptied: {} for an object, [] for a list", () => {
+    const text = `{"request":{"uid":"u","object":{"v":${big}},"oldObject":${big},"options":{"a":1}}}`;
+    const census = censusOf(text);
+    expect(oversizeOf(census)).toEqual({
+      objectValues: MAX_OBJECT_VALUES + 2,
+      oldObjectValues: MAX_OBJECT_VALUES + 1,
+      limit: MAX_OBJECT_VALUES,
+    });
+    expect(JSON.parse(withoutObjects(bytes(text), census, oversizeOf(census)!))).toEqual({
+      request: { uid: "u", object: {}, oldObject: [], options: { a: 1 } },
+    });
+    const oneSide = `{"request":{"object":{"v":1},"oldObject":{"v":${big}}}}`;
+    const c = censusOf(oneSide);
+    expect(oversizeOf(c)).toEqual({ oldObjectValues: MAX_OBJECT_VALUES + 2, limit: MAX_OBJECT_VALUES });
+    expect(JSON.parse(withoutObjects(bytes(oneSide), c, oversizeOf(c)!))).toEqual({
+      request: { object: { v: 1 }, oldObject: {} },
+    });
+  });
+
+  it("at the bound nothing is oversize", () => {
+    const atBound = `[${Array.from({ length: MAX_OBJECT_VALUES - 1 }, () => "0").join(",")}]`;
+    expect(oversizeOf(censusOf(`{"request":{"object":${atBound}}}`))).toBeUndefined();
+  });
+});
