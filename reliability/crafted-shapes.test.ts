@@ -38,6 +38,8 @@ interface Shape {
   build: () => string;
   /** 200 (decided: the frozen Machine's edit is denied) or 400 (refused before any decision). */
   status: 200 | 400;
+  /** The rule that denies it: the rules' own, or object-too-complex for objects over the bound (decision 89). */
+  rule?: string;
 }
 
 const SHAPES: Shape[] = [
@@ -60,16 +62,19 @@ const SHAPES: Shape[] = [
     name: "wide: 2 × 280,000 changed keys",
     build: () => review("big", wide(280_000, 1), wide(280_000, 2)),
     status: 200,
+    rule: "object-too-complex",
   },
   {
     name: "deep and wide: 2 × 150 lists of 9,990 levels",
     build: () => review("big", side(150, nestedLists(9_990, "1")), side(150, nestedLists(9_990, "2"))),
     status: 200,
+    rule: "object-too-complex",
   },
   {
     name: "dense: 2 × 1.1 M empty objects",
     build: () => review("big", side(1_100_000, "{}"), side(1_100_000, "{}").replace("{}]", "{},1]")),
     status: 200,
+    rule: "object-too-complex",
   },
   {
     name: "deeper than kube sends: 2 × 600,000 levels of objects",
@@ -134,7 +139,10 @@ describe("crafted review shapes up to 7 MiB (issue 20 #1)", () => {
         }
         const r = await answer;
         expect(r.statusCode, shape.name).toBe(shape.status);
-        if (shape.status === 200) expect(r.json().response.allowed).toBe(false);
+        if (shape.status === 200) {
+          expect(r.json().response.allowed).toBe(false);
+          expect(r.json().response.status.message).toContain(`(rule ${shape.rule ?? "mapi-frozen"})`);
+        }
         else expect(r.json().error).toContain("nests deeper than 10002 levels");
       }
       rows.push({
