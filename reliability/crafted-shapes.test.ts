@@ -142,8 +142,7 @@ describe("crafted review shapes up to 7 MiB (issue 20 #1)", () => {
         if (shape.status === 200) {
           expect(r.json().response.allowed).toBe(false);
           expect(r.json().response.status.message).toContain(`(rule ${shape.rule ?? "mapi-frozen"})`);
-        }
-        else expect(r.json().error).toContain("nests deeper than 10002 levels");
+        } else expect(r.json().error).toContain("nests deeper than 10002 levels");
       }
       rows.push({
         shape: shape.name,

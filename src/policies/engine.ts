@@ -145,7 +145,7 @@ function tooComplex(request: AdmissionRequest, oversize: Oversize): Deny {
   return {
     kind: "deny",
     code: 422,
-    message: `${kind} ${name} is too large to decide: ${sides.join(" and ")}, more than the ${count(oversize.limit)} machine-api-migration decides (a ${kind} holds a few hundred).`,
+    message: `${kind} ${name} is too large to decide: ${sides.join(" and ")}, more than the ${count(oversize.limit)} machine-api-migration decides (managedFields aside; a ${kind} holds a few hundred).`,
     fieldPaths: [],
     hint:
       oversize.objectValues !== undefined

@@ -27,11 +27,11 @@ import {
 import { type JsonBodyResult, parseCountedJson, parseJsonBody } from "./json-body.js";
 import { createAdmissionMetrics } from "./metrics.js";
 import {
+  buildableText,
   MAX_OBJECT_VALUES,
   MAX_OTHER_VALUES,
   oversizeOf,
   reviewCensus,
-  withoutObjects,
 } from "./review-census.js";
 import { decisionBudgetMs } from "./timeout.js";
 
@@ -89,9 +89,10 @@ export const CENSUS_ABOVE_BYTES = 2 * MAX_OBJECT_VALUES;
 const OVERSIZE = new WeakMap<object, Oversize>();
 
 /**
- * A body as the handler takes it. A large one is first counted from its bytes (review-census.ts): over the
- * bound it is parsed with its too-large objects emptied, which the engine then refuses, so no review builds
- * more than a bounded number of values and each is decided in milliseconds (SPEC §2.1).
+ * A body as the handler takes it. A large one is first counted from its bytes (review-census.ts) and parsed
+ * without its objects' managedFields; over the bound, with its too-large objects emptied too, which the
+ * engine then refuses. So no review builds more than a bounded number of values, and each is decided in
+ * milliseconds (SPEC §2.1).
  */
 function parseReviewBody(body: Buffer): JsonBodyResult {
   if (body.length <= CENSUS_ABOVE_BYTES) return parseJsonBody(body.toString());
@@ -105,9 +106,8 @@ function parseReviewBody(body: Buffer): JsonBodyResult {
     };
   }
   const oversize = oversizeOf(census);
-  if (oversize === undefined) return parseCountedJson(body.toString());
-  const parsed = parseCountedJson(withoutObjects(body, census, oversize));
-  if (parsed.ok && isRecord(parsed.value)) OVERSIZE.set(parsed.value, oversize);
+  const parsed = parseCountedJson(buildableText(body, census, oversize));
+  if (oversize !== undefined && parsed.ok && isRecord(parsed.value)) OVERSIZE.set(parsed.value, oversize);
   return parsed;
 }
 

@@ -5,7 +5,9 @@
  * over the text instead checks the whole body is JSON (the same grammar and depth bound as json-body.ts),
  * counts the JSON values of `request.object`, of `request.oldObject` and of the rest, and records where the
  * two objects lie. A review whose objects hold more values than a decision may build is then decided without
- * them (`withoutObjects`): the engine refuses it (`object-too-complex`), unless the request is exempt anyway.
+ * them (`buildableText`): the engine refuses it (`object-too-complex`), unless the request is exempt anyway.
+ * No large review's `metadata.managedFields` is built at all: no decision reads them, and they hold two thirds
+ * of the deepest object kube stores.
  *
  * Counting follows `JSON.parse`: of duplicate keys the last wins, so a later `request` or `object` member
  * starts its count afresh. Pure: no I/O, no clock, no value built but a few short keys.
@@ -15,20 +17,20 @@ import type { Oversize } from "../policies/types.js";
 import { MAX_REVIEW_DEPTH, TOO_DEEP } from "./json-body.js";
 
 /**
- * The most JSON values one object of a review may hold and still be decided by the rules. A Machine or
- * MachineSet holds a few hundred, managedFields included; the deepest object kube-apiserver stores and reads
- * back (a providerSpec nested 9,996 levels) about 30,100, two thirds of them its managedFields' mirror of
- * that path. At this bound the worst shape's parse and decision take tens of milliseconds here (RELIABILITY.md
- * §1a); a body shorter than 2 × this many bytes cannot pass it.
+ * The most JSON values one object of a review may hold, its `metadata.managedFields` aside, and still be
+ * decided by the rules. A Machine or MachineSet holds a few hundred; the deepest object kube-apiserver stores
+ * and reads back (a providerSpec nested 9,996 levels) about 10,050 — and three times that with its
+ * managedFields, which mirror that path. At this bound the slowest shape's parse and decision take a few tens
+ * of milliseconds here (RELIABILITY.md §1a); a body shorter than 2 × this many bytes cannot pass it.
  */
-export const MAX_OBJECT_VALUES = 32_768;
+export const MAX_OBJECT_VALUES = 16_384;
 /**
  * The most JSON values the rest of a review may hold: kube's `request` besides the two objects is a few
  * dozen values (a user's groups and extra among them). More is not a review kube-apiserver sends: 400.
  */
 export const MAX_OTHER_VALUES = MAX_OBJECT_VALUES;
 
-/** Where a value lies in the text: `text.slice(start, end)`; `opener` its first character. */
+/** Where a value lies in the text: `text.subarray(start, end)`; `opener` its first character. */
 export interface Span {
   readonly start: number;
   readonly end: number;
@@ -36,13 +38,20 @@ export interface Span {
 }
 
 export interface ReviewCensus {
-  /** JSON values (containers and scalars; keys are not values) in `request.object`, the value included. */
+  /**
+   * JSON values (containers and scalars; keys are not values) in `request.object`, the value included, but
+   * not those of its `metadata.managedFields`.
+   */
   readonly objectValues: number;
   readonly oldObjectValues: number;
+  /** The values of both objects' `metadata.managedFields`. */
+  readonly managedFieldsValues: number;
   /** Every other value of the body. */
   readonly otherValues: number;
   readonly object?: Span;
   readonly oldObject?: Span;
+  /** Where each object's `metadata.managedFields` lies. */
+  readonly managedFields?: readonly Span[];
 }
 
 export type CensusResult = { ok: true; census: ReviewCensus } | { ok: false; error: string };
@@ -73,10 +82,14 @@ const KEY_OR_CLOSE = 2;
 const KEY = 3;
 const NEXT = 4;
 
-/** Which value is being counted: the rest, `request.object` or `request.oldObject`. */
+/**
+ * Where a value is counted: the rest of the review, `request.object`, `request.oldObject`, or the
+ * `metadata.managedFields` of either object (`side + 2`), which no decision reads and none builds.
+ */
 const OTHER = 0;
 const OBJECT = 1;
 const OLD_OBJECT = 2;
+const MANAGED = 2;
 
 class CensusError extends Error {}
 /** Thrown on opening the level past MAX_REVIEW_DEPTH. */
@@ -85,30 +98,35 @@ const TOO_DEEP_SIGNAL = new CensusError("too deep");
 /**
  * Counts `text`'s values by where they lie; refuses what `JSON.parse` or the depth bound would refuse. One
  * loop over local variables, without a call per character: it reads 7 MiB of the densest JSON in tens of
- * milliseconds (`npm run bench`), where a scanner of small closures took over a hundred.
+ * milliseconds (RELIABILITY.md §1a), where a scanner of small closures took over a hundred.
+ *
+ * Depth counts open containers: the root is the first, `request` the second, an object the third, its
+ * `metadata` the fourth. The loop keeps the member key at each of those (`key1`…`key4`), and only there.
  */
 export function reviewCensus(text: Uint8Array): CensusResult {
   const length = text.length;
   let pos = 0;
   let expect = VALUE;
-  /** 1 for an open object, 0 for an open array, innermost last; `depth` of them are open. */
+  /** 1 for an open object, 0 for an open array, outermost first; `depth` of them are open. */
   const isObject = new Uint8Array(MAX_REVIEW_DEPTH + 1);
   let depth = 0;
-  /** Whether the root is an object, and whether the container open at depth 2 is its `request`. */
+  /** Whether the root is an object, and whether the container open second is its `request`. */
   let rootIsObject = false;
   let inRequest = false;
-  /** The key whose value comes next, read only at depths 1 and 2 (the way to `request.object`). */
   let key1 = "";
   let key2 = "";
-  let other = 0;
-  let objectValues = 0;
-  let oldObjectValues = 0;
-  let objectSpan: Span | undefined;
-  let oldObjectSpan: Span | undefined;
-  /** The side being counted (OTHER, OBJECT, OLD_OBJECT), where its value starts, and its depth there. */
+  let key3 = "";
+  let key4 = "";
+  /** Values counted by where they lie (see OTHER…MANAGED); the one being counted now. */
+  const counts = [0, 0, 0, 0, 0];
+  let bucket = OTHER;
+  const spans: (Span | undefined)[] = [undefined, undefined, undefined, undefined, undefined];
+  /** The object being read (OTHER outside both), and where its value starts. */
   let side = OTHER;
   let sideStart = 0;
-  let sideDepth = 0;
+  /** Whether its `metadata.managedFields` is being read, and where that starts. */
+  let managed = false;
+  let managedStart = 0;
 
   const failure = (what: string): CensusError =>
     new CensusError(
@@ -169,6 +187,61 @@ export function reviewCensus(text: Uint8Array): CensusResult {
     pos += word.length;
   };
 
+  /** A value ended at `pos`, leaving `depth` open: the object or managedFields it was ends with it. */
+  const ended = (): void => {
+    if (depth === 4 && managed) {
+      spans[side + MANAGED] = { start: managedStart, end: pos, opener: opener(managedStart) };
+      managed = false;
+      bucket = side;
+    } else if (depth === 2 && side !== OTHER) {
+      spans[side] = { start: sideStart, end: pos, opener: opener(sideStart) };
+      side = OTHER;
+      bucket = OTHER;
+    }
+  };
+  const opener = (at: number): string => String.fromCharCode(text[at] as number);
+
+  /**
+   * A value starts at `pos`. Of duplicate keys the last wins, as in JSON.parse: a later `request` (or
+   * `object`, `oldObject`, `managedFields`) is counted afresh, and what the earlier one held counts as the
+   * rest's — kube sends no duplicate keys, and the rest's bound keeps a discarded value from being built.
+   */
+  const started = (): void => {
+    if (depth === 1) {
+      if (rootIsObject && key1 === "request") {
+        for (const b of [OBJECT, OLD_OBJECT, OBJECT + MANAGED, OLD_OBJECT + MANAGED]) {
+          counts[OTHER]! += counts[b]!;
+          counts[b] = 0;
+          spans[b] = undefined;
+        }
+      }
+    } else if (depth === 2) {
+      if (inRequest && (key2 === "object" || key2 === "oldObject")) {
+        side = key2 === "object" ? OBJECT : OLD_OBJECT;
+        for (const b of [side, side + MANAGED]) {
+          counts[OTHER]! += counts[b]!;
+          counts[b] = 0;
+          spans[b] = undefined;
+        }
+        sideStart = pos;
+        bucket = side;
+      }
+    } else if (
+      depth === 4 &&
+      side !== OTHER &&
+      key4 === "managedFields" &&
+      key3 === "metadata" &&
+      isObject[2] === 1 &&
+      isObject[3] === 1
+    ) {
+      counts[OTHER]! += counts[side + MANAGED]!;
+      counts[side + MANAGED] = 0;
+      managed = true;
+      managedStart = pos;
+      bucket = side + MANAGED;
+    }
+  };
+
   try {
     for (;;) {
       let c = text[pos];
@@ -183,17 +256,15 @@ export function reviewCensus(text: Uint8Array): CensusResult {
         if (c === 0x2c) {
           pos++;
           expect = inObject ? KEY : VALUE;
-          if (!inObject && depth > 3) {
-            // A list's run of empty containers and numbers, below `request.object`, in one turn of the loop.
+          if (!inObject && depth > 4) {
+            // A list's run of empty containers and numbers, deep in an object, in one turn of the loop.
             for (;;) {
               c = text[pos];
               const empty = (c === 0x7b && text[pos + 1] === 0x7d) || (c === 0x5b && text[pos + 1] === 0x5d);
               if (empty) pos += 2;
               else if (c === 0x2d || isDigit(c)) skipNumber();
               else break;
-              if (side === OBJECT) objectValues++;
-              else if (side === OLD_OBJECT) oldObjectValues++;
-              else other++;
+              counts[bucket]!++;
               if (text[pos] !== 0x2c) {
                 expect = NEXT;
                 break;
@@ -203,23 +274,19 @@ export function reviewCensus(text: Uint8Array): CensusResult {
           }
           continue;
         }
-        if (c !== (inObject ? 0x7d : 0x5d))
+        if (c !== (inObject ? 0x7d : 0x5d)) {
           throw failure(inObject ? "expected ',' or '}'" : "expected ',' or ']'");
-        // Closes the innermost container: the value it is ends here. Below `request.object`, a run of
-        // closing brackets is read in one turn of the loop.
+        }
+        // Closes the innermost container: the value it is ends here. Deep in an object, where no count
+        // changes hands, a run of closing brackets is read in one turn of the loop.
         depth--;
         pos++;
-        while (depth > 3 && text[pos] === (isObject[depth - 1] === 1 ? 0x7d : 0x5d)) {
+        while (depth > 5 && text[pos] === (isObject[depth - 1] === 1 ? 0x7d : 0x5d)) {
           depth--;
           pos++;
         }
         if (depth === 1) inRequest = false;
-        if (side !== OTHER && depth === sideDepth) {
-          const span = { start: sideStart, end: pos, opener: text[sideStart] === 0x5b ? "[" : "{" };
-          if (side === OBJECT) objectSpan = span;
-          else oldObjectSpan = span;
-          side = OTHER;
-        }
+        if (depth <= 4) ended();
         continue;
       }
 
@@ -231,11 +298,13 @@ export function reviewCensus(text: Uint8Array): CensusResult {
         if (c !== 0x22) throw failure("expected a string key");
         const start = pos;
         const escaped = skipString();
-        if (depth === 1 || depth === 2) {
+        if (depth <= 4) {
           const literal = DECODER.decode(text.subarray(start, pos));
           const key = escaped ? (JSON.parse(literal) as string) : literal.slice(1, -1);
           if (depth === 1) key1 = key;
-          else key2 = key;
+          else if (depth === 2) key2 = key;
+          else if (depth === 3) key3 = key;
+          else key4 = key;
         }
         c = text[pos];
         while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text[++pos];
@@ -250,35 +319,8 @@ export function reviewCensus(text: Uint8Array): CensusResult {
         continue;
       }
 
-      // A value starts at `pos`. Of duplicate keys the last wins, as in JSON.parse: a later `request` (or
-      // `object`, `oldObject`) is counted afresh, and what the earlier one held counts as the rest's — kube
-      // sends no duplicate keys, and the rest's bound keeps a discarded object from being built unbounded.
-      if (depth === 1 && rootIsObject && key1 === "request") {
-        other += objectValues + oldObjectValues;
-        objectValues = 0;
-        oldObjectValues = 0;
-        objectSpan = undefined;
-        oldObjectSpan = undefined;
-      } else if (depth === 2 && inRequest && side === OTHER) {
-        if (key2 === "object") {
-          other += objectValues;
-          objectValues = 0;
-          objectSpan = undefined;
-          side = OBJECT;
-        } else if (key2 === "oldObject") {
-          other += oldObjectValues;
-          oldObjectValues = 0;
-          oldObjectSpan = undefined;
-          side = OLD_OBJECT;
-        }
-        if (side !== OTHER) {
-          sideStart = pos;
-          sideDepth = depth;
-        }
-      }
-      if (side === OBJECT) objectValues++;
-      else if (side === OLD_OBJECT) oldObjectValues++;
-      else other++;
+      if (depth <= 4) started();
+      counts[bucket]!++;
 
       if (c === 0x7b || c === 0x5b) {
         if (depth >= MAX_REVIEW_DEPTH) throw TOO_DEEP_SIGNAL;
@@ -288,15 +330,13 @@ export function reviewCensus(text: Uint8Array): CensusResult {
         isObject[depth++] = object ? 1 : 0;
         pos++;
         expect = object ? KEY_OR_CLOSE : VALUE_OR_CLOSE;
-        if (depth > 3) {
-          // Below `request.object` nothing but the count is kept: runs of `[` and empty containers are read
+        if (depth > 5) {
+          // Deep in an object nothing but the count is kept: runs of `[` and empty containers are read
           // here rather than a character per turn of the loop (a crafted body is made of little else).
           c = text[pos];
           while (!object && c === 0x5b) {
             if (depth >= MAX_REVIEW_DEPTH) throw TOO_DEEP_SIGNAL;
-            if (side === OBJECT) objectValues++;
-            else if (side === OLD_OBJECT) oldObjectValues++;
-            else other++;
+            counts[bucket]!++;
             isObject[depth++] = 0;
             c = text[++pos];
           }
@@ -313,13 +353,7 @@ export function reviewCensus(text: Uint8Array): CensusResult {
       else if (c === 0x66) skipWord(FALSE);
       else if (c === 0x6e) skipWord(NULL);
       else skipNumber();
-      // A scalar ends where it starts: a side that is one ends with it.
-      if (side !== OTHER && depth === sideDepth) {
-        const span = { start: sideStart, end: pos, opener: text[sideStart] === 0x5b ? "[" : "{" };
-        if (side === OBJECT) objectSpan = span;
-        else oldObjectSpan = span;
-        side = OTHER;
-      }
+      if (depth <= 4) ended();
       expect = NEXT;
     }
   } catch (err) {
@@ -327,17 +361,20 @@ export function reviewCensus(text: Uint8Array): CensusResult {
     if (err instanceof CensusError) return { ok: false, error: `${INVALID}${err.message}` };
     throw err;
   }
-  return {
-    ok: true,
-    census: {
-      objectValues,
-      oldObjectValues,
-      otherValues: other,
-      ...(objectSpan ? { object: objectSpan } : {}),
-      ...(oldObjectSpan ? { oldObject: oldObjectSpan } : {}),
-    },
+  const census: Mutable<ReviewCensus> = {
+    objectValues: counts[OBJECT]!,
+    oldObjectValues: counts[OLD_OBJECT]!,
+    managedFieldsValues: counts[OBJECT + MANAGED]! + counts[OLD_OBJECT + MANAGED]!,
+    otherValues: counts[OTHER]!,
   };
+  if (spans[OBJECT]) census.object = spans[OBJECT];
+  if (spans[OLD_OBJECT]) census.oldObject = spans[OLD_OBJECT];
+  const managedFields = [spans[OBJECT + MANAGED], spans[OLD_OBJECT + MANAGED]].filter((x) => x !== undefined);
+  if (managedFields.length > 0) census.managedFields = managedFields;
+  return { ok: true, census };
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Each of `request.object`/`oldObject` holding more values than a decision may build (else undefined). */
 export function oversizeOf(census: ReviewCensus): Oversize | undefined {
@@ -352,13 +389,18 @@ export function oversizeOf(census: ReviewCensus): Oversize | undefined {
 }
 
 /**
- * The review's text with each oversize object emptied — `{}` for an object, `[]` for a list, so the codec
- * still refuses a list where an object belongs — and the rest as it was.
+ * The review's text as the webhook builds it: each oversize object emptied — `{}` for an object, `[]` for a
+ * list, so the codec still refuses a list where an object belongs — and the other object's
+ * `metadata.managedFields` too (no decision reads them); the rest as it was.
  */
-export function withoutObjects(text: Uint8Array, census: ReviewCensus, oversize: Oversize): string {
-  const cut: Span[] = [];
-  if (oversize.objectValues !== undefined && census.object) cut.push(census.object);
-  if (oversize.oldObjectValues !== undefined && census.oldObject) cut.push(census.oldObject);
+export function buildableText(text: Uint8Array, census: ReviewCensus, oversize?: Oversize): string {
+  const objects = [
+    oversize?.objectValues !== undefined ? census.object : undefined,
+    oversize?.oldObjectValues !== undefined ? census.oldObject : undefined,
+  ].filter((span) => span !== undefined);
+  const inCut = (span: Span): boolean => objects.some((o) => o.start <= span.start && span.end <= o.end);
+  const container = (span: Span): boolean => span.opener === "{" || span.opener === "[";
+  const cut = [...objects, ...(census.managedFields ?? []).filter((m) => container(m) && !inCut(m))];
   cut.sort((a, b) => a.start - b.start);
   let out = "";
   let from = 0;

@@ -8,7 +8,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { BODY_LIMIT_BYTES, buildServer, CENSUS_ABOVE_BYTES, type WebhookApp } from "../../src/server/app.js";
 import { MAX_OBJECT_VALUES } from "../../src/server/review-census.js";
-import { fakeDeps, fixture, fixtureText, postValidate } from "./helpers.js";
+import { fakeDeps, fixture, postValidate } from "./helpers.js";
 
 /** A valid review whose object carries `[{},{},…]` up to `size` characters: the slowest shape to parse. */
 const denseReview = (size: number): string => {

@@ -37,10 +37,10 @@ afterEach(async () => {
 describe("a large review is decided in slices (decision 74)", () => {
   it.each([
     // As large as a decision may build (MAX_OBJECT_VALUES per object, decision 89).
-    ["wide: 2 × 24,000 changed keys", () => reviewText("big", wide(24_000, 1), wide(24_000, 2))],
+    ["wide: 2 × 16,000 changed keys", () => reviewText("big", wide(16_000, 1), wide(16_000, 2))],
     [
-      "deep lists: 2 × 2 lists of 9,990 levels",
-      () => reviewText("big", deepLists(2, 9_990, 1), deepLists(2, 9_990, 2)),
+      "deep lists: 2 × 3 lists of 5,000 levels",
+      () => reviewText("big", deepLists(3, 5_000, 1), deepLists(3, 5_000, 2)),
     ],
   ])(
     "%s: small reviews and /healthz are answered while it is decided, and it is denied as before",
@@ -134,7 +134,7 @@ describe("a review over the bound is refused, not built (decision 89)", () => {
         status: { code: 422, reason: "Invalid" },
       });
       expect(response.status.message).toMatch(
-        /^Machine openshift-machine-api\/worker-a is too large to decide: it holds [\d,]+ JSON values and its stored version holds [\d,]+, more than the 32,768 machine-api-migration decides .*\(rule object-too-complex\)$/,
+        /^Machine openshift-machine-api\/worker-a is too large to decide: it holds [\d,]+ JSON values and its stored version holds [\d,]+, more than the [\d,]+ machine-api-migration decides .*\(rule object-too-complex\)$/,
       );
       expect(seen[0]?.object).toEqual({});
       expect(seen[0]?.oldObject).toEqual({});

@@ -7,11 +7,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  buildableText,
   MAX_OBJECT_VALUES,
   oversizeOf,
   type ReviewCensus,
   reviewCensus,
-  withoutObjects,
 } from "../../src/server/review-census.js";
 
 const bytes = (text: string): Buffer => Buffer.from(text);
@@ -20,6 +20,8 @@ const censusOf = (text: string): ReviewCensus => {
   if (!r.ok) throw new Error(r.error);
   return r.census;
 };
+
+const isObject = (v: unknown): boolean => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** How many values `JSON.parse` builds for `v`, `v` included. */
 const valuesIn = (v: unknown): number => {
@@ -65,6 +67,62 @@ describe("reviewCensus counts what JSON.parse builds, by where it lies", () => {
       oldObjectValues,
       otherValues,
     ]);
+  });
+
+  it.each([
+    [
+      "an object's metadata.managedFields are counted apart",
+      '{"request":{"object":{"metadata":{"name":"a","managedFields":[{"fieldsV1":{"f:a":{}}}]}},"oldObject":{"metadata":{"managedFields":[]}}}}',
+      3,
+      2,
+      5,
+    ],
+    ["not outside metadata", '{"request":{"object":{"managedFields":[1]}}}', 3, 0, 0],
+    [
+      "not under an object that is a list",
+      '{"request":{"object":[{"metadata":{"managedFields":[1]}}]}}',
+      5,
+      0,
+      0,
+    ],
+    [
+      "a later managedFields wins; the earlier counts as the rest",
+      '{"request":{"object":{"metadata":{"managedFields":[1,2],"managedFields":[3]}}}}',
+      2,
+      0,
+      2,
+    ],
+  ])("%s", (_what, text, objectValues, oldObjectValues, managedFieldsValues) => {
+    const census = censusOf(text);
+    expect([census.objectValues, census.oldObjectValues, census.managedFieldsValues]).toEqual([
+      objectValues,
+      oldObjectValues,
+      managedFieldsValues,
+    ]);
+  });
+
+  it("property: managedFields of any content are counted apart, and only they", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), fc.jsonValue(), (managedFields, name, spec) => {
+        const object = { metadata: { name, managedFields }, spec };
+        const text = JSON.stringify({ request: { object } });
+        const census = censusOf(text);
+        expect(census.managedFieldsValues).toBe(valuesIn(managedFields));
+        expect(census.objectValues).toBe(valuesIn(object) - valuesIn(managedFields));
+        // Built as it was sent, but for managedFields: an empty list (or object) in their place.
+        const sent = JSON.parse(text).request.object;
+        const emptied = Array.isArray(managedFields)
+          ? []
+          : isObject(managedFields)
+            ? {}
+            : sent.metadata.managedFields;
+        expect(JSON.parse(buildableText(bytes(text), census)).request.object).toEqual({
+          ...sent,
+          metadata: { ...sent.metadata, managedFields: emptied },
+        });
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("records where each object lies, the last one of duplicates", () => {
@@ -170,7 +228,7 @@ describe("reviewCensus refuses exactly what JSON.parse refuses", () => {
   });
 });
 
-describe("oversizeOf and withoutObjects", () => {
+describe("oversizeOf and buildableText", () => {
   const big = `[${Array.from({ length: MAX_OBJECT_VALUES }, () => "{}").join(",")}]`; // one value over
   it("only a side over the bound is oversize, and only it is emptied: {} for an object, [] for a list", () => {
     const text = `{"request":{"uid":"u","object":{"v":${big}},"oldObject":${big},"options":{"a":1}}}`;
@@ -180,14 +238,15 @@ describe("oversizeOf and withoutObjects", () => {
       oldObjectValues: MAX_OBJECT_VALUES + 1,
       limit: MAX_OBJECT_VALUES,
     });
-    expect(JSON.parse(withoutObjects(bytes(text), census, oversizeOf(census)!))).toEqual({
+    expect(JSON.parse(buildableText(bytes(text), census, oversizeOf(census)))).toEqual({
       request: { uid: "u", object: {}, oldObject: [], options: { a: 1 } },
     });
-    const oneSide = `{"request":{"object":{"v":1},"oldObject":{"v":${big}}}}`;
+    const oneSide = `{"request":{"object":{"v":1,"metadata":{"managedFields":[{"f":${big}}]}},"oldObject":{"v":${big},"metadata":{"managedFields":[1]}}}}`;
     const c = censusOf(oneSide);
-    expect(oversizeOf(c)).toEqual({ oldObjectValues: MAX_OBJECT_VALUES + 2, limit: MAX_OBJECT_VALUES });
-    expect(JSON.parse(withoutObjects(bytes(oneSide), c, oversizeOf(c)!))).toEqual({
-      request: { object: { v: 1 }, oldObject: {} },
+    expect(oversizeOf(c)).toEqual({ oldObjectValues: MAX_OBJECT_VALUES + 3, limit: MAX_OBJECT_VALUES });
+    // The other object is built without its managedFields, however many values they held.
+    expect(JSON.parse(buildableText(bytes(oneSide), c, oversizeOf(c)))).toEqual({
+      request: { object: { v: 1, metadata: { managedFields: [] } }, oldObject: {} },
     });
   });
 
