@@ -28,10 +28,10 @@ import { type JsonBodyResult, parseCountedJson, parseJsonBody } from "./json-bod
 import { createAdmissionMetrics } from "./metrics.js";
 import {
   buildableText,
+  censusInSteps,
   MAX_OBJECT_VALUES,
   MAX_OTHER_VALUES,
   oversizeOf,
-  reviewCensus,
 } from "./review-census.js";
 import { decisionBudgetMs } from "./timeout.js";
 
@@ -89,14 +89,19 @@ export const CENSUS_ABOVE_BYTES = 2 * MAX_OBJECT_VALUES;
 const OVERSIZE = new WeakMap<object, Oversize>();
 
 /**
- * A body as the handler takes it. A large one is first counted from its bytes (review-census.ts) and parsed
- * without its objects' managedFields; over the bound, with its too-large objects emptied too, which the
- * engine then refuses. So no review builds more than a bounded number of values, and each is decided in
- * milliseconds (SPEC §2.1).
+ * A large body as the handler takes it (a short one goes straight to `JSON.parse`). It is first counted from
+ * its bytes (review-census.ts), then parsed without its objects' managedFields; over the bound, with its
+ * too-large objects emptied too, which the engine then refuses. So no review builds more than a bounded
+ * number of values, and each is decided in milliseconds (SPEC §2.1).
  */
-function parseReviewBody(body: Buffer): JsonBodyResult {
-  if (body.length <= CENSUS_ABOVE_BYTES) return parseJsonBody(body.toString());
-  const counted = reviewCensus(body);
+async function parseReviewBody(body: Buffer): Promise<JsonBodyResult> {
+  const steps = censusInSteps(body);
+  let step = steps.next();
+  while (!step.done) {
+    await nextTurn();
+    step = steps.next();
+  }
+  const counted = step.value;
   if (!counted.ok) return counted;
   const { census } = counted;
   if (census.otherValues > MAX_OTHER_VALUES) {
@@ -105,6 +110,8 @@ function parseReviewBody(body: Buffer): JsonBodyResult {
       error: `request body holds ${census.otherValues} JSON values outside request.object and request.oldObject; kube-apiserver sends a few dozen (at most ${MAX_OTHER_VALUES} are read)`,
     };
   }
+  // The parse holds the event loop for up to a few tens of milliseconds at 7 MiB: a turn before it too.
+  await nextTurn();
   const oversize = oversizeOf(census);
   const parsed = parseCountedJson(buildableText(body, census, oversize));
   if (oversize !== undefined && parsed.ok && isRecord(parsed.value)) OVERSIZE.set(parsed.value, oversize);
@@ -230,9 +237,18 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
   // parser replaces Fastify's, which refuses `__proto__` keys that are data here (json-body.ts).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => {
-    const parsed = parseReviewBody(body as Buffer);
-    if (parsed.ok) done(null, parsed.value);
-    else done(badBody(parsed.error), undefined);
+    const buffer = body as Buffer;
+    if (buffer.length <= CENSUS_ABOVE_BYTES) {
+      // Inline, with no promise: this runs once per review (decision 75).
+      const parsed = parseJsonBody(buffer.toString());
+      if (parsed.ok) done(null, parsed.value);
+      else done(badBody(parsed.error), undefined);
+      return;
+    }
+    void parseReviewBody(buffer).then(
+      (parsed) => (parsed.ok ? done(null, parsed.value) : done(badBody(parsed.error), undefined)),
+      (err: Error) => done(err, undefined),
+    );
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -104,6 +104,21 @@ const TOO_DEEP_SIGNAL = new CensusError("too deep");
  * `metadata` the fourth. The loop keeps the member key at each of those (`key1`…`key4`), and only there.
  */
 export function reviewCensus(text: Uint8Array): CensusResult {
+  const steps = censusInSteps(text);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Bytes read between two steps of `censusInSteps`: a few milliseconds of the densest JSON here. */
+export const CENSUS_STEP_BYTES = 1 << 20;
+
+/**
+ * `reviewCensus` a step at a time: it yields after every CENSUS_STEP_BYTES or so, so that the server can let
+ * other requests run between steps, and returns the census.
+ */
+export function* censusInSteps(text: Uint8Array): Generator<void, CensusResult, void> {
   const length = text.length;
   let pos = 0;
   let expect = VALUE;
@@ -242,8 +257,13 @@ export function reviewCensus(text: Uint8Array): CensusResult {
     }
   };
 
+  let nextStep = CENSUS_STEP_BYTES;
   try {
     for (;;) {
+      if (pos >= nextStep) {
+        yield;
+        nextStep = pos + CENSUS_STEP_BYTES;
+      }
       let c = text[pos];
       while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text[++pos];
 
@@ -259,6 +279,7 @@ export function reviewCensus(text: Uint8Array): CensusResult {
           if (!inObject && depth > 4) {
             // A list's run of empty containers and numbers, deep in an object, in one turn of the loop.
             for (;;) {
+              if (pos >= nextStep) break; // a step ends here, at a value
               c = text[pos];
               const empty = (c === 0x7b && text[pos + 1] === 0x7d) || (c === 0x5b && text[pos + 1] === 0x5d);
               if (empty) pos += 2;
@@ -281,7 +302,10 @@ export function reviewCensus(text: Uint8Array): CensusResult {
         // changes hands, a run of closing brackets is read in one turn of the loop.
         depth--;
         pos++;
-        while (depth > 5 && text[pos] === (isObject[depth - 1] === 1 ? 0x7d : 0x5d)) {
+        while (depth > 5) {
+          c = text[pos];
+          while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text[++pos];
+          if (c !== (isObject[depth - 1] === 1 ? 0x7d : 0x5d)) break;
           depth--;
           pos++;
         }
@@ -334,11 +358,13 @@ export function reviewCensus(text: Uint8Array): CensusResult {
           // Deep in an object nothing but the count is kept: runs of `[` and empty containers are read
           // here rather than a character per turn of the loop (a crafted body is made of little else).
           c = text[pos];
+          while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text[++pos];
           while (!object && c === 0x5b) {
             if (depth >= MAX_REVIEW_DEPTH) throw TOO_DEEP_SIGNAL;
             counts[bucket]!++;
             isObject[depth++] = 0;
             c = text[++pos];
+            while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text[++pos];
           }
           if (c === (object ? 0x7d : 0x5d)) {
             depth--;

@@ -8,7 +8,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { BODY_LIMIT_BYTES, buildServer, CENSUS_ABOVE_BYTES, type WebhookApp } from "../../src/server/app.js";
 import { MAX_OBJECT_VALUES } from "../../src/server/review-census.js";
-import { fakeDeps, fixture, postValidate } from "./helpers.js";
+import { fakeDeps, fixture, fixtureText, postValidate } from "./helpers.js";
 
 /** A valid review whose object carries `[{},{},…]` up to `size` characters: the slowest shape to parse. */
 const denseReview = (size: number): string => {
@@ -31,7 +31,7 @@ afterEach(async () => {
 const post = postValidate;
 
 describe("large admission bodies", () => {
-  it("a dense 7 MiB review is refused unbuilt: the decision gets it with its objects emptied, and no turn of the loop comes near one JSON.parse of it (decision 89)", async () => {
+  it("a dense 7 MiB review is counted in steps and refused unbuilt: small reviews are answered meanwhile, the decision gets it with its object emptied, and no turn of the loop comes near one JSON.parse of it (decision 89)", async () => {
     const big = denseReview(BODY_LIMIT_BYTES - 4096);
     expect(big.length).toBeGreaterThan(BODY_LIMIT_BYTES - 8192);
     expect(big.length).toBeLessThanOrEqual(BODY_LIMIT_BYTES);
@@ -43,14 +43,29 @@ describe("large admission bodies", () => {
     const deps = fakeDeps();
     app = buildServer(deps);
     await app.ready();
+    const small = fixtureText("mapi-machine-update-instance-type");
+    const order: string[] = [];
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
-    const answer = await post(app, big);
+    let bigFinished = false;
+    const bigDone = post(app, big).finally(() => {
+      bigFinished = true;
+      order.push("big");
+    });
+    // Small reviews one after another for as long as the big one is in flight: answered while it is counted.
+    while (!bigFinished) {
+      expect((await post(app, small)).statusCode).toBe(200);
+      order.push("small");
+    }
+    const answer = await bigDone;
     delay.disable();
+    expect(order[0]).toBe("small");
+    expect(order.indexOf("big")).toBeGreaterThan(1);
 
     expect(answer.statusCode).toBe(200);
-    expect(deps.calls).toHaveLength(1);
-    const request = deps.calls[0]!.request;
+    const bigCalls = deps.calls.filter((c) => c.request.uid === whole.request.uid && c.request.oversize);
+    expect(bigCalls).toHaveLength(1);
+    const request = bigCalls[0]!.request;
     // The rest of the review is as sent; the object, which holds a million values, was never built.
     expect(request.uid).toBe(whole.request.uid);
     expect(request.object).toEqual({});

@@ -8,6 +8,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   buildableText,
+  CENSUS_STEP_BYTES,
+  censusInSteps,
   MAX_OBJECT_VALUES,
   oversizeOf,
   type ReviewCensus,
@@ -225,6 +227,24 @@ describe("reviewCensus refuses exactly what JSON.parse refuses", () => {
     const r = reviewCensus(bytes(text));
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toMatch(/^request body is not valid JSON: Unexpected /);
+  });
+});
+
+describe("censusInSteps", () => {
+  it("yields about once per CENSUS_STEP_BYTES and returns what reviewCensus does", () => {
+    // A list deep in the object, which the census reads a run at a time: the runs end at a step too.
+    const list = `[${Array.from({ length: 3 * CENSUS_STEP_BYTES }, () => "0").join(",")}]`;
+    const text = `{"request":{"object":{"spec":{"v":${list}}}}}`;
+    const steps = censusInSteps(bytes(text));
+    let yielded = 0;
+    let step = steps.next();
+    while (!step.done) {
+      yielded++;
+      step = steps.next();
+    }
+    expect(yielded).toBe(Math.floor(text.length / CENSUS_STEP_BYTES));
+    expect(step.value).toEqual(reviewCensus(bytes(text)));
+    expect(step.value.ok && step.value.census.objectValues).toBe(3 * CENSUS_STEP_BYTES + 3);
   });
 });
 
