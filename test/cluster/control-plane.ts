@@ -173,6 +173,17 @@ const freePort = (): Promise<number> =>
     });
   });
 
+/** Runs `attempt` again (up to 5 times) while it fails because a port it was given was taken meanwhile. */
+async function onFreshPorts<T>(attempt: (n: number) => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (err) {
+      if (n >= 5 || !String((err as Error).message).includes("address already in use")) throw err;
+    }
+  }
+}
+
 export interface ControlPlane {
   /** https://127.0.0.1:PORT */
   url: string;
@@ -257,22 +268,27 @@ export async function startControlPlane(
   };
 
   try {
-    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
-    const etcd = start("etcd", [
-      "--name=default",
-      `--data-dir=${join(dir, "etcd")}`,
-      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
-      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
-      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
-      // A throwaway store for tests: durability buys nothing and costs seconds per suite.
-      "--unsafe-no-fsync",
-      "--log-level=warn",
-    ]);
-    await waitUntil(etcd, "serving", async () => {
-      const res = await fetch(`http://127.0.0.1:${etcdClient}/health`);
-      return res.ok && ((await res.json()) as { health?: string }).health === "true";
+    // A free port is only free until someone else binds it (the fast suite's servers run beside this one):
+    // a process that finds its port taken is started again on fresh ones.
+    const etcdClient = await onFreshPorts(async (attempt) => {
+      const [client, peer] = [await freePort(), await freePort()];
+      const etcd = start("etcd", [
+        "--name=default",
+        `--data-dir=${join(dir, `etcd-${attempt}`)}`,
+        `--listen-client-urls=http://127.0.0.1:${client}`,
+        `--advertise-client-urls=http://127.0.0.1:${client}`,
+        `--listen-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-cluster=default=http://127.0.0.1:${peer}`,
+        // A throwaway store for tests: durability buys nothing and costs seconds per suite.
+        "--unsafe-no-fsync",
+        "--log-level=warn",
+      ]);
+      await waitUntil(etcd, "serving", async () => {
+        const res = await fetch(`http://127.0.0.1:${client}/health`);
+        return res.ok && ((await res.json()) as { health?: string }).health === "true";
+      });
+      return client;
     });
 
     const ca = createCertificateAuthority("machine-api-migration control-plane test CA");
@@ -311,32 +327,36 @@ export async function startControlPlane(
       { mode: 0o600 },
     );
 
-    const apiserver = start("kube-apiserver", [
-      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-      "--bind-address=127.0.0.1",
-      "--advertise-address=127.0.0.1",
-      `--secure-port=${apiPort}`,
-      `--tls-cert-file=${join(dir, "apiserver.crt")}`,
-      `--tls-private-key-file=${join(dir, "apiserver.key")}`,
-      `--token-auth-file=${join(dir, "tokens.csv")}`,
-      "--anonymous-auth=false",
-      "--service-account-issuer=https://kubernetes.default.svc",
-      `--service-account-key-file=${join(dir, "sa.pub")}`,
-      `--service-account-signing-key-file=${join(dir, "sa.key")}`,
-      "--service-cluster-ip-range=10.0.0.0/24",
-      "--authorization-mode=RBAC",
-      // Kubernetes' defaults plus the plugin OpenShift enables that the product can trip over (SPEC §8.1).
-      "--enable-admission-plugins=NamespaceLifecycle,OwnerReferencesPermissionEnforcement",
-      // Off as in the tests; MAM_CONTROL_PLANE_PROFILING=1 serves /debug/pprof to a cluster admin (the bench's
-      // `--api-server real`: where kube's CPU goes).
-      `--profiling=${process.env.MAM_CONTROL_PLANE_PROFILING === "1"}`,
-      "--v=1",
-    ]);
-    const url = `https://127.0.0.1:${apiPort}`;
-    await waitUntil(apiserver, "ready", async () => {
-      const res = await curl(`${url}/readyz`, bootstrapToken, ca.certPem);
-      return res.status === 200;
+    const apiPort = await onFreshPorts(async () => {
+      const port = await freePort();
+      const apiserver = start("kube-apiserver", [
+        `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        `--secure-port=${port}`,
+        `--tls-cert-file=${join(dir, "apiserver.crt")}`,
+        `--tls-private-key-file=${join(dir, "apiserver.key")}`,
+        `--token-auth-file=${join(dir, "tokens.csv")}`,
+        "--anonymous-auth=false",
+        "--service-account-issuer=https://kubernetes.default.svc",
+        `--service-account-key-file=${join(dir, "sa.pub")}`,
+        `--service-account-signing-key-file=${join(dir, "sa.key")}`,
+        "--service-cluster-ip-range=10.0.0.0/24",
+        "--authorization-mode=RBAC",
+        // Kubernetes' defaults plus the plugin OpenShift enables that the product can trip over (SPEC §8.1).
+        "--enable-admission-plugins=NamespaceLifecycle,OwnerReferencesPermissionEnforcement",
+        // Off as in the tests; MAM_CONTROL_PLANE_PROFILING=1 serves /debug/pprof to a cluster admin (the bench's
+        // `--api-server real`: where kube's CPU goes).
+        `--profiling=${process.env.MAM_CONTROL_PLANE_PROFILING === "1"}`,
+        "--v=1",
+      ]);
+      await waitUntil(apiserver, "ready", async () => {
+        const res = await curl(`https://127.0.0.1:${port}/readyz`, bootstrapToken, ca.certPem);
+        return res.status === 200;
+      });
+      return port;
     });
+    const url = `https://127.0.0.1:${apiPort}`;
 
     await beforeControllers({ url, caPem: ca.certPem, ca, bootstrapToken, adminToken, dir });
     await writeFile(
