@@ -31,11 +31,7 @@ export const TOO_DEEP = `request body nests deeper than ${MAX_REVIEW_DEPTH} leve
 export function parseJsonBody(text: string): JsonBodyResult {
   if (text.length === 0) return { ok: false, error: EMPTY };
   if (openingPast(text, MAX_REVIEW_DEPTH) >= 0) return { ok: false, error: TOO_DEEP };
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (err) {
-    return { ok: false, error: `${INVALID}${(err as Error).message}` };
-  }
+  return parseCountedJson(text);
 }
 
 /** `JSON.parse` of a text the census (review-census.ts) already found to be JSON within the depth bound. */
