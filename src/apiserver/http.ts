@@ -374,7 +374,7 @@ export class HttpApi {
     // kube's field manager records the request's fields before the review answers (its status is not among them).
     const managedFields = recordUpdate(
       undefined,
-      { spec: answer.spec } as KubeObject,
+      { apiVersion: answer.apiVersion, kind: answer.kind, spec: answer.spec } as KubeObject,
       ctx.fieldManager ?? managerFromUserAgent(ctx.userAgent),
       String(answer.apiVersion),
       now,

@@ -14,6 +14,7 @@
 
 import { cloneJson } from "../json-text.js";
 import { isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
+import { emptyObjectOf } from "./builtin-shapes.js";
 import { UNMANAGED_METADATA } from "./object-meta.js";
 import { ApiError } from "./status.js";
 
@@ -29,10 +30,17 @@ export interface ManagedFieldsEntry {
 
 const SEP = "\u0001";
 
-/** How a list merges: a set of scalars, or a map keyed by the named fields of its elements. */
-export type ListType = { readonly type: "set" } | { readonly type: "map"; readonly keys: readonly string[] };
+/**
+ * How a field merges, where it is not the default (a map per key, a list whole): a list that is a set of
+ * scalars, a list that is a map keyed by the named fields of its elements, or a map that is atomic (one
+ * field: `x-kubernetes-map-type: atomic`, a built-in's `+structType=atomic`).
+ */
+export type ListType =
+  | { readonly type: "set" }
+  | { readonly type: "map"; readonly keys: readonly string[] }
+  | { readonly type: "atomic" };
 
-/** The list type of the list at a dotted field path (`spec.entries`; list elements are not in the path). */
+/** The type of the field at a dotted path (`spec.entries`; list elements are not in the path). */
 export type ListTypes = (path: string) => ListType | undefined;
 
 const NO_LIST_TYPES: ListTypes = () => undefined;
@@ -61,6 +69,16 @@ const elementSegment = (listPath: string, item: unknown, listTypes: ListTypes): 
   return undefined;
 };
 
+/** Whether a path ends at a list element (`k:…`, `v:…`) rather than a field. */
+const isElementPath = (path: string): boolean => !path.slice(path.lastIndexOf(SEP) + 1).startsWith("f:");
+
+/** Whether the map at `path` (a field, or an associative list's element) is one field, owned whole. */
+const isAtomicMap = (path: string, listTypes: ListTypes): boolean => {
+  const dotted = schemaPathOf(path);
+  if (isElementPath(path)) return dotted === "metadata.ownerReferences"; // OwnerReference: an atomic struct
+  return listTypeAt(dotted, listTypes)?.type === "atomic";
+};
+
 /** Whether a list element is the one a `k:`/`v:` segment names. */
 const isElement = (item: unknown, seg: string): boolean => {
   const want = JSON.parse(seg.slice(2)) as unknown;
@@ -69,73 +87,52 @@ const isElement = (item: unknown, seg: string): boolean => {
 };
 
 /**
- * Adds the leaf field paths of `value` under `path` to `out`. With `changed`, also walks `before` (the value
- * at the same path in the old object) alongside and adds to `changed` every leaf whose value differs.
- * (Runs for every field of every write: plain loops, no per-node allocations.)
+ * Adds the field set an Apply of `value` under `path` owns to `out`, as structured-merge-diff's toFieldSet:
+ * leaves (scalars, atomic lists and maps, empty maps), the elements of sets, and the elements of
+ * associative lists as members with their fields. Runs for every field of every apply: plain loops.
  */
-const collect = (
-  value: unknown,
-  path: string,
-  out: Set<string>,
-  before: unknown,
-  changed: Set<string> | undefined,
-  listTypes: ListTypes,
-): void => {
+const collect = (value: unknown, path: string, out: Set<string>, listTypes: ListTypes): void => {
   // An explicit stack, children pushed in reverse so they come off in order: a preserve-unknown field can
   // nest ~10,000 levels (kube's limit), deeper than the JavaScript stack.
-  const pending: [unknown, string, unknown][] = [[value, path, before]];
+  const pending: [unknown, string][] = [[value, path]];
   while (pending.length > 0) {
-    const [value, path, before] = pending.pop() as [unknown, string, unknown];
-    if (isRecord(value)) {
-      const beforeMap = changed && isRecord(before) ? before : undefined;
+    const [value, path] = pending.pop() as [unknown, string];
+    if (isRecord(value) && !isAtomicMap(path, listTypes)) {
       const isMetadata = path === "f:metadata";
-      const children: [unknown, string, unknown][] = [];
+      const children: [unknown, string][] = [];
       let fields = 0;
       for (const k in value) {
         if (!Object.hasOwn(value, k)) continue;
         fields++;
         if (isMetadata && UNMANAGED_METADATA.has(k)) continue;
-        children.push([value[k], path ? `${path}${SEP}f:${k}` : `f:${k}`, beforeMap?.[k]]);
+        children.push([value[k], path ? `${path}${SEP}f:${k}` : `f:${k}`]);
       }
-      for (let i = children.length - 1; i >= 0; i--) pending.push(children[i] as [unknown, string, unknown]);
-      if (fields > 0) continue;
+      for (let i = children.length - 1; i >= 0; i--) pending.push(children[i] as [unknown, string]);
+      if (fields > 0 && !isElementPath(path)) continue;
     } else if (
       Array.isArray(value) &&
       value.length > 0 &&
       elementSegment(path, value[0], listTypes) !== undefined
     ) {
-      const beforeList = changed && Array.isArray(before) ? before : [];
+      const children: [unknown, string][] = [];
       for (const item of value) {
         const seg = elementSegment(path, item, listTypes);
-        if (seg === undefined) continue;
-        const p = `${path}${SEP}${seg}`;
-        out.add(p);
-        if (!changed) continue;
-        const was = beforeList.find((i) => isElement(i, seg));
-        if (!jsonEqual(was ?? null, item ?? null)) changed.add(p);
+        if (seg !== undefined) children.push([item, `${path}${SEP}${seg}`]);
       }
+      for (let i = children.length - 1; i >= 0; i--) pending.push(children[i] as [unknown, string]);
       continue;
     }
-    if (!path) continue;
-    out.add(path);
-    if (changed && !jsonEqual(before ?? null, value ?? null)) changed.add(path);
+    if (path) out.add(path);
   }
 };
 
-/**
- * The leaf field paths of an object (apiVersion/kind and server-set metadata excluded). With `diff`, also
- * the paths whose value differs from `diff.before`'s, added to `diff.changed`.
- */
-export const fieldPaths = (
-  obj: unknown,
-  diff?: { before: Record<string, unknown>; changed: Set<string> },
-  listTypes: ListTypes = NO_LIST_TYPES,
-): Set<string> => {
+/** The field set an Apply of an object owns (apiVersion/kind and server metadata excluded). */
+export const fieldPaths = (obj: unknown, listTypes: ListTypes = NO_LIST_TYPES): Set<string> => {
   const out = new Set<string>();
   if (!isRecord(obj)) return out;
   for (const [k, v] of Object.entries(obj)) {
     if (k === "apiVersion" || k === "kind") continue;
-    collect(v, `f:${k}`, out, diff?.before[k], diff?.changed, listTypes);
+    collect(v, `f:${k}`, out, listTypes);
   }
   return out;
 };
@@ -153,64 +150,193 @@ const valueAt = (obj: unknown, path: string): unknown => {
   return cur;
 };
 
-const removeAt = (obj: Record<string, unknown>, path: string): void => {
+/** The value under `seg` (a field of a map, an element of a list). */
+const childAt = (holder: unknown, seg: string): unknown => {
+  if (seg.startsWith("f:")) return isRecord(holder) ? holder[seg.slice(2)] : undefined;
+  return Array.isArray(holder) ? holder.find((i) => isElement(i, seg)) : undefined;
+};
+
+/**
+ * Removes the field or element at `path` from `obj` (in place: the caller's copy), and what the removal
+ * empties: a list, and the maps above it up to (not including) the top-level fields, unless `kept` (a map
+ * another manager holds as a member, which structured-merge-diff's prune adds back). List elements emptied
+ * stay.
+ */
+const removeAt = (obj: Record<string, unknown>, path: string, kept: (path: string) => boolean): void => {
   const segs = path.split(SEP);
-  const parents: Array<[Record<string, unknown>, string]> = [];
-  let cur: unknown = obj;
+  // chain[i] holds segs[i]: chain[0] is the object, chain[i + 1] the value under segs[i].
+  const chain: unknown[] = [obj];
   for (let i = 0; i < segs.length - 1; i++) {
-    const seg = segs[i]!;
-    if (!isRecord(cur) || !seg.startsWith("f:")) return;
-    parents.push([cur, seg.slice(2)]);
-    cur = cur[seg.slice(2)];
+    const next = childAt(chain[i], segs[i]!);
+    if (next === undefined) return;
+    chain.push(next);
   }
-  const last = segs[segs.length - 1]!;
-  if (last.startsWith("f:") && isRecord(cur)) delete cur[last.slice(2)];
-  else if (Array.isArray(cur)) {
-    const [parent, key] = parents[parents.length - 1]!;
-    parent[key] = cur.filter((i) => !isElement(i, last));
-    if ((parent[key] as unknown[]).length === 0) delete parent[key];
+  const n = segs.length;
+  const last = segs[n - 1]!;
+  const holder = chain[n - 1];
+  if (last.startsWith("f:")) {
+    if (isRecord(holder)) delete holder[last.slice(2)];
+  } else if (Array.isArray(holder)) {
+    const at = holder.findIndex((i) => isElement(i, last));
+    if (at >= 0) holder.splice(at, 1);
   }
-  // Maps emptied by the removal disappear, as kube's apply leaves no empty parents behind.
-  for (let i = parents.length - 1; i >= 0; i--) {
-    const [parent, key] = parents[i]!;
-    const child = parent[key];
-    if (isRecord(child) && Object.keys(child).length === 0 && i > 0) delete parent[key];
+  // Emptied containers above, as kube's apply leaves no empty parents behind.
+  for (let i = n - 1; i >= 1; i--) {
+    const node = chain[i];
+    const seg = segs[i - 1]!;
+    const parent = chain[i - 1];
+    if (!seg.startsWith("f:") || !isRecord(parent)) break; // an element: it stays
+    if (Array.isArray(node) && node.length === 0) {
+      delete parent[seg.slice(2)];
+      continue;
+    }
+    if (!isRecord(node) || Object.keys(node).length > 0 || i === 1 || kept(segs.slice(0, i).join(SEP))) break;
+    delete parent[seg.slice(2)];
   }
 };
 
-/** fieldsV1 nested form of a path set. */
+/**
+ * fieldsV1 nested form of a path set, in the order given. A path that is a member and has children under it
+ * (a map or list element the set holds as a whole node) is marked with kube's `.` key, written first.
+ */
 export const toFieldsV1 = (paths: Iterable<string>): Record<string, unknown> => {
   const root: Record<string, unknown> = {};
+  const members = new Set<object>();
   for (const path of paths) {
     let node = root;
     for (const seg of path.split(SEP)) {
-      node[seg] ??= {};
+      if (!Object.hasOwn(node, seg)) {
+        if (members.has(node) && !Object.hasOwn(node, ".")) node["."] = {};
+        node[seg] = {};
+      }
       node = node[seg] as Record<string, unknown>;
     }
+    members.add(node);
   }
   return root;
 };
 
-/** The leaf paths of a fieldsV1 tree, in order; an explicit stack (it mirrors an object ~10,000 levels deep). */
-const addLeaves = (node: unknown, path: string, out: Set<string>): void => {
+/**
+ * The paths of a fieldsV1 tree, in order: every node marked `.` and every node with nothing under it. An
+ * explicit stack (it mirrors an object ~10,000 levels deep).
+ */
+const addPaths = (node: unknown, path: string, out: Set<string>): void => {
   const pending: [unknown, string][] = [[node, path]];
   while (pending.length > 0) {
     const [n, p] = pending.pop() as [unknown, string];
     if (!isRecord(n)) continue;
     const children: [unknown, string][] = [];
+    let member = false;
     for (const k in n) {
-      if (k === "." || !Object.hasOwn(n, k)) continue;
-      children.push([n[k], p ? `${p}${SEP}${k}` : k]);
+      if (!Object.hasOwn(n, k)) continue;
+      if (k === ".") member = true;
+      else children.push([n[k], p ? `${p}${SEP}${k}` : k]);
     }
+    if (p && (member || children.length === 0)) out.add(p);
     for (let i = children.length - 1; i >= 0; i--) pending.push(children[i] as [unknown, string]);
-    if (children.length === 0 && p) out.add(p);
   }
 };
 
 export const fromFieldsV1 = (fields: unknown): Set<string> => {
   const out = new Set<string>();
-  addLeaves(fields, "", out);
+  addPaths(fields, "", out);
   return out;
+};
+
+/** What an Update changed, as structured-merge-diff's comparison of the stored and the written object. */
+export interface Comparison {
+  /** Nodes only the stored object has (a removed map: it and everything under it). */
+  readonly removed: Set<string>;
+  /** Leaves both have, with different values. */
+  readonly modified: Set<string>;
+  /** Nodes only the written object has (an added map or list element: it and everything under it). */
+  readonly added: Set<string>;
+}
+
+/** Whether the elements of the list at `path` are tracked one by one, and then whether each is atomic. */
+const elementsOf = (path: string, listTypes: ListTypes): ListType | undefined =>
+  listTypeAt(schemaPathOf(path), listTypes);
+
+/** A list's elements by their path segment (the first of duplicates, as the rest cannot be told apart). */
+const elementsBySegment = (list: unknown, path: string, listTypes: ListTypes): Map<string, unknown> => {
+  const out = new Map<string, unknown>();
+  if (!Array.isArray(list)) return out;
+  for (const item of list) {
+    const seg = elementSegment(path, item, listTypes);
+    if (seg !== undefined && !out.has(seg)) out.set(seg, item);
+  }
+  return out;
+};
+
+/**
+ * structured-merge-diff's comparison (typed/compare.go) of `before` and `after`: maps are compared per key,
+ * set and associative lists per element, everything else is a leaf (atomic lists, scalars, null, and the
+ * elements of sets and of `metadata.ownerReferences`, an atomic struct). apiVersion, kind, `metadata` itself
+ * and the server's metadata are nobody's (kube's stripmeta). A node both sides share by identity is equal.
+ */
+export const compareForUpdate = (
+  before: unknown,
+  after: unknown,
+  listTypes: ListTypes = NO_LIST_TYPES,
+): Comparison => {
+  const cmp: Comparison = { removed: new Set(), modified: new Set(), added: new Set() };
+  const b = isRecord(before) ? before : {};
+  const a = isRecord(after) ? after : {};
+  // An explicit stack: a preserve-unknown field can nest ~10,000 levels, deeper than the JavaScript stack.
+  const pending: [unknown, unknown, string][] = [];
+  const pushChildren = (l: Record<string, unknown>, r: Record<string, unknown>, path: string): void => {
+    const isRoot = path === "";
+    const isMetadata = path === "f:metadata";
+    const skip = (k: string): boolean =>
+      (isRoot && (k === "apiVersion" || k === "kind")) || (isMetadata && UNMANAGED_METADATA.has(k));
+    const prefix = isRoot ? "f:" : `${path}${SEP}f:`;
+    for (const k in r) if (Object.hasOwn(r, k) && !skip(k)) pending.push([l[k], r[k], prefix + k]);
+    for (const k in l)
+      if (Object.hasOwn(l, k) && !Object.hasOwn(r, k) && !skip(k))
+        pending.push([l[k], undefined, prefix + k]);
+  };
+  const node = (l: unknown, r: unknown, path: string): void => {
+    if (l === undefined) cmp.added.add(path);
+    else if (r === undefined) cmp.removed.add(path);
+  };
+  const leaf = (l: unknown, r: unknown, path: string): void => {
+    if (l === undefined) cmp.added.add(path);
+    else if (r === undefined) cmp.removed.add(path);
+    else if (!jsonEqual(l, r)) cmp.modified.add(path);
+  };
+  pushChildren(b, a, "");
+  while (pending.length > 0) {
+    const [l, r, path] = pending.pop() as [unknown, unknown, string];
+    if (l === r) continue;
+    if ((isRecord(l) || isRecord(r)) && !isAtomicMap(path, listTypes)) {
+      if (path === "f:metadata") {
+        pushChildren(isRecord(l) ? l : {}, isRecord(r) ? r : {}, path);
+        continue;
+      }
+      node(l, r, path);
+      // A map that was a scalar (or became one) is a changed leaf as well as the map's fields.
+      if (l !== undefined && r !== undefined && !(isRecord(l) && isRecord(r))) cmp.modified.add(path);
+      pushChildren(isRecord(l) ? l : {}, isRecord(r) ? r : {}, path);
+      continue;
+    }
+    const lt = Array.isArray(l) || Array.isArray(r) ? elementsOf(path, listTypes) : undefined;
+    if (!lt || lt.type === "atomic") {
+      leaf(l, r, path);
+      continue;
+    }
+    node(l, r, path);
+    if (l !== undefined && r !== undefined && !(Array.isArray(l) && Array.isArray(r))) cmp.modified.add(path);
+    const ls = elementsBySegment(l, path, listTypes);
+    const rs = elementsBySegment(r, path, listTypes);
+    const visit = (seg: string, li: unknown, ri: unknown): void => {
+      const p = `${path}${SEP}${seg}`;
+      if (lt.type === "set") leaf(li, ri, p);
+      else pending.push([li, ri, p]);
+    };
+    for (const [seg, ri] of rs) visit(seg, ls.get(seg), ri);
+    for (const [seg, li] of ls) if (!rs.has(seg)) visit(seg, li, undefined);
+  }
+  return cmp;
 };
 
 /**
@@ -243,8 +369,8 @@ const heldPaths = (fields: unknown, memo: FieldSetMemo | undefined): ReadonlySet
 };
 
 /**
- * toFieldsV1 of the sorted paths, remembered as built and as parsing to `paths` (the leaf paths of one
- * object never contain one another, so that is exactly what fromFieldsV1 would give).
+ * toFieldsV1 of the sorted paths, remembered as built and as parsing to `paths` (a path with others under it
+ * is marked `.`, so that is exactly what fromFieldsV1 would give).
  */
 const buildFieldsV1 = (
   paths: ReadonlySet<string>,
@@ -278,6 +404,13 @@ const entriesOf = (obj: KubeObject | undefined): ManagedFieldsEntry[] =>
 
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
+/**
+ * Whether applying the node at `path` leaves it as it was: equal, or a map over a map (maps and associative
+ * lists' elements merge field by field, their fields checked on their own), unless the map is atomic.
+ */
+const sameValue = (path: string, live: unknown, applied: unknown, listTypes: ListTypes): boolean =>
+  (isRecord(live) && isRecord(applied) && !isAtomicMap(path, listTypes)) || sameJson(live, applied);
+
 /** An entry as kube writes it (in kube's field order): the subresource only when there is one. */
 const entry = (e: Omit<ManagedFieldsEntry, "fieldsType">): ManagedFieldsEntry => ({
   manager: e.manager,
@@ -289,12 +422,32 @@ const entry = (e: Omit<ManagedFieldsEntry, "fieldsType">): ManagedFieldsEntry =>
   ...(e.subresource ? { subresource: e.subresource } : {}),
 });
 
+/**
+ * Entries in kube's order (its sortEncodedManagedFields): Apply before Update, then older before newer (to
+ * the second), then by manager, apiVersion and subresource.
+ */
+const inKubeOrder = (entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] => {
+  const seconds = (e: ManagedFieldsEntry): string => (e.time ?? "").slice(0, 19);
+  const by = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  return entries.sort(
+    (p, q) =>
+      by(p.operation, q.operation) ||
+      by(seconds(p), seconds(q)) ||
+      by(p.manager, q.manager) ||
+      by(p.apiVersion, q.apiVersion) ||
+      by(p.subresource ?? "", q.subresource ?? ""),
+  );
+};
+
 const isEntry = (e: ManagedFieldsEntry, manager: string, op: string, sub: string | undefined): boolean =>
   e.manager === manager && e.operation === op && (e.subresource ?? "") === (sub ?? "");
 
 /**
- * managedFields after an Update-type write (create, PUT, merge/JSON/strategic patch) by `manager`: it owns
- * what it changed; others lose what it changed; fields that disappeared belong to nobody.
+ * managedFields after an Update-type write (create, PUT, merge/JSON/strategic patch) by `manager`, as
+ * structured-merge-diff's Updater: the writer owns what it held, less what the write removed, and every
+ * node the write modified or added (an added map or list element as a member, `.`, with its fields); the
+ * others lose what the write modified, added or removed. A create is compared with the kind's empty object
+ * (builtin-shapes.ts).
  */
 export const recordUpdate = (
   oldObj: KubeObject | undefined,
@@ -306,27 +459,27 @@ export const recordUpdate = (
   memo?: FieldSetMemo,
   listTypes: ListTypes = NO_LIST_TYPES,
 ): ManagedFieldsEntry[] => {
-  const differing = new Set<string>();
-  const newPaths = fieldPaths(newObj, oldObj && { before: oldObj, changed: differing }, listTypes);
-  // Creating: every field is the manager's.
-  const changed = oldObj ? differing : newPaths;
+  const { removed, modified, added } = compareForUpdate(oldObj ?? emptyObjectOf(newObj), newObj, listTypes);
+  const taken = (p: string): boolean => removed.has(p) || modified.has(p) || added.has(p);
   const out: ManagedFieldsEntry[] = [];
   let mine: Set<string> | undefined;
   let mineBefore: { fields: unknown; held: ReadonlySet<string> } | undefined;
   for (const e of entriesOf(oldObj)) {
     const held = heldPaths(e.fieldsV1, memo);
-    const paths = new Set<string>();
-    for (const p of held) if (!changed.has(p) && newPaths.has(p)) paths.add(p);
     if (isEntry(e, manager, "Update", subresource)) {
-      mine = paths;
+      mine = new Set<string>();
+      for (const p of held) if (!removed.has(p)) mine.add(p);
       mineBefore = { fields: e.fieldsV1, held };
       continue;
     }
+    const paths = new Set<string>();
+    for (const p of held) if (!taken(p)) paths.add(p);
     if (paths.size > 0)
       out.push(paths.size === held.size ? e : { ...e, fieldsV1: buildFieldsV1(paths, memo) });
   }
   const owned = mine ?? new Set<string>();
-  for (const p of changed) owned.add(p);
+  for (const p of modified) owned.add(p);
+  for (const p of added) owned.add(p);
   if (owned.size > 0) {
     // The writer's own field set unchanged (the usual controller write): its fieldsV1 is reused when this
     // module built it, as a rebuild would give an equal value; only the entry's time moves.
@@ -337,7 +490,7 @@ export const recordUpdate = (
     const fields = same ? (mineBefore!.fields as Record<string, unknown>) : buildFieldsV1(owned, memo);
     out.push(entry({ manager, operation: "Update", apiVersion, time: now, fieldsV1: fields, subresource }));
   }
-  return out;
+  return inKubeOrder(out);
 };
 
 const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => {
@@ -347,7 +500,7 @@ const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => {
 };
 
 /**
- * Apply merge: maps merge per key; atomic lists replace; sets and associative lists merge per element
+ * Apply merge: maps merge per key; atomic lists and maps replace; sets and associative lists merge per element
  * (live order first, new elements after; an element present in both is merged field by field).
  */
 const applyMerge = (live: unknown, applied: unknown, path: string, listTypes: ListTypes): unknown => {
@@ -365,7 +518,7 @@ const applyMerge = (live: unknown, applied: unknown, path: string, listTypes: Li
       Record<string, unknown>,
       string,
     ];
-    if (isRecord(a)) {
+    if (isRecord(a) && listTypeAt(p, listTypes)?.type !== "atomic") {
       const base: Record<string, unknown> = isRecord(l) ? { ...l } : {};
       holder[key] = base;
       // Reversed onto the stack, so new keys land in the applied order.
@@ -422,19 +575,22 @@ export const serverSideApply = (
   subresource?: string,
   listTypes: ListTypes = NO_LIST_TYPES,
 ): ApplyResult => {
-  const appliedPaths = fieldPaths(applied, undefined, listTypes);
+  const appliedPaths = fieldPaths(applied, listTypes);
   const entries = entriesOf(live).map((e) => ({ e, paths: fromFieldsV1(e.fieldsV1) }));
-  const conflicts: Array<{ manager: string; apiVersion: string; path: string }> = [];
-  for (const { e, paths } of entries) {
-    if (e.manager === manager) continue;
+  const conflicts: Array<{ owner: (typeof entries)[number]; path: string }> = [];
+  for (const owner of entries) {
+    if (owner.e.manager === manager) continue;
     for (const p of appliedPaths)
-      if (paths.has(p) && !sameJson(valueAt(live, p), valueAt(applied, p)))
-        conflicts.push({ manager: e.manager, apiVersion: e.apiVersion, path: p });
+      if (owner.paths.has(p) && !sameValue(p, valueAt(live, p), valueAt(applied, p), listTypes))
+        conflicts.push({ owner, path: p });
   }
   if (conflicts.length > 0 && !force) {
-    // kube names the manager's apiVersion only when it is not the one of this request.
-    const who = (c: { manager: string; apiVersion: string }): string =>
-      `conflict with "${c.manager}"${c.apiVersion === apiVersion ? "" : ` using ${c.apiVersion}`}`;
+    // kube's printManager: the name, its subresource, and an updater's apiVersion (an applier's is not part
+    // of its identity).
+    const who = ({ owner: { e } }: (typeof conflicts)[number]): string =>
+      `conflict with "${e.manager}"${e.subresource ? ` with subresource "${e.subresource}"` : ""}${
+        e.operation === "Update" ? ` using ${e.apiVersion}` : ""
+      }`;
     const lines = conflicts.map((c) => `${who(c)}: ${displayPath(c.path)}`);
     const n = conflicts.length;
     const message =
@@ -449,17 +605,22 @@ export const serverSideApply = (
       })),
     });
   }
-  if (force) for (const c of conflicts) entries.find((x) => x.e.manager === c.manager)?.paths.delete(c.path);
+  if (force) for (const c of conflicts) c.owner.paths.delete(c.path);
 
   const previous =
     entries.find((x) => isEntry(x.e, manager, "Apply", subresource))?.paths ?? new Set<string>();
+  // Whether another manager owns the node (or, `under`, anything under it: an element whose field another
+  // took stays, with that field).
+  const ownedElsewhere = (q: string, under: boolean): boolean =>
+    entries.some(
+      (x) =>
+        !isEntry(x.e, manager, "Apply", subresource) &&
+        (x.paths.has(q) || (under && [...x.paths].some((o) => o.startsWith(`${q}${SEP}`)))),
+    );
   const base = cloneJson(live ?? {}) as Record<string, unknown>;
   for (const p of previous) {
     if (appliedPaths.has(p)) continue;
-    const ownedElsewhere = entries.some(
-      (x) => !isEntry(x.e, manager, "Apply", subresource) && x.paths.has(p),
-    );
-    if (!ownedElsewhere) removeAt(base, p);
+    if (!ownedElsewhere(p, true)) removeAt(base, p, (q) => ownedElsewhere(q, false));
   }
   const object = applyMerge(base, applied, "", listTypes) as KubeObject;
 
@@ -479,7 +640,7 @@ export const serverSideApply = (
         subresource,
       }),
     );
-  return { object, managedFields };
+  return { object, managedFields: inKubeOrder(managedFields) };
 };
 
 /** The manager name kube derives from a User-Agent when no `fieldManager` is given. */

@@ -7,11 +7,14 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  compareForUpdate,
   createFieldSetMemo,
   fieldPaths,
   fromFieldsV1,
   type ManagedFieldsEntry,
   recordUpdate,
+  serverSideApply,
+  toFieldsV1,
 } from "../../src/apiserver/managed-fields.js";
 import type { KubeObject } from "../../src/kube/object.js";
 
@@ -53,47 +56,154 @@ describe("fieldPaths: the leaves an object's fields are owned by", () => {
   ])("%s", (_name, object, expected) => {
     expect([...fieldPaths(object)].sort()).toEqual([...expected].sort());
   });
+});
 
-  it.each<[string, Record<string, unknown>, Record<string, unknown>, string[]]>([
-    ["a changed leaf", { spec: { a: 1, b: 1 } }, { spec: { a: 2, b: 1 } }, [path("f:spec", "f:a")]],
-    ["an added leaf", { spec: { a: 1 } }, { spec: { a: 1, b: 1 } }, [path("f:spec", "f:b")]],
-    ["a map that became a leaf", { spec: { m: { k: 1 } } }, { spec: { m: {} } }, [path("f:spec", "f:m")]],
-    ["a changed atomic list", { spec: { l: [1, 2] } }, { spec: { l: [2, 1] } }, [path("f:spec", "f:l")]],
+describe("compareForUpdate: structured-merge-diff's comparison of an Update", () => {
+  const mapOf = (p: string) =>
+    p === "spec.entries"
+      ? ({ type: "map", keys: ["name"] } as const)
+      : p === "spec.tags"
+        ? ({ type: "set" } as const)
+        : undefined;
+  it.each<[string, Record<string, unknown>, Record<string, unknown>, Record<string, string[]>]>([
     [
-      "an added finalizer",
+      "a changed leaf is modified",
+      { spec: { a: 1, b: 1 } },
+      { spec: { a: 2, b: 1 } },
+      { modified: [path("f:spec", "f:a")] },
+    ],
+    [
+      "an added leaf is added",
+      { spec: { a: 1 } },
+      { spec: { a: 1, b: 1 } },
+      { added: [path("f:spec", "f:b")] },
+    ],
+    [
+      "an added map is added, and everything under it",
+      { spec: {} },
+      { spec: { m: { k: 1, n: { o: 2 } } } },
+      {
+        added: [
+          path("f:spec", "f:m"),
+          path("f:spec", "f:m", "f:k"),
+          path("f:spec", "f:m", "f:n"),
+          path("f:spec", "f:m", "f:n", "f:o"),
+        ],
+      },
+    ],
+    [
+      "a removed map is removed, and everything under it",
+      { spec: { m: { k: 1 } } },
+      { spec: {} },
+      { removed: [path("f:spec", "f:m"), path("f:spec", "f:m", "f:k")] },
+    ],
+    [
+      "a map emptied is not itself changed",
+      { spec: { m: { k: 1 } } },
+      { spec: { m: {} } },
+      { removed: [path("f:spec", "f:m", "f:k")] },
+    ],
+    ["an added empty map is added", { spec: {} }, { spec: { m: {} } }, { added: [path("f:spec", "f:m")] }],
+    [
+      "a changed atomic list is modified",
+      { spec: { l: [1, 2] } },
+      { spec: { l: [2, 1] } },
+      { modified: [path("f:spec", "f:l")] },
+    ],
+    [
+      "a scalar that became a map is modified, its fields added",
+      { spec: { m: "x" } },
+      { spec: { m: { k: 1 } } },
+      { modified: [path("f:spec", "f:m")], added: [path("f:spec", "f:m", "f:k")] },
+    ],
+    [
+      "an added finalizer is an added element; the list is added with its first",
       { metadata: { finalizers: ["x"] } },
-      { metadata: { finalizers: ["x", "y"] } },
-      [path("f:metadata", "f:finalizers", 'v:"y"')],
+      { metadata: { finalizers: ["x", "y"] }, spec: { tags: ["t"] } },
+      {
+        added: [
+          path("f:metadata", "f:finalizers", 'v:"y"'),
+          path("f:spec"),
+          path("f:spec", "f:tags"),
+          path("f:spec", "f:tags", 'v:"t"'),
+        ],
+      },
     ],
     [
-      "a changed owner reference",
+      "an owner reference is an atomic element",
       { metadata: { ownerReferences: [{ uid: "u1", name: "a" }] } },
-      { metadata: { ownerReferences: [{ uid: "u1", name: "b" }] } },
-      [path("f:metadata", "f:ownerReferences", 'k:{"uid":"u1"}')],
+      {
+        metadata: {
+          ownerReferences: [
+            { uid: "u1", name: "b" },
+            { uid: "u2", name: "c" },
+          ],
+        },
+      },
+      {
+        modified: [path("f:metadata", "f:ownerReferences", 'k:{"uid":"u1"}')],
+        added: [path("f:metadata", "f:ownerReferences", 'k:{"uid":"u2"}')],
+      },
     ],
     [
-      "server metadata changes are nobody's",
-      { metadata: { resourceVersion: "1" } },
-      { metadata: { resourceVersion: "2" } },
-      [],
+      "an associative list's element is a map: added with its fields, changed per field",
+      { spec: { entries: [{ name: "a", v: 1 }] } },
+      {
+        spec: {
+          entries: [
+            { name: "a", v: 2 },
+            { name: "b", v: 1 },
+          ],
+        },
+      },
+      {
+        modified: [path("f:spec", "f:entries", 'k:{"name":"a"}', "f:v")],
+        added: [
+          path("f:spec", "f:entries", 'k:{"name":"b"}'),
+          path("f:spec", "f:entries", 'k:{"name":"b"}', "f:name"),
+          path("f:spec", "f:entries", 'k:{"name":"b"}', "f:v"),
+        ],
+      },
+    ],
+    [
+      "apiVersion, kind, metadata itself and server metadata are nobody's",
+      { apiVersion: "v1", kind: "X" },
+      { apiVersion: "v2", kind: "Y", metadata: { name: "n", resourceVersion: "2", labels: { a: "b" } } },
+      { added: [path("f:metadata", "f:labels"), path("f:metadata", "f:labels", "f:a")] },
     ],
     [
       "equal values are no change",
       { spec: { m: { a: [1, { b: 2 }] } } },
       { spec: { m: { a: [1, { b: 2 }] } } },
-      [],
+      {},
     ],
-  ])("changed: %s", (_name, before, after, expected) => {
-    const changed = new Set<string>();
-    fieldPaths(after, { before, changed });
-    expect([...changed].sort()).toEqual(expected);
+  ])("%s", (_name, before, after, expected) => {
+    const cmp = compareForUpdate(before, after, mapOf);
+    expect({
+      removed: [...cmp.removed].sort(),
+      modified: [...cmp.modified].sort(),
+      added: [...cmp.added].sort(),
+    }).toEqual({ removed: [], modified: [], added: [], ...expected });
   });
 });
 
 describe("fromFieldsV1", () => {
-  it("reads kube's `.` marker as no field of its own", () => {
-    const fields = { "f:metadata": { ".": {}, "f:labels": { ".": {}, "f:a": {} } }, "f:spec": { ".": {} } };
-    expect([...fromFieldsV1(fields)].sort()).toEqual([path("f:metadata", "f:labels", "f:a"), "f:spec"]);
+  it("reads kube's `.` marker as the node's own membership", () => {
+    const fields = { "f:metadata": { "f:labels": { ".": {}, "f:a": {} } }, "f:spec": { ".": {} } };
+    expect([...fromFieldsV1(fields)].sort()).toEqual([
+      path("f:metadata", "f:labels"),
+      path("f:metadata", "f:labels", "f:a"),
+      "f:spec",
+    ]);
+  });
+
+  it("toFieldsV1 writes a member with fields under it with `.` first, and fromFieldsV1 reads it back", () => {
+    const paths = [path("f:data"), path("f:data", "f:a"), path("f:metadata", "f:labels", "f:x"), "f:spec"];
+    const fields = toFieldsV1(paths);
+    expect(JSON.stringify(fields)).toBe(
+      '{"f:data":{".":{},"f:a":{}},"f:metadata":{"f:labels":{"f:x":{}}},"f:spec":{}}',
+    );
+    expect([...fromFieldsV1(fields)].sort()).toEqual(paths);
   });
 });
 
@@ -134,9 +244,11 @@ describe("recordUpdate over stored entries", () => {
     const second = recordUpdate(old, next, "editor", "v1", "t2");
     expect(second).toEqual(first);
     expect(first.map((e) => [e.manager, e.fieldsV1])).toEqual([
-      ["creator", { "f:spec": { "f:b": {} } }],
+      // The creator added labels, spec and status: it keeps them as members (a label map emptied by
+      // another writer is still the creator's, as kube keeps it).
+      ["creator", { "f:metadata": { "f:labels": {} }, "f:spec": { ".": {}, "f:b": {} }, "f:status": {} }],
       ["status-writer", { "f:status": { "f:s": {} } }],
-      ["editor", { "f:metadata": { "f:labels": {} }, "f:spec": { "f:a": {} } }],
+      ["editor", { "f:spec": { "f:a": {} } }],
     ]);
   });
 
@@ -219,7 +331,7 @@ describe("recordUpdate with the server's field-set memo", () => {
       apiVersion: "v1",
       time: "t1",
       fieldsType: "FieldsV1",
-      fieldsV1: { "f:status": { ".": {}, "f:s": {} } },
+      fieldsV1: { "f:status": { "f:s": {}, ".": {} } },
       subresource: "status",
     };
     const old: KubeObject = { ...created, metadata: { ...created.metadata, managedFields: [sent] } };
@@ -232,6 +344,143 @@ describe("recordUpdate with the server's field-set memo", () => {
       "status",
       memo,
     );
-    expect(writerEntry(fields, "status-writer").fieldsV1).toEqual({ "f:status": { "f:s": {} } });
+    expect(JSON.stringify(writerEntry(fields, "status-writer").fieldsV1)).toBe(
+      '{"f:status":{".":{},"f:s":{}}}',
+    );
+  });
+});
+
+describe("recordUpdate of a create: compared with the kind's empty object, as kube's field manager", () => {
+  const fieldsOf = (obj: KubeObject) =>
+    JSON.stringify(recordUpdate(undefined, obj, "m", "v1", "t0").map((e) => e.fieldsV1));
+  it.each<[string, KubeObject, string]>([
+    [
+      // The conformance probe's ConfigMap, as kube-apiserver 1.33 answered it.
+      "a ConfigMap: data and labels are added maps",
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", labels: { x: "y" } }, data: { a: "b" } },
+      '[{"f:data":{".":{},"f:a":{}},"f:metadata":{"f:labels":{".":{},"f:x":{}}}}]',
+    ],
+    [
+      "a custom resource: its spec is added (Unstructured is empty)",
+      {
+        apiVersion: "machine.openshift.io/v1beta1",
+        kind: "Machine",
+        metadata: { name: "m" },
+        spec: { a: 1 },
+      },
+      '[{"f:spec":{".":{},"f:a":{}}}]',
+    ],
+    [
+      "a Deployment: spec and its template's metadata are there before",
+      {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "d" },
+        spec: { replicas: 1, template: { metadata: { labels: { app: "a" } } } },
+      },
+      '[{"f:spec":{"f:replicas":{},"f:template":{"f:metadata":{"f:labels":{".":{},"f:app":{}}}}}}]',
+    ],
+    [
+      "a PriorityClass's zero value is not a change",
+      {
+        apiVersion: "scheduling.k8s.io/v1",
+        kind: "PriorityClass",
+        metadata: { name: "p" },
+        value: 0,
+        description: "d",
+      },
+      '[{"f:description":{}}]',
+    ],
+  ])("%s", (_name, obj, expected) => {
+    expect(fieldsOf(obj)).toBe(expected);
+  });
+});
+
+describe("serverSideApply over members an Update recorded", () => {
+  it("a map another manager holds as a member stays when the applier's last field under it goes", () => {
+    const kind = { apiVersion: "example.com/v1", kind: "Thing" };
+    const created: KubeObject = { ...kind, metadata: { name: "c" }, spec: { m: { a: "1" } } };
+    const stored = {
+      ...created,
+      metadata: { name: "c", managedFields: recordUpdate(undefined, created, "creator", "v1", "t0") },
+    };
+    // The applier takes spec.m.a by force and adds spec.m.b, then stops applying both.
+    const first = serverSideApply(
+      stored,
+      { ...kind, spec: { m: { a: "2", b: "x" } } },
+      "applier",
+      true,
+      "v1",
+      "t1",
+    );
+    const live = {
+      ...first.object,
+      metadata: { ...first.object.metadata, managedFields: first.managedFields },
+    };
+    const second = serverSideApply(live, { ...kind, metadata: { name: "c" } }, "applier", false, "v1", "t2");
+    expect(second.object.spec).toEqual({ m: {} });
+    expect(second.managedFields.map((e) => [e.manager, e.fieldsV1])).toEqual([
+      ["creator", { "f:spec": { ".": {}, "f:m": {} } }],
+    ]);
+  });
+
+  it("applying an empty map over a map another manager added is no conflict (maps merge)", () => {
+    const created: KubeObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "c" },
+      data: { a: "1" },
+    };
+    const stored = {
+      ...created,
+      metadata: { name: "c", managedFields: recordUpdate(undefined, created, "creator", "v1", "t0") },
+    };
+    const result = serverSideApply(stored, { ...created, data: {} }, "applier", false, "v1", "t1");
+    expect(result.object.data).toEqual({ a: "1" });
+  });
+});
+
+describe("compareForUpdate: an atomic map is one leaf", () => {
+  const types = (p: string) => (p === "roleRef" ? ({ type: "atomic" } as const) : undefined);
+  it.each<[string, Record<string, unknown>, Record<string, unknown>, Record<string, string[]>]>([
+    ["added", {}, { roleRef: { kind: "Role", name: "r" } }, { added: ["f:roleRef"] }],
+    [
+      "changed",
+      { roleRef: { kind: "Role", name: "r" } },
+      { roleRef: { kind: "Role", name: "s" } },
+      { modified: ["f:roleRef"] },
+    ],
+    ["removed", { roleRef: { kind: "Role" } }, {}, { removed: ["f:roleRef"] }],
+  ])("%s", (_name, before, after, expected) => {
+    const cmp = compareForUpdate(before, after, types);
+    expect({ removed: [...cmp.removed], modified: [...cmp.modified], added: [...cmp.added] }).toEqual({
+      removed: [],
+      modified: [],
+      added: [],
+      ...expected,
+    });
+  });
+});
+
+describe("managedFields order, as kube's sortEncodedManagedFields", () => {
+  it("Apply before Update, older before newer to the second, then by manager", () => {
+    const created: KubeObject = { metadata: { name: "n" }, spec: { a: 1 } };
+    const t = "2026-12-03T00:00:00Z";
+    const later = "2026-12-03T00:00:05Z";
+    const byZeta = {
+      ...created,
+      metadata: { name: "n", managedFields: recordUpdate(undefined, created, "zeta", "v1", t) },
+    };
+    const applied = serverSideApply(byZeta, { ...created, spec: { b: 1 } }, "applier", false, "v1", later);
+    const live = {
+      ...applied.object,
+      metadata: { ...applied.object.metadata, managedFields: applied.managedFields },
+    };
+    const fields = recordUpdate(live, { ...live, spec: { a: 1, b: 1, c: 1 } }, "alpha", "v1", t);
+    expect(fields.map((e) => `${e.operation} ${e.manager}`)).toEqual([
+      "Apply applier",
+      "Update alpha",
+      "Update zeta",
+    ]);
   });
 });

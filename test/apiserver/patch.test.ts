@@ -233,7 +233,7 @@ describe("managedFields", () => {
     const v2 = { metadata: { name: "n", managedFields: f1 }, spec: { a: 2, b: 1 } };
     const f2 = recordUpdate(v2 as never, { ...v2, spec: { a: 3, b: 1 } }, "editor", "v1", "t1");
     expect(f2.map((e) => [e.manager, e.fieldsV1])).toEqual([
-      ["creator", { "f:spec": { "f:b": {} } }],
+      ["creator", { "f:spec": { ".": {}, "f:b": {} } }],
       ["editor", { "f:spec": { "f:a": {} } }],
     ]);
   });
@@ -277,12 +277,24 @@ describe("managedFields", () => {
         message: 'Apply failed with 1 conflict: conflict with "two": .spec.b',
       }),
     );
-    // The manager's version is named only when it is not the request's, as kube does.
+    // kube's printManager: an applier is named without a version (it is not part of its identity), even
+    // when the request's differs; an updater with its version.
     expect(() =>
       serverSideApply(live, { metadata: { name: "n" }, spec: { b: 2 } }, "one", false, "v2", "t"),
     ).toThrowError(
+      expect.objectContaining({ message: 'Apply failed with 1 conflict: conflict with "two": .spec.b' }),
+    );
+    const updated = { ...live, spec: { ...live.spec, d: 1 } };
+    updated.metadata = {
+      ...live.metadata,
+      managedFields: recordUpdate(live, updated, "three", "v1", "t", "status"),
+    };
+    expect(() =>
+      serverSideApply(updated, { metadata: { name: "n" }, spec: { d: 2 } }, "one", false, "v2", "t"),
+    ).toThrowError(
       expect.objectContaining({
-        message: 'Apply failed with 1 conflict: conflict with "two" using v1: .spec.b',
+        message:
+          'Apply failed with 1 conflict: conflict with "three" with subresource "status" using v1: .spec.d',
       }),
     );
     const forced = serverSideApply(live, { metadata: { name: "n" }, spec: { b: 2 } }, "one", true, "v1", "t");

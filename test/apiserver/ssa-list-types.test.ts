@@ -60,11 +60,11 @@ describe("server-side apply: list-type map and set merge per element across mana
     ]);
   });
 
-  it("an entry another manager owns with a different value conflicts, naming the element", () => {
+  it("an entry's field another manager owns with a different value conflicts, naming the element's field", () => {
     expect(() => apply(alpha, "beta", { entries: [{ name: "a", value: "changed" }] })).toThrowError(
       expect.objectContaining({
         code: 409,
-        message: 'Apply failed with 1 conflict: conflict with "alpha": .spec.entries[name="a"]',
+        message: 'Apply failed with 1 conflict: conflict with "alpha": .spec.entries[name="a"].value',
       }),
     );
   });
@@ -93,5 +93,69 @@ describe("server-side apply: list-type map and set merge per element across mana
     expect(() =>
       serverSideApply(live, probe({ entries: [{ name: "b" }] }), "beta", false, "v1", "t"),
     ).toThrowError(expect.objectContaining({ code: 409 }));
+  });
+});
+
+describe("server-side apply: an associative list's element is a member with its fields (structured-merge-diff's toFieldSet)", () => {
+  const alpha = apply(undefined, "alpha", { entries: [{ name: "a", value: "1" }], tags: ["x"] });
+  const fieldsOf = (o: KubeObject, manager: string) =>
+    JSON.stringify(
+      ((o.metadata?.managedFields ?? []) as ManagedFieldsEntry[]).find((e) => e.manager === manager)
+        ?.fieldsV1,
+    );
+
+  it("the applier owns the element (`.`) and each of its fields; a set's element is a leaf", () => {
+    expect(fieldsOf(alpha, "alpha")).toBe(
+      '{"f:spec":{"f:entries":{"k:{\\"name\\":\\"a\\"}":{".":{},"f:name":{},"f:value":{}}},"f:tags":{"v:\\"x\\"":{}}}}',
+    );
+  });
+
+  it("a second manager may add a field to another's element: no conflict, each owns its own", () => {
+    const both = apply(alpha, "beta", { entries: [{ name: "a", extra: "e" }] });
+    expect(both.spec).toMatchObject({ entries: [{ name: "a", value: "1", extra: "e" }] });
+    expect(fieldsOf(both, "beta")).toBe(
+      '{"f:spec":{"f:entries":{"k:{\\"name\\":\\"a\\"}":{".":{},"f:extra":{},"f:name":{}}}}}',
+    );
+  });
+
+  it("an element the applier stops applying stays while another manager owns a field of it, with that field", () => {
+    const both = apply(alpha, "beta", { entries: [{ name: "a", extra: "e" }] });
+    const dropped = apply(both, "alpha", { tags: ["x"] });
+    expect(dropped.spec).toEqual({ entries: [{ name: "a", extra: "e" }], tags: ["x"] });
+  });
+
+  it("an element no one else owns goes with the applier's last apply of it", () => {
+    const dropped = apply(alpha, "alpha", { tags: ["x"] });
+    expect(dropped.spec).toEqual({ tags: ["x"] });
+  });
+});
+
+describe("server-side apply: an atomic map (x-kubernetes-map-type: atomic, a built-in's atomic struct) is one field", () => {
+  const types: ListTypes = (p) => (p === "spec.ref" ? { type: "atomic" } : undefined);
+  const applyRef = (
+    live: KubeObject | undefined,
+    manager: string,
+    spec: Record<string, unknown>,
+    force = false,
+  ) => {
+    const r = serverSideApply(live, probe(spec), manager, force, "example.com/v1", "t", undefined, types);
+    return { ...r.object, metadata: { ...r.object.metadata, managedFields: r.managedFields } } as KubeObject;
+  };
+  const first = applyRef(undefined, "alpha", { ref: { kind: "K", name: "n" } });
+
+  it("is owned whole and replaced, not merged", () => {
+    const entries = (first.metadata?.managedFields ?? []) as ManagedFieldsEntry[];
+    expect(JSON.stringify(entries[0]?.fieldsV1)).toBe('{"f:spec":{"f:ref":{}}}');
+    const replaced = applyRef(first, "alpha", { ref: { name: "m" } });
+    expect(replaced.spec).toEqual({ ref: { name: "m" } });
+  });
+
+  it("another manager's different value conflicts on the map itself", () => {
+    expect(() => applyRef(first, "beta", { ref: { kind: "K", name: "other" } })).toThrowError(
+      expect.objectContaining({
+        code: 409,
+        message: 'Apply failed with 1 conflict: conflict with "alpha": .spec.ref',
+      }),
+    );
   });
 });

@@ -5,6 +5,7 @@
  * No storage, no clock, no admission: the write path (write-path.ts) calls these in kube's order.
  */
 import { isRecord, jsonEqual, type KubeObject } from "../../kube/object.js";
+import { builtinFieldTypes } from "../builtin-shapes.js";
 import { builtinCauses, builtinDecodeProblem } from "../builtin-validation.js";
 import type { ListTypes, ManagedFieldsEntry } from "../managed-fields.js";
 import {
@@ -285,7 +286,7 @@ export const checkPrecondition = (
 /** The list types a kind's schema declares, for server-side apply and field ownership (none for built-ins). */
 export const listTypesOf = (res: ResourceInfo, version: string): ListTypes | undefined => {
   const crd = res.crd;
-  return crd ? (path) => crd.listType(version, path) : undefined;
+  return crd ? (path) => crd.listType(version, path) : builtinFieldTypes(res.group, res.kind);
 };
 
 /**

@@ -341,6 +341,7 @@ export function compileCrd(crd: KubeObject): CompileResult {
       const type = node?.schema["x-kubernetes-list-type"];
       if (type === "set") return { type: "set" };
       if (type === "map") return { type: "map", keys: node?.schema["x-kubernetes-list-map-keys"] ?? [] };
+      if (node?.schema["x-kubernetes-map-type"] === "atomic") return { type: "atomic" };
       return undefined;
     },
     validate: (version, obj, oldObj) => {
