@@ -1358,7 +1358,7 @@ const managersOf = (r: Reply): unknown => {
     ? mf
         .map(
           (m: Record<string, unknown>) =>
-            `${m.manager} ${m.operation}${m.subresource ? ` ${m.subresource}` : ""}`,
+            `${m.manager} ${m.operation}${m.subresource ? ` ${m.subresource}` : ""} ${JSON.stringify(m.fieldsV1)}`,
         )
         .sort()
     : null;
@@ -2696,17 +2696,20 @@ const escalationProbes: Probe[] = [
   ),
 ];
 
-/** The object as created, but for what differs by server and moment (uid, resourceVersion, timestamps). */
 /**
- * The object as created, but for what differs by server and moment (uid, resourceVersion, timestamps) and
- * the managed field sets' contents (decision 84: kube also records a map a write adds as a member, `.`),
- * compared on their own by "managed fields: …".
+ * The object as created, but for what differs by server and moment (uid, resourceVersion, timestamps); each
+ * managed field set is compared whole (decision 90).
  */
 const withoutVolatile = (body: Record<string, unknown>): Record<string, unknown> => {
   const { uid, resourceVersion, creationTimestamp, managedFields, ...metadata } = (body.metadata ??
     {}) as Record<string, unknown>;
   const managers = Array.isArray(managedFields)
-    ? managedFields.map((m: Record<string, unknown>) => `${m.manager} ${m.operation} ${m.apiVersion}`)
+    ? managedFields
+        .map(
+          (m: Record<string, unknown>) =>
+            `${m.manager} ${m.operation} ${m.apiVersion} ${JSON.stringify(m.fieldsV1)}`,
+        )
+        .sort() // their order depends on whether writes fell in the same second
     : undefined;
   return { ...body, metadata: { ...metadata, managedFields: managers } };
 };
@@ -3185,17 +3188,6 @@ const reviewProbes: Probe[] = [
     withMessage,
   ),
   ask(
-    "managed fields: a map a create adds is a member of the field set",
-    "admin",
-    "POST",
-    CMS,
-    cm("mf-dot", { data: { a: "b" } }, { labels: { x: "y" } }),
-    (r) => {
-      const mf = get(r.body, "metadata.managedFields");
-      return { code: code(r), fieldsV1: Array.isArray(mf) ? mf.map((m) => get(m, "fieldsV1")) : null };
-    },
-  ),
-  ask(
     "discovery of authorization.k8s.io/v1",
     "admin",
     "GET",
@@ -3284,6 +3276,98 @@ const impersonationProbes: Probe[] = [
   ),
 ];
 
+/**
+ * Each manager's field set, as kube writes it (decision 90: structured-merge-diff's rules), sorted: the
+ * entries' order depends on whether two writes fell in the same second (pinned in managed-fields.test.ts).
+ */
+const fieldSets = (r: Reply): unknown => {
+  const mf = get(r.body, "metadata.managedFields");
+  return {
+    code: code(r),
+    fieldSets: Array.isArray(mf)
+      ? mf
+          .map((m: Record<string, unknown>) => `${m.manager} ${m.operation} ${JSON.stringify(m.fieldsV1)}`)
+          .sort()
+      : statusOf(r),
+  };
+};
+const applyEntries = (manager: string, spec: Record<string, unknown>, force = false): Probe =>
+  ask(
+    `managed fields: ${manager} applies ${JSON.stringify(spec)}${force ? " by force" : ""}`,
+    "admin",
+    "PATCH",
+    `${PROBES}/mf-ssa?fieldManager=${manager}${force ? "&force=true" : ""}`,
+    pr("mf-ssa", spec),
+    (r) => ({ ...(fieldSets(r) as object), spec: get(r.body, "spec") }),
+    APPLY,
+  );
+
+/** Managed fields: which nodes each manager owns after creates, updates and applies. */
+const managedFieldsProbes: Probe[] = [
+  ask(
+    "managed fields: a map a create adds is a member of the field set",
+    "admin",
+    "POST",
+    CMS,
+    cm("mf-dot", { data: { a: "b" } }, { labels: { x: "y" } }),
+    fieldSets,
+  ),
+  ask(
+    "managed fields: an update takes what it changes and adds from the creator",
+    "admin",
+    "PATCH",
+    `${CMS}/mf-dot?fieldManager=editor`,
+    { metadata: { labels: { x: "w", y: "z" } }, data: { c: "d" } },
+    fieldSets,
+    MERGE,
+  ),
+  ask(
+    "managed fields: an update removing a map takes it from everyone",
+    "admin",
+    "PATCH",
+    `${CMS}/mf-dot?fieldManager=remover`,
+    { data: null },
+    fieldSets,
+    MERGE,
+  ),
+  ask(
+    "managed fields: a custom resource's create adds its spec",
+    "admin",
+    "POST",
+    `${PROBES}?fieldManager=creator`,
+    pr("mf-cr", { size: "small", nested: { must: "m" }, entries: [{ name: "a", value: "1" }] }),
+    fieldSets,
+  ),
+  ask(
+    "managed fields: an update of an associative list's element takes its field",
+    "admin",
+    "PATCH",
+    `${PROBES}/mf-cr?fieldManager=editor`,
+    { spec: { entries: [{ name: "a", value: "2" }, { name: "b" }], nested: { must: "m", other: "o" } } },
+    fieldSets,
+    MERGE,
+  ),
+  applyEntries("alpha", { entries: [{ name: "a", value: "1" }], tags: ["x"] }),
+  applyEntries("beta", { entries: [{ name: "a", value: "2" }] }),
+  applyEntries("beta", { entries: [{ name: "a", value: "2" }] }, true),
+  applyEntries("alpha", { tags: ["x"] }),
+  applyEntries("beta", { tags: ["y"] }),
+  ask(
+    "managed fields: an apply changing a RoleBinding's roleRef conflicts on the whole roleRef",
+    "admin",
+    "PATCH",
+    `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings/pb-rb?fieldManager=other`,
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "pb-rb" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "elsewhere" },
+    },
+    (r) => ({ ...(statusOf(r) as object), message: withMessage(r) }),
+    APPLY,
+  ),
+];
+
 export const PROBE_LIST: Probe[] = [
   ...pathProbes,
   ...notFoundProbes,
@@ -3303,6 +3387,7 @@ export const PROBE_LIST: Probe[] = [
   ...rbacProbes,
   ...escalationProbes,
   ...reviewProbes,
+  ...managedFieldsProbes,
   ...impersonationProbes,
   ...gcProbes,
   ...gcCoordinateProbes,

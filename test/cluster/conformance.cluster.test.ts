@@ -60,11 +60,6 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
   // (test/cluster/deep-objects.cluster.test.ts).
   "deep objects: a Machine 9997 levels deep is refused":
     "kube-apiserver stores it unreadable (500 on create and on every read); the local server stores and serves it",
-  // decisions.md 84 (found 2026-12-02): an Update records a map (or list element) the write added as a
-  // member of the manager's field set (`".": {}`); the local server records leaves only. Not yet closed:
-  // kube's apply consults those memberships when it prunes what a manager stopped applying (issue 22 note).
-  "managed fields: a map a create adds is a member of the field set":
-    'kube-apiserver records an added map as a member (".": {}); the local server records its leaves only',
 };
 
 interface Connection {
