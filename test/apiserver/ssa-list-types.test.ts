@@ -27,8 +27,9 @@ const apply = (
   manager: string,
   spec: Record<string, unknown>,
   force = false,
+  types: ListTypes = listTypes,
 ) => {
-  const r = serverSideApply(live, probe(spec), manager, force, "example.com/v1", "t", undefined, listTypes);
+  const r = serverSideApply(live, probe(spec), manager, force, "example.com/v1", "t", undefined, types);
   return { ...r.object, metadata: { ...r.object.metadata, managedFields: r.managedFields } } as KubeObject;
 };
 
@@ -132,15 +133,8 @@ describe("server-side apply: an associative list's element is a member with its 
 
 describe("server-side apply: an atomic map (x-kubernetes-map-type: atomic, a built-in's atomic struct) is one field", () => {
   const types: ListTypes = (p) => (p === "spec.ref" ? { type: "atomic" } : undefined);
-  const applyRef = (
-    live: KubeObject | undefined,
-    manager: string,
-    spec: Record<string, unknown>,
-    force = false,
-  ) => {
-    const r = serverSideApply(live, probe(spec), manager, force, "example.com/v1", "t", undefined, types);
-    return { ...r.object, metadata: { ...r.object.metadata, managedFields: r.managedFields } } as KubeObject;
-  };
+  const applyRef = (live: KubeObject | undefined, manager: string, spec: Record<string, unknown>) =>
+    apply(live, manager, spec, false, types);
   const first = applyRef(undefined, "alpha", { ref: { kind: "K", name: "n" } });
 
   it("is owned whole and replaced, not merged", () => {
