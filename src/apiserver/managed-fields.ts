@@ -1,17 +1,19 @@
 /**
  * Field ownership as kube-apiserver tracks it in `metadata.managedFields` (fieldsV1 sets), and server-side
- * apply on top of it. Pure functions over plain objects.
+ * apply on top of it, by structured-merge-diff's rules (decisions 71, 84, 90). Pure functions over plain
+ * objects.
  *
- * What is modelled (recorded in docs/decisions.md): maps are granular per key; lists are atomic (the list
- * is one field) except `metadata.finalizers` (a set: `v:"name"` per element),
- * `metadata.ownerReferences` (associative by uid: `k:{"uid":…}` per element) and the lists a CRD's schema
- * declares `x-kubernetes-list-type: set` or `map` (by their `x-kubernetes-list-map-keys`), passed in as
- * `ListTypes`. An element of an associative list is owned whole (kube tracks its fields one by one). A manager that stops applying
- * a field loses it; the field is removed from the object only when no other manager owns it. An apply that
- * would change a field another manager owns is a conflict (409) unless `force`, which moves ownership.
- * Update/Patch requests make their manager the owner of every field they changed.
+ * What is modelled: maps are granular per key unless atomic (`x-kubernetes-map-type: atomic`, a built-in's
+ * atomic struct); lists are atomic (the list is one field) except `metadata.finalizers` (a set: `v:"name"`
+ * per element), `metadata.ownerReferences` (associative by uid, each element an atomic struct) and the lists
+ * a CRD's schema declares `x-kubernetes-list-type: set` or `map` (by their `x-kubernetes-list-map-keys`),
+ * passed in as `ListTypes`. A field set holds leaves and members (`.`: a map or element owned as a node).
+ * An Update owns what it held less what it removed, plus what it modified or added (an added map or element
+ * as a member with its fields); others lose all three. An Apply owns its leaves, set elements and each
+ * associative element with its fields; a manager that stops applying a field loses it, and the field is
+ * removed from the object only when no other manager owns it (or anything under it). An apply that would
+ * change a field another manager owns is a conflict (409) unless `force`, which moves ownership.
  */
-
 import { cloneJson } from "../json-text.js";
 import { isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
 import { emptyObjectOf } from "./builtin-shapes.js";
