@@ -9,6 +9,7 @@
  * (a non-pointer struct is never omitted, `omitempty` or not). Custom resources are `Unstructured`: empty.
  */
 
+import { splitApiVersion } from "../kube/discovery.js";
 import type { ListTypes } from "./managed-fields.js";
 
 type Empty = Readonly<Record<string, unknown>>;
@@ -89,7 +90,6 @@ const EMPTY_OBJECTS: Readonly<Record<string, Empty>> = {
   "authentication.k8s.io/SelfSubjectReview": { ...META, status: { userInfo: {} } },
   "authorization.k8s.io/SubjectAccessReview": { ...REVIEW, status: { allowed: false } },
   "authorization.k8s.io/SelfSubjectAccessReview": { ...REVIEW, status: { allowed: false } },
-  "authorization.k8s.io/LocalSubjectAccessReview": { ...REVIEW, status: { allowed: false } },
   "authorization.k8s.io/SelfSubjectRulesReview": {
     ...REVIEW,
     status: { resourceRules: null, nonResourceRules: null, incomplete: false },
@@ -101,9 +101,7 @@ const NOTHING: Empty = {};
 /** The object a create of `obj`'s kind is compared with (custom and unknown kinds: nothing). */
 export const emptyObjectOf = (obj: { apiVersion?: unknown; kind?: unknown }): Empty => {
   if (typeof obj.apiVersion !== "string" || typeof obj.kind !== "string") return NOTHING;
-  const slash = obj.apiVersion.indexOf("/");
-  const group = slash < 0 ? "" : obj.apiVersion.slice(0, slash);
-  return EMPTY_OBJECTS[`${group}/${obj.kind}`] ?? NOTHING;
+  return EMPTY_OBJECTS[`${splitApiVersion(obj.apiVersion).group}/${obj.kind}`] ?? NOTHING;
 };
 
 const SELECTOR = ["spec.selector"]; // metav1.LabelSelector is +structType=atomic

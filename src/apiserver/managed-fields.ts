@@ -139,24 +139,14 @@ export const fieldPaths = (obj: unknown, listTypes: ListTypes = NO_LIST_TYPES): 
   return out;
 };
 
-const valueAt = (obj: unknown, path: string): unknown => {
-  let cur: unknown = obj;
-  for (const seg of path.split(SEP)) {
-    if (seg.startsWith("f:")) {
-      if (!isRecord(cur)) return undefined;
-      cur = cur[seg.slice(2)];
-    } else if (seg.startsWith("v:") || seg.startsWith("k:")) {
-      cur = Array.isArray(cur) ? cur.find((i) => isElement(i, seg)) : undefined;
-    } else return undefined;
-  }
-  return cur;
-};
-
 /** The value under `seg` (a field of a map, an element of a list). */
 const childAt = (holder: unknown, seg: string): unknown => {
   if (seg.startsWith("f:")) return isRecord(holder) ? holder[seg.slice(2)] : undefined;
   return Array.isArray(holder) ? holder.find((i) => isElement(i, seg)) : undefined;
 };
+
+/** The node at a field-set path, or undefined. */
+const valueAt = (obj: unknown, path: string): unknown => path.split(SEP).reduce(childAt, obj);
 
 /**
  * Removes the field or element at `path` from `obj` (in place: the caller's copy), and what the removal
@@ -255,10 +245,6 @@ export interface Comparison {
   readonly added: Set<string>;
 }
 
-/** Whether the elements of the list at `path` are tracked one by one, and then whether each is atomic. */
-const elementsOf = (path: string, listTypes: ListTypes): ListType | undefined =>
-  listTypeAt(schemaPathOf(path), listTypes);
-
 /** A list's elements by their path segment (the first of duplicates, as the rest cannot be told apart). */
 const elementsBySegment = (list: unknown, path: string, listTypes: ListTypes): Map<string, unknown> => {
   const out = new Map<string, unknown>();
@@ -321,7 +307,7 @@ export const compareForUpdate = (
       pushChildren(isRecord(l) ? l : {}, isRecord(r) ? r : {}, path);
       continue;
     }
-    const lt = Array.isArray(l) || Array.isArray(r) ? elementsOf(path, listTypes) : undefined;
+    const lt = Array.isArray(l) || Array.isArray(r) ? listTypeAt(schemaPathOf(path), listTypes) : undefined;
     if (!lt || lt.type === "atomic") {
       leaf(l, r, path);
       continue;
