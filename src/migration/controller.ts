@@ -2,9 +2,11 @@
  * The handover controller shell (SPEC §3, §7): one implementation for Machines and MachineSets, keyed by
  * MAPI name. Every reconcile reads the snapshot from the informer cache and asks the pure planner for the
  * next step; a step that writes is planned again from live reads (SPEC §3.5: a cache can lag behind this
- * process's own writes, and a new leader's cache is as old as its last event), and at most ONE guarded
- * write (the request ./write.ts builds) is executed before returning; the watch event of that write brings
- * the next step. A write whose reply was lost is settled before anything else is decided. Waits requeue
+ * process's own writes, and a new leader's cache is as old as its last event), and its guarded write (the
+ * request ./write.ts builds) is sent — followed at once by the writes SPEC lets follow it without waiting
+ * for the cache (the planner's `chainedStep`, decision 91), each planned from those live reads with the
+ * written object replaced by the server's answer. The watch events of those writes bring the next step;
+ * nothing is planned from a cache that lacks any of them. A write whose reply was lost is settled before anything else is decided. Waits requeue
  * with a per-key growing delay, blocks requeue slowly, a 409 is thrown for the runtime to back off. It
  * reports per SPEC §3.4 (./reporting.ts, ./metrics.ts). The planning itself, the checks and the request
  * bodies are not here.
@@ -31,7 +33,7 @@ import { opposite, statusAuthorityReading } from "../protocol/authority.js";
 import type { MigrationMetrics } from "./metrics.js";
 import { migrationMetrics } from "./metrics.js";
 import type { PlanOptions } from "./planner.js";
-import { planHandover } from "./planner.js";
+import { chainedStep, planHandover } from "./planner.js";
 import type { SnapshotNamespaces } from "./read-snapshot.js";
 import { readHandoverSnapshot, readLiveHandoverSnapshot } from "./read-snapshot.js";
 import type { GaugeRows, KeyMemory, WaitBackoff } from "./reporting.js";
@@ -49,7 +51,7 @@ import {
   withStep,
 } from "./reporting.js";
 import type { HandoverKind, HandoverSnapshot, ObjectRef } from "./snapshot.js";
-import { objectOf } from "./snapshot.js";
+import { objectOf, withObject } from "./snapshot.js";
 import type { Step } from "./steps.js";
 import { isWrite, stepName } from "./steps.js";
 import { migrationWatches } from "./watches.js";
@@ -60,6 +62,11 @@ import { requestOf } from "./write.js";
 const DEFAULT_STUCK_AFTER_MS = 15 * 60_000;
 /** A blocked handover needs a person; re-planning now and then only catches a change nobody watched. */
 const DEFAULT_BLOCKED_REQUEUE_MS = 5 * 60_000;
+/**
+ * The most writes one reconcile sends (decision 91). The longest chain SPEC allows is four (step 4's two
+ * writes and step 5's two); the bound only stops a planner that would keep answering the same write.
+ */
+const MAX_CHAIN = 4;
 /** The field manager of the controller's writes (shown in managedFields). */
 const MIGRATION_FIELD_MANAGER = "machine-api-migration";
 
@@ -110,20 +117,19 @@ const typeOfTarget = (
 };
 
 /**
- * Whether the cache still shows the object of our last write as it was before that write (same name, the
- * resourceVersion the write was planned from). A gone object or any newer version includes the write: it
- * was conditional on the planned version, so it is that version's direct successor.
+ * Whether the cache still shows the object of one of our last writes as it was before that write (same
+ * name, the resourceVersion the write was planned from). A gone object or any newer version includes the
+ * write: it was conditional on the planned version, so it is that version's direct successor.
  */
-const ownWriteUnseen = (s: HandoverSnapshot, m: KeyMemory): boolean => {
-  const pending = m.pendingWrite;
-  if (!pending) return false;
-  const o = objectOf(s, pending.role);
-  return (
-    o !== undefined &&
-    nameOf(o) === pending.name &&
-    o.metadata?.resourceVersion === pending.plannedResourceVersion
-  );
-};
+const ownWriteUnseen = (s: HandoverSnapshot, m: KeyMemory): boolean =>
+  (m.pendingWrites ?? []).some((pending) => {
+    const o = objectOf(s, pending.role);
+    return (
+      o !== undefined &&
+      nameOf(o) === pending.name &&
+      o.metadata?.resourceVersion === pending.plannedResourceVersion
+    );
+  });
 
 /**
  * Whether a failed write may still have been applied, or be applied later: no answer at all (connection
@@ -168,11 +174,11 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
 
   /**
    * Sends the request through kube/write.ts's guarded send (a failed `test` is a ConflictError like a 409);
-   * answers the resourceVersion the server gave the object.
+   * answers the object as the server wrote it.
    */
-  const send = async (request: PatchRequest): Promise<string | undefined> => {
+  const send = async (request: PatchRequest): Promise<KubeObject> => {
     const { target } = request;
-    const written = await sendGuardedPatch(
+    return sendGuardedPatch(
       client,
       typeOfTarget(target, kind, infraMachineTypes),
       target,
@@ -185,7 +191,6 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
         : { type: "json", body: request.body },
       fieldManager,
     );
-    return written.metadata?.resourceVersion;
   };
 
   /** Bookkeeping of the writes that end or start a handover: start time, counters, duration. */
@@ -214,7 +219,10 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     }
   };
 
-  /** The bookkeeping of a write the server accepted: the watch event to wait for, metrics, the Event. */
+  /**
+   * The bookkeeping of a write the server accepted: the watch event to wait for (added to those of the
+   * writes before it in this reconcile), metrics, the Event.
+   */
   const wrote = async (
     s: HandoverSnapshot,
     m: KeyMemory,
@@ -229,14 +237,17 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
         waitDelayMs: undefined,
         unconfirmedWrite: undefined,
         // A write the server took as a no-op (same resourceVersion) brings no watch event to wait for.
-        pendingWrite:
+        pendingWrites:
           writtenVersion === request.target.resourceVersion
-            ? undefined
-            : {
-                role: request.target.role,
-                name: request.target.name,
-                plannedResourceVersion: request.target.resourceVersion,
-              },
+            ? m.pendingWrites
+            : [
+                ...(m.pendingWrites ?? []),
+                {
+                  role: request.target.role,
+                  name: request.target.name,
+                  plannedResourceVersion: request.target.resourceVersion,
+                },
+              ],
       },
       step,
       now,
@@ -257,7 +268,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     m: KeyMemory,
     step: Step,
     request: PatchRequest,
-  ): Promise<string | undefined> => {
+  ): Promise<KubeObject> => {
     try {
       return await send(request);
     } catch (e) {
@@ -314,7 +325,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     if (signal?.aborted) return { memory: m, result: {} };
     if (!(await clearToWrite(step, target.name))) return { memory: m, result: {} };
     // A refusal of the copy settles it too (the first attempt, on the same state, can only be refused as well).
-    const writtenVersion = await sendRemembering(name, settled, step, request);
+    const written = await sendRemembering(name, settled, step, request);
     logger.info(
       {
         name,
@@ -330,11 +341,57 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
       withStep(settled, stepName(step), now),
       step,
       request,
-      writtenVersion,
+      written.metadata?.resourceVersion,
       now,
     );
     memory.set(name, next);
     return { memory: next, result: {} };
+  };
+
+  /**
+   * Sends the write `first`, then each write SPEC lets follow it before the cache shows it (decision 91:
+   * `chainedStep`), each planned from this reconcile's live reads with the written object replaced by the
+   * server's answer, and each with its own platform check and resourceVersion precondition. Ends at the
+   * first step that is not such a write, at a write the server took as a no-op, or at MAX_CHAIN writes.
+   */
+  const writeChain = async (
+    name: string,
+    live: HandoverSnapshot,
+    first: Step,
+    start: KeyMemory,
+    startedAt: number,
+    signal: AbortSignal | undefined,
+  ): Promise<ReconcileResult> => {
+    // Every earlier write is in the cache (or this reconcile would have waited for it): only this chain's count.
+    let m: KeyMemory = { ...start, pendingWrites: undefined };
+    let s = live;
+    let step = first;
+    let now = startedAt;
+    for (let n = 1; ; n++) {
+      const request = requestOf(step);
+      if (!request) {
+        memory.set(name, m);
+        return {};
+      }
+      if (signal?.aborted) return {};
+      if (!(await clearToWrite(step, name))) return {};
+      const written = await sendRemembering(name, m, step, request);
+      const { target } = request;
+      logger.info(
+        { name, step: stepName(step), target: `${target.role} ${target.namespace}/${target.name}` },
+        "wrote",
+      );
+      const writtenVersion = written.metadata?.resourceVersion;
+      m = await wrote(s, m, step, request, writtenVersion, now);
+      memory.set(name, m);
+      if (writtenVersion === target.resourceVersion || n >= MAX_CHAIN) return {};
+      s = withObject(s, target.role, written);
+      now = clock.now();
+      const next = chainedStep(step, s, new Date(now), planOptions);
+      if (!next) return {};
+      step = next;
+      m = withStep(m, stepName(step), now);
+    }
   };
 
   const reconcile = async (name: string, signal?: AbortSignal): Promise<ReconcileResult> => {
@@ -398,23 +455,8 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
         log.debug("blocked");
         return { requeueAfterMs: blockedRequeueMs };
       }
-      default: {
-        const request = requestOf(step);
-        if (!request) {
-          memory.set(name, m);
-          return {};
-        }
-        if (signal?.aborted) return {};
-        if (!(await clearToWrite(step, name))) return {};
-        const writtenVersion = await sendRemembering(name, m, step, request);
-        log.info(
-          { target: `${request.target.role} ${request.target.namespace}/${request.target.name}` },
-          "wrote",
-        );
-        m = await wrote(s, m, step, request, writtenVersion, now);
-        memory.set(name, m);
-        return {};
-      }
+      default:
+        return writeChain(name, s, step, m, now, signal);
     }
   };
 

@@ -442,3 +442,35 @@ export const planHandover = (s: HandoverSnapshot, now: Date, options: PlanOption
     }
   }
 };
+
+/**
+ * Which write may follow which within one reconcile (decision 91): the pairs whose second write SPEC §3.1
+ * does not tie to the cache showing the first. Step 4's two writes; step 4 → step 5; step 5's, step 8's and
+ * step 11's objects one after the other; step 10 → step 11. Never across step 8 → 9 or 9 → 10 ("requeue until
+ * the cache shows them"), nor into a wait. Rules as data: a kind missing here ends the chain.
+ */
+const CHAINS: Partial<Record<Step["kind"], readonly Step["kind"][]>> = {
+  recordPausedFalseAt: ["startMigration"],
+  startMigration: ["pause"],
+  pause: ["pause"],
+  addFinalizers: ["addFinalizers"],
+  completeMigration: ["unpause"],
+  unpause: ["unpause"],
+};
+
+/**
+ * The write to send next in the same reconcile after `previous` landed, planned from `after` — the live
+ * snapshot of this reconcile with the written object replaced by the server's answer to the write — or
+ * undefined when the reconcile ends there. A deletion anywhere (SPEC §3.5) always ends it: those branches
+ * decide between roll-back and completion, and each such decision gets reads of its own.
+ */
+export const chainedStep = (
+  previous: Step,
+  after: HandoverSnapshot,
+  now: Date,
+  options: PlanOptions = {},
+): Step | undefined => {
+  if (!CHAINS[previous.kind] || endingRoles(after).length > 0) return undefined;
+  const next = planHandover(after, now, options);
+  return CHAINS[previous.kind]?.includes(next.kind) ? next : undefined;
+};

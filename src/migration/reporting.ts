@@ -16,6 +16,13 @@ import type { HandoverEvent, Step } from "./steps.js";
 import { stepName } from "./steps.js";
 import type { PatchRequest } from "./write.js";
 
+/** A write of ours the cache may not show yet. */
+export interface PendingWrite {
+  role: Role;
+  name: string;
+  plannedResourceVersion: string;
+}
+
 /** What the shell remembers about one key between reconciles; lost on restart, rebuilt from the cache. */
 export interface KeyMemory {
   /** The last Event emitted for this key (reason and message): a repeat of it is not a transition. */
@@ -28,11 +35,12 @@ export interface KeyMemory {
   /** When (ms) the handover started: the start write, or the cache's `AwaitingFinalSync` transition. */
   startedAt?: number;
   /**
-   * The last write: its target and the resourceVersion it was planned from. While the cache still shows
-   * that resourceVersion, the write has not been observed yet and re-planning from the cache would only
-   * repeat it (and get 409), so the shell requeues instead.
+   * The writes of the last reconcile that wrote (one, or a chain of them, decision 91): each target and the
+   * resourceVersion it was planned from. While the cache still shows any of those resourceVersions, a write
+   * has not been observed yet and re-planning from the cache would only repeat it (and get 409), so the
+   * shell requeues instead.
    */
-  pendingWrite?: { role: Role; name: string; plannedResourceVersion: string };
+  pendingWrites?: readonly PendingWrite[];
   /**
    * A write whose reply never came (a transport failure or a 5xx): the server may have applied it, or may
    * still apply it up to its request timeout. Nothing is decided for the key until it is settled (SPEC §3.5).

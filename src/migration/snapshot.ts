@@ -60,6 +60,12 @@ export const refOf = (role: Role, object: KubeObject): ObjectRef => ({
 export const objectOf = (snapshot: HandoverSnapshot, role: Role): KubeObject | undefined =>
   objectOfRole(snapshot, role);
 
+/** The snapshot with `role`'s object replaced: the server's answer to a write of it (decision 91). */
+export const withObject = (snapshot: HandoverSnapshot, role: Role, object: KubeObject): HandoverSnapshot => ({
+  ...snapshot,
+  [role]: object,
+});
+
 export const phaseOf = (o: KubeObject | undefined): string => {
   const v = getPath(o, ["status", "phase"]);
   return typeof v === "string" ? v : "";

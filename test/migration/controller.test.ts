@@ -373,13 +373,64 @@ const metricValue = async (
   return match?.value;
 };
 
-describe("one step per reconcile (SPEC §3: one write, then return)", () => {
+/** A patch as the tables below name it: verb, subresource, target. */
+const callLabel = (c: Call): string => `${c.verb}${c.subresource ? `/${c.subresource}` : ""} ${c.role}`;
+
+/** The writes of each reconcile that wrote, in order. */
+const writeGroups = (env: Env, writesPerReconcile: readonly number[]): string[][] => {
+  const labels = env.calls.map(callLabel);
+  const groups: string[][] = [];
+  let at = 0;
+  for (const n of writesPerReconcile) {
+    if (n > 0) groups.push(labels.slice(at, at + n));
+    at += n;
+  }
+  return groups;
+};
+
+describe("the writes of one reconcile (SPEC §3.1, §3.5; decision 91: a chain only where SPEC waits for no cache)", () => {
+  // Each row: the writes of every reconcile that wrote. Steps 8 → 9 and 9 → 10 are never in one reconcile
+  // ("requeue until the cache shows them"); step 4's writes, step 5's and 11's objects, and 10 → 11 are.
+  const rows: { kind: HandoverKind; from: StableAuthority; groups: string[][] }[] = [
+    {
+      kind: "Machine",
+      from: "MachineAPI",
+      groups: [
+        ["merge mapi", "merge/status mapi"], // step 4: paused-false-at, Migrating
+        ["json infraMachine"], // step 8 (Cluster API's own finalizer is already on the paused CAPI Machine)
+        ["json mapi"], // step 9
+        ["merge/status mapi", "merge capi", "merge infraMachine"], // step 10, step 11
+      ],
+    },
+    {
+      kind: "Machine",
+      from: "ClusterAPI",
+      groups: [
+        ["merge mapi", "merge/status mapi", "merge capi", "merge infraMachine"], // step 4, step 5
+        ["json mapi"], // step 8
+        ["json infraMachine"], // step 9
+        ["merge/status mapi"], // step 10
+      ],
+    },
+  ];
+  for (const row of rows)
+    it(`${row.kind} ${row.from} → ${opposite(row.from)}: the writes grouped by reconcile`, async () => {
+      const env = setup(requestHandover(row.kind, row.from));
+      const writes = await driveToRest(env);
+      expect(writeGroups(env, writes)).toEqual(row.groups);
+      expect(statusAuthorityReading(env.world().s.mapi!)).toBe(opposite(row.from));
+    });
+
   for (const kind of ["Machine", "MachineSet"] as const)
     for (const from of ["MachineAPI", "ClusterAPI"] as const) {
-      it(`${kind} ${from} → ${opposite(from)}: every reconcile writes at most once and the handover completes`, async () => {
+      it(`${kind} ${from} → ${opposite(from)}: no reconcile writes a finalizer after another write, and the handover completes`, async () => {
         const env = setup(requestHandover(kind, from));
         const writes = await driveToRest(env);
-        expect(Math.max(...writes)).toBe(1);
+        for (const group of writeGroups(env, writes)) {
+          const finalizerWrites = group.filter((w) => w.startsWith("json"));
+          // Finalizer writes chain only with each other (one step's objects), never after another step.
+          if (finalizerWrites.length > 0) expect(finalizerWrites).toEqual(group);
+        }
         expect(statusAuthorityReading(env.world().s.mapi!)).toBe(opposite(from));
         expect(env.calls.length).toBe(writes.reduce((a, b) => a + b, 0));
       });
@@ -415,15 +466,30 @@ describe("one step per reconcile (SPEC §3: one write, then return)", () => {
   it("a write not yet observed in the cache is not repeated: requeue until the cache shows it", async () => {
     const env = setup(requestHandover("Machine", "MachineAPI"));
     await env.reconciler.reconcile(env.name);
-    expect(env.calls).toHaveLength(1);
-    // The cache still shows the state the write was planned from.
+    expect(env.calls.map(callLabel)).toEqual(["merge mapi", "merge/status mapi"]);
+    // The cache still shows the state the writes were planned from.
     const again = await env.reconciler.reconcile(env.name);
-    expect(env.calls).toHaveLength(1);
-    expect(again.requeueAfterMs).toBeGreaterThan(0);
-    env.sync();
-    await env.reconciler.reconcile(env.name);
     expect(env.calls).toHaveLength(2);
-    expect(env.calls[1]).toMatchObject({ role: "mapi", subresource: "status" });
+    expect(again.requeueAfterMs).toBeGreaterThan(0);
+    // The cache shows the first write of the chain but not the second: still nothing is planned from it.
+    const between = env.reconciler.memoryOf(env.name)?.pendingWrites?.[1]?.plannedResourceVersion;
+    expect(between).toBeDefined();
+    env.cacheShows(
+      edit(env.world().s, "mapi", (o) => {
+        o.metadata = { ...o.metadata, resourceVersion: between };
+        o.status = { ...(o.status as object), authoritativeAPI: "MachineAPI" };
+      }),
+    );
+    expect((await env.reconciler.reconcile(env.name)).requeueAfterMs).toBeGreaterThan(0);
+    expect(env.calls).toHaveLength(2);
+    // Once the cache shows both, the handover goes on (the acknowledgement and the final sync, then step 8).
+    for (let i = 0; i < 20 && env.calls.length === 2; i++) {
+      env.sync();
+      env.actors();
+      env.sync();
+      await env.reconciler.reconcile(env.name);
+    }
+    expect(env.calls.map(callLabel).slice(2)).toEqual(["json infraMachine"]);
   });
 
   it("SPEC §7 until observed in cache: nothing is planned from a cache that lacks our last write, even when another object's change arrived first", async () => {
@@ -453,12 +519,47 @@ describe("one step per reconcile (SPEC §3: one write, then return)", () => {
     expect(env.calls.at(-1)).toMatchObject({ subresource: "status" });
   });
 
+  it("every write of a chain is waited for: a cache that shows the last one but not the first plans nothing", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    // Up to the reconcile that writes step 10 and step 11's two unpauses.
+    for (
+      let i = 0;
+      i < 100 && callLabel(env.calls.at(-1) ?? { role: "mapi", verb: "" }) !== "merge infraMachine";
+      i++
+    ) {
+      env.sync();
+      env.actors();
+      env.sync();
+      await env.reconciler.reconcile(env.name);
+    }
+    expect(env.calls.map(callLabel).slice(-3)).toEqual([
+      "merge/status mapi",
+      "merge capi",
+      "merge infraMachine",
+    ]);
+    // Both unpauses reach the cache before the status write does.
+    env.syncExcept("mapi");
+    const reads = env.reads.length;
+    const calls = env.calls.length;
+    const r = await env.reconciler.reconcile(env.name);
+    expect(r.requeueAfterMs).toBeGreaterThan(0);
+    expect(env.reads).toHaveLength(reads);
+    expect(env.calls).toHaveLength(calls);
+    expect(env.events.filter((e) => e.reason === "MigrationCompleted")).toEqual([]);
+    env.sync();
+    await env.reconciler.reconcile(env.name);
+    expect(env.events.filter((e) => e.reason === "MigrationCompleted")).toHaveLength(1);
+    expect(env.calls).toHaveLength(calls);
+  });
+
   it("a write the server took as a no-op (same resourceVersion) is not waited for", async () => {
     const env = setup(requestHandover("Machine", "MachineAPI"));
     env.noopNextPatch();
     await env.reconciler.reconcile(env.name);
+    // Nothing changed, so nothing follows it in that reconcile, and the next one is not held back.
+    expect(env.calls).toHaveLength(1);
     await env.reconciler.reconcile(env.name);
-    expect(env.calls).toHaveLength(2);
+    expect(env.calls.map(callLabel)).toEqual(["merge mapi", "merge mapi", "merge/status mapi"]);
   });
 
   it("a stopped controller (aborted signal) does not write", async () => {
@@ -479,9 +580,9 @@ describe("409 and other API errors are thrown for the runtime to back off (SPEC 
     });
     const live = env.world().s.mapi?.metadata?.resourceVersion;
     await env.reconciler.reconcile(env.name);
-    expect(env.calls).toEqual([{ role: "mapi", verb: "merge" }]);
+    expect(env.calls[0]).toEqual({ role: "mapi", verb: "merge" });
     expect(env.reads).toContain(`get Machine ${MAPI_NS}/${env.name}`);
-    expect(env.reconciler.memoryOf(env.name)?.pendingWrite?.plannedResourceVersion).toBe(live);
+    expect(env.reconciler.memoryOf(env.name)?.pendingWrites?.[0]?.plannedResourceVersion).toBe(live);
   });
 
   it("a change between the live read and the write: the precondition fails with 409 and the reconcile throws", async () => {
@@ -496,7 +597,7 @@ describe("409 and other API errors are thrown for the runtime to back off (SPEC 
     env.failNextPatch(new ConflictError(409, "Conflict", "the object has been modified"));
     await expect(env.reconciler.reconcile(env.name)).rejects.toBeInstanceOf(ConflictError);
     await env.reconciler.reconcile(env.name);
-    expect(env.calls).toHaveLength(1);
+    expect(env.calls.map(callLabel)).toEqual(["merge mapi", "merge/status mapi"]);
   });
 });
 
@@ -655,8 +756,7 @@ describe("SPEC §3.5: a roll-back or a completion is decided from live reads, ne
   it("a write that landed but whose reply was lost is not sent again, and its transition is still reported once", async () => {
     const env = setup(requestHandover("Machine", "MachineAPI"));
     env.loseReply((role, patch) => role === "mapi" && patch.type === "merge" && env.calls.length === 2);
-    await env.reconciler.reconcile(env.name); // step 4: paused-false-at
-    env.sync();
+    // Step 4: paused-false-at, then the status write, whose reply is lost.
     await expect(env.reconciler.reconcile(env.name)).rejects.toBeInstanceOf(TransportError);
     expect(statusAuthorityReading(env.world().s.mapi!)).toBe("Migrating");
     env.sync();
@@ -745,7 +845,7 @@ describe("waits requeue with a growing per-key delay (SPEC §3.1 step 7)", () =>
     env.actors();
     env.sync();
     await env.reconciler.reconcile(env.name);
-    expect(env.calls).toHaveLength(1);
+    expect(env.calls.map(callLabel)).toEqual(["merge mapi", "merge/status mapi"]);
     expect(env.reconciler.memoryOf(env.name)?.waitDelayMs).toBeUndefined();
   });
 
@@ -1115,7 +1215,7 @@ describe("createMigrationController: watches, queue and gauges under the runtime
     };
   };
 
-  it("the initial replay and watched changes drive the handover one write at a time; gauges report only while it runs", async () => {
+  it("the initial replay and watched changes drive the handover; gauges report only while it runs", async () => {
     const env = fakeCluster(requestHandover("Machine", "MachineAPI"));
     const cache = fakeCache(env);
     cache.feed();
@@ -1133,9 +1233,7 @@ describe("createMigrationController: watches, queue and gauges under the runtime
       await metricValue(env.registry, "machine_api_migration_migrations_in_progress", { kind: "Machine" }),
     ).toBeUndefined();
     await controller.start();
-    // The initial replay reconciles the key: step 4's first write.
-    await vi.waitFor(() => expect(env.calls).toHaveLength(1));
-    cache.feed();
+    // The initial replay reconciles the key: step 4's two writes.
     await vi.waitFor(() => expect(env.calls).toHaveLength(2));
     expect(statusAuthorityReading(env.world().s.mapi!)).toBe("Migrating");
     cache.feed();

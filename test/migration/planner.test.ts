@@ -8,7 +8,7 @@ import type { StableAuthority } from "../../src/kube/kinds.js";
 import { ANNOTATIONS, CONDITIONS, FINALIZERS, PAUSED_BY_VALUE } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, conditionsOf, finalizersOf, generationOf } from "../../src/kube/object.js";
-import { planHandover, UNKNOWN_SOURCE_AUTHORITY } from "../../src/migration/planner.js";
+import { chainedStep, planHandover, UNKNOWN_SOURCE_AUTHORITY } from "../../src/migration/planner.js";
 import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
 import type { Step } from "../../src/migration/steps.js";
 import { isWrite, stepName } from "../../src/migration/steps.js";
@@ -1041,6 +1041,93 @@ describe("§3.5 deletion during a handover", () => {
       const s = edit(world.s, role, (o) => markDeleting(o, world.now));
       expect(plan(s)).toMatchObject({ kind: "cancelMigration", to: "MachineAPI" });
     });
+});
+
+describe("decision 91: which write follows which in one reconcile (chainedStep)", () => {
+  /**
+   * Every write of a whole handover (planner write, then the stand-ins), each paired with what `chainedStep`
+   * answers from the world right after it — before any other controller reacted, as the write's answer shows it.
+   */
+  const chainsOf = (kind: HandoverKind, from: StableAuthority): [string, string | undefined][] => {
+    let world = worldOf(requested(kind, from));
+    const pairs: [string, string | undefined][] = [];
+    for (let i = 0; i < 100; i++) {
+      const step = planHandover(world.s, new Date(world.now));
+      if (isWrite(step)) {
+        world = applyStep(world, step);
+        const next = chainedStep(step, world.s, new Date(world.now));
+        // What it answers is the planner's own next step for that world.
+        if (next) expect(next).toEqual(planHandover(world.s, new Date(world.now)));
+        pairs.push([step.kind, next?.kind]);
+        if (next) continue;
+      }
+      const before = world;
+      for (const actor of ACTORS) world = act(world, actor);
+      if (world === before && !isWrite(step)) return pairs;
+    }
+    throw new Error("no rest");
+  };
+
+  it.each([
+    {
+      kind: "Machine" as const,
+      from: "MachineAPI" as const,
+      // Step 4's two writes; step 6 (MAO's acknowledgement) is a wait; 8 → 9 and 9 → 10 wait for the cache;
+      // step 10 → 11 and step 11's two objects follow each other.
+      pairs: [
+        ["recordPausedFalseAt", "startMigration"],
+        ["startMigration", undefined],
+        ["addFinalizers", undefined],
+        ["removeFinalizers", undefined],
+        ["completeMigration", "unpause"],
+        ["unpause", "unpause"],
+        ["unpause", undefined],
+      ],
+    },
+    {
+      kind: "Machine" as const,
+      from: "ClusterAPI" as const,
+      // Step 4 → step 5: leaving ClusterAPI pauses the CAPI Machine, then its InfraMachine; then the waits.
+      pairs: [
+        ["recordPausedFalseAt", "startMigration"],
+        ["startMigration", "pause"],
+        ["pause", "pause"],
+        ["pause", undefined],
+        ["addFinalizers", undefined],
+        ["removeFinalizers", undefined],
+        ["completeMigration", undefined],
+      ],
+    },
+  ])("$kind $from → the other: every write and what may follow it at once", ({ kind, from, pairs }) => {
+    expect(chainsOf(kind, from)).toEqual(pairs);
+  });
+
+  it.each(BOTH)(
+    "$kind $from: step 8 → 9 and step 9 → 10 never follow at once (SPEC §3.1: requeue until the cache shows them)",
+    ({ kind, from }) => {
+      const pairs = chainsOf(kind, from);
+      for (const [previous, next] of pairs) {
+        if (previous === "addFinalizers") expect(next === undefined || next === "addFinalizers").toBe(true);
+        if (previous === "removeFinalizers") expect(next).toBeUndefined();
+      }
+    },
+  );
+
+  it("SPEC §3.5: a deletion ends the chain, even between two writes that would follow each other", () => {
+    const { world, step } = until(worldOf(requested("Machine", "MachineAPI")), is("completeMigration"));
+    const completed = applyStep(world, step);
+    expect(chainedStep(step, completed.s, NOW)?.kind).toBe("unpause");
+    const deleting = edit(completed.s, "capi", (o) => markDeleting(o, T0));
+    expect(chainedStep(step, deleting, NOW)).toBeUndefined();
+  });
+
+  it("a step that is not a write, or one no rule lets anything follow, ends it", () => {
+    const w = worldOf(requested("Machine", "MachineAPI"));
+    const s = w.s;
+    expect(chainedStep({ kind: "done", why: "steady" }, s, NOW)).toBeUndefined();
+    const { world, step } = until(w, is("removeFinalizers"));
+    expect(chainedStep(step, applyStep(world, step).s, NOW)).toBeUndefined();
+  });
 });
 
 describe("the shell's contract", () => {
