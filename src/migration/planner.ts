@@ -446,15 +446,17 @@ export const planHandover = (s: HandoverSnapshot, now: Date, options: PlanOption
 /**
  * Which write may follow which within one reconcile (decision 91): the pairs whose second write SPEC §3.1
  * does not tie to the cache showing the first. Step 4's two writes; step 4 → step 5; step 5's, step 8's and
- * step 11's objects one after the other; step 10 → step 11. Never across step 8 → 9 or 9 → 10 ("requeue until
- * the cache shows them"), nor into a wait. Rules as data: a kind missing here ends the chain.
+ * step 11's objects one after the other. Never across step 8 → 9 or 9 → 10 ("requeue until the cache shows
+ * them"), nor into a wait. Step 10 → 11 is allowed by SPEC but measured slower: unpausing the CAPI side in
+ * the same instant as the status write set the CAPI stand-ins going before the sync had mirrored the new
+ * authority, and their status churn cost more sync reconciles and 409s than the reads it saved (decision 91).
+ * Rules as data: a kind missing here ends the chain.
  */
 const CHAINS: Partial<Record<Step["kind"], readonly Step["kind"][]>> = {
   recordPausedFalseAt: ["startMigration"],
   startMigration: ["pause"],
   pause: ["pause"],
   addFinalizers: ["addFinalizers"],
-  completeMigration: ["unpause"],
   unpause: ["unpause"],
 };
 
