@@ -3,7 +3,7 @@
  * ./world.ts as the live state, a cache that shows it only when the test syncs it (so a lagging cache is
  * easy to stage), a client whose patches follow the API server's rules (resourceVersion preconditions,
  * JSON Patch tests, the status subresource), the stand-in controllers of ./world.ts, a manual clock and a
- * recording event recorder. Covers: one write per reconcile, waits requeue with a growing delay, one
+ * recording event recorder. Covers: the writes of one reconcile (decision 91's chains), waits requeue with a growing delay, one
  * Event per transition, the metrics, stuck detection, 409 → error, and the watches' key mappers.
  */
 import jsonpatch from "fast-json-patch";
