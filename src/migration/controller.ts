@@ -6,10 +6,10 @@
  * request ./write.ts builds) is sent — followed at once by the writes SPEC lets follow it without waiting
  * for the cache (the planner's `chainedStep`, decision 91), each planned from those live reads with the
  * written object replaced by the server's answer. The watch events of those writes bring the next step;
- * nothing is planned from a cache that lacks any of them. A write whose reply was lost is settled before anything else is decided. Waits requeue
- * with a per-key growing delay, blocks requeue slowly, a 409 is thrown for the runtime to back off. It
- * reports per SPEC §3.4 (./reporting.ts, ./metrics.ts). The planning itself, the checks and the request
- * bodies are not here.
+ * nothing is planned from a cache that lacks any of them. A write whose reply was lost is settled before
+ * anything else is decided. Waits requeue with a per-key growing delay, blocks requeue slowly, a 409 is
+ * thrown for the runtime to back off. It reports per SPEC §3.4 (./reporting.ts, ./metrics.ts). The
+ * planning itself, the checks and the request bodies are not here.
  */
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
