@@ -45,6 +45,8 @@ async function main(argv: readonly string[]): Promise<number> {
         cpuModel: cpus()[0]?.model,
         memoryBytes: totalmem(),
         node: process.version,
+        // V8 and Node flags every bench process inherits (a heap setting changes the figures).
+        ...(process.env.NODE_OPTIONS ? { nodeOptions: process.env.NODE_OPTIONS } : {}),
       },
       options: o,
       sections,
@@ -57,7 +59,8 @@ async function main(argv: readonly string[]): Promise<number> {
       `${started.toISOString().replace(/[:.]/g, "-")}${o.quick ? "-quick" : ""}.json`,
     );
     await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
-    process.stdout.write(`${renderTable(result.sections, result.targets)}\nresults: ${file}\n`);
+    const runtime = `Node ${process.version}${process.env.NODE_OPTIONS ? ` (NODE_OPTIONS=${process.env.NODE_OPTIONS})` : ""}`;
+    process.stdout.write(`${runtime}\n${renderTable(result.sections, result.targets)}\nresults: ${file}\n`);
     return 0;
   } finally {
     await rm(dir, { recursive: true, force: true });

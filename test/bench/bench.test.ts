@@ -127,10 +127,14 @@ describe("npm run bench, tiny mode", () => {
     try {
       const args = ["--import", "tsx", "bench/run.ts", "--quick", "--only", "admission,decision,memory"];
       args.push("--machines", "20", "--connections", "1", "--duration", "1", "--decision-rounds", "5");
-      const { stdout } = await run(process.execPath, [...args, "--out", out], { timeout: 150_000 });
+      // Figures differ between runtimes and heap settings (decision 92): the run names both.
+      const env = { ...process.env, NODE_OPTIONS: "--max-semi-space-size=16" };
+      const { stdout } = await run(process.execPath, [...args, "--out", out], { timeout: 150_000, env });
       expect(stdout).toMatch(/Admission .* vs bare Fastify HTTPS/);
+      expect(stdout).toContain(`Node ${process.version} (NODE_OPTIONS=--max-semi-space-size=16)`);
       const [file] = await readdir(out);
       const result = JSON.parse(await readFile(join(out, file as string), "utf8"));
+      expect(result.host).toMatchObject({ node: process.version, nodeOptions: "--max-semi-space-size=16" });
       const [load] = result.sections.admission.runs;
       expect(load.connections).toBe(1);
       for (const side of [load.bare, load.product]) {
