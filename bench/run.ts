@@ -59,7 +59,8 @@ async function main(argv: readonly string[]): Promise<number> {
       `${started.toISOString().replace(/[:.]/g, "-")}${o.quick ? "-quick" : ""}.json`,
     );
     await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
-    const runtime = `Node ${process.version}${process.env.NODE_OPTIONS ? ` (NODE_OPTIONS=${process.env.NODE_OPTIONS})` : ""}`;
+    const { node, nodeOptions } = result.host;
+    const runtime = `Node ${node}${nodeOptions ? ` (NODE_OPTIONS=${nodeOptions})` : ""}`;
     process.stdout.write(`${runtime}\n${renderTable(result.sections, result.targets)}\nresults: ${file}\n`);
     return 0;
   } finally {
