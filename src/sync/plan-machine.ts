@@ -16,6 +16,7 @@ import {
   infraMachineMissing,
   infraMachineSpecMismatch,
   mirrorWouldBeAdopted,
+  storageBeingRemoved,
   synchronized,
 } from "./condition.js";
 import {
@@ -115,6 +116,8 @@ const planInfraMachine = (
     if (replaceable && s.storageBeingRemoved === undefined) {
       draft.needsStorageCheck = true;
     } else if (replaceable && s.storageBeingRemoved) {
+      // Reported as well as held (§4.6): this can be the first sign, before the CAPI Machine is seen deleting.
+      draft.condition = storageBeingRemoved("Machine");
       draft.waitingFor = "storage being removed: the deleting InfraMachine keeps its finalizers";
     } else if (replaceable) {
       push(

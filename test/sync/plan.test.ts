@@ -358,6 +358,10 @@ describe("§4.3 guarded InfraMachine replacement", () => {
     world.storageBeingRemoved = true;
     const going = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
     expect(going.writes.filter((w) => w.kind === "removeFinalizer")).toEqual([]);
+    // Reported, not only waited on: the storage may go before the CAPI Machine is seen deleting — its
+    // InfraMachine's CRD alone, or a namespace controller that reaches the InfraMachines first.
+    expect(going.condition).toMatchObject({ status: "False", reason: "StorageBeingRemoved" });
+    expect(going.writes.map((w) => w.kind)).toEqual(["applyStatus"]);
     world.storageBeingRemoved = false;
     const kept = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
     expect(kept.writes.some((w) => w.kind === "removeFinalizer")).toBe(true);
