@@ -170,7 +170,7 @@ const CLUSTER_ROLE_BINDING = type(
   "clusterrolebindings",
   false,
 );
-const SERVICE_ACCOUNT = type("", "v1", "ServiceAccount", "serviceaccounts", true);
+export const SERVICE_ACCOUNT = type("", "v1", "ServiceAccount", "serviceaccounts", true);
 
 /** kubectl as the bootstrap admin, with its own discovery cache (never the user's). */
 async function kubectl(cp: ControlPlane, kubeconfig: string, args: string[]): Promise<string> {
