@@ -13,9 +13,6 @@
  *   the delete never reaches the MAPI Machine (last: its race leaves a "created twice" in the ledger).
  * Waiting polls for a state, never asserts elapsed time. Every scenario uses its own names.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotFoundError } from "../../src/kube/errors.js";
 import type { ResourceType } from "../../src/kube/kinds.js";
@@ -25,29 +22,25 @@ import { conditionOf, getPath, isDeleting, nameOf, ownerReferencesOf } from "../
 import { capiCluster, DEMO_INFRASTRUCTURE_NAME, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
 import { statusAuthority } from "../../src/protocol/authority.js";
 import { isPaused } from "../../src/protocol/pause.js";
-import { runKubectl } from "../e2e/helpers.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
-import { createUnpausedTwins } from "./support.js";
+import { type AdminKubectl, adminKubectl, createUnpausedTwins } from "./support.js";
 
 let h: Harness;
-let home: string;
-let kubeconfig: string;
+let admin: AdminKubectl;
 
 beforeAll(async () => {
   h = await startHarness({ name: "deletion-v5" });
-  home = await mkdtemp(join(tmpdir(), "deletion-v5-kubectl-"));
-  kubeconfig = join(home, "admin.kubeconfig");
-  await writeFile(kubeconfig, h.cluster.kubeconfigFor("admin"), { mode: 0o600 });
+  admin = await adminKubectl(h, "deletion-v5");
 }, 120_000);
 
 afterAll(async () => {
   await h?.stop();
-  if (home) await rm(home, { recursive: true, force: true });
+  await admin?.remove();
 });
 
 /** kubectl as the cluster admin; fails the test on a non-zero exit. */
 const kubectl = async (args: readonly string[]): Promise<string> => {
-  const r = await runKubectl(home, kubeconfig, args);
+  const r = await admin.run(args);
   if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
   return r.stdout;
 };

@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
-import { finalizersOf, getPath } from "../../src/kube/object.js";
-import { mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
+import { finalizersOf } from "../../src/kube/object.js";
+import { mapiMachineSet } from "../../src/local/seed.js";
 import { statusAuthorityReading } from "../../src/protocol/authority.js";
 import {
   CAPI_NS,
@@ -22,6 +22,7 @@ import {
   sumOf,
   type Watched,
 } from "./harness.js";
+import { createRunningMachine } from "./support.js";
 
 /**
  * The product's target for one Machine handover is 12 writes (issue 8). Measured: the migration steps take
@@ -47,14 +48,8 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const createRunningMachine = async (name: string): Promise<Watched> => {
-  const w = h.watch("Machine", name);
-  await h.admin.create(KINDS.mapiMachine, mapiMachine(ns, name, "a"));
-  await h.waitFor(`MAO's Machine ${name} Running`, async () => {
-    const o = await h.admin.get(KINDS.mapiMachine, MAPI_NS, name);
-    return getPath(o, ["status", "phase"]) === "Running" || undefined;
-  });
-  await h.steady(w, "MachineAPI");
+const runningQuietMachine = async (name: string): Promise<Watched> => {
+  const w = await createRunningMachine(h, name);
   await h.quiesce();
   return w;
 };
@@ -87,7 +82,7 @@ const countedHandover = async (w: Watched, to: "MachineAPI" | "ClusterAPI"): Pro
 
 describe("write count per handover, by step (issue 8)", () => {
   it("Machine MachineAPI → ClusterAPI → MachineAPI and a MachineSet MachineAPI → ClusterAPI stay within budget", async () => {
-    const w = await createRunningMachine("writes-m1");
+    const w = await runningQuietMachine("writes-m1");
     const there = await countedHandover(w, "ClusterAPI");
     const back = await countedHandover(w, "MachineAPI");
     for (const b of [there, back]) {
@@ -160,7 +155,7 @@ const migratingStatus = (w: Watched) => statusAuthorityReading(h.snapshotOf(w).m
 describe("SPEC §3.5 deletion during a handover", () => {
   for (const side of ["mapi", "capi"] as const)
     it(`early (waiting for MAO's pause acknowledgement): deleting the ${side.toUpperCase()} Machine rolls back to MachineAPI and MAO deletes`, async () => {
-      const w = await createRunningMachine(`early-del-${side}`);
+      const w = await runningQuietMachine(`early-del-${side}`);
       await h.stopStandIn("mao");
       try {
         await h.setSpecAuthority("Machine", w.name, "ClusterAPI");
@@ -181,7 +176,7 @@ describe("SPEC §3.5 deletion during a handover", () => {
 
   for (const side of ["mapi", "capi"] as const)
     it(`after step 9 began (ClusterAPI → MachineAPI, CAPA's finalizer removed): deleting the ${side.toUpperCase()} Machine completes to MachineAPI and MAO deletes`, async () => {
-      const w = await createRunningMachine(`late-del-${side}`);
+      const w = await runningQuietMachine(`late-del-${side}`);
       await h.setSpecAuthority("Machine", w.name, "ClusterAPI");
       await h.steady(w, "ClusterAPI");
       await h.quiesce();

@@ -24,11 +24,12 @@ import {
   type KubeObject,
   ownerReferencesOf,
 } from "../../src/kube/object.js";
-import { mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
+import { mapiMachineSet } from "../../src/local/seed.js";
 import { createMigrationController } from "../../src/migration/controller.js";
 import { statusAuthorityReading } from "../../src/protocol/authority.js";
 import { isPaused } from "../../src/protocol/pause.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness, type Watched } from "./harness.js";
+import { createRunningMachine } from "./support.js";
 
 const quiet = pino({ level: "silent" });
 let h: Harness;
@@ -88,14 +89,8 @@ const startMigration = async (options: MigrationOptions = {}) => {
 const isMapiMachine = (type: ResourceType): boolean =>
   type.group === KINDS.mapiMachine.group && type.kind === KINDS.mapiMachine.kind;
 
-const createRunningMachine = async (name: string): Promise<Watched> => {
-  const w = h.watch("Machine", name);
-  await h.admin.create(KINDS.mapiMachine, mapiMachine(ns, name, "a"));
-  await h.waitFor(`MAO's Machine ${name} Running`, async () => {
-    const o = await h.admin.get(KINDS.mapiMachine, MAPI_NS, name);
-    return getPath(o, ["status", "phase"]) === "Running" || undefined;
-  });
-  await h.steady(w, "MachineAPI");
+const runningFlippableMachine = async (name: string): Promise<Watched> => {
+  const w = await createRunningMachine(h, name);
   // Admission lets the flip through only once the product's cache shows the CAPI twin provisioned
   // (migration-twin-not-ready); the sync mirrors that status a moment after the MAPI Machine is steady.
   await h.waitFor(
@@ -163,7 +158,7 @@ describe("SPEC §3.5: a handover past step 9 is never rolled back from an incomp
     });
     let standby: { stop(): Promise<void> } | undefined;
     try {
-      const w = await createRunningMachine(name);
+      const w = await runningFlippableMachine(name);
       // What the standby's AWSMachine informer still shows: paused, without CAPA's finalizer (step 8 adds it).
       const behind = await h.admin.get(KINDS.awsMachine, CAPI_NS, name);
       expect(finalizersOf(behind)).not.toContain(FINALIZERS.awsMachine);
@@ -251,7 +246,7 @@ describe("SPEC §3.5: a handover past step 9 is never rolled back from an incomp
       }),
     });
     try {
-      const w = await createRunningMachine(name);
+      const w = await runningFlippableMachine(name);
       armed = true;
       await h.setSpecAuthority("Machine", name, "ClusterAPI");
       await h.waitFor("the step-9 write lost", () => late !== undefined, 30_000);
@@ -275,7 +270,7 @@ describe("SPEC v5 §3.1 step 9: Cluster API keeps its finalizers on paused objec
   it("a Machine handed to ClusterAPI and back: step 9 removes CAPA's finalizer only, Cluster API's stays on the paused twin, and a delete terminates the instance once, through MAO", async () => {
     const controller = await startMigration();
     try {
-      const w = await createRunningMachine("v5-there-and-back");
+      const w = await runningFlippableMachine("v5-there-and-back");
       await h.setSpecAuthority("Machine", w.name, "ClusterAPI");
       await h.steady(w, "ClusterAPI");
       await h.setSpecAuthority("Machine", w.name, "MachineAPI");

@@ -13,49 +13,36 @@
  * The CRD's deletion cannot be undone, so this file is one scenario on its own control plane. Waiting polls for
  * a state, never asserts elapsed time.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import { conditionOf, getPath, isDeleting } from "../../src/kube/object.js";
-import { mapiMachine } from "../../src/local/seed.js";
 import { isPausedWithMarker } from "../../src/protocol/pause.js";
-import { runKubectl } from "../e2e/helpers.js";
-import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
+import { CAPI_NS, type Harness, MAPI_NS, startHarness } from "./harness.js";
+import { type AdminKubectl, adminKubectl, createRunningMachine } from "./support.js";
 
 const CRD = "awsmachines.infrastructure.cluster.x-k8s.io";
 
 let h: Harness;
-let home: string;
-let kubeconfig: string;
+let kubectl: AdminKubectl;
 
 beforeAll(async () => {
   h = await startHarness({ name: "storage-removed" });
-  home = await mkdtemp(join(tmpdir(), "storage-removed-kubectl-"));
-  kubeconfig = join(home, "admin.kubeconfig");
-  await writeFile(kubeconfig, h.cluster.kubeconfigFor("admin"), { mode: 0o600 });
+  kubectl = await adminKubectl(h, "storage-removed");
 }, 120_000);
 
 afterAll(async () => {
   await h?.stop();
-  if (home) await rm(home, { recursive: true, force: true });
+  await kubectl?.remove();
 });
 
 it("kubectl delete crd of the InfraMachines: the deleting mirror keeps its finalizers, the MAPI Machine says StorageBeingRemoved and keeps running", async () => {
   const name = "storage-crd1";
-  const w = h.watch("Machine", name);
-  await h.admin.create(KINDS.mapiMachine, mapiMachine(ns, name, "a"));
-  await h.waitFor(`MAO's Machine ${name} Running`, async () => {
-    const o = await h.admin.get(KINDS.mapiMachine, MAPI_NS, name);
-    return getPath(o, ["status", "phase"]) === "Running" || undefined;
-  });
-  await h.steady(w, "MachineAPI");
+  const w = await createRunningMachine(h, name);
   const mirror = await h.admin.get(KINDS.awsMachine, CAPI_NS, name);
   expect(isPausedWithMarker(mirror)).toBe(true);
   expect(mirror.metadata?.finalizers).toContain(FINALIZERS.sync);
 
-  const r = await runKubectl(home, kubeconfig, ["delete", "crd", CRD, "--wait=false"]);
+  const r = await kubectl.run(["delete", "crd", CRD, "--wait=false"]);
   expect(r.code, r.stderr).toBe(0);
 
   const mapi = await h.waitFor(

@@ -2,10 +2,48 @@
  * Shared steps of the integration tests that are not the harness's own (test/integration/harness.ts starts
  * the cluster and controllers; this file holds what several tests then do against it).
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { KubeClient } from "../../src/kube/client.js";
 import { KINDS } from "../../src/kube/kinds.js";
-import { DEMO_INFRASTRUCTURE_NAME } from "../../src/local/seed.js";
-import { CAPI_NS } from "./harness.js";
+import { getPath } from "../../src/kube/object.js";
+import { DEMO_INFRASTRUCTURE_NAME, mapiMachine } from "../../src/local/seed.js";
+import { type Result, runKubectl } from "../e2e/helpers.js";
+import { CAPI_NS, type Harness, MAPI_NS, ns, type Watched } from "./harness.js";
+
+/**
+ * A MAPI Machine as a user creates it, watched (I1–I4), until MAO's stand-in runs it and it is steady under
+ * MachineAPI with its paused twins.
+ */
+export const createRunningMachine = async (h: Harness, name: string): Promise<Watched> => {
+  const w = h.watch("Machine", name);
+  await h.admin.create(KINDS.mapiMachine, mapiMachine(ns, name, "a"));
+  await h.waitFor(`MAO's Machine ${name} Running`, async () => {
+    const o = await h.admin.get(KINDS.mapiMachine, MAPI_NS, name);
+    return getPath(o, ["status", "phase"]) === "Running" || undefined;
+  });
+  await h.steady(w, "MachineAPI");
+  return w;
+};
+
+export interface AdminKubectl {
+  /** kubectl as the cluster admin; a non-zero exit is returned, not thrown. */
+  run(args: readonly string[]): Promise<Result>;
+  /** Removes its home (kubeconfig and discovery cache). */
+  remove(): Promise<void>;
+}
+
+/** kubectl as the cluster admin, in a home of its own (never the user's discovery cache). */
+export const adminKubectl = async (h: Harness, name: string): Promise<AdminKubectl> => {
+  const home = await mkdtemp(join(tmpdir(), `${name}-kubectl-`));
+  const kubeconfig = join(home, "admin.kubeconfig");
+  await writeFile(kubeconfig, h.cluster.kubeconfigFor("admin"), { mode: 0o600 });
+  return {
+    run: (args) => runKubectl(home, kubeconfig, args),
+    remove: () => rm(home, { recursive: true, force: true }),
+  };
+};
 
 /**
  * The race of SPEC §4.2, the user's side: an unpaused CAPI Machine and its AWSMachine, created (AWSMachine
