@@ -13,7 +13,7 @@
  * The CRD's deletion cannot be undone, so this file is one scenario on its own control plane. Waiting polls for
  * a state, never asserts elapsed time.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import { conditionOf, getPath, isDeleting } from "../../src/kube/object.js";
 import { isPausedWithMarker } from "../../src/protocol/pause.js";
@@ -35,44 +35,46 @@ afterAll(async () => {
   await kubectl?.remove();
 });
 
-it("kubectl delete crd of the InfraMachines: the deleting mirror keeps its finalizers, the MAPI Machine says StorageBeingRemoved and keeps running", async () => {
-  const name = "storage-crd1";
-  const w = await createRunningMachine(h, name);
-  const mirror = await h.admin.get(KINDS.awsMachine, CAPI_NS, name);
-  expect(isPausedWithMarker(mirror)).toBe(true);
-  expect(mirror.metadata?.finalizers).toContain(FINALIZERS.sync);
+describe("SPEC §4.6 storage being removed: a deleting CRD of the InfraMachines", () => {
+  it("kubectl delete crd of the InfraMachines: the deleting mirror keeps its finalizers, the MAPI Machine says StorageBeingRemoved and keeps running", async () => {
+    const name = "storage-crd1";
+    const w = await createRunningMachine(h, name);
+    const mirror = await h.admin.get(KINDS.awsMachine, CAPI_NS, name);
+    expect(isPausedWithMarker(mirror)).toBe(true);
+    expect(mirror.metadata?.finalizers).toContain(FINALIZERS.sync);
 
-  const r = await kubectl.run(["delete", "crd", CRD, "--wait=false"]);
-  expect(r.code, r.stderr).toBe(0);
+    const r = await kubectl.run(["delete", "crd", CRD, "--wait=false"]);
+    expect(r.code, r.stderr).toBe(0);
 
-  const mapi = await h.waitFor(
-    "Synchronized=False StorageBeingRemoved on the MAPI Machine",
-    async () => {
-      const o = await h.admin.get(KINDS.mapiMachine, MAPI_NS, name);
-      return conditionOf(o, "Synchronized")?.reason === "StorageBeingRemoved" ? o : undefined;
-    },
-    30_000,
-  );
-  expect(conditionOf(mapi, "Synchronized")?.status).toBe("False");
-  await h.quiesce();
+    const mapi = await h.waitFor(
+      "Synchronized=False StorageBeingRemoved on the MAPI Machine",
+      async () => {
+        const o = await h.admin.get(KINDS.mapiMachine, MAPI_NS, name);
+        return conditionOf(o, "Synchronized")?.reason === "StorageBeingRemoved" ? o : undefined;
+      },
+      30_000,
+    );
+    expect(conditionOf(mapi, "Synchronized")?.status).toBe("False");
+    await h.quiesce();
 
-  // Nothing released, nothing propagated: the mirror is deleting and held by the sync finalizer (the CRD
-  // with it), its CAPI Machine and the MAPI Machine are not deleting, and the Machine still runs.
-  const held = await h.admin.get(KINDS.awsMachine, CAPI_NS, name);
-  expect(isDeleting(held)).toBe(true);
-  expect(held.metadata?.uid).toBe(mirror.metadata?.uid);
-  expect(held.metadata?.finalizers).toContain(FINALIZERS.sync);
-  expect(isDeleting(await h.admin.get(KINDS.capiMachine, CAPI_NS, name))).toBe(false);
-  const after = await h.admin.get(KINDS.mapiMachine, MAPI_NS, name);
-  expect(isDeleting(after)).toBe(false);
-  expect(getPath(after, ["status", "phase"])).toBe("Running");
-  expect(conditionOf(after, "Synchronized")?.reason).toBe("StorageBeingRemoved");
-  expect(isDeleting(await h.admin.get(KINDS.customResourceDefinition, "", CRD))).toBe(true);
+    // Nothing released, nothing propagated: the mirror is deleting and held by the sync finalizer (the CRD
+    // with it), its CAPI Machine and the MAPI Machine are not deleting, and the Machine still runs.
+    const held = await h.admin.get(KINDS.awsMachine, CAPI_NS, name);
+    expect(isDeleting(held)).toBe(true);
+    expect(held.metadata?.uid).toBe(mirror.metadata?.uid);
+    expect(held.metadata?.finalizers).toContain(FINALIZERS.sync);
+    expect(isDeleting(await h.admin.get(KINDS.capiMachine, CAPI_NS, name))).toBe(false);
+    const after = await h.admin.get(KINDS.mapiMachine, MAPI_NS, name);
+    expect(isDeleting(after)).toBe(false);
+    expect(getPath(after, ["status", "phase"])).toBe("Running");
+    expect(conditionOf(after, "Synchronized")?.reason).toBe("StorageBeingRemoved");
+    expect(isDeleting(await h.admin.get(KINDS.customResourceDefinition, "", CRD))).toBe(true);
 
-  // One instance, never terminated; I1–I4 held throughout.
-  const instances = h.ledger.snapshot().instances.filter((i) => i.machineName === name);
-  expect(instances).toHaveLength(1);
-  expect(instances[0]?.terminatedSeq).toBeUndefined();
-  expect(w.violations).toEqual([]);
-  expect(await h.ledgerViolations()).toEqual([]);
+    // One instance, never terminated; I1–I4 held throughout.
+    const instances = h.ledger.snapshot().instances.filter((i) => i.machineName === name);
+    expect(instances).toHaveLength(1);
+    expect(instances[0]?.terminatedSeq).toBeUndefined();
+    expect(w.violations).toEqual([]);
+    expect(await h.ledgerViolations()).toEqual([]);
+  });
 });

@@ -737,9 +737,9 @@ describe("SPEC §4.6 storage being removed (last: it deletes the CAPI namespace)
       expect(synchronizedOf(outcome.reported)?.status).toBe("False");
     } else {
       expect(cluster.backend).toBe("real");
-      expect(
-        await getOrUndefined(admin, SERVICE_ACCOUNT, CAPI_NS, PRODUCT.split(":")[3] ?? ""),
-      ).toBeUndefined();
+      // The product's identity (PRODUCT) is the ServiceAccount manifests/base names, in the CAPI namespace.
+      expect(PRODUCT).toBe(`system:serviceaccount:${CAPI_NS}:machine-api-migration`);
+      expect(await getOrUndefined(admin, SERVICE_ACCOUNT, CAPI_NS, "machine-api-migration")).toBeUndefined();
     }
     const mapi = await admin.get(KINDS.mapiMachine, MAPI_NS, name);
     expect(mapi.metadata?.deletionTimestamp).toBeUndefined();

@@ -348,7 +348,7 @@ describe("§4.3 guarded InfraMachine replacement", () => {
     expect(synchronizedOf(mapiOf(world))).toMatchObject({ status: "True" });
   });
 
-  it("§4.6: a deleting paused InfraMachine is released only once a live read shows its storage is not going", () => {
+  it("§4.6: a deleting paused InfraMachine is released only once a live read shows its storage is not going, and StorageBeingRemoved is reported while it is", () => {
     const world = changed();
     world.execute(planMachineSync(world.machineSnapshot("m"), deps(), NOW).writes);
     world.storageBeingRemoved = undefined;
