@@ -10,6 +10,7 @@ import type { Clock } from "./clock.js";
 import type { BackoffSettings, Informer } from "./informer.js";
 import { createInformer } from "./informer.js";
 import type { ResourceType } from "./kinds.js";
+import { namespaceOf } from "./object.js";
 import type { Freshness, IndexFunction, ObjectStore } from "./store.js";
 import type { Transport } from "./transport.js";
 
@@ -26,6 +27,8 @@ export interface CacheOptions {
 }
 
 export interface Cache extends ObjectStore {
+  /** Every informer keeps DEFAULT_INDEXES (store.ts): the cache always answers from them. */
+  byIndex: NonNullable<ObjectStore["byIndex"]>;
   /** The informer for `type` in `namespace` ("" or omitted: all namespaces); created and started on first call. */
   informerFor(type: ResourceType, namespace?: string): Informer;
   informers(): readonly Informer[];
@@ -109,6 +112,12 @@ export function createCache(options: CacheOptions): Cache {
       const all = informersOf(type).find((i) => i.namespace === "");
       if (all) return all.list();
       return informersOf(type).flatMap((i) => i.list());
+    },
+    byIndex(type, namespace, index, value) {
+      const informer = holding(type, namespace);
+      if (!informer) return [];
+      const filed = informer.byIndex(index, value);
+      return type.namespaced ? filed.filter((o) => namespaceOf(o) === namespace) : filed;
     },
     freshness(type): Freshness {
       const list = informersOf(type);

@@ -7,7 +7,7 @@
  */
 import type { ResourceType } from "./kinds.js";
 import type { KubeObject } from "./object.js";
-import { labelsOf, nameOf, namespaceOf, ownerReferencesOf } from "./object.js";
+import { getPath, labelsOf, nameOf, namespaceOf, ownerReferencesOf } from "./object.js";
 
 /** How fresh the view of one kind is (SPEC §2.1 `cacheStaleAfter`). */
 export interface Freshness {
@@ -25,6 +25,12 @@ export interface ObjectStore {
   get(type: ResourceType, namespace: string, name: string): KubeObject | undefined;
   list(type: ResourceType, namespace?: string): readonly KubeObject[];
   freshness(type: ResourceType): Freshness;
+  /**
+   * The objects of `type` in `namespace` that `DEFAULT_INDEXES[index]` files under `value`, from a store that
+   * keeps that index (the informer cache). A store without indexes leaves it out; read through `filedUnder`,
+   * which then lists and filters with the same index function, so both answer alike.
+   */
+  byIndex?(type: ResourceType, namespace: string, index: IndexName, value: string): readonly KubeObject[];
 }
 
 /** Values an object is filed under in one index. */
@@ -34,17 +40,48 @@ export const INDEX = Object.freeze({
   owner: "owner",
   label: "label",
   namespace: "namespace",
+  infrastructureRef: "infrastructureRef",
 });
+export type IndexName = (typeof INDEX)[keyof typeof INDEX];
 
-export const DEFAULT_INDEXES: Readonly<Record<string, IndexFunction>> = Object.freeze({
+export const keyOf = (namespace: string, name: string): string => (namespace ? `${namespace}/${name}` : name);
+
+const INFRASTRUCTURE_REF_NAMES: readonly (readonly string[])[] = [
+  ["spec", "infrastructureRef", "name"],
+  ["spec", "template", "spec", "infrastructureRef", "name"],
+];
+
+export const DEFAULT_INDEXES: Readonly<Record<IndexName, IndexFunction>> = Object.freeze({
   [INDEX.owner]: (o) => ownerReferencesOf(o).map((r) => r.uid),
   [INDEX.label]: (o) => Object.entries(labelsOf(o)).map(([k, v]) => `${k}=${v}`),
   [INDEX.namespace]: (o) => [namespaceOf(o)],
+  // `namespace/name` of the infrastructure object a CAPI Machine (`spec.infrastructureRef`) or MachineSet
+  // (`spec.template.spec.infrastructureRef`) references, so that admission finds the referrers of an
+  // InfraMachine or template (policies/view.ts) without reading every Machine of the namespace.
+  [INDEX.infrastructureRef]: (o) => {
+    const values: string[] = [];
+    for (const path of INFRASTRUCTURE_REF_NAMES) {
+      const name = getPath(o, path);
+      if (typeof name === "string" && name !== "") values.push(keyOf(namespaceOf(o), name));
+    }
+    return values;
+  },
 });
 
-const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+/** `store.byIndex` where the store keeps indexes; otherwise its `list`, filtered by the same index function. */
+export function filedUnder(
+  store: ObjectStore,
+  type: ResourceType,
+  namespace: string,
+  index: IndexName,
+  value: string,
+): readonly KubeObject[] {
+  if (store.byIndex) return store.byIndex(type, namespace, index, value);
+  const fn = DEFAULT_INDEXES[index];
+  return store.list(type, namespace).filter((o) => fn(o).includes(value));
+}
 
-export const keyOf = (namespace: string, name: string): string => (namespace ? `${namespace}/${name}` : name);
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 export const objectKey = (o: KubeObject): string => keyOf(namespaceOf(o), nameOf(o));
 
 /** A shallow copy without the fields the cache does not keep; the input is never mutated. */

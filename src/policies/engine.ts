@@ -8,6 +8,7 @@
  */
 import type { ResourceType } from "../kube/kinds.js";
 import { isRecord, type KubeObject } from "../kube/object.js";
+import { filedUnder } from "../kube/store.js";
 import { cloneJson, jsonPatch } from "./draft.js";
 import { RULES } from "./rules/index.js";
 import { SLICE_SPENT } from "./slices.js";
@@ -74,6 +75,10 @@ function guardedStore(store: ObjectStore, settings: PolicySettings): ObjectStore
       ensureFresh(store, type, settings);
       const all = store.list(type, namespace);
       return Array.isArray(all) ? all : [];
+    },
+    byIndex(type, namespace, index, value) {
+      ensureFresh(store, type, settings);
+      return filedUnder(store, type, namespace, index, value);
     },
     freshness(type) {
       return store.freshness(type);

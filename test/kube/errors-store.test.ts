@@ -124,6 +124,43 @@ describe("indexed store", () => {
     expect(store.byIndex("infraRef", "t1").map((x) => x.metadata?.name)).toEqual(["a"]);
   });
 
+  it("files a CAPI Machine under its infrastructureRef and a MachineSet under its template's, as namespace/name", () => {
+    const store = new IndexedStore();
+    const machine = (name: string, ref: unknown, namespace = "ns"): KubeObject => ({
+      apiVersion: "cluster.x-k8s.io/v1beta2",
+      kind: "Machine",
+      metadata: { name, namespace },
+      spec: { infrastructureRef: ref },
+    });
+    store.upsert(machine("m1", { kind: "AWSMachine", name: "infra-1" }));
+    store.upsert(machine("m2", { kind: "AWSMachine", name: "infra-1" }));
+    store.upsert(machine("elsewhere", { kind: "AWSMachine", name: "infra-1" }, "other"));
+    store.upsert({
+      kind: "MachineSet",
+      metadata: { name: "set", namespace: "ns" },
+      spec: { template: { spec: { infrastructureRef: { name: "template-1" } } } },
+    });
+    const filed = (value: string) =>
+      store
+        .byIndex(INDEX.infrastructureRef, value)
+        .map((x) => x.metadata?.name)
+        .sort();
+    expect(filed("ns/infra-1")).toEqual(["m1", "m2"]);
+    expect(filed("other/infra-1")).toEqual(["elsewhere"]);
+    expect(filed("ns/template-1")).toEqual(["set"]);
+    expect(filed("infra-1")).toEqual([]);
+    // Re-filed when the reference changes, unfiled on delete; names that are not strings are not filed.
+    store.upsert(machine("m1", { kind: "AWSMachine", name: "infra-2" }));
+    expect(filed("ns/infra-1")).toEqual(["m2"]);
+    expect(filed("ns/infra-2")).toEqual(["m1"]);
+    store.remove("ns/m2");
+    expect(filed("ns/infra-1")).toEqual([]);
+    for (const odd of [{ name: 7 }, { name: "" }, "infra-1", null, [{ name: "infra-1" }]]) {
+      store.upsert(machine("odd", odd));
+      expect(store.byIndex(INDEX.infrastructureRef, "ns/infra-1").map((x) => x.metadata?.name)).toEqual([]);
+    }
+  });
+
   it("drops managedFields and the last-applied annotation without touching the input", () => {
     const input: KubeObject = {
       metadata: {

@@ -7,6 +7,7 @@ import { createCache } from "../../src/kube/cache.js";
 import { systemClock } from "../../src/kube/clock.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
+import { INDEX } from "../../src/kube/store.js";
 import { jsonLines, kubeConfigTransport } from "../../src/kube/transport.js";
 import { NAMESPACE, startModelServer, WatchModel } from "./fake-watch-server.js";
 import { silentLogger } from "./fakes.js";
@@ -105,6 +106,14 @@ describe("cache manager", () => {
       model.objects.get("a")?.metadata?.resourceVersion,
     );
     expect(cache.get(KINDS.configMap, "other", "a")).toBeUndefined();
+    const filed = (namespace: string, value: string) =>
+      cache
+        .byIndex(KINDS.configMap, namespace, INDEX.namespace, value)
+        .map((o) => o.metadata?.name)
+        .sort();
+    expect(filed(NAMESPACE, NAMESPACE)).toEqual(["a", "b"]);
+    expect(filed("other", NAMESPACE)).toEqual([]);
+    expect(cache.byIndex(KINDS.mapiMachine, NAMESPACE, INDEX.namespace, NAMESPACE)).toEqual([]);
     // Right after sync the watch is being opened; once open, a quiet stream is fresh.
     await vi.waitFor(() =>
       expect(cache.freshness(KINDS.configMap)).toEqual({ synced: true, disconnectedForMs: 0 }),

@@ -1194,6 +1194,10 @@ describe("createMigrationController: watches, queue and gauges under the runtime
       stop: async () => {},
       get: (t, ns, n) => informerOf(t).get(ns, n),
       list: (t, ns) => informerOf(t).list(ns),
+      byIndex: (t, ns, index, value) =>
+        informerOf(t)
+          .byIndex(index, value)
+          .filter((o) => namespaceOf(o) === ns),
       freshness: () => ({ synced: true, disconnectedForMs: 0 }),
       feed() {
         for (const o of objectsOf(env.world().s)) {

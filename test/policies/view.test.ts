@@ -2,21 +2,29 @@
  * Twin resolution of the ClusterView (SPEC §0, §2.3) over the in-memory store — including every MAPI object
  * an infrastructure object may mirror — and the store itself.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { KINDS } from "../../src/kube/kinds.js";
-import type { KubeObject } from "../../src/kube/object.js";
+import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
+import { type KubeObject, namespaceOf } from "../../src/kube/object.js";
+import { IndexedStore, keyOf, type ObjectStore } from "../../src/kube/store.js";
+import { decide } from "../../src/policies/engine.js";
 import { memoryStore } from "../../src/policies/memory-store.js";
+import { groupOfApiVersion } from "../../src/policies/subject.js";
 import { clusterView, mapiTwinsOf, strictestTwin } from "../../src/policies/view.js";
 import {
+  ADMIN,
   awsMachine,
   awsMachineTemplate,
   CAPI_NS,
   capiMachine,
   capiMachineSet,
   edit,
+  FRESH,
   MAPI_NS,
   mapiMachine,
   mapiMachineSet,
+  SETTINGS,
+  updateRequest,
 } from "./builders.js";
 
 const view = (objects: KubeObject[]) =>
@@ -172,5 +180,149 @@ describe("memoryStore", () => {
     store.remove(mapiMachine());
     expect(store.get(KINDS.mapiMachine, MAPI_NS, "worker-a")).toBeUndefined();
     expect(store.freshness(KINDS.mapiMachine)).toEqual({ synced: true, disconnectedForMs: 0 });
+  });
+});
+
+/**
+ * The store admission reads in production: the informers' IndexedStore, one per kind (src/kube/cache.ts),
+ * recording which kinds were listed whole.
+ */
+function indexedStore(
+  objects: readonly KubeObject[],
+  freshness: (t: ResourceType) => typeof FRESH = () => FRESH,
+) {
+  const kinds = new Map<string, IndexedStore>();
+  const kindOf = (group: string, kind: unknown) => `${group}/${String(kind)}`;
+  for (const o of objects) {
+    const key = kindOf(groupOfApiVersion(o.apiVersion), o.kind);
+    if (!kinds.has(key)) kinds.set(key, new IndexedStore());
+    kinds.get(key)?.upsert(o);
+  }
+  const listed: string[] = [];
+  const store: ObjectStore = {
+    get: (t, namespace, name) => kinds.get(kindOf(t.group, t.kind))?.get(keyOf(namespace, name)),
+    list(t, namespace) {
+      listed.push(t.kind);
+      return kinds.get(kindOf(t.group, t.kind))?.list(namespace) ?? [];
+    },
+    byIndex: (t, namespace, index, value) =>
+      (kinds.get(kindOf(t.group, t.kind))?.byIndex(index, value) ?? []).filter(
+        (o) => namespaceOf(o) === namespace,
+      ),
+    freshness,
+  };
+  return { store, listed };
+}
+
+describe("SPEC §2.3 an infrastructure object's MAPI twins, found through the cache's index", () => {
+  const fleet = (n: number): KubeObject[] =>
+    Array.from({ length: n }, (_, i) => [
+      mapiMachine({ name: `worker-${i}` }),
+      capiMachine({ name: `worker-${i}` }),
+    ]).flat();
+  const namespaces = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
+
+  it("an InfraMachine's referrers are read from the index, not by listing every CAPI Machine of the namespace", () => {
+    const referencing = edit(capiMachine({ name: "worker-7" }), (c) => {
+      c.spec.infrastructureRef.name = "orphan-infra";
+    });
+    const { store, listed } = indexedStore([...fleet(50), referencing]);
+    const infra = awsMachine({ name: "orphan-infra", owner: null });
+    expect(mapiTwinsOf(store, namespaces, infra).map((m) => m.metadata?.name)).toEqual(["worker-7"]);
+    const template = awsMachineTemplate({ name: "unlabelled", machineSet: null });
+    expect(mapiTwinsOf(store, namespaces, template)).toEqual([]);
+    expect(listed).toEqual([]);
+  });
+
+  it("a user's update of an InfraMachine is decided without listing a Machine kind, and still answers retry when the CAPI Machines are stale", () => {
+    const objects = [...fleet(50), awsMachine({ name: "worker-3", owner: "worker-3" })];
+    const old = awsMachine({ name: "worker-3", owner: "worker-3" });
+    const request = updateRequest(
+      old,
+      edit(old, (a) => {
+        a.metadata.labels = { ...a.metadata.labels, team: "storage" };
+      }),
+      ADMIN,
+    );
+    const { store, listed } = indexedStore(objects);
+    const decision = decide("validate", request, {
+      view: clusterView(store, SETTINGS),
+      settings: SETTINGS,
+      checkConvertible: () => [],
+      enforcing: true,
+    });
+    expect(listed.filter((k) => k === "Machine")).toEqual([]);
+    expect(decision).toEqual(
+      decide("validate", request, {
+        view: clusterView(memoryStore(objects), SETTINGS),
+        settings: SETTINGS,
+        checkConvertible: () => [],
+        enforcing: true,
+      }),
+    );
+    const stale = indexedStore(objects, (t) =>
+      t.group === KINDS.capiMachine.group && t.kind === "Machine"
+        ? { synced: true, disconnectedForMs: 3_600_000 }
+        : FRESH,
+    ).store;
+    const retry = decide("validate", request, {
+      view: clusterView(stale, SETTINGS),
+      settings: SETTINGS,
+      checkConvertible: () => [],
+      enforcing: true,
+    });
+    expect(retry.allowed).toBe(false);
+    expect(retry.status?.message).toMatch(/cluster view is stale/);
+  });
+
+  it("the index and a scan of the namespace find the same twins, whatever the references hold (property)", () => {
+    const refName = fc.constantFrom("infra-a", "infra-a", "infra-a", "infra-b", "", 7, null, undefined, [
+      "infra-a",
+    ]);
+    const refKind = fc.constantFrom("AWSMachine", "GCPMachine", "", undefined, null, "AWSMachineTemplate");
+    const referrer = fc.record({
+      name: fc.constantFrom("worker-0", "worker-1", "worker-2", "worker-3"),
+      namespace: fc.constantFrom(CAPI_NS, MAPI_NS, "elsewhere"),
+      set: fc.boolean(),
+      refName,
+      refKind,
+    });
+    fc.assert(
+      fc.property(
+        fc.array(referrer, { maxLength: 12 }),
+        fc.constantFrom("infra-a", "infra-b"),
+        (refs, infraName) => {
+          const objects: KubeObject[] = [
+            ...fleet(4),
+            mapiMachineSet({ name: "worker-1" }),
+            mapiMachineSet({ name: "worker-2" }),
+          ];
+          for (const r of refs) {
+            const ref = { kind: r.refKind, name: r.refName };
+            const o = r.set
+              ? edit(capiMachineSet({ name: r.name }), (c) => {
+                  c.metadata.namespace = r.namespace;
+                  c.spec.template.spec.infrastructureRef = ref;
+                })
+              : edit(capiMachine({ name: r.name }), (c) => {
+                  c.metadata.namespace = r.namespace;
+                  c.spec.infrastructureRef = ref;
+                });
+            objects.push(o);
+          }
+          const indexed = indexedStore(objects).store;
+          const scanned = memoryStore(objects);
+          for (const subject of [
+            awsMachine({ name: infraName, owner: null }),
+            awsMachineTemplate({ name: infraName, machineSet: null }),
+          ]) {
+            expect(mapiTwinsOf(indexed, namespaces, subject)).toEqual(
+              mapiTwinsOf(scanned, namespaces, subject),
+            );
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });

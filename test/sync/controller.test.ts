@@ -41,6 +41,7 @@ const fakeCache = (): Cache & { informer(type: ResourceType, namespace: string):
     stop: async () => {},
     get: (type, namespace, name) => informer(type, namespace).get(namespace, name),
     list: (type, namespace) => informer(type, namespace ?? "").list(namespace),
+    byIndex: (type, namespace, index, value) => informer(type, namespace).byIndex(index, value),
     freshness: () => ({ synced: true, disconnectedForMs: 0 }),
   };
 };
