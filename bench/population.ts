@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { KubeObject } from "../src/kube/object.js";
+import { type KubeObject, nameOf } from "../src/kube/object.js";
 import { capiCluster, infrastructure } from "../src/local/seed.js";
 import { mapiMachineToCapi } from "../src/sync/conversion/machine.js";
 
@@ -80,4 +80,45 @@ export function migrationReviewBody(): string {
   review.request.oldObject = old;
   review.request.object = next;
   return JSON.stringify(review);
+}
+
+/**
+ * An InfraMachine review: a cluster admin adds a label to the AWSMachine of the reviewed Machine (index 0 of the
+ * population, so it is cached with its twins). The rules find its MAPI twin through every CAPI Machine that
+ * references it (SPEC §2.3), so this is the review whose decision depends on how the view finds those.
+ */
+export function infraMachineReviewBody(): string {
+  const review = JSON.parse(reviewBody()) as {
+    request: { oldObject: KubeObject; userInfo: unknown; uid: string };
+  };
+  const [, , awsMachine] = population(1).slice(-3);
+  if (awsMachine?.kind !== "AWSMachine") throw new Error("bench population: no AWSMachine for the review");
+  const old = { ...awsMachine, metadata: { ...awsMachine.metadata, resourceVersion: "1", uid: "aws-uid-0" } };
+  const next = {
+    ...old,
+    metadata: { ...old.metadata, labels: { ...(old.metadata?.labels ?? {}), team: "storage" } },
+  };
+  return JSON.stringify({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: {
+      uid: review.request.uid,
+      kind: { group: "infrastructure.cluster.x-k8s.io", version: "v1beta2", kind: "AWSMachine" },
+      resource: { group: "infrastructure.cluster.x-k8s.io", version: "v1beta2", resource: "awsmachines" },
+      requestKind: { group: "infrastructure.cluster.x-k8s.io", version: "v1beta2", kind: "AWSMachine" },
+      requestResource: {
+        group: "infrastructure.cluster.x-k8s.io",
+        version: "v1beta2",
+        resource: "awsmachines",
+      },
+      name: nameOf(old),
+      namespace: NAMESPACES.capiNamespace,
+      operation: "UPDATE",
+      userInfo: review.request.userInfo,
+      object: next,
+      oldObject: old,
+      options: { apiVersion: "meta.k8s.io/v1", kind: "UpdateOptions" },
+      dryRun: false,
+    },
+  });
 }

@@ -30,7 +30,7 @@ import { checkConvertible } from "../src/sync/conversion/index.js";
 import { conversionConverter, memoisingConverter } from "../src/sync/converter.js";
 import { CONTROLLER_USERS } from "./identities.js";
 import { serveParent } from "./ipc.js";
-import { migrationReviewBody, NAMESPACES, reviewBody } from "./population.js";
+import { infraMachineReviewBody, migrationReviewBody, NAMESPACES, reviewBody } from "./population.js";
 import { median } from "./stats.js";
 
 const [kubeconfigPath, certDir, ...flags] = process.argv.slice(2);
@@ -171,7 +171,12 @@ serveParent(
         cache.list(KINDS.awsMachine, NAMESPACES.capiNamespace).length,
       ),
     decide: ({ review, rounds, batch }) => {
-      const body = review === "migration" ? migrationReviewBody() : reviewBody(String(review));
+      const body =
+        review === "migration"
+          ? migrationReviewBody()
+          : review === "infra-machine"
+            ? infraMachineReviewBody()
+            : reviewBody(String(review));
       const decoded = decodeAdmissionReview(JSON.parse(body));
       if (!decoded.ok) throw new Error(decoded.error);
       const request = decoded.request;

@@ -4,10 +4,12 @@
  * start-to-ready are measured on a product child over an empty cluster first (the same-run baseline), then
  * on one over `machines` Machines with their twins; that second child is then decided on and loaded.
  */
+
 import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { productNodeFlags } from "./image.js";
 import { type Child, startChild } from "./ipc.js";
 import type { BenchOptions } from "./options.js";
 import { reviewBody } from "./population.js";
@@ -133,7 +135,7 @@ const cpuProfArgs = (o: BenchOptions): string[] =>
 
 const startProduct = (ws: Workspace, kubeconfig: string, o: BenchOptions): Promise<Child> =>
   startChild(join(HERE, "product.ts"), [kubeconfig, ws.certDir], {
-    execArgv: ["--expose-gc", ...cpuProfArgs(o)],
+    execArgv: ["--expose-gc", ...productNodeFlags(o), ...cpuProfArgs(o)],
   });
 
 export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
@@ -204,6 +206,7 @@ export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: stri
         "mapi-machine-update-instance-type.json",
         "mapi-machineset-scale-update.json",
         "capi-machine-create.json",
+        "infra-machine",
       ];
       const rows: unknown[] = [];
       for (const review of reviews) {
