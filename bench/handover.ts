@@ -5,6 +5,7 @@
  * request counters: by the product's identity, to machine kinds only (Events and Leases are other kinds; the
  * providers write as their own users), broken down by verb and resource — the step that made them.
  */
+
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
@@ -18,6 +19,7 @@ import { conditionOf, getPath, type KubeObject, nameOf } from "../src/kube/objec
 import { mapiMachine, mapiMachineSet } from "../src/local/seed.js";
 import { statusAuthorityReading, synchronizedAPI } from "../src/protocol/authority.js";
 import { PRODUCT_USER, PROVIDER_USERS } from "./identities.js";
+import { productNodeFlags } from "./image.js";
 import { type Child, startChild } from "./ipc.js";
 import type { BenchOptions } from "./options.js";
 import { NAMESPACES } from "./population.js";
@@ -137,7 +139,7 @@ async function startStack(ws: Workspace, name: string, o: BenchOptions): Promise
     const product = await startChild(
       join(HERE, "product.ts"),
       [kubeconfigPath, ws.certDir, "--controllers", ...(o.workers ? [`--workers=${o.workers}`] : [])],
-      prof,
+      { execArgv: [...productNodeFlags(o), ...(prof.execArgv ?? [])] },
     );
     children.push(product);
     await api.ask("register", { url: (product.ready as { url: string }).url });

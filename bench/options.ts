@@ -37,6 +37,11 @@ export interface BenchOptions {
    * builds them), reported beside it.
    */
   apiServer: "local" | "real";
+  /**
+   * V8's semi-space cap (MB) for the product's process (`--product-semi-space`): absent = the image's
+   * (`NODE_OPTIONS` of the Dockerfile's runtime stage, bench/image.ts); 0 = V8's own sizing.
+   */
+  productSemiSpaceMb?: number;
 }
 
 const FULL: Omit<BenchOptions, "only"> = {
@@ -77,7 +82,8 @@ const positiveInt = (flag: string, v: string): number => {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join(",")}]
   [--machines N] [--connections 1,10,50] [--duration S] [--decision-rounds N]
-  [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--workers N] [--out DIR] [--cpu-prof DIR] [--api-server local|real]`;
+  [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--workers N] [--out DIR] [--cpu-prof DIR] [--api-server local|real]
+  [--product-semi-space MB]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const quick = argv.includes("--quick");
@@ -125,6 +131,13 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         break;
       case "--cpu-prof":
         o.cpuProfDir = value;
+        break;
+      case "--product-semi-space":
+        if (!/^(0|[1-9][0-9]*)$/.test(value))
+          throw new Error(
+            `--product-semi-space: expected MB (0: V8's own sizing), got ${JSON.stringify(value)}\n${USAGE}`,
+          );
+        o.productSemiSpaceMb = Number(value);
         break;
       case "--api-server":
         if (value !== "local" && value !== "real")

@@ -4,12 +4,14 @@
  * of PERFORMANCE.md is met. Everything it starts (API server, product, baseline, providers, autocannon) is a
  * child process it stops before exiting.
  */
+
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { webhookSans, writeDevelopmentCertificates } from "../src/server/certs.js";
 import { runHandover, runScale } from "./handover.js";
+import { productNodeFlags } from "./image.js";
 import { parseOptions } from "./options.js";
 import { NAMESPACES } from "./population.js";
 import { evaluateTargets, renderTable } from "./report.js";
@@ -47,6 +49,8 @@ async function main(argv: readonly string[]): Promise<number> {
         node: process.version,
         // V8 and Node flags every bench process inherits (a heap setting changes the figures).
         ...(process.env.NODE_OPTIONS ? { nodeOptions: process.env.NODE_OPTIONS } : {}),
+        // The product's own, as the image runs it (bench/image.ts) or as --product-semi-space set them.
+        productNodeFlags: productNodeFlags(o),
       },
       options: o,
       sections,
@@ -59,8 +63,8 @@ async function main(argv: readonly string[]): Promise<number> {
       `${started.toISOString().replace(/[:.]/g, "-")}${o.quick ? "-quick" : ""}.json`,
     );
     await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
-    const { node, nodeOptions } = result.host;
-    const runtime = `Node ${node}${nodeOptions ? ` (NODE_OPTIONS=${nodeOptions})` : ""}`;
+    const { node, nodeOptions, productNodeFlags: flags } = result.host;
+    const runtime = `Node ${node}${nodeOptions ? ` (NODE_OPTIONS=${nodeOptions})` : ""}; the product with ${flags.length > 0 ? flags.join(" ") : "V8's own heap sizing"}`;
     process.stdout.write(`${runtime}\n${renderTable(result.sections, result.targets)}\nresults: ${file}\n`);
     return 0;
   } finally {

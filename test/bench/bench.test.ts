@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { machineWrites, writeCount } from "../../bench/handover.js";
 import { PRODUCT_USER } from "../../bench/identities.js";
+import { imageNodeOptions, productNodeFlags } from "../../bench/image.js";
 import { parseOptions, SECTIONS } from "../../bench/options.js";
 import { population } from "../../bench/population.js";
 import { evaluateTargets, shortStep } from "../../bench/report.js";
@@ -27,6 +28,8 @@ describe("bench options", () => {
     [["--scale", "100,1000,5000", "--workers", "4"], { scale: [100, 1000, 5000], workers: 4 }],
     [[], { apiServer: "local" }],
     [["--only", "scale", "--api-server", "real"], { only: ["scale"], apiServer: "real" }],
+    [["--product-semi-space", "32"], { productSemiSpaceMb: 32 }],
+    [["--product-semi-space", "0"], { productSemiSpaceMb: 0 }],
   ])("%j parses", (argv, expected) => {
     expect(parseOptions(argv)).toMatchObject(expected);
   });
@@ -37,8 +40,23 @@ describe("bench options", () => {
     [["--duration"], /missing value/],
     [["--frobnicate", "1"], /unknown flag/],
     [["--api-server", "kind"], /--api-server: expected local or real/],
+    [["--product-semi-space", "16MB"], /--product-semi-space: expected MB/],
+    [["--product-semi-space", "-1"], /missing value|expected MB/],
   ])("%j is refused", (argv, message) => {
     expect(() => parseOptions(argv)).toThrow(message);
+  });
+
+  it("the product runs with the image's NODE_OPTIONS unless --product-semi-space replaces the cap", () => {
+    expect(parseOptions([]).productSemiSpaceMb).toBeUndefined();
+    expect(productNodeFlags({})).toEqual(["--max-semi-space-size=32"]);
+    expect(productNodeFlags({ productSemiSpaceMb: 64 })).toEqual(["--max-semi-space-size=64"]);
+    expect(productNodeFlags({ productSemiSpaceMb: 0 })).toEqual([]);
+    const dockerfile = (env: string) =>
+      `FROM node:24-slim AS build\nENV NODE_OPTIONS=--jitless\nFROM node:24-slim\n${env}\n`;
+    expect(
+      imageNodeOptions(dockerfile("ENV NODE_ENV=production NODE_OPTIONS=--max-semi-space-size=8")),
+    ).toEqual(["--max-semi-space-size=8"]);
+    expect(imageNodeOptions(dockerfile("ENV NODE_ENV=production"))).toEqual([]);
   });
 });
 
@@ -131,17 +149,25 @@ describe("npm run bench, tiny mode", () => {
       const env = { ...process.env, NODE_OPTIONS: "--max-semi-space-size=16" };
       const { stdout } = await run(process.execPath, [...args, "--out", out], { timeout: 150_000, env });
       expect(stdout).toMatch(/Admission .* vs bare Fastify HTTPS/);
-      expect(stdout).toContain(`Node ${process.version} (NODE_OPTIONS=--max-semi-space-size=16)`);
+      expect(stdout).toContain(
+        `Node ${process.version} (NODE_OPTIONS=--max-semi-space-size=16); the product with --max-semi-space-size=32`,
+      );
       const [file] = await readdir(out);
       const result = JSON.parse(await readFile(join(out, file as string), "utf8"));
-      expect(result.host).toMatchObject({ node: process.version, nodeOptions: "--max-semi-space-size=16" });
+      expect(result.host).toMatchObject({
+        node: process.version,
+        nodeOptions: "--max-semi-space-size=16",
+        productNodeFlags: ["--max-semi-space-size=32"],
+      });
       const [load] = result.sections.admission.runs;
       expect(load.connections).toBe(1);
       for (const side of [load.bare, load.product]) {
         expect(side.requests).toBeGreaterThan(0);
         expect(side.non2xx + side.errors).toBe(0);
       }
-      expect(result.sections.decision.map((d: { review: string }) => d.review)).toContain("migration");
+      expect(result.sections.decision.map((d: { review: string }) => d.review)).toEqual(
+        expect.arrayContaining(["migration", "infra-machine"]),
+      );
       expect(result.sections.memory.machines).toBe(20);
       expect(result.targets.find((t: { target: string }) => t.target.startsWith("≤ 12 writes")).met).toBe(
         "not run",

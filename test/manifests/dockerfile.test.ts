@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { imageNodeOptions } from "../../bench/image.js";
 import { getPath, isRecord, type KubeObject } from "../../src/kube/object.js";
 import { dockerInstructions, dockerStages, execForm, type Stage } from "./helpers.js";
 
@@ -89,6 +90,12 @@ describe("Dockerfile (SPEC §9)", () => {
     expect(execForm(cmds[0]!)).toEqual(["serve"]);
   });
 
+  it("caps V8's young generation at 32 MB semi-spaces through NODE_OPTIONS, half Node 24's own (decision 96), which the bench reads too", async () => {
+    const env = args(runtime(), "ENV").join(" ");
+    expect(env).toMatch(/(^|\s)NODE_OPTIONS=--max-semi-space-size=32(\s|$)/);
+    expect(imageNodeOptions(await readFile("Dockerfile", "utf8"))).toEqual(["--max-semi-space-size=32"]);
+  });
+
   it("the installer Deployment's command uses the same tini and entrypoint script", async () => {
     const documents = parseAllDocuments(await readFile("manifests/installer/installer.yaml", "utf8"));
     const deployment = documents.map((d) => d.toJS() as KubeObject).find((o) => o.kind === "Deployment");
@@ -126,9 +133,14 @@ describe("the build output the image runs", () => {
     await run("npm", ["run", "build"], { timeout: 170_000 });
   }, 180_000);
 
-  it("dist/cli.js exists and `node dist/cli.js --help` lists serve and installer", async () => {
+  it("dist/cli.js exists and `node dist/cli.js --help`, with the image's NODE_OPTIONS, lists serve and installer", async () => {
     expect(existsSync("dist/cli.js")).toBe(true);
-    const { stdout } = await run(process.execPath, ["dist/cli.js", "--help"], { timeout: 20_000 });
+    // Node refuses to start at all on a flag NODE_OPTIONS may not carry: run it as the image does.
+    const env = {
+      ...process.env,
+      NODE_OPTIONS: imageNodeOptions(await readFile("Dockerfile", "utf8")).join(" "),
+    };
+    const { stdout } = await run(process.execPath, ["dist/cli.js", "--help"], { timeout: 20_000, env });
     expect(stdout).toContain("usage: machine-api-migration");
     expect(stdout).toMatch(/^\s+serve\s/m);
     expect(stdout).toMatch(/^\s+installer\s/m);
