@@ -1,7 +1,8 @@
 /**
  * The in-memory store behind one informer: objects of one type by `namespace/name`, with secondary
- * indexes (owner uid, label `key=value`, namespace, plus any custom index function) so controllers' mappers
- * find related objects without scanning. Objects are kept as received minus `metadata.managedFields` and
+ * indexes (owner uid, label `key=value`, namespace, the infrastructure a CAPI Machine or MachineSet
+ * references, plus any custom index function) so controllers' mappers and admission find related objects
+ * without scanning. Objects are kept as received minus `metadata.managedFields` and
  * the last-applied annotation (memory; nothing in the product reads them). Pure data structure: no I/O.
  * Also the read contract every consumer of a cache depends on (`ObjectStore`, `Freshness`).
  */

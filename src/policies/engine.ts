@@ -78,7 +78,8 @@ function guardedStore(store: ObjectStore, settings: PolicySettings): ObjectStore
     },
     byIndex(type, namespace, index, value) {
       ensureFresh(store, type, settings);
-      return filedUnder(store, type, namespace, index, value);
+      const filed = filedUnder(store, type, namespace, index, value);
+      return Array.isArray(filed) ? filed : [];
     },
     freshness(type) {
       return store.freshness(type);
