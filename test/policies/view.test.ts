@@ -244,33 +244,23 @@ describe("SPEC §2.3 an infrastructure object's MAPI twins, found through the ca
       }),
       ADMIN,
     );
-    const { store, listed } = indexedStore(objects);
-    const decision = decide("validate", request, {
-      view: clusterView(store, SETTINGS),
-      settings: SETTINGS,
-      checkConvertible: () => [],
-      enforcing: true,
-    });
-    expect(listed.filter((k) => k === "Machine")).toEqual([]);
-    expect(decision).toEqual(
+    const decideOver = (store: ObjectStore) =>
       decide("validate", request, {
-        view: clusterView(memoryStore(objects), SETTINGS),
+        view: clusterView(store, SETTINGS),
         settings: SETTINGS,
         checkConvertible: () => [],
         enforcing: true,
-      }),
-    );
+      });
+    const { store, listed } = indexedStore(objects);
+    const decision = decideOver(store);
+    expect(listed.filter((k) => k === "Machine")).toEqual([]);
+    expect(decision).toEqual(decideOver(memoryStore(objects)));
     const stale = indexedStore(objects, (t) =>
       t.group === KINDS.capiMachine.group && t.kind === "Machine"
         ? { synced: true, disconnectedForMs: 3_600_000 }
         : FRESH,
     ).store;
-    const retry = decide("validate", request, {
-      view: clusterView(stale, SETTINGS),
-      settings: SETTINGS,
-      checkConvertible: () => [],
-      enforcing: true,
-    });
+    const retry = decideOver(stale);
     expect(retry.allowed).toBe(false);
     expect(retry.status?.message).toMatch(/cluster view is stale/);
   });
