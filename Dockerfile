@@ -21,8 +21,8 @@ RUN apt-get update \
 WORKDIR /app
 ENV NODE_ENV=production
 # V8's young generation capped at 32 MB semi-spaces: Node 24 grows them to 64 MB under the informer
-# cache's allocation, which doubled the resident memory per cached Machine for no CPU this project could
-# measure (decision 96, PERFORMANCE.md). The bench runs the product with this value.
+# cache's allocation, which doubled the resident memory per cached Machine; the cap's CPU cost was within
+# this project's measurement noise (decision 96, PERFORMANCE.md). The bench runs the product with this value.
 ENV NODE_OPTIONS=--max-semi-space-size=32
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
