@@ -24,10 +24,13 @@ export function imageNodeOptions(dockerfile: string): string[] {
   return flags.filter((f) => f !== "");
 }
 
+/** The image's flags, read from the Dockerfile once per bench process. */
+let image: readonly string[] | undefined;
+
 /** The execArgv that runs the product's child process as the image would, with `o`'s override. */
 export function productNodeFlags(o: Pick<BenchOptions, "productSemiSpaceMb">): string[] {
-  const image = imageNodeOptions(readFileSync(DOCKERFILE, "utf8"));
-  if (o.productSemiSpaceMb === undefined) return image;
+  image ??= imageNodeOptions(readFileSync(DOCKERFILE, "utf8"));
+  if (o.productSemiSpaceMb === undefined) return [...image];
   const others = image.filter((f) => !SEMI_SPACE.test(f));
   return o.productSemiSpaceMb === 0 ? others : [...others, `--max-semi-space-size=${o.productSemiSpaceMb}`];
 }

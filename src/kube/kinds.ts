@@ -116,6 +116,12 @@ export const FINALIZERS = Object.freeze({
   ibmPowerVSMachine: "ibmpowervsmachine.infrastructure.cluster.x-k8s.io",
 });
 
+/** Where a CAPI Machine and a CAPI MachineSet reference their infrastructure object (InfraMachine, template). */
+export const INFRASTRUCTURE_REF_PATHS = Object.freeze({
+  machine: Object.freeze(["spec", "infrastructureRef"]),
+  machineSet: Object.freeze(["spec", "template", "spec", "infrastructureRef"]),
+});
+
 export const LABELS = Object.freeze({
   templateMachineSet: "machine.openshift.io/cluster-api-machineset",
   capiSetName: "cluster.x-k8s.io/set-name",

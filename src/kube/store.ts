@@ -6,7 +6,7 @@
  * the last-applied annotation (memory; nothing in the product reads them). Pure data structure: no I/O.
  * Also the read contract every consumer of a cache depends on (`ObjectStore`, `Freshness`).
  */
-import type { ResourceType } from "./kinds.js";
+import { INFRASTRUCTURE_REF_PATHS, type ResourceType } from "./kinds.js";
 import type { KubeObject } from "./object.js";
 import { getPath, labelsOf, nameOf, namespaceOf, ownerReferencesOf } from "./object.js";
 
@@ -48,8 +48,8 @@ export type IndexName = (typeof INDEX)[keyof typeof INDEX];
 export const keyOf = (namespace: string, name: string): string => (namespace ? `${namespace}/${name}` : name);
 
 const INFRASTRUCTURE_REF_NAMES: readonly (readonly string[])[] = [
-  ["spec", "infrastructureRef", "name"],
-  ["spec", "template", "spec", "infrastructureRef", "name"],
+  [...INFRASTRUCTURE_REF_PATHS.machine, "name"],
+  [...INFRASTRUCTURE_REF_PATHS.machineSet, "name"],
 ];
 
 export const DEFAULT_INDEXES: Readonly<Record<IndexName, IndexFunction>> = Object.freeze({

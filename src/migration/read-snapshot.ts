@@ -8,7 +8,7 @@
 import type { KubeClient } from "../kube/client.js";
 import { NotFoundError } from "../kube/errors.js";
 import type { ResourceType } from "../kube/kinds.js";
-import { INFRA_GROUP, KINDS } from "../kube/kinds.js";
+import { INFRA_GROUP, INFRASTRUCTURE_REF_PATHS, KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath } from "../kube/object.js";
 import { DEFAULT_PLATFORM, servedPlatform } from "../platforms/registry.js";
@@ -33,7 +33,7 @@ const infraMachineOf = (
   name: string,
   infraMachineTypes: readonly ResourceType[],
 ): { type: ResourceType | undefined; name: string; unwatched?: string } => {
-  const ref = getPath(capi, ["spec", "infrastructureRef"]);
+  const ref = getPath(capi, INFRASTRUCTURE_REF_PATHS.machine);
   const refKind = getPath(ref, ["kind"]);
   const refName = getPath(ref, ["name"]);
   const refGroup = groupOf(ref);

@@ -9,7 +9,14 @@
  * object to resolve from (the old one on UPDATE and DELETE) is the caller's choice (subject.ts
  * `subjectObject`).
  */
-import { AUTHORITY, CAPI_GROUP, KINDS, LABELS, type ResourceType } from "../kube/kinds.js";
+import {
+  AUTHORITY,
+  CAPI_GROUP,
+  INFRASTRUCTURE_REF_PATHS,
+  KINDS,
+  LABELS,
+  type ResourceType,
+} from "../kube/kinds.js";
 import { getPath, type KubeObject, labelsOf, nameOf, ownerReferencesOf } from "../kube/object.js";
 import { filedUnder, INDEX, keyOf } from "../kube/store.js";
 import { statusAuthority } from "../protocol/authority.js";
@@ -86,7 +93,7 @@ function infraTwinNames(
     role === "infraMachine"
       ? [
           ...capiMachineOwnerNames(infra),
-          ...referrerNames(store, KINDS.capiMachine, capiNamespace, ["spec", "infrastructureRef"], infra),
+          ...referrerNames(store, KINDS.capiMachine, capiNamespace, INFRASTRUCTURE_REF_PATHS.machine, infra),
           nameOf(infra),
         ]
       : [
@@ -95,7 +102,7 @@ function infraTwinNames(
             store,
             KINDS.capiMachineSet,
             capiNamespace,
-            ["spec", "template", "spec", "infrastructureRef"],
+            INFRASTRUCTURE_REF_PATHS.machineSet,
             infra,
           ),
         ];

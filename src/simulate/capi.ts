@@ -23,7 +23,15 @@ import type { Controller } from "../kube/controller.js";
 import { byName, byOwner, createController } from "../kube/controller.js";
 import { ConflictError, NotFoundError } from "../kube/errors.js";
 import type { ResourceType } from "../kube/kinds.js";
-import { apiVersionOf, CAPI_API_VERSION, FINALIZERS, INFRA_GROUP, KINDS, LABELS } from "../kube/kinds.js";
+import {
+  apiVersionOf,
+  CAPI_API_VERSION,
+  FINALIZERS,
+  INFRA_GROUP,
+  INFRASTRUCTURE_REF_PATHS,
+  KINDS,
+  LABELS,
+} from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
 import {
   conditionOf,
@@ -325,7 +333,7 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
   };
   /** A MachineSet's infrastructure template from the cache; undefined when absent or of a kind not watched. */
   const templateOf = (set: KubeObject | undefined): KubeObject | undefined => {
-    const ref = ["spec", "template", "spec", "infrastructureRef"];
+    const ref = INFRASTRUCTURE_REF_PATHS.machineSet;
     const name = stringAt(set, [...ref, "name"]);
     const type = platformOfKind(getPath(set, [...ref, "kind"]), platform).infraMachineTemplate;
     return name && type.kind === platform.infraMachineTemplate.kind

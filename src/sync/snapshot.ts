@@ -7,7 +7,7 @@
  * requires (is storage of either twin being deleted) is done by the shell and passed in as a flag.
  */
 import type { ResourceType } from "../kube/kinds.js";
-import { INFRA_GROUP, KINDS, LABELS } from "../kube/kinds.js";
+import { INFRA_GROUP, INFRASTRUCTURE_REF_PATHS, KINDS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath, isRecord, nameOf, ownerReferencesOf } from "../kube/object.js";
 import { DEFAULT_PLATFORM, platformOfInfraKind } from "../platforms/registry.js";
@@ -170,8 +170,7 @@ export interface InfrastructureRef {
 
 export const infrastructureRefOf = (capi: KubeObject | undefined): InfrastructureRef | undefined => {
   const ref =
-    getPath(capi, ["spec", "infrastructureRef"]) ??
-    getPath(capi, ["spec", "template", "spec", "infrastructureRef"]);
+    getPath(capi, INFRASTRUCTURE_REF_PATHS.machine) ?? getPath(capi, INFRASTRUCTURE_REF_PATHS.machineSet);
   if (!isRecord(ref) || typeof ref.kind !== "string" || typeof ref.name !== "string") return undefined;
   // v1beta2 uses apiGroup; tolerate a v1beta1-style apiVersion.
   const apiGroup =
