@@ -15,7 +15,7 @@ import type { KubeClient } from "../src/kube/client.js";
 import { systemClock } from "../src/kube/clock.js";
 import { connect } from "../src/kube/config.js";
 import { KINDS, type ResourceType, type StableAuthority } from "../src/kube/kinds.js";
-import { conditionOf, getPath, type KubeObject, nameOf } from "../src/kube/object.js";
+import { conditionOf, getPath, type KubeObject, nameOf, ownerReferencesOf } from "../src/kube/object.js";
 import { mapiMachine, mapiMachineSet } from "../src/local/seed.js";
 import { statusAuthorityReading, synchronizedAPI } from "../src/protocol/authority.js";
 import { PRODUCT_USER, PROVIDER_USERS } from "./identities.js";
@@ -243,6 +243,37 @@ async function createMachines(s: Stack, prefix: string, n: number): Promise<Set<
   return set;
 }
 
+/**
+ * `n` Machines owned by `k` MAPI MachineSets (replicas split as evenly as they go, one set per zone letter),
+ * created by the MAO stand-in's MachineSet controller as MAO creates them; resolves with the sets' and the
+ * Machines' names once every Machine is Running and synchronized.
+ */
+async function createMachineSets(
+  s: Stack,
+  n: number,
+  k: number,
+): Promise<{ sets: Set<string>; machines: Set<string> }> {
+  const sets = Array.from({ length: k }, (_, i) =>
+    mapiMachineSet(NAMESPACES, String.fromCharCode(97 + i), Math.floor(n / k) + (i < n % k ? 1 : 0)),
+  );
+  await eachLimited(sets, 20, (set) => s.admin.create(KINDS.mapiMachineSet, set));
+  const setNames = new Set(sets.map(nameOf));
+  const members = (): KubeObject[] =>
+    s.watching
+      .list(KINDS.mapiMachine, NAMESPACES.mapiNamespace)
+      .filter((m) => ownerReferencesOf(m).some((r) => r.kind === "MachineSet" && setNames.has(r.name)));
+  await waitUntil(
+    "the MachineSets' Machines Running and synchronized",
+    async () =>
+      members().length === n &&
+      members().every(provisioned) &&
+      all(s, KINDS.mapiMachineSet, setNames, (o) => steadyUnder(o, "MachineAPI")),
+    waitBudgetMs(n),
+    50,
+  );
+  return { sets: setNames, machines: new Set(members().map(nameOf)) };
+}
+
 async function handOver(
   s: Stack,
   kind: "Machine" | "MachineSet",
@@ -341,11 +372,24 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
         rows.push({ machines: n, error: "skipped: a smaller fleet already ran out of time" });
         continue;
       }
-      log(`scale: provisioning ${n} Machines`);
+      const sets = o.scaleSets;
+      log(`scale: provisioning ${n} Machines${sets ? ` in ${sets} MachineSets` : ""}`);
       const t0 = performance.now();
-      const names = await createMachines(s, "bench-s", n);
+      const fleet = sets
+        ? await createMachineSets(s, n, sets)
+        : { sets: new Set<string>(), machines: await createMachines(s, "bench-s", n) };
+      const names = fleet.machines;
       const provisionMs = performance.now() - t0;
       await quiesce(s);
+      // SPEC §12: the MachineSets go first, then their Machines (the part timed below).
+      let setHandoverMs: number | undefined;
+      if (fleet.sets.size > 0) {
+        log(`scale: handing ${fleet.sets.size} MachineSets over to ClusterAPI`);
+        const ts = performance.now();
+        await handOver(s, "MachineSet", fleet.sets, "ClusterAPI");
+        setHandoverMs = performance.now() - ts;
+        await quiesce(s);
+      }
       await s.api.ask("reset");
       log(`scale: handing ${n} Machines over to ClusterAPI`);
       const cpu = async () => ({
@@ -373,6 +417,7 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
       const writes = writeCount(counters, n);
       rows.push({
         machines: n,
+        ...(sets ? { machineSets: sets, setHandoverMs: round(setHandoverMs ?? 0) } : {}),
         provisionMs: round(provisionMs),
         handoverMs: round(handoverMs),
         msPerMachine: round(handoverMs / n, 3),

@@ -22,6 +22,12 @@ export interface BenchOptions {
   quietMs: number;
   /** Fleet sizes handed over concurrently (item 4). */
   scale: readonly number[];
+  /**
+   * The scale fleet's owners (`--scale-sets K`): absent = standalone Machines (the targets' fleet); K = K
+   * MAPI MachineSets sharing the fleet, handed over first (as `cli migrate` does, SPEC §12), then their
+   * Machines — the timed part. Most of a real cluster's Machines belong to a MachineSet.
+   */
+  scaleSets?: number;
   /** Workers per controller in items 3 and 4; absent = the product's default (1, as src/main.ts runs them). */
   workers?: number;
   /** Where the JSON result goes (default bench/results). */
@@ -80,9 +86,12 @@ const positiveInt = (flag: string, v: string): number => {
   return x;
 };
 
+/** One MachineSet per availability-zone letter of the demo platform (src/local/seed.ts). */
+export const MAX_SCALE_SETS = 26;
+
 export const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join(",")}]
   [--machines N] [--connections 1,10,50] [--duration S] [--decision-rounds N]
-  [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--workers N] [--out DIR] [--cpu-prof DIR] [--api-server local|real]
+  [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--scale-sets K] [--workers N] [--out DIR] [--cpu-prof DIR] [--api-server local|real]
   [--product-semi-space MB]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -122,6 +131,13 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         break;
       case "--scale":
         o.scale = positiveInts(flag, value);
+        break;
+      case "--scale-sets":
+        o.scaleSets = positiveInt(flag, value);
+        if (o.scaleSets > MAX_SCALE_SETS)
+          throw new Error(
+            `--scale-sets: at most ${MAX_SCALE_SETS} MachineSets, got ${o.scaleSets}\n${USAGE}`,
+          );
         break;
       case "--out":
         o.outDir = value;

@@ -65,6 +65,9 @@ interface HandoverSection {
 }
 interface ScaleRow {
   machines: number;
+  /** `--scale-sets`: the fleet's MachineSets, handed over (in setHandoverMs) before the timed Machines. */
+  machineSets?: number;
+  setHandoverMs?: number;
   error?: string;
   provisionMs: number;
   handoverMs: number;
@@ -84,6 +87,12 @@ export const shortStep = (step: string): string =>
     .replace("machine.openshift.io/", "mapi/");
 
 const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
+
+/** A scale row's fleet: `1000`, or `1000 in 10 sets (sets 4.20 s)` with the sets' own handover time. */
+const fleetOf = (r: ScaleRow): string =>
+  r.machineSets
+    ? `${r.machines} in ${r.machineSets} sets${r.setHandoverMs !== undefined ? ` (sets ${fmt(r.setHandoverMs / 1000, 2)} s)` : ""}`
+    : String(r.machines);
 
 export function evaluateTargets(sections: Record<string, unknown>): TargetResult[] {
   const out: TargetResult[] = [];
@@ -138,7 +147,7 @@ export function evaluateTargets(sections: Record<string, unknown>): TargetResult
   if (s1000) {
     out.push({
       target: "1,000 Machines handed over in ≤ 10 s",
-      value: `${fmt(s1000.handoverMs / 1000, 2)} s`,
+      value: `${fmt(s1000.handoverMs / 1000, 2)} s${s1000.machineSets ? ` (Machines of ${s1000.machineSets} MachineSets)` : ""}`,
       met: s1000.handoverMs <= 10_000,
     });
   } else notRun("1,000 Machines handed over in ≤ 10 s");
@@ -265,9 +274,9 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
         ],
         scale.map((r) =>
           r.error
-            ? [String(r.machines), `did not finish: ${r.error.slice(0, 100)}`]
+            ? [fleetOf(r), `did not finish: ${r.error.slice(0, 100)}`]
             : [
-                String(r.machines),
+                fleetOf(r),
                 fmt(r.provisionMs / 1000, 2),
                 fmt(r.handoverMs / 1000, 2),
                 fmt(r.msPerMachine, 2),

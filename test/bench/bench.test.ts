@@ -30,6 +30,7 @@ describe("bench options", () => {
     [["--only", "scale", "--api-server", "real"], { only: ["scale"], apiServer: "real" }],
     [["--product-semi-space", "32"], { productSemiSpaceMb: 32 }],
     [["--product-semi-space", "0"], { productSemiSpaceMb: 0 }],
+    [["--scale", "1000", "--scale-sets", "10"], { scale: [1000], scaleSets: 10 }],
   ])("%j parses", (argv, expected) => {
     expect(parseOptions(argv)).toMatchObject(expected);
   });
@@ -42,8 +43,15 @@ describe("bench options", () => {
     [["--api-server", "kind"], /--api-server: expected local or real/],
     [["--product-semi-space", "16MB"], /--product-semi-space: expected MB/],
     [["--product-semi-space", "-1"], /missing value|expected MB/],
+    [["--scale-sets", "0"], /positive integers/],
+    [["--scale-sets", "27"], /--scale-sets: at most 26 MachineSets/],
   ])("%j is refused", (argv, message) => {
     expect(() => parseOptions(argv)).toThrow(message);
+  });
+
+  it("the scale fleet is standalone Machines (the targets' fleet) unless --scale-sets is given", () => {
+    expect(parseOptions([]).scaleSets).toBeUndefined();
+    expect(parseOptions(["--quick"]).scaleSets).toBeUndefined();
   });
 
   it("the product runs with the image's NODE_OPTIONS unless --product-semi-space replaces the cap", () => {
@@ -176,4 +184,27 @@ describe("npm run bench, tiny mode", () => {
       await rm(out, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it("hands over a MachineSet-owned fleet: the sets first, then their Machines (--scale-sets)", async () => {
+    const out = await mkdtemp(join(tmpdir(), "bench-test-"));
+    try {
+      const args = ["--import", "tsx", "bench/run.ts", "--quick", "--only", "scale"];
+      args.push("--scale", "5", "--scale-sets", "2", "--out", out);
+      const { stdout } = await run(process.execPath, args, { timeout: 200_000 });
+      expect(stdout).toMatch(/^5 in 2 sets \(sets \d+\.\d\d s\)/m);
+      const [file] = await readdir(out);
+      const result = JSON.parse(await readFile(join(out, file as string), "utf8"));
+      const [row] = result.sections.scale;
+      expect(row).toMatchObject({ machines: 5, machineSets: 2 });
+      expect(row.error).toBeUndefined();
+      expect(row.setHandoverMs).toBeGreaterThan(0);
+      // Every Machine went through the handover: the product flipped status.authoritativeAPI on each.
+      expect(row.requestsPerMachine["product patch machine.openshift.io/machines/status"]).toBeGreaterThan(0);
+      expect(Object.keys(row.reconcilesPerMachine)).toEqual(
+        expect.arrayContaining(["machine-sync", "machineset-sync", "migration-machineset"]),
+      );
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
