@@ -13,7 +13,7 @@ import { ConflictError } from "./errors.js";
 import type { Informer } from "./informer.js";
 import type { RuntimeMetrics } from "./metrics.js";
 import type { KubeObject } from "./object.js";
-import { labelsOf, nameOf, ownerReferencesOf } from "./object.js";
+import { labelsOf, nameOf, ownerReferencesOf, statusOnlyChange } from "./object.js";
 import type { WorkQueue } from "./workqueue.js";
 import { createWorkQueue } from "./workqueue.js";
 
@@ -66,6 +66,20 @@ export const anyOf =
   (...mappers: KeyMapper[]): KeyMapper =>
   (o) => [...new Set(mappers.flatMap((m) => m(o)))];
 
+/**
+ * What an update must change to concern a watch (controller-runtime's update predicate): an update for which
+ * `updateConcerns` answers false maps to no key. Adds, deletes and the replay at start always map — a
+ * predicate never hides that an object came or went.
+ */
+export interface WatchOptions {
+  updateConcerns?: (before: KubeObject, after: KubeObject) => boolean;
+}
+
+/** For watches of objects whose status the reconcile never reads: a status-only update concerns nobody. */
+export const beyondStatus: WatchOptions = {
+  updateConcerns: (before, after) => !statusOnlyChange(before, after),
+};
+
 export type ReconcileOutcome = "success" | "error" | "requeue_after" | "terminal_error";
 
 /**
@@ -103,8 +117,8 @@ export interface ControllerOptions {
 
 export interface Controller {
   readonly name: string;
-  /** Maps every add/update/delete of `informer` to keys. Register before `start`. */
-  watch(informer: Informer, mapper: KeyMapper): void;
+  /** Maps every add/update/delete of `informer` to keys (updates as `options` say). Register before `start`. */
+  watch(informer: Informer, mapper: KeyMapper, options?: WatchOptions): void;
   enqueue(key: string): void;
   enqueueAfter(key: string, delayMs: number): void;
   /** Waits for the watched informers to sync, replays their objects, then runs the workers. */
@@ -180,11 +194,15 @@ export function createController(options: ControllerOptions): Controller {
 
   const self: Controller = {
     name,
-    watch(informer, mapper) {
+    watch(informer, mapper, options = {}) {
       watches.push({ informer, mapper });
+      const { updateConcerns } = options;
       informer.addHandlers({
         onAdd: (o) => enqueueAll(mapper(o)),
-        onUpdate: (before, after) => enqueueAll([...mapper(before), ...mapper(after)]),
+        onUpdate: (before, after) => {
+          if (updateConcerns && !updateConcerns(before, after)) return;
+          enqueueAll([...mapper(before), ...mapper(after)]);
+        },
         onDelete: (o) => enqueueAll(mapper(o)),
       });
     },

@@ -149,6 +149,20 @@ export const jsonEqual = (a: unknown, b: unknown, skip?: ReadonlySet<string>): b
   return true;
 };
 
+/** Metadata the server rewrites on every write without the object saying anything new. */
+const SERVER_BOOKKEEPING: ReadonlySet<string> = new Set(["resourceVersion", "managedFields"]);
+const METADATA_AND_STATUS: ReadonlySet<string> = new Set(["metadata", "status"]);
+
+/**
+ * Whether `after` differs from `before` only in `status` and the server's bookkeeping (resourceVersion,
+ * managedFields): what a write to the `/status` subresource changes. Labels, annotations, owners, finalizers,
+ * a deletion and spec all count as more. (controller-runtime's GenerationChangedPredicate asks the same of
+ * `metadata.generation`, which no metadata change moves.)
+ */
+export const statusOnlyChange = (before: KubeObject, after: KubeObject): boolean =>
+  jsonEqual(before, after, METADATA_AND_STATUS) &&
+  jsonEqual(before.metadata, after.metadata, SERVER_BOOKKEEPING);
+
 /**
  * Returns `conditions` with `next` set for its type. `lastTransitionTime` changes only when the status
  * changes (SPEC §1); otherwise the old one is kept. Returns the same array when nothing differs, so callers

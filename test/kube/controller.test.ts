@@ -5,6 +5,7 @@ import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";
 import type { Reconciler } from "../../src/kube/controller.js";
 import {
   anyOf,
+  beyondStatus,
   byLabel,
   byName,
   byOwner,
@@ -232,6 +233,30 @@ describe("controller loop (SPEC §7)", () => {
     informer.update(machine("t", "ns", { labels: { "machine.openshift.io/cluster-api-machineset": "two" } }));
     await flushMicrotasks();
     expect(calls).toEqual(["one", "one", "two"]);
+    await controller.stop();
+  });
+
+  it("a watch's update predicate (beyondStatus): a status-only update maps to no key; adds, deletes and the replay always map", async () => {
+    const calls: string[] = [];
+    const { controller } = setup(async (key) => {
+      calls.push(key);
+    });
+    const informer = fakeInformer(KINDS.mapiMachine);
+    informer.add({ ...machine("a"), status: { phase: "Provisioning" } });
+    controller.watch(informer, byName, beyondStatus);
+    await controller.start();
+    await flushMicrotasks();
+    expect(calls).toEqual(["a"]);
+    informer.update({ ...machine("a", undefined, { resourceVersion: "2" }), status: { phase: "Running" } });
+    await flushMicrotasks();
+    expect(calls).toEqual(["a"]);
+    informer.update({ ...machine("a", undefined, { resourceVersion: "3", labels: { l: "1" } }) });
+    await flushMicrotasks();
+    expect(calls).toEqual(["a", "a"]);
+    informer.add(machine("b"));
+    informer.remove(machine("b"));
+    await flushMicrotasks();
+    expect(calls).toEqual(["a", "a", "b"]);
     await controller.stop();
   });
 });

@@ -5,8 +5,10 @@
  */
 import jsonpatch from "fast-json-patch";
 import { pino } from "pino";
+import type { Cache } from "../../src/kube/cache.js";
 import type { KubeClient } from "../../src/kube/client.js";
-import { createManualClock } from "../../src/kube/clock.js";
+import { createManualClock, systemClock } from "../../src/kube/clock.js";
+import { createController, type KeyMapper, type WatchOptions } from "../../src/kube/controller.js";
 import { ConflictError, InvalidError, NotFoundError } from "../../src/kube/errors.js";
 import { createEventRecorder, type EventRecorderOptions } from "../../src/kube/events.js";
 import type { Informer, InformerHandlers } from "../../src/kube/informer.js";
@@ -14,6 +16,7 @@ import type { ResourceType } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { isRecord, nameOf, namespaceOf } from "../../src/kube/object.js";
 import { IndexedStore, keyOf, objectKey } from "../../src/kube/store.js";
+import type { WorkQueue } from "../../src/kube/workqueue.js";
 
 export const silentLogger = () => pino({ level: "silent" });
 
@@ -68,6 +71,73 @@ export function fakeInformer(type: ResourceType, synced = true): FakeInformer {
   };
   if (synced) self.markSynced();
   return self;
+}
+
+/** A Cache over fake informers: one per (type, namespace), created on first use like the real one. */
+export const fakeCache = (): Cache & { informer(type: ResourceType, namespace: string): FakeInformer } => {
+  const informers = new Map<string, FakeInformer>();
+  const informer = (type: ResourceType, namespace = ""): FakeInformer => {
+    const key = `${type.plural}.${type.group}@${type.namespaced ? namespace : ""}`;
+    let i = informers.get(key);
+    if (!i) {
+      i = fakeInformer(type);
+      informers.set(key, i);
+    }
+    return i;
+  };
+  return {
+    informer,
+    informerFor: informer,
+    informers: () => [...informers.values()],
+    synced: () => true,
+    waitForSync: async () => {},
+    stop: async () => {},
+    get: (type, namespace, name) => informer(type, namespace).get(namespace, name),
+    list: (type, namespace) => informer(type, namespace ?? "").list(namespace),
+    byIndex: (type, namespace, index, value) => informer(type, namespace).byIndex(index, value),
+    freshness: () => ({ synced: true, disconnectedForMs: 0 }),
+  };
+};
+
+/** One watch of a controller: what it watches, how an object maps to keys, and what an update must change. */
+export interface WatchSpec {
+  type: ResourceType;
+  namespace: string;
+  mapper: KeyMapper;
+  options?: WatchOptions;
+}
+
+/**
+ * `watches` registered on the real controller runtime over `cache`, with a reconcile that does nothing, so
+ * the queue shows exactly what an event wakes: `woken(event)` lets the queue drain, fires the event (fake
+ * informers deliver synchronously) and answers how many keys it queued.
+ */
+export async function watchRig(cache: ReturnType<typeof fakeCache>, watches: readonly WatchSpec[]) {
+  const controller = createController({
+    name: "watch-rig",
+    reconcile: async () => {},
+    clock: systemClock,
+    logger: silentLogger(),
+  });
+  for (const w of watches) controller.watch(cache.informer(w.type, w.namespace), w.mapper, w.options);
+  await controller.start();
+  const drained = async (): Promise<WorkQueue> => {
+    for (let i = 0; i < 1000; i++) {
+      const q = controller.queue();
+      if (!q) throw new Error("the rig's controller stopped");
+      if (q.len() === 0 && q.processing().length === 0) return q;
+      await new Promise((r) => setImmediate(r));
+    }
+    throw new Error("the rig's queue never drained");
+  };
+  return {
+    async woken(event: () => void): Promise<number> {
+      const q = await drained();
+      event();
+      return q.len();
+    },
+    stop: () => controller.stop(),
+  };
 }
 
 /** An in-memory API for any types: resourceVersion conflicts on update, JSON and merge patches. */

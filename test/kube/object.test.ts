@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, jsonEqual } from "../../src/kube/object.js";
+import { canonicalJson, jsonEqual, type KubeObject, statusOnlyChange } from "../../src/kube/object.js";
 
 describe("jsonEqual: canonicalJson equality without the strings", () => {
   const cases: [string, unknown, unknown, boolean][] = [
@@ -49,5 +49,58 @@ describe("jsonEqual: canonicalJson equality without the strings", () => {
     expect(jsonEqual(nested(10_000, 1), nested(10_000, 1))).toBe(true);
     expect(jsonEqual(nested(10_000, 1), nested(10_000, 2))).toBe(false);
     expect(jsonEqual({ a: nested(10_000, 1), b: 1 }, { b: 1, a: nested(10_000, 1) })).toBe(true);
+  });
+});
+
+describe("statusOnlyChange: what a write to /status changes, and nothing more", () => {
+  const machine: KubeObject = {
+    apiVersion: "machine.openshift.io/v1beta1",
+    kind: "Machine",
+    metadata: {
+      name: "m",
+      namespace: "ns",
+      uid: "u",
+      resourceVersion: "1",
+      generation: 1,
+      labels: { a: "1" },
+      annotations: { b: "2" },
+      finalizers: ["f"],
+      ownerReferences: [{ apiVersion: "v1", kind: "MachineSet", name: "s", uid: "s-uid", controller: true }],
+      managedFields: [{ manager: "x" }],
+    },
+    spec: { providerID: "aws:///i-1" },
+    status: { phase: "Provisioned" },
+  };
+  const edited = (edit: (o: KubeObject & { metadata: object; spec: Record<string, unknown> }) => void) => {
+    const o = structuredClone(machine) as KubeObject & { metadata: object; spec: Record<string, unknown> };
+    edit(o);
+    return o;
+  };
+  it.each<[string, KubeObject, boolean]>([
+    ["the same object", structuredClone(machine), true],
+    [
+      "status only, with a new resourceVersion and managedFields",
+      edited((o) => {
+        o.status = { phase: "Running", conditions: [{ type: "Ready", status: "True" }] };
+        Object.assign(o.metadata, { resourceVersion: "2", managedFields: [{ manager: "y" }] });
+      }),
+      true,
+    ],
+    ["status gone", edited((o) => delete o.status), true],
+    ["a label", edited((o) => Object.assign(o.metadata, { labels: { a: "2" } })), false],
+    ["an annotation", edited((o) => Object.assign(o.metadata, { annotations: {} })), false],
+    ["a finalizer", edited((o) => Object.assign(o.metadata, { finalizers: [] })), false],
+    ["an owner reference", edited((o) => Object.assign(o.metadata, { ownerReferences: [] })), false],
+    [
+      "a deletion",
+      edited((o) => Object.assign(o.metadata, { deletionTimestamp: "2026-12-03T00:00:00Z" })),
+      false,
+    ],
+    ["the generation", edited((o) => Object.assign(o.metadata, { generation: 2 })), false],
+    ["spec", edited((o) => Object.assign(o.spec, { providerID: "aws:///i-2" })), false],
+    ["a new top-level field", edited((o) => Object.assign(o, { data: {} })), false],
+  ])("%s → %s", (_what, after, expected) => {
+    expect(statusOnlyChange(machine, after)).toBe(expected);
+    expect(statusOnlyChange(after, machine)).toBe(expected);
   });
 });

@@ -11,40 +11,13 @@ import type { KubeClient } from "../../src/kube/client.js";
 import { systemClock } from "../../src/kube/clock.js";
 import type { Controller } from "../../src/kube/controller.js";
 import type { EventRecorder } from "../../src/kube/events.js";
-import type { ResourceType } from "../../src/kube/kinds.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import type { Transport } from "../../src/kube/transport.js";
 import { createMachineSyncController } from "../../src/sync/controller.js";
-import { type FakeInformer, fakeClient, fakeInformer, silentLogger } from "../kube/fakes.js";
+import { fakeCache, fakeClient, silentLogger } from "../kube/fakes.js";
 import { CAPI_NS, capiMachine, condition, MAPI_NS, mapiMachine, deps as syncDeps } from "./builders.js";
-
-/** A Cache over fake informers: one per (type, namespace), created on first use like the real one. */
-const fakeCache = (): Cache & { informer(type: ResourceType, namespace: string): FakeInformer } => {
-  const informers = new Map<string, FakeInformer>();
-  const informer = (type: ResourceType, namespace = ""): FakeInformer => {
-    const key = `${type.plural}.${type.group}@${type.namespaced ? namespace : ""}`;
-    let i = informers.get(key);
-    if (!i) {
-      i = fakeInformer(type);
-      informers.set(key, i);
-    }
-    return i;
-  };
-  return {
-    informer,
-    informerFor: informer,
-    informers: () => [...informers.values()],
-    synced: () => true,
-    waitForSync: async () => {},
-    stop: async () => {},
-    get: (type, namespace, name) => informer(type, namespace).get(namespace, name),
-    list: (type, namespace) => informer(type, namespace ?? "").list(namespace),
-    byIndex: (type, namespace, index, value) => informer(type, namespace).byIndex(index, value),
-    freshness: () => ({ synced: true, disconnectedForMs: 0 }),
-  };
-};
 
 const noDiscovery: Transport = {
   request: async () => {
