@@ -516,7 +516,7 @@ export function createMigrationController(options: MigrationControllerOptions): 
     ...(runtime ? { metrics: runtime } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
   });
-  for (const w of migrationWatches(options.kind, options.namespaces, infraMachineTypes))
+  for (const w of migrationWatches(options.kind, options.namespaces, infraMachineTypes, options.cache))
     controller.watch(options.cache.informerFor(w.type, w.namespace), w.mapper);
   metrics.addGaugeSource(name, () => (controller.isRunning() ? reconciler.gaugeRows() : NO_ROWS));
   return controller;

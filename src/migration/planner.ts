@@ -403,6 +403,20 @@ export interface PlanOptions {
 }
 
 /** SPEC §3.1: the next step of the handover of `snapshot.mapi`. Pure; `now` stamps condition transitions. */
+/**
+ * Whether `planHandover` reads the member Machines of the MachineSet whose MAPI copy is `mapiSet`: only
+ * while its handover is open — status Migrating, or a stable status its spec no longer names (step 4 and
+ * steps 6–7 check the members). A set that is steady, uninitialised or invalid plans from the set and its
+ * twin alone, so its members' events need not wake it (watches.ts).
+ */
+export const readsMembers = (mapiSet: KubeObject | undefined): boolean => {
+  if (!mapiSet) return false;
+  const status = statusAuthorityReading(mapiSet);
+  if (status === "Migrating") return true;
+  const spec = specAuthority(mapiSet);
+  return (status === "MachineAPI" || status === "ClusterAPI") && spec !== undefined && spec !== status;
+};
+
 export const planHandover = (s: HandoverSnapshot, now: Date, options: PlanOptions = {}): Step => {
   if (s.unsyncedKinds && s.unsyncedKinds.length > 0)
     return {

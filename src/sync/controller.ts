@@ -11,8 +11,14 @@ import type { Logger } from "pino";
 import type { Cache } from "../kube/cache.js";
 import type { KubeClient } from "../kube/client.js";
 import type { Clock } from "../kube/clock.js";
-import type { Controller, KeyMapper, ReconcileContext, ReconcileResult } from "../kube/controller.js";
-import { byName, createController } from "../kube/controller.js";
+import type {
+  Controller,
+  KeyMapper,
+  ReconcileContext,
+  ReconcileResult,
+  WatchOptions,
+} from "../kube/controller.js";
+import { beyondStatus, byName, createController } from "../kube/controller.js";
 import { NotFoundError } from "../kube/errors.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { ResourceType } from "../kube/kinds.js";
@@ -91,6 +97,14 @@ interface SnapshotBase {
   clusterCascade?: boolean;
 }
 
+/** A watch of objects a key's snapshot reads but the key does not name; `options` say which updates count. */
+export interface ExtraWatch {
+  type: ResourceType;
+  namespace: string;
+  mapper: KeyMapper;
+  options?: WatchOptions;
+}
+
 /** What differs between MachineSync and MachineSetSync; everything else is shared. */
 interface KindShell<S extends SnapshotBase> {
   kind: SyncKind;
@@ -105,10 +119,7 @@ interface KindShell<S extends SnapshotBase> {
   /** §4.1: the keys an InfraMachine / template event concerns. */
   infraKeys(object: KubeObject, cache: Cache, settings: SyncSettings): readonly string[];
   /** Further watches on read-only inputs of the snapshot (owners, twins of owners). */
-  extraWatches(
-    cache: Cache,
-    settings: SyncSettings,
-  ): readonly { type: ResourceType; namespace: string; mapper: KeyMapper }[];
+  extraWatches(cache: Cache, settings: SyncSettings): readonly ExtraWatch[];
 }
 
 const controllerOwnerNamed =
@@ -153,9 +164,21 @@ const machineShell: KindShell<MachineSnapshot> = {
           .map(nameOf),
       ]),
     ];
+    // No Machine's plan reads a set's status, and sets' status changes with every Machine that comes, goes
+    // or becomes ready: a status-only update of a set concerns none of its Machines.
     return [
-      { type: KINDS.mapiMachineSet, namespace: settings.mapiNamespace, mapper: machinesOfSet },
-      { type: KINDS.capiMachineSet, namespace: settings.capiNamespace, mapper: machinesOfCapiSet },
+      {
+        type: KINDS.mapiMachineSet,
+        namespace: settings.mapiNamespace,
+        mapper: machinesOfSet,
+        options: beyondStatus,
+      },
+      {
+        type: KINDS.capiMachineSet,
+        namespace: settings.capiNamespace,
+        mapper: machinesOfCapiSet,
+        options: beyondStatus,
+      },
       // The InfraCluster (AWSCluster, OpenStackCluster) feeds the conversion of control-plane Machines.
       { type: platformOf(settings).infraCluster, namespace: settings.capiNamespace, mapper: everyMachine },
     ];
@@ -180,12 +203,27 @@ const machineSetShell: KindShell<MachineSetSnapshot> = {
     // A CAPI MachineSet using another set's labelled template brings that set back when it changes or goes
     // (§4.6: the template is deleted once no set references it).
     const templateOwners: KeyMapper = (o) => machineSetKeysFor(o, cache, settings);
+    // A set's plan reads its Machines' owners, deletion and delete marks, never their status, which changes
+    // several times in each Machine's handover: a status-only update of a Machine concerns no set.
     return [
-      { type: KINDS.mapiMachine, namespace: settings.mapiNamespace, mapper: ownerSets },
+      {
+        type: KINDS.mapiMachine,
+        namespace: settings.mapiNamespace,
+        mapper: ownerSets,
+        options: beyondStatus,
+      },
       { type: KINDS.capiMachineSet, namespace: settings.capiNamespace, mapper: templateOwners },
     ];
   },
 };
+
+/** The extra watches of MachineSync or MachineSetSync over `cache` (exported for tests: what wakes which key). */
+export const syncExtraWatches = (
+  kind: SyncKind,
+  cache: Cache,
+  settings: SyncSettings,
+): readonly ExtraWatch[] =>
+  (kind === "Machine" ? machineShell : machineSetShell).extraWatches(cache, settings);
 
 export function createMachineSyncController(deps: SyncControllerDeps): Controller {
   return createSyncController(deps, machineShell);
@@ -362,7 +400,7 @@ function createSyncController<S extends SnapshotBase>(
   controller.watch(cache.informerFor(KINDS.infrastructure), everyKey);
   controller.watch(cache.informerFor(KINDS.capiCluster, settings.capiNamespace), everyKey);
   for (const w of shell.extraWatches(cache, settings))
-    controller.watch(cache.informerFor(w.type, w.namespace), w.mapper);
+    controller.watch(cache.informerFor(w.type, w.namespace), w.mapper, w.options);
   const infra = createInfraTypes({
     cache,
     transport: deps.transport,

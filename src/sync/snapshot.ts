@@ -10,6 +10,7 @@ import type { ResourceType } from "../kube/kinds.js";
 import { INFRA_GROUP, INFRASTRUCTURE_REF_PATHS, KINDS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath, isRecord, nameOf, ownerReferencesOf } from "../kube/object.js";
+import { filedUnder, INDEX } from "../kube/store.js";
 import { DEFAULT_PLATFORM, platformOfInfraKind } from "../platforms/registry.js";
 import type { ObjectStore } from "../policies/types.js";
 import type { PlatformConverter } from "./conversion/platform.js";
@@ -294,10 +295,9 @@ export const readMachineSetSnapshot = (
     ),
   ];
   const mapiUid = mapi?.metadata?.uid;
+  // The cache files every object under its owners' uids: the set's Machines without reading the fleet.
   const mapiMachines = mapiUid
-    ? store
-        .list(KINDS.mapiMachine, opts.mapiNamespace)
-        .filter((m) => ownerReferencesOf(m).some((r) => r.uid === mapiUid))
+    ? filedUnder(store, KINDS.mapiMachine, opts.mapiNamespace, INDEX.owner, mapiUid)
     : [];
   const capiMachines = mapiMachines.flatMap((m): KubeObject[] => {
     const twin = store.get(KINDS.capiMachine, opts.capiNamespace, nameOf(m));

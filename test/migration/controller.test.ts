@@ -1106,7 +1106,18 @@ describe("migration_stuck (SPEC §3.4: reported, never cancelled)", () => {
 });
 
 describe("watches map every related object to the MAPI name (SPEC §3)", () => {
-  const watches = (kind: HandoverKind) => migrationWatches(kind, NAMESPACES, [KINDS.awsMachine]);
+  // Every set mid-handover (spec ClusterAPI, status MachineAPI): members wake only open sets (watches.test.ts).
+  const openSets = {
+    get: (type: ResourceType, namespace: string, name: string): KubeObject | undefined =>
+      type === KINDS.mapiMachineSet
+        ? {
+            metadata: { name, namespace },
+            spec: { authoritativeAPI: "ClusterAPI" },
+            status: { authoritativeAPI: "MachineAPI" },
+          }
+        : undefined,
+  };
+  const watches = (kind: HandoverKind) => migrationWatches(kind, NAMESPACES, [KINDS.awsMachine], openSets);
   const mapperFor = (kind: HandoverKind, group: string, k: string) => {
     const w = watches(kind).find((x) => x.type.group === group && x.type.kind === k);
     if (!w) throw new Error(`no watch of ${k}.${group}`);

@@ -1,0 +1,271 @@
+/**
+ * SPEC §4.1: what wakes the sync controllers of a MachineSet-owned fleet. A Machine's plan never reads its
+ * sets' status and a set's plan never reads its Machines' status, so a status-only update on the other kind
+ * wakes nobody (`beyondStatus`); anything else on them still does. The extra watch tables run on the real
+ * controller runtime with a reconcile that does nothing, so the queue shows what each event wakes; property
+ * tests show that the plans really are the same whatever that status is.
+ */
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { CAPI_API_VERSION, INFRA_API_VERSION, KINDS, MAPI_API_VERSION } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { syncExtraWatches } from "../../src/sync/controller.js";
+import { planMachineSetSync, planMachineSync } from "../../src/sync/plan.js";
+import { fakeCache, watchRig } from "../kube/fakes.js";
+import {
+  awsMachine,
+  awsMachineTemplate,
+  CAPI_NS,
+  capiCluster,
+  capiMachine,
+  capiMachineSet,
+  DELETED_AT,
+  deps,
+  infrastructure,
+  MAPI_NS,
+  mapiMachine,
+  mapiMachineSet,
+  NOW,
+  ownerRef,
+  templateNameFor,
+  World,
+} from "./builders.js";
+
+const SET = "workers";
+const MEMBERS = ["workers-a", "workers-b"];
+const MAPI_MARK = "machine.openshift.io/delete-machine";
+
+/** Any status a controller could have written, the fields the product knows among them. */
+const anyStatus: fc.Arbitrary<Record<string, unknown>> = fc.record(
+  {
+    authoritativeAPI: fc.constantFrom("MachineAPI", "ClusterAPI", "Migrating", ""),
+    synchronizedAPI: fc.constantFrom("MachineAPI", "ClusterAPI"),
+    synchronizedGeneration: fc.nat(5),
+    phase: fc.constantFrom("Provisioning", "Provisioned", "Running", "Failed", "Deleting"),
+    replicas: fc.nat(5),
+    readyReplicas: fc.nat(5),
+    conditions: fc.array(
+      fc.record({
+        type: fc.constantFrom("Synchronized", "Paused", "Ready", "InfrastructureReady"),
+        status: fc.constantFrom("True", "False", "Unknown"),
+        reason: fc.constantFrom("ResourceSynchronized", "FinalSyncComplete", "Any"),
+      }),
+      { maxLength: 3 },
+    ),
+    extra: fc.jsonValue({ maxDepth: 2 }),
+  },
+  { requiredKeys: [] },
+);
+
+/** `world` with the status of every object of `kind` (both APIs) replaced by one of `statuses`, in turn. */
+const withStatuses = (world: World, kind: string, statuses: readonly Record<string, unknown>[]): World => {
+  const copy = new World(world.all());
+  copy.storageBeingRemoved = world.storageBeingRemoved;
+  copy.clusterCascade = world.clusterCascade;
+  let i = 0;
+  for (const o of world.all()) {
+    if (o.kind !== kind) continue;
+    const status = statuses[i++ % Math.max(1, statuses.length)];
+    copy.put({ ...o, ...(status ? { status } : { status: undefined }) });
+  }
+  return copy;
+};
+
+/** A set and its two Machines on both sides; MAPI members owned by the MAPI set, CAPI ones by the CAPI set. */
+const fleet = (setAuthority: string, memberAuthority: string, edit: (w: World) => void = () => {}) => {
+  const mapiSet = mapiMachineSet(SET, { authority: setAuthority });
+  const capiSet = capiMachineSet(SET, setAuthority === "ClusterAPI" ? { meta: { annotations: {} } } : {});
+  const world = new World([
+    infrastructure(),
+    capiCluster(),
+    mapiSet,
+    capiSet,
+    awsMachineTemplate(templateNameFor(SET, "m6i.xlarge"), { setName: SET }),
+    ...MEMBERS.flatMap((name) => [
+      mapiMachine(name, { authority: memberAuthority, meta: { ownerReferences: [ownerRef(mapiSet)] } }),
+      capiMachine(name, { meta: { ownerReferences: [ownerRef(capiSet)] } }),
+      awsMachine(name),
+    ]),
+  ]);
+  settle(world);
+  edit(world);
+  return world;
+};
+
+/** Plans and executes the set's and every Machine's sync until no plan writes: the fleet at rest. */
+const settle = (world: World): void => {
+  for (let round = 0; round < 10; round++) {
+    const plans = [
+      planMachineSetSync(world.machineSetSnapshot(SET), deps(), NOW),
+      ...MEMBERS.map((name) => planMachineSync(world.machineSnapshot(name), deps(), NOW)),
+    ];
+    if (plans.every((p) => p.writes.length === 0)) return;
+    for (const p of plans) world.execute(p.writes);
+  }
+  throw new Error("the fleet never came to rest");
+};
+
+describe("SPEC §4.1 the MachineSet sync's plan never reads its Machines' status", () => {
+  const worlds: [string, World][] = [
+    ["a MachineAPI set at rest", fleet("MachineAPI", "MachineAPI")],
+    [
+      "a ClusterAPI set whose MAPI copy the autoscaler scaled, a member marked (the carry waits, §2.2)",
+      fleet("ClusterAPI", "MachineAPI", (w) => {
+        w.mutate(MAPI_API_VERSION, "MachineSet", MAPI_NS, SET, (o) => {
+          o.spec = { ...o.spec, replicas: 1 };
+        });
+        w.mutate(MAPI_API_VERSION, "Machine", MAPI_NS, "workers-a", (o) => {
+          o.metadata = { ...o.metadata, annotations: { [MAPI_MARK]: "" } };
+        });
+      }),
+    ],
+    [
+      "the deleting MAPI copy of a ClusterAPI set (its MAPI Machines are orphaned, §4.6)",
+      fleet("ClusterAPI", "MachineAPI", (w) => {
+        w.mutate(MAPI_API_VERSION, "MachineSet", MAPI_NS, SET, (o) => {
+          o.metadata = { ...o.metadata, deletionTimestamp: DELETED_AT };
+        });
+      }),
+    ],
+    [
+      "a deleting MAPI set (§4.6)",
+      fleet("MachineAPI", "MachineAPI", (w) => {
+        w.mutate(MAPI_API_VERSION, "MachineSet", MAPI_NS, SET, (o) => {
+          o.metadata = { ...o.metadata, deletionTimestamp: DELETED_AT };
+        });
+      }),
+    ],
+  ];
+  it.each(worlds)("%s: the same plan whatever the members' status (property)", (_what, world) => {
+    const expected = planMachineSetSync(world.machineSetSnapshot(SET), deps(), NOW);
+    fc.assert(
+      fc.property(fc.array(anyStatus, { minLength: 1, maxLength: 4 }), (statuses) => {
+        const varied = withStatuses(world, "Machine", statuses);
+        expect(planMachineSetSync(varied.machineSetSnapshot(SET), deps(), NOW)).toEqual(expected);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe("SPEC §4.1 the Machine sync's plan never reads its MachineSets' status", () => {
+  const worlds: [string, World, string][] = [
+    [
+      "a MAPI member whose twins are not created yet (owner references, §4.3)",
+      fleet("MachineAPI", "MachineAPI", (w) => {
+        w.remove(CAPI_API_VERSION, "Machine", CAPI_NS, "workers-a");
+        w.remove(INFRA_API_VERSION, "AWSMachine", CAPI_NS, "workers-a");
+      }),
+      "workers-a",
+    ],
+    ["a MAPI member at rest", fleet("MachineAPI", "MachineAPI"), "workers-b"],
+    [
+      "a CAPI-only Machine of a mirrored set (its MAPI mirror, §4.2)",
+      fleet("ClusterAPI", "ClusterAPI", (w) => {
+        w.remove(MAPI_API_VERSION, "Machine", MAPI_NS, "workers-a");
+      }),
+      "workers-a",
+    ],
+    [
+      "a member whose set's CAPI twin is deleting",
+      fleet("MachineAPI", "MachineAPI", (w) => {
+        w.remove(CAPI_API_VERSION, "Machine", CAPI_NS, "workers-a");
+        w.mutate(CAPI_API_VERSION, "MachineSet", CAPI_NS, SET, (o) => {
+          o.metadata = { ...o.metadata, deletionTimestamp: DELETED_AT };
+        });
+      }),
+      "workers-a",
+    ],
+  ];
+  it.each(worlds)("%s: the same plan whatever the sets' status (property)", (_what, world, machine) => {
+    const expected = planMachineSync(world.machineSnapshot(machine), deps(), NOW);
+    fc.assert(
+      fc.property(fc.array(anyStatus, { minLength: 1, maxLength: 2 }), (statuses) => {
+        const varied = withStatuses(world, "MachineSet", statuses);
+        expect(planMachineSync(varied.machineSnapshot(machine), deps(), NOW)).toEqual(expected);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe("SPEC §4.1 what wakes the sync controllers of a MachineSet-owned fleet", () => {
+  const stops: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const stop of stops.splice(0)) await stop();
+  });
+
+  /** The fleet in a fake cache, and a rig of one sync controller's extra watches over it. */
+  const rig = async (kind: "Machine" | "MachineSet") => {
+    const cache = fakeCache();
+    const typeOf = (o: KubeObject) =>
+      o.kind === "MachineSet"
+        ? o.apiVersion === MAPI_API_VERSION
+          ? KINDS.mapiMachineSet
+          : KINDS.capiMachineSet
+        : o.kind === "Machine"
+          ? o.apiVersion === MAPI_API_VERSION
+            ? KINDS.mapiMachine
+            : KINDS.capiMachine
+          : undefined;
+    const world = fleet("MachineAPI", "MachineAPI");
+    for (const o of world.all()) {
+      const type = typeOf(o);
+      if (type) cache.informer(type, o.metadata?.namespace ?? "").add(o);
+    }
+    const r = await watchRig(cache, syncExtraWatches(kind, cache, deps().settings));
+    stops.push(r.stop);
+    /** Fires an update of the cached `type` object `name`, changed by `change` and with a new resourceVersion. */
+    const update =
+      (
+        type: typeof KINDS.mapiMachine,
+        namespace: string,
+        name: string,
+        change: (o: KubeObject) => KubeObject,
+      ) =>
+      () => {
+        const informer = cache.informer(type, namespace);
+        const o = informer.get(namespace, name) as KubeObject;
+        const next = change(structuredClone(o));
+        next.metadata = { ...next.metadata, resourceVersion: `${Number(o.metadata?.resourceVersion) + 1}` };
+        informer.update(next);
+      };
+    return { ...r, update, cache };
+  };
+  const status = (o: KubeObject): KubeObject => ({
+    ...o,
+    status: { ...(o.status ?? {}), phase: "Deleting", readyReplicas: 7 },
+  });
+  const mark = (o: KubeObject): KubeObject => ({
+    ...o,
+    metadata: { ...o.metadata, annotations: { ...o.metadata?.annotations, [MAPI_MARK]: "" } },
+  });
+  const deleting = (o: KubeObject): KubeObject => ({
+    ...o,
+    metadata: { ...o.metadata, deletionTimestamp: DELETED_AT },
+  });
+
+  it("MachineSetSync: a member's status wakes nothing; its delete mark, its deletion or a new member wakes the set", async () => {
+    const r = await rig("MachineSet");
+    const member = (change: (o: KubeObject) => KubeObject) =>
+      r.update(KINDS.mapiMachine, MAPI_NS, "workers-a", change);
+    expect(await r.woken(member(status))).toBe(0);
+    expect(await r.woken(member(mark))).toBe(1);
+    expect(await r.woken(member(deleting))).toBe(1);
+    const joining = mapiMachine("workers-c", {
+      meta: {
+        ownerReferences:
+          r.cache.get(KINDS.mapiMachine, MAPI_NS, "workers-a")?.metadata?.ownerReferences ?? [],
+      },
+    });
+    expect(await r.woken(() => r.cache.informer(KINDS.mapiMachine, MAPI_NS).add(joining))).toBe(1);
+  });
+
+  it("MachineSync: a set's status wakes nothing; its deletion wakes every Machine it controls, on either side", async () => {
+    const r = await rig("Machine");
+    expect(await r.woken(r.update(KINDS.mapiMachineSet, MAPI_NS, SET, status))).toBe(0);
+    expect(await r.woken(r.update(KINDS.capiMachineSet, CAPI_NS, SET, status))).toBe(0);
+    expect(await r.woken(r.update(KINDS.mapiMachineSet, MAPI_NS, SET, deleting))).toBe(2);
+    expect(await r.woken(r.update(KINDS.capiMachineSet, CAPI_NS, SET, deleting))).toBe(2);
+  });
+});
