@@ -45,6 +45,7 @@ import {
   setCondition,
 } from "../kube/object.js";
 import { machineSetSelects } from "../kube/selector.js";
+import { INDEX } from "../kube/store.js";
 import { createWriteHelpers } from "../kube/write.js";
 import { DEFAULT_PLATFORM, platformOfInfraKind } from "../platforms/registry.js";
 import { isPaused } from "../protocol/pause.js";
@@ -435,9 +436,12 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
     reconcile: async (name) => {
       const set = machineSets.get(namespace, name);
       const uid = set?.metadata?.uid ?? "";
-      const owned = machines
-        .list(namespace)
-        .filter((m) => ownerReferencesOf(m).some((r) => r.controller && r.uid === uid));
+      // The informer files Machines under their owners' uids: the set's own, without reading the fleet.
+      const owned = uid
+        ? machines
+            .byIndex(INDEX.owner, uid)
+            .filter((m) => ownerReferencesOf(m).some((r) => r.controller && r.uid === uid))
+        : [];
       const orphans = isDeleting(set)
         ? machines
             .list(namespace)

@@ -26,6 +26,7 @@ import {
   nameOf,
   ownerReferencesOf,
 } from "../kube/object.js";
+import { INDEX } from "../kube/store.js";
 import { createWriteHelpers } from "../kube/write.js";
 import { specAuthorityAsWritten, statusAuthorityReading } from "../protocol/authority.js";
 import type { SimulatedCloud } from "./clouds.js";
@@ -329,9 +330,12 @@ export function maoControllers(deps: MaoDeps, cache: Cache, logger: Logger): Con
     reconcile: async (name) => {
       const set = machineSets.get(namespace, name);
       const uid = set?.metadata?.uid ?? "";
-      const owned = machines
-        .list(namespace)
-        .filter((m) => ownerReferencesOf(m).some((r) => r.controller && r.uid === uid));
+      // The informer files Machines under their owners' uids: the set's own, without reading the fleet.
+      const owned = uid
+        ? machines
+            .byIndex(INDEX.owner, uid)
+            .filter((m) => ownerReferencesOf(m).some((r) => r.controller && r.uid === uid))
+        : [];
       const pending = expectations.pending(name, (n) => {
         const m = machines.get(namespace, n);
         return !m ? "absent" : isDeleting(m) ? "deleting" : "present";
