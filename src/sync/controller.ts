@@ -35,6 +35,7 @@ import type { PlatformConverter } from "./conversion/platform.js";
 import { type ExecuteDeps, type ExecuteOutcome, executeWrites } from "./execute.js";
 import type { SyncPlan } from "./plan.js";
 import { planMachineSetSync, planMachineSync } from "./plan.js";
+import { memberFactsChanged } from "./plan-machine-set.js";
 import { liveReadOf, readClusterCascade } from "./shell/cascade.js";
 import { createInfraTypes } from "./shell/infra-types.js";
 import { readStorageBeingRemoved } from "./shell/storage.js";
@@ -195,7 +196,7 @@ const machineSetShell: KindShell<MachineSetSnapshot> = {
   plan: planMachineSetSync,
   infraKeys: (o, cache, settings) => machineSetKeysFor(o, cache, settings),
   extraWatches(cache, settings) {
-    // Orphaning on deletion (§4.6) reads the MAPI Machines a MAPI MachineSet owns.
+    // Orphaning on deletion (§4.6) and the replicas carry (§2.2) read the MAPI Machines a MAPI MachineSet owns.
     const ownerSets: KeyMapper = (m) =>
       ownerReferencesOf(m)
         .filter((r) => r.kind === "MachineSet")
@@ -203,14 +204,14 @@ const machineSetShell: KindShell<MachineSetSnapshot> = {
     // A CAPI MachineSet using another set's labelled template brings that set back when it changes or goes
     // (§4.6: the template is deleted once no set references it).
     const templateOwners: KeyMapper = (o) => machineSetKeysFor(o, cache, settings);
-    // A set's plan reads its Machines' owners, deletion and delete marks, never their status, which changes
-    // several times in each Machine's handover: a status-only update of a Machine concerns no set.
+    // A set's plan reads its Machines' owners, deletion and delete marks, nothing else; their status,
+    // finalizers and annotations change several times in each Machine's handover and concern no set.
     return [
       {
         type: KINDS.mapiMachine,
         namespace: settings.mapiNamespace,
         mapper: ownerSets,
-        options: beyondStatus,
+        options: { updateConcerns: memberFactsChanged },
       },
       { type: KINDS.capiMachineSet, namespace: settings.capiNamespace, mapper: templateOwners },
     ];

@@ -14,8 +14,10 @@ import {
   getPath,
   isDeleting,
   isRecord,
+  jsonEqual,
   labelsOf,
   nameOf,
+  ownerReferencesOf,
 } from "../kube/object.js";
 import { statusAuthority, synchronizedGeneration } from "../protocol/authority.js";
 import { capiUnsupportedOwner, synchronized } from "./condition.js";
@@ -195,6 +197,16 @@ const replicasOf = (o: KubeObject | undefined): number | undefined => {
 
 const hasDeleteMark = (o: KubeObject | undefined): boolean =>
   DELETE_MARKS.some((k) => Object.hasOwn(annotationsOf(o), k));
+
+/**
+ * Whether an update of a MAPI Machine changes what a MachineSet's plan reads of it: its owners (who is a
+ * member, and whose owner reference §4.6 removes), whether it is being deleted, and whether it carries a
+ * delete mark (§2.2, §4.4). The watch of a set's Machines wakes the set for nothing else (controller.ts).
+ */
+export const memberFactsChanged = (before: KubeObject, after: KubeObject): boolean =>
+  isDeleting(before) !== isDeleting(after) ||
+  hasDeleteMark(before) !== hasDeleteMark(after) ||
+  !jsonEqual(ownerReferencesOf(before), ownerReferencesOf(after));
 
 /**
  * The MAPI copy's replicas were set by someone other than the sync when they differ from the CAPI copy's

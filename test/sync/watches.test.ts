@@ -148,6 +148,80 @@ describe("SPEC §4.1 the MachineSet sync's plan never reads its Machines' status
   });
 });
 
+describe("SPEC §4.1 the MachineSet sync's plan reads only its Machines' owners, deletion and delete marks", () => {
+  /** Anything else a Machine carries: finalizers, labels, other annotations, spec, status. */
+  const otherFacts = fc.record({
+    finalizers: fc.array(fc.constantFrom("machine.machine.openshift.io", "sync", "other"), { maxLength: 2 }),
+    labels: fc.dictionary(
+      fc.constantFrom("a", "b", "machine.openshift.io/cluster-api-machineset"),
+      fc.string({ maxLength: 3 }),
+    ),
+    annotations: fc.dictionary(
+      fc.constantFrom(
+        "machine-api-migration.openshift.io/paused-false-at",
+        "other",
+        "machine.openshift.io/instance-state",
+      ),
+      fc.string({ maxLength: 3 }),
+    ),
+    spec: fc.dictionary(
+      fc.constantFrom("providerID", "authoritativeAPI", "other"),
+      fc.string({ maxLength: 3 }),
+    ),
+    status: anyStatus,
+  });
+  const worlds: [string, World][] = [
+    [
+      "a ClusterAPI set whose MAPI copy the autoscaler scaled, a member marked (the carry waits, §2.2)",
+      fleet("ClusterAPI", "MachineAPI", (w) => {
+        w.mutate(MAPI_API_VERSION, "MachineSet", MAPI_NS, SET, (o) => {
+          o.spec = { ...o.spec, replicas: 1 };
+        });
+        w.mutate(MAPI_API_VERSION, "Machine", MAPI_NS, "workers-a", (o) => {
+          o.metadata = { ...o.metadata, annotations: { [MAPI_MARK]: "" } };
+        });
+      }),
+    ],
+    [
+      "the deleting MAPI copy of a ClusterAPI set (its MAPI Machines are orphaned, §4.6)",
+      fleet("ClusterAPI", "MachineAPI", (w) => {
+        w.mutate(MAPI_API_VERSION, "MachineSet", MAPI_NS, SET, (o) => {
+          o.metadata = { ...o.metadata, deletionTimestamp: DELETED_AT };
+        });
+      }),
+    ],
+  ];
+  it.each(worlds)("%s: the same plan whatever else the members carry (property)", (_what, world) => {
+    const expected = planMachineSetSync(world.machineSetSnapshot(SET), deps(), NOW);
+    fc.assert(
+      fc.property(fc.array(otherFacts, { minLength: 1, maxLength: 4 }), (facts) => {
+        const varied = new World(world.all());
+        let i = 0;
+        for (const o of world.all()) {
+          if (o.kind !== "Machine" || o.apiVersion !== MAPI_API_VERSION) continue;
+          const f = facts[i++ % facts.length] as (typeof facts)[number];
+          const marks = Object.fromEntries(
+            Object.entries(o.metadata?.annotations ?? {}).filter(([k]) => k === MAPI_MARK),
+          );
+          varied.put({
+            ...o,
+            metadata: {
+              ...o.metadata,
+              finalizers: f.finalizers,
+              labels: f.labels,
+              annotations: { ...f.annotations, ...marks },
+            },
+            spec: f.spec,
+            status: f.status,
+          });
+        }
+        expect(planMachineSetSync(varied.machineSetSnapshot(SET), deps(), NOW)).toEqual(expected);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe("SPEC §4.1 the Machine sync's plan never reads its MachineSets' status", () => {
   const worlds: [string, World, string][] = [
     [
@@ -243,6 +317,27 @@ describe("SPEC §4.1 what wakes the sync controllers of a MachineSet-owned fleet
   const deleting = (o: KubeObject): KubeObject => ({
     ...o,
     metadata: { ...o.metadata, deletionTimestamp: DELETED_AT },
+  });
+
+  it("MachineSetSync: a member's finalizers, labels, other annotations and spec wake nothing either", async () => {
+    const r = await rig("MachineSet");
+    const member = (change: (o: KubeObject) => KubeObject) =>
+      r.update(KINDS.mapiMachine, MAPI_NS, "workers-a", change);
+    expect(await r.woken(member((o) => ({ ...o, metadata: { ...o.metadata, finalizers: [] } })))).toBe(0);
+    expect(await r.woken(member((o) => ({ ...o, metadata: { ...o.metadata, labels: { l: "v" } } })))).toBe(0);
+    const annotated = (o: KubeObject): KubeObject => ({
+      ...o,
+      metadata: {
+        ...o.metadata,
+        annotations: { "machine-api-migration.openshift.io/paused-false-at": "{}" },
+      },
+    });
+    expect(await r.woken(member(annotated))).toBe(0);
+    expect(await r.woken(member((o) => ({ ...o, spec: { ...o.spec, providerID: "aws:///x" } })))).toBe(0);
+    // …while a change of owner does.
+    expect(await r.woken(member((o) => ({ ...o, metadata: { ...o.metadata, ownerReferences: [] } })))).toBe(
+      1,
+    );
   });
 
   it("MachineSetSync: a member's status wakes nothing; its delete mark, its deletion or a new member wakes the set", async () => {
