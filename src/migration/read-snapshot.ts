@@ -1,9 +1,10 @@
 /**
  * Builds the planner's `HandoverSnapshot` from a read-only `ObjectStore` (the informer cache in
  * production, a map in tests): the MAPI object, its twin by name, the twin's InfraMachine through
- * `spec.infrastructureRef` (AWS: same name), and for MachineSets every Machine of both namespaces as
- * candidate members. Pure over the store; the shell calls it at the start of every reconcile. Its live
- * counterpart reads the same objects from the API server (GET, and LIST for members) before any write.
+ * `spec.infrastructureRef` (AWS: same name), and for MachineSets whose handover is open (`readsMembers`,
+ * the only time the planner looks at them) every Machine of both namespaces as candidate members. Pure over
+ * the store; the shell calls it at the start of every reconcile. Its live counterpart reads the same objects
+ * from the API server (GET, and LIST for members) before any write.
  */
 import type { KubeClient } from "../kube/client.js";
 import { NotFoundError } from "../kube/errors.js";
@@ -13,6 +14,7 @@ import type { KubeObject } from "../kube/object.js";
 import { getPath } from "../kube/object.js";
 import { DEFAULT_PLATFORM, servedPlatform } from "../platforms/registry.js";
 import type { ObjectStore } from "../policies/types.js";
+import { readsMembers } from "./planner.js";
 import type { HandoverKind, HandoverSnapshot } from "./snapshot.js";
 
 export interface SnapshotNamespaces {
@@ -89,7 +91,7 @@ export const readHandoverSnapshot = (
       const infra = read(where.type, capiNamespace, where.name);
       if (infra) snapshot.infraMachine = infra;
     }
-  } else {
+  } else if (readsMembers(mapi)) {
     snapshot.members = {
       mapi: list(KINDS.mapiMachine, mapiNamespace),
       capi: list(KINDS.capiMachine, capiNamespace),
@@ -101,7 +103,8 @@ export const readHandoverSnapshot = (
 
 /**
  * The same snapshot read live from the API server (SPEC §3.5): a GET of each object involved — the InfraMachine
- * through the *live* twin's reference — and, for MachineSets, a fresh LIST of the Machines of both namespaces.
+ * through the *live* twin's reference — and, for MachineSets whose live MAPI copy has its handover open, a fresh
+ * LIST of the Machines of both namespaces.
  * NotFound reads as absent; any other error is thrown (nothing is decided from a partial view).
  */
 export const readLiveHandoverSnapshot = async (
@@ -132,7 +135,7 @@ export const readLiveHandoverSnapshot = async (
     if (where.unwatched) snapshot.unsyncedKinds = [where.unwatched];
     const infra = where.type ? await read(where.type, capiNamespace, where.name) : undefined;
     if (infra) snapshot.infraMachine = infra;
-  } else {
+  } else if (readsMembers(mapi)) {
     const [mapiMachines, capiMachines] = await Promise.all([
       client.list(KINDS.mapiMachine, { namespace: mapiNamespace }),
       client.list(KINDS.capiMachine, { namespace: capiNamespace }),
