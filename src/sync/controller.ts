@@ -204,14 +204,23 @@ const machineSetShell: KindShell<MachineSetSnapshot> = {
     // A CAPI MachineSet using another set's labelled template brings that set back when it changes or goes
     // (§4.6: the template is deleted once no set references it).
     const templateOwners: KeyMapper = (o) => machineSetKeysFor(o, cache, settings);
-    // A set's plan reads its Machines' owners, deletion and delete marks, nothing else; their status,
-    // finalizers and annotations change several times in each Machine's handover and concern no set.
+    // The replicas carry (§2.2) waits for the members' delete marks to show on their CAPI copies: a CAPI
+    // Machine concerns the sets that own its MAPI twin.
+    const setsOfMapiTwin: KeyMapper = (m) => {
+      const twin = cache.get(KINDS.mapiMachine, settings.mapiNamespace, nameOf(m));
+      return twin ? ownerSets(twin) : [];
+    };
+    // A set's plan reads its Machines' owners, deletion and delete marks (and its members' CAPI copies' marks),
+    // nothing else; their status, finalizers and annotations change several times in each Machine's handover
+    // and concern no set.
+    const memberFacts = { updateConcerns: memberFactsChanged };
     return [
+      { type: KINDS.mapiMachine, namespace: settings.mapiNamespace, mapper: ownerSets, options: memberFacts },
       {
-        type: KINDS.mapiMachine,
-        namespace: settings.mapiNamespace,
-        mapper: ownerSets,
-        options: { updateConcerns: memberFactsChanged },
+        type: KINDS.capiMachine,
+        namespace: settings.capiNamespace,
+        mapper: setsOfMapiTwin,
+        options: memberFacts,
       },
       { type: KINDS.capiMachineSet, namespace: settings.capiNamespace, mapper: templateOwners },
     ];

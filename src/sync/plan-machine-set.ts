@@ -199,9 +199,10 @@ const hasDeleteMark = (o: KubeObject | undefined): boolean =>
   DELETE_MARKS.some((k) => Object.hasOwn(annotationsOf(o), k));
 
 /**
- * Whether an update of a MAPI Machine changes what a MachineSet's plan reads of it: its owners (who is a
+ * Whether an update of a member Machine changes what a MachineSet's plan reads of it: its owners (who is a
  * member, and whose owner reference §4.6 removes), whether it is being deleted, and whether it carries a
- * delete mark (§2.2, §4.4). The watch of a set's Machines wakes the set for nothing else (controller.ts).
+ * delete mark (§2.2, §4.4; of the CAPI copy only the mark is read). The watches of a set's Machines wake the
+ * set for nothing else (controller.ts).
  */
 export const memberFactsChanged = (before: KubeObject, after: KubeObject): boolean =>
   isDeleting(before) !== isDeleting(after) ||

@@ -35,6 +35,7 @@ import {
 const SET = "workers";
 const MEMBERS = ["workers-a", "workers-b"];
 const MAPI_MARK = "machine.openshift.io/delete-machine";
+const CAPI_MARK = "cluster.x-k8s.io/delete-machine";
 
 /** Any status a controller could have written, the fields the product knows among them. */
 const anyStatus: fc.Arbitrary<Record<string, unknown>> = fc.record(
@@ -321,6 +322,18 @@ describe("SPEC §4.1 what wakes the sync controllers of a MachineSet-owned fleet
       },
     });
     expect(await r.woken(() => r.cache.informer(KINDS.mapiMachine, MAPI_NS).add(joining))).toBe(1);
+  });
+
+  it("MachineSetSync: a member's CAPI copy wakes the set when its delete mark comes or goes (the carry waits on it, §2.2), not for its status", async () => {
+    const r = await rig("MachineSet");
+    const twin = (change: (o: KubeObject) => KubeObject) =>
+      r.update(KINDS.capiMachine, CAPI_NS, "workers-a", change);
+    const capiMark = (o: KubeObject): KubeObject => ({
+      ...o,
+      metadata: { ...o.metadata, annotations: { ...o.metadata?.annotations, [CAPI_MARK]: "" } },
+    });
+    expect(await r.woken(twin(status))).toBe(0);
+    expect(await r.woken(twin(capiMark))).toBe(1);
   });
 
   it("MachineSync: a set's status wakes nothing; its deletion wakes every Machine it controls, on either side", async () => {
