@@ -162,7 +162,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
   const logger = options.logger.child({ kind });
 
   const snapshotOf = (name: string): HandoverSnapshot =>
-    readHandoverSnapshot(store, kind, name, namespaces, infraMachineTypes);
+    readHandoverSnapshot(store, kind, name, namespaces, infraMachineTypes, { members: "whenPlanned" });
 
   const emit = async (s: HandoverSnapshot, m: KeyMemory, step: Step): Promise<KeyMemory> => {
     const event = transitionEvent(m, step);

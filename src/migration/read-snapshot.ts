@@ -1,10 +1,11 @@
 /**
  * Builds the planner's `HandoverSnapshot` from a read-only `ObjectStore` (the informer cache in
  * production, a map in tests): the MAPI object, its twin by name, the twin's InfraMachine through
- * `spec.infrastructureRef` (AWS: same name), and for MachineSets whose handover is open (`readsMembers`,
- * the only time the planner looks at them) every Machine of both namespaces as candidate members. Pure over
- * the store; the shell calls it at the start of every reconcile. Its live counterpart reads the same objects
- * from the API server (GET, and LIST for members) before any write.
+ * `spec.infrastructureRef` (AWS: same name), and for MachineSets every Machine of both namespaces as
+ * candidate members (the controller asks for them only while the handover is open, `readsMembers`, the only
+ * time the planner looks at them). Pure over the store; the shell calls it at the start of every reconcile.
+ * Its live counterpart, which only the controller uses, reads the same objects from the API server (GET, and
+ * LIST for members while the live MAPI copy's handover is open) before any write.
  */
 import type { KubeClient } from "../kube/client.js";
 import { NotFoundError } from "../kube/errors.js";
@@ -20,6 +21,15 @@ import type { HandoverKind, HandoverSnapshot } from "./snapshot.js";
 export interface SnapshotNamespaces {
   mapiNamespace: string;
   capiNamespace: string;
+}
+
+export interface SnapshotReadOptions {
+  /**
+   * A MachineSet's candidate members: `always` (the default: preflight asks what a handover would find if it
+   * started now) or `whenPlanned`, only when `planHandover` will read them (`readsMembers`: the handover is
+   * open) — the controller's reconciles, which a fleet's Machines would otherwise each make read the fleet.
+   */
+  members?: "always" | "whenPlanned";
 }
 
 const groupOf = (ref: unknown): string | undefined => {
@@ -64,6 +74,7 @@ export const readHandoverSnapshot = (
   infraMachineTypes: readonly ResourceType[] = [
     servedPlatform(store.get(KINDS.infrastructure, "", "cluster")).infraMachine,
   ],
+  options: SnapshotReadOptions = {},
 ): HandoverSnapshot => {
   const { mapiNamespace, capiNamespace } = namespaces;
   const unsynced = new Set<string>();
@@ -91,7 +102,7 @@ export const readHandoverSnapshot = (
       const infra = read(where.type, capiNamespace, where.name);
       if (infra) snapshot.infraMachine = infra;
     }
-  } else if (readsMembers(mapi)) {
+  } else if (options.members !== "whenPlanned" || readsMembers(mapi)) {
     snapshot.members = {
       mapi: list(KINDS.mapiMachine, mapiNamespace),
       capi: list(KINDS.capiMachine, capiNamespace),

@@ -114,7 +114,7 @@ describe("readHandoverSnapshot", () => {
       expect(live.lists).toEqual(["Machine.machine.openshift.io", "Machine.cluster.x-k8s.io"]);
     });
 
-    it("steady: no Machine is read, from the cache or live (the plan would not look at them)", async () => {
+    it("steady, for the controller: no Machine is read, from the cache or live (the plan would not look at them)", async () => {
       const s = stableSnapshot("MachineSet", "ClusterAPI");
       const store = storeWith(s);
       const listed: string[] = [];
@@ -129,6 +129,8 @@ describe("readHandoverSnapshot", () => {
         "MachineSet",
         "worker-a",
         NAMESPACES,
+        [KINDS.awsMachine],
+        { members: "whenPlanned" },
       );
       expect(snapshot).toEqual({ kind: "MachineSet", mapi: s.mapi, capi: s.capi });
       expect(listed).toEqual([]);
@@ -138,6 +140,12 @@ describe("readHandoverSnapshot", () => {
         snapshot,
       );
       expect(live.lists).toEqual([]);
+    });
+
+    it("steady, by default: the members too (preflight asks what a handover starting now would find)", () => {
+      const s = stableSnapshot("MachineSet", "ClusterAPI");
+      const snapshot = readHandoverSnapshot(storeWith(s), "MachineSet", "worker-a", NAMESPACES);
+      expect(snapshot).toEqual({ kind: "MachineSet", mapi: s.mapi, capi: s.capi, members: s.members });
     });
   });
 
