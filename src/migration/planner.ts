@@ -402,7 +402,6 @@ export interface PlanOptions {
   resolveOpenHandovers?: boolean;
 }
 
-/** SPEC §3.1: the next step of the handover of `snapshot.mapi`. Pure; `now` stamps condition transitions. */
 /**
  * Whether `planHandover` reads the member Machines of the MachineSet whose MAPI copy is `mapiSet`: only
  * while its handover is open — status Migrating, or a stable status its spec no longer names (step 4 and
@@ -417,6 +416,7 @@ export const readsMembers = (mapiSet: KubeObject | undefined): boolean => {
   return (status === "MachineAPI" || status === "ClusterAPI") && spec !== undefined && spec !== status;
 };
 
+/** SPEC §3.1: the next step of the handover of `snapshot.mapi`. Pure; `now` stamps condition transitions. */
 export const planHandover = (s: HandoverSnapshot, now: Date, options: PlanOptions = {}): Step => {
   if (s.unsyncedKinds && s.unsyncedKinds.length > 0)
     return {
