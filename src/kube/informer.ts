@@ -14,6 +14,7 @@ import { sleep } from "./clock.js";
 import { errorFromStatus, GoneError, KubeApiError } from "./errors.js";
 import type { ResourceType } from "./kinds.js";
 import { apiVersionOf } from "./kinds.js";
+import { parseWithoutManagedFields } from "./managed-fields-text.js";
 import type { KubeObject } from "./object.js";
 import { isRecord } from "./object.js";
 import type { Freshness, IndexFunction } from "./store.js";
@@ -72,6 +73,9 @@ export interface Informer {
 }
 
 const DEFAULT_WATCH_SILENCE_TIMEOUT_MS = 90_000;
+// The cache keeps no managedFields (store.ts): they are cut from the text before it is parsed.
+const parseList = parseWithoutManagedFields("list");
+const parseEvent = parseWithoutManagedFields("event");
 const DEFAULT_BACKOFF: BackoffSettings = { initialMs: 250, maxMs: 30_000 };
 
 /** Exponential backoff with jitter: the n-th consecutive failure waits in [d/2, d), d = initial·2^(n-1) ≤ max. */
@@ -142,6 +146,7 @@ export function createInformer(options: InformerOptions): Informer {
         query: { limit: pageSize, continue: token },
         timeoutMs: options.listTimeoutMs ?? 60_000,
         signal,
+        parse: parseList,
       });
       if (!isRecord(page) || !Array.isArray(page.items))
         throw new KubeApiError(0, "", "list answer has no items");
@@ -189,6 +194,7 @@ export function createInformer(options: InformerOptions): Informer {
           timeoutSeconds,
         },
         signal: controller.signal,
+        parse: parseEvent,
       });
       connected = true;
       try {

@@ -25,6 +25,11 @@ export interface KubeRequest {
   /** Gives up (TransportError) when no complete answer arrived in time. Streams ignore it. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * How the answer's JSON text (a stream's, each line) becomes a value; `JSON.parse` when absent. The
+   * informer's cuts managedFields first (managed-fields-text.ts).
+   */
+  parse?: (text: string) => unknown;
 }
 
 /** A newline-delimited JSON stream (a watch). Iterating yields parsed lines; `close` ends it from our side. */
@@ -188,7 +193,7 @@ export function kubeConfigTransport(
       if (code < 200 || code >= 300) throw errorFromStatus(code, text);
       if (text.length === 0) return undefined;
       try {
-        return JSON.parse(text);
+        return (req.parse ?? JSON.parse)(text);
       } catch {
         throw new TransportError(code, "", `${req.method} ${req.path}: answer is not JSON`);
       }
@@ -200,7 +205,7 @@ export function kubeConfigTransport(
       if (code < 200 || code >= 300) throw errorFromStatus(code, await readAll(res).catch(() => ""));
       return {
         close: abort,
-        [Symbol.asyncIterator]: () => jsonLines(res)[Symbol.asyncIterator](),
+        [Symbol.asyncIterator]: () => jsonLines(res, req.parse)[Symbol.asyncIterator](),
       };
     },
   };
@@ -210,7 +215,10 @@ const isStreamRequest = (req: KubeRequest): boolean =>
   req.query?.watch === true || req.query?.watch === "true";
 
 /** Splits a byte stream into JSON values, one per line; a line that is not JSON ends the stream with an error. */
-export async function* jsonLines(source: AsyncIterable<Buffer | string>): AsyncGenerator<unknown> {
+export async function* jsonLines(
+  source: AsyncIterable<Buffer | string>,
+  parse: (text: string) => unknown = JSON.parse,
+): AsyncGenerator<unknown> {
   let buffered = "";
   try {
     for await (const chunk of source) {
@@ -219,7 +227,7 @@ export async function* jsonLines(source: AsyncIterable<Buffer | string>): AsyncG
       while (nl >= 0) {
         const line = buffered.slice(0, nl).trim();
         buffered = buffered.slice(nl + 1);
-        if (line) yield JSON.parse(line);
+        if (line) yield parse(line);
         nl = buffered.indexOf("\n");
       }
     }
@@ -227,5 +235,5 @@ export async function* jsonLines(source: AsyncIterable<Buffer | string>): AsyncG
     throw new TransportError(0, "", `watch stream broke: ${(e as Error).message}`);
   }
   const rest = buffered.trim();
-  if (rest) yield JSON.parse(rest);
+  if (rest) yield parse(rest);
 }

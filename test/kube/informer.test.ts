@@ -70,6 +70,41 @@ describe("informer: list + watch (SPEC §7)", () => {
     await informer.stop();
   });
 
+  it("parses its lists and watch events with managedFields cut from the text (SPEC §9)", async () => {
+    const model = new WatchModel();
+    model.put("a", { v: "1" });
+    const inner = modelTransport(model);
+    const parsers: Record<string, ((text: string) => unknown) | undefined> = {};
+    const informer = createInformer({
+      type: KINDS.configMap,
+      namespace: NAMESPACE,
+      transport: {
+        request: (req) => {
+          parsers.list = req.parse;
+          return inner.request(req);
+        },
+        stream: (req) => {
+          parsers.watch = req.parse;
+          return inner.stream(req);
+        },
+      },
+      clock: createManualClock(),
+      logger: silentLogger(),
+      random: () => 0.5,
+    });
+    informer.start();
+    await informer.synced;
+    await flushMicrotasks();
+    const object = { metadata: { name: "a", managedFields: [{ manager: "m" }] }, spec: { managedFields: 1 } };
+    const kept = { metadata: { name: "a" }, spec: { managedFields: 1 } };
+    expect(parsers.list?.(JSON.stringify({ items: [object] }))).toEqual({ items: [kept] });
+    expect(parsers.watch?.(JSON.stringify({ type: "ADDED", object }))).toEqual({
+      type: "ADDED",
+      object: kept,
+    });
+    await informer.stop();
+  });
+
   it("a cut stream resumes from the last resourceVersion without a re-list and misses nothing", async () => {
     const { model, informer, clock } = setup();
     await informer.synced;
