@@ -219,6 +219,8 @@ export async function serve(
   collectDefaultMetrics({ register: registry });
   const runtime = runtimeMetrics(registry);
   const countRequests = { onResponse: countRestClientRequests(runtime) };
+  // The controllers read no managedFields: the client's answers come without them, as the cache's do.
+  const productClient = { dropManagedFields: true };
 
   let local: LocalCluster | undefined;
   let connection: KubeConnection;
@@ -234,12 +236,16 @@ export async function serve(
       webhookCaPem,
       logger: log.child({}, { level: config.logLevel === "info" ? "warn" : config.logLevel }),
     });
-    connection = connect({ kubeconfigText: local.kubeconfigText, context: "controller" }, countRequests);
+    connection = connect(
+      { kubeconfigText: local.kubeconfigText, context: "controller" },
+      countRequests,
+      productClient,
+    );
   } else {
     connection =
       mode === "in-cluster"
-        ? connect({ inCluster: true }, countRequests)
-        : connect({ kubeconfigPath: config.kubeconfig! }, countRequests);
+        ? connect({ inCluster: true }, countRequests, productClient)
+        : connect({ kubeconfigPath: config.kubeconfig! }, countRequests, productClient);
   }
 
   if (local && demoPlatform !== undefined) await seedInfrastructure(local, config, demoPlatform);

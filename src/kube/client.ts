@@ -8,6 +8,7 @@
 import type { Operation } from "fast-json-patch";
 import type { ResourceType } from "./kinds.js";
 import { apiVersionOf } from "./kinds.js";
+import { parseWithoutManagedFields } from "./managed-fields-text.js";
 import type { KubeObject } from "./object.js";
 import { isRecord, nameOf, namespaceOf } from "./object.js";
 import type { Transport } from "./transport.js";
@@ -62,7 +63,21 @@ export interface KubeClient {
 
 const dryRunQuery = (dryRun: boolean | undefined) => (dryRun ? { dryRun: "All" } : {});
 
-export function createKubeClient(transport: Transport): KubeClient {
+export interface ClientOptions {
+  /**
+   * Answers without `metadata.managedFields`, cut from the text before it is parsed
+   * (managed-fields-text.ts): for the product's controllers, which read none. A PUT of an object read so
+   * leaves the stored managedFields as they were (kube keeps them when a write omits them).
+   */
+  dropManagedFields?: boolean;
+}
+
+const ONE_OBJECT = parseWithoutManagedFields("root");
+const OBJECT_LIST = parseWithoutManagedFields("list");
+
+export function createKubeClient(transport: Transport, options: ClientOptions = {}): KubeClient {
+  const parseObject = options.dropManagedFields ? { parse: ONE_OBJECT } : {};
+  const parseList = options.dropManagedFields ? { parse: OBJECT_LIST } : {};
   const asObject = (v: unknown): KubeObject => (isRecord(v) ? (v as KubeObject) : {});
   const withTypeMeta = (type: ResourceType, o: KubeObject): KubeObject => ({
     ...o,
@@ -81,12 +96,15 @@ export function createKubeClient(transport: Transport): KubeClient {
         path: resourcePath(type, namespaceOf(object), nameOf(object), sub),
         query: { fieldManager: options?.fieldManager, ...dryRunQuery(options?.dryRun) },
         body: withTypeMeta(type, object),
+        ...parseObject,
       }),
     );
 
   return {
     async get(type, namespace, name) {
-      return asObject(await transport.request({ method: "GET", path: resourcePath(type, namespace, name) }));
+      return asObject(
+        await transport.request({ method: "GET", path: resourcePath(type, namespace, name), ...parseObject }),
+      );
     },
     async list(type, options) {
       const items: KubeObject[] = [];
@@ -102,6 +120,7 @@ export function createKubeClient(transport: Transport): KubeClient {
             limit: 500,
             continue: token,
           },
+          ...parseList,
         });
         const p = asObject(page);
         for (const i of Array.isArray(p.items) ? p.items : [])
@@ -119,6 +138,7 @@ export function createKubeClient(transport: Transport): KubeClient {
           path: resourcePath(type, namespaceOf(object)),
           query: { fieldManager: options?.fieldManager, ...dryRunQuery(options?.dryRun) },
           body: withTypeMeta(type, object),
+          ...parseObject,
         }),
       );
     },
@@ -138,6 +158,7 @@ export function createKubeClient(transport: Transport): KubeClient {
           contentType: PATCH_CONTENT_TYPE[patch.type],
           // YAML is a superset of JSON: an apply body in JSON is valid apply-patch+yaml.
           body: patch.type === "apply" ? withTypeMeta(type, patch.body) : patch.body,
+          ...parseObject,
         }),
       );
     },
@@ -146,7 +167,12 @@ export function createKubeClient(transport: Transport): KubeClient {
       if (options?.preconditions) body.preconditions = options.preconditions;
       if (options?.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
       if (options?.dryRun) body.dryRun = ["All"];
-      return transport.request({ method: "DELETE", path: resourcePath(type, namespace, name), body });
+      return transport.request({
+        method: "DELETE",
+        path: resourcePath(type, namespace, name),
+        body,
+        ...parseObject,
+      });
     },
   };
 }

@@ -6,7 +6,7 @@
  */
 import { delimiter, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
-import type { KubeClient } from "./client.js";
+import type { ClientOptions, KubeClient } from "./client.js";
 import { createKubeClient } from "./client.js";
 import type { Transport, TransportOptions } from "./transport.js";
 import { kubeConfigTransport } from "./transport.js";
@@ -139,8 +139,12 @@ export interface KubeConnection {
   client: KubeClient;
 }
 
-export function connect(source: KubeConfigSource, options: TransportOptions = {}): KubeConnection {
+export function connect(
+  source: KubeConfigSource,
+  options: TransportOptions = {},
+  clientOptions: ClientOptions = {},
+): KubeConnection {
   const kubeConfig = kubeConfigFor(source);
   const transport = kubeConfigTransport(kubeConfig, options);
-  return { kubeConfig, transport, client: createKubeClient(transport) };
+  return { kubeConfig, transport, client: createKubeClient(transport, clientOptions) };
 }

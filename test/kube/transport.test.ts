@@ -1,13 +1,17 @@
 /**
  * The HTTP transport's credentials: resolved from the kubeconfig once and reused (client-node re-reads files
  * and builds an agent on every call), and dropped on a 401 so a rotated token is used on the next request.
+ * How answers are parsed: a request's own `parse`, and the client's answers without managedFields.
  */
 import { getEventListeners } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { createKubeClient, type KubeClient } from "../../src/kube/client.js";
 import { UnauthorizedError } from "../../src/kube/errors.js";
+import { KINDS } from "../../src/kube/kinds.js";
+import type { KubeObject } from "../../src/kube/object.js";
 import { kubeConfigTransport } from "../../src/kube/transport.js";
 
 const servers: http.Server[] = [];
@@ -98,5 +102,71 @@ describe("transport cancellation", () => {
       stream.close();
     }
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+});
+
+describe("transport parse", () => {
+  it("an answer and each line of a stream go through the request's `parse` (JSON.parse without one)", async () => {
+    const { kubeConfig } = await tokenServer({ token: "t1" });
+    const transport = kubeConfigTransport(kubeConfig);
+    const texts: string[] = [];
+    const parse = (text: string): unknown => {
+      texts.push(text);
+      return { parsed: text.length };
+    };
+    expect(await transport.request({ ...get, parse })).toEqual({ parsed: texts[0]?.length });
+    const lines: unknown[] = [];
+    for await (const line of await transport.stream({ ...get, parse })) lines.push(line);
+    expect(lines).toEqual([{ parsed: texts[1]?.length }]);
+    expect(texts.map((t) => JSON.parse(t).kind)).toEqual(["ConfigMap", "ConfigMap"]);
+    expect(await transport.request(get)).toMatchObject({ kind: "ConfigMap" });
+  });
+});
+
+describe("client answers without managedFields (the product's controllers read none)", () => {
+  it("get, list, create, patch and delete come without them when asked; with them otherwise", async () => {
+    const object = {
+      kind: "ConfigMap",
+      apiVersion: "v1",
+      metadata: { name: "x", managedFields: [{ manager: "m", fieldsV1: { "f:data": {} } }] },
+      data: { managedFields: "kept" },
+    };
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      const list = req.method === "GET" && !req.url?.includes("/configmaps/");
+      res.end(JSON.stringify(list ? { kind: "ConfigMapList", metadata: {}, items: [object] } : object));
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [
+        {
+          name: "c",
+          server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          skipTLSVerify: true,
+        },
+      ],
+      users: [{ name: "u", token: "t" }],
+      contexts: [{ name: "ctx", cluster: "c", user: "u" }],
+      currentContext: "ctx",
+    });
+    const transport = kubeConfigTransport(kubeConfig);
+    const type = KINDS.configMap;
+    const answers = async (client: KubeClient) => [
+      await client.get(type, "ns", "x"),
+      (await client.list(type, { namespace: "ns" })).items[0],
+      await client.create(type, { metadata: { name: "x", namespace: "ns" } }),
+      await client.update(type, { metadata: { name: "x", namespace: "ns" } }),
+      await client.patch(type, "ns", "x", { type: "merge", body: {} }),
+      await client.delete(type, "ns", "x"),
+    ];
+    const { managedFields: _cut, ...metadata } = object.metadata;
+    for (const answer of await answers(createKubeClient(transport, { dropManagedFields: true })))
+      expect(answer).toMatchObject({ metadata, data: { managedFields: "kept" } });
+    for (const answer of await answers(createKubeClient(transport)))
+      expect(answer).toMatchObject({ metadata: { managedFields: object.metadata.managedFields } });
+    const dropped = await answers(createKubeClient(transport, { dropManagedFields: true }));
+    for (const answer of dropped) expect((answer as KubeObject).metadata).not.toHaveProperty("managedFields");
   });
 });
