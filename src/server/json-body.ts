@@ -9,7 +9,7 @@
  *
  * Large bodies (decision 89): a body over 64 KiB is first counted from its bytes (review-census.ts), which
  * checks the same grammar and depth; only then is it parsed, with `JSON.parse`, and never with more values
- * than a decision may build.
+ * than a decision may build. Neither builds the objects' `metadata.managedFields`, which no decision reads.
  *
  * Depth (issue 20): kube-apiserver stores no object nested deeper than 10,000 levels (its JSON decoder's
  * limit, managedFields included), so no review it sends nests deeper than MAX_REVIEW_DEPTH — the object
@@ -18,6 +18,7 @@
  */
 
 import { KUBE_MAX_DEPTH, openingPast } from "../json-depth.js";
+import { cutManagedFields } from "../kube/managed-fields-text.js";
 
 export type JsonBodyResult = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -31,7 +32,13 @@ export const TOO_DEEP = `request body nests deeper than ${MAX_REVIEW_DEPTH} leve
 export function parseJsonBody(text: string): JsonBodyResult {
   if (text.length === 0) return { ok: false, error: EMPTY };
   if (openingPast(text, MAX_REVIEW_DEPTH) >= 0) return { ok: false, error: TOO_DEEP };
-  return parseCountedJson(text);
+  // The objects' managedFields are not built, as for a large body: no decision reads them, and they are
+  // most of the parse (src/kube/managed-fields-text.ts).
+  const cut = cutManagedFields(text, "review");
+  if (cut === text) return parseCountedJson(text);
+  const parsed = parseCountedJson(cut);
+  // A body that is not JSON is refused with the parser's words about the body as it came.
+  return parsed.ok ? parsed : parseCountedJson(text);
 }
 
 /** `JSON.parse` of a text the census (review-census.ts) already found to be JSON within the depth bound. */

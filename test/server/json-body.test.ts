@@ -48,6 +48,43 @@ describe("parseJsonBody", () => {
     });
   });
 
+  it("builds no managedFields of the review's objects, and nothing else is left out (decision 98)", () => {
+    const managedFields = [{ manager: "kubectl", fieldsV1: { "f:spec": { "f:replicas": {} } } }];
+    const object = { metadata: { name: "a", managedFields }, spec: { managedFields: "a field" } };
+    const review = {
+      kind: "AdmissionReview",
+      request: { uid: "u", object, oldObject: { ...object, metadata: { managedFields, uid: "x" } } },
+      response: { metadata: { managedFields } },
+    };
+    const parsed = parseJsonBody(JSON.stringify(review));
+    expect(parsed).toEqual({
+      ok: true,
+      value: {
+        ...review,
+        request: {
+          uid: "u",
+          object: { metadata: { name: "a" }, spec: { managedFields: "a field" } },
+          oldObject: { metadata: { uid: "x" }, spec: { managedFields: "a field" } },
+        },
+      },
+    });
+  });
+
+  it("names what is wrong with a body as it came, not as it was cut", () => {
+    const text = '{"request":{"object":{"metadata":{"managedFields":[1]}},"uid":}}';
+    expect(parseJsonBody(text)).toEqual({
+      ok: false,
+      error: (() => {
+        try {
+          JSON.parse(text);
+        } catch (e) {
+          return `request body is not valid JSON: ${(e as Error).message}`;
+        }
+        return "";
+      })(),
+    });
+  });
+
   /** Every spelling JSON allows for `word`: each character as itself or as a \u escape in either case. */
   const spelling = (word: string) =>
     fc.tuple(...[...word].map(() => fc.constantFrom("plain", "lower", "upper"))).map((how) =>
