@@ -415,6 +415,16 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
       await quiesce(s);
       const counters = await s.api.ask<CounterSnapshot>("counters");
       const writes = writeCount(counters, n);
+      // What one watch event of these objects costs the informer to parse, plain and as it parses (issue 25).
+      const decode = await s.product.ask<{
+        events: number;
+        bytesPerEvent: number;
+        jsonParseUs: number;
+        withoutManagedFieldsUs: number;
+        bytesPerReview: number;
+        reviewJsonParseUs: number;
+        reviewParseUs: number;
+      }>("decode", { rounds: 5 });
       rows.push({
         machines: n,
         ...(sets ? { machineSets: sets, setHandoverMs: round(setHandoverMs ?? 0) } : {}),
@@ -439,6 +449,21 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
         ),
         byStep: writes.byStep,
         requestsPerMachine: requestsPerMachine(counters, n),
+        // What parsing these objects costs the product: a watch event (the informer) and a review of one
+        // of its MAPI Machines as kube-apiserver sends it (the webhook), each against plain JSON.parse.
+        watchEventParse: {
+          events: decode.events,
+          bytesPerEvent: decode.bytesPerEvent,
+          jsonParseUs: round(decode.jsonParseUs, 2),
+          withoutManagedFieldsUs: round(decode.withoutManagedFieldsUs, 2),
+          ratio: ratio(decode.withoutManagedFieldsUs, decode.jsonParseUs),
+        },
+        reviewParse: {
+          bytesPerReview: decode.bytesPerReview,
+          jsonParseUs: round(decode.reviewJsonParseUs, 2),
+          webhookParseUs: round(decode.reviewParseUs, 2),
+          ratio: ratio(decode.reviewParseUs, decode.reviewJsonParseUs),
+        },
       });
     } catch (e) {
       // The bench stays bounded: a fleet that does not finish in its budget is a result, not a crash.

@@ -16,7 +16,9 @@ import { connect } from "../src/kube/config.js";
 import type { Controller } from "../src/kube/controller.js";
 import { createEventRecorder } from "../src/kube/events.js";
 import { KINDS } from "../src/kube/kinds.js";
+import { parseWithoutManagedFields } from "../src/kube/managed-fields-text.js";
 import { runtimeMetrics } from "../src/kube/metrics.js";
+import { resourcePath } from "../src/kube/transport.js";
 import { childLogger, createLogger, logDestination } from "../src/logging.js";
 import { admissionInformers } from "../src/main.js";
 import { createMigrationController } from "../src/migration/controller.js";
@@ -24,6 +26,7 @@ import { decide } from "../src/policies/engine.js";
 import type { PolicyContext } from "../src/policies/types.js";
 import { clusterView } from "../src/policies/view.js";
 import { decodeAdmissionReview } from "../src/server/admission-review.js";
+import { parseJsonBody } from "../src/server/json-body.js";
 import { startWebhookServer } from "../src/server/serve.js";
 import { createMachineSetSyncController, createMachineSyncController } from "../src/sync/controller.js";
 import { checkConvertible } from "../src/sync/conversion/index.js";
@@ -53,7 +56,8 @@ const logger = createLogger(logFile ? "debug" : "info", {
   tty: false,
   stream: logDestination(logFile ?? "/dev/null"),
 });
-const connection = connect({ kubeconfigPath, context: "controller" });
+// As src/main.ts: the product's client reads answers without managedFields.
+const connection = connect({ kubeconfigPath, context: "controller" }, {}, { dropManagedFields: true });
 const cache = createCache({ transport: connection.transport, logger, clock: systemClock });
 for (const [type, namespace] of admissionInformers(NAMESPACES)) cache.informerFor(type, namespace);
 const policy: PolicyContext = {
@@ -192,6 +196,64 @@ serveParent(
         bodyBytes: Buffer.byteLength(body),
         allowed: decision.allowed,
         rule: decision.rule,
+      };
+    },
+    /**
+     * µs to parse one watch event of the fleet's machine objects as the API server serves them (managedFields
+     * and all): plain `JSON.parse` against the informer's parse, which cuts managedFields from the text first.
+     */
+    decode: async ({ rounds }) => {
+      const objects: unknown[] = [];
+      for (const [type, namespace] of [
+        [KINDS.mapiMachine, NAMESPACES.mapiNamespace],
+        [KINDS.capiMachine, NAMESPACES.capiNamespace],
+        [KINDS.awsMachine, NAMESPACES.capiNamespace],
+      ] as const) {
+        // Read with plain JSON.parse: the objects as served, managedFields and all.
+        const list = (await connection.transport.request({
+          method: "GET",
+          path: resourcePath(type, namespace),
+        })) as { items: unknown[] };
+        objects.push(...list.items);
+      }
+      const events = objects.map((object) => JSON.stringify({ type: "MODIFIED", object }));
+      // A MAPI Machine's UPDATE review as kube-apiserver sends it: both objects with their managedFields.
+      const machines = objects.filter((o) => (o as { kind?: string }).kind === KINDS.mapiMachine.kind);
+      const reviews = machines.map((m) =>
+        JSON.stringify({
+          apiVersion: "admission.k8s.io/v1",
+          kind: "AdmissionReview",
+          request: { uid: "bench", operation: "UPDATE", object: m, oldObject: m },
+        }),
+      );
+      const withoutManagedFields = parseWithoutManagedFields("event");
+      /** Median over `r` rounds of µs per text, the two parses taking turns. */
+      const compare = (texts: string[], a: (t: string) => unknown, b: (t: string) => unknown, r: number) => {
+        const per = (parse: (t: string) => unknown): number => {
+          const t = process.hrtime.bigint();
+          for (const text of texts) parse(text);
+          return Number(process.hrtime.bigint() - t) / 1e3 / texts.length;
+        };
+        per(a); // warm-up
+        per(b);
+        const samples: [number[], number[]] = [[], []];
+        for (let i = 0; i < r; i++) {
+          samples[0].push(per(a));
+          samples[1].push(per(b));
+        }
+        return [median(samples[0]), median(samples[1])] as const;
+      };
+      const r = Number(rounds ?? 5);
+      const [jsonParseUs, withoutManagedFieldsUs] = compare(events, JSON.parse, withoutManagedFields, r);
+      const [reviewJsonParseUs, reviewParseUs] = compare(reviews, JSON.parse, parseJsonBody, r);
+      return {
+        events: events.length,
+        bytesPerEvent: Math.round(events.reduce((n, e) => n + e.length, 0) / events.length),
+        jsonParseUs,
+        withoutManagedFieldsUs,
+        bytesPerReview: Math.round(reviews.reduce((n, e) => n + e.length, 0) / reviews.length),
+        reviewJsonParseUs,
+        reviewParseUs,
       };
     },
     /** Reconciles so far per controller (all results), from the runtime's `reconcile_total` counter. */

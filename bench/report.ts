@@ -77,6 +77,10 @@ interface ScaleRow {
   cpuShareOfOneCore?: Record<string, number>;
   cpuMsPerMachine?: { apiserver: number; product: number; providers: number };
   reconcilesPerMachine?: Record<string, number>;
+  /** µs per watch event of the fleet's objects: plain JSON.parse and the informer's parse (managedFields cut). */
+  watchEventParse?: { jsonParseUs: number; withoutManagedFieldsUs: number; ratio: number };
+  /** µs per UPDATE review of a fleet MAPI Machine as kube sends it: plain JSON.parse and the webhook's parse. */
+  reviewParse?: { jsonParseUs: number; webhookParseUs: number; ratio: number };
 }
 
 /** `patch infrastructure.cluster.x-k8s.io/awsmachines` → `patch infra/awsmachines`: the table stays readable. */
@@ -271,6 +275,8 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
           "CPU (cores) api/product/providers",
           "CPU ms/Machine api/product/providers",
           "product reconciles/Machine",
+          "event parse µs plain/informer",
+          "review parse µs plain/webhook",
         ],
         scale.map((r) =>
           r.error
@@ -292,6 +298,12 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
                   ? Object.entries(r.reconcilesPerMachine)
                       .map(([c, v]) => `${c} ${fmt(v)}`)
                       .join(", ")
+                  : "",
+                r.watchEventParse
+                  ? `${fmt(r.watchEventParse.jsonParseUs)}/${fmt(r.watchEventParse.withoutManagedFieldsUs)} (${fmt(r.watchEventParse.ratio, 2)})`
+                  : "",
+                r.reviewParse
+                  ? `${fmt(r.reviewParse.jsonParseUs)}/${fmt(r.reviewParse.webhookParseUs)} (${fmt(r.reviewParse.ratio, 2)})`
                   : "",
               ],
         ),
