@@ -19,6 +19,26 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
 });
 
+/** A kubeconfig for `server` (plain HTTP on a free port, closed after the test), with a bearer `token`. */
+async function listening(server: http.Server, token: string): Promise<KubeConfig> {
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [
+      {
+        name: "c",
+        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        skipTLSVerify: true,
+      },
+    ],
+    users: [{ name: "u", token }],
+    contexts: [{ name: "ctx", cluster: "c", user: "u" }],
+    currentContext: "ctx",
+  });
+  return kubeConfig;
+}
+
 /** A server that answers 200 to `Bearer <accepted>` and 401 to anything else, recording what it saw. */
 async function tokenServer(accepted: { token: string }) {
   const seen: string[] = [];
@@ -35,21 +55,7 @@ async function tokenServer(accepted: { token: string }) {
       ),
     );
   });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [
-      {
-        name: "c",
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: "u", token: accepted.token }],
-    contexts: [{ name: "ctx", cluster: "c", user: "u" }],
-    currentContext: "ctx",
-  });
+  const kubeConfig = await listening(server, accepted.token);
   return { seen, kubeConfig };
 }
 
@@ -136,21 +142,7 @@ describe("client answers without managedFields (the product's controllers read n
       const list = req.method === "GET" && !req.url?.includes("/configmaps/");
       res.end(JSON.stringify(list ? { kind: "ConfigMapList", metadata: {}, items: [object] } : object));
     });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [
-        {
-          name: "c",
-          server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-          skipTLSVerify: true,
-        },
-      ],
-      users: [{ name: "u", token: "t" }],
-      contexts: [{ name: "ctx", cluster: "c", user: "u" }],
-      currentContext: "ctx",
-    });
+    const kubeConfig = await listening(server, "t");
     const transport = kubeConfigTransport(kubeConfig);
     const type = KINDS.configMap;
     const answers = async (client: KubeClient) => [
