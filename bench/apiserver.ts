@@ -84,10 +84,45 @@ const cpuOfBinaries = (binaries: readonly string[]): number => {
   return ms;
 };
 
+/**
+ * The managedFields the API server keeps for `object` (a MAPI Machine) once it has been written as in a
+ * cluster: created by an admin, its status written by MAO, its labels edited by the admin. A copy under its own
+ * name, deleted after.
+ */
+const managedFieldsOf: Handler = async ({ object }) => {
+  const o = object as KubeObject;
+  const metadata = { ...o.metadata, name: "bench-managed-fields", namespace: NAMESPACES.mapiNamespace };
+  for (const f of ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"])
+    delete (metadata as Record<string, unknown>)[f];
+  const type = KINDS.mapiMachine;
+  const mao = cluster.clientAs("mao");
+  const made = await admin.create(
+    type,
+    { ...o, metadata, status: undefined },
+    { fieldManager: "kubectl-create" },
+  );
+  const written = await mao.updateStatus(
+    type,
+    { ...made, status: o.status },
+    { fieldManager: "machine-api-controllers" },
+  );
+  await admin.patch(
+    type,
+    metadata.namespace,
+    metadata.name,
+    { type: "merge", body: { metadata: { labels: { "bench/edited": "true" } } } },
+    { fieldManager: "kubectl-edit" },
+  );
+  const read = await admin.get(type, metadata.namespace, metadata.name);
+  await admin.delete(type, metadata.namespace, metadata.name);
+  return { managedFields: read.metadata?.managedFields ?? [], statusWritten: written.status !== undefined };
+};
+
 serveParent(
   { kubeconfigText: cluster.kubeconfigText },
   {
     seed,
+    managedFieldsOf,
     machines: async () =>
       cluster.local
         ? cluster.local.api.store.list(KINDS.mapiMachine, NAMESPACES.mapiNamespace).length

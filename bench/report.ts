@@ -192,10 +192,13 @@ const table = (head: readonly string[], rows: readonly (readonly string[])[]): s
 
 export function renderTable(sections: Record<string, unknown>, targets: readonly TargetResult[]): string {
   const parts: string[] = [];
-  const admission = sections.admission as { runs: LoadRow[]; bodyBytes: number } | undefined;
+  const admission = sections.admission as
+    | { runs: LoadRow[]; bodyBytes: number; withManagedFields?: { bodyBytes: number; runs: LoadRow[] } }
+    | undefined;
+  const kubeSent = admission?.withManagedFields;
   if (admission)
     parts.push(
-      `Admission (/validate, ${admission.bodyBytes}-byte review) vs bare Fastify HTTPS`,
+      `Admission (/validate, ${admission.bodyBytes}-byte review) vs bare Fastify HTTPS${kubeSent ? `; "+mf": the same review with its objects' managedFields as kube-apiserver sends them (${kubeSent.bodyBytes} bytes)` : ""}`,
       table(
         [
           "conns",
@@ -208,8 +211,11 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
           "CPU µs/req bare/product",
           "non2xx/err",
         ],
-        admission.runs.map((r) => [
-          String(r.connections),
+        [
+          ...admission.runs.map((r) => ({ ...r, label: String(r.connections) })),
+          ...(kubeSent?.runs ?? []).map((r) => ({ ...r, label: `${r.connections} +mf` })),
+        ].map((r) => [
+          r.label,
           fmt(r.bare.rps, 0),
           fmt(r.product.rps, 0),
           fmt(r.rpsRatio, 3),

@@ -173,6 +173,14 @@ describe("npm run bench, tiny mode", () => {
         expect(side.requests).toBeGreaterThan(0);
         expect(side.non2xx + side.errors).toBe(0);
       }
+      // The review as kube-apiserver sends it, its objects' managedFields included, beside the target's rows.
+      const kubeSent = result.sections.admission.withManagedFields;
+      expect(kubeSent.bodyBytes).toBeGreaterThan(result.sections.admission.bodyBytes);
+      expect(stdout).toMatch(/^10 \+mf /m);
+      for (const side of [kubeSent.runs[0].bare, kubeSent.runs[0].product]) {
+        expect(side.requests).toBeGreaterThan(0);
+        expect(side.non2xx + side.errors).toBe(0);
+      }
       expect(result.sections.decision.map((d: { review: string }) => d.review)).toEqual(
         expect.arrayContaining(["migration", "infra-machine"]),
       );
@@ -197,6 +205,9 @@ describe("npm run bench, tiny mode", () => {
       const [row] = result.sections.scale;
       expect(row).toMatchObject({ machines: 5, machineSets: 2 });
       expect(row.error).toBeUndefined();
+      // What parsing the fleet's objects costs the product, plain and its own way, in the same process.
+      for (const parse of [row.watchEventParse, row.reviewParse]) expect(parse.ratio).toBeGreaterThan(0);
+      expect(row.watchEventParse.events).toBe(15);
       expect(row.setHandoverMs).toBeGreaterThan(0);
       // Every Machine went through the handover: the product flipped status.authoritativeAPI on each.
       expect(row.requestsPerMachine["product patch machine.openshift.io/machines/status"]).toBeGreaterThan(0);
