@@ -1,6 +1,6 @@
 /**
  * `metadata.managedFields` cut out of an API server's JSON text before it is parsed, for the informer
- * cache, which keeps no managedFields (SPEC §9: the cache may drop them; store.ts drops what is left), the
+ * cache, which keeps no managedFields (SPEC §7: the cache may drop them; store.ts drops what is left), the
  * controllers' client, and the webhook's reviews.
  * They are half the bytes of a machine object and ~80 % of the cost of parsing it: thousands of small
  * objects under keys (`f:…`, `k:{"uid":…}`) that V8 turns into new hidden-class transitions and interned

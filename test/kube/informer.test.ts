@@ -70,7 +70,7 @@ describe("informer: list + watch (SPEC §7)", () => {
     await informer.stop();
   });
 
-  it("parses its lists and watch events with managedFields cut from the text (SPEC §9)", async () => {
+  it("parses its lists and watch events with managedFields cut from the text (SPEC §7)", async () => {
     const model = new WatchModel();
     model.put("a", { v: "1" });
     const inner = modelTransport(model);

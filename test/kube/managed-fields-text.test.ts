@@ -1,5 +1,5 @@
 /**
- * SPEC §9 "the cache may drop managedFields": the informer cuts them from the API server's text before it
+ * SPEC §7 "the cache may drop managedFields": the informer cuts them from the API server's text before it
  * parses it (src/kube/managed-fields-text.ts). What must hold: the parse of the cut text is the parse of the
  * whole text less the carried objects' `metadata.managedFields` — no other field, wherever it sits and
  * whatever it is called — and a text the cut cannot follow is parsed as it came.
@@ -51,7 +51,7 @@ const machine = (metadata: Record<string, unknown>, spec: unknown = { providerID
   spec,
 });
 
-describe("SPEC §9 the cache drops managedFields: cut from the text before it is parsed", () => {
+describe("SPEC §7 the cache drops managedFields: cut from the text before it is parsed", () => {
   it.each<[string, ObjectsAt, unknown]>([
     ["a GET's object, managedFields first", "root", machine({ managedFields: MANAGED, name: "a" })],
     [
