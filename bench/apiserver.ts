@@ -101,11 +101,7 @@ const managedFieldsOf: Handler = async ({ object }) => {
     { ...o, metadata, status: undefined },
     { fieldManager: "kubectl-create" },
   );
-  const written = await mao.updateStatus(
-    type,
-    { ...made, status: o.status },
-    { fieldManager: "machine-api-controllers" },
-  );
+  await mao.updateStatus(type, { ...made, status: o.status }, { fieldManager: "machine-api-controllers" });
   await admin.patch(
     type,
     metadata.namespace,
@@ -115,7 +111,7 @@ const managedFieldsOf: Handler = async ({ object }) => {
   );
   const read = await admin.get(type, metadata.namespace, metadata.name);
   await admin.delete(type, metadata.namespace, metadata.name);
-  return { managedFields: read.metadata?.managedFields ?? [], statusWritten: written.status !== undefined };
+  return { managedFields: read.metadata?.managedFields ?? [] };
 };
 
 serveParent(

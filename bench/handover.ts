@@ -415,7 +415,7 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
       await quiesce(s);
       const counters = await s.api.ask<CounterSnapshot>("counters");
       const writes = writeCount(counters, n);
-      // What one watch event of these objects costs the informer to parse, plain and as it parses (issue 25).
+      // What parsing these objects costs the product, plain and its own way (issue 25).
       const decode = await s.product.ask<{
         events: number;
         bytesPerEvent: number;

@@ -199,8 +199,9 @@ serveParent(
       };
     },
     /**
-     * µs to parse one watch event of the fleet's machine objects as the API server serves them (managedFields
-     * and all): plain `JSON.parse` against the informer's parse, which cuts managedFields from the text first.
+     * µs to parse the fleet's machine objects as the API server serves them (managedFields and all), plain
+     * `JSON.parse` against the product's own parse: one watch event of each (the informer's) and an UPDATE
+     * review of each MAPI Machine (the webhook's), both of which cut managedFields from the text first.
      */
     decode: async ({ rounds }) => {
       const objects: unknown[] = [];

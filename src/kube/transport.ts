@@ -27,7 +27,7 @@ export interface KubeRequest {
   signal?: AbortSignal;
   /**
    * How the answer's JSON text (a stream's, each line) becomes a value; `JSON.parse` when absent. The
-   * informer's cuts managedFields first (managed-fields-text.ts).
+   * informer's and the product client's cut managedFields first (managed-fields-text.ts).
    */
   parse?: (text: string) => unknown;
 }
