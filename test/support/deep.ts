@@ -23,3 +23,22 @@ export const depthOf = (v: unknown): number => {
   }
   return max;
 };
+
+/** Every object and array reachable from `roots`, walked without recursion. */
+const objectsIn = (roots: readonly unknown[]): Set<object> => {
+  const seen = new Set<object>();
+  const pending = [...roots];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v !== "object" || v === null || seen.has(v)) continue;
+    seen.add(v);
+    for (const child of Object.values(v)) pending.push(child);
+  }
+  return seen;
+};
+
+/** The objects and arrays `result` holds that are also in `inputs` (the same objects, not equal copies). */
+export const sharedWith = (result: unknown, inputs: readonly unknown[]): object[] => {
+  const theirs = objectsIn(inputs);
+  return [...objectsIn([result])].filter((o) => theirs.has(o));
+};

@@ -5,7 +5,12 @@
  */
 import { MAPI_API_VERSION } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import { keptTransitionTime, type Unstamped, unstamped } from "../../sync/conversion/stamp.js";
+import {
+  keptConditions,
+  keptTransitionTime,
+  type Unstamped,
+  unstamped,
+} from "../../sync/conversion/stamp.js";
 import { PROVIDER_STATUS_KIND } from "./data.js";
 
 export const infraMachineStatusFromMapi = (mapiMachine: KubeObject): Record<string, unknown> => {
@@ -50,8 +55,7 @@ export const providerStatusFromCapi = (
   if (typeof state === "string") status.instanceState = state;
   const dedicated = getPath(infraMachine, ["status", "dedicatedHost"]);
   if (isRecord(dedicated) && typeof dedicated.id === "string") status.dedicatedHost = { id: dedicated.id };
-  const previous =
-    isRecord(existing) && Array.isArray(existing.conditions) ? existing.conditions.filter(isRecord) : [];
+  const previous = keptConditions(existing);
   const creation = machineCreationCondition(infraMachine, capiMachine);
   const others = previous.filter((c) => c.type !== "MachineCreation");
   if (creation === undefined) {

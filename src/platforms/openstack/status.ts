@@ -4,7 +4,7 @@
  * instanceState, kept conditions) from the OpenStackMachine. The spec is converted by table.ts.
  */
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import { type Unstamped, unstamped } from "../../sync/conversion/stamp.js";
+import { keptConditions, type Unstamped, unstamped } from "../../sync/conversion/stamp.js";
 import { ACTIVE_INSTANCE_STATE } from "./data.js";
 
 export const infraMachineStatusFromMapi = (mapiMachine: KubeObject): Record<string, unknown> => {
@@ -30,8 +30,7 @@ export const providerStatusFromCapi = (
   if (typeof instanceID === "string" && instanceID !== "") status.instanceId = instanceID;
   const state = getPath(infraMachine, ["status", "instanceState"]);
   if (typeof state === "string" && state !== "") status.instanceState = state;
-  const conditions =
-    isRecord(existing) && Array.isArray(existing.conditions) ? existing.conditions.filter(isRecord) : [];
+  const conditions = keptConditions(existing);
   if (conditions.length > 0) status.conditions = conditions;
   return unstamped(status);
 };

@@ -4,7 +4,7 @@
  * IBMPowerVSMachine. The spec is converted by table.ts.
  */
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
-import { type Unstamped, unstamped } from "../../sync/conversion/stamp.js";
+import { keptConditions, type Unstamped, unstamped } from "../../sync/conversion/stamp.js";
 import { ACTIVE_INSTANCE_STATE, PROVIDER_CONFIG_API_VERSION, PROVIDER_STATUS_KIND } from "./data.js";
 
 const nonEmpty = (v: unknown): v is string => typeof v === "string" && v !== "";
@@ -45,8 +45,7 @@ export const providerStatusFromCapi = (
   if (serviceInstanceID !== undefined) status.serviceInstanceID = serviceInstanceID;
   const state = getPath(infraMachine, ["status", "instanceState"]);
   if (nonEmpty(state)) status.instanceState = state;
-  const conditions =
-    isRecord(existing) && Array.isArray(existing.conditions) ? existing.conditions.filter(isRecord) : [];
+  const conditions = keptConditions(existing);
   if (conditions.length > 0) status.conditions = conditions;
   return unstamped(status);
 };

@@ -6,6 +6,7 @@
  * status.ts are written as that composition, so a memo of the unstamped step (src/sync/converter.ts) returns
  * what they return by construction.
  */
+import { cloneJson } from "../../json-text.js";
 import { isRecord } from "../../kube/object.js";
 
 /** Keys from a result's root to one condition object that is to carry `lastTransitionTime: now`. */
@@ -58,3 +59,23 @@ export const keptTransitionTime = (
   before !== undefined && before.status === status && typeof before.lastTransitionTime === "string"
     ? before.lastTransitionTime
     : undefined;
+
+/** A copy of a kept condition: spread when its values are all scalars, as conditions are; else a deep copy. */
+const copyCondition = (c: Record<string, unknown>): Record<string, unknown> => {
+  for (const key in c) {
+    const v = c[key];
+    if (typeof v === "object" && v !== null) return cloneJson(c);
+  }
+  return { ...c };
+};
+
+/**
+ * The conditions already in `holder.conditions` (a status or a providerStatus), as copies. A mirrored status
+ * keeps the conditions it does not produce, and holds copies of them rather than the cached object's own:
+ * the sync's memoising converter freezes what it hands out without walking its inputs (src/sync/converter.ts),
+ * so a converted result must share no object with them.
+ */
+export const keptConditions = (holder: unknown): Record<string, unknown>[] =>
+  isRecord(holder) && Array.isArray(holder.conditions)
+    ? holder.conditions.filter(isRecord).map(copyCondition)
+    : [];

@@ -11,7 +11,14 @@ import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
 import { platformFor } from "../../platforms/registry.js";
 import type { PlatformChoice } from "./machine.js";
 import { labelsToCapi, readStringMap } from "./metadata.js";
-import { keptTransitionTime, type StampPath, stampNow, type Unstamped, unstamped } from "./stamp.js";
+import {
+  keptConditions,
+  keptTransitionTime,
+  type StampPath,
+  stampNow,
+  type Unstamped,
+  unstamped,
+} from "./stamp.js";
 import { type ConversionResult, newIssues } from "./types.js";
 
 const PROVISIONED_PHASES = ["Provisioned", "Running", "Deleting"];
@@ -118,7 +125,7 @@ export const mapiMachineStatusToCapiUnstamped = (
     bootstrapDataSecretCreated: BOOTSTRAPPED_PHASES.includes(phase),
   };
   const conditions = mergeConditionsUnstamped(
-    recordsOf(getPath(opts.capiMachine, ["status", "conditions"])),
+    keptConditions(getPath(opts.capiMachine, ["status"])),
     capiConditionsFromPhase(phase, hasNode),
   );
   machineStatus.conditions = conditions.result;

@@ -534,6 +534,10 @@ describe("OpenStack status (SPEC §5.4)", () => {
       phase: "Running",
       providerStatus: { instanceId: "8f2c", instanceState: "ACTIVE", conditions: [condition] },
     });
+    // Copies, not the MAPI Machine's own objects (the sync's memo freezes its results, src/sync/converter.ts).
+    expect(
+      result.ok && (result.value.status.providerStatus as { conditions: unknown[] }).conditions[0],
+    ).not.toBe(condition);
   });
 });
 

@@ -509,6 +509,10 @@ describe("PowerVS status (SPEC §5.4)", () => {
         conditions: [condition],
       },
     });
+    // Copies, not the MAPI Machine's own objects (the sync's memo freezes its results, src/sync/converter.ts).
+    expect(
+      result.ok && (result.value.status.providerStatus as { conditions: unknown[] }).conditions[0],
+    ).not.toBe(condition);
   });
 });
 

@@ -7,6 +7,7 @@ import {
   mapiMachineSetStatusToCapi,
   mapiMachineStatusToCapi,
 } from "../../../src/sync/conversion/index.js";
+import { sharedWith } from "../../support/deep.js";
 import {
   awsMachine,
   awsMachineSpec,
@@ -232,6 +233,48 @@ describe("SPEC §5.4 CAPI Machine status → MAPI Machine", () => {
     expect(status).not.toHaveProperty("authoritativeAPI");
     expect(status).not.toHaveProperty("synchronizedGeneration");
     expect(status).not.toHaveProperty("synchronizedAPI");
+  });
+});
+
+describe("SPEC §5.4 a mirrored status shares no object with the statuses it merges into", () => {
+  // The sync's memoising converter freezes what it hands out without walking the inputs (src/sync/converter.ts):
+  // a mirrored status holds copies of the conditions it keeps, never the cached objects' own.
+  const kept = (type: string) => ({ type, status: "True", reason: type, lastTransitionTime: EARLIER });
+  it("MAPI → CAPI: the CAPI Machine's conditions it keeps are copies", () => {
+    const capi = capiMachine({
+      status: { conditions: [kept("Paused"), kept("NodeHealthy"), kept("Ready")] },
+    });
+    const mapi = mapiMachine({
+      status: { phase: "Running", nodeRef: { name: "n" }, addresses: [{ type: "x" }] },
+    });
+    const result = mapiMachineStatusToCapi(mapi, infrastructure(), { now: NOW, capiMachine: capi });
+    expect(result.ok && result.value.machineStatus.conditions).toContainEqual(kept("Paused"));
+    expect(sharedWith(result, [mapi, capi, infrastructure()])).toEqual([]);
+  });
+  it.each([
+    ["with MachineCreation produced", awsMachine({ spec: awsMachineSpec({ instanceID: "i-1" }) })],
+    ["without MachineCreation produced", awsMachine()],
+  ])("CAPI → MAPI: the providerStatus conditions it keeps are copies (%s)", (_, infraMachine) => {
+    const mapi = mapiMachine({
+      status: { providerStatus: { conditions: [kept("Other"), kept("MachineCreation")] } },
+    });
+    const capi = capiMachine({ status: { phase: "Running" } });
+    const result = capiMachineStatusToMapi(capi, infraMachine, infrastructure(), {
+      now: NOW,
+      mapiMachine: mapi,
+    });
+    expect(
+      result.ok && (result.value.status.providerStatus as { conditions: unknown[] }).conditions,
+    ).toContainEqual(kept("Other"));
+    expect(sharedWith(result, [mapi, capi, infraMachine, infrastructure()])).toEqual([]);
+  });
+  it("a kept condition holding an object is copied whole", () => {
+    const odd = { ...kept("Odd"), details: { nested: [{ a: 1 }] } };
+    const capi = capiMachine({ status: { conditions: [odd] } });
+    const mapi = mapiMachine({ status: { phase: "Running" } });
+    const result = mapiMachineStatusToCapi(mapi, infrastructure(), { now: NOW, capiMachine: capi });
+    expect(result.ok && result.value.machineStatus.conditions).toContainEqual(odd);
+    expect(sharedWith(result, [mapi, capi])).toEqual([]);
   });
 });
 
