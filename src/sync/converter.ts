@@ -35,31 +35,37 @@ export const conversionConverter: SyncConverter = Object.freeze({
 });
 
 /**
- * Freezes `value` and everything below it, except what belongs to the conversion's inputs. Both walks use
- * an explicit stack: a user's providerSpec can nest ~10,000 levels (kube-apiserver's limit), deeper than
- * the JavaScript stack.
+ * Freezes `value` and every object and array below it that is not frozen yet. A result shares no object with
+ * its inputs: the conversions build what they return and copy what they keep (status mirroring's kept
+ * conditions, `keptConditions` in conversion/stamp.ts; addresses), so this walks the result alone — not the
+ * inputs as well, to tell their objects apart, which cost more than the conversions themselves on every miss
+ * of the memo (decision 99). Were some input shape to make a result share an object anyway, that object would
+ * be frozen with it: the cache replaces an object on every change and never edits one in place, so that changes
+ * no value anyone reads. An explicit stack: a user's providerSpec can nest ~10,000 levels (kube-apiserver's
+ * limit), deeper than the JavaScript stack. Arrays by index and objects by `for…in` (the walked values are
+ * JSON values and the conversions' plain literals, so `for…in` sees exactly their own keys), without the array
+ * `Object.values` allocates per node.
  */
-const freezeOwn = (value: unknown, inputs: ReadonlySet<object>): void => {
-  const pending: unknown[] = [value];
+const freezeAll = (value: unknown): void => {
+  if (typeof value !== "object" || value === null) return;
+  const pending: object[] = [value];
   while (pending.length > 0) {
-    const v = pending.pop();
-    if (typeof v !== "object" || v === null || inputs.has(v) || Object.isFrozen(v)) continue;
+    const v = pending.pop() as object;
+    if (Object.isFrozen(v)) continue;
     Object.freeze(v);
-    for (const child of Object.values(v)) pending.push(child);
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const child: unknown = v[i];
+        if (typeof child === "object" && child !== null) pending.push(child);
+      }
+      continue;
+    }
+    const record = v as Record<string, unknown>;
+    for (const key in record) {
+      const child = record[key];
+      if (typeof child === "object" && child !== null) pending.push(child);
+    }
   }
-};
-
-/** Every object and array reachable from `roots` (what a result must not freeze: it is not the result's). */
-const reachable = (roots: readonly unknown[]): Set<object> => {
-  const seen = new Set<object>();
-  const pending: unknown[] = [...roots];
-  while (pending.length > 0) {
-    const v = pending.pop();
-    if (typeof v !== "object" || v === null || seen.has(v)) continue;
-    seen.add(v);
-    for (const child of Object.values(v)) pending.push(child);
-  }
-  return seen;
 };
 
 /** Stands for an absent optional object input in a key (a WeakMap key must be an object). */
@@ -75,8 +81,7 @@ interface MemoNode<R> {
  * `convert` remembered per identity of its object inputs (a chain of WeakMaps: an object the cache replaced
  * takes its results with it) and the exact value of its scalar inputs. Sound because the informer cache
  * replaces an object on every change instead of editing it, the conversion is pure in exactly the inputs the
- * key names, and the result handed out is frozen (whatever in it is the converter's own), so no caller can
- * change what the next one gets.
+ * key names, and the result handed out is deeply frozen, so no caller can change what the next one gets.
  */
 const memoise = <R>(
   convert: () => R,
@@ -96,7 +101,7 @@ const memoise = <R>(
   }
   if (node.entry?.scalars === scalars) return node.entry.result;
   const result = convert();
-  freezeOwn(result, reachable(objects));
+  freezeAll(result);
   node.entry = { scalars, result };
   return result;
 };

@@ -131,6 +131,8 @@ describe("memoisingConverter: the plain converter's results, remembered", () => 
             const back = memo.capiMachineToMapi(machine, infraMachine, infra, toMapi);
             expect(back).toEqual(plain.capiMachineToMapi(machine, infraMachine, infra, toMapi));
           }
+          // Results are frozen without walking the inputs: they must share none of the cache's objects.
+          for (const o of [mapi, infra]) expect(isNowhereFrozen(o)).toBe(true);
         },
       ),
       { numRuns: 60 },
@@ -326,6 +328,8 @@ describe("memoisingConverter: status mirroring remembered without the clock, sta
               );
             }
           }
+          for (const o of [mapi, otherMapi, capi, otherCapi, infraMachine, infra])
+            expect(isNowhereFrozen(o)).toBe(true);
         },
       ),
       { numRuns: 150 },
