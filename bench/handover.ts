@@ -425,6 +425,11 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
         reviewJsonParseUs: number;
         reviewParseUs: number;
       }>("decode", { rounds: 5 });
+      // What converting these Machines costs the sync, plain and when its memo meets new objects (issue 25).
+      const convert = await s.product.ask<{ machines: number; plainUs: number; memoMissUs: number }>(
+        "convert",
+        { rounds: 6 },
+      );
       rows.push({
         machines: n,
         ...(sets ? { machineSets: sets, setHandoverMs: round(setHandoverMs ?? 0) } : {}),
@@ -463,6 +468,13 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
           jsonParseUs: round(decode.reviewJsonParseUs, 2),
           webhookParseUs: round(decode.reviewParseUs, 2),
           ratio: ratio(decode.reviewParseUs, decode.reviewJsonParseUs),
+        },
+        // A Machine's four conversions (spec and status, both ways): plain, and the sync's memo on a miss.
+        conversion: {
+          machines: convert.machines,
+          plainUs: round(convert.plainUs, 2),
+          memoMissUs: round(convert.memoMissUs, 2),
+          ratio: ratio(convert.memoMissUs, convert.plainUs),
         },
       });
     } catch (e) {

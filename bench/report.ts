@@ -81,6 +81,8 @@ interface ScaleRow {
   watchEventParse?: { jsonParseUs: number; withoutManagedFieldsUs: number; ratio: number };
   /** µs per UPDATE review of a fleet MAPI Machine as kube sends it: plain JSON.parse and the webhook's parse. */
   reviewParse?: { jsonParseUs: number; webhookParseUs: number; ratio: number };
+  /** µs per fleet Machine for its four conversions: the plain converter, and the sync's memo when it misses. */
+  conversion?: { plainUs: number; memoMissUs: number; ratio: number };
 }
 
 /** `patch infrastructure.cluster.x-k8s.io/awsmachines` → `patch infra/awsmachines`: the table stays readable. */
@@ -283,6 +285,7 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
           "product reconciles/Machine",
           "event parse µs plain/informer",
           "review parse µs plain/webhook",
+          "conversion µs plain/memo miss",
         ],
         scale.map((r) =>
           r.error
@@ -310,6 +313,9 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
                   : "",
                 r.reviewParse
                   ? `${fmt(r.reviewParse.jsonParseUs)}/${fmt(r.reviewParse.webhookParseUs)} (${fmt(r.reviewParse.ratio, 2)})`
+                  : "",
+                r.conversion
+                  ? `${fmt(r.conversion.plainUs)}/${fmt(r.conversion.memoMissUs)} (${fmt(r.conversion.ratio, 2)})`
                   : "",
               ],
         ),

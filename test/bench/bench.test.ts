@@ -208,6 +208,9 @@ describe("npm run bench, tiny mode", () => {
       // What parsing the fleet's objects costs the product, plain and its own way, in the same process.
       for (const parse of [row.watchEventParse, row.reviewParse]) expect(parse.ratio).toBeGreaterThan(0);
       expect(row.watchEventParse.events).toBe(15);
+      // What converting the fleet's Machines costs the sync: plain, and its memo meeting new objects.
+      expect(row.conversion).toMatchObject({ machines: 5 });
+      expect(row.conversion.ratio).toBeGreaterThan(0);
       expect(row.setHandoverMs).toBeGreaterThan(0);
       // Every Machine went through the handover: the product flipped status.authoritativeAPI on each.
       expect(row.requestsPerMachine["product patch machine.openshift.io/machines/status"]).toBeGreaterThan(0);
