@@ -147,6 +147,26 @@ const microsPerCall = (fn: () => unknown, rounds: number, batch: number): number
   return median(samples);
 };
 
+/**
+ * Medians over `rounds` rounds of two measurements taking turns, after one warm-up of each. Each goes first in
+ * every other round, so the garbage one leaves is collected in the other's time as often as in its own.
+ */
+const inTurns = (a: () => number, b: () => number, rounds: number): readonly [number, number] => {
+  a();
+  b();
+  const samples: [number[], number[]] = [[], []];
+  for (let i = 0; i < rounds; i++) {
+    if (i % 2 === 0) {
+      samples[0].push(a());
+      samples[1].push(b());
+    } else {
+      samples[1].push(b());
+      samples[0].push(a());
+    }
+  }
+  return [median(samples[0]), median(samples[1])];
+};
+
 serveParent(
   {
     url: webhook.url,
@@ -230,25 +250,23 @@ serveParent(
         }),
       );
       const withoutManagedFields = parseWithoutManagedFields("event");
-      /** Median over `r` rounds of µs per text, the two parses taking turns. */
-      const compare = (texts: string[], a: (t: string) => unknown, b: (t: string) => unknown, r: number) => {
-        const per = (parse: (t: string) => unknown): number => {
-          const t = process.hrtime.bigint();
-          for (const text of texts) parse(text);
-          return Number(process.hrtime.bigint() - t) / 1e3 / texts.length;
-        };
-        per(a); // warm-up
-        per(b);
-        const samples: [number[], number[]] = [[], []];
-        for (let i = 0; i < r; i++) {
-          samples[0].push(per(a));
-          samples[1].push(per(b));
-        }
-        return [median(samples[0]), median(samples[1])] as const;
+      /** µs per text of `parse` over `texts`. */
+      const per = (texts: string[], parse: (t: string) => unknown) => (): number => {
+        const t = process.hrtime.bigint();
+        for (const text of texts) parse(text);
+        return Number(process.hrtime.bigint() - t) / 1e3 / texts.length;
       };
       const r = Number(rounds ?? 5);
-      const [jsonParseUs, withoutManagedFieldsUs] = compare(events, JSON.parse, withoutManagedFields, r);
-      const [reviewJsonParseUs, reviewParseUs] = compare(reviews, JSON.parse, parseJsonBody, r);
+      const [jsonParseUs, withoutManagedFieldsUs] = inTurns(
+        per(events, JSON.parse),
+        per(events, withoutManagedFields),
+        r,
+      );
+      const [reviewJsonParseUs, reviewParseUs] = inTurns(
+        per(reviews, JSON.parse),
+        per(reviews, parseJsonBody),
+        r,
+      );
       return {
         events: events.length,
         bytesPerEvent: Math.round(events.reduce((n, e) => n + e.length, 0) / events.length),
@@ -294,9 +312,8 @@ serveParent(
       const now = new Date().toISOString();
       const toCapi = { capiNamespace: NAMESPACES.capiNamespace };
       const toMapi = { mapiNamespace: NAMESPACES.mapiNamespace };
-      /** µs per Machine for its four conversions with the converter `make` returns. */
-      const per = (make: () => SyncConverter): number => {
-        const c = make();
+      /** µs per Machine for its four conversions with `c` (a fresh memo misses on every call). */
+      const per = (c: SyncConverter): number => {
         const t = process.hrtime.bigint();
         for (const { mapi, capi, aws } of twins) {
           c.mapiMachineToCapi(mapi, infrastructure, toCapi);
@@ -306,22 +323,12 @@ serveParent(
         }
         return Number(process.hrtime.bigint() - t) / 1e3 / twins.length;
       };
-      const plain = (): SyncConverter => conversionConverter;
-      const missing = (): SyncConverter => memoisingConverter(conversionConverter);
-      per(plain); // warm-up
-      per(missing);
-      const samples: [number[], number[]] = [[], []];
-      // Taking turns, each first in every other round: the garbage one leaves is collected in the other's time.
-      for (let i = 0; i < Number(rounds ?? 5); i++) {
-        if (i % 2 === 0) {
-          samples[0].push(per(plain));
-          samples[1].push(per(missing));
-        } else {
-          samples[1].push(per(missing));
-          samples[0].push(per(plain));
-        }
-      }
-      return { machines: twins.length, plainUs: median(samples[0]), memoMissUs: median(samples[1]) };
+      const [plainUs, memoMissUs] = inTurns(
+        () => per(conversionConverter),
+        () => per(memoisingConverter(conversionConverter)),
+        Number(rounds ?? 6),
+      );
+      return { machines: twins.length, plainUs, memoMissUs };
     },
     /** Reconciles so far per controller (all results), from the runtime's `reconcile_total` counter. */
     reconciles: async () => {
