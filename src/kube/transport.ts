@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
+import { createSecureContext } from "node:tls";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { errorFromStatus, TransportError } from "./errors.js";
 import type { ResourceType } from "./kinds.js";
@@ -79,7 +80,10 @@ export function kubeConfigTransport(
 ): Transport {
   const { onResponse } = transportOptions;
   // client-node builds a fresh agent per call (a TLS handshake per request); we keep one keep-alive agent
-  // per distinct TLS material instead, so rotated client certificates still get a new one.
+  // per distinct TLS material instead, so rotated client certificates still get a new one. The material goes
+  // into the agent as one secure context, not as `ca`/`cert`/`key` options: Node's https agent names its
+  // connection pools from the options, pasting those PEMs into a key of several KB that it rebuilds and hashes
+  // a few times per request (tens of µs each request). One agent per material keeps its pools apart.
   const agents = new Map<string, http.Agent>();
   const reusableAgent = (options: https.RequestOptions, plain: boolean): http.Agent | undefined => {
     if (kubeConfig.getCurrentCluster()?.proxyUrl) return undefined; // keep client-node's proxy agent
@@ -100,9 +104,11 @@ export function kubeConfigTransport(
         ? new http.Agent({ keepAlive: true })
         : new https.Agent({
             keepAlive: true,
-            ...(options.ca !== undefined ? { ca: options.ca } : {}),
-            ...(options.cert !== undefined ? { cert: options.cert } : {}),
-            ...(options.key !== undefined ? { key: options.key } : {}),
+            secureContext: createSecureContext({
+              ...(options.ca !== undefined ? { ca: options.ca } : {}),
+              ...(options.cert !== undefined ? { cert: options.cert } : {}),
+              ...(options.key !== undefined ? { key: options.key } : {}),
+            }),
             ...(options.rejectUnauthorized !== undefined
               ? { rejectUnauthorized: options.rejectUnauthorized }
               : {}),
@@ -121,11 +127,13 @@ export function kubeConfigTransport(
   const connectionOptions = async (server: string, plain: boolean): Promise<https.RequestOptions> => {
     const now = performance.now();
     if (resolved && resolved.server === server && now - resolved.at < AUTH_TTL_MS) return resolved.options;
-    const options: https.RequestOptions = { headers: {} };
-    await kubeConfig.applyToHTTPSOptions(options);
-    // client-node's fresh per-call agent is replaced by a kept-alive one (a proxy's agent is kept).
-    const agent = reusableAgent(options, plain);
-    if (agent) options.agent = agent;
+    const applied: https.RequestOptions = { headers: {} };
+    await kubeConfig.applyToHTTPSOptions(applied);
+    // client-node's fresh per-call agent is replaced by a kept-alive one holding the TLS material, which then
+    // stays off each request (a proxy's agent is kept, with the material on the request as client-node put it).
+    const agent = reusableAgent(applied, plain);
+    const { ca: _ca, cert: _cert, key: _key, ...rest } = applied;
+    const options = agent ? { ...rest, agent } : applied;
     resolved = { server, at: now, options };
     return options;
   };

@@ -5,16 +5,19 @@
  */
 import { getEventListeners } from "node:events";
 import http from "node:http";
+import https from "node:https";
 import type { AddressInfo } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createKubeClient, type KubeClient } from "../../src/kube/client.js";
-import { UnauthorizedError } from "../../src/kube/errors.js";
+import { TransportError, UnauthorizedError } from "../../src/kube/errors.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { kubeConfigTransport } from "../../src/kube/transport.js";
+import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
 
-const servers: http.Server[] = [];
+const servers: (http.Server | https.Server)[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
 });
@@ -160,5 +163,85 @@ describe("client answers without managedFields (the product's controllers read n
       expect(answer).toMatchObject({ metadata: { managedFields: object.metadata.managedFields } });
     const dropped = await answers(createKubeClient(transport, { dropManagedFields: true }));
     for (const answer of dropped) expect((answer as KubeObject).metadata).not.toHaveProperty("managedFields");
+  });
+});
+
+describe("transport TLS material (the kubeconfig's CA, client certificate and skip-verify)", () => {
+  const authority = createCertificateAuthority("transport test CA");
+  const serving = issueServingCertificate(authority, ["127.0.0.1"]);
+  // Client certificates as the server sees them: it asks for one and reads it without verifying it.
+  const clientOne = issueServingCertificate(authority, ["client-one"]);
+  const clientTwo = issueServingCertificate(authority, ["client-two"]);
+  const b64 = (pem: string): string => Buffer.from(pem).toString("base64");
+
+  /** An HTTPS server that answers 200 to the client certificate named `accepted.name`, 401 to any other. */
+  async function tlsServer(accepted: { name: string }) {
+    const seen: string[] = [];
+    const server = https.createServer(
+      { cert: serving.certPem, key: serving.keyPem, requestCert: true, rejectUnauthorized: false },
+      (req, res) => {
+        const name = String((req.socket as TLSSocket).getPeerCertificate().subject?.CN ?? "");
+        seen.push(name);
+        const ok = name === accepted.name;
+        res.writeHead(ok ? 200 : 401, { "Content-Type": "application/json" });
+        res.end(
+          JSON.stringify(ok ? { kind: "ConfigMap", metadata: { name: "x" } } : { kind: "Status", code: 401 }),
+        );
+      },
+    );
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    return { seen, url: `https://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  }
+
+  const kubeConfigFor = (
+    server: string,
+    cluster: { caData?: string; skipTLSVerify?: boolean },
+    user: { certData?: string; keyData?: string },
+  ): KubeConfig => {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: "c", server, ...cluster }],
+      users: [{ name: "u", ...user }],
+      contexts: [{ name: "ctx", cluster: "c", user: "u" }],
+      currentContext: "ctx",
+    });
+    return kubeConfig;
+  };
+  const certificateOf = (pair: { certPem: string; keyPem: string }) => ({
+    certData: b64(pair.certPem),
+    keyData: b64(pair.keyPem),
+  });
+
+  it("trusts the kubeconfig's CA and presents its client certificate", async () => {
+    const { seen, url } = await tlsServer({ name: "client-one" });
+    const kubeConfig = kubeConfigFor(url, { caData: b64(authority.certPem) }, certificateOf(clientOne));
+    await expect(kubeConfigTransport(kubeConfig).request(get)).resolves.toMatchObject({ kind: "ConfigMap" });
+    expect(seen).toEqual(["client-one"]);
+  });
+
+  it("refuses a server its CA did not sign, and connects to it with skip-verify", async () => {
+    const { seen, url } = await tlsServer({ name: "client-one" });
+    const other = createCertificateAuthority("another CA");
+    const refusing = kubeConfigFor(url, { caData: b64(other.certPem) }, certificateOf(clientOne));
+    await expect(kubeConfigTransport(refusing).request(get)).rejects.toBeInstanceOf(TransportError);
+    expect(seen).toEqual([]);
+    const skipping = kubeConfigFor(url, { skipTLSVerify: true }, certificateOf(clientOne));
+    await expect(kubeConfigTransport(skipping).request(get)).resolves.toMatchObject({ kind: "ConfigMap" });
+    expect(seen).toEqual(["client-one"]);
+  });
+
+  it("a rotated client certificate is presented from the request after a 401", async () => {
+    const accepted = { name: "client-one" };
+    const { seen, url } = await tlsServer(accepted);
+    const kubeConfig = kubeConfigFor(url, { caData: b64(authority.certPem) }, certificateOf(clientOne));
+    const transport = kubeConfigTransport(kubeConfig);
+    await transport.request(get);
+    // The certificate rotates: the server now accepts only client-two, and the kubeconfig's user holds it.
+    accepted.name = "client-two";
+    Object.assign(kubeConfig.getCurrentUser() as object, certificateOf(clientTwo));
+    await expect(transport.request(get)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(transport.request(get)).resolves.toMatchObject({ kind: "ConfigMap" });
+    expect(seen).toEqual(["client-one", "client-one", "client-two"]);
   });
 });

@@ -5,6 +5,7 @@
  * configurations are cached by the dispatcher under uid + resourceVersion, so an edit recompiles.
  */
 import { Agent } from "node:https";
+import { createSecureContext } from "node:tls";
 import type { KubeObject } from "../../kube/object.js";
 import { isRecord } from "../../kube/object.js";
 import { type CelProgram, compileExpression } from "../schema/cel.js";
@@ -100,9 +101,14 @@ export function compileConfiguration(c: KubeObject): CompiledConfiguration {
             ...(typeof svc.path === "string" ? { path: svc.path } : {}),
           }
         : undefined,
-      // Keep-alive so repeated calls reuse the TLS session; `ca` pins trust to the caBundle (system roots
-      // when absent, as kube does).
-      agent: new Agent({ keepAlive: true, maxSockets: 16, ...(ca ? { ca } : {}) }),
+      // Keep-alive so repeated calls reuse the TLS session; the caBundle pins trust (system roots when absent,
+      // as kube does). It goes in as a secure context: as a `ca` option Node's agent would paste the PEM into
+      // the name of its connection pool, rebuilt and hashed a few times per call.
+      agent: new Agent({
+        keepAlive: true,
+        maxSockets: 16,
+        ...(ca ? { secureContext: createSecureContext({ ca }) } : {}),
+      }),
     };
   });
   return { key: configurationKey(c), webhooks };
