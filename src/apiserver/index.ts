@@ -18,7 +18,7 @@ import { createAdmissionDispatcher } from "./admission/index.js";
 import { Controllers } from "./controllers.js";
 import { FaultInjector, type FaultOptions, RequestCounters } from "./faults.js";
 import { HttpApi } from "./http.js";
-import { type Authorizer, authorize, bootstrapPolicy, type PolicyView, RBAC_KEYS } from "./rbac.js";
+import { type Authorizer, bootstrapPolicy, cachingAuthorizer, type PolicyView, RBAC_KEYS } from "./rbac.js";
 import { Registry } from "./registry.js";
 import { Rest } from "./rest/index.js";
 import { compileCrd } from "./schema/index.js";
@@ -118,7 +118,13 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     clusterRole: (name) => storage.get(RBAC_KEYS.clusterRoles, "", name),
     role: (namespace, name) => storage.get(RBAC_KEYS.roles, namespace, name),
   };
-  const authorizer: Authorizer = (attributes) => authorize(policy, attributes);
+  // Each user's grants are walked once per change of the roles and bindings, not on every request.
+  const rbac = cachingAuthorizer(policy);
+  const rbacKeys = new Set<string>(Object.values(RBAC_KEYS));
+  storage.onEvent((e) => {
+    if (rbacKeys.has(e.key)) rbac.invalidate();
+  });
+  const authorizer: Authorizer = rbac.authorize;
   const rest = new Rest({
     storage,
     registry,

@@ -206,6 +206,11 @@ export const roleRefRules = (
   return { error: `unsupported role reference kind: ${JSON.stringify(String(ref.kind ?? ""))}` };
 };
 
+/** What the walk meets: a rule with the binding that grants it, or a binding's resolution error. */
+type Grant =
+  | { rule: PolicyRule; binding: KubeObject; namespace: string; subject: Record<string, unknown> }
+  | { error: string };
+
 /**
  * kube's `VisitRulesFor`: every rule the user holds through the ClusterRoleBindings, then (for a namespace)
  * that namespace's RoleBindings — a RoleBinding may grant a ClusterRole's rules inside its namespace. The
@@ -217,7 +222,7 @@ const visitRulesFor = (
   user: UserInfo,
   namespace: string,
   wording: NotFoundWording,
-  visit: (v: { source: string; rule: PolicyRule } | { error: string }) => boolean,
+  visit: (grant: Grant) => boolean,
 ): void => {
   const bindings = (list: readonly KubeObject[], ns: string): boolean => {
     for (const binding of list) {
@@ -228,8 +233,7 @@ const visitRulesFor = (
         if (!visit(resolved)) return false;
         continue;
       }
-      const source = describeBinding(binding, ns, subject);
-      for (const rule of resolved.rules) if (!visit({ source, rule })) return false;
+      for (const rule of resolved.rules) if (!visit({ rule, binding, namespace: ns, subject })) return false;
     }
     return true;
   };
@@ -255,33 +259,48 @@ export const rulesFor = (
 ): { rules: PolicyRule[]; errors: string[] } => {
   const rules: PolicyRule[] = [];
   const errors: string[] = [];
-  visitRulesFor(view, user, namespace, wording, (v) => {
-    if ("error" in v) errors.push(v.error);
-    else rules.push(v.rule);
+  visitRulesFor(view, user, namespace, wording, (g) => {
+    if ("error" in g) errors.push(g.error);
+    else rules.push(g.rule);
     return true;
   });
   return { rules, errors };
 };
 
 /**
- * kube's RBAC authorizer: the first rule that allows wins, with kube's reason (`RBAC: allowed by
- * ClusterRoleBinding "b" of ClusterRole "r" to Group "g"`); a refusal carries the errors met on the way
- * ("RBAC: …", as kube aggregates them).
+ * One step of kube's RBAC authorizer over the grants in walk order: the first rule that allows wins, with
+ * kube's reason (`RBAC: allowed by ClusterRoleBinding "b" of ClusterRole "r" to Group "g"`); a refusal
+ * carries the errors met on the way ("RBAC: …", as kube aggregates them).
  */
-export const rbacAuthorize = (view: PolicyView, a: Attributes): Decision => {
+const decider = (a: Attributes) => {
   const errors: string[] = [];
-  let allowedBy: string | undefined;
-  visitRulesFor(view, a.user, a.resourceRequest ? a.namespace : "", "lister", (v) => {
-    if ("error" in v) {
-      if (!errors.includes(v.error)) errors.push(v.error);
-      return true;
-    }
-    if (!ruleAllows(a, v.rule)) return true;
-    allowedBy = v.source;
-    return false;
-  });
-  if (allowedBy !== undefined) return { allowed: true, reason: `RBAC: allowed by ${allowedBy}` };
-  return { allowed: false, reason: errors.length === 0 ? "" : `RBAC: ${aggregateErrors(errors)}` };
+  let decision: Decision | undefined;
+  return {
+    visit(g: Grant): boolean {
+      if ("error" in g) {
+        if (!errors.includes(g.error)) errors.push(g.error);
+        return true;
+      }
+      if (!ruleAllows(a, g.rule)) return true;
+      decision = {
+        allowed: true,
+        reason: `RBAC: allowed by ${describeBinding(g.binding, g.namespace, g.subject)}`,
+      };
+      return false;
+    },
+    decision(): Decision {
+      return (
+        decision ?? { allowed: false, reason: errors.length === 0 ? "" : `RBAC: ${aggregateErrors(errors)}` }
+      );
+    },
+  };
+};
+
+/** kube's RBAC authorizer, walking the stored policy for this one request. */
+export const rbacAuthorize = (view: PolicyView, a: Attributes): Decision => {
+  const d = decider(a);
+  visitRulesFor(view, a.user, a.resourceRequest ? a.namespace : "", "lister", (g) => d.visit(g));
+  return d.decision();
 };
 
 const nameOf = (o: KubeObject): string => String(o.metadata?.name ?? "");
@@ -289,6 +308,46 @@ const nameOf = (o: KubeObject): string => String(o.metadata?.name ?? "");
 /** The server's authorizer: `system:masters` first (kube's privileged-group authorizer, no reason given), then RBAC. */
 export const authorize = (view: PolicyView, a: Attributes): Decision =>
   a.user.groups.includes(SYSTEM_MASTERS) ? { allowed: true, reason: "" } : rbacAuthorize(view, a);
+
+/** How many users × namespaces the server keeps the grants of before it starts again from none. */
+const MAX_CACHED_GRANTS = 1024;
+
+/**
+ * `authorize` over a policy that changes only through `invalidate`: each user's grants in a namespace (the
+ * bindings naming them or one of their groups, and their roles' rules) are walked once and kept until the
+ * next change to any role or binding, instead of on every request — the decision is the same, in the same
+ * order of grants, reasons and errors. The server calls `invalidate` as a role or binding is stored, before
+ * the write is answered, so a change takes effect on the next request, as it does in kube.
+ */
+export const cachingAuthorizer = (view: PolicyView): { authorize: Authorizer; invalidate(): void } => {
+  let grants = new Map<string, Grant[]>();
+  const grantsOf = (user: UserInfo, namespace: string): Grant[] => {
+    const key = JSON.stringify([user.username, user.groups, namespace]);
+    let held = grants.get(key);
+    if (held === undefined) {
+      const walked: Grant[] = [];
+      visitRulesFor(view, user, namespace, "lister", (g) => {
+        walked.push(g);
+        return true;
+      });
+      if (grants.size >= MAX_CACHED_GRANTS) grants = new Map();
+      grants.set(key, walked);
+      held = walked;
+    }
+    return held;
+  };
+  return {
+    authorize(a) {
+      if (a.user.groups.includes(SYSTEM_MASTERS)) return { allowed: true, reason: "" };
+      const d = decider(a);
+      for (const g of grantsOf(a.user, a.resourceRequest ? a.namespace : "")) if (!d.visit(g)) break;
+      return d.decision();
+    },
+    invalidate() {
+      grants = new Map();
+    },
+  };
+};
 
 // ---------------------------------------------------------------- the refusal, in kube's words
 

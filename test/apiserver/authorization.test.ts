@@ -233,6 +233,43 @@ describe("what the stored roles and bindings grant", () => {
     expect((await call(s, "GET", "/api/v1/namespaces/team/configmaps", undefined, asAlice)).status).toBe(403);
   });
 
+  it("a role's rules edited, the role deleted and created again: each takes effect on the next request", async () => {
+    await clusterRole("secret-lister", [{ apiGroups: [""], resources: ["secrets"], verbs: ["list"] }]);
+    await roleBinding("team", "alice-secrets", { kind: "ClusterRole", name: "secret-lister" });
+    const list = async () => call(s, "GET", "/api/v1/namespaces/team/secrets", undefined, asAlice);
+    expect((await list()).status).toBe(200);
+    const edited = await call(
+      s,
+      "PATCH",
+      `${RBAC}/clusterroles/secret-lister`,
+      {
+        rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }],
+      },
+      { contentType: "application/merge-patch+json" },
+    );
+    expect(edited.status).toBe(200);
+    expect((await list()).status).toBe(403);
+    await call(s, "DELETE", `${RBAC}/clusterroles/secret-lister`);
+    expect((await list()).body.message).toMatch(
+      /RBAC: clusterrole.rbac.authorization.k8s.io "secret-lister" not found$/,
+    );
+    await clusterRole("secret-lister", [{ apiGroups: [""], resources: ["secrets"], verbs: ["list"] }]);
+    expect((await list()).status).toBe(200);
+    // A group binding: alice's groups are part of who she is.
+    await call(s, "DELETE", `${RBAC}/namespaces/team/rolebindings/alice-secrets`);
+    expect((await list()).status).toBe(403);
+    await create(`${RBAC}/namespaces/team/rolebindings`, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "authenticated-secrets" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "secret-lister" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" }],
+    });
+    expect((await list()).status).toBe(200);
+    await call(s, "DELETE", `${RBAC}/namespaces/team/rolebindings/authenticated-secrets`);
+    expect((await list()).status).toBe(403);
+  });
+
   it("a binding to a role that does not exist says so in the refusal", async () => {
     await roleBinding("other", "alice-nothing", { kind: "ClusterRole", name: "no-such-role" });
     const r = await call(s, "GET", "/api/v1/namespaces/other/secrets", undefined, asAlice);
