@@ -212,33 +212,29 @@ type Grant =
   | { error: string };
 
 /**
- * kube's `VisitRulesFor`: every rule the user holds through the ClusterRoleBindings, then (for a namespace)
- * that namespace's RoleBindings — a RoleBinding may grant a ClusterRole's rules inside its namespace. The
- * visitor sees each rule with the binding it came from, or a binding's resolution error; it returns false to
- * stop the walk.
+ * kube's `VisitRulesFor`, whole: every rule the user holds through the ClusterRoleBindings, then (for a
+ * namespace) that namespace's RoleBindings — a RoleBinding may grant a ClusterRole's rules inside its
+ * namespace — each with the binding it came from, or a binding's resolution error, in kube's order.
  */
-const visitRulesFor = (
+const grantsFor = (
   view: PolicyView,
   user: UserInfo,
   namespace: string,
   wording: NotFoundWording,
-  visit: (grant: Grant) => boolean,
-): void => {
-  const bindings = (list: readonly KubeObject[], ns: string): boolean => {
+): Grant[] => {
+  const grants: Grant[] = [];
+  const walk = (list: readonly KubeObject[], ns: string): void => {
     for (const binding of list) {
       const subject = subjectFor(user, binding, ns);
       if (!subject) continue;
       const resolved = roleRefRules(view, binding.roleRef, ns, wording);
-      if ("error" in resolved) {
-        if (!visit(resolved)) return false;
-        continue;
-      }
-      for (const rule of resolved.rules) if (!visit({ rule, binding, namespace: ns, subject })) return false;
+      if ("error" in resolved) grants.push(resolved);
+      else for (const rule of resolved.rules) grants.push({ rule, binding, namespace: ns, subject });
     }
-    return true;
   };
-  if (bindings(view.clusterRoleBindings(), "") && namespace)
-    bindings(view.roleBindings(namespace), namespace);
+  walk(view.clusterRoleBindings(), "");
+  if (namespace) walk(view.roleBindings(namespace), namespace);
+  return grants;
 };
 
 /** Go's aggregate error text (utilerrors.NewAggregate): one distinct error as it is, several as `[e1, e2]`. */
@@ -259,55 +255,46 @@ export const rulesFor = (
 ): { rules: PolicyRule[]; errors: string[] } => {
   const rules: PolicyRule[] = [];
   const errors: string[] = [];
-  visitRulesFor(view, user, namespace, wording, (g) => {
+  for (const g of grantsFor(view, user, namespace, wording)) {
     if ("error" in g) errors.push(g.error);
     else rules.push(g.rule);
-    return true;
-  });
+  }
   return { rules, errors };
 };
 
 /**
- * One step of kube's RBAC authorizer over the grants in walk order: the first rule that allows wins, with
- * kube's reason (`RBAC: allowed by ClusterRoleBinding "b" of ClusterRole "r" to Group "g"`); a refusal
- * carries the errors met on the way ("RBAC: …", as kube aggregates them).
+ * kube's RBAC authorizer over the user's grants in walk order: the first rule that allows wins, with kube's
+ * reason (`RBAC: allowed by ClusterRoleBinding "b" of ClusterRole "r" to Group "g"`); a refusal carries the
+ * errors met ("RBAC: …", as kube aggregates them).
  */
-const decider = (a: Attributes) => {
+const rbacDecision = (a: Attributes, grants: readonly Grant[]): Decision => {
   const errors: string[] = [];
-  let decision: Decision | undefined;
-  return {
-    visit(g: Grant): boolean {
-      if ("error" in g) {
-        if (!errors.includes(g.error)) errors.push(g.error);
-        return true;
-      }
-      if (!ruleAllows(a, g.rule)) return true;
-      decision = {
+  for (const g of grants) {
+    if ("error" in g) errors.push(g.error);
+    else if (ruleAllows(a, g.rule))
+      return {
         allowed: true,
         reason: `RBAC: allowed by ${describeBinding(g.binding, g.namespace, g.subject)}`,
       };
-      return false;
-    },
-    decision(): Decision {
-      return (
-        decision ?? { allowed: false, reason: errors.length === 0 ? "" : `RBAC: ${aggregateErrors(errors)}` }
-      );
-    },
-  };
+  }
+  return { allowed: false, reason: errors.length === 0 ? "" : `RBAC: ${aggregateErrors(errors)}` };
 };
 
+/** The namespace whose RoleBindings count: the request's, none for a non-resource path. */
+const scopeOf = (a: Attributes): string => (a.resourceRequest ? a.namespace : "");
+
 /** kube's RBAC authorizer, walking the stored policy for this one request. */
-export const rbacAuthorize = (view: PolicyView, a: Attributes): Decision => {
-  const d = decider(a);
-  visitRulesFor(view, a.user, a.resourceRequest ? a.namespace : "", "lister", (g) => d.visit(g));
-  return d.decision();
-};
+export const rbacAuthorize = (view: PolicyView, a: Attributes): Decision =>
+  rbacDecision(a, grantsFor(view, a.user, scopeOf(a), "lister"));
 
 const nameOf = (o: KubeObject): string => String(o.metadata?.name ?? "");
 
-/** The server's authorizer: `system:masters` first (kube's privileged-group authorizer, no reason given), then RBAC. */
+/** kube's privileged-group authorizer: `system:masters` is allowed before RBAC is asked (no reason given). */
+const privileged = (a: Attributes): boolean => a.user.groups.includes(SYSTEM_MASTERS);
+
+/** The server's authorizer: `system:masters` first, then RBAC. */
 export const authorize = (view: PolicyView, a: Attributes): Decision =>
-  a.user.groups.includes(SYSTEM_MASTERS) ? { allowed: true, reason: "" } : rbacAuthorize(view, a);
+  privileged(a) ? { allowed: true, reason: "" } : rbacAuthorize(view, a);
 
 /** How many users × namespaces the server keeps the grants of before it starts again from none. */
 const MAX_CACHED_GRANTS = 1024;
@@ -315,36 +302,27 @@ const MAX_CACHED_GRANTS = 1024;
 /**
  * `authorize` over a policy that changes only through `invalidate`: each user's grants in a namespace (the
  * bindings naming them or one of their groups, and their roles' rules) are walked once and kept until the
- * next change to any role or binding, instead of on every request — the decision is the same, in the same
- * order of grants, reasons and errors. The server calls `invalidate` as a role or binding is stored, before
- * the write is answered, so a change takes effect on the next request, as it does in kube.
+ * next change to any role or binding, instead of on every request — the decision is the same, from the same
+ * grants in the same order. The server calls `invalidate` as a role or binding is stored, before the write
+ * is answered, so a change takes effect on the next request, as it does in kube.
  */
 export const cachingAuthorizer = (view: PolicyView): { authorize: Authorizer; invalidate(): void } => {
-  let grants = new Map<string, Grant[]>();
+  let kept = new Map<string, Grant[]>();
   const grantsOf = (user: UserInfo, namespace: string): Grant[] => {
     const key = JSON.stringify([user.username, user.groups, namespace]);
-    let held = grants.get(key);
-    if (held === undefined) {
-      const walked: Grant[] = [];
-      visitRulesFor(view, user, namespace, "lister", (g) => {
-        walked.push(g);
-        return true;
-      });
-      if (grants.size >= MAX_CACHED_GRANTS) grants = new Map();
-      grants.set(key, walked);
-      held = walked;
+    let grants = kept.get(key);
+    if (grants === undefined) {
+      grants = grantsFor(view, user, namespace, "lister");
+      if (kept.size >= MAX_CACHED_GRANTS) kept = new Map();
+      kept.set(key, grants);
     }
-    return held;
+    return grants;
   };
   return {
-    authorize(a) {
-      if (a.user.groups.includes(SYSTEM_MASTERS)) return { allowed: true, reason: "" };
-      const d = decider(a);
-      for (const g of grantsOf(a.user, a.resourceRequest ? a.namespace : "")) if (!d.visit(g)) break;
-      return d.decision();
-    },
+    authorize: (a) =>
+      privileged(a) ? { allowed: true, reason: "" } : rbacDecision(a, grantsOf(a.user, scopeOf(a))),
     invalidate() {
-      grants = new Map();
+      kept = new Map();
     },
   };
 };

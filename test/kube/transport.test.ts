@@ -22,25 +22,32 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
 });
 
-/** A kubeconfig for `server` (plain HTTP on a free port, closed after the test), with a bearer `token`. */
-async function listening(server: http.Server, token: string): Promise<KubeConfig> {
+/** Starts `server` on a free loopback port (closed after the test) and returns its base URL. */
+async function serve(server: http.Server | https.Server, scheme: "http" | "https"): Promise<string> {
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A kubeconfig whose one context names `server` with `cluster`'s TLS settings and `user`'s credentials. */
+const kubeConfigFor = (
+  server: string,
+  cluster: { caData?: string; skipTLSVerify?: boolean },
+  user: { token?: string; certData?: string; keyData?: string },
+): KubeConfig => {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
-    clusters: [
-      {
-        name: "c",
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: "u", token }],
+    clusters: [{ name: "c", server, ...cluster }],
+    users: [{ name: "u", ...user }],
     contexts: [{ name: "ctx", cluster: "c", user: "u" }],
     currentContext: "ctx",
   });
   return kubeConfig;
-}
+};
+
+/** A kubeconfig for `server` (plain HTTP, see `serve`), with a bearer `token`. */
+const listening = async (server: http.Server, token: string): Promise<KubeConfig> =>
+  kubeConfigFor(await serve(server, "http"), { skipTLSVerify: true }, { token });
 
 /** A server that answers 200 to `Bearer <accepted>` and 401 to anything else, recording what it saw. */
 async function tokenServer(accepted: { token: string }) {
@@ -189,25 +196,9 @@ describe("transport TLS material (the kubeconfig's CA, client certificate and sk
         );
       },
     );
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    return { seen, url: `https://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    return { seen, url: await serve(server, "https") };
   }
 
-  const kubeConfigFor = (
-    server: string,
-    cluster: { caData?: string; skipTLSVerify?: boolean },
-    user: { certData?: string; keyData?: string },
-  ): KubeConfig => {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: "c", server, ...cluster }],
-      users: [{ name: "u", ...user }],
-      contexts: [{ name: "ctx", cluster: "c", user: "u" }],
-      currentContext: "ctx",
-    });
-    return kubeConfig;
-  };
   const certificateOf = (pair: { certPem: string; keyPem: string }) => ({
     certData: b64(pair.certPem),
     keyData: b64(pair.keyPem),
