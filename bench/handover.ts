@@ -18,6 +18,7 @@ import { KINDS, type ResourceType, type StableAuthority } from "../src/kube/kind
 import { conditionOf, getPath, type KubeObject, nameOf, ownerReferencesOf } from "../src/kube/object.js";
 import { mapiMachine, mapiMachineSet } from "../src/local/seed.js";
 import { statusAuthorityReading, synchronizedAPI } from "../src/protocol/authority.js";
+import { ensureBinaries } from "../test/cluster/control-plane.js";
 import { PRODUCT_USER, PROVIDER_USERS } from "./identities.js";
 import { productNodeFlags } from "./image.js";
 import { type Child, startChild } from "./ipc.js";
@@ -119,7 +120,15 @@ interface Stack {
   stop(): Promise<void>;
 }
 
-async function startStack(ws: Workspace, name: string, o: BenchOptions): Promise<Stack> {
+async function startStack(
+  ws: Workspace,
+  name: string,
+  o: BenchOptions,
+  log: (line: string) => void,
+): Promise<Stack> {
+  // The real control plane is built here, not in the API server's child: its first build takes minutes, longer
+  // than a child is given to get ready (bench/ipc.ts), and the driver can say what it is doing.
+  if (o.apiServer === "real") await ensureBinaries(log);
   // With --cpu-prof every process of the stack writes its profile (named by pid) when it stops.
   const prof = o.cpuProfDir ? { execArgv: ["--cpu-prof", "--cpu-prof-dir", o.cpuProfDir] } : {};
   const api = await startChild(
@@ -297,7 +306,7 @@ async function handOver(
 
 /** Item 3: writes per Machine and per MachineSet handover in each direction, and during a quiet interval. */
 export async function runHandover(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
-  const s = await startStack(ws, "handover", o);
+  const s = await startStack(ws, "handover", o, log);
   try {
     const n = o.handoverMachines;
     log(`handover: provisioning ${n} Machines and a MachineSet`);
@@ -366,7 +375,7 @@ export async function runHandover(ws: Workspace, o: BenchOptions, log: (line: st
 export async function runScale(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
   const rows: Array<Record<string, unknown> & { machines: number }> = [];
   for (const n of o.scale) {
-    const s = await startStack(ws, `scale-${n}`, o);
+    const s = await startStack(ws, `scale-${n}`, o, log);
     try {
       if (rows.some((r) => "error" in r)) {
         rows.push({ machines: n, error: "skipped: a smaller fleet already ran out of time" });

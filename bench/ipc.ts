@@ -33,18 +33,28 @@ export async function startChild(
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
   const ready = await new Promise<unknown>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${script} not ready in ${opts.timeoutMs ?? 120_000} ms`)),
-      opts.timeoutMs ?? 120_000,
-    );
+    const timeoutMs = opts.timeoutMs ?? 120_000;
+    let givenUp = false;
+    // A child given up on is stopped before the refusal: nothing the bench started outlives it.
+    const timer = setTimeout(() => {
+      givenUp = true;
+      void stop().then(() => reject(new Error(`${script} not ready in ${timeoutMs} ms`)));
+    }, timeoutMs);
     child.once("message", (m) => {
       clearTimeout(timer);
       resolve((m as { ready: unknown }).ready);
     });
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`${script} exited (${code}) before it was ready`));
+      if (!givenUp) reject(new Error(`${script} exited (${code}) before it was ready`));
     });
   });
   child.on("message", (m) => {
@@ -79,13 +89,7 @@ export async function startChild(
         child.send({ id, cmd, ...a });
       });
     },
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop,
   };
 }
 
