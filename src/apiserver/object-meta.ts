@@ -4,7 +4,7 @@
  * ValidateObjectMeta). Used by the write path (rest/), managed fields and CRD pruning; it holds no
  * state and asks nothing of storage.
  */
-import { isRecord, type KubeObject } from "../kube/object.js";
+import { DNS_LABEL, DNS_SUBDOMAIN, isRecord, type KubeObject } from "../kube/object.js";
 import type { ResourceInfo, StatusCause } from "./types.js";
 
 /** An object's metadata, or an empty record when it has none. */
@@ -44,8 +44,6 @@ export const OBJECT_META_FIELDS: ReadonlySet<string> = new Set([
 /** The label kube-apiserver keeps equal to a Namespace's name. */
 export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const SUBDOMAIN_MESSAGE =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_MESSAGE =

@@ -10,7 +10,7 @@
  */
 import { type Document, stringify } from "yaml";
 import type { KubeObject } from "../kube/object.js";
-import { isRecord } from "../kube/object.js";
+import { DNS_LABEL, isRecord } from "../kube/object.js";
 import { documentValue, parseYamlDocuments, type YamlProblem } from "../yaml.js";
 import {
   COMPONENTS_KEY,
@@ -49,7 +49,6 @@ export type PackResult =
       bound?: boolean;
     };
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
 const groupOfApiVersion = (v: unknown): string =>

@@ -7,7 +7,7 @@
 import { NotFoundError } from "./errors.js";
 import type { ResourceType } from "./kinds.js";
 import { KINDS } from "./kinds.js";
-import { isRecord } from "./object.js";
+import { DNS_LABEL, DNS_SUBDOMAIN, isRecord } from "./object.js";
 import type { Transport } from "./transport.js";
 
 export interface ResourceResolver {
@@ -21,6 +21,18 @@ export const splitApiVersion = (apiVersion: string): { group: string; version: s
     ? { group: "", version: apiVersion }
     : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 };
+
+/**
+ * Whether an API server could serve `group`/`version`: the core group or an RFC 1123 subdomain, and an RFC 1123
+ * label. The apiVersion comes from objects users write (`infrastructureRef`, template references), and the
+ * discovery path is built from it: one with `/`, `..`, `?` or spaces would name another resource.
+ */
+export const servableGroupVersion = (group: string, version: string): boolean =>
+  servableGroup(group) && version.length <= 63 && DNS_LABEL.test(version);
+
+/** Whether an API server could serve `group`: the core group ("") or an RFC 1123 subdomain. */
+export const servableGroup = (group: string): boolean =>
+  group === "" || (group.length <= 253 && DNS_SUBDOMAIN.test(group));
 
 export function createResourceResolver(
   transport: Transport,
@@ -60,7 +72,9 @@ export function createResourceResolver(
       const { group, version } = splitApiVersion(apiVersion);
       const local = known.find((t) => t.group === group && t.version === version && t.kind === kind);
       if (local) return local;
-      const found = (await discover(group, version)).find((t) => t.kind === kind);
+      const found = servableGroupVersion(group, version)
+        ? (await discover(group, version)).find((t) => t.kind === kind)
+        : undefined;
       if (!found) {
         documents.delete(`${group}/${version}`);
         throw new NotFoundError(404, "NotFound", `the server does not serve kind ${kind} in ${apiVersion}`);

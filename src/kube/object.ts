@@ -40,6 +40,11 @@ export interface KubeObject {
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
+/** kube's RFC 1123 subdomain (object names, API groups; at most 253 characters, checked apart). */
+export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** kube's RFC 1123 label (namespaces, plurals, versions; at most 63 characters, checked apart). */
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
 export const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 

@@ -138,13 +138,22 @@ export function kubeConfigTransport(
     return options;
   };
 
+  // The server URL is parsed once, not twice per request (two URL objects per request and Node's conversion of
+  // one into request options; decision 102). A request's path goes out as the caller built it: no URL parser
+  // resolves its `..` segments or moves what follows a `?` into the query.
+  let parsedServer: { text: string; server: ParsedServer } | undefined;
+  const serverOf = (text: string): ParsedServer => {
+    if (parsedServer?.text !== text) parsedServer = { text, server: parseServer(text) };
+    return parsedServer.server;
+  };
+
   const open = async (req: KubeRequest): Promise<{ res: http.IncomingMessage; abort: () => void }> => {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new TransportError(0, "", "kubeconfig has no current cluster");
-    const base = new URL(cluster.server);
-    const lib = base.protocol === "http:" ? http : https;
-    const connection = await connectionOptions(cluster.server, lib === http);
-    const url = new URL(withQuery(base.pathname.replace(/\/$/, "") + req.path, req.query), base);
+    const server = serverOf(cluster.server);
+    const lib = server.plain ? http : https;
+    const connection = await connectionOptions(cluster.server, server.plain);
+    const path = withQuery(server.pathPrefix + req.path, req.query);
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
     const headers: http.OutgoingHttpHeaders = {
       ...(connection.headers as http.OutgoingHttpHeaders),
@@ -154,16 +163,29 @@ export function kubeConfigTransport(
       headers["Content-Type"] = req.contentType ?? "application/json";
       headers["Content-Length"] = String(payload.length);
     }
-    const options: https.RequestOptions = { ...connection, method: req.method, headers };
+    const options: https.RequestOptions = {
+      ...server.target,
+      ...connection,
+      path,
+      method: req.method,
+      headers,
+    };
     return new Promise((resolve, reject) => {
       let answered = false;
-      const r = lib.request(url, options, (res) => {
-        answered = true;
-        onResponse?.({ method: req.method, code: String(res.statusCode ?? 0), host: url.host });
-        resolve({ res, abort: () => r.destroy() });
-      });
+      let r: http.ClientRequest;
+      try {
+        r = lib.request(options, (res) => {
+          answered = true;
+          onResponse?.({ method: req.method, code: String(res.statusCode ?? 0), host: server.host });
+          resolve({ res, abort: () => r.destroy() });
+        });
+      } catch (e) {
+        // Node refuses a path with characters a request line cannot carry (ERR_UNESCAPED_CHARACTERS).
+        reject(new TransportError(0, "", `${req.method} ${req.path}: ${(e as Error).message}`));
+        return;
+      }
       r.on("error", (e) => {
-        if (!answered) onResponse?.({ method: req.method, code: "<error>", host: url.host });
+        if (!answered) onResponse?.({ method: req.method, code: "<error>", host: server.host });
         reject(new TransportError(0, "", `${req.method} ${req.path}: ${e.message}`));
       });
       if (req.signal) {
@@ -181,11 +203,23 @@ export function kubeConfigTransport(
     });
   };
 
-  const readAll = async (res: http.IncomingMessage): Promise<string> => {
-    const chunks: Buffer[] = [];
-    for await (const c of res) chunks.push(c as Buffer);
-    return Buffer.concat(chunks).toString("utf8");
-  };
+  // The answer's bytes through the stream's events: an async iterator over the response costs a promise and a
+  // few objects per chunk (decision 102). An answer cut short (the connection closed, a timeout or an abort
+  // destroyed it) is an error, never a truncated text.
+  const readAll = (res: http.IncomingMessage): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let ended = false;
+      res.on("data", (c: Buffer) => void chunks.push(c));
+      res.once("end", () => {
+        ended = true;
+        resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"));
+      });
+      res.once("error", reject);
+      res.once("close", () => {
+        if (!ended) reject(res.errored ?? new Error("the connection closed before the answer was complete"));
+      });
+    });
 
   return {
     async request(req) {
@@ -215,6 +249,37 @@ export function kubeConfigTransport(
         close: abort,
         [Symbol.asyncIterator]: () => jsonLines(res, req.parse)[Symbol.asyncIterator](),
       };
+    },
+  };
+}
+
+interface ParsedServer {
+  plain: boolean;
+  /** `host[:port]` as the URL spells it (the REST client metric's label). */
+  host: string;
+  /** The server URL's path without its trailing slash, put before every request's path. */
+  pathPrefix: string;
+  /** What `http.request` would take from the URL: scheme, host name (IPv6 without brackets), port, user info. */
+  target: Pick<https.RequestOptions, "protocol" | "hostname" | "port" | "auth">;
+}
+
+/** A kubeconfig's `server` as request options, as Node's `urlToHttpOptions` would give them. */
+export function parseServer(text: string): ParsedServer {
+  const url = new URL(text);
+  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const auth =
+    url.username || url.password
+      ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+      : undefined;
+  return {
+    plain: url.protocol === "http:",
+    host: url.host,
+    pathPrefix: url.pathname.replace(/\/$/, ""),
+    target: {
+      protocol: url.protocol,
+      hostname,
+      ...(url.port !== "" ? { port: Number(url.port) } : {}),
+      ...(auth !== undefined ? { auth } : {}),
     },
   };
 }

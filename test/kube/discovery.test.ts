@@ -65,6 +65,25 @@ describe("resource resolver (dynamic watches, SPEC §4.1)", () => {
   });
 
   it.each([
+    "../../api/v1/namespaces/openshift-cluster-api/secrets/x",
+    "example.com/v1/../../../api/v1/secrets",
+    "Example.com/v1",
+    "example.com/v1?watch=true",
+    "example.com/",
+    "a b/v1",
+  ])(
+    "an apiVersion no API server could serve (%s) is NotFound without a request: a path built from it would name another resource",
+    async (apiVersion) => {
+      const { transport, paths } = discoveryTransport();
+      const r = createResourceResolver(transport);
+      const refused = r.resolve(apiVersion, "Thing");
+      await expect(refused).rejects.toBeInstanceOf(NotFoundError);
+      await expect(refused).rejects.toThrow(`the server does not serve kind Thing in ${apiVersion}`);
+      expect(paths).toEqual([]);
+    },
+  );
+
+  it.each([
     ["v1", { group: "", version: "v1" }],
     ["cluster.x-k8s.io/v1beta2", { group: "cluster.x-k8s.io", version: "v1beta2" }],
   ])("splits %s", (apiVersion, expected) => expect(splitApiVersion(apiVersion)).toEqual(expected));

@@ -121,6 +121,59 @@ describe("transport cancellation", () => {
   });
 });
 
+describe("transport request line (decision 102)", () => {
+  /** A server that records each request's method and URL as they arrive, and answers an empty ConfigMap. */
+  async function recordingServer(serverPath = "") {
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ kind: "ConfigMap", apiVersion: "v1", metadata: { name: "x" } }));
+    });
+    const base = await serve(server, "http");
+    return { seen, kubeConfig: kubeConfigFor(base + serverPath, { skipTLSVerify: true }, { token: "t" }) };
+  }
+
+  it("sends a path as its caller built it: no `..` resolved into another resource's path", async () => {
+    const { seen, kubeConfig } = await recordingServer();
+    const transport = kubeConfigTransport(kubeConfig);
+    // A name taken from a hostile object: a URL parser would have turned this into a request for the
+    // namespace's secrets.
+    await transport.request({ method: "GET", path: "/api/v1/namespaces/ns/configmaps/../secrets" });
+    expect(seen).toEqual(["GET /api/v1/namespaces/ns/configmaps/../secrets"]);
+  });
+
+  it("puts the server URL's path before every request's, and the query after it", async () => {
+    const { seen, kubeConfig } = await recordingServer("/k8s/clusters/c-1/");
+    const transport = kubeConfigTransport(kubeConfig);
+    await transport.request({ ...get, query: { limit: 500, continue: "a b", fieldSelector: undefined } });
+    expect(seen).toEqual(["GET /k8s/clusters/c-1/api/v1/namespaces/ns/configmaps/x?limit=500&continue=a+b"]);
+  });
+
+  it("refuses a path a request line cannot carry as a TransportError naming it, sending nothing", async () => {
+    const { seen, kubeConfig } = await recordingServer();
+    const transport = kubeConfigTransport(kubeConfig);
+    const refused = transport.request({ method: "GET", path: "/apis/a group" });
+    await expect(refused).rejects.toBeInstanceOf(TransportError);
+    await expect(refused).rejects.toThrow("GET /apis/a group: ");
+    expect(seen).toEqual([]);
+  });
+
+  it("an answer cut short is an error, never a truncated text", async () => {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json", "Content-Length": "1000" });
+      res.write('{"kind":"ConfigMap",');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const kubeConfig = kubeConfigFor(await serve(server, "http"), { skipTLSVerify: true }, { token: "t" });
+    const parse = vi.fn(JSON.parse);
+    await expect(kubeConfigTransport(kubeConfig).request({ ...get, parse })).rejects.toBeInstanceOf(
+      TransportError,
+    );
+    expect(parse).not.toHaveBeenCalled();
+  });
+});
+
 describe("transport parse", () => {
   it("an answer and each line of a stream go through the request's `parse` (JSON.parse without one)", async () => {
     const { kubeConfig } = await tokenServer({ token: "t1" });

@@ -5,7 +5,7 @@
  * REST layer calls: prune + default, validate (schema keywords + CEL, incl. transition rules) and the
  * OpenAPI schema. Storage, REST and the 422 Status text live in the core, not here.
  */
-import type { KubeObject } from "../../kube/object.js";
+import { DNS_LABEL, DNS_SUBDOMAIN, type KubeObject } from "../../kube/object.js";
 import type { ListType } from "../managed-fields.js";
 import { invalid, required, type StatusCause } from "./causes.js";
 import { compileRules, type UnsupportedRule } from "./cel.js";
@@ -92,8 +92,6 @@ export interface CompiledCrd {
 
 type CompileResult = { ok: true; value: CompiledCrd } | { ok: false; causes: StatusCause[] };
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const VERSION_NAME = /^v\d+((alpha|beta)\d+)?$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s) => typeof s === "string") : []);

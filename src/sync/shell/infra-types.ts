@@ -9,7 +9,8 @@
 import type { Cache } from "../../kube/cache.js";
 import type { Clock } from "../../kube/clock.js";
 import type { ResourceResolver } from "../../kube/discovery.js";
-import { createResourceResolver } from "../../kube/discovery.js";
+import { createResourceResolver, servableGroup } from "../../kube/discovery.js";
+import { NotFoundError } from "../../kube/errors.js";
 import type { Informer } from "../../kube/informer.js";
 import type { ResourceType } from "../../kube/kinds.js";
 import { KINDS } from "../../kube/kinds.js";
@@ -89,6 +90,14 @@ export function createInfraTypes(options: InfraTypesOptions): InfraTypes {
   const preferredVersion = async (group: string): Promise<string> => {
     const known = knownVersions.get(group);
     if (known) return known;
+    // The group comes from a reference a user wrote: one no API server could serve is not asked about (the
+    // discovery path built from it would name another resource).
+    if (!servableGroup(group))
+      throw new NotFoundError(
+        404,
+        "NotFound",
+        `the server does not serve API group ${JSON.stringify(group)}`,
+      );
     const doc = await transport.request({ method: "GET", path: `/apis/${group}` });
     const preferred =
       isRecord(doc) && isRecord(doc.preferredVersion) ? doc.preferredVersion.version : undefined;
