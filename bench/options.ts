@@ -3,7 +3,7 @@
  * and long each is. `--quick` is the ~1-minute profile; flags after it override single values.
  */
 
-export const SECTIONS = ["admission", "decision", "memory", "handover", "scale"] as const;
+export const SECTIONS = ["admission", "decision", "memory", "client", "handover", "scale"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface BenchOptions {
@@ -16,6 +16,8 @@ export interface BenchOptions {
   durationS: number;
   /** Timed rounds (of `batch` calls each) per decision measurement. */
   decisionRounds: number;
+  /** GETs per measured round of the client section (the product's transport against a bare Node client). */
+  clientRequests: number;
   /** Machines handed over in each direction for the write counts (item 3). */
   handoverMachines: number;
   /** Length of the quiet interval in which no machine-kind write is expected. */
@@ -56,6 +58,7 @@ const FULL: Omit<BenchOptions, "only"> = {
   connections: [1, 10, 50],
   durationS: 10,
   decisionRounds: 400,
+  clientRequests: 20_000,
   handoverMachines: 10,
   quietMs: 10_000,
   scale: [100, 1000],
@@ -68,6 +71,7 @@ const QUICK: Omit<BenchOptions, "only"> = {
   connections: [1, 10, 50],
   durationS: 2,
   decisionRounds: 100,
+  clientRequests: 2_000,
   handoverMachines: 2,
   quietMs: 2_000,
   scale: [10, 40],
@@ -90,7 +94,7 @@ const positiveInt = (flag: string, v: string): number => {
 export const MAX_SCALE_SETS = 26;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join(",")}]
-  [--machines N] [--connections 1,10,50] [--duration S] [--decision-rounds N]
+  [--machines N] [--connections 1,10,50] [--duration S] [--decision-rounds N] [--client-requests N]
   [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--scale-sets K] [--workers N] [--out DIR] [--cpu-prof DIR] [--api-server local|real]
   [--product-semi-space MB]`;
 
@@ -122,6 +126,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         break;
       case "--decision-rounds":
         o.decisionRounds = positiveInt(flag, value);
+        break;
+      case "--client-requests":
+        o.clientRequests = positiveInt(flag, value);
         break;
       case "--handover-machines":
         o.handoverMachines = positiveInt(flag, value);

@@ -3,6 +3,7 @@
  * target whose section did not run is reported as "not run", never as met.
  */
 
+import type { ClientRow } from "./client.js";
 export interface TargetResult {
   target: string;
   value: string;
@@ -242,6 +243,24 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
           fmt(d.ratioToJsonParse, 2),
           `${d.allowed ? "allow" : "deny"} ${d.rule}`,
         ]),
+      ),
+    );
+  const client = sections.client as ClientRow | undefined;
+  if (client)
+    parts.push(
+      `Client (one GET of a ${client.answerBytes}-byte MAPI Machine, ${client.concurrency} in flight): the product's transport and client vs bare https.request + JSON.parse`,
+      table(
+        ["GETs/round", "CPU µs/GET bare", "CPU µs/GET product", "ratio", "rounds bare", "rounds product"],
+        [
+          [
+            String(client.requestsPerRound),
+            fmt(client.bareUsPerRequest, 1),
+            fmt(client.productUsPerRequest, 1),
+            fmt(client.ratio, 3),
+            client.samples.bare.join(" "),
+            client.samples.product.join(" "),
+          ],
+        ],
       ),
     );
   const handover = sections.handover as HandoverSection | undefined;

@@ -10,6 +10,7 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { webhookSans, writeDevelopmentCertificates } from "../src/server/certs.js";
+import { runClient } from "./client.js";
 import { runHandover, runScale } from "./handover.js";
 import { productNodeFlags } from "./image.js";
 import { parseOptions } from "./options.js";
@@ -37,6 +38,7 @@ async function main(argv: readonly string[]): Promise<number> {
     const sections: Record<string, unknown> = {};
     if (want.has("admission") || want.has("decision") || want.has("memory"))
       Object.assign(sections, await runStatic(ws, o, log));
+    if (want.has("client")) sections.client = await runClient(ws, o, log);
     if (want.has("handover")) sections.handover = await runHandover(ws, o, log);
     if (want.has("scale")) sections.scale = await runScale(ws, o, log);
     const result = {

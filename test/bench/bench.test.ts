@@ -193,6 +193,29 @@ describe("npm run bench, tiny mode", () => {
     }
   }, 180_000);
 
+  it("measures one GET on the product's client against a bare Node client (the client section)", async () => {
+    const out = await mkdtemp(join(tmpdir(), "bench-test-"));
+    try {
+      const args = ["--import", "tsx", "bench/run.ts", "--quick", "--only", "client"];
+      args.push("--client-requests", "40", "--out", out);
+      const { stdout } = await run(process.execPath, args, { timeout: 120_000 });
+      expect(stdout).toMatch(/^Client \(one GET of a \d+-byte MAPI Machine, 8 in flight\)/m);
+      const [file] = await readdir(out);
+      const { client } = JSON.parse(await readFile(join(out, file as string), "utf8")).sections;
+      expect(client).toMatchObject({ concurrency: 8, requestsPerRound: 40 });
+      // A MAPI Machine as served, managedFields included: the requester checks every answer is that Machine,
+      // with them from the bare client and without from the product's.
+      expect(client.answerBytes).toBeGreaterThan(4_000);
+      for (const side of [client.samples.product, client.samples.bare]) {
+        expect(side).toHaveLength(4);
+        for (const us of side) expect(us).toBeGreaterThan(0);
+      }
+      expect(client.ratio).toBeGreaterThan(0);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  }, 150_000);
+
   it("hands over a MachineSet-owned fleet: the sets first, then their Machines (--scale-sets)", async () => {
     const out = await mkdtemp(join(tmpdir(), "bench-test-"));
     try {
