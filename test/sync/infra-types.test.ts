@@ -23,20 +23,25 @@ const recordingTransport = () => {
   return { transport, paths };
 };
 
+/** Dynamic watches over a transport that records every path; the cache is never reached (nothing gets watched). */
+const infraTypes = () => {
+  const { transport, paths } = recordingTransport();
+  const infra = createInfraTypes({
+    cache: {} as Cache,
+    transport,
+    namespace: "openshift-cluster-api",
+    initial: [],
+    onInformer: () => {},
+    clock: systemClock,
+  });
+  return { infra, paths };
+};
+
 describe("infrastructureRef discovery (SPEC §4.1 dynamic watches)", () => {
   it.each(["../api/v1/namespaces/openshift-cluster-api/secrets", "Example.COM", "a b", "x?watch=true"])(
     "an API group no server could serve (%j) is NotFound without a request",
     async (apiGroup) => {
-      const { transport, paths } = recordingTransport();
-      const infra = createInfraTypes({
-        // Never reached: nothing starts watching a group that cannot be served.
-        cache: {} as Cache,
-        transport,
-        namespace: "openshift-cluster-api",
-        initial: [],
-        onInformer: () => {},
-        clock: systemClock,
-      });
+      const { infra, paths } = infraTypes();
       const refused = infra.ensure({ apiGroup, kind: "EvilMachine", name: "m" });
       await expect(refused).rejects.toBeInstanceOf(NotFoundError);
       await expect(refused).rejects.toThrow(
@@ -47,15 +52,7 @@ describe("infrastructureRef discovery (SPEC §4.1 dynamic watches)", () => {
   );
 
   it("a servable group is asked about through discovery", async () => {
-    const { transport, paths } = recordingTransport();
-    const infra = createInfraTypes({
-      cache: {} as Cache,
-      transport,
-      namespace: "openshift-cluster-api",
-      initial: [],
-      onInformer: () => {},
-      clock: systemClock,
-    });
+    const { infra, paths } = infraTypes();
     await expect(infra.ensure({ apiGroup: "example.com", kind: "Thing", name: "m" })).rejects.toBeInstanceOf(
       NotFoundError,
     );
