@@ -29,9 +29,8 @@ function servedMachine(): KubeObject {
     fieldsV1: toFieldsV1(fieldPaths(fields)),
     ...(subresource ? { subresource } : {}),
   });
-  const { status, ...rest } = m;
   return {
-    ...rest,
+    ...m,
     metadata: {
       ...m.metadata,
       uid: "0b3f9c4e-6c1d-4a57-9d3e-2f7a1c9e8b40",
@@ -40,7 +39,7 @@ function servedMachine(): KubeObject {
       creationTimestamp: "2026-12-04T10:00:00Z",
       managedFields: [
         entry("kubectl-create", { metadata: { labels: m.metadata?.labels }, spec: m.spec }),
-        entry("machine-api-operator", { status }, "status"),
+        entry("machine-api-operator", { status: m.status }, "status"),
         entry(
           "machine-api-migration",
           { status: { authoritativeAPI: null, synchronizedAPI: null } },
@@ -48,7 +47,6 @@ function servedMachine(): KubeObject {
         ),
       ],
     },
-    ...(status ? { status } : {}),
   };
 }
 

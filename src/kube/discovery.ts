@@ -22,23 +22,40 @@ export const splitApiVersion = (apiVersion: string): { group: string; version: s
     : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 };
 
+/** Whether an API server could serve `group`: the core group ("") or an RFC 1123 subdomain. */
+const servableGroup = (group: string): boolean =>
+  group === "" || (group.length <= 253 && DNS_SUBDOMAIN.test(group));
+
 /**
- * Whether an API server could serve `group`/`version`: the core group or an RFC 1123 subdomain, and an RFC 1123
- * label. The apiVersion comes from objects users write (`infrastructureRef`, template references), and the
- * discovery path is built from it: one with `/`, `..`, `?` or spaces would name another resource.
+ * Whether an API server could serve `group`/`version`: a servable group and an RFC 1123 label. Groups and
+ * versions come from objects users write (`infrastructureRef`, template references), and the discovery paths
+ * are built from them: one with `/`, `..`, `?` or spaces would name another resource, so it is never asked.
  */
-export const servableGroupVersion = (group: string, version: string): boolean =>
+const servableGroupVersion = (group: string, version: string): boolean =>
   servableGroup(group) && version.length <= 63 && DNS_LABEL.test(version);
 
-/** Whether an API server could serve `group`: the core group ("") or an RFC 1123 subdomain. */
-export const servableGroup = (group: string): boolean =>
-  group === "" || (group.length <= 253 && DNS_SUBDOMAIN.test(group));
+/** The resolver `createResourceResolver` builds: also a group's preferred version, through discovery. */
+export interface DiscoveryResolver extends ResourceResolver {
+  /**
+   * The version discovery prefers for `group` (a v1beta2 reference names only the group), remembered; a group
+   * whose known kinds agree on one version is not asked. NotFound, without a request, for a group no API server
+   * could serve.
+   */
+  preferredVersion(group: string): Promise<string>;
+}
 
 export function createResourceResolver(
   transport: Transport,
   known: readonly ResourceType[] = Object.values(KINDS),
-): ResourceResolver {
+): DiscoveryResolver {
   const documents = new Map<string, Promise<ResourceType[]>>();
+  // A group whose known kinds disagree on the version (the infrastructure group: CAPA v1beta2, CAPO v1beta1)
+  // is asked of discovery like any other.
+  const preferredVersions = new Map<string, string>(
+    known
+      .filter((t) => known.every((u) => u.group !== t.group || u.version === t.version))
+      .map((t) => [t.group, t.version]),
+  );
 
   const discover = (group: string, version: string): Promise<ResourceType[]> => {
     const key = `${group}/${version}`;
@@ -80,6 +97,23 @@ export function createResourceResolver(
         throw new NotFoundError(404, "NotFound", `the server does not serve kind ${kind} in ${apiVersion}`);
       }
       return found;
+    },
+    async preferredVersion(group) {
+      const remembered = preferredVersions.get(group);
+      if (remembered) return remembered;
+      if (!servableGroup(group))
+        throw new NotFoundError(
+          404,
+          "NotFound",
+          `the server does not serve API group ${JSON.stringify(group)}`,
+        );
+      const doc = await transport.request({ method: "GET", path: `/apis/${group}` });
+      const preferred =
+        isRecord(doc) && isRecord(doc.preferredVersion) ? doc.preferredVersion.version : undefined;
+      if (typeof preferred !== "string" || preferred === "")
+        throw new Error(`discovery for API group ${group} names no preferred version`);
+      preferredVersions.set(group, preferred);
+      return preferred;
     },
   };
 }

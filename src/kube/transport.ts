@@ -264,7 +264,7 @@ interface ParsedServer {
 }
 
 /** A kubeconfig's `server` as request options, as Node's `urlToHttpOptions` would give them. */
-export function parseServer(text: string): ParsedServer {
+function parseServer(text: string): ParsedServer {
   const url = new URL(text);
   const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const auth =

@@ -8,13 +8,9 @@
  */
 import type { Cache } from "../../kube/cache.js";
 import type { Clock } from "../../kube/clock.js";
-import type { ResourceResolver } from "../../kube/discovery.js";
-import { createResourceResolver, servableGroup } from "../../kube/discovery.js";
-import { NotFoundError } from "../../kube/errors.js";
+import { createResourceResolver } from "../../kube/discovery.js";
 import type { Informer } from "../../kube/informer.js";
 import type { ResourceType } from "../../kube/kinds.js";
-import { KINDS } from "../../kube/kinds.js";
-import { isRecord } from "../../kube/object.js";
 import type { Transport } from "../../kube/transport.js";
 import type { InfrastructureRef, InfraTypeResolver } from "../snapshot.js";
 
@@ -67,17 +63,9 @@ const syncedWithin = async (informer: Informer, clock: Clock, ms: number): Promi
 export function createInfraTypes(options: InfraTypesOptions): InfraTypes {
   const { cache, transport, namespace, clock } = options;
   const syncTimeoutMs = options.syncTimeoutMs ?? 30_000;
-  const resolver: ResourceResolver = createResourceResolver(transport);
+  const resolver = createResourceResolver(transport);
   const watched = new Map<string, ResourceType>();
   const pending = new Map<string, Promise<ResourceType>>();
-  // A group whose known kinds disagree on the version (the infrastructure group: CAPA v1beta2, CAPO v1beta1)
-  // is asked of discovery like any other.
-  const knownVersions = new Map<string, string>(
-    Object.values(KINDS)
-      .filter((t) => Object.values(KINDS).every((u) => u.group !== t.group || u.version === t.version))
-      .map((t) => [t.group, t.version]),
-  );
-
   const watch = (type: ResourceType): Informer => {
     const informer = cache.informerFor(type, namespace);
     watched.set(groupKind(type.group, type.kind), type);
@@ -85,27 +73,6 @@ export function createInfraTypes(options: InfraTypesOptions): InfraTypes {
     return informer;
   };
   for (const type of options.initial) watch(type);
-
-  /** The group's preferred version, as discovery advertises it (v1beta2 references name only the group). */
-  const preferredVersion = async (group: string): Promise<string> => {
-    const known = knownVersions.get(group);
-    if (known) return known;
-    // The group comes from a reference a user wrote: one no API server could serve is not asked about (the
-    // discovery path built from it would name another resource).
-    if (!servableGroup(group))
-      throw new NotFoundError(
-        404,
-        "NotFound",
-        `the server does not serve API group ${JSON.stringify(group)}`,
-      );
-    const doc = await transport.request({ method: "GET", path: `/apis/${group}` });
-    const preferred =
-      isRecord(doc) && isRecord(doc.preferredVersion) ? doc.preferredVersion.version : undefined;
-    if (typeof preferred !== "string" || preferred === "")
-      throw new Error(`discovery for API group ${group} names no preferred version`);
-    knownVersions.set(group, preferred);
-    return preferred;
-  };
 
   return {
     resolve: (ref) => watched.get(groupKind(ref.apiGroup, ref.kind)),
@@ -117,7 +84,7 @@ export function createInfraTypes(options: InfraTypesOptions): InfraTypes {
       let p = pending.get(key);
       if (!p) {
         p = (async () => {
-          const version = await preferredVersion(ref.apiGroup);
+          const version = await resolver.preferredVersion(ref.apiGroup);
           const type = await resolver.resolve(`${ref.apiGroup}/${version}`, ref.kind);
           await syncedWithin(watch(type), clock, syncTimeoutMs);
           return type;
