@@ -1,7 +1,7 @@
 /**
  * A controller work queue with client-go semantics (SPEC §7): adding a key that is already queued does
- * nothing, and a waiting worker takes a key only after the turn that added it, so the adds of one turn
- * coalesce; a key being processed is never handed out again until `done`, and if it was re-added meanwhile
+ * nothing, and a waiting worker takes a key only in the event loop's next check phase, one worker per
+ * turn, so the adds of one round of I/O coalesce (decision 103); a key being processed is never handed out again until `done`, and if it was re-added meanwhile
  * it is queued once more then; failures back off per key exponentially (5 ms doubling, capped at 1000 s)
  * until `forget` resets them; `addAfter` delays a key (the earliest pending delay wins). Time comes from an
  * injected `Clock`, so tests never sleep. It reports client-go's work queue metrics (./metrics.ts): a key
@@ -66,22 +66,29 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     return key;
   };
 
-  // A waiting worker takes its key after the current turn, as client-go's worker goroutine takes it after
-  // `Add` returns: every add of the same key in this turn (an event's old and new object, the other events
-  // of one watch chunk) finds it still queued and coalesces into one reconcile.
+  // A waiting worker takes its key in the loop's next check phase (setImmediate), as client-go's worker
+  // goroutine takes it after `Add` returns, and later: every add of the same key before then finds it still
+  // queued and coalesces into one reconcile — an event's old and new object, the other events of one watch
+  // chunk, and the events of one write arriving on other watch streams in the same round of I/O (each a turn
+  // of its own). One waiter per check phase: each reconcile starts in a turn of its own, after the
+  // process.nextTick callbacks that send the previous one's requests, so they reach the API server before
+  // the next reconcile plans, not after every handed worker has (decision 103).
   let handing = false;
-  const handToWaiters = (): void => {
+  const handToWaiter = (): void => {
     handing = false;
-    while (waiters.length > 0 && queue.length > 0) {
-      const waiter = waiters.shift() as (key: string | undefined) => void;
-      waiter(take());
+    if (waiters.length === 0 || queue.length === 0) return;
+    const waiter = waiters.shift() as (key: string | undefined) => void;
+    waiter(take());
+    if (waiters.length > 0 && queue.length > 0) {
+      handing = true;
+      setImmediate(handToWaiter);
     }
   };
   const push = (key: string): void => {
     queue.push(key);
     if (waiters.length > 0 && !handing) {
       handing = true;
-      queueMicrotask(handToWaiters);
+      setImmediate(handToWaiter);
     }
   };
 

@@ -13,7 +13,7 @@ const setup = () => {
   return { clock, queue, registry };
 };
 
-/** Every promise callback queued so far has run (the manual clock drives timers; this is only microtasks). */
+/** One turn of the event loop has passed: a waiting worker is handed a key per turn (decision 103). */
 const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe("work queue (SPEC §7)", () => {
@@ -84,9 +84,49 @@ describe("work queue (SPEC §7)", () => {
     queue.add("c");
     queue.add("b");
     await settled();
+    expect(handed).toEqual(["a"]);
+    await settled();
     expect(handed).toEqual(["a", "b"]);
     expect(queue.len()).toBe(1);
     expect(await queue.get()).toBe("c");
+  });
+
+  it("adds from separate callbacks of one round of I/O coalesce: the waiting worker takes the key after them (decision 103)", async () => {
+    const { queue } = setup();
+    const handed: (string | undefined)[] = [];
+    void queue.get().then((k) => handed.push(k));
+    // One write's events reach the product on several watch streams: each arrives in its own callback of the
+    // same poll phase, as these two timers run in the same timers phase.
+    await new Promise<void>((resolve) => {
+      setTimeout(() => queue.add("a"), 0);
+      setTimeout(() => {
+        queue.add("a");
+        resolve();
+      }, 0);
+    });
+    await settled();
+    expect(handed).toEqual(["a"]);
+    queue.done("a");
+    // Handed out after the first add, the key would be queued again for the second: two reconciles.
+    expect(queue.len()).toBe(0);
+  });
+
+  it("each waiting worker gets its key in a turn of its own, after the previous worker's nextTick callbacks (decision 103)", async () => {
+    const { queue } = setup();
+    const order: string[] = [];
+    // A reconcile's request is sent from a process.nextTick callback (Node's agent hands the request its
+    // socket there): the next worker should start only after it.
+    const worker = async (): Promise<void> => {
+      const key = await queue.get();
+      order.push(`start ${key}`);
+      process.nextTick(() => order.push(`sent ${key}`));
+    };
+    const workers = [worker(), worker()];
+    queue.add("a");
+    queue.add("b");
+    await Promise.all(workers);
+    await settled();
+    expect(order).toEqual(["start a", "sent a", "start b", "sent b"]);
   });
 
   it("a key done without re-add is not queued again", async () => {
