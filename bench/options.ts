@@ -52,16 +52,18 @@ export interface BenchOptions {
   productSemiSpaceMb?: number;
 }
 
+// The full run is issue 25's scenario: 5,000 cached Machines (admission, decisions, memory and readiness) and
+// fleets of 100, 1,000 and 5,000 handed over, so one run shows every target.
 const FULL: Omit<BenchOptions, "only"> = {
   quick: false,
-  machines: 1000,
+  machines: 5000,
   connections: [1, 10, 50],
   durationS: 10,
   decisionRounds: 400,
   clientRequests: 20_000,
   handoverMachines: 10,
   quietMs: 10_000,
-  scale: [100, 1000],
+  scale: [100, 1000, 5000],
   apiServer: "local",
 };
 

@@ -159,14 +159,17 @@ export function evaluateTargets(sections: Record<string, unknown>): TargetResult
     });
   } else notRun("1,000 Machines handed over in ≤ 10 s");
   if (scale && scale.length >= 2) {
-    const first = scale[0] as ScaleRow;
-    const last = scale[scale.length - 1] as ScaleRow;
-    const growth = last.msPerMachine / first.msPerMachine;
-    out.push({
-      target: `cost per Machine flat (${first.machines} → ${last.machines}: ≤ 1.25×)`,
-      value: `${fmt(growth, 2)}× (${fmt(first.msPerMachine, 2)} → ${fmt(last.msPerMachine, 2)} ms/Machine)`,
-      met: growth <= 1.25,
-    });
+    // Each step of the fleet sizes run (the full run's 100 → 1,000 and issue 25's 1,000 → 5,000).
+    for (let i = 1; i < scale.length; i++) {
+      const from = scale[i - 1] as ScaleRow;
+      const to = scale[i] as ScaleRow;
+      const growth = to.msPerMachine / from.msPerMachine;
+      out.push({
+        target: `cost per Machine flat (${from.machines} → ${to.machines}: ≤ 1.25×)`,
+        value: `${fmt(growth, 2)}× (${fmt(from.msPerMachine, 2)} → ${fmt(to.msPerMachine, 2)} ms/Machine)`,
+        met: growth <= 1.25,
+      });
+    }
   } else notRun("cost per Machine flat");
   const memory = sections.memory as MemorySection | undefined;
   if (memory) {
@@ -182,7 +185,7 @@ export function evaluateTargets(sections: Record<string, unknown>): TargetResult
     });
   } else {
     notRun("≤ 20 KB RSS per cached Machine with its twins");
-    notRun("ready ≤ 2 s with 1,000 Machines");
+    notRun("ready ≤ 2 s with the cached Machines");
   }
   return out;
 }

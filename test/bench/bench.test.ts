@@ -22,7 +22,10 @@ const run = promisify(execFile);
 
 describe("bench options", () => {
   it.each([
-    [[], { quick: false, only: SECTIONS, machines: 1000, connections: [1, 10, 50] }],
+    [
+      [],
+      { quick: false, only: SECTIONS, machines: 5000, connections: [1, 10, 50], scale: [100, 1000, 5000] },
+    ],
     [["--quick"], { quick: true, only: SECTIONS, machines: 1000 }],
     [["--quick", "--only", "decision,admission"], { quick: true, only: ["admission", "decision"] }],
     [["--scale", "100,1000,5000", "--workers", "4"], { scale: [100, 1000, 5000], workers: 4 }],
@@ -144,6 +147,21 @@ describe("bench pure helpers", () => {
     });
     expect(met.find((t) => t.target.startsWith("≤ 12 writes"))?.met).toBe(false);
     expect(met.find((t) => t.target.startsWith("0 writes"))?.met).toBe(false);
+  });
+
+  it("the cost per Machine is judged at each step of the fleet sizes (issue 25: 1,000 → 5,000 too)", () => {
+    const row = (machines: number, msPerMachine: number) => ({
+      machines,
+      msPerMachine,
+      handoverMs: machines * msPerMachine,
+    });
+    const targets = evaluateTargets({ scale: [row(100, 17), row(1000, 13), row(5000, 16.5)] });
+    const flat = targets.filter((t) => t.target.startsWith("cost per Machine flat"));
+    expect(flat.map((t) => [t.target, t.met])).toEqual([
+      ["cost per Machine flat (100 → 1000: ≤ 1.25×)", true],
+      ["cost per Machine flat (1000 → 5000: ≤ 1.25×)", false],
+    ]);
+    expect(targets.find((t) => t.target.startsWith("1,000 Machines"))?.value).toBe("13.00 s");
   });
 });
 
