@@ -1,11 +1,12 @@
 /**
  * A controller work queue with client-go semantics (SPEC §7): adding a key that is already queued does
  * nothing, and a waiting worker takes a key only in the event loop's next check phase, one worker per
- * turn, so the adds of one round of I/O coalesce (decision 103); a key being processed is never handed out again until `done`, and if it was re-added meanwhile
- * it is queued once more then; failures back off per key exponentially (5 ms doubling, capped at 1000 s)
- * until `forget` resets them; `addAfter` delays a key (the earliest pending delay wins). Time comes from an
- * injected `Clock`, so tests never sleep. It reports client-go's work queue metrics (./metrics.ts): a key
- * counts as waiting from the add that made it dirty until a worker gets it.
+ * turn, so the adds of one round of I/O coalesce (decision 103); a key being processed is never handed out
+ * again until `done`, and if it was re-added meanwhile it is queued once more then; failures back off per
+ * key exponentially (5 ms doubling, capped at 1000 s) until `forget` resets them; `addAfter` delays a key
+ * (the earliest pending delay wins). Time comes from an injected `Clock`, so tests never sleep. It reports
+ * client-go's work queue metrics (./metrics.ts): a key counts as waiting from the add that made it dirty
+ * until a worker gets it.
  */
 import type { Clock, TimerHandle } from "./clock.js";
 import { queueMetrics, type RuntimeMetrics } from "./metrics.js";
