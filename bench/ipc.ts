@@ -86,7 +86,8 @@ export async function startChild(
             reject(e);
           },
         });
-        child.send({ id, cmd, ...a });
+        // The arguments travel apart from the message's own id and command, which they could otherwise replace.
+        child.send({ id, cmd, args: a });
       });
     },
     stop,
@@ -112,7 +113,7 @@ export function serveParent(
   // Every child reports its own CPU time, so a section can say which process a phase kept busy.
   const all: Record<string, Handler> = { cpuMs: () => cpuMs(), ...handlers };
   process.on("message", (m) => {
-    const { id, cmd, ...args } = m as { id: number; cmd: string } & Record<string, unknown>;
+    const { id, cmd, args } = m as { id: number; cmd: string; args: Record<string, unknown> };
     const handler = all[cmd];
     Promise.resolve()
       .then(() => {

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startChild } from "../../bench/ipc.js";
 
 const NEVER_READY = join(import.meta.dirname, "fixtures", "never-ready.ts");
+const ECHO = join(import.meta.dirname, "fixtures", "echo.ts");
 
 const alive = (pid: number): boolean => {
   try {
@@ -42,5 +43,15 @@ describe("bench children", () => {
     pid = Number(await readFile(pidFile, "utf8"));
     // Stopped before the refusal, not after it.
     expect(alive(pid)).toBe(false);
+  });
+
+  it("a command's arguments reach it whole, even ones named like the message's own id and command", async () => {
+    const child = await startChild(ECHO, []);
+    try {
+      const args = { id: 7, cmd: "other", names: ["a", "b"] };
+      await expect(child.ask("echo", args, 20_000)).resolves.toEqual(args);
+    } finally {
+      await child.stop();
+    }
   });
 });
