@@ -7,19 +7,21 @@
  * going through the backend's counting proxy (issue 25: "run the scale benchmark against the real control
  * plane too"). Commands: `seed` (population.ts: written straight to storage locally, created through the API
  * on the real one), `register` (point the product webhooks at a URL), `counters`/`reset` (request counters),
- * `cpuMs` (this process; on the real one etcd, kube-apiserver and kube-controller-manager, without the proxy).
+ * `cpuMs` (this process; on the real one etcd, kube-apiserver and kube-controller-manager, without the proxy),
+ * `waitFor`/`steady` (local only: whether a fleet's handover is done, read from storage).
  * argv: <state dir> <webhook CA PEM file> [--real].
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { pino } from "pino";
-import { apiVersionOf, KINDS, type ResourceType } from "../src/kube/kinds.js";
+import { apiVersionOf, KINDS, type ResourceType, type StableAuthority } from "../src/kube/kinds.js";
 import type { KubeObject } from "../src/kube/object.js";
 import { createIfMissing } from "../src/local/cluster.js";
 import { startBackend } from "../test/cluster/backend.js";
 import { CONTROLLER_USERS } from "./identities.js";
 import { type Handler, serveParent } from "./ipc.js";
 import { NAMESPACES, population } from "./population.js";
+import { steadyFrom } from "./readings.js";
 
 const [stateDir, caFile, ...flags] = process.argv.slice(2);
 if (!stateDir || !caFile) throw new Error("usage: apiserver.ts <state dir> <webhook CA file> [--real]");
@@ -114,6 +116,32 @@ const managedFieldsOf: Handler = async ({ object }) => {
   return { managedFields: read.metadata?.managedFields ?? [] };
 };
 
+/**
+ * Handovers the driver waits on, read from the local server's storage (decision 105): `waitFor` names a fleet
+ * and the authority it goes to, `steady` answers whether every one of it is there yet.
+ */
+const waits = new Map<
+  number,
+  { type: ResourceType; names: string[]; authority: StableAuthority; next: number }
+>();
+const waitFor: Handler = async ({ kind, names, authority }) => {
+  if (!cluster.local) throw new Error("bench: waitFor reads the local API server's storage");
+  const id = waits.size;
+  const type = kind === "MachineSet" ? KINDS.mapiMachineSet : KINDS.mapiMachine;
+  waits.set(id, { type, names: names as string[], authority: authority as StableAuthority, next: 0 });
+  return id;
+};
+const steady: Handler = async ({ id }) => {
+  const wait = waits.get(Number(id));
+  const store = cluster.local?.api.store;
+  if (!wait || !store) throw new Error(`bench: no wait ${String(id)}`);
+  const { all, next } = steadyFrom(wait.names, wait.next, wait.authority, (name) =>
+    store.get(wait.type, NAMESPACES.mapiNamespace, name),
+  );
+  wait.next = next;
+  return all;
+};
+
 serveParent(
   { kubeconfigText: cluster.kubeconfigText },
   {
@@ -127,6 +155,8 @@ serveParent(
     counters: () => cluster.counters(),
     reset: () => cluster.resetCounters(),
     settled: () => cluster.settled(),
+    waitFor,
+    steady,
     // On the real one, the control plane's own processes: the counting proxy this process runs in front of
     // it is the bench's, not kube's, and is left out. Locally the server is this process (the default).
     ...(cluster.local

@@ -15,15 +15,15 @@ import type { KubeClient } from "../src/kube/client.js";
 import { systemClock } from "../src/kube/clock.js";
 import { connect } from "../src/kube/config.js";
 import { KINDS, type ResourceType, type StableAuthority } from "../src/kube/kinds.js";
-import { conditionOf, getPath, type KubeObject, nameOf, ownerReferencesOf } from "../src/kube/object.js";
+import { type KubeObject, nameOf, ownerReferencesOf } from "../src/kube/object.js";
 import { mapiMachine, mapiMachineSet } from "../src/local/seed.js";
-import { statusAuthorityReading, synchronizedAPI } from "../src/protocol/authority.js";
 import { ensureBinaries } from "../test/cluster/control-plane.js";
 import { PRODUCT_USER, PROVIDER_USERS } from "./identities.js";
 import { productNodeFlags } from "./image.js";
 import { type Child, startChild } from "./ipc.js";
 import type { BenchOptions } from "./options.js";
 import { NAMESPACES } from "./population.js";
+import { provisioned, steadyUnder } from "./readings.js";
 import { sumValues, type WriteCount } from "./report.js";
 import type { Workspace } from "./static.js";
 import { ratio, round } from "./stats.js";
@@ -114,9 +114,12 @@ interface Stack {
   /**
    * The admin's watch of MAPI Machines and MachineSets (as `kubectl get -w` would): the bench waits on it
    * instead of LISTing the whole fleet over and over, which at 1,000 Machines made the bench itself the
-   * API server's biggest load (every poll serialised the fleet).
+   * API server's biggest load (every poll serialised the fleet). On the local server the scale bench stops it
+   * before the timed handovers and reads their end from storage instead (decision 105).
    */
   watching: Cache;
+  /** Whether the stack's API server is the local one, whose storage the API server's child can read. */
+  local: boolean;
   stop(): Promise<void>;
 }
 
@@ -163,7 +166,8 @@ async function startStack(
     watching.informerFor(KINDS.mapiMachine, NAMESPACES.mapiNamespace);
     watching.informerFor(KINDS.mapiMachineSet, NAMESPACES.mapiNamespace);
     await watching.waitForSync(60_000);
-    return { api, product, providers, admin: adminConnection.client, watching, stop };
+    const local = o.apiServer !== "real";
+    return { api, product, providers, admin: adminConnection.client, watching, local, stop };
   } catch (e) {
     await stop();
     throw e;
@@ -208,14 +212,6 @@ async function quiesce(s: Stack, timeoutMs = 120_000): Promise<void> {
     100,
   );
 }
-
-const steadyUnder = (o: KubeObject, authority: StableAuthority): boolean =>
-  statusAuthorityReading(o) === authority &&
-  synchronizedAPI(o) === authority &&
-  conditionOf(o, "Synchronized")?.status === "True";
-
-const provisioned = (o: KubeObject): boolean =>
-  getPath(o, ["status", "phase"]) === "Running" && steadyUnder(o, "MachineAPI");
 
 /** True when every one of `names` is in the admin's watch of `type` and satisfies `pred`. */
 const all = (
@@ -290,18 +286,32 @@ async function handOver(
   to: StableAuthority,
 ) {
   const type = kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
+  const steady = await steadyProbe(s, kind, names, to);
   await eachLimited([...names], 20, (name) =>
     s.admin.patch(type, NAMESPACES.mapiNamespace, name, {
       type: "merge",
       body: { spec: { authoritativeAPI: to } },
     }),
   );
-  await waitUntil(
-    `${names.size} ${kind}(s) steady under ${to}`,
-    async () => all(s, type, names, (o) => steadyUnder(o, to)),
-    waitBudgetMs(names.size),
-    20,
-  );
+  await waitUntil(`${names.size} ${kind}(s) steady under ${to}`, steady, waitBudgetMs(names.size), 20);
+}
+
+/**
+ * Whether every one of `names` is steady under `to`: on the local API server read from its storage by the API
+ * server's child, otherwise from the admin's watch (decision 105).
+ */
+async function steadyProbe(
+  s: Stack,
+  kind: "Machine" | "MachineSet",
+  names: ReadonlySet<string>,
+  to: StableAuthority,
+): Promise<() => Promise<boolean>> {
+  if (!s.local) {
+    const type = kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
+    return async () => all(s, type, names, (o) => steadyUnder(o, to));
+  }
+  const id = await s.api.ask<number>("waitFor", { kind, names: [...names], authority: to });
+  return () => s.api.ask<boolean>("steady", { id });
 }
 
 /** Item 3: writes per Machine and per MachineSet handover in each direction, and during a quiet interval. */
@@ -390,6 +400,9 @@ export async function runScale(ws: Workspace, o: BenchOptions, log: (line: strin
       const names = fleet.machines;
       const provisionMs = performance.now() - t0;
       await quiesce(s);
+      // On the local server the handovers are observed in its storage: the admin's watch would parse every
+      // event of the fleet on the cores the processes measured share (decision 105).
+      if (s.local) await s.watching.stop();
       // SPEC §12: the MachineSets go first, then their Machines (the part timed below).
       let setHandoverMs: number | undefined;
       if (fleet.sets.size > 0) {

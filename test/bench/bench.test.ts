@@ -15,6 +15,7 @@ import { PRODUCT_USER } from "../../bench/identities.js";
 import { imageNodeOptions, productNodeFlags } from "../../bench/image.js";
 import { parseOptions, SECTIONS } from "../../bench/options.js";
 import { population } from "../../bench/population.js";
+import { steadyFrom } from "../../bench/readings.js";
 import { evaluateTargets, shortStep } from "../../bench/report.js";
 import { percentile, ratio } from "../../bench/stats.js";
 
@@ -148,6 +149,42 @@ describe("bench pure helpers", () => {
     expect(met.find((t) => t.target.startsWith("≤ 12 writes"))?.met).toBe(false);
     expect(met.find((t) => t.target.startsWith("0 writes"))?.met).toBe(false);
   });
+
+  // Each letter a Machine in the store: upper case steady under ClusterAPI, lower case still Migrating.
+  it.each([
+    ["none steady", "abcd", 0, { all: false, next: 0 }],
+    ["the first two steady", "ABcd", 0, { all: false, next: 2 }],
+    ["resumes where the last call stopped", "ABCd", 2, { all: false, next: 3 }],
+    ["every name steady", "ABCD", 2, { all: true, next: 4 }],
+    [
+      "a name found steady before is not any more: the final pass sees it",
+      "aBCD",
+      3,
+      { all: false, next: 0 },
+    ],
+    ["a name the store does not hold is not steady", "ABD", 0, { all: false, next: 2 }],
+  ])(
+    "a fleet's handover is done when every name is steady at once (decision 105): %s",
+    (_, held, from, expected) => {
+      const machine = (name: string, authority: string) => ({
+        apiVersion: "machine.openshift.io/v1beta1",
+        kind: "Machine",
+        metadata: { name, namespace: "openshift-machine-api" },
+        status: {
+          authoritativeAPI: authority,
+          synchronizedAPI: authority,
+          conditions: [{ type: "Synchronized", status: "True" }],
+        },
+      });
+      const store = new Map(
+        [...held].map((c) => [
+          c.toLowerCase(),
+          machine(c.toLowerCase(), c === c.toUpperCase() ? "ClusterAPI" : "Migrating"),
+        ]),
+      );
+      expect(steadyFrom(["a", "b", "c", "d"], from, "ClusterAPI", (n) => store.get(n))).toEqual(expected);
+    },
+  );
 
   it("the cost per Machine is judged at each step of the fleet sizes (issue 25: 1,000 → 5,000 too)", () => {
     const row = (machines: number, msPerMachine: number) => ({
