@@ -101,7 +101,7 @@ export function trimForCache(o: KubeObject): KubeObject {
 
 export class IndexedStore {
   private readonly objects = new Map<string, KubeObject>();
-  private readonly indexes = new Map<string, { fn: IndexFunction; values: Map<string, Set<string>> }>();
+  private readonly indexes = new Map<string, Index>();
 
   constructor(indexers: Readonly<Record<string, IndexFunction>> = DEFAULT_INDEXES) {
     for (const [name, fn] of Object.entries(indexers)) this.addIndex(name, fn);
@@ -143,14 +143,24 @@ export class IndexedStore {
     return out;
   }
 
-  /** Stores `object` (trimmed) and returns what it replaced. */
+  /**
+   * Stores `object` (trimmed) and returns what it replaced. An index whose values for the object did not change
+   * (most updates: a status write leaves its owners, labels and namespace alone) is not touched.
+   */
   upsert(object: KubeObject): { previous: KubeObject | undefined; current: KubeObject } {
     const current = trimForCache(object);
     const key = objectKey(current);
     const previous = this.objects.get(key);
-    if (previous) this.unfile(key, previous);
     this.objects.set(key, current);
-    for (const index of this.indexes.values()) this.file(index, key, current);
+    for (const index of this.indexes.values()) {
+      const now = index.fn(current);
+      if (previous) {
+        const before = index.fn(previous);
+        if (sameValues(before, now)) continue;
+        this.unfileValues(index, key, before);
+      }
+      this.fileValues(index, key, now);
+    }
     return { previous, current };
   }
 
@@ -162,8 +172,12 @@ export class IndexedStore {
     return previous;
   }
 
-  private file(index: { fn: IndexFunction; values: Map<string, Set<string>> }, key: string, o: KubeObject) {
-    for (const v of index.fn(o)) {
+  private file(index: Index, key: string, o: KubeObject) {
+    this.fileValues(index, key, index.fn(o));
+  }
+
+  private fileValues(index: Index, key: string, values: readonly string[]): void {
+    for (const v of values) {
       let set = index.values.get(v);
       if (!set) {
         set = new Set();
@@ -174,12 +188,23 @@ export class IndexedStore {
   }
 
   private unfile(key: string, o: KubeObject): void {
-    for (const index of this.indexes.values()) {
-      for (const v of index.fn(o)) {
-        const set = index.values.get(v);
-        set?.delete(key);
-        if (set?.size === 0) index.values.delete(v);
-      }
+    for (const index of this.indexes.values()) this.unfileValues(index, key, index.fn(o));
+  }
+
+  private unfileValues(index: Index, key: string, values: readonly string[]): void {
+    for (const v of values) {
+      const set = index.values.get(v);
+      set?.delete(key);
+      if (set?.size === 0) index.values.delete(v);
     }
   }
 }
+
+interface Index {
+  fn: IndexFunction;
+  values: Map<string, Set<string>>;
+}
+
+/** The same values in the same order (index functions list them in the object's own order). */
+const sameValues = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((v, i) => v === b[i]);

@@ -1,4 +1,5 @@
 /** Typed API errors, resource paths, and the informer store's indexes and trimming. */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   ConflictError,
@@ -13,7 +14,7 @@ import {
 } from "../../src/kube/errors.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
-import { INDEX, IndexedStore, trimForCache } from "../../src/kube/store.js";
+import { DEFAULT_INDEXES, INDEX, IndexedStore, trimForCache } from "../../src/kube/store.js";
 import { resourcePath } from "../../src/kube/transport.js";
 
 const status = (code: number, reason: string, message: string, causes?: unknown[]) =>
@@ -84,6 +85,9 @@ describe("resource paths", () => {
   ])("%s", (actual, expected) => expect(actual).toBe(expected));
 });
 
+const byName = (x: KubeObject, y: KubeObject): number =>
+  String(x.metadata?.name).localeCompare(String(y.metadata?.name));
+
 describe("indexed store", () => {
   const o = (name: string, labels: Record<string, string>, owner?: string): KubeObject => ({
     metadata: {
@@ -112,6 +116,49 @@ describe("indexed store", () => {
     expect(store.byIndex(INDEX.label, "set=one")).toEqual([]);
     expect(store.list("ns").map((x) => x.metadata?.name)).toEqual(["a"]);
     expect(store.list("other")).toEqual([]);
+  });
+
+  it("every index answers what a scan of the stored objects answers, after any updates and deletes", () => {
+    const name = fc.constantFrom("a", "b", "c");
+    const op = fc.oneof(
+      fc.record({
+        upsert: name,
+        labels: fc.dictionary(fc.constantFrom("set", "zone", "role"), fc.constantFrom("x", "y")),
+        owners: fc.array(fc.constantFrom("u1", "u2"), { maxLength: 2 }),
+      }),
+      fc.record({ remove: name }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 30 }), (ops) => {
+        const store = new IndexedStore();
+        const held = new Map<string, KubeObject>();
+        for (const step of ops) {
+          if ("remove" in step) {
+            store.remove(`ns/${step.remove}`);
+            held.delete(step.remove);
+          } else {
+            const object: KubeObject = {
+              metadata: {
+                name: step.upsert,
+                namespace: "ns",
+                labels: step.labels,
+                ownerReferences: step.owners.map((uid) => ({ apiVersion: "v1", kind: "X", name: uid, uid })),
+              },
+            };
+            store.upsert(object);
+            held.set(step.upsert, object);
+          }
+          for (const [index, fn] of Object.entries(DEFAULT_INDEXES)) {
+            const values = new Set([...held.values()].flatMap((x) => fn(x)));
+            for (const value of [...values, "set=x", "u1", "ns"]) {
+              const scanned = [...held.values()].filter((x) => fn(x).includes(value));
+              expect(store.byIndex(index, value).sort(byName)).toEqual(scanned.sort(byName));
+            }
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("custom index functions, also added after objects are stored", () => {
