@@ -21,7 +21,7 @@ import { startBackend } from "../test/cluster/backend.js";
 import { CONTROLLER_USERS } from "./identities.js";
 import { type Handler, serveParent } from "./ipc.js";
 import { NAMESPACES, population } from "./population.js";
-import { steadyFrom } from "./readings.js";
+import { type HandedOver, mapiTypeOf, steadyFrom } from "./readings.js";
 
 const [stateDir, caFile, ...flags] = process.argv.slice(2);
 if (!stateDir || !caFile) throw new Error("usage: apiserver.ts <state dir> <webhook CA file> [--real]");
@@ -127,7 +127,7 @@ const waits = new Map<
 const waitFor: Handler = async ({ kind, names, authority }) => {
   if (!cluster.local) throw new Error("bench: waitFor reads the local API server's storage");
   const id = waits.size;
-  const type = kind === "MachineSet" ? KINDS.mapiMachineSet : KINDS.mapiMachine;
+  const type = mapiTypeOf(kind as HandedOver);
   waits.set(id, { type, names: names as string[], authority: authority as StableAuthority, next: 0 });
   return id;
 };

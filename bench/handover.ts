@@ -23,7 +23,7 @@ import { productNodeFlags } from "./image.js";
 import { type Child, startChild } from "./ipc.js";
 import type { BenchOptions } from "./options.js";
 import { NAMESPACES } from "./population.js";
-import { provisioned, steadyUnder } from "./readings.js";
+import { type HandedOver, mapiTypeOf, provisioned, steadyUnder } from "./readings.js";
 import { sumValues, type WriteCount } from "./report.js";
 import type { Workspace } from "./static.js";
 import { ratio, round } from "./stats.js";
@@ -114,8 +114,8 @@ interface Stack {
   /**
    * The admin's watch of MAPI Machines and MachineSets (as `kubectl get -w` would): the bench waits on it
    * instead of LISTing the whole fleet over and over, which at 1,000 Machines made the bench itself the
-   * API server's biggest load (every poll serialised the fleet). On the local server the scale bench stops it
-   * before the timed handovers and reads their end from storage instead (decision 105).
+   * API server's biggest load (every poll serialised the fleet). On the local server a handover's end is read
+   * from storage instead, and the scale bench stops this watch before the timed handovers (decision 105).
    */
   watching: Cache;
   /** Whether the stack's API server is the local one, whose storage the API server's child can read. */
@@ -279,13 +279,8 @@ async function createMachineSets(
   return { sets: setNames, machines: new Set(members().map(nameOf)) };
 }
 
-async function handOver(
-  s: Stack,
-  kind: "Machine" | "MachineSet",
-  names: ReadonlySet<string>,
-  to: StableAuthority,
-) {
-  const type = kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
+async function handOver(s: Stack, kind: HandedOver, names: ReadonlySet<string>, to: StableAuthority) {
+  const type = mapiTypeOf(kind);
   const steady = await steadyProbe(s, kind, names, to);
   await eachLimited([...names], 20, (name) =>
     s.admin.patch(type, NAMESPACES.mapiNamespace, name, {
@@ -302,14 +297,11 @@ async function handOver(
  */
 async function steadyProbe(
   s: Stack,
-  kind: "Machine" | "MachineSet",
+  kind: HandedOver,
   names: ReadonlySet<string>,
   to: StableAuthority,
 ): Promise<() => Promise<boolean>> {
-  if (!s.local) {
-    const type = kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
-    return async () => all(s, type, names, (o) => steadyUnder(o, to));
-  }
+  if (!s.local) return async () => all(s, mapiTypeOf(kind), names, (o) => steadyUnder(o, to));
   const id = await s.api.ask<number>("waitFor", { kind, names: [...names], authority: to });
   return () => s.api.ask<boolean>("steady", { id });
 }

@@ -2,9 +2,15 @@
  * What the bench waits for in a Machine or MachineSet, read the same way wherever the object comes from: the
  * admin's watch (bench/handover.ts) or the local API server's storage (bench/apiserver.ts).
  */
-import type { StableAuthority } from "../src/kube/kinds.js";
+import { KINDS, type ResourceType, type StableAuthority } from "../src/kube/kinds.js";
 import { conditionOf, getPath, type KubeObject } from "../src/kube/object.js";
 import { statusAuthorityReading, synchronizedAPI } from "../src/protocol/authority.js";
+
+/** The MAPI kind the bench hands over. */
+export type HandedOver = "Machine" | "MachineSet";
+
+export const mapiTypeOf = (kind: HandedOver): ResourceType =>
+  kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
 
 /** Handed over to `authority` and synchronized: what a finished handover leaves. */
 export const steadyUnder = (o: KubeObject, authority: StableAuthority): boolean =>
