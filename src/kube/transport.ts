@@ -1,7 +1,9 @@
 /**
- * The one way the runtime talks HTTP to an API server: plain node:http(s) requests whose auth and TLS come
- * from a client-node `KubeConfig` (`applyToHTTPSOptions`), JSON in and out, non-2xx answers turned into the
- * typed errors of errors.ts, and newline-delimited JSON streams for watches. Owning this layer (instead of
+ * The one way the runtime talks HTTP to an API server: requests whose auth and TLS come from a client-node
+ * `KubeConfig` (`applyToHTTPSOptions`), JSON in and out, non-2xx answers turned into the typed errors of
+ * errors.ts, and newline-delimited JSON streams for watches. Requests go through undici's kept-alive pool,
+ * which costs ~40 % less CPU per request than node:https (decision 107); watches, and every request behind a
+ * proxy or to a server URL with credentials in it, through node:http(s). Owning this layer (instead of
  * client-node's generated APIs and informer) is what lets us set patch content types, watch parameters,
  * timeouts and stream handling exactly. URL building for a `ResourceType` lives here too.
  */
@@ -10,6 +12,7 @@ import http from "node:http";
 import https from "node:https";
 import { createSecureContext } from "node:tls";
 import type { KubeConfig } from "@kubernetes/client-node";
+import { type Dispatcher, Agent as Pools, errors as undiciErrors } from "undici";
 import { errorFromStatus, TransportError } from "./errors.js";
 import type { ResourceType } from "./kinds.js";
 import type { RestClientResponse } from "./metrics.js";
@@ -79,13 +82,14 @@ export function kubeConfigTransport(
   transportOptions: TransportOptions = {},
 ): Transport {
   const { onResponse } = transportOptions;
-  // client-node builds a fresh agent per call (a TLS handshake per request); we keep one keep-alive agent
-  // per distinct TLS material instead, so rotated client certificates still get a new one. The material goes
-  // into the agent as one secure context, not as `ca`/`cert`/`key` options: Node's https agent names its
-  // connection pools from the options, pasting those PEMs into a key of several KB that it rebuilds and hashes
-  // a few times per request (tens of µs each request). One agent per material keeps its pools apart.
-  const agents = new Map<string, http.Agent>();
-  const reusableAgent = (options: https.RequestOptions, plain: boolean): http.Agent | undefined => {
+  // client-node builds a fresh agent per call (a TLS handshake per request); we keep one kept-alive client per
+  // distinct TLS material instead, so rotated client certificates still get a new one. The material goes in as
+  // one secure context, not as `ca`/`cert`/`key` options: Node's https agent names its connection pools from
+  // the options, pasting those PEMs into a key of several KB that it rebuilds and hashes a few times per
+  // request (tens of µs each request). Each material has a node:https agent (watches) and an undici pool
+  // (requests), sharing the context.
+  const clients = new Map<string, Kept>();
+  const keptFor = (options: https.RequestOptions, plain: boolean): Kept | undefined => {
     if (kubeConfig.getCurrentCluster()?.proxyUrl) return undefined; // keep client-node's proxy agent
     const material = [
       plain,
@@ -98,44 +102,38 @@ export function kubeConfigTransport(
     const id = createHash("sha256")
       .update(JSON.stringify(material.map((m) => (Buffer.isBuffer(m) ? m.toString("base64") : m))))
       .digest("hex");
-    let agent = agents.get(id);
-    if (!agent) {
-      agent = plain
-        ? new http.Agent({ keepAlive: true })
-        : new https.Agent({
-            keepAlive: true,
-            secureContext: createSecureContext({
-              ...(options.ca !== undefined ? { ca: options.ca } : {}),
-              ...(options.cert !== undefined ? { cert: options.cert } : {}),
-              ...(options.key !== undefined ? { key: options.key } : {}),
-            }),
-            ...(options.rejectUnauthorized !== undefined
-              ? { rejectUnauthorized: options.rejectUnauthorized }
-              : {}),
-            ...(options.servername !== undefined ? { servername: options.servername } : {}),
-          });
-      agents.set(id, agent);
+    let kept = clients.get(id);
+    if (!kept) {
+      kept = plain ? keptPlain() : keptTls(options);
+      clients.set(id, kept);
     }
-    return agent;
+    return kept;
   };
 
   // client-node re-reads certificate and token files, decodes inline data and builds an agent on every
   // `applyToHTTPSOptions` call: that and the agent lookup are done once per AUTH_TTL_MS instead (client-go
   // likewise re-reads a token file at most once a minute). A 401 drops the cached material at once, so a
   // rotated token or certificate is picked up on the next request.
-  let resolved: { server: string; at: number; options: https.RequestOptions } | undefined;
-  const connectionOptions = async (server: string, plain: boolean): Promise<https.RequestOptions> => {
+  let resolved: { server: string; at: number; connection: Connection } | undefined;
+  const connectionFor = async (server: string, parsed: ParsedServer): Promise<Connection> => {
     const now = performance.now();
-    if (resolved && resolved.server === server && now - resolved.at < AUTH_TTL_MS) return resolved.options;
+    if (resolved && resolved.server === server && now - resolved.at < AUTH_TTL_MS) return resolved.connection;
     const applied: https.RequestOptions = { headers: {} };
     await kubeConfig.applyToHTTPSOptions(applied);
     // client-node's fresh per-call agent is replaced by a kept-alive one holding the TLS material, which then
     // stays off each request (a proxy's agent is kept, with the material on the request as client-node put it).
-    const agent = reusableAgent(applied, plain);
+    const kept = keptFor(applied, parsed.plain);
     const { ca: _ca, cert: _cert, key: _key, ...rest } = applied;
-    const options = agent ? { ...rest, agent } : applied;
-    resolved = { server, at: now, options };
-    return options;
+    const connection: Connection = kept
+      ? {
+          options: { ...rest, agent: kept.agent },
+          headers: rest.headers as Record<string, string>,
+          // undici takes no user info from the URL: such a server's requests keep Node's client, which sends it.
+          ...(parsed.target.auth === undefined ? { pool: kept.pool } : {}),
+        }
+      : { options: applied, headers: applied.headers as Record<string, string> };
+    resolved = { server, at: now, connection };
+    return connection;
   };
 
   // The server URL is parsed once, not twice per request (two URL objects per request and Node's conversion of
@@ -147,26 +145,35 @@ export function kubeConfigTransport(
     return parsedServer.server;
   };
 
-  const open = async (req: KubeRequest): Promise<{ res: http.IncomingMessage; abort: () => void }> => {
+  /** What every request needs, whichever client sends it: the server, its credentials, the path and body. */
+  const prepare = async (req: KubeRequest): Promise<Prepared> => {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new TransportError(0, "", "kubeconfig has no current cluster");
     const server = serverOf(cluster.server);
-    const lib = server.plain ? http : https;
-    const connection = await connectionOptions(cluster.server, server.plain);
-    const path = withQuery(server.pathPrefix + req.path, req.query);
+    const connection = await connectionFor(cluster.server, server);
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-    const headers: http.OutgoingHttpHeaders = {
-      ...(connection.headers as http.OutgoingHttpHeaders),
-      Accept: "application/json",
+    const headers: Record<string, string> = { ...connection.headers, Accept: "application/json" };
+    if (payload) headers["Content-Type"] = req.contentType ?? "application/json";
+    return {
+      req,
+      server,
+      connection,
+      path: withQuery(server.pathPrefix + req.path, req.query),
+      payload,
+      headers,
     };
-    if (payload) {
-      headers["Content-Type"] = req.contentType ?? "application/json";
-      headers["Content-Length"] = String(payload.length);
-    }
+  };
+
+  /** A request through Node's client: a watch's, or any request without an undici pool (see `connectionFor`). */
+  const open = (p: Prepared): Promise<{ res: http.IncomingMessage; abort: () => void }> => {
+    const { req, server } = p;
+    const lib = server.plain ? http : https;
+    const headers: http.OutgoingHttpHeaders = { ...p.headers };
+    if (p.payload) headers["Content-Length"] = String(p.payload.length);
     const options: https.RequestOptions = {
       ...server.target,
-      ...connection,
-      path,
+      ...p.connection.options,
+      path: p.path,
       method: req.method,
       headers,
     };
@@ -199,7 +206,7 @@ export function kubeConfigTransport(
       if (req.timeoutMs !== undefined || !isStreamRequest(req)) {
         r.setTimeout(req.timeoutMs ?? DEFAULT_TIMEOUT_MS, () => r.destroy(new Error("timed out")));
       }
-      r.end(payload);
+      r.end(p.payload);
     });
   };
 
@@ -221,16 +228,55 @@ export function kubeConfigTransport(
       });
     });
 
+  const failed = (req: KubeRequest, e: unknown): TransportError =>
+    new TransportError(0, "", `${req.method} ${req.path}: ${undiciMessage(e)}`);
+
+  /** A request's status and text through Node's client. */
+  const viaNode = async (p: Prepared): Promise<Answer> => {
+    const { res } = await open(p);
+    try {
+      return { code: res.statusCode ?? 0, text: await readAll(res) };
+    } catch (e) {
+      throw failed(p.req, e);
+    }
+  };
+
+  /**
+   * A request's status and text through undici's pool. Its timeouts are Node's socket timeout split in two:
+   * no headers, or no byte of the body, for `timeoutMs`. A refused path was never sent: it is not counted.
+   */
+  const viaPool = async (p: Prepared, pool: Dispatcher): Promise<Answer> => {
+    const { req, server } = p;
+    const timeout = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    let answer: Dispatcher.ResponseData;
+    try {
+      answer = await pool.request({
+        origin: server.origin,
+        path: p.path,
+        method: req.method,
+        headers: p.headers,
+        body: p.payload ?? null,
+        signal: req.signal ?? null,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
+    } catch (e) {
+      if (!(e instanceof undiciErrors.InvalidArgumentError))
+        onResponse?.({ method: req.method, code: "<error>", host: server.host });
+      throw failed(req, e);
+    }
+    onResponse?.({ method: req.method, code: String(answer.statusCode), host: server.host });
+    try {
+      return { code: answer.statusCode, text: await answer.body.text() };
+    } catch (e) {
+      throw failed(req, e);
+    }
+  };
+
   return {
     async request(req) {
-      const { res } = await open(req);
-      let text: string;
-      try {
-        text = await readAll(res);
-      } catch (e) {
-        throw new TransportError(0, "", `${req.method} ${req.path}: ${(e as Error).message}`);
-      }
-      const code = res.statusCode ?? 0;
+      const p = await prepare(req);
+      const { code, text } = p.connection.pool ? await viaPool(p, p.connection.pool) : await viaNode(p);
       if (code === 401) resolved = undefined;
       if (code < 200 || code >= 300) throw errorFromStatus(code, text);
       if (text.length === 0) return undefined;
@@ -241,7 +287,7 @@ export function kubeConfigTransport(
       }
     },
     async stream(req) {
-      const { res, abort } = await open(req);
+      const { res, abort } = await open(await prepare(req));
       const code = res.statusCode ?? 0;
       if (code === 401) resolved = undefined;
       if (code < 200 || code >= 300) throw errorFromStatus(code, await readAll(res).catch(() => ""));
@@ -253,8 +299,75 @@ export function kubeConfigTransport(
   };
 }
 
+/** The kept-alive clients of one TLS material: Node's agent for watches, undici's pool for requests. */
+interface Kept {
+  agent: http.Agent;
+  pool: Dispatcher;
+}
+
+/**
+ * How long an idle pooled connection is kept, unless the server's `Keep-Alive` says less: long enough that a
+ * controller's requests a few seconds apart reuse one (undici's default is 4 s; Node's agent has none).
+ */
+const KEEP_ALIVE_MS = 60_000;
+
+const keptPlain = (): Kept => ({
+  agent: new http.Agent({ keepAlive: true }),
+  pool: new Pools({ keepAliveTimeout: KEEP_ALIVE_MS }),
+});
+
+const keptTls = (options: https.RequestOptions): Kept => {
+  const secureContext = createSecureContext({
+    ...(options.ca !== undefined ? { ca: options.ca } : {}),
+    ...(options.cert !== undefined ? { cert: options.cert } : {}),
+    ...(options.key !== undefined ? { key: options.key } : {}),
+  });
+  const verify = {
+    ...(options.rejectUnauthorized !== undefined ? { rejectUnauthorized: options.rejectUnauthorized } : {}),
+    ...(options.servername !== undefined ? { servername: options.servername } : {}),
+  };
+  return {
+    agent: new https.Agent({ keepAlive: true, secureContext, ...verify }),
+    pool: new Pools({ keepAliveTimeout: KEEP_ALIVE_MS, connect: { secureContext, ...verify } }),
+  };
+};
+
+/** The resolved credentials of a server: Node's request options, their headers, and the pool when there is one. */
+interface Connection {
+  options: https.RequestOptions;
+  headers: Record<string, string>;
+  /** Absent behind a proxy (client-node's agent) and for a server URL with user info. */
+  pool?: Dispatcher;
+}
+
+interface Prepared {
+  req: KubeRequest;
+  server: ParsedServer;
+  connection: Connection;
+  /** The server's path prefix, the request's path and its query. */
+  path: string;
+  payload: Buffer | undefined;
+  /** The credentials' headers, Accept, and Content-Type with a body. */
+  headers: Record<string, string>;
+}
+
+interface Answer {
+  code: number;
+  text: string;
+}
+
+/** An error's message as the transport words it: undici's timeouts and aborts as Node's client's were. */
+const undiciMessage = (e: unknown): string => {
+  if (e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError)
+    return "timed out";
+  if (e instanceof undiciErrors.RequestAbortedError || (e as Error)?.name === "AbortError") return "aborted";
+  return (e as Error)?.message ?? String(e);
+};
+
 interface ParsedServer {
   plain: boolean;
+  /** `scheme://host[:port]`: where undici's pool connects. */
+  origin: string;
   /** `host[:port]` as the URL spells it (the REST client metric's label). */
   host: string;
   /** The server URL's path without its trailing slash, put before every request's path. */
@@ -273,6 +386,7 @@ function parseServer(text: string): ParsedServer {
       : undefined;
   return {
     plain: url.protocol === "http:",
+    origin: url.origin,
     host: url.host,
     pathPrefix: url.pathname.replace(/\/$/, ""),
     target: {

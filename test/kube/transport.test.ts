@@ -6,7 +6,8 @@
 import { getEventListeners } from "node:events";
 import http from "node:http";
 import https from "node:https";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
+import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -103,6 +104,8 @@ describe("transport cancellation", () => {
     // A relist of 5,000 Machines is ten or more pages on one signal: each page's listener used to stay on it
     // until the signal was dropped (Node warned at the eleventh).
     for (let i = 0; i < 12; i++) await transport.request({ ...get, signal: controller.signal });
+    // undici lets go of the signal when the answer's body closes, in the turn after its text was read.
+    await new Promise((r) => setImmediate(r));
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 
@@ -287,5 +290,95 @@ describe("transport TLS material (the kubeconfig's CA, client certificate and sk
     await expect(transport.request(get)).rejects.toBeInstanceOf(UnauthorizedError);
     await expect(transport.request(get)).resolves.toMatchObject({ kind: "ConfigMap" });
     expect(seen).toEqual(["client-one", "client-one", "client-two"]);
+  });
+});
+
+describe("transport connections (decision 107: requests through undici's pool, watches through Node's client)", () => {
+  const configMap = JSON.stringify({ kind: "ConfigMap", apiVersion: "v1", metadata: { name: "x" } });
+
+  it("requests one after another reuse kept-alive connections, not one each", async () => {
+    let connections = 0;
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(configMap);
+    });
+    server.on("connection", () => void connections++);
+    const transport = kubeConfigTransport(await listening(server, "t"));
+    for (let i = 0; i < 10; i++) await transport.request(get);
+    // undici's pool opens a second connection for the second request, while it still counts the first one
+    // busy with the answer just read; from then on the two are reused.
+    expect(connections).toBeLessThanOrEqual(2);
+  });
+
+  it("a request with no answer in its timeoutMs is a TransportError saying so, counted as <error>", async () => {
+    const server = http.createServer(() => {
+      // never answers
+    });
+    const codes: string[] = [];
+    const transport = kubeConfigTransport(await listening(server, "t"), {
+      onResponse: (r) => void codes.push(r.code),
+    });
+    const late = transport.request({ ...get, timeoutMs: 50 });
+    await expect(late).rejects.toBeInstanceOf(TransportError);
+    await expect(late).rejects.toThrow(`GET ${get.path}: timed out`);
+    expect(codes).toEqual(["<error>"]);
+    server.closeAllConnections();
+  });
+
+  it("an aborted request is a TransportError saying so", async () => {
+    const server = http.createServer(() => {
+      // never answers
+    });
+    const transport = kubeConfigTransport(await listening(server, "t"));
+    const controller = new AbortController();
+    const aborted = transport.request({ ...get, signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    await expect(aborted).rejects.toThrow(`GET ${get.path}: aborted`);
+    server.closeAllConnections();
+  });
+
+  it("a request behind the kubeconfig's proxy goes through the proxy", async () => {
+    const target = await serve(
+      http.createServer((_req, res) => {
+        res.writeHead(200, { "Content-Type": "application/json" });
+        res.end(configMap);
+      }),
+      "http",
+    );
+    // client-node's proxy agent tunnels with CONNECT, to an http server too.
+    const tunnels: string[] = [];
+    const proxy = http.createServer((_req, res) => res.writeHead(405).end());
+    proxy.on("connect", (req: http.IncomingMessage, client: Duplex) => {
+      tunnels.push(req.url ?? "");
+      const [host, port] = (req.url ?? "").split(":");
+      const upstream = connect(Number(port), host, () => {
+        client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+        upstream.pipe(client).pipe(upstream);
+      });
+      upstream.on("error", () => client.destroy());
+      client.on("error", () => upstream.destroy());
+    });
+    const kubeConfig = kubeConfigFor(target, { skipTLSVerify: true }, { token: "t" });
+    (kubeConfig.getCurrentCluster() as { proxyUrl?: string }).proxyUrl = await serve(proxy, "http");
+    await expect(kubeConfigTransport(kubeConfig).request(get)).resolves.toMatchObject({ kind: "ConfigMap" });
+    expect(tunnels).toEqual([target.replace("http://", "")]);
+    proxy.closeAllConnections();
+  });
+
+  it("a server URL's user info is sent as basic credentials", async () => {
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(req.headers.authorization ?? "");
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(configMap);
+    });
+    const base = await serve(server, "http");
+    const kubeConfig = kubeConfigFor(
+      base.replace("http://", "http://ad%40min:pw@"),
+      { skipTLSVerify: true },
+      {},
+    );
+    await kubeConfigTransport(kubeConfig).request(get);
+    expect(seen).toEqual([`Basic ${Buffer.from("ad@min:pw").toString("base64")}`]);
   });
 });
