@@ -1,9 +1,9 @@
 /**
  * Bench child: the client side of the client section. Sends GETs for one MAPI Machine to bench/answer.ts,
  * `concurrency` at a time, either as the product does (its transport and client: kubeconfig credentials, the
- * kept-alive undici pool (decision 107), managedFields cut from the answer before it is parsed) or as a bare Node client would
- * (`https.request` on a kept-alive agent, the answer `JSON.parse`d whole), and reports this process's CPU
- * (user + system) per answered request. argv: <server URL> <CA file>.
+ * kept-alive undici pool of decision 107, managedFields cut from the answer before it is parsed) or as a bare
+ * Node client would (`https.request` on a kept-alive agent, the answer `JSON.parse`d whole), and reports this
+ * process's CPU (user + system) per answered request. argv: <server URL> <CA file>.
  */
 import { readFile } from "node:fs/promises";
 import https from "node:https";
