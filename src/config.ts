@@ -187,7 +187,7 @@ export const SETTINGS = {
   workers: {
     flag: "workers",
     schema: z.coerce.number().int().min(1).max(64),
-    default: 4,
+    default: 8,
     description:
       "Keys each controller reconciles at once (one key is never reconciled twice at the same time).",
   },
