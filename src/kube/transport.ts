@@ -127,11 +127,10 @@ export function kubeConfigTransport(
     const connection: Connection = kept
       ? {
           options: { ...rest, agent: kept.agent },
-          headers: rest.headers as Record<string, string>,
           // undici takes no user info from the URL: such a server's requests keep Node's client, which sends it.
           ...(parsed.target.auth === undefined ? { pool: kept.pool } : {}),
         }
-      : { options: applied, headers: applied.headers as Record<string, string> };
+      : { options: applied };
     resolved = { server, at: now, connection };
     return connection;
   };
@@ -152,7 +151,10 @@ export function kubeConfigTransport(
     const server = serverOf(cluster.server);
     const connection = await connectionFor(cluster.server, server);
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-    const headers: Record<string, string> = { ...connection.headers, Accept: "application/json" };
+    const headers: Record<string, string> = {
+      ...(connection.options.headers as Record<string, string>),
+      Accept: "application/json",
+    };
     if (payload) headers["Content-Type"] = req.contentType ?? "application/json";
     return {
       req,
@@ -229,7 +231,7 @@ export function kubeConfigTransport(
     });
 
   const failed = (req: KubeRequest, e: unknown): TransportError =>
-    new TransportError(0, "", `${req.method} ${req.path}: ${undiciMessage(e)}`);
+    new TransportError(0, "", `${req.method} ${req.path}: ${errorText(e)}`);
 
   /** A request's status and text through Node's client. */
   const viaNode = async (p: Prepared): Promise<Answer> => {
@@ -332,10 +334,9 @@ const keptTls = (options: https.RequestOptions): Kept => {
   };
 };
 
-/** The resolved credentials of a server: Node's request options, their headers, and the pool when there is one. */
+/** A server's resolved credentials: Node's request options (their headers too), and the pool when there is one. */
 interface Connection {
   options: https.RequestOptions;
-  headers: Record<string, string>;
   /** Absent behind a proxy (client-node's agent) and for a server URL with user info. */
   pool?: Dispatcher;
 }
@@ -356,8 +357,8 @@ interface Answer {
   text: string;
 }
 
-/** An error's message as the transport words it: undici's timeouts and aborts as Node's client's were. */
-const undiciMessage = (e: unknown): string => {
+/** An error's message as the transport words it, either client's: undici's timeouts and aborts as Node's were. */
+const errorText = (e: unknown): string => {
   if (e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError)
     return "timed out";
   if (e instanceof undiciErrors.RequestAbortedError || (e as Error)?.name === "AbortError") return "aborted";
