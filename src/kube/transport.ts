@@ -259,6 +259,9 @@ export function kubeConfigTransport(
         headers: p.headers,
         body: p.payload ?? null,
         signal: req.signal ?? null,
+        // The connection stays open after a DELETE with its options in the body: undici would close it (a
+        // server may leave a body it does not expect unread), but kube-apiserver reads that one.
+        reset: false,
         headersTimeout: timeout,
         bodyTimeout: timeout,
       });
