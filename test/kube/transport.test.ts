@@ -318,7 +318,9 @@ describe("transport connections (decision 107: requests through undici's pool, w
     const server = http.createServer((req, res) => {
       let body = "";
       req.setEncoding("utf8");
-      req.on("data", (c: string) => void (body += c));
+      req.on("data", (c: string) => {
+        body += c;
+      });
       req.on("end", () => {
         bodies.push(`${req.method} ${body}`);
         res.writeHead(200, { "Content-Type": "application/json" });
