@@ -42,7 +42,7 @@ export interface Cache extends ObjectStore {
 const typeKeys = new WeakMap<ResourceType, string>();
 /**
  * `plural.group/version`, built once per type object: every read of the cache looks its informers up by it,
- * and building the string each time cost ~10× the lookup (a few µs of an admission decision's reads).
+ * and building the string each time cost ~10× the lookup (the cache's `freshness` 2.4 → 0.5 µs per review).
  */
 const typeKey = (t: ResourceType): string => {
   let key = typeKeys.get(t);

@@ -310,7 +310,7 @@ describe("transport connections (decision 107: requests through undici's pool, w
     expect(connections).toBeLessThanOrEqual(2);
   });
 
-  it("a DELETE with its options in the body keeps its connection, as kube-apiserver reads that body", async () => {
+  it("a DELETE with its options in the body keeps its connection, as kube-apiserver reads that body (decision 110)", async () => {
     // undici closes a connection after any request with a body whose method "does not expect one" (DELETE),
     // unless told the server reads it: every deletion would cost the next request a new TLS handshake.
     let connections = 0;
