@@ -50,6 +50,12 @@ export interface BenchOptions {
    * (`NODE_OPTIONS` of the Dockerfile's runtime stage, bench/image.ts); 0 = V8's own sizing.
    */
   productSemiSpaceMb?: number;
+  /**
+   * Also load two products whose engine is taken out (`--admission-shell`): each answers every review with
+   * the decision its first one got, with and without the denial's log line — what the server around the
+   * engine costs on its own, beside the product's rows.
+   */
+  admissionShell: boolean;
 }
 
 // The full run is issue 25's scenario: 5,000 cached Machines (admission, decisions, memory and readiness) and
@@ -65,6 +71,7 @@ const FULL: Omit<BenchOptions, "only"> = {
   quietMs: 10_000,
   scale: [100, 1000, 5000],
   apiServer: "local",
+  admissionShell: false,
 };
 
 const QUICK: Omit<BenchOptions, "only"> = {
@@ -78,6 +85,7 @@ const QUICK: Omit<BenchOptions, "only"> = {
   quietMs: 2_000,
   scale: [10, 40],
   apiServer: "local",
+  admissionShell: false,
 };
 
 const positiveInts = (flag: string, v: string): number[] => {
@@ -98,7 +106,7 @@ export const MAX_SCALE_SETS = 26;
 export const USAGE = `usage: npm run bench -- [--quick] [--only ${SECTIONS.join(",")}]
   [--machines N] [--connections 1,10,50] [--duration S] [--decision-rounds N] [--client-requests N]
   [--handover-machines N] [--quiet-ms MS] [--scale 100,1000[,5000]] [--scale-sets K] [--workers N] [--out DIR] [--cpu-prof DIR] [--api-server local|real]
-  [--product-semi-space MB]`;
+  [--product-semi-space MB] [--admission-shell]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const quick = argv.includes("--quick");
@@ -106,6 +114,10 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] as string;
     if (flag === "--quick") continue;
+    if (flag === "--admission-shell") {
+      o.admissionShell = true;
+      continue;
+    }
     const value = argv[i + 1];
     if (value === undefined || value.startsWith("--")) throw new Error(`${flag}: missing value\n${USAGE}`);
     i++;

@@ -1,10 +1,14 @@
 /**
  * Bench child: the product as src/main.ts composes it — shared informer cache over the admission kinds, the
  * cluster view, the policy engine behind the real HTTPS webhook server — against the bench's API server
- * (argv: <kubeconfig file> <cert dir> [--controllers]). With `--controllers` it also runs the two sync and
- * two migration controllers on the same cache as the product identity (started directly: one replica, no
- * Lease to wait for). Commands: `memory` (RSS after a full GC), `cached` (Machines with twins in the cache), `decide` (µs per decision, median of many,
- * with a same-run JSON.parse baseline) and `idle` (controllers have nothing queued or in flight).
+ * (argv: <kubeconfig file> <cert dir> [--controllers] [--decision=first] [--log-level=warn]). With
+ * `--controllers` it also runs the two sync and two migration controllers on the same cache as the product
+ * identity (started directly: one replica, no Lease to wait for). `--decision=first` takes the engine out of
+ * the admission section's load: each webhook answers every review with the decision its first review got
+ * (the section sends one review, so the answer is the same), and `--log-level=warn` drops the denial's line —
+ * what the server around the engine costs on its own (`--admission-shell`). Commands: `memory` (RSS after a
+ * full GC), `cached` (Machines with twins in the cache), `decide` (µs per decision, median of many, with a
+ * same-run JSON.parse baseline) and `idle` (controllers have nothing queued or in flight).
  */
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -24,7 +28,7 @@ import { childLogger, createLogger, logDestination } from "../src/logging.js";
 import { admissionInformers } from "../src/main.js";
 import { createMigrationController } from "../src/migration/controller.js";
 import { decide } from "../src/policies/engine.js";
-import type { PolicyContext } from "../src/policies/types.js";
+import type { AdmissionRequest, Decision, PolicyContext, WebhookName } from "../src/policies/types.js";
 import { clusterView } from "../src/policies/view.js";
 import { decodeAdmissionReview } from "../src/server/admission-review.js";
 import { parseJsonBody } from "../src/server/json-body.js";
@@ -39,8 +43,12 @@ import { infraMachineReviewBody, migrationReviewBody, NAMESPACES, reviewBody } f
 import { median } from "./stats.js";
 
 const [kubeconfigPath, certDir, ...flags] = process.argv.slice(2);
-if (!kubeconfigPath || !certDir) throw new Error("usage: product.ts <kubeconfig> <cert dir> [--controllers]");
+if (!kubeconfigPath || !certDir)
+  throw new Error(
+    "usage: product.ts <kubeconfig> <cert dir> [--controllers] [--workers=N] [--decision=first] [--log-level=warn]",
+  );
 const withControllers = flags.includes("--controllers");
+const firstDecisionOnly = flags.includes("--decision=first");
 // Workers per controller: absent = the product's default (the `workers` setting, src/config.ts).
 const workersFlag = flags.find((f) => f.startsWith("--workers="));
 const defaults = parseConfig([], {});
@@ -54,7 +62,7 @@ const bodyStart = performance.now();
 // level: a denial writes one info line. It goes to /dev/null, through the product's own buffered destination —
 // or, to see what the product did in a run, at debug to the file MAM_BENCH_PRODUCT_LOG names (not for figures).
 const logFile = process.env.MAM_BENCH_PRODUCT_LOG;
-const logger = createLogger(logFile ? "debug" : "info", {
+const logger = createLogger(logFile ? "debug" : flags.includes("--log-level=warn") ? "warn" : "info", {
   tty: false,
   stream: logDestination(logFile ?? "/dev/null"),
 });
@@ -116,6 +124,20 @@ if (withControllers) {
     ),
   );
 }
+/** `decide`, called once per webhook: every later review on that webhook gets the first one's decision. */
+function firstDecisionOf(
+  context: PolicyContext,
+): (webhook: WebhookName, request: AdmissionRequest) => Decision {
+  const first = new Map<WebhookName, Decision>();
+  return (webhook, request) => {
+    let decision = first.get(webhook);
+    if (decision === undefined) {
+      decision = decide(webhook, request, context);
+      first.set(webhook, decision);
+    }
+    return decision;
+  };
+}
 const webhook = await startWebhookServer({
   host: "127.0.0.1",
   port: 0,
@@ -123,7 +145,7 @@ const webhook = await startWebhookServer({
   keyFile: join(certDir, "tls.key"),
   shutdownDelayMs: 0,
   deps: {
-    decide: (name, request) => decide(name, request, policy),
+    decide: firstDecisionOnly ? firstDecisionOf(policy) : (name, request) => decide(name, request, policy),
     logger: childLogger(logger, "admission"),
     registry,
     readiness: () => (cache.synced() ? { ready: true } : { ready: false, reason: "not synced" }),

@@ -199,12 +199,18 @@ const table = (head: readonly string[], rows: readonly (readonly string[])[]): s
 export function renderTable(sections: Record<string, unknown>, targets: readonly TargetResult[]): string {
   const parts: string[] = [];
   const admission = sections.admission as
-    | { runs: LoadRow[]; bodyBytes: number; withManagedFields?: { bodyBytes: number; runs: LoadRow[] } }
+    | {
+        runs: LoadRow[];
+        bodyBytes: number;
+        withManagedFields?: { bodyBytes: number; runs: LoadRow[] };
+        shell?: (LoadRow & { label: string })[];
+      }
     | undefined;
   const kubeSent = admission?.withManagedFields;
+  const shell = admission?.shell ?? [];
   if (admission)
     parts.push(
-      `Admission (/validate, ${admission.bodyBytes}-byte review) vs bare Fastify HTTPS${kubeSent ? `; "+mf": the same review with its objects' managedFields as kube-apiserver sends them (${kubeSent.bodyBytes} bytes)` : ""}`,
+      `Admission (/validate, ${admission.bodyBytes}-byte review) vs bare Fastify HTTPS${kubeSent ? `; "+mf": the same review with its objects' managedFields as kube-apiserver sends them (${kubeSent.bodyBytes} bytes)` : ""}${shell.length > 0 ? `; "fixed": the product answering every review with its first decision (no engine), "no line": and without the denial's log line` : ""}`,
       table(
         [
           "conns",
@@ -220,6 +226,10 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
         [
           ...admission.runs.map((r) => ({ ...r, label: String(r.connections) })),
           ...(kubeSent?.runs ?? []).map((r) => ({ ...r, label: `${r.connections} +mf` })),
+          ...shell.map((r) => ({
+            ...r,
+            label: `${r.connections} ${r.label === "decision fixed" ? "fixed" : "fixed, no line"}`,
+          })),
         ].map((r) => [
           r.label,
           fmt(r.bare.rps, 0),

@@ -134,10 +134,25 @@ interface Memory {
 const cpuProfArgs = (o: BenchOptions): string[] =>
   o.cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", o.cpuProfDir] : [];
 
-const startProduct = (ws: Workspace, kubeconfig: string, o: BenchOptions): Promise<Child> =>
-  startChild(join(HERE, "product.ts"), [kubeconfig, ws.certDir], {
+const startProduct = (
+  ws: Workspace,
+  kubeconfig: string,
+  o: BenchOptions,
+  flags: readonly string[] = [],
+): Promise<Child> =>
+  startChild(join(HERE, "product.ts"), [kubeconfig, ws.certDir, ...flags], {
     execArgv: ["--expose-gc", ...productNodeFlags(o), ...cpuProfArgs(o)],
   });
+
+/**
+ * `--admission-shell`: the product with its engine taken out (bench/product.ts `--decision=first`), with the
+ * denial's log line and without it, each loaded at 10 connections against the same bare server as the rows
+ * above — the part of the product's cost per review that no policy engine, however cheap, can remove.
+ */
+const SHELLS = [
+  { label: "decision fixed", flags: ["--decision=first"] },
+  { label: "decision fixed, no log line", flags: ["--decision=first", "--log-level=warn"] },
+] as const;
 
 export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
   const want = new Set(o.only);
@@ -257,14 +272,30 @@ export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: stri
       log(`admission: 10 connections, ${o.durationS}s × 4 runs, the review with its managedFields`);
       await autocannon(`${urls.bare}/validate`, kubeSentFile, 10, 1);
       await autocannon(`${urls.product}/validate`, kubeSentFile, 10, 1);
+      const withManagedFields = {
+        bodyBytes: Buffer.byteLength(kubeSent),
+        runs: [await compare({ bare, product }, kubeSentFile, 10, o.durationS)],
+      };
+      const shell = [];
+      if (o.admissionShell) {
+        for (const { label, flags } of SHELLS) {
+          log(`admission: 10 connections, ${o.durationS}s × 4 runs, the product with its ${label}`);
+          const fixed = await startProduct(ws, kubeconfig, o, flags);
+          try {
+            const url = `${(fixed.ready as Ready).url}/validate`;
+            await autocannon(url, bodyFile, 10, 1);
+            shell.push({ label, ...(await compare({ bare, product: fixed }, bodyFile, 10, o.durationS)) });
+          } finally {
+            await fixed.stop();
+          }
+        }
+      }
       results.admission = {
         bodyBytes: Buffer.byteLength(reviewBody()),
         machinesCached: o.machines,
         runs: rows,
-        withManagedFields: {
-          bodyBytes: Buffer.byteLength(kubeSent),
-          runs: [await compare({ bare, product }, kubeSentFile, 10, o.durationS)],
-        },
+        withManagedFields,
+        ...(shell.length > 0 ? { shell } : {}),
       };
     }
   } finally {

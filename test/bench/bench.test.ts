@@ -35,6 +35,8 @@ describe("bench options", () => {
     [["--product-semi-space", "32"], { productSemiSpaceMb: 32 }],
     [["--product-semi-space", "0"], { productSemiSpaceMb: 0 }],
     [["--scale", "1000", "--scale-sets", "10"], { scale: [1000], scaleSets: 10 }],
+    [[], { admissionShell: false }],
+    [["--only", "admission", "--admission-shell", "--duration", "5"], { admissionShell: true, durationS: 5 }],
   ])("%j parses", (argv, expected) => {
     expect(parseOptions(argv)).toMatchObject(expected);
   });
@@ -208,6 +210,7 @@ describe("npm run bench, tiny mode", () => {
     try {
       const args = ["--import", "tsx", "bench/run.ts", "--quick", "--only", "admission,decision,memory"];
       args.push("--machines", "20", "--connections", "1", "--duration", "1", "--decision-rounds", "5");
+      args.push("--admission-shell");
       // Figures differ between runtimes and heap settings (decision 92): the run names both.
       const env = { ...process.env, NODE_OPTIONS: "--max-semi-space-size=16" };
       const { stdout } = await run(process.execPath, [...args, "--out", out], { timeout: 150_000, env });
@@ -236,6 +239,24 @@ describe("npm run bench, tiny mode", () => {
         expect(side.requests).toBeGreaterThan(0);
         expect(side.non2xx + side.errors).toBe(0);
       }
+      // --admission-shell: the product without its engine, with and without the denial's line, same bare server.
+      type Side = { requests: number; non2xx: number; errors: number };
+      const shell = result.sections.admission.shell as {
+        label: string;
+        connections: number;
+        bare: Side;
+        product: Side;
+      }[];
+      expect(shell.map((r) => [r.label, r.connections])).toEqual([
+        ["decision fixed", 10],
+        ["decision fixed, no log line", 10],
+      ]);
+      for (const side of shell.flatMap((r) => [r.bare, r.product])) {
+        expect(side.requests).toBeGreaterThan(0);
+        expect(side.non2xx + side.errors).toBe(0);
+      }
+      expect(stdout).toMatch(/^10 fixed {2}/m);
+      expect(stdout).toMatch(/^10 fixed, no line /m);
       expect(result.sections.decision.map((d: { review: string }) => d.review)).toEqual(
         expect.arrayContaining(["migration", "infra-machine"]),
       );
