@@ -203,7 +203,7 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
         runs: LoadRow[];
         bodyBytes: number;
         withManagedFields?: { bodyBytes: number; runs: LoadRow[] };
-        shell?: (LoadRow & { label: string })[];
+        shell?: (LoadRow & { label: string; tag: string })[];
       }
     | undefined;
   const kubeSent = admission?.withManagedFields;
@@ -226,10 +226,7 @@ export function renderTable(sections: Record<string, unknown>, targets: readonly
         [
           ...admission.runs.map((r) => ({ ...r, label: String(r.connections) })),
           ...(kubeSent?.runs ?? []).map((r) => ({ ...r, label: `${r.connections} +mf` })),
-          ...shell.map((r) => ({
-            ...r,
-            label: `${r.connections} ${r.label === "decision fixed" ? "fixed" : "fixed, no line"}`,
-          })),
+          ...shell.map((r) => ({ ...r, label: `${r.connections} ${r.tag}` })),
         ].map((r) => [
           r.label,
           fmt(r.bare.rps, 0),

@@ -150,8 +150,12 @@ const startProduct = (
  * above — the part of the product's cost per review that no policy engine, however cheap, can remove.
  */
 const SHELLS = [
-  { label: "decision fixed", flags: ["--decision=first"] },
-  { label: "decision fixed, no log line", flags: ["--decision=first", "--log-level=warn"] },
+  { label: "decision fixed", tag: "fixed", flags: ["--decision=first"] },
+  {
+    label: "decision fixed, no log line",
+    tag: "fixed, no line",
+    flags: ["--decision=first", "--log-level=warn"],
+  },
 ] as const;
 
 export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: string) => void) {
@@ -278,13 +282,17 @@ export async function runStatic(ws: Workspace, o: BenchOptions, log: (line: stri
       };
       const shell = [];
       if (o.admissionShell) {
-        for (const { label, flags } of SHELLS) {
+        for (const { label, tag, flags } of SHELLS) {
           log(`admission: 10 connections, ${o.durationS}s × 4 runs, the product with its ${label}`);
           const fixed = await startProduct(ws, kubeconfig, o, flags);
           try {
             const url = `${(fixed.ready as Ready).url}/validate`;
             await autocannon(url, bodyFile, 10, 1);
-            shell.push({ label, ...(await compare({ bare, product: fixed }, bodyFile, 10, o.durationS)) });
+            shell.push({
+              label,
+              tag,
+              ...(await compare({ bare, product: fixed }, bodyFile, 10, o.durationS)),
+            });
           } finally {
             await fixed.stop();
           }
