@@ -12,7 +12,7 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import { createWriteStream, existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -23,6 +23,7 @@ import {
   createCertificateAuthority,
   issueServingCertificate,
 } from "../../src/server/certs.js";
+import { acquireBuildLock, releaseBuildLock } from "./build-lock.js";
 
 const run = promisify(execFile);
 const MODULE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "controlplane");
@@ -78,7 +79,7 @@ const goEnv = (): NodeJS.ProcessEnv => ({
 /**
  * Builds the binaries once per version key and returns where they are. The key covers the module's go.mod,
  * go.sum and reaper, and the Go version, so a version bump (or a new Go) builds afresh and an unchanged one
- * never does. Concurrent callers wait on a lock directory instead of building twice.
+ * never does. Concurrent callers wait on a lock instead of building twice; a killed build's lock is taken over.
  */
 export async function ensureBinaries(log: (line: string) => void = () => {}): Promise<Binaries> {
   const versions = await pinnedVersions();
@@ -99,22 +100,9 @@ export async function ensureBinaries(log: (line: string) => void = () => {}): Pr
   if (complete()) return binaries;
 
   await mkdir(root, { recursive: true });
+  // Another run may be building this key: wait for it, or take over a killed build's lock (./build-lock.ts).
   const lock = `${dir}.lock`;
-  for (;;) {
-    try {
-      await mkdir(lock);
-      break;
-    } catch {
-      // Someone else is building this key; a lock older than an hour is a dead build's.
-      const age = await stat(lock).then(
-        (s) => Date.now() - s.mtimeMs,
-        () => 0,
-      );
-      if (age > 3_600_000) await rm(lock, { recursive: true, force: true });
-      await new Promise((r) => setTimeout(r, 2_000));
-      if (complete()) return binaries;
-    }
-  }
+  if ((await acquireBuildLock(lock, complete, { log })) === "done") return binaries;
   try {
     if (complete()) return binaries;
     const building = `${dir}.building`;
@@ -147,7 +135,7 @@ export async function ensureBinaries(log: (line: string) => void = () => {}): Pr
     log(`built the control plane in ${Math.round((Date.now() - started) / 1000)} s`);
     return binaries;
   } finally {
-    await rm(lock, { recursive: true, force: true });
+    await releaseBuildLock(lock);
   }
 }
 
