@@ -39,7 +39,7 @@ Exit status: 0 everything selected is at the target, 1 something is blocked, fai
   --machinesets-only          move the MachineSets only, not their Machines nor standalone Machines
   --max-in-flight N           open handovers at a time, 1-100 (default 5)
   --dry-run                   print the plan and change nothing (exit 1 if something is blocked)
-  --timeout DURATION          per handover, e.g. 90s, 15m (default: the migrationStuckAfter setting)
+  --timeout DURATION          per handover, e.g. 90s, 15m, at most 24h (default: the migrationStuckAfter setting)
   -o, --output text|json      text (a live line on a terminal) or JSON lines (default text)
   --kubeconfig FILE           kubeconfig (else KUBECONFIG, else ~/.kube/config, else the pod's service account)
   --context NAME              kubeconfig context (default: its current-context)
@@ -57,6 +57,8 @@ const MIGRATE_FLAGS: CommandFlags = {
 };
 
 const DEFAULT_MAX_IN_FLIGHT = 5;
+/** The migrationStuckAfter setting's own bound (src/config.ts `seconds`): a handover's wait, one day at most. */
+const MAX_TIMEOUT_MS = 86_400_000;
 
 /** `90`, `90s`, `15m`, `1h` → milliseconds; undefined when malformed or zero. */
 export const parseDuration = (text: string): number | undefined => {
@@ -128,7 +130,9 @@ export async function runMigrate(
   if (output !== "text" && output !== "json")
     return usage(`-o must be text or json, not ${JSON.stringify(output)}`);
   const maxText = str("max-in-flight");
-  const maxInFlight = maxText === undefined ? DEFAULT_MAX_IN_FLIGHT : Number(maxText);
+  // Digits only: `Number` would also read 0x10, 1e1, 2.0 and " 3 " as whole numbers.
+  const maxInFlight =
+    maxText === undefined ? DEFAULT_MAX_IN_FLIGHT : /^\d+$/.test(maxText) ? Number(maxText) : Number.NaN;
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1 || maxInFlight > 100)
     return usage(`--max-in-flight must be a whole number from 1 to 100, not ${JSON.stringify(maxText)}`);
   const timeoutText = str("timeout");
@@ -136,6 +140,8 @@ export async function runMigrate(
     timeoutText === undefined ? config.migrationStuckAfter * 1000 : parseDuration(timeoutText);
   if (timeoutMs === undefined)
     return usage(`--timeout must be a duration such as 90s, 15m or 1h, not ${JSON.stringify(timeoutText)}`);
+  if (timeoutMs > MAX_TIMEOUT_MS)
+    return usage(`--timeout must be at most 24h, not ${JSON.stringify(timeoutText)}`);
   const selector = str("selector");
   if (selector !== undefined) {
     const parsed = parseLabelSelector(selector);

@@ -107,7 +107,18 @@ function stateOf(mapi: KubeObject, row: PreflightRow | undefined, target: Stable
         };
   if (status === "Migrating") {
     const old = synchronizedAPI(mapi);
-    if (old === opposite(target)) return { state: "open" };
+    if (old === opposite(target) && spec === target) return { state: "open" };
+    // Toward the target, but spec was set back: the controllers are rolling a cancel back. Waiting for it as
+    // an open handover would wait for a flip that is not coming; flipping it again would undo someone's cancel.
+    if (old === opposite(target))
+      return {
+        state: "blocked",
+        blockers: [
+          blockedBy(
+            `a handover from ${old} to ${target} is being cancelled (spec.authoritativeAPI is ${spec ?? "(unset)"} again); migrate --to ${target} will not undo a cancel: run it again once status.authoritativeAPI is ${old}`,
+          ),
+        ],
+      };
     return { state: "blocked", blockers: row?.blockers ?? [] };
   }
   if (status === "absent")
@@ -317,7 +328,14 @@ export function judgeHandover(
   const status = statusAuthorityReading(mapi);
   const synced = conditionOf(mapi, CONDITIONS.synchronized);
   if (spec !== watch.target && !watch.specSeen)
-    return { outcome: "running", step: "waiting for the watch to show the flip" };
+    // Bounded like every other wait: a flip the watch never shows is stuck, not waited on forever.
+    return now - watch.since >= timeoutMs
+      ? {
+          outcome: "failed",
+          reason: "Stuck",
+          message: `not complete after ${Math.round(timeoutMs / 1000)} s (spec.authoritativeAPI is ${spec ?? "(unset)"}: the flip to ${watch.target} was never seen)`,
+        }
+      : { outcome: "running", step: "waiting for the watch to show the flip" };
   if (spec !== watch.target)
     return {
       outcome: "failed",

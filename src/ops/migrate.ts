@@ -149,19 +149,28 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
   const first = plan();
   reporter.plan(first);
   const result: MigrateResult = { code: 1, moved: 0, failures: 0, interrupted: false };
+  // A selector that selects nothing is most likely a typo (`role=wroker`): the closing lines say so.
+  const nothingSelected = (p: MigrationPlan): string[] =>
+    options.selector !== undefined && p.summary.objects === 0
+      ? [
+          `no MAPI MachineSet or Machine in ${ns} matches --selector ${JSON.stringify(options.selector)}: nothing to move`,
+        ]
+      : [];
   if (options.dryRun) {
+    const code = first.summary.blocked === 0 && first.refusals.length === 0 ? 0 : 1;
     reporter.end(
       [
+        ...nothingSelected(first),
         first.summary.blocked > 0 || first.refusals.length > 0
           ? "dry run: nothing was changed; the blocked objects above would not move."
           : "dry run: nothing was changed.",
       ],
-      { dryRun: true, ...first.summary },
+      { code, dryRun: true, ...first.summary },
     );
-    return { ...result, code: first.summary.blocked === 0 && first.refusals.length === 0 ? 0 : 1 };
+    return { ...result, code };
   }
   if (first.refusals.length > 0) {
-    reporter.end(["nothing was changed."], { ...first.summary, refused: first.refusals });
+    reporter.end(["nothing was changed."], { code: result.code, ...first.summary, refused: first.refusals });
     return result;
   }
 
@@ -348,6 +357,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
   const allDone = last.summary.done === last.summary.objects;
   result.code = allDone && result.failures === 0 && !result.interrupted ? 0 : 1;
   const lines = [
+    ...nothingSelected(last),
     `${result.code === 0 ? "done" : "stopped"}: moved ${result.moved} object${result.moved === 1 ? "" : "s"} to ${options.target} in this run; ${planSummaryLine(last)}`,
   ];
   const blocked = last.items.filter((i) => i.state === "blocked");

@@ -27,7 +27,7 @@ import {
   renderPlan,
   SYNCHRONIZED_FALSE_GRACE_MS,
 } from "../../src/ops/migrate-plan.js";
-import { textReporter } from "../../src/ops/migrate-report.js";
+import { jsonReporter, textReporter } from "../../src/ops/migrate-report.js";
 import { type MemoryStore, memoryStore } from "../../src/policies/memory-store.js";
 import type { ConvertibilityCheck } from "../../src/policies/types.js";
 import type { Support } from "../../src/supported.js";
@@ -179,6 +179,21 @@ describe("migrate plan (SPEC §12)", () => {
     expect(second?.state === "blocked" && second.blockers[0]?.message).toBe(
       "spec.authoritativeAPI asks for MachineAPI: a handover away from ClusterAPI was requested; migrate --to ClusterAPI will not undo it",
     );
+  });
+
+  it("state blocked: a cancel in progress (Migrating from the other side, spec set back) is not in flight toward the target", () => {
+    const cancelling = edit(standalone("w-1"), "mapi", (o) => {
+      o.status = { ...o.status, authoritativeAPI: "Migrating", synchronizedAPI: "MachineAPI" };
+    });
+    expect(cancelling.mapi?.spec?.authoritativeAPI).toBe("MachineAPI");
+    const plan = planOf([cancelling, standalone("w-2")]);
+    expect(states(plan)).toEqual({ "Machine/w-1": "blocked", "Machine/w-2": "queued" });
+    const [first] = plan.items;
+    expect(first?.state === "blocked" && first.blockers[0]?.message).toBe(
+      "a handover from MachineAPI to ClusterAPI is being cancelled (spec.authoritativeAPI is MachineAPI again); migrate --to ClusterAPI will not undo a cancel: run it again once status.authoritativeAPI is MachineAPI",
+    );
+    // Nothing is waited on before the first wave.
+    expect(plan.items.find((i) => i.name === "w-2")).toMatchObject({ wave: 1, waitsFor: [] });
   });
 
   it("state blocked: preflight's reasons are the plan's (admission migration-unconvertible), and a blocked MachineSet holds its members back", () => {
@@ -334,6 +349,18 @@ describe("judging an open handover (SPEC §12: complete, or refused/blocked/Sync
       s: stableSnapshot("Machine", "MachineAPI", "w-1"),
       w: { specSeen: false },
       want: { outcome: "running", step: "waiting for the watch to show the flip" },
+    },
+    {
+      name: "failed Stuck: a watch that never shows the flip is not waited on past --timeout",
+      s: stableSnapshot("Machine", "MachineAPI", "w-1"),
+      w: { specSeen: false },
+      now: T0 + TIMEOUT,
+      want: {
+        outcome: "failed",
+        reason: "Stuck",
+        message:
+          "not complete after 900 s (spec.authoritativeAPI is MachineAPI: the flip to ClusterAPI was never seen)",
+      },
     },
     {
       name: "failed Cancelled: spec set back once the flip was seen",
@@ -591,6 +618,63 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
     expect(result).toMatchObject({ code: 1, failures: 1 });
     expect(h.events).toContainEqual(
       expect.objectContaining({ event: "failed", name: "w-1", reason: "Stuck" }),
+    );
+  });
+
+  it("a cancel in progress found at the start is reported blocked, not waited on: the run ends at once (exit 1)", async () => {
+    const cancelling = edit(standalone("w-1"), "mapi", (o) => {
+      o.status = { ...o.status, authoritativeAPI: "Migrating", synchronizedAPI: "MachineAPI" };
+    });
+    const h = harness([cancelling]);
+    let settled: Awaited<ReturnType<typeof migrate>> | undefined;
+    void migrate(
+      options(),
+      h.deps(async () => {
+        throw new Error("a cancel is not flipped back");
+      }),
+    ).then((r) => {
+      settled = r;
+    });
+    await flushMicrotasks(20);
+    expect(settled).toMatchObject({ code: 1, moved: 0, failures: 0 });
+    expect(h.events).toEqual([]);
+    expect(h.ends[0]?.join("\n")).toContain(`1 blocked: Machine ${MAPI_NS}/w-1`);
+  });
+
+  it("-o json: every summary carries the exit code — a run's, a dry run's and a refused run's", async () => {
+    const summaryOf = async (over: Partial<MigrateOptions>, controllers = RUNNING) => {
+      const h = harness([standalone("w-1")]);
+      let out = "";
+      const deps = {
+        ...h.deps(async (kind: "Machine" | "MachineSet", name: string) => {
+          flipInStore(h.store, kind, name);
+          h.complete(kind, name);
+        }),
+        controllers,
+        reporter: jsonReporter((t) => {
+          out += t;
+        }),
+      };
+      const result = await migrate(options(over), deps);
+      const last = JSON.parse(out.trimEnd().split("\n").at(-1)!);
+      return { result: result.code, summary: last.event === "summary" ? last.code : "no summary" };
+    };
+    expect(await summaryOf({})).toEqual({ result: 0, summary: 0 });
+    expect(await summaryOf({ dryRun: true })).toEqual({ result: 0, summary: 0 });
+    expect(await summaryOf({}, { running: false, detail: "no Lease" })).toEqual({ result: 1, summary: 1 });
+  });
+
+  it("a --selector that matches nothing says so (and, all of nothing being done, exits 0 as kubectl does)", async () => {
+    const h = harness([standalone("w-1")]);
+    const result = await migrate(
+      options({ selector: "role=wroker" }),
+      h.deps(async () => {
+        throw new Error("nothing is selected");
+      }),
+    );
+    expect(result.code).toBe(0);
+    expect(h.ends[0]).toContain(
+      'no MAPI MachineSet or Machine in openshift-machine-api matches --selector "role=wroker": nothing to move',
     );
   });
 
