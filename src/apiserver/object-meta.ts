@@ -62,6 +62,17 @@ const validKey = (k: string): boolean => {
   return k.length - slash - 1 <= 63 && (slash < 0 || slash <= 253);
 };
 
+const validLabelValue = (v: unknown): boolean =>
+  typeof v === "string" && v.length <= 63 && LABEL_VALUE.test(v);
+
+/** Why `key` is not a label or annotation key (kube's IsQualifiedName), or undefined when it is one. */
+export const labelKeyProblem = (key: string): string | undefined =>
+  validKey(key) ? undefined : `Invalid value: ${JSON.stringify(key)}: ${QUALIFIED_NAME_MESSAGE}`;
+
+/** Why `value` is not a label value (kube's IsValidLabelValue), or undefined when it is one. */
+export const labelValueProblem = (value: string): string | undefined =>
+  validLabelValue(value) ? undefined : `Invalid value: ${JSON.stringify(value)}: ${LABEL_VALUE_MESSAGE}`;
+
 /**
  * Why a new object's name is invalid, or undefined: Namespaces are DNS labels, RBAC objects only need to be
  * a path segment (kube's ValidateRBACName: `system:discovery` is a valid ClusterRole name), everything else
@@ -81,7 +92,7 @@ export const nameProblem = (res: ResourceInfo, name: string): string | undefined
 /** Label values: at most 63 characters of the label alphabet, or empty. */
 export const labelValueCauses = (o: KubeObject): StatusCause[] =>
   Object.values(o.metadata?.labels ?? {})
-    .filter((v) => typeof v !== "string" || v.length > 63 || !LABEL_VALUE.test(v))
+    .filter((v) => !validLabelValue(v))
     .map((v) => ({
       reason: "FieldValueInvalid",
       field: "metadata.labels",

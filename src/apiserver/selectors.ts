@@ -4,6 +4,7 @@
  * an unparsable selector is reported as an error string, which the REST layer turns into a 400.
  */
 import { getPath, isRecord, type KubeObject } from "../kube/object.js";
+import { labelKeyProblem, labelValueProblem } from "./object-meta.js";
 
 export type Predicate = (o: KubeObject) => boolean;
 
@@ -96,11 +97,27 @@ const labelValue = (o: KubeObject, key: string): string | undefined => {
   return isRecord(labels) && typeof labels[key] === "string" ? labels[key] : undefined;
 };
 
+/**
+ * Why a label selector's requirement can never name a label, as kube's `labels.Parse` refuses it: its key is
+ * not a label key, or a value it compares with is not a label value (kubectl's `-l role:worker`, a typo for
+ * `role=worker`, would otherwise quietly select nothing).
+ */
+const labelRequirementProblem = (r: Requirement): string | undefined => {
+  const values =
+    r.op === "=" || r.op === "!=" ? [r.value] : r.op === "in" || r.op === "notin" ? r.values : [];
+  const problem = labelKeyProblem(r.key) ?? values.map(labelValueProblem).find((p) => p !== undefined);
+  return problem === undefined ? undefined : `unable to parse requirement: ${problem}`;
+};
+
 /** Compiles a label selector; undefined/empty selects everything. */
 export const parseLabelSelector = (selector: string | undefined): Predicate | string => {
   if (!selector) return () => true;
   const reqs = parseAll(selector);
   if (typeof reqs === "string") return reqs;
+  for (const r of reqs) {
+    const problem = labelRequirementProblem(r);
+    if (problem !== undefined) return problem;
+  }
   return (o) => reqs.every((r) => matches(r, labelValue(o, r.key)));
 };
 

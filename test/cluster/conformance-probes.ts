@@ -948,6 +948,23 @@ const listProbes: Probe[] = [
     code,
   ),
   ask("list with limit=0 (no limit)", "admin", "GET", `${CMS}?labelSelector=tier&limit=0`, undefined, names),
+  // `-l role:worker`, a typo for `role=worker`: a key no label can have is refused, not matched against nothing.
+  ask(
+    "list with a label selector whose key is not a label key",
+    "admin",
+    "GET",
+    `${CMS}?labelSelector=${encodeURIComponent("role:worker")}`,
+    undefined,
+    code,
+  ),
+  ask(
+    "list with a label selector whose value is not a label value",
+    "admin",
+    "GET",
+    `${CMS}?labelSelector=${encodeURIComponent("tier in (-x)")}`,
+    undefined,
+    code,
+  ),
   ask(
     "list with resourceVersion=0",
     "admin",
