@@ -16,6 +16,7 @@ import {
   groupOf,
   isProductName,
   PRODUCT_NAME,
+  type ProviderType,
   SERVICE_CA,
   shown,
   TRANSPORT_LABELS,
@@ -42,6 +43,8 @@ export interface Violation {
 }
 
 export interface BoundsContext {
+  /** What the provider is: the API groups its CRDs may define follow from it (PROVIDER_API_GROUPS). */
+  type: ProviderType;
   namespace: string;
   /** The images ConfigMap's values that are valid image references: the only images pods may run. */
   images: ReadonlySet<string>;
@@ -70,7 +73,23 @@ interface Own {
   apiGroups: Set<string>;
 }
 
-const ownOf = (objects: readonly KubeObject[]): Own => {
+/**
+ * The API groups a provider of each type may define CRDs in — Cluster API's own, split as its providers split
+ * them. A CRD makes its group the provider's own, and the provider's webhooks may match all of it; any other
+ * group (OLM's, monitoring's, a CNI's, the core provider's for an infrastructure provider) is someone else's,
+ * whatever CRD a transport ConfigMap ships in it.
+ */
+export const PROVIDER_API_GROUPS: Readonly<Record<ProviderType, readonly string[]>> = Object.freeze({
+  core: ["cluster.x-k8s.io", "addons.cluster.x-k8s.io", "ipam.cluster.x-k8s.io", "runtime.cluster.x-k8s.io"],
+  // Managed Kubernetes flavours (EKS in CAPA) ship their bootstrap and control-plane kinds with the provider.
+  infrastructure: [
+    "infrastructure.cluster.x-k8s.io",
+    "bootstrap.cluster.x-k8s.io",
+    "controlplane.cluster.x-k8s.io",
+  ],
+});
+
+const ownOf = (objects: readonly KubeObject[], type: ProviderType): Own => {
   const own: Own = {
     serviceAccounts: new Set(),
     roles: new Set(),
@@ -86,15 +105,11 @@ const ownOf = (objects: readonly KubeObject[]): Own => {
     else if (key === `${RBAC}/ClusterRole`) own.clusterRoles.add(nameOf(o));
     else if (key === "apiextensions.k8s.io/CustomResourceDefinition") {
       const group = getPath(o, ["spec", "group"]);
-      if (typeof group === "string" && !platformGroup(group)) own.apiGroups.add(group);
+      if (typeof group === "string" && PROVIDER_API_GROUPS[type].includes(group)) own.apiGroups.add(group);
     }
   }
   return own;
 };
-
-/** Groups of the platform and of Kubernetes: never a provider's, whatever its CRDs say. */
-const platformGroup = (group: string): boolean =>
-  ["openshift.io", "k8s.io", "kubernetes.io"].some((d) => group === d || group.endsWith(`.${d}`));
 
 const list = (v: unknown): unknown[] | undefined =>
   v === undefined || v === null ? [] : Array.isArray(v) ? v : undefined;
@@ -102,7 +117,7 @@ const text = (v: unknown): string | undefined => (typeof v === "string" ? v : un
 
 /** Violations of every bound but the allowlist, per object of one provider (same order as `objects`). */
 export function violationsOf(objects: readonly KubeObject[], context: BoundsContext): Violation[][] {
-  const own = ownOf(objects);
+  const own = ownOf(objects, context.type);
   return objects.map((o) => {
     const out: Violation[] = [];
     const add = (bound: Bound, detail: string): void => {
@@ -139,7 +154,7 @@ export function violationsOf(objects: readonly KubeObject[], context: BoundsCont
         checkWebhooks(o, own, add);
         break;
       case "apiextensions.k8s.io/CustomResourceDefinition":
-        checkCrd(o, own, add);
+        checkCrd(o, own, context.type, add);
         break;
     }
     return out;
@@ -172,11 +187,13 @@ function checkService(o: KubeObject, add: Add): void {
   const externalIPs = getPath(o, ["spec", "externalIPs"]);
   if (externalIPs !== undefined && !(Array.isArray(externalIPs) && externalIPs.length === 0))
     add("services", "sets externalIPs; only ClusterIP Services without external IPs are applied");
-  const secret = isRecord(o.metadata?.annotations)
-    ? o.metadata.annotations[SERVICE_CA.servingCertSecretName]
-    : undefined;
-  if (typeof secret === "string" && isProductName(secret))
-    add("product-objects", `asks service-ca for Secret ${shown(secret)}, the product's own`);
+  const annotations = isRecord(o.metadata?.annotations) ? o.metadata.annotations : {};
+  // service-ca honours the alpha spelling of the annotation as well as the beta one.
+  for (const key of [SERVICE_CA.servingCertSecretName, SERVICE_CA.alphaServingCertSecretName]) {
+    const secret = annotations[key];
+    if (typeof secret === "string" && isProductName(secret))
+      add("product-objects", `asks service-ca for Secret ${shown(secret)}, the product's own`);
+  }
 }
 
 function checkRules(rules: unknown, ceiling: Parameters<typeof uncovered>[0], add: Add): void {
@@ -283,13 +300,14 @@ function checkWebhooks(o: KubeObject, own: Own, add: Add): void {
   }
 }
 
-function checkCrd(o: KubeObject, own: Own, add: Add): void {
+function checkCrd(o: KubeObject, own: Own, type: ProviderType, add: Add): void {
   const group = getPath(o, ["spec", "group"]);
+  const groups = PROVIDER_API_GROUPS[type];
   if (typeof group !== "string" || group === "") add("api-groups", "defines no API group");
-  else if (platformGroup(group))
+  else if (!groups.includes(group))
     add(
       "api-groups",
-      `defines API group ${shown(group)}; groups under openshift.io, k8s.io and kubernetes.io are never a provider's`,
+      `defines API group ${shown(group)}; ${type === "core" ? "the core provider's" : "an infrastructure provider's"} CRDs are in ${groups.slice(0, -1).join(", ")} or ${groups.at(-1)}`,
     );
   const conversion = getPath(o, ["spec", "conversion"]);
   if (!isRecord(conversion)) return;

@@ -43,6 +43,8 @@ export const COMPONENTS_YAML_BOUNDS: YamlBounds = Object.freeze({
 export const SERVICE_CA = Object.freeze({
   injectCabundle: "service.beta.openshift.io/inject-cabundle",
   servingCertSecretName: "service.beta.openshift.io/serving-cert-secret-name",
+  /** The older spelling, which service-ca-operator still honours: only ever checked, never written. */
+  alphaServingCertSecretName: "service.alpha.openshift.io/serving-cert-secret-name",
 });
 
 /**

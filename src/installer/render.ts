@@ -435,6 +435,7 @@ function renderDocuments(
   const violations = violationsOf(
     objects.map((o) => o.object),
     {
+      type: source.type,
       namespace: context.namespace,
       images: new Set(Object.values(context.images).filter(isImageReference)),
       imagesConfigMap: context.imagesConfigMap,

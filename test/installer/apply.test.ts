@@ -142,7 +142,8 @@ const deployment = (name: string, serviceAccount: string): string =>
     "apps/v1",
     `spec:\n  template:\n    spec:\n      serviceAccountName: ${serviceAccount}\n      containers: [{name: manager, image: ${IMAGE}}]\n`,
   );
-const crd = (plural: string, group = "example.x-k8s.io") =>
+/** A CRD in a group the provider type may define (the core provider's by default). */
+const crd = (plural: string, group = "cluster.x-k8s.io") =>
   `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ${plural}.${group}\nspec:\n  group: ${group}\n  scope: Namespaced\n  names: {kind: K${plural}, plural: ${plural}}\n  versions: [{name: v1, served: true, storage: true}]\n`;
 
 const render = (core: string[], infra: string[]): RenderedProvider[] =>
@@ -205,7 +206,7 @@ const standard = () =>
       deployment("capi-controller-manager", "capi-manager"),
     ],
     [
-      crd("gadgets"),
+      crd("gadgets", "infrastructure.cluster.x-k8s.io"),
       doc("Role", "capa-role", "rbac.authorization.k8s.io/v1"),
       doc("ServiceAccount", "capa-manager"),
       deployment("capa-controller-manager", "capa-manager"),
@@ -225,8 +226,8 @@ describe("apply: SPEC §6 order", () => {
     // Two reads before each apply (absent), then polls until the third read of each finds it Established.
     expect(polls.length).toBeGreaterThanOrEqual(4);
     expect(outcome.written.map((r) => `${r.kind} ${r.name}`)).toEqual([
-      "CustomResourceDefinition widgets.example.x-k8s.io",
-      "CustomResourceDefinition gadgets.example.x-k8s.io",
+      "CustomResourceDefinition widgets.cluster.x-k8s.io",
+      "CustomResourceDefinition gadgets.infrastructure.cluster.x-k8s.io",
       "ServiceAccount capi-manager",
       "Role capa-role",
       "ServiceAccount capa-manager",
@@ -240,8 +241,8 @@ describe("apply: SPEC §6 order", () => {
     const providers = standard();
     const outcome = await run(providers, api, PRUNE_OK, { establishedTimeoutMs: 5_000 });
     expect(outcome.failures.map((f) => f.message)).toEqual([
-      "CustomResourceDefinition widgets.example.x-k8s.io (provider cluster-api) is not Established after 5 s",
-      "CustomResourceDefinition gadgets.example.x-k8s.io (provider infrastructure-aws) is not Established after 5 s",
+      "CustomResourceDefinition widgets.cluster.x-k8s.io (provider cluster-api) is not Established after 5 s",
+      "CustomResourceDefinition gadgets.infrastructure.cluster.x-k8s.io (provider infrastructure-aws) is not Established after 5 s",
     ]);
     expect(outcome.written.map((r) => r.kind)).toEqual([
       "CustomResourceDefinition",
@@ -314,7 +315,7 @@ describe("apply: SPEC §6 never takes over an existing object that lacks the pro
     const outcome = await run(standard(), api);
     expect(outcome.failures.map((f) => f.message)).toEqual([takeover(labels)]);
     expect(outcome.written.map((r) => r.name)).toEqual([
-      "widgets.example.x-k8s.io",
+      "widgets.cluster.x-k8s.io",
       "capi-manager",
       "capi-controller-manager",
     ]);
@@ -383,11 +384,11 @@ describe("apply: SPEC §6 prune guards", () => {
     const { api, outcome } = await installedThenShrunk();
     expect(outcome.pruned.map((r) => `${r.kind} ${r.name}`)).toEqual(["ServiceAccount old-sa"]);
     expect(outcome.leftForManualRemoval.map((r) => `${r.kind} ${r.name}`).sort()).toEqual([
-      "CustomResourceDefinition olds.example.x-k8s.io",
+      "CustomResourceDefinition olds.cluster.x-k8s.io",
       "ValidatingWebhookConfiguration old-webhooks",
     ]);
     expect(api.has("ServiceAccount", "old-sa")).toBe(false);
-    expect(api.has("CustomResourceDefinition", "olds.example.x-k8s.io")).toBe(true);
+    expect(api.has("CustomResourceDefinition", "olds.cluster.x-k8s.io")).toBe(true);
     expect(api.has("ConfigMap", "theirs")).toBe(true);
     expect(api.has("ServiceAccount", "gcp-sa")).toBe(true);
   });

@@ -234,6 +234,10 @@ describe("bounds: sound providers pass", () => {
   });
 });
 
+/** Why a CRD's group is refused for the infrastructure provider SOUND is. */
+const INFRA_GROUPS_TEXT =
+  "an infrastructure provider's CRDs are in infrastructure.cluster.x-k8s.io, bootstrap.cluster.x-k8s.io or controlplane.cluster.x-k8s.io";
+
 /**
  * [what, the malicious object, the bound, the detail, context changes]; the object is added to SOUND as
  * document NEXT.
@@ -391,7 +395,20 @@ const CORPUS: [string, KubeObject, string, string, Partial<RenderContext>?][] = 
     "a CRD in the product's API group",
     crd("machinewidgets", "MachineWidget", "machine.openshift.io"),
     "api-groups",
-    "defines API group machine.openshift.io; groups under openshift.io, k8s.io and kubernetes.io are never a provider's",
+    `defines API group machine.openshift.io; ${INFRA_GROUPS_TEXT}`,
+  ],
+  // A CRD would make its group "the provider's own", and its webhooks could then match everything in it.
+  [
+    "a CRD in a third-party API group (OLM's, whose objects grant RBAC)",
+    crd("pwns", "Pwn", "operators.coreos.com"),
+    "api-groups",
+    `defines API group operators.coreos.com; ${INFRA_GROUPS_TEXT}`,
+  ],
+  [
+    "a CRD in the core provider's API group",
+    crd("pwns", "Pwn", "cluster.x-k8s.io"),
+    "api-groups",
+    `defines API group cluster.x-k8s.io; ${INFRA_GROUPS_TEXT}`,
   ],
   [
     "a CRD whose conversion webhook calls a URL",
@@ -543,6 +560,16 @@ const CORPUS: [string, KubeObject, string, string, Partial<RenderContext>?][] = 
     "product-objects",
     "asks service-ca for Secret machine-api-migration-tls, the product's own",
   ],
+  [
+    "a Service asking service-ca for the product's Secret with the alpha annotation, which service-ca still honours",
+    service(
+      "capa-extra",
+      {},
+      { "service.alpha.openshift.io/serving-cert-secret-name": "machine-api-migration-tls" },
+    ),
+    "product-objects",
+    "asks service-ca for Secret machine-api-migration-tls, the product's own",
+  ],
 ];
 
 describe("bounds: the malicious corpus fails the whole provider, naming the document and the bound", () => {
@@ -550,6 +577,31 @@ describe("bounds: the malicious corpus fails the whole provider, naming the docu
     const name = String(object.metadata?.name);
     expect(errorsOf([...SOUND, object], over)).toEqual([
       `${WHERE}, document ${NEXT} (${object.kind} ${name}): outside bound ${bound}: ${detail}`,
+    ]);
+  });
+
+  it("a webhook over a third-party group is refused even when the provider ships a CRD in that group", () => {
+    const olm = crd("pwns", "Pwn", "operators.coreos.com");
+    const interceptor = webhookConfiguration(
+      "capa-olm-interceptor",
+      [
+        webhook({
+          name: "intercept.operators.coreos.com",
+          rules: [
+            {
+              apiGroups: ["operators.coreos.com"],
+              apiVersions: ["*"],
+              operations: ["CREATE", "UPDATE"],
+              resources: ["*"],
+            },
+          ],
+        }),
+      ],
+      "MutatingWebhookConfiguration",
+    );
+    expect(errorsOf([...SOUND, olm, interceptor])).toEqual([
+      `${WHERE}, document ${NEXT} (CustomResourceDefinition pwns.operators.coreos.com): outside bound api-groups: defines API group operators.coreos.com; ${INFRA_GROUPS_TEXT}`,
+      `${WHERE}, document ${NEXT + 1} (MutatingWebhookConfiguration capa-olm-interceptor): outside bound webhooks: webhook intercept.operators.coreos.com matches API group "operators.coreos.com", not one of this provider's own (infrastructure.cluster.x-k8s.io)`,
     ]);
   });
 

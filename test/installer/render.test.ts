@@ -113,9 +113,17 @@ describe("render: SPEC §6 rendering rules", () => {
     for (const o of p.objects)
       expect(o.object.metadata?.labels?.[PROVIDER_LABEL]).toBe("infrastructure-azure");
     const core = renderOne(
-      source({ name: "cluster-api", type: "core" }),
+      source({
+        name: "cluster-api",
+        type: "core",
+        components: [
+          "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: machines.cluster.x-k8s.io}\nspec:\n  group: cluster.x-k8s.io\n  scope: Namespaced\n  names: {kind: Machine, plural: machines}\n  versions: [{name: v1beta2, served: true, storage: true}]\n",
+          "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: capi-manager}\n",
+        ].join("---\n"),
+      }),
       context({ images: { "cluster-api": "img" } }),
     );
+    expect(core.objects).toHaveLength(2);
     for (const o of core.objects) expect(o.object.metadata?.labels?.[PROVIDER_LABEL]).toBe("cluster-api");
   });
 
