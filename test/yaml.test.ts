@@ -90,6 +90,16 @@ describe("parseYaml: bounds are problems, never exceptions", () => {
     });
   });
 
+  it("more documents than maxDocuments are refused as the count passes the bound, before any is composed or measured", () => {
+    // The third document nests past maxDepth: had the documents been walked or composed before they were
+    // counted (1 MiB of "---" lines built 262,000 of them first), the depth would be the problem named.
+    const deep = `${"[".repeat(10)}${"]".repeat(10)}`;
+    expect(parseYaml(`a\n---\nb\n---\n${deep}\n`, small({ maxDocuments: 2, maxDepth: 5 }))).toEqual({
+      ok: false,
+      problem: { bound: true, message: "the text holds more than 2 YAML documents" },
+    });
+  });
+
   it("a document whose aliases expand past maxDocumentBytes", () => {
     const text = `a: &a "${"x".repeat(100)}"\nb: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n`;
     expect(parseYaml(text, small({ maxDocumentBytes: 1000 }))).toEqual({

@@ -10,7 +10,15 @@
  */
 import type { KubeObject } from "../kube/object.js";
 import { getPath, isRecord, labelsOf, nameOf } from "../kube/object.js";
-import { CEILING_NAME, CLUSTER_CEILING, NAMESPACE_CEILING, policyRulesOf, uncovered } from "./ceiling.js";
+import { pieceCount } from "../kube/rbac-coverage.js";
+import {
+  CEILING_NAME,
+  CLUSTER_CEILING,
+  MAX_RULE_PIECES,
+  NAMESPACE_CEILING,
+  policyRulesOf,
+  uncovered,
+} from "./ceiling.js";
 import {
   ALLOWED_KINDS,
   groupOf,
@@ -118,6 +126,7 @@ const text = (v: unknown): string | undefined => (typeof v === "string" ? v : un
 /** Violations of every bound but the allowlist, per object of one provider (same order as `objects`). */
 export function violationsOf(objects: readonly KubeObject[], context: BoundsContext): Violation[][] {
   const own = ownOf(objects, context.type);
+  const pieces: PieceBudget = { left: MAX_RULE_PIECES };
   return objects.map((o) => {
     const out: Violation[] = [];
     const add = (bound: Bound, detail: string): void => {
@@ -140,10 +149,10 @@ export function violationsOf(objects: readonly KubeObject[], context: BoundsCont
         checkPod(getPath(o, ["spec", "template"]), own, context, add);
         break;
       case `${RBAC}/ClusterRole`:
-        checkClusterRole(o, add);
+        checkClusterRole(o, pieces, add);
         break;
       case `${RBAC}/Role`:
-        checkRules(o.rules, [...CLUSTER_CEILING, ...NAMESPACE_CEILING], add);
+        checkRules(o.rules, [...CLUSTER_CEILING, ...NAMESPACE_CEILING], pieces, add);
         break;
       case `${RBAC}/ClusterRoleBinding`:
       case `${RBAC}/RoleBinding`:
@@ -196,12 +205,33 @@ function checkService(o: KubeObject, add: Add): void {
   }
 }
 
-function checkRules(rules: unknown, ceiling: Parameters<typeof uncovered>[0], add: Add): void {
+/** How many more verb-resource pairs this provider's roles may have checked (MAX_RULE_PIECES in all). */
+interface PieceBudget {
+  left: number;
+}
+
+function checkRules(
+  rules: unknown,
+  ceiling: Parameters<typeof uncovered>[0],
+  budget: PieceBudget,
+  add: Add,
+): void {
   const parsed = policyRulesOf(rules);
   if (!parsed.ok) {
     add("rbac-ceiling", parsed.message);
     return;
   }
+  // A role over the bound alone is refused by `uncovered`; a thousand roles each just under it would still
+  // hold a hundred million pairs to check, so the bound holds for the provider's roles together.
+  const count = pieceCount(parsed.rules);
+  if (count <= MAX_RULE_PIECES && count > budget.left) {
+    add(
+      "rbac-ceiling",
+      `with the provider's roles before it, more than ${MAX_RULE_PIECES} verb-resource pairs, too many to check`,
+    );
+    return;
+  }
+  budget.left -= Math.min(count, budget.left);
   const missing = uncovered(ceiling, parsed.rules);
   if (missing.length > 0)
     add(
@@ -210,7 +240,7 @@ function checkRules(rules: unknown, ceiling: Parameters<typeof uncovered>[0], ad
     );
 }
 
-function checkClusterRole(o: KubeObject, add: Add): void {
+function checkClusterRole(o: KubeObject, budget: PieceBudget, add: Add): void {
   if (o.aggregationRule !== undefined && o.aggregationRule !== null)
     add(
       "rbac-ceiling",
@@ -219,7 +249,7 @@ function checkClusterRole(o: KubeObject, add: Add): void {
   for (const label of Object.keys(labelsOf(o)))
     if (label.startsWith(`${RBAC}/aggregate-to-`))
       add("rbac-ceiling", `carries label ${shown(label)}, which would add its rules to roles others hold`);
-  checkRules(o.rules, CLUSTER_CEILING, add);
+  checkRules(o.rules, CLUSTER_CEILING, budget, add);
 }
 
 function checkBinding(o: KubeObject, own: Own, context: BoundsContext, add: Add): void {

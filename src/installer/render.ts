@@ -155,7 +155,7 @@ function substituteScalars(
   document: Document.Parsed,
   variables: Readonly<Record<string, string>>,
   budget: number,
-): { missing: string[]; tooLong: boolean } {
+): { missing: string[]; tooLong: boolean; grown: number } {
   const missing = new Set<string>();
   let grown = 0;
   let tooLong = false;
@@ -173,7 +173,7 @@ function substituteScalars(
       return undefined;
     },
   });
-  return { missing: [...missing], tooLong };
+  return { missing: [...missing], tooLong, grown };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -214,18 +214,35 @@ function parseComponents(
   const errors: string[] = [];
   const documents: ParsedDocument[] = [];
   let index = 0;
+  // What variables add is bounded for the whole provider, not only per document: one value repeated over a
+  // thousand documents would otherwise build a thousand times the per-document bound.
+  let grownInAll = 0;
   for (const yamlDocument of parsed.documents) {
-    const substituted = substituteScalars(yamlDocument.document, variables, bounds.maxDocumentBytes);
+    const budget = bounds.maxDocumentBytes - grownInAll;
+    const substituted = substituteScalars(yamlDocument.document, variables, budget);
     if (substituted.tooLong) {
+      const at = `YAML document ${yamlDocument.index} line ${yamlDocument.line}`;
+      if (grownInAll === 0) {
+        errors.push(
+          outside(
+            where,
+            "yaml",
+            `${at}: expands (its aliases and variables included) beyond the bound of ${bounds.maxDocumentBytes} bytes of JSON`,
+          ),
+        );
+        continue;
+      }
       errors.push(
         outside(
           where,
           "yaml",
-          `YAML document ${yamlDocument.index} line ${yamlDocument.line}: expands (its aliases and variables included) beyond the bound of ${bounds.maxDocumentBytes} bytes of JSON`,
+          `${at}: its variables grow the provider's documents by more than the bound of ${bounds.maxDocumentBytes} bytes in all`,
         ),
       );
-      continue;
+      // The budget is spent: every later document would say the same.
+      break;
     }
+    grownInAll += substituted.grown;
     const read = documentValue(yamlDocument, bounds);
     if (!read.ok) {
       errors.push(yamlProblem(read.problem));

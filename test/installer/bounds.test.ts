@@ -605,6 +605,24 @@ describe("bounds: the malicious corpus fails the whole provider, naming the docu
     ]);
   });
 
+  it("the rule pieces a provider's roles hold are bounded in all, not only per role (many roles just under the per-role bound)", () => {
+    const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    // 600 resources × 7 verbs × 15 names = 63,000 pieces each, within the ceiling and under the per-role bound.
+    const big = (name: string) =>
+      role(name, [
+        {
+          apiGroups: ["infrastructure.cluster.x-k8s.io"],
+          resources: names("r", 600),
+          verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+          resourceNames: names("n", 15),
+        },
+      ]);
+    expect(errorsOf([...SOUND, big("capa-big-1")])).toEqual([]);
+    expect(errorsOf([...SOUND, big("capa-big-1"), big("capa-big-2")])).toEqual([
+      `${WHERE}, document ${NEXT + 1} (Role capa-big-2): outside bound rbac-ceiling: with the provider's roles before it, more than 100000 verb-resource pairs, too many to check`,
+    ]);
+  });
+
   it("a failed bound fails the whole provider: nothing of it is rendered", () => {
     const result = render([...SOUND, CORPUS[0]![1]]);
     expect(result.ok).toBe(false);

@@ -369,6 +369,22 @@ describe("render: YAML is bounded and every bound is a reported problem, never a
     ]);
   });
 
+  it("a variable repeated over many documents: the provider's growth is bounded in all, not per document", () => {
+    // Each document grows by 10 KB, far below the per-document bound; 200 of them grow by 2 MB. Before, 560
+    // documents with a 1 MB value built 560 MB of objects and threw a RangeError out of the renderer.
+    const many = Array.from(
+      { length: 200 },
+      (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c${i}}\ndata: {a: "\${BIG}"}\n`,
+    ).join("---\n");
+    const [result] = renderProviders(
+      [source({ components: many })],
+      context({ variables: { BIG: "x".repeat(10_000) } }),
+    );
+    expect(result?.ok ? [] : result?.errors).toEqual([
+      `${where}: outside bound yaml: YAML document 158 line 786: its variables grow the provider's documents by more than the bound of 1572864 bytes in all`,
+    ]);
+  });
+
   it("an alias to the node that contains it (recursive data)", () => {
     expect(failing("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loop}\ndata: &d {self: *d}\n")).toEqual(
       [
