@@ -16,6 +16,7 @@ import {
   CLUSTER_CEILING,
   MAX_RULE_PIECES,
   NAMESPACE_CEILING,
+  type PolicyRule,
   policyRulesOf,
   uncovered,
 } from "./ceiling.js";
@@ -79,6 +80,8 @@ interface Own {
   clusterRoles: Set<string>;
   services: Set<string>;
   apiGroups: Set<string>;
+  /** The names of the CRDs it ships in its own groups: the only ones its roles may write. */
+  crds: Set<string>;
 }
 
 /**
@@ -104,6 +107,7 @@ const ownOf = (objects: readonly KubeObject[], type: ProviderType): Own => {
     clusterRoles: new Set(),
     services: new Set(),
     apiGroups: new Set(),
+    crds: new Set(),
   };
   for (const o of objects) {
     const key = `${groupOf(String(o.apiVersion))}/${o.kind}`;
@@ -113,7 +117,10 @@ const ownOf = (objects: readonly KubeObject[], type: ProviderType): Own => {
     else if (key === `${RBAC}/ClusterRole`) own.clusterRoles.add(nameOf(o));
     else if (key === "apiextensions.k8s.io/CustomResourceDefinition") {
       const group = getPath(o, ["spec", "group"]);
-      if (typeof group === "string" && PROVIDER_API_GROUPS[type].includes(group)) own.apiGroups.add(group);
+      if (typeof group === "string" && PROVIDER_API_GROUPS[type].includes(group)) {
+        own.apiGroups.add(group);
+        own.crds.add(nameOf(o));
+      }
     }
   }
   return own;
@@ -149,10 +156,10 @@ export function violationsOf(objects: readonly KubeObject[], context: BoundsCont
         checkPod(getPath(o, ["spec", "template"]), own, context, add);
         break;
       case `${RBAC}/ClusterRole`:
-        checkClusterRole(o, pieces, add);
+        checkClusterRole(o, own, pieces, add);
         break;
       case `${RBAC}/Role`:
-        checkRules(o.rules, [...CLUSTER_CEILING, ...NAMESPACE_CEILING], pieces, add);
+        checkRules(o.rules, [...CLUSTER_CEILING, ...NAMESPACE_CEILING], own, pieces, add);
         break;
       case `${RBAC}/ClusterRoleBinding`:
       case `${RBAC}/RoleBinding`:
@@ -210,9 +217,28 @@ interface PieceBudget {
   left: number;
 }
 
+const CRD_RESOURCES: ReadonlySet<string> = new Set([
+  "customresourcedefinitions",
+  "customresourcedefinitions/status",
+]);
+const WRITE_VERBS: ReadonlySet<string> = new Set(["create", "update", "patch", "delete", "deletecollection"]);
+
+/**
+ * Whether a rule lets its holder write a CRD this provider does not ship. The ceiling grants CRD updates for
+ * CAPI's CRD migrator, which rewrites its own CRDs' stored versions; any other CRD's conversion webhook and
+ * served versions are someone else's API, so a write must name the provider's own CRDs.
+ */
+const writesOthersCrds = (r: PolicyRule, own: Own): boolean =>
+  // Wildcards are outside the ceiling already (`uncovered` names them).
+  r.apiGroups.includes("apiextensions.k8s.io") &&
+  r.resources.some((x) => CRD_RESOURCES.has(x)) &&
+  r.verbs.some((v) => WRITE_VERBS.has(v)) &&
+  (r.resourceNames.length === 0 || r.resourceNames.some((n) => !own.crds.has(n)));
+
 function checkRules(
   rules: unknown,
   ceiling: Parameters<typeof uncovered>[0],
+  own: Own,
   budget: PieceBudget,
   add: Add,
 ): void {
@@ -221,6 +247,11 @@ function checkRules(
     add("rbac-ceiling", parsed.message);
     return;
   }
+  if (parsed.rules.some((r) => writesOthersCrds(r, own)))
+    add(
+      "rbac-ceiling",
+      `may update or patch CustomResourceDefinitions that are not this provider's own; a role may write only the CRDs its provider ships, named in resourceNames (${[...own.crds].join(", ") || "it ships none"})`,
+    );
   // A role over the bound alone is refused by `uncovered`; a thousand roles each just under it would still
   // hold a hundred million pairs to check, so the bound holds for the provider's roles together.
   const count = pieceCount(parsed.rules);
@@ -240,7 +271,7 @@ function checkRules(
     );
 }
 
-function checkClusterRole(o: KubeObject, budget: PieceBudget, add: Add): void {
+function checkClusterRole(o: KubeObject, own: Own, budget: PieceBudget, add: Add): void {
   if (o.aggregationRule !== undefined && o.aggregationRule !== null)
     add(
       "rbac-ceiling",
@@ -249,7 +280,7 @@ function checkClusterRole(o: KubeObject, budget: PieceBudget, add: Add): void {
   for (const label of Object.keys(labelsOf(o)))
     if (label.startsWith(`${RBAC}/aggregate-to-`))
       add("rbac-ceiling", `carries label ${shown(label)}, which would add its rules to roles others hold`);
-  checkRules(o.rules, CLUSTER_CEILING, budget, add);
+  checkRules(o.rules, CLUSTER_CEILING, own, budget, add);
 }
 
 function checkBinding(o: KubeObject, own: Own, context: BoundsContext, add: Add): void {

@@ -623,6 +623,34 @@ describe("bounds: the malicious corpus fails the whole provider, naming the docu
     ]);
   });
 
+  it("CRD writes: only the provider's own CRDs, by name — another's conversion webhook or served versions are not its to change", () => {
+    const crdWriter = (resourceNames?: string[]) => [
+      clusterRole("capa-crd-writer", [
+        {
+          apiGroups: ["apiextensions.k8s.io"],
+          resources: ["customresourcedefinitions", "customresourcedefinitions/status"],
+          verbs: ["get", "update", "patch"],
+          ...(resourceNames ? { resourceNames } : {}),
+        },
+      ]),
+      binding("ClusterRoleBinding", "capa-crd-writer", { kind: "ClusterRole", name: "capa-crd-writer" }, [
+        sa("capa-controller-manager"),
+      ]),
+    ];
+    const refusal = `${WHERE}, document ${NEXT} (ClusterRole capa-crd-writer): outside bound rbac-ceiling: may update or patch CustomResourceDefinitions that are not this provider's own; a role may write only the CRDs its provider ships, named in resourceNames (awsmachines.infrastructure.cluster.x-k8s.io)`;
+    expect(errorsOf([...SOUND, ...crdWriter()])).toEqual([refusal]);
+    expect(
+      errorsOf([
+        ...SOUND,
+        ...crdWriter([
+          "awsmachines.infrastructure.cluster.x-k8s.io",
+          "machineconfigs.machineconfiguration.openshift.io",
+        ]),
+      ]),
+    ).toEqual([refusal]);
+    expect(errorsOf([...SOUND, ...crdWriter(["awsmachines.infrastructure.cluster.x-k8s.io"])])).toEqual([]);
+  });
+
   it("a failed bound fails the whole provider: nothing of it is rendered", () => {
     const result = render([...SOUND, CORPUS[0]![1]]);
     expect(result.ok).toBe(false);
