@@ -31,7 +31,7 @@ import {
   TRANSPORT_LABELS,
 } from "./model.js";
 
-/** Each bound's id, as messages name it (docs/operations.md explains each). */
+/** Each bound's id, as messages name it (SPEC §6; docs/decisions.md records why each is drawn where it is). */
 export type Bound =
   | "kind-allowlist"
   | "rbac-ceiling"
