@@ -4,8 +4,10 @@
  * names as never, and the ceiling as the manifests ship it.
  */
 import { describe, expect, it } from "vitest";
+import { PROVIDER_API_GROUPS } from "../../src/installer/bounds.js";
 import {
   CEILING_NAME,
+  CLUSTER_API_GROUPS,
   CLUSTER_CEILING,
   ceilingRoles,
   MAX_RULE_PIECES,
@@ -187,5 +189,14 @@ describe("ceiling: as the manifests ship it", () => {
     };
     expect(read(clusterRole)).toEqual(CLUSTER_CEILING);
     expect(read(role)).toEqual(NAMESPACE_CEILING);
+  });
+});
+
+describe("ceiling: the groups providers define are the groups it grants", () => {
+  it("every group a provider type may define CRDs in is one of Cluster API's, and each of those belongs to one type", () => {
+    // Two lists (decision 114): the bounds' split by provider type, the ceiling's union. They must not drift.
+    const byType = Object.values(PROVIDER_API_GROUPS).flat();
+    expect([...byType].sort()).toEqual([...CLUSTER_API_GROUPS].sort());
+    expect(new Set(byType).size).toBe(byType.length);
   });
 });
