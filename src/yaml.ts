@@ -80,17 +80,17 @@ export function parseYamlDocuments(
     };
   const lineCounter = new LineCounter();
   let parsed: Document.Parsed[];
-  const tooMany: { ok: false; problem: YamlProblem } = {
-    ok: false,
-    problem: { bound: true, message: `the text holds more than ${bounds.maxDocuments} YAML documents` },
-  };
   try {
     // Counted as the parser yields them: a megabyte of `---` lines is a quarter of a million documents, which
     // must be refused before they are walked, composed or even all tokenised.
     const tokens: CST.Token[] = [];
     let count = 0;
     for (const token of new Parser(lineCounter.addNewLine).parse(text)) {
-      if (token.type === "document" && ++count > bounds.maxDocuments) return tooMany;
+      if (token.type === "document" && ++count > bounds.maxDocuments)
+        return {
+          ok: false,
+          problem: { bound: true, message: `the text holds more than ${bounds.maxDocuments} YAML documents` },
+        };
       tokens.push(token);
     }
     const tooDeep = deeperThan(tokens, bounds.maxDepth);
@@ -107,7 +107,6 @@ export function parseYamlDocuments(
     // The parser reports problems in `errors`; this is for whatever it did not foresee.
     return { ok: false, problem: { bound: false, message: `not YAML: ${firstLine(String(e))}` } };
   }
-  if (parsed.length > bounds.maxDocuments) return tooMany;
   const documents: ParsedYamlDocument[] = [];
   for (const [i, document] of parsed.entries()) {
     const error = document.errors[0];

@@ -250,7 +250,7 @@ function checkRules(
   if (parsed.rules.some((r) => writesOthersCrds(r, own)))
     add(
       "rbac-ceiling",
-      `may update or patch CustomResourceDefinitions that are not this provider's own; a role may write only the CRDs its provider ships, named in resourceNames (${[...own.crds].join(", ") || "it ships none"})`,
+      `may write CustomResourceDefinitions that are not this provider's own; a role may write only the CRDs its provider ships, named in resourceNames (${[...own.crds].join(", ") || "it ships none"})`,
     );
   // A role over the bound alone is refused by `uncovered`; a thousand roles each just under it would still
   // hold a hundred million pairs to check, so the bound holds for the provider's roles together.

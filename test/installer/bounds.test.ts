@@ -637,7 +637,7 @@ describe("bounds: the malicious corpus fails the whole provider, naming the docu
         sa("capa-controller-manager"),
       ]),
     ];
-    const refusal = `${WHERE}, document ${NEXT} (ClusterRole capa-crd-writer): outside bound rbac-ceiling: may update or patch CustomResourceDefinitions that are not this provider's own; a role may write only the CRDs its provider ships, named in resourceNames (awsmachines.infrastructure.cluster.x-k8s.io)`;
+    const refusal = `${WHERE}, document ${NEXT} (ClusterRole capa-crd-writer): outside bound rbac-ceiling: may write CustomResourceDefinitions that are not this provider's own; a role may write only the CRDs its provider ships, named in resourceNames (awsmachines.infrastructure.cluster.x-k8s.io)`;
     expect(errorsOf([...SOUND, ...crdWriter()])).toEqual([refusal]);
     expect(
       errorsOf([
