@@ -22,8 +22,10 @@ import {
 } from "./ceiling.js";
 import {
   ALLOWED_KINDS,
+  carriesProductLabel,
   groupOf,
   isProductName,
+  PRODUCT_LABEL,
   PRODUCT_NAME,
   type ProviderType,
   SERVICE_CA,
@@ -126,6 +128,8 @@ const ownOf = (objects: readonly KubeObject[], type: ProviderType): Own => {
   return own;
 };
 
+const PRODUCT_LABEL_TEXT = `${PRODUCT_LABEL.key}=${PRODUCT_LABEL.value}`;
+
 const list = (v: unknown): unknown[] | undefined =>
   v === undefined || v === null ? [] : Array.isArray(v) ? v : undefined;
 const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
@@ -144,6 +148,11 @@ export function violationsOf(objects: readonly KubeObject[], context: BoundsCont
       add(
         "product-objects",
         `has the name of one of the product's own objects (${PRODUCT_NAME}*), which the installer never touches`,
+      );
+    if (carriesProductLabel(labelsOf(o)))
+      add(
+        "product-objects",
+        `carries label ${PRODUCT_LABEL_TEXT}, the product's own, by which the product's Service, PodDisruptionBudget, NetworkPolicies and ServiceMonitor select what is its`,
       );
     switch (key) {
       case "/ConfigMap":
@@ -394,6 +403,11 @@ const REQUIRED_SCC = "openshift.io/required-scc";
 
 /** A Deployment's pod template: its ServiceAccount, restricted-v2, its images, and the product's Secrets. */
 function checkPod(template: unknown, own: Own, context: BoundsContext, add: Add): void {
+  if (isRecord(template) && carriesProductLabel(labelsOf(template as KubeObject)))
+    add(
+      "product-objects",
+      `the pod carries label ${PRODUCT_LABEL_TEXT}, the product's own: the product's Service would send the API server's admission reviews to it`,
+    );
   const scc = getPath(template, ["metadata", "annotations", REQUIRED_SCC]);
   if (scc !== undefined && scc !== "restricted-v2")
     add("restricted-v2", `the pod asks for SCC ${shown(String(scc))}`);

@@ -56,6 +56,16 @@ export const isProductName = (name: string): boolean =>
   name === PRODUCT_NAME || name.startsWith(`${PRODUCT_NAME}-`);
 
 /**
+ * The label by which every selector of the product's manifests picks what is the product's own — its Service,
+ * PodDisruptionBudget, NetworkPolicies and anti-affinity select its pods by it, its ServiceMonitor its Service
+ * (test/manifests keeps them so). A provider's pod carrying it would receive the API server's admission
+ * reviews; the installer never applies it (decision 117).
+ */
+export const PRODUCT_LABEL = Object.freeze({ key: "app.kubernetes.io/name", value: PRODUCT_NAME });
+export const carriesProductLabel = (labels: Readonly<Record<string, string>>): boolean =>
+  labels[PRODUCT_LABEL.key] === PRODUCT_LABEL.value;
+
+/**
  * The kinds the installer applies (SPEC §6 allowlist), by `group/kind`, with their scope. cert-manager's
  * Issuers and Certificates appear only as pack-provider rewrites them: service-ca annotations.
  */

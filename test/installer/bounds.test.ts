@@ -16,7 +16,7 @@ import {
 } from "../../src/installer/demo-providers.js";
 import { packProvider } from "../../src/installer/pack.js";
 import { type ProviderSource, type RenderContext, renderProviders } from "../../src/installer/render.js";
-import type { KubeObject } from "../../src/kube/object.js";
+import { getPath, type KubeObject } from "../../src/kube/object.js";
 
 const NS = "openshift-cluster-api";
 const IMAGE = "quay.io/openshift/capa:4.20";
@@ -109,6 +109,13 @@ const deployment = (
     },
   },
 });
+/** A Deployment whose pods carry `labels`. */
+const podLabelled = (name: string, labels: Record<string, string>): KubeObject => {
+  const d = deployment(name);
+  const template = getPath(d, ["spec", "template"]) as { metadata: Record<string, unknown> };
+  template.metadata.labels = labels;
+  return d;
+};
 const webhookConfiguration = (
   name: string,
   webhooks: unknown[],
@@ -490,6 +497,27 @@ const CORPUS: [string, KubeObject, string, string, Partial<RenderContext>?][] = 
     }),
     "product-objects",
     "volume steal reads Secret machine-api-migration-tls, the product's own",
+  ],
+  [
+    "a pod carrying the product's label, which the product's Service, PodDisruptionBudget and NetworkPolicies select (decision 117)",
+    podLabelled("capa-extra", { app: "capa-extra", "app.kubernetes.io/name": "machine-api-migration" }),
+    "product-objects",
+    "the pod carries label app.kubernetes.io/name=machine-api-migration, the product's own: the product's Service would send the API server's admission reviews to it",
+  ],
+  [
+    "a Service carrying the product's label, which the product's ServiceMonitor selects (decision 117)",
+    {
+      ...service("capa-metrics"),
+      metadata: {
+        name: "capa-metrics",
+        labels: {
+          "app.kubernetes.io/name": "machine-api-migration",
+          "app.kubernetes.io/component": "controller",
+        },
+      },
+    },
+    "product-objects",
+    "carries label app.kubernetes.io/name=machine-api-migration, the product's own, by which the product's Service, PodDisruptionBudget, NetworkPolicies and ServiceMonitor select what is its",
   ],
   // --- kinds and the installer's own inputs
   [

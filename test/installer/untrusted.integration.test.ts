@@ -140,6 +140,32 @@ const CORPUS: Case[] = [
     absent: ["deployments", NS, "capa-helper"],
   },
   {
+    what: "a Deployment whose pods carry the product's label, so its Service would send them admission reviews",
+    aws: withDocument({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "capa-impostor" },
+      spec: {
+        selector: { matchLabels: { app: "impostor" } },
+        template: {
+          metadata: {
+            labels: {
+              app: "impostor",
+              "app.kubernetes.io/name": "machine-api-migration",
+              "app.kubernetes.io/component": "controller",
+            },
+          },
+          spec: {
+            serviceAccountName: "capa-controller-manager",
+            containers: [{ name: "c", image: DEMO_IMAGES["infrastructure-aws"] }],
+          },
+        },
+      },
+    }),
+    named: `document ${AWS_DOCUMENTS + 1} (Deployment capa-impostor): outside bound product-objects: the pod carries label app.kubernetes.io/name=machine-api-migration`,
+    absent: ["deployments", NS, "capa-impostor"],
+  },
+  {
     what: "a takeover of an existing object",
     aws: withDocument({
       apiVersion: "v1",

@@ -18,6 +18,7 @@ import {
 import type { AdmissionAttributes } from "../../src/apiserver/admission/types.js";
 import { parseConfig, SETTINGS } from "../../src/config.js";
 import { CEILING_NAME, CLUSTER_API_GROUPS, ceilingRoles } from "../../src/installer/ceiling.js";
+import { PRODUCT_LABEL } from "../../src/installer/model.js";
 import { INFRA_GROUP, type ResourceType } from "../../src/kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "../../src/kube/object.js";
 import { METRIC_NAMES } from "../../src/migration/metrics.js";
@@ -684,6 +685,33 @@ describe("product Deployment (SPEC §9, §7)", () => {
     ]) {
       expect(selectorMatches(selector, podLabels)).toBe(true);
       expect(selectorMatches(selector, installerPodLabels)).toBe(false);
+    }
+  });
+
+  it("every selector of the product's own pods and Services names the label the installer refuses on a provider's (decision 117)", () => {
+    const { key, value } = PRODUCT_LABEL;
+    for (const [label, objects] of renders()) {
+      const selectors: [string, unknown][] = [];
+      for (const o of objects) {
+        const name = `${o.kind} ${o.metadata?.name}`;
+        if (o.kind === "Deployment") {
+          selectors.push([name, getPath(o, ["spec", "selector"])]);
+          const terms = getPath(podSpec(o), [
+            "affinity",
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+          ]);
+          for (const t of Array.isArray(terms) ? terms : [])
+            selectors.push([`${name} anti-affinity`, getPath(t, ["podAffinityTerm", "labelSelector"])]);
+        }
+        if (o.kind === "Service") selectors.push([name, { matchLabels: getPath(o, ["spec", "selector"]) }]);
+        if (o.kind === "PodDisruptionBudget" || o.kind === "ServiceMonitor")
+          selectors.push([name, getPath(o, ["spec", "selector"])]);
+        if (o.kind === "NetworkPolicy") selectors.push([name, getPath(o, ["spec", "podSelector"])]);
+      }
+      expect(selectors.length, label).toBeGreaterThan(0);
+      for (const [name, selector] of selectors)
+        expect(getPath(selector, ["matchLabels", key]), `${label}: ${name}`).toBe(value);
     }
   });
 
