@@ -77,6 +77,19 @@ const binding = (name: string, role: string): KubeObject => ({
   roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
   subjects: [{ kind: "ServiceAccount", name: "capa-controller-manager", namespace: NS }],
 });
+/** A Deployment of the demo CAPA image whose pods run as `serviceAccountName` and carry `labels`. */
+const podsOf = (name: string, serviceAccountName: string, labels: Record<string, string>): KubeObject => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name },
+  spec: {
+    selector: { matchLabels: { app: labels.app } },
+    template: {
+      metadata: { labels },
+      spec: { serviceAccountName, containers: [{ name: "c", image: DEMO_IMAGES["infrastructure-aws"] }] },
+    },
+  },
+});
 const ALIAS_BOMB = [
   "apiVersion: v1",
   "kind: ConfigMap",
@@ -121,47 +134,19 @@ const CORPUS: Case[] = [
   },
   {
     what: "a Deployment under the product's ServiceAccount",
-    aws: withDocument({
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name: "capa-helper" },
-      spec: {
-        selector: { matchLabels: { app: "helper" } },
-        template: {
-          metadata: { labels: { app: "helper" } },
-          spec: {
-            serviceAccountName: "machine-api-migration",
-            containers: [{ name: "c", image: DEMO_IMAGES["infrastructure-aws"] }],
-          },
-        },
-      },
-    }),
+    aws: withDocument(podsOf("capa-helper", "machine-api-migration", { app: "helper" })),
     named: `document ${AWS_DOCUMENTS + 1} (Deployment capa-helper): outside bound own-service-accounts`,
     absent: ["deployments", NS, "capa-helper"],
   },
   {
     what: "a Deployment whose pods carry the product's label, so its Service would send them admission reviews",
-    aws: withDocument({
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name: "capa-impostor" },
-      spec: {
-        selector: { matchLabels: { app: "impostor" } },
-        template: {
-          metadata: {
-            labels: {
-              app: "impostor",
-              "app.kubernetes.io/name": "machine-api-migration",
-              "app.kubernetes.io/component": "controller",
-            },
-          },
-          spec: {
-            serviceAccountName: "capa-controller-manager",
-            containers: [{ name: "c", image: DEMO_IMAGES["infrastructure-aws"] }],
-          },
-        },
-      },
-    }),
+    aws: withDocument(
+      podsOf("capa-impostor", "capa-controller-manager", {
+        app: "impostor",
+        "app.kubernetes.io/name": "machine-api-migration",
+        "app.kubernetes.io/component": "controller",
+      }),
+    ),
     named: `document ${AWS_DOCUMENTS + 1} (Deployment capa-impostor): outside bound product-objects: the pod carries label app.kubernetes.io/name=machine-api-migration`,
     absent: ["deployments", NS, "capa-impostor"],
   },
