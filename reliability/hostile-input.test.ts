@@ -29,7 +29,8 @@ import { recordFigures } from "./report.js";
 
 const deps = () => ({
   decide: realDecide(),
-  logger: pino({ level: "silent" }),
+  // Every decision's line is built (and dropped): a line that cannot be built is a hostile input's way in.
+  logger: pino({ level: "debug" }, { write: () => {} }),
   registry: new Registry(),
   readiness: () => ({ ready: true }),
 });

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import type { KubeObject } from "../src/kube/object.js";
 import { decide } from "../src/policies/engine.js";
 import type { AdmissionRequest, Decision, WebhookName } from "../src/policies/types.js";
-import { BODY_LIMIT_BYTES } from "../src/server/app.js";
+import { BODY_LIMIT_BYTES, UNEXPECTED_REQUEST_ERROR } from "../src/server/app.js";
 import {
   ADMIN,
   awsMachine,
@@ -74,8 +74,11 @@ const object = fc
     depth: fc.integer({ min: 50, max: 3_000 }),
     size: fc.integer({ min: 10_000, max: 200_000 }),
     labels: fc.dictionary(fc.string({ maxLength: 20 }), junk, { maxKeys: 4 }),
+    // Not a string: what a template literal turns into text, and what it cannot (an object with a
+    // `toString` that is not a function throws).
+    wrongName: fc.constantFrom<unknown>(42, { toString: 1 }, {}, ["a"], null, true),
   })
-  .map(({ base, spice, key, depth, size, labels }) => {
+  .map(({ base, spice, key, depth, size, labels, wrongName }) => {
     const o = structuredClone(base) as Record<string, unknown> & { metadata: Record<string, unknown> };
     switch (spice) {
       case "hugeString":
@@ -94,7 +97,7 @@ const object = fc
         o.metadata.labels = labels;
         break;
       case "wrongTypes":
-        o.metadata.name = 42;
+        o.metadata.name = wrongName;
         (o as Record<string, unknown>).status = "Migrating";
         break;
     }
@@ -226,6 +229,7 @@ export function problemWith(answer: Answer, sentBody: string): string | undefine
   }
   const p = parsed as Record<string, unknown>;
   if (answer.status === 400 || answer.status === 413) {
+    if (p.error === UNEXPECTED_REQUEST_ERROR) return `an error no check named: ${answer.body.slice(0, 200)}`;
     return typeof p.error === "string" && p.error.length > 10
       ? undefined
       : `${answer.status} without a named problem: ${answer.body.slice(0, 200)}`;

@@ -118,6 +118,9 @@ async function parseReviewBody(body: Buffer): Promise<JsonBodyResult> {
   return parsed;
 }
 
+/** The answer to an error no check named: a defect of the server's, logged at error (never a 5xx). */
+export const UNEXPECTED_REQUEST_ERROR = "the request could not be processed";
+
 /** A body the parser refused: a 400 naming the problem (the error handler words it). */
 const badBody = (message: string): Error => Object.assign(new Error(message), { statusCode: 400 });
 
@@ -153,8 +156,11 @@ const DEFAULT_FALLBACK: Readonly<Record<WebhookName, Fallback>> = {
 
 const WEBHOOK_ROUTES: readonly WebhookName[] = ["validate", "validate-guard", "mutate"];
 
+/** `namespace/name` as the review names it; an object's name is read only when it is a string (a direct
+ * caller may send anything there, and the line and messages built from it must not throw). */
 const objectRef = (request: AdmissionRequest): string => {
-  const name = request.name || (request.object ?? request.oldObject)?.metadata?.name || "";
+  const objectName = (request.object ?? request.oldObject)?.metadata?.name;
+  const name = request.name || (typeof objectName === "string" ? objectName : "");
   return request.namespace ? `${request.namespace}/${name}` : name;
 };
 
@@ -209,7 +215,7 @@ function describeRequestError(error: FastifyError | Error, contentType: unknown)
   if (typeof statusCode === "number" && statusCode >= 400 && statusCode < 500) {
     return { statusCode, error: error.message };
   }
-  return { statusCode: 400, error: "the request could not be processed", unexpected: true };
+  return { statusCode: 400, error: UNEXPECTED_REQUEST_ERROR, unexpected: true };
 }
 
 export function buildServer(deps: ServerDeps, options: BuildOptions = {}): WebhookApp {
@@ -368,13 +374,19 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
         void decideInTurns(
           () => deps.decide(webhook, request),
           () => Number(now() - arrived) / 1e6 > budgetMs,
-        ).then(
-          (decision) => conclude(reply, request, start, arrived, budgetMs, { decision }),
-          (error: unknown) => conclude(reply, request, start, arrived, budgetMs, { error }),
-        );
+        )
+          .then(
+            (decision) => conclude(reply, request, start, arrived, budgetMs, { decision }),
+            (error: unknown) => conclude(reply, request, start, arrived, budgetMs, { error }),
+          )
+          .catch((error: unknown) => answerDespite(error, webhook, reply, request));
         return;
       }
-      conclude(reply, request, start, arrived, budgetMs);
+      try {
+        conclude(reply, request, start, arrived, budgetMs);
+      } catch (error) {
+        answerDespite(error, webhook, reply, request);
+      }
     };
   };
 
@@ -391,6 +403,27 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
     // The line's fields are only gathered when its level is on (at the default level: denials only).
     const level = decision.allowed ? "debug" : "info";
     if (log.isLevelEnabled(level)) logDecision(level, webhook, request, decision, micros);
+    void reply.code(200).send(encodeAdmissionResponse(webhook, request, decision));
+  };
+
+  /**
+   * The last resort of a decision's promise: whatever threw after the engine, the review is still answered —
+   * with the webhook's fallback, as for an engine failure — never left without an answer or the process with
+   * an unhandled rejection.
+   */
+  const answerDespite = (
+    error: unknown,
+    webhook: WebhookName,
+    reply: FastifyReply,
+    request: AdmissionRequest,
+  ) => {
+    log.error({ err: error, webhook, uid: request.uid }, "admission answer failed");
+    if (reply.sent) return;
+    const decision = fallbackDecision(
+      fallbacks[webhook],
+      "server-error",
+      "the admission webhook failed to answer; retry, and report it if it persists",
+    );
     void reply.code(200).send(encodeAdmissionResponse(webhook, request, decision));
   };
 

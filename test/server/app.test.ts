@@ -9,7 +9,7 @@
 import type { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Decision, WebhookName } from "../../src/policies/types.js";
-import { buildServer, type ServingState, type WebhookApp } from "../../src/server/app.js";
+import { buildServer, CENSUS_ABOVE_BYTES, type ServingState, type WebhookApp } from "../../src/server/app.js";
 import { allow, deny, type FakeDeps, fakeDeps, fixture, fixtureText } from "./helpers.js";
 
 /** The product's own metrics carry its prefix (SPEC §2.1, §7). */
@@ -135,6 +135,80 @@ describe("admission endpoints (SPEC §2.1)", () => {
     const res = await post(app, "/validate", fixture("mapi-machineset-scale-update"));
     expect(res.statusCode).toBe(200);
     expect(deps.calls[0]?.request).toMatchObject({ subResource: "scale", kind: { kind: "Scale" } });
+  });
+});
+
+describe("an object whose name is not a string (a direct caller's crafted review)", () => {
+  /** The review as kube never sends it: no request.name, and an object for the object's name. */
+  const crafted = (padding: number) => {
+    const review = fixture("mapi-machine-update-instance-type");
+    delete (review.request as { name?: unknown }).name;
+    const object = review.request.object as {
+      metadata: Record<string, unknown>;
+      spec: Record<string, unknown>;
+    };
+    object.metadata.name = { toString: 1 };
+    if (padding > 0) object.spec.pad = "x".repeat(padding);
+    return review;
+  };
+  it.each([
+    ["a small body, decided at once", 0],
+    ["a body over CENSUS_ABOVE_BYTES, decided in slices", CENSUS_ABOVE_BYTES + 8192],
+  ])(
+    "%s: answered 200 with the engine's denial, logged, and the process keeps no rejection",
+    async (_, padding) => {
+      const rejections: unknown[] = [];
+      const onRejection = (reason: unknown) => void rejections.push(reason);
+      process.on("unhandledRejection", onRejection);
+      try {
+        const deps = fakeDeps(() => deny("frozen"));
+        const review = crafted(padding);
+        const res = await post(build(deps), "/validate?timeout=10s", review);
+        expect(res.statusCode).toBe(200);
+        expect(res.json().response).toMatchObject({ uid: review.request.uid, allowed: false });
+        expect(deps.lines().filter((l) => l.msg === "admission decision")).toEqual([
+          expect.objectContaining({ allowed: false, uid: review.request.uid }),
+        ]);
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(rejections).toEqual([]);
+      } finally {
+        process.off("unhandledRejection", onRejection);
+      }
+    },
+  );
+});
+
+describe("whatever throws after the engine, the review is answered with the webhook's fallback", () => {
+  it.each([
+    ["a small body, decided at once", 0],
+    ["a body over CENSUS_ABOVE_BYTES, decided in slices", CENSUS_ABOVE_BYTES + 8192],
+  ])("%s: the decision's log line throws", async (_, padding) => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => void rejections.push(reason);
+    process.on("unhandledRejection", onRejection);
+    try {
+      const deps = fakeDeps(() => deny("frozen"));
+      deps.logger.info = () => {
+        throw new Error("the log destination failed");
+      };
+      const review = fixture("mapi-machine-update-instance-type");
+      if (padding > 0)
+        (review.request.object as { spec: Record<string, unknown> }).spec.pad = "x".repeat(padding);
+      const res = await post(build(deps), "/validate?timeout=10s", review);
+      expect(res.statusCode).toBe(200);
+      expect(res.json().response).toMatchObject({
+        uid: review.request.uid,
+        allowed: false,
+        status: { message: expect.stringContaining("the admission webhook failed to answer; retry") },
+      });
+      expect(deps.lines()).toContainEqual(
+        expect.objectContaining({ msg: "admission answer failed", uid: review.request.uid }),
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onRejection);
+    }
   });
 });
 
