@@ -285,12 +285,16 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
   };
   const noteArrival =
     (webhook: WebhookName) =>
-    (_req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
       const res = reply.raw as TrackedResponse;
       res[TRACKED] = { webhook, arrived: now() };
       metrics.requestStarted(webhook);
       res.on("finish", answered);
       res.on("close", closed);
+      // A request pipelined behind another waits for the connection without it: if the connection closes
+      // first (the server closes it after a 400), Node never emits `close` on its response. Only then is a
+      // listener added to the connection; kube does not pipeline, so a request almost never gets one.
+      if (res.socket === null) req.raw.socket.once("close", () => endTracking(res, false));
       done();
     };
 

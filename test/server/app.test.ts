@@ -6,8 +6,10 @@
  * real TLS listener — and the 400/413/404 error answers, which only a real client can send as kube does — is
  * serve.test.ts, with supertest.
  */
+import type { AddressInfo } from "node:net";
+import { connect } from "node:net";
 import type { Registry } from "prom-client";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Decision, WebhookName } from "../../src/policies/types.js";
 import { buildServer, CENSUS_ABOVE_BYTES, type ServingState, type WebhookApp } from "../../src/server/app.js";
 import { allow, deny, type FakeDeps, fakeDeps, fixture, fixtureText } from "./helpers.js";
@@ -425,6 +427,30 @@ describe("decision log and metrics (SPEC §2.1)", () => {
     await post(build(deps), "/validate", fixture("capi-machine-create"));
     expect(await during).toBe(1);
     expect(await metricValue(deps.registry, inFlight, { webhook: "/validate" })).toBe(0);
+  });
+
+  it("requests pipelined behind a malformed one, never answered when the server closes the connection, leave nothing in flight", async () => {
+    const inFlight = "controller_runtime_webhook_requests_in_flight";
+    const deps = fakeDeps();
+    const app = build(deps);
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    const request = (path: string, body: string) =>
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const review = fixtureText("capi-machine-create");
+    const socket = connect(port, "127.0.0.1");
+    const received: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => received.push(chunk));
+    const closed = new Promise((resolve) => socket.on("close", resolve));
+    socket.write(
+      request("/validate", "{bad") + request("/mutate", review) + request("/validate-guard", review),
+    );
+    await closed;
+    expect(Buffer.concat(received).toString()).toMatch(/^HTTP\/1\.1 400 /);
+    await vi.waitFor(async () => {
+      for (const webhook of ["/validate", "/mutate", "/validate-guard"])
+        expect(await metricValue(deps.registry, inFlight, { webhook }), webhook).toBe(0);
+    });
   });
 
   it("kinds outside the product's are counted as kind=other (bounded label values)", async () => {
