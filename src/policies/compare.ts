@@ -6,6 +6,7 @@
  */
 
 import { absent, own, SHALLOW_DEPTH } from "./diff.js";
+import { guardedChanges } from "./keys.js";
 import { remembered, runToEnd, STEP_NODES, slicing, stepped } from "./slices.js";
 
 /** Deep equality of JSON values, with `null` and missing object keys equal. */
@@ -94,33 +95,27 @@ function* deepSameJson(a: unknown, b: unknown): Generator<void, boolean> {
 
 export type KeyChange = "added" | "changed" | "removed";
 
-/** How each key of a string map (labels, annotations) changed, in key order. */
+const everyKey = (): boolean => true;
+
+/**
+ * How each key of a string map (labels, annotations) that `kept` keeps changed: the `SORTED_CHANGES` smallest
+ * in key order, then the rest as met — all of them in key order when there are few, as sorting would give.
+ * Linear in the maps (keys.ts `guardedChanges`, decision 61): only kept changes are ordered, and at most
+ * `SORTED_CHANGES` of them sorted, so a review of thousands of changed keys is not a sort of them all.
+ */
 export function keyChanges(
   before: Readonly<Record<string, string>>,
   after: Readonly<Record<string, string>>,
+  kept: (key: string) => boolean = everyKey,
 ): { key: string; change: KeyChange }[] {
   // Computed once per decision run in slices: later slices run the decision again (./slices.ts).
-  return remembered("keyChanges", [before, after], () => sortedKeyChanges(before, after));
+  return remembered("keyChanges", [before, after, kept], () =>
+    guardedChanges(before, after, kept).map((key) => ({
+      key,
+      change: !Object.hasOwn(after, key) ? "removed" : Object.hasOwn(before, key) ? "changed" : "added",
+    })),
+  );
 }
-
-function sortedKeyChanges(
-  before: Readonly<Record<string, string>>,
-  after: Readonly<Record<string, string>>,
-): { key: string; change: KeyChange }[] {
-  // Every rule that guards metadata calls this on every UPDATE, where usually nothing changed: look at each
-  // key once and sort only the changes, which is the order sorting every key would give.
-  const out: { key: string; change: KeyChange }[] = [];
-  for (const key of Object.keys(before)) {
-    if (!Object.hasOwn(after, key)) out.push({ key, change: "removed" });
-    else if (before[key] !== after[key]) out.push({ key, change: "changed" });
-  }
-  for (const key of Object.keys(after)) if (!Object.hasOwn(before, key)) out.push({ key, change: "added" });
-  if (out.length > 1) out.sort(byKey);
-  return out;
-}
-
-const byKey = (a: { key: string }, b: { key: string }): number =>
-  a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 
 /**
  * A list of paths for a message: up to `max` of them, then how many more. A path met again (the changes

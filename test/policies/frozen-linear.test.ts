@@ -6,11 +6,22 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { decide } from "../../src/policies/engine.js";
 import { addsFinalizer } from "../../src/policies/rules/frozen.js";
-import { context, edit, mapiMachine, updateRequest } from "./builders.js";
+import { context, edit, mapiMachine, mapiMachineSet, updateRequest } from "./builders.js";
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
+
+/** The lengths of the arrays handed to `Array.prototype.sort` from now on. */
+const countSorted = (): number[] => {
+  const sorted: number[] = [];
+  const sort = Array.prototype.sort;
+  vi.spyOn(Array.prototype, "sort").mockImplementation(function (this: unknown[], compare) {
+    sorted.push(this.length);
+    return sort.call(this, compare);
+  });
+  return sorted;
+};
 
 /** `n` distinct keys in no order (a fixed shuffle), so a sort has work to do. */
 const shuffledKeys = (n: number, prefix: string): string[] => {
@@ -23,12 +34,48 @@ const shuffledKeys = (n: number, prefix: string): string[] => {
   return keys;
 };
 
+describe("product-annotations: linear in the annotations of a review", () => {
+  // A MachineSet Machine API owns: no frozen rule applies, and only product-annotations looks at every
+  // annotation. 20,000 changed ones, each with a long common prefix (every comparison of a sort reads it).
+  const authoritative = mapiMachineSet({ status: "MachineAPI" });
+  const prefix = `team.example.com/${"p".repeat(200)}`;
+
+  it("20,000 changed user annotations, none the product's: allowed, and none of them sorted", () => {
+    const keys = shuffledKeys(20_000, prefix);
+    const [before, after] = ["a", "b"].map((value) =>
+      edit(authoritative, (m) => {
+        m.metadata.annotations ??= {};
+        for (const key of keys) m.metadata.annotations[key] = value;
+      }),
+    );
+    const sorted = countSorted();
+    const d = decide("validate", updateRequest(before!, after!), context([authoritative]));
+    expect(d).toMatchObject({ allowed: true });
+    expect(sorted.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(200);
+  });
+
+  it("20,000 of the product's annotations added: refused, naming the smallest first, a few hundred keys sorted", () => {
+    const keys = shuffledKeys(20_000, "machine-api-migration.openshift.io/x");
+    const after = edit(authoritative, (m) => {
+      m.metadata.annotations ??= {};
+      for (const key of keys) m.metadata.annotations[key] = "x";
+    });
+    const smallest = [...keys].sort().slice(0, 8);
+    const sorted = countSorted();
+    const d = decide("validate", updateRequest(authoritative, after), context([authoritative]));
+    expect(d).toMatchObject({ allowed: false, rule: "product-annotations" });
+    expect(d.status?.message).toContain(
+      `: ${smallest.map((k) => `metadata.annotations[${JSON.stringify(k)}] added`).join(", ")} and 19992 more:`,
+    );
+    expect(sorted.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(200);
+  });
+});
+
 describe("frozen-while-migrating: linear in the metadata it judges", () => {
   const migrating = mapiMachine({ status: "Migrating", synchronizedAPI: "MachineAPI" });
 
   // Labels: the other rules that run first (mapi-frozen's guards, decision 61) sort none of these keys, so
-  // every key sorted here is frozen-while-migrating's. (product-annotations still sorts every changed
-  // annotation with keyChanges, whose callers rely on a full key order.)
+  // every key sorted here is frozen-while-migrating's.
   it("20,000 changed user labels: at most a few hundred keys are ever sorted", () => {
     const labels = shuffledKeys(20_000, "team.example.com/l");
     const after = edit(migrating, (m) => {
@@ -36,12 +83,7 @@ describe("frozen-while-migrating: linear in the metadata it judges", () => {
       m.metadata.annotations["team.example.com/note"] = "y";
     });
     const smallest = [...labels].sort().slice(0, 8);
-    const sorted: number[] = [];
-    const sort = Array.prototype.sort;
-    vi.spyOn(Array.prototype, "sort").mockImplementation(function (this: unknown[], compare) {
-      sorted.push(this.length);
-      return sort.call(this, compare);
-    });
+    const sorted = countSorted();
     const d = decide("validate", updateRequest(migrating, after), context([migrating]));
     expect(d).toMatchObject({ allowed: false, rule: "frozen-while-migrating" });
     expect(d.status?.message).toContain(

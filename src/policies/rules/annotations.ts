@@ -25,11 +25,8 @@ export const productAnnotations: Rule = {
       request.operation === "CREATE" &&
       subject.api === "capi" &&
       isPausedWithMarker(request.object ?? undefined);
-    const changes = keyChanges(before, after).filter(
-      ({ key }) =>
-        isProductAnnotation(key) &&
-        key !== ANNOTATIONS.confirmDelete &&
-        !(markedPause && key === ANNOTATIONS.pausedBy),
+    const changes = keyChanges(before, after, isProductAnnotation).filter(
+      ({ key }) => key !== ANNOTATIONS.confirmDelete && !(markedPause && key === ANNOTATIONS.pausedBy),
     );
     if (changes.length === 0) return allow();
     const paths = changes.map((c) => annotationPath(c.key));
