@@ -137,6 +137,9 @@ type TrackedResponse = ServerResponse & {
  */
 async function decideInTurns(decideOnce: () => Decision, late: () => boolean): Promise<Decision | undefined> {
   const slices = decideInSlices(decideOnce);
+  // The body's parse ended the turn this runs in: the first slice gets a turn of its own.
+  await nextTurn();
+  if (late()) return undefined;
   for (;;) {
     const decision = slices.next();
     if (decision !== undefined) return decision;

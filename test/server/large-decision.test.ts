@@ -7,7 +7,7 @@
  */
 import pino from "pino";
 import { Registry } from "prom-client";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { decide } from "../../src/policies/engine.js";
 import type { AdmissionRequest, Decision, WebhookName } from "../../src/policies/types.js";
 import { BODY_LIMIT_BYTES, buildServer, CENSUS_ABOVE_BYTES, type WebhookApp } from "../../src/server/app.js";
@@ -30,6 +30,7 @@ const reviewText = craftedFrozenUpdate;
 
 let app: WebhookApp | undefined;
 afterEach(async () => {
+  vi.restoreAllMocks();
   await app?.close();
   app = undefined;
 });
@@ -99,6 +100,44 @@ describe("a large review is decided in slices (decision 74)", () => {
     },
     120_000,
   );
+
+  it("the parse of a large review and its first slice are not one turn of the loop: a small review is decided between them", async () => {
+    const big = reviewText("big", wide(16_000, 1), wide(16_000, 2));
+    const ctx = context([frozen, capiMachine({ paused: "none" })]);
+    const events: string[] = [];
+    const parse = JSON.parse;
+    vi.spyOn(JSON, "parse").mockImplementation((text: string, reviver) => {
+      const value = parse(text, reviver);
+      if (text.length > CENSUS_ABOVE_BYTES) events.push("big:parsed");
+      return value;
+    });
+    app = buildServer({
+      decide: (webhook: WebhookName, request: AdmissionRequest): Decision => {
+        const who = request.uid === "big" ? "big" : "small";
+        if (who === "big" && !events.includes("big:call")) events.push("big:call");
+        const decision = decide(webhook, request, ctx);
+        if (who === "small") events.push("small:decided");
+        return decision;
+      },
+      logger: pino({ level: "silent" }),
+      registry: new Registry(),
+      readiness: () => ({ ready: true }),
+    });
+    await app.ready();
+    const small = reviewText("small", 1, 2);
+    let bigFinished = false;
+    const bigDone = postValidate(app, big).finally(() => {
+      bigFinished = true;
+    });
+    // Small reviews two at a time, so one is always waiting for the loop when the big one yields it.
+    while (!bigFinished) await Promise.all([postValidate(app, small), postValidate(app, small)]);
+    expect((await bigDone).statusCode).toBe(200);
+    const parsed = events.indexOf("big:parsed");
+    const call = events.indexOf("big:call");
+    expect(parsed).toBeGreaterThanOrEqual(0);
+    expect(call).toBeGreaterThan(parsed);
+    expect(events.slice(parsed, call)).toContain("small:decided");
+  }, 120_000);
 });
 
 describe("a review over the bound is refused, not built (decision 89)", () => {
