@@ -55,35 +55,10 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   convert: {
     summary: "convert MAPI <-> CAPI YAML offline (--to capi|mapi --infrastructure F -f F)",
     run: async (args) => {
-      const { runConvert, parseConvertFlags } = await import("./sync/conversion/cli.js");
+      const { runConvert } = await import("./sync/conversion/cli.js");
       const { readFile } = await import("node:fs/promises");
-      const { Readable } = await import("node:stream");
-      const { text: readAll } = await import("node:stream/consumers");
-      const { parseYaml } = await import("./yaml.js");
-      // runConvert parses with the yaml library's defaults, which throw on an alias bomb; each input is read
-      // once here and refused, with one line and exit 2, when it is outside the shared YAML bounds.
-      const flags = parseConvertFlags(args);
-      const texts = new Map<string, string>();
-      if (flags.kind === "run")
-        for (const path of [flags.flags.infrastructure, ...flags.flags.files]) {
-          if (texts.has(path)) continue;
-          const text = await (path === "-" ? readAll(process.stdin) : readFile(path, "utf8")).catch(
-            () => undefined,
-          );
-          if (text === undefined) continue; // runConvert says why it cannot read it
-          const parsed = parseYaml(text);
-          if (!parsed.ok && parsed.problem.bound) {
-            stderr.write(`error: ${path === "-" ? "<stdin>" : path}: ${parsed.problem.message}\n`);
-            return 2;
-          }
-          texts.set(path, text);
-        }
-      return runConvert(args, {
-        stdin: texts.has("-") ? Readable.from([texts.get("-")!]) : process.stdin,
-        stdout,
-        stderr,
-        readFile: async (p) => texts.get(p) ?? readFile(p, "utf8"),
-      });
+      // The inputs are parsed within the shared YAML bounds (src/yaml.ts): beyond one is exit 2.
+      return runConvert(args, { stdin: process.stdin, stdout, stderr, readFile: (p) => readFile(p, "utf8") });
     },
   },
   certs: {

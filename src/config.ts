@@ -16,7 +16,16 @@ const seconds = z.coerce.number().positive().max(86_400);
 const list = z
   .union([z.array(z.string()), z.string()])
   .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0));
-const k8sName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label");
+const k8sName = z
+  .string()
+  .max(63, "must be at most 63 characters")
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label");
+
+/** Why `value` cannot be a namespace's (or another DNS-1123 label's) name, or undefined when it can. */
+export const dnsLabelProblem = (value: string): string | undefined => {
+  const parsed = k8sName.safeParse(value);
+  return parsed.success ? undefined : parsed.error.issues[0]?.message;
+};
 
 interface Setting {
   /** Long flag, without the dashes. A boolean flag also accepts `--no-<flag>`. */

@@ -206,7 +206,25 @@ describe("the commands that read YAML files: an alias bomb is exit 2 and one lin
     );
     expect(fromStdin).toEqual({ code: 2, stdout: "", stderr: `error: <stdin>: ${BOMB_MESSAGE}\n` });
     const asInfrastructure = await cli(["convert", "--to", "capi", "--infrastructure", bomb, "-f", INFRA]);
-    expect(asInfrastructure).toEqual({ code: 2, stdout: "", stderr: `error: ${bomb}: ${BOMB_MESSAGE}\n` });
+    expect(asInfrastructure).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `error: --infrastructure: ${bomb}: ${BOMB_MESSAGE}\n`,
+    });
+  });
+
+  it("convert -f FILE with an alias to no anchor: exit 1 naming it, no stack trace", async () => {
+    const path = join(await mkdtemp(join(tmpdir(), "yaml-dangling-")), "dangling.yaml");
+    await writeFile(
+      path,
+      "apiVersion: machine.openshift.io/v1beta1\nkind: Machine\nmetadata:\n  name: *nothere\n",
+    );
+    const result = await cli(["convert", "--to", "capi", "--infrastructure", INFRA, "-f", path]);
+    expect(result).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `error: ${path}: invalid YAML: YAML document 1 line 1: alias *nothere refers to no anchor before it\n`,
+    });
   });
 
   it("pack-provider -f FILE", async () => {

@@ -4,9 +4,10 @@
  * prints converted objects on stdout, warnings and field errors on stderr. Exit codes: 0 converted, 1 some
  * object failed (the others are still printed), 2 bad usage.
  */
-import { parseAllDocuments, stringify } from "yaml";
-import { asksForHelp, type CommandFlags, parseFlags } from "../../config.js";
+import { stringify } from "yaml";
+import { asksForHelp, type CommandFlags, dnsLabelProblem, parseFlags } from "../../config.js";
 import { isRecord, type KubeObject } from "../../kube/object.js";
+import { parseYaml } from "../../yaml.js";
 import { convertDocuments, type Direction, flattenDocuments } from "./documents.js";
 
 export interface ConvertIO {
@@ -86,6 +87,11 @@ export const parseConvertFlags = (argv: readonly string[]): ParsedFlags => {
   const output = values.output ?? "yaml";
   if (output !== "yaml" && output !== "json")
     return { kind: "error", message: `flag -o must be yaml or json, not ${JSON.stringify(output)}` };
+  for (const flag of ["capi-namespace", "mapi-namespace"]) {
+    const value = values[flag];
+    const problem = value === undefined ? undefined : dnsLabelProblem(value);
+    if (problem) return { kind: "error", message: `flag --${flag} ${problem}, not ${JSON.stringify(value)}` };
+  }
   return {
     kind: "run",
     flags: {
@@ -106,24 +112,20 @@ const readStream = async (stream: NodeJS.ReadableStream): Promise<string> => {
   return Buffer.concat(chunks).toString("utf8");
 };
 
-/** Parses every YAML (or JSON) document of one source; the error names the source and the line. */
+/**
+ * Every YAML (or JSON) document of one source, parsed within the project's YAML bounds (src/yaml.ts): the
+ * error names the source and the document's line; `bound` when a bound refused the text rather than its syntax.
+ */
 const parseDocuments = (
   text: string,
   source: string,
-): { ok: true; docs: unknown[] } | { ok: false; message: string } => {
-  const docs: unknown[] = [];
-  for (const doc of parseAllDocuments(text)) {
-    const error = doc.errors[0];
-    if (error !== undefined) {
-      const line = error.linePos?.[0]?.line;
-      return {
-        ok: false,
-        message: `${source}${line === undefined ? "" : `:${line}`}: invalid YAML: ${error.message.split("\n")[0]}`,
-      };
-    }
-    docs.push(doc.toJS());
+): { ok: true; docs: unknown[] } | { ok: false; message: string; bound: boolean } => {
+  const parsed = parseYaml(text);
+  if (!parsed.ok) {
+    const { bound, message } = parsed.problem;
+    return { ok: false, message: `${source}: ${bound ? "" : "invalid YAML: "}${message}`, bound };
   }
-  return { ok: true, docs };
+  return { ok: true, docs: parsed.values };
 };
 
 const render = (objects: KubeObject[], output: "yaml" | "json"): string => {
@@ -147,7 +149,7 @@ export const runConvert = async (argv: string[], io: ConvertIO): Promise<number>
   const { flags } = parsed;
   const read = async (
     path: string,
-  ): Promise<{ ok: true; docs: unknown[] } | { ok: false; message: string }> => {
+  ): Promise<{ ok: true; docs: unknown[] } | { ok: false; message: string; bound: boolean }> => {
     let text: string;
     try {
       text = path === "-" ? await readStream(io.stdin) : await io.readFile(path);
@@ -155,15 +157,17 @@ export const runConvert = async (argv: string[], io: ConvertIO): Promise<number>
       return {
         ok: false,
         message: `cannot read ${path === "-" ? "stdin" : path}: ${(err as Error).message}`,
+        bound: false,
       };
     }
     return parseDocuments(text, path === "-" ? "<stdin>" : path);
   };
 
   const infraDocs = await read(flags.infrastructure);
+  // Beyond a bound is a usage error (exit 2), as a flag's value beyond its bound is; invalid YAML is not.
   if (!infraDocs.ok) {
     io.stderr.write(`error: --infrastructure: ${infraDocs.message}\n`);
-    return 1;
+    return infraDocs.bound ? 2 : 1;
   }
   const infrastructure = flattenDocuments(infraDocs.docs).find((d) => d.kind === "Infrastructure");
   if (infrastructure === undefined || !isRecord(infrastructure)) {
@@ -175,7 +179,7 @@ export const runConvert = async (argv: string[], io: ConvertIO): Promise<number>
     const docs = await read(file);
     if (!docs.ok) {
       io.stderr.write(`error: ${docs.message}\n`);
-      return 1;
+      return docs.bound ? 2 : 1;
     }
     documents.push(...docs.docs);
   }

@@ -67,6 +67,14 @@ describe("convert CLI: flags", () => {
     [["--to", "capi", "--to", "mapi"], "flag --to given twice"],
     [["--to", "capi", "--infrastructure", "i", "-f", "-", "-f", "-"], "flag -f - (stdin) may be given once"],
     [["stray"], 'unexpected argument "stray"'],
+    [
+      ["--to", "capi", "--infrastructure", "i", "-f", "a", "--capi-namespace", "Bad_NS!"],
+      'flag --capi-namespace must be a DNS-1123 label, not "Bad_NS!"',
+    ],
+    [
+      ["--to", "mapi", "--infrastructure", "i", "-f", "a", "--mapi-namespace", "x".repeat(64)],
+      `flag --mapi-namespace must be at most 63 characters, not "${"x".repeat(64)}"`,
+    ],
   ])("%j → %s", (argv, message) => {
     expect(parseConvertFlags(argv)).toEqual({ kind: "error", message });
   });
@@ -261,7 +269,43 @@ describe("convert CLI: run", () => {
       "m.yaml": "a: [1\n",
     });
     expect(invalid.code).toBe(1);
-    expect(invalid.stderr).toMatch(/^error: m\.yaml(:\d+)?: invalid YAML: /);
+    expect(invalid.stderr).toMatch(/^error: m\.yaml: invalid YAML: YAML document 1 line 2: /);
+  });
+  it("an alias to no anchor is invalid YAML: exit 1 naming the file and the alias, never a stack trace", async () => {
+    const dangling = "apiVersion: machine.openshift.io/v1beta1\nkind: Machine\nmetadata:\n  name: *nothere\n";
+    for (const [argv, files] of [
+      [["-f", "m.yaml"], { "infra.yaml": INFRA_YAML, "m.yaml": dangling }],
+      [["-f", "m.yaml"], { "infra.yaml": `${INFRA_YAML}\n---\n${dangling}`, "m.yaml": dangling }],
+    ] as const) {
+      const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", ...argv], { ...files });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(
+        /^error: (--infrastructure: )?(infra|m)\.yaml: .*alias \*nothere refers to no anchor before it\n$/,
+      );
+    }
+    const stdin = await run(
+      ["--to", "capi", "--infrastructure", "infra.yaml", "-f", "-"],
+      { "infra.yaml": INFRA_YAML },
+      dangling,
+    );
+    expect(stdin.code).toBe(1);
+    expect(stdin.stderr).toMatch(/^error: <stdin>: .*alias \*nothere refers to no anchor before it\n$/);
+  });
+  it("YAML beyond the shared bounds (an alias bomb) exits 2 naming the file and the bound", async () => {
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x"]',
+      "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]",
+      "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]",
+      "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]",
+      "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]",
+      "",
+    ].join("\n");
+    const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
+      "infra.yaml": INFRA_YAML,
+      "m.yaml": bomb,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^error: m\.yaml: YAML document 1 .*bound/);
   });
   it("an infrastructure file without an Infrastructure object exits 1", async () => {
     const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
