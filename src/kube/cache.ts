@@ -102,7 +102,12 @@ export function createCache(options: CacheOptions): Cache {
       let handle: { cancel(): void } | undefined;
       const timeout = new Promise<never>((_, reject) => {
         handle = options.clock.setTimeout(() => {
-          const waiting = [...byKey.values()].filter((i) => !i.hasSynced()).map((i) => typeKey(i.type));
+          const waiting = [...byKey.values()]
+            .filter((i) => !i.hasSynced())
+            .map((i) => {
+              const why = i.lastError();
+              return `${typeKey(i.type)}${why === undefined ? "" : ` (its last list or watch: ${why})`}`;
+            });
           reject(new Error(`informer cache not synced after ${timeoutMs} ms: ${waiting.join(", ")}`));
         }, timeoutMs);
       });

@@ -70,6 +70,8 @@ export interface Informer {
   addHandlers(handlers: InformerHandlers): () => void;
   /** The resourceVersion the next watch resumes from. */
   resourceVersion(): string;
+  /** Why the last list or watch failed, until one succeeds again: what a wait for sync reports. */
+  lastError(): string | undefined;
 }
 
 const DEFAULT_WATCH_SILENCE_TIMEOUT_MS = 90_000;
@@ -77,6 +79,14 @@ const DEFAULT_WATCH_SILENCE_TIMEOUT_MS = 90_000;
 const parseList = parseWithoutManagedFields("list");
 const parseEvent = parseWithoutManagedFields("event");
 const DEFAULT_BACKOFF: BackoffSettings = { initialMs: 250, maxMs: 30_000 };
+
+/** A list or watch failure as an admin reads it: the HTTP status and the server's message. */
+const failureText = (e: unknown): string =>
+  e instanceof KubeApiError && e.code > 0
+    ? `HTTP ${e.code}${e.reason ? ` ${e.reason}` : ""}: ${e.message}`
+    : e instanceof Error
+      ? e.message
+      : String(e);
 
 /** Exponential backoff with jitter: the n-th consecutive failure waits in [d/2, d), d = initial·2^(n-1) ≤ max. */
 export const backoffDelay = (failures: number, settings: BackoffSettings, random: () => number): number => {
@@ -228,6 +238,7 @@ export function createInformer(options: InformerOptions): Informer {
     }
   };
 
+  let lastError: string | undefined;
   const run = async (): Promise<void> => {
     let needList = true;
     let failures = 0;
@@ -238,6 +249,7 @@ export function createInformer(options: InformerOptions): Informer {
         if (needList) {
           resourceVersion = await relist(controller.signal);
           needList = false;
+          lastError = undefined;
           if (!synced) {
             synced = true;
             markSynced();
@@ -266,10 +278,8 @@ export function createInformer(options: InformerOptions): Informer {
         if (stopping) break;
         if (e instanceof GoneError) needList = true;
         failures++;
-        logger.warn(
-          { err: e instanceof Error ? e.message : String(e), failures },
-          "list/watch failed; backing off",
-        );
+        lastError = failureText(e);
+        logger.warn({ err: lastError, failures }, "list/watch failed; backing off");
       }
       await sleep(clock, backoffDelay(failures, backoff, random), controller.signal);
     }
@@ -291,6 +301,7 @@ export function createInformer(options: InformerOptions): Informer {
       running = undefined;
     },
     hasSynced: () => synced,
+    lastError: () => lastError,
     synced: syncedPromise,
     freshness: () => ({ synced, disconnectedForMs: connected ? 0 : clock.now() - disconnectedSince }),
     get: (ns, name) => store.get(keyOf(type.namespaced ? ns : "", name)),

@@ -52,6 +52,7 @@ export function fakeInformer(type: ResourceType, synced = true): FakeInformer {
       return () => void handlers.delete(h);
     },
     resourceVersion: () => "",
+    lastError: () => undefined,
     add(o) {
       const { current } = store.upsert(o);
       for (const h of handlers) h.onAdd?.(current);

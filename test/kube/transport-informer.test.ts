@@ -130,7 +130,10 @@ describe("cache manager", () => {
     // The fake server only serves ConfigMaps: Machines answer 404 forever, so this informer never syncs.
     cache.informerFor(KINDS.mapiMachine, "openshift-machine-api");
     expect(cache.synced()).toBe(false);
-    await expect(cache.waitForSync(200)).rejects.toThrow(/not synced after 200 ms: machines/);
+    // The error says why, so an admin told "not synced" learns it is a 404 (or RBAC's 403), not a slow server.
+    await expect(cache.waitForSync(200)).rejects.toThrow(
+      /^informer cache not synced after 200 ms: machines\S* \(its last list or watch: .*404.*\)$/,
+    );
   });
 });
 
