@@ -20,7 +20,7 @@ import { runInstaller } from "./installer/cli.js";
 import { seedDemoProviders } from "./installer/demo-providers.js";
 import { type Cache, createCache } from "./kube/cache.js";
 import { systemClock } from "./kube/clock.js";
-import { connect, type KubeConnection } from "./kube/config.js";
+import { connect, KubeConfigError, type KubeConnection } from "./kube/config.js";
 import type { Controller } from "./kube/controller.js";
 import { createEventRecorder, type EventRecorder } from "./kube/events.js";
 import { KINDS } from "./kube/kinds.js";
@@ -242,10 +242,17 @@ export async function serve(
       productClient,
     );
   } else {
-    connection =
-      mode === "in-cluster"
-        ? connect({ inCluster: true }, countRequests, productClient)
-        : connect({ kubeconfigPath: config.kubeconfig! }, countRequests, productClient);
+    try {
+      connection =
+        mode === "in-cluster"
+          ? connect({ inCluster: true }, countRequests, productClient)
+          : connect({ kubeconfigPath: config.kubeconfig! }, countRequests, productClient);
+    } catch (e) {
+      // The message names the setting and the file (src/kube/config.ts): a setting's error, as above.
+      if (!(e instanceof KubeConfigError)) throw e;
+      process.stderr.write(`machine-api-migration: ${e.message}\n`);
+      return 2;
+    }
   }
 
   if (local && demoPlatform !== undefined) await seedInfrastructure(local, config, demoPlatform);

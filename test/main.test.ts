@@ -87,3 +87,30 @@ describe("serve: graceful stop (SPEC §7)", () => {
     expect(signals.listenerCount("SIGTERM") + signals.listenerCount("SIGINT")).toBe(0);
   }, 60_000);
 });
+
+describe("serve: a kubeconfig it cannot use is a setting's error (exit 2), never a stack trace", () => {
+  it.each([
+    ["an empty file", ""],
+    ["a file that is not a kubeconfig", "- a\n- b\n"],
+  ])("%s", async (_, text) => {
+    const dir = await mkdtemp(join(tmpdir(), "main-kubeconfig-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const kubeconfig = join(dir, "kubeconfig");
+    await writeFile(kubeconfig, text);
+    const written: string[] = [];
+    vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    cleanups.push(async () => {
+      vi.restoreAllMocks();
+    });
+    const code = await serve([`--kubeconfig=${kubeconfig}`, "--log-level=silent"], {});
+    expect(code).toBe(2);
+    expect(written.join("")).toMatch(
+      new RegExp(
+        `^machine-api-migration: cannot load setting kubeconfig \\(--kubeconfig ${kubeconfig}\\)|^machine-api-migration: setting kubeconfig \\(--kubeconfig ${kubeconfig}\\) holds no clusters`,
+      ),
+    );
+  });
+});

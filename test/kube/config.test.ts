@@ -153,3 +153,186 @@ current-context: ${current}
     ).toBe("https://127.0.0.1:6443");
   });
 });
+
+describe("empty and malformed kubeconfig files (kubectl's clientcmd: an empty file is an empty config)", () => {
+  const write = async (files: Record<string, string>): Promise<Record<string, string>> => {
+    const dir = await mkdtemp(join(tmpdir(), "kube-config-"));
+    const paths: Record<string, string> = {};
+    for (const [name, text] of Object.entries(files)) {
+      paths[name] = join(dir, name);
+      await writeFile(paths[name], text);
+    }
+    return paths;
+  };
+  const messageOf = (load: () => unknown): string => {
+    try {
+      load();
+    } catch (e) {
+      expect(e).toBeInstanceOf(KubeConfigError);
+      return (e as Error).message;
+    }
+    throw new Error("expected the load to fail");
+  };
+
+  it.each([
+    ["an empty file", ""],
+    ["whitespace only", "  \n\n\t\n"],
+    ["comments only", "# written by a script that found nothing\n\n# the end\n"],
+    ["an empty mapping", "{}\n"],
+    ["apiVersion and kind only", "apiVersion: v1\nkind: Config\n"],
+    ["empty lists", "apiVersion: v1\nkind: Config\nclusters: []\nusers: null\ncontexts:\n"],
+  ])("%s in KUBECONFIG contributes nothing; the other files are merged", async (_name, text) => {
+    const { empty, real } = await write({ empty: text, real: kubeconfigText });
+    for (const paths of [
+      [empty!, real!],
+      [real!, empty!],
+    ]) {
+      const kc = kubeConfigFor({ kubeconfigPaths: paths, origin: `KUBECONFIG (${paths.join(":")})` });
+      expect(kc.getCurrentContext()).toBe("ctx");
+      expect(kc.getCurrentCluster()?.server).toBe("https://127.0.0.1:6443");
+      expect(kc.getCurrentUser()?.token).toBe("t");
+    }
+  });
+
+  it("a lone empty file in KUBECONFIG is refused naming the file: it holds no clusters or contexts", async () => {
+    const { empty } = await write({ empty: "" });
+    expect(
+      messageOf(() => kubeConfigFor({ kubeconfigPaths: [empty!], origin: `KUBECONFIG (${empty})` })),
+    ).toBe(
+      `KUBECONFIG (${empty}) holds no clusters or contexts (${empty} is empty); name a kubeconfig that has the cluster, as "oc config view --minify --flatten" writes it`,
+    );
+  });
+
+  it("several empty files are all named", async () => {
+    const { a, b, c } = await write({ a: "", b: "{}\n", c: "# nothing\n" });
+    expect(
+      messageOf(() =>
+        kubeConfigFor({ kubeconfigPaths: [a!, b!, c!], origin: `KUBECONFIG (${a}:${b}:${c})` }),
+      ),
+    ).toBe(
+      `KUBECONFIG (${a}:${b}:${c}) holds no clusters or contexts (${a}, ${b} and ${c} are empty); name a kubeconfig that has the cluster, as "oc config view --minify --flatten" writes it`,
+    );
+  });
+
+  it("--kubeconfig naming an empty file is refused naming the setting and the file (CLIs and serve alike)", async () => {
+    const { empty } = await write({ empty: "\n" });
+    const expected = `setting kubeconfig (--kubeconfig ${empty}) holds no clusters or contexts (${empty} is empty); name a kubeconfig that has the cluster, as "oc config view --minify --flatten" writes it`;
+    expect(messageOf(() => kubeConfigFor({ kubeconfigPath: empty! }))).toBe(expected);
+    expect(
+      messageOf(() =>
+        kubeConfigFor({ kubeconfigPaths: [empty!], origin: `setting kubeconfig (--kubeconfig ${empty})` }),
+      ),
+    ).toBe(expected);
+  });
+
+  it("files holding users only: no clusters or contexts, and none of them is called empty", async () => {
+    const { users } = await write({ users: "users: [{ name: u, user: { token: t } }]\n" });
+    expect(
+      messageOf(() => kubeConfigFor({ kubeconfigPaths: [users!], origin: `KUBECONFIG (${users})` })),
+    ).toBe(
+      `KUBECONFIG (${users}) holds no clusters or contexts; name a kubeconfig that has the cluster, as "oc config view --minify --flatten" writes it`,
+    );
+  });
+
+  it.each([
+    ["a YAML list", "- a\n- b\n", "it is a list, not a mapping of clusters, users and contexts"],
+    ["a number", "42\n", "it is a number, not a mapping of clusters, users and contexts"],
+    ["a string", "hello there\n", "it is a string, not a mapping of clusters, users and contexts"],
+    [
+      "clusters as a mapping",
+      "clusters: { c: { server: https://x } }\n",
+      "clusters is a mapping, not a list",
+    ],
+    ["contexts as a string", "contexts: ctx\n", "contexts is a string, not a list"],
+    ["a null cluster entry", "clusters: [null]\n", "clusters[0] is null, not a mapping"],
+    ["a user entry that is a string", "users: [u]\n", "users[0] is a string, not a mapping"],
+    [
+      "a name that is a number",
+      "clusters: [{ name: 5, cluster: { server: https://x } }]\n",
+      "clusters[0].name is a number, not a string",
+    ],
+    [
+      "a cluster body that is a list",
+      "clusters: [{ name: c, cluster: [] }]\n",
+      "clusters[0].cluster is a list, not a mapping",
+    ],
+    [
+      "a server that is a number",
+      "clusters: [{ name: c, cluster: { server: 6443 } }]\n",
+      "clusters[0].cluster.server is a number, not a string",
+    ],
+    [
+      "a certificate path that is a list",
+      "clusters: [{ name: c, cluster: { server: https://x, certificate-authority: [a] } }]\n",
+      "clusters[0].cluster.certificate-authority is a list, not a string",
+    ],
+    [
+      "a token-file that is a number",
+      "users: [{ name: u, user: { token-file: 0 } }]\n",
+      "users[0].user.token-file is a number, not a string",
+    ],
+    [
+      "an exec that is a string",
+      "users: [{ name: u, user: { exec: oc } }]\n",
+      "users[0].user.exec is a string, not a mapping",
+    ],
+    [
+      "a context's cluster that is a mapping",
+      "contexts: [{ name: x, context: { cluster: {} } }]\n",
+      "contexts[0].context.cluster is a mapping, not a string",
+    ],
+    ["a current-context that is a list", "current-context: [a]\n", "current-context is a list, not a string"],
+    [
+      "two YAML documents",
+      `${kubeconfigText}---\n${kubeconfigText}`,
+      "it holds 2 YAML documents, where a kubeconfig is one",
+    ],
+  ])("a file holding %s is refused naming the file and what is wrong", async (_name, text, problem) => {
+    const { bad, real } = await write({ bad: text, real: kubeconfigText });
+    const origin = `KUBECONFIG (${real}:${bad})`;
+    const message = messageOf(() => kubeConfigFor({ kubeconfigPaths: [real!, bad!], origin }));
+    expect(message).toBe(`cannot load ${origin}: ${bad} is not a kubeconfig: ${problem}`);
+    expect(messageOf(() => kubeConfigFor({ kubeconfigPath: bad! }))).toBe(
+      `cannot load setting kubeconfig (--kubeconfig ${bad}): ${bad} is not a kubeconfig: ${problem}`,
+    );
+  });
+
+  it("a file that is not YAML is refused naming the file, never with a JavaScript error's text", async () => {
+    const { bad } = await write({ bad: "clusters: [\n  { name: c\n" });
+    const message = messageOf(() =>
+      kubeConfigFor({ kubeconfigPaths: [bad!], origin: `KUBECONFIG (${bad})` }),
+    );
+    expect(message).toMatch(
+      new RegExp(`^cannot load KUBECONFIG \\(${bad}\\): ${bad}: YAML document 1 line \\d+: `),
+    );
+    expect(message).not.toMatch(/TypeError|Cannot read properties|undefined/);
+  });
+
+  it("an entry client-node finds incomplete is refused naming the file", async () => {
+    const { bad } = await write({ bad: "clusters: [{ name: c }]\n" });
+    expect(messageOf(() => kubeConfigFor({ kubeconfigPaths: [bad!], origin: `KUBECONFIG (${bad})` }))).toBe(
+      `cannot load KUBECONFIG (${bad}): ${bad}: clusters[0].cluster is missing`,
+    );
+  });
+
+  it("the local API server's kubeconfig text goes through the same checks", () => {
+    expect(messageOf(() => kubeConfigFor({ kubeconfigText: "" }))).toBe(
+      `the local API server's kubeconfig holds no clusters or contexts (it is empty); name a kubeconfig that has the cluster, as "oc config view --minify --flatten" writes it`,
+    );
+    expect(messageOf(() => kubeConfigFor({ kubeconfigText: "[]" }))).toBe(
+      "cannot load the local API server's kubeconfig: it is not a kubeconfig: it is a list, not a mapping of clusters, users and contexts",
+    );
+  });
+
+  it("relative certificate paths of a merged file stay relative to that file", async () => {
+    const { empty, real } = await write({
+      empty: "",
+      real: kubeconfigText.replace(
+        'server: "https://127.0.0.1:6443"',
+        'server: "https://127.0.0.1:6443", certificate-authority: ca.crt',
+      ),
+    });
+    const kc = kubeConfigFor({ kubeconfigPaths: [empty!, real!], origin: "KUBECONFIG" });
+    expect(kc.getCurrentCluster()?.caFile).toBe(join(real!, "..", "ca.crt"));
+  });
+});
