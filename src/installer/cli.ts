@@ -29,7 +29,7 @@ import { childLogger } from "../logging.js";
 import type { ApplyOutcome, PrunePermission } from "./apply.js";
 import { applyProviders } from "./apply.js";
 import { TRANSPORT_LABELS } from "./model.js";
-import { packProvider } from "./pack.js";
+import { type ComponentsFile, packProvider } from "./pack.js";
 import { imagesAndVariables, selectProviders } from "./reader.js";
 import { renderProviders } from "./render.js";
 import type { RunReport } from "./status.js";
@@ -351,11 +351,12 @@ export interface PackProviderIo {
 }
 
 const PACK_USAGE = [
-  "usage: pack-provider --name NAME --type core|infrastructure --version VERSION -f components.yaml",
+  "usage: pack-provider --name NAME --type core|infrastructure --version VERSION -f components.yaml [-f …]",
   "                     [--namespace openshift-cluster-api] [--configmap-name NAME]",
   "",
   "Prints the transport ConfigMap (SPEC §6) for a provider's components YAML, with cert-manager",
-  "Certificates, Issuers and inject-ca-from annotations rewritten to OpenShift service-ca.",
+  "Certificates, Issuers and inject-ca-from annotations rewritten to OpenShift service-ca. -f may be",
+  "given more than once: the files are packed into the one ConfigMap in the order given.",
 ].join("\n");
 
 const PACK_FLAGS: Readonly<Record<string, string>> = {
@@ -369,11 +370,18 @@ const PACK_FLAGS: Readonly<Record<string, string>> = {
 };
 
 /**
- * `pack-provider`: 0 on success, 1 when the input cannot be packed, 2 on bad usage or input outside the YAML
- * bounds (an alias bomb is refused as bad input, not reported as a failure to pack).
+ * `pack-provider`: 0 on success, 1 when the input cannot be packed (unreadable, not YAML, no Kubernetes
+ * objects), 2 on bad usage or input outside the YAML bounds (an alias bomb is refused as bad input, not
+ * reported as a failure to pack). `-f` repeats, as `convert -f` does; any other flag given twice is refused
+ * rather than the last one silently winning.
  */
 export async function runPackProvider(argv: readonly string[], io: PackProviderIo): Promise<number> {
   const values: Record<string, string> = {};
+  const files: string[] = [];
+  const usageError = (message: string): number => {
+    io.stderr.write(`pack-provider: ${message}\n\n${PACK_USAGE}\n`);
+    return 2;
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--help" || arg === "-h") {
@@ -383,31 +391,30 @@ export async function runPackProvider(argv: readonly string[], io: PackProviderI
     const eq = arg.indexOf("=");
     const flag = eq > 0 ? arg.slice(0, eq) : arg;
     const key = PACK_FLAGS[flag];
-    if (!key) {
-      io.stderr.write(`pack-provider: unknown argument ${JSON.stringify(arg)}\n\n${PACK_USAGE}\n`);
-      return 2;
-    }
+    if (!key) return usageError(`unknown argument ${JSON.stringify(arg)}`);
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined || value === "") {
-      io.stderr.write(`pack-provider: ${flag} needs a value\n\n${PACK_USAGE}\n`);
-      return 2;
+    if (value === undefined || value === "") return usageError(`${flag} needs a value`);
+    if (key === "file") {
+      // The same file twice would pack every object in it twice.
+      if (files.includes(value))
+        return usageError(`flag ${flag} given twice for the same file ${JSON.stringify(value)}`);
+      files.push(value);
+    } else if (values[key] !== undefined) return usageError(`flag ${flag} given twice`);
+    else values[key] = value;
+  }
+  const missing = [
+    ...["name", "type", "version"].filter((k) => !values[k]).map((k) => `--${k}`),
+    ...(files.length === 0 ? ["-f"] : []),
+  ];
+  if (missing.length > 0) return usageError(`missing ${missing.join(", ")}`);
+  const components: ComponentsFile[] = [];
+  for (const path of files) {
+    try {
+      components.push({ path, text: await io.readFile(path) });
+    } catch (e) {
+      io.stderr.write(`pack-provider: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}\n`);
+      return 1;
     }
-    values[key] = value;
-  }
-  const missing = ["name", "type", "version", "file"].filter((k) => !values[k]);
-  if (missing.length > 0) {
-    const flags = missing.map((k) => (k === "file" ? "-f" : `--${k}`)).join(", ");
-    io.stderr.write(`pack-provider: missing ${flags}\n\n${PACK_USAGE}\n`);
-    return 2;
-  }
-  let components: string;
-  try {
-    components = await io.readFile(values.file!);
-  } catch (e) {
-    io.stderr.write(
-      `pack-provider: cannot read ${values.file}: ${e instanceof Error ? e.message : String(e)}\n`,
-    );
-    return 1;
   }
   const result = packProvider({
     name: values.name!,

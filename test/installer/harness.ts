@@ -83,6 +83,9 @@ export function installerSettings(overrides: Partial<InstallerSettings> = {}): I
   return { ...parsed.config, ...overrides };
 }
 
+/** Components that pack: for a test that then writes the ConfigMap's `data` itself, as pack-provider would not. */
+export const PLACEHOLDER = "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: placeholder}\n";
+
 export function transport(
   name: string,
   type: string,

@@ -20,7 +20,7 @@ import { FIELD_MANAGER, HASH_ANNOTATION, PROVIDER_LABEL } from "../../src/instal
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath } from "../../src/kube/object.js";
-import { type Bed, NS, startBed, transport, TYPES as types } from "./harness.js";
+import { type Bed, NS, PLACEHOLDER, startBed, transport, TYPES as types } from "./harness.js";
 
 const beds: Bed[] = [];
 afterEach(async () => {
@@ -343,7 +343,7 @@ describe("installer: prune (SPEC §6 safety rules)", () => {
     const before = await countAll(bed);
     const capi = await bed.get(types.deployments, NS, "capi-controller-manager");
     const runs = bed.runs.length;
-    const broken = transport("cluster-api", "core", "v1.10.0", "kind: ServiceAccount\n");
+    const broken = transport("cluster-api", "core", "v1.10.0", PLACEHOLDER);
     broken.data = { components: "apiVersion: v1\nkind: [ServiceAccount\n" };
     await replaceConfigMap(bed, broken);
     const run = await bed.nextRun(runs, (r) => r.report.kind === "failed");

@@ -5,6 +5,7 @@
  */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: clusterctl's ${VAR} syntax is what these tests are about
 import { readFile } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { runPackProvider } from "../../src/installer/cli.js";
@@ -35,6 +36,8 @@ const ALIAS_BOMB = [
   "  d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]",
   "",
 ].join("\n");
+
+const NO_OBJECTS = "holds no Kubernetes objects (is it the components YAML, not a compressed archive?)";
 
 const documentsOf = (configMap: KubeObject): KubeObject[] =>
   parseAllDocuments(String((configMap.data as Record<string, string>).components)).map(
@@ -118,6 +121,18 @@ describe("pack-provider: the transport ConfigMap", () => {
     [{ type: "core", name: "capi" }, 'the core provider is named cluster-api, not "capi"'],
     [{ name: "AWS" }, `--name must be a DNS label (lower-case letters, digits, '-'), not "AWS"`],
     [{ version: "v 2" }, '--version must be a label value such as v2.9.0, not "v 2"'],
+    [
+      { configMapName: "Bad_Name!" },
+      `--configmap-name must be a DNS subdomain (lower-case letters, digits, '-', '.'; at most 253 characters), not "Bad_Name!"`,
+    ],
+    [
+      { configMapName: "a".repeat(254) },
+      `--configmap-name must be a DNS subdomain (lower-case letters, digits, '-', '.'; at most 253 characters), not "${"a".repeat(254)}"`,
+    ],
+    [
+      { namespace: "n".repeat(64) },
+      `--namespace must be a DNS label (lower-case letters, digits, '-'; at most 63 characters), not "${"n".repeat(64)}"`,
+    ],
   ])("refuses bad arguments %o", (overrides, message) => {
     expect(pack(overrides)).toEqual({ ok: false, error: message, usage: true });
   });
@@ -127,6 +142,87 @@ describe("pack-provider: the transport ConfigMap", () => {
       ok: false,
       error:
         "components: YAML document 1 line 1: its aliases expand beyond the bound of 100 alias uses (maxAliasCount)",
+      bound: true,
+    });
+  });
+
+  it("--configmap-name: a DNS subdomain of 253 characters names the ConfigMap", () => {
+    const configMapName = `${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(61)}`;
+    expect(configMapName).toHaveLength(253);
+    const result = pack({ configMapName });
+    if (!result.ok) throw new Error(result.error);
+    expect(result.configMap.metadata?.name).toBe(configMapName);
+  });
+
+  it("packs several components files in order, each one's documents after the previous one's", () => {
+    const result = pack({
+      components: [
+        { path: "core.yaml", text: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: one\n" },
+        {
+          path: "extra.yaml",
+          text: "---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: two\n  namespace: one\n---\n",
+        },
+      ],
+    });
+    if (!result.ok) throw new Error(result.error);
+    expect(documentsOf(result.configMap).map((d) => `${d.kind}/${d.metadata?.name}`)).toEqual([
+      "Namespace/one",
+      "ServiceAccount/two",
+    ]);
+  });
+
+  it.each([
+    ["an empty file", "", `in.yaml ${NO_OBJECTS}`],
+    ["only a comment and empty documents", "# only a comment\n---\n---\n", `in.yaml ${NO_OBJECTS}`],
+    [
+      "a gzipped file read as UTF-8",
+      gzipSync(components).toString("utf8"),
+      `in.yaml ${NO_OBJECTS.replace(" (", ": it is binary, not YAML text (")}`,
+    ],
+    [
+      "a string",
+      "hello\n",
+      "document 1 of in.yaml (line 1) is not a Kubernetes object: it is a string, not a mapping with apiVersion and kind",
+    ],
+    [
+      "a sequence",
+      "- a\n- b\n",
+      "document 1 of in.yaml (line 1) is not a Kubernetes object: it is a sequence, not a mapping with apiVersion and kind",
+    ],
+    [
+      "a mapping without apiVersion and kind after an object",
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n---\nmetadata: {name: x}\n",
+      "document 2 of in.yaml (line 5) is not a Kubernetes object: missing apiVersion, kind",
+    ],
+    [
+      "a kind that is not a string, no name",
+      "apiVersion: v1\nkind: 7\n",
+      "document 1 of in.yaml (line 1) is not a Kubernetes object: missing kind, metadata.name",
+    ],
+  ])("refuses components holding no Kubernetes objects: %s", (_, text, error) => {
+    expect(pack({ components: [{ path: "in.yaml", text }] })).toEqual({ ok: false, error });
+  });
+
+  it("names the file at fault among several", () => {
+    expect(
+      pack({
+        components: [
+          { path: "a.yaml", text: components },
+          { path: "b.yaml", text: "" },
+        ],
+      }),
+    ).toEqual({ ok: false, error: `b.yaml ${NO_OBJECTS}` });
+    expect(
+      pack({
+        components: [
+          { path: "a.yaml", text: components },
+          { path: "bomb.yaml", text: ALIAS_BOMB },
+        ],
+      }),
+    ).toEqual({
+      ok: false,
+      error:
+        "bomb.yaml: YAML document 1 line 1: its aliases expand beyond the bound of 100 alias uses (maxAliasCount)",
       bound: true,
     });
   });
@@ -169,6 +265,29 @@ describe("pack-provider: the command", () => {
     expect(t.err.join("")).toContain("rewrote 1 cert-manager Certificate(s)");
   });
 
+  it("-f may be given more than once: every file is packed, in the order given", async () => {
+    const t = io({
+      "core.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: one\n",
+      "components.yaml": components,
+      "extra.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: last\n  namespace: one\n",
+    });
+    const argv = ["--name", "aws", "--type", "infrastructure", "--version", "v2.9.0"];
+    const files = ["-f", "core.yaml", "--filename", "components.yaml", "-f=extra.yaml"];
+    expect(await runPackProvider([...argv, ...files], t.io)).toBe(0);
+    const cm = parse(t.out.join("")) as KubeObject;
+    expect(documentsOf(cm).map((d) => `${d.kind}/${d.metadata?.name}`)).toEqual([
+      "Namespace/one",
+      "Namespace/capz-system",
+      "CustomResourceDefinition/azureclusters.infrastructure.cluster.x-k8s.io",
+      "ServiceAccount/capz-manager",
+      "ClusterRoleBinding/capz-manager-rolebinding",
+      "Service/capz-webhook-service",
+      "Deployment/capz-controller-manager",
+      "ValidatingWebhookConfiguration/capz-validating-webhook-configuration",
+      "ConfigMap/last",
+    ]);
+  });
+
   it.each([
     [["--name", "aws", "--type", "infrastructure", "-f", "c.yaml"], 2, "pack-provider: missing --version"],
     [["--name", "aws", "--bogus", "x"], 2, 'pack-provider: unknown argument "--bogus"'],
@@ -187,8 +306,80 @@ describe("pack-provider: the command", () => {
       2,
       "pack-provider: components: YAML document 1 line 1: its aliases expand beyond the bound of 100 alias uses (maxAliasCount)\n",
     ],
+    ...[
+      ["--name", "gcp"],
+      ["--name=gcp"],
+      ["--type", "core"],
+      ["--version", "v2"],
+      ["--namespace", "other"],
+      ["--configmap-name", "other"],
+    ].map((again): [string[], number, string] => [
+      [
+        "--name",
+        "aws",
+        "--type",
+        "infrastructure",
+        "--version",
+        "v1",
+        "--namespace",
+        "openshift-cluster-api",
+        "--configmap-name",
+        "cm",
+        "-f",
+        "c.yaml",
+        ...again,
+      ],
+      2,
+      `pack-provider: flag ${again[0]!.split("=")[0]} given twice\n`,
+    ]),
+    [
+      ["--name", "aws", "--type", "infrastructure", "--version", "v1", "-f", "c.yaml", "--filename=c.yaml"],
+      2,
+      'pack-provider: flag --filename given twice for the same file "c.yaml"\n',
+    ],
+    [
+      [
+        "--name",
+        "aws",
+        "--type",
+        "infrastructure",
+        "--version",
+        "v1",
+        "--configmap-name",
+        "Bad_Name!",
+        "-f",
+        "c.yaml",
+      ],
+      2,
+      `pack-provider: --configmap-name must be a DNS subdomain (lower-case letters, digits, '-', '.'; at most 253 characters), not "Bad_Name!"\n`,
+    ],
+    ...[
+      ["empty.yaml", `empty.yaml ${NO_OBJECTS}`],
+      [
+        "components.yaml.gz",
+        `components.yaml.gz ${NO_OBJECTS.replace(" (", ": it is binary, not YAML text (")}`,
+      ],
+      ["hello.txt", "document 1 of hello.txt (line 1) is not a Kubernetes object: it is a string,"],
+      ["list.yaml", "document 1 of list.yaml (line 1) is not a Kubernetes object: it is a sequence,"],
+    ].map(([file, message]): [string[], number, string] => [
+      ["--name", "aws", "--type", "infrastructure", "--version", "v1", "-f", file!],
+      1,
+      `pack-provider: ${message}`,
+    ]),
+    [
+      ["--name", "aws", "--type", "infrastructure", "--version", "v1", "-f", "c.yaml", "-f", "empty.yaml"],
+      1,
+      `pack-provider: empty.yaml ${NO_OBJECTS}\n`,
+    ],
   ])("%j exits %i", async (argv, code, message) => {
-    const t = io({ "c.yaml": components, "bomb.yaml": ALIAS_BOMB });
+    const t = io({
+      "c.yaml": components,
+      "bomb.yaml": ALIAS_BOMB,
+      "empty.yaml": "",
+      "components.yaml.gz": gzipSync(components).toString("utf8"),
+      "hello.txt": "hello\n",
+      "list.yaml": "- a\n- b\n",
+    });
     expect(await runPackProvider(argv, t.io)).toBe(code);
     expect(t.err.join("")).toContain(message);
     expect(t.out).toEqual([]);

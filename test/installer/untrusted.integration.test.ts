@@ -19,7 +19,7 @@ import { PROVIDER_LABEL } from "../../src/installer/model.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
-import { type Bed, imagesConfigMap, NS, startBed, TYPES, transport } from "./harness.js";
+import { type Bed, imagesConfigMap, NS, PLACEHOLDER, startBed, TYPES, transport } from "./harness.js";
 
 const beds: Bed[] = [];
 afterEach(async () => {
@@ -216,7 +216,7 @@ describe("installer: untrusted transport and images ConfigMaps (SPEC §6)", () =
     for (const c of CORPUS) {
       const runs = bed.runs.length;
       // pack-provider refuses what the installer must also refuse, so the ConfigMap is written by hand.
-      const configMap = transport("aws", "infrastructure", "v2.9.1", "kind: ServiceAccount\n");
+      const configMap = transport("aws", "infrastructure", "v2.9.1", PLACEHOLDER);
       configMap.data = { components: c.aws ?? CHANGED_AWS };
       if (c.refusedByServer) {
         await expect(bed.putConfigMap(configMap), c.what).rejects.toThrow(c.named);
