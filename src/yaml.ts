@@ -1,6 +1,6 @@
 /**
- * Bounded YAML for text nobody vouches for: the transport and images ConfigMaps the installer reads (SPEC §6)
- * and the files given to `convert -f` and `pack-provider -f`. Every way such text can hurt the process — an
+ * Bounded YAML for text nobody vouches for: the transport and images ConfigMaps the installer reads (SPEC §6),
+ * the files given to `convert` and `pack-provider -f`, and kubeconfig files (src/kube/config.ts). Every way such text can hurt the process — an
  * alias bomb or a dangling alias (yaml's `toJS` throws), an alias to its own container (a cyclic value),
  * nesting deep enough to exhaust yaml's recursive composer (a deep pile of `[` has crashed a process
  * outright), sheer size — comes back as a problem naming the document, never as an exception. Alias
