@@ -335,7 +335,11 @@ export function parseFlags(argv: readonly string[], flags: CommandFlags): FlagsR
       // A missing value, or the next flag taken as one (`--kubeconfig --yes`): parseArgs accepts both.
       if (token.value === undefined || (!token.inlineValue && token.value.startsWith("--")))
         return { ok: false, error: `flag ${token.rawName} needs a value` };
-      occurrences.push({ name: token.name, rawName: token.rawName, value: token.value });
+      // A short flag's value after `=` (`-o=json`), as kubectl's flag parser reads it: parseArgs keeps the `=`.
+      const shortWithEquals =
+        token.inlineValue && !token.rawName.startsWith("--") && token.value.startsWith("=");
+      const value = shortWithEquals ? token.value.slice(1) : token.value;
+      occurrences.push({ name: token.name, rawName: token.rawName, value });
     } else if (token.value !== undefined && (negated || !flag.text))
       return { ok: false, error: `flag ${token.rawName} takes no value` };
     else

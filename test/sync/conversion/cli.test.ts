@@ -78,6 +78,21 @@ describe("convert CLI: flags", () => {
   ])("%j → %s", (argv, message) => {
     expect(parseConvertFlags(argv)).toEqual({ kind: "error", message });
   });
+  it("a short flag's value may follow `=`, as kubectl's `-o=json` (pflag): the same as -o json and -ojson", () => {
+    for (const argv of [
+      ["-o=json", "-f=a"],
+      ["-ojson", "-fa"],
+      ["-o", "json", "-f", "a"],
+    ])
+      expect(parseConvertFlags(["--to=capi", "--infrastructure=i.yaml", ...argv])).toMatchObject({
+        kind: "run",
+        flags: { files: ["a"], output: "json" },
+      });
+    // Only the first `=` is the separator: a value may hold one (`-f==x` is the file "=x").
+    expect(parseConvertFlags(["--to=capi", "--infrastructure=i.yaml", "-f==x"])).toMatchObject({
+      flags: { files: ["=x"] },
+    });
+  });
   it("accepts --flag=value, repeated -f and -o json", () => {
     expect(
       parseConvertFlags(["--to=mapi", "--infrastructure=i.yaml", "-f", "a", "--filename", "b", "-o", "json"]),
