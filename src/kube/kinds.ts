@@ -66,6 +66,7 @@ export const KINDS = Object.freeze({
   featureGate: type(CONFIG_GROUP, "v1", "FeatureGate", "featuregates", false),
   clusterOperator: type(CONFIG_GROUP, "v1", "ClusterOperator", "clusteroperators", false),
   lease: type("coordination.k8s.io", "v1", "Lease", "leases"),
+  deployment: type("apps", "v1", "Deployment", "deployments"),
   event: type("", "v1", "Event", "events"),
   configMap: type("", "v1", "ConfigMap", "configmaps"),
   namespace: type("", "v1", "Namespace", "namespaces", false),

@@ -56,6 +56,9 @@ export const WEBHOOK_CONFIGURATIONS: ReadonlyArray<{ type: ResourceType; name: s
 // ---------------------------------------------------------------------------------------------------
 // The Lease
 
+/** Why a Lease that does not exist is not held. */
+export const NO_LEASE = "no Lease";
+
 export type LeaseState =
   | { held: false; why: string }
   | { held: true; holder: string; renewedAt: string; expiresAt: string };
@@ -72,7 +75,7 @@ const timeOf = (v: unknown): number | undefined => {
  * in the future. A released Lease (empty holder, SIGTERM path) or an expired one is free.
  */
 export function leaseState(lease: KubeObject | undefined, now: number): LeaseState {
-  if (!lease) return { held: false, why: "no Lease" };
+  if (!lease) return { held: false, why: NO_LEASE };
   const holder = getPath(lease, ["spec", "holderIdentity"]);
   if (typeof holder !== "string" || holder === "") return { held: false, why: "released (no holder)" };
   const renewed =

@@ -19,7 +19,7 @@ import { createEventRecorder, type EventRecorder } from "../kube/events.js";
 import type { ResourceType } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { finalizersOf, isDeleting } from "../kube/object.js";
+import { finalizersOf, getPath, isDeleting } from "../kube/object.js";
 import { planHandover } from "../migration/planner.js";
 import { describeObject } from "../migration/preconditions.js";
 import { readHandoverSnapshot } from "../migration/read-snapshot.js";
@@ -37,6 +37,7 @@ import {
   halfDeletedTwins,
   leaseState,
   mapiObjects,
+  NO_LEASE,
   openHandovers,
   syncFinalizerStep,
   syncFinalizerSteps,
@@ -136,13 +137,30 @@ export async function uninstallPrepare(
     await getOrUndefined(client, KINDS.lease, settings.capiNamespace, settings.leaseName),
     clock.now(),
   );
+  const deployment = settings.deploymentName ?? "machine-api-migration";
+  const scaleToZero = `  oc scale deployments.apps/${deployment} -n ${settings.capiNamespace} --replicas=0`;
   if (lease.held) {
-    const deployment = settings.deploymentName ?? "machine-api-migration";
     return refuse([
       `refusing: the product's controllers hold Lease ${leaseName} (holder ${lease.holder}, renewed ${lease.renewedAt}, valid until ${lease.expiresAt}).`,
       `Scale the product to zero first, then run this again once the Lease is released or expired:`,
-      `  oc scale deployment/${deployment} -n ${settings.capiNamespace} --replicas=0`,
+      scaleToZero,
     ]);
+  }
+  // No Lease at all is what a stopped product that never ran leaves — and what a mistyped --capi-namespace or
+  // --lease-name finds while the product runs: told apart by the namespace and the product's Deployment.
+  if (lease.why === NO_LEASE) {
+    if (!(await getOrUndefined(client, KINDS.namespace, "", settings.capiNamespace)))
+      return refuse([
+        `refusing: namespace ${settings.capiNamespace} does not exist, so neither does Lease ${leaseName}: is --capi-namespace right?`,
+      ]);
+    const running = await getOrUndefined(client, KINDS.deployment, settings.capiNamespace, deployment);
+    const replicas = running ? (getPath(running, ["spec", "replicas"]) ?? 1) : 0;
+    if (replicas !== 0)
+      return refuse([
+        `refusing: there is no Lease ${leaseName}, but Deployment ${settings.capiNamespace}/${deployment} asks for ${replicas} replicas, whose controllers take a Lease: is --lease-name right?`,
+        `Scale the product to zero first, then run this again:`,
+        scaleToZero,
+      ]);
   }
   deps.print(`Lease ${leaseName}: not held (${lease.why})`);
 

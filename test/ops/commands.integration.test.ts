@@ -189,6 +189,59 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
     ).rejects.toThrow();
   });
 
+  it("a --capi-namespace or --lease-name that names no Lease is not taken for a stopped product while the product runs", async () => {
+    const typoNamespace = captureIo();
+    expect(
+      await runUninstallPrepare(
+        args("--yes", "--capi-namespace", "openshift-cluster-apl"),
+        typoNamespace.io,
+        {},
+        clockAt(RENEWED_MS + 5_000),
+      ),
+    ).toBe(1);
+    expect(typoNamespace.out.stdout).toContain(
+      "refusing: namespace openshift-cluster-apl does not exist, so neither does Lease openshift-cluster-apl/machine-api-migration: is --capi-namespace right?",
+    );
+    const deployments = {
+      ...KINDS.lease,
+      group: "apps",
+      version: "v1",
+      kind: "Deployment",
+      plural: "deployments",
+    };
+    await admin().create(deployments, {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "machine-api-migration", namespace: NS.capiNamespace },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: "p" } },
+        template: { metadata: { labels: { app: "p" } }, spec: { containers: [{ name: "p", image: "p" }] } },
+      },
+    });
+    try {
+      const typoLease = captureIo();
+      expect(
+        await runUninstallPrepare(
+          args("--yes", "--lease-name", "machine-api-migratoin"),
+          typoLease.io,
+          {},
+          clockAt(RENEWED_MS + 5_000),
+        ),
+      ).toBe(1);
+      expect(typoLease.out.stdout).toContain(
+        "refusing: there is no Lease openshift-cluster-api/machine-api-migratoin, but Deployment openshift-cluster-api/machine-api-migration asks for 2 replicas, whose controllers take a Lease: is --lease-name right?",
+      );
+      expect(typoLease.out.stdout).toContain(
+        "oc scale deployments.apps/machine-api-migration -n openshift-cluster-api --replicas=0",
+      );
+    } finally {
+      await admin().delete(deployments, NS.capiNamespace, "machine-api-migration");
+    }
+    for (const { type, name } of WEBHOOK_CONFIGURATIONS)
+      expect(await getOrGone(type, "", name)).toBeDefined();
+  });
+
   it("refuses while the controllers hold the Lease, and changes nothing", async () => {
     const { io, out } = captureIo();
     const code = await runUninstallPrepare(args("--yes"), io, {}, clockAt(RENEWED_MS + 5_000));
@@ -197,7 +250,7 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
       "refusing: the product's controllers hold Lease openshift-cluster-api/machine-api-migration (holder machine-api-migration-7d9f-abcde",
     );
     expect(out.stdout).toContain(
-      "oc scale deployment/machine-api-migration -n openshift-cluster-api --replicas=0",
+      "oc scale deployments.apps/machine-api-migration -n openshift-cluster-api --replicas=0",
     );
     for (const { type, name } of WEBHOOK_CONFIGURATIONS)
       expect(await getOrGone(type, "", name)).toBeDefined();
