@@ -424,6 +424,9 @@ export function parseCommandLine(
     if (!parsed.success) {
       const why = parsed.error.issues.map((i) => i.message).join("; ");
       const source = from[key] ?? "default";
+      // `--kubeconfig=`: the flag was given no value, which the setting cannot take (zod words it as a length).
+      if (input === "" && source.startsWith("flag "))
+        return { ok: false, error: `${source} needs a value (setting ${key})` };
       return { ok: false, error: `invalid ${source} (setting ${key}): ${JSON.stringify(input)}: ${why}` };
     }
     config[key] = parsed.data;

@@ -77,6 +77,8 @@ describe("config", () => {
     [["--seed", "nonsense"], "setting seed"],
     [["--bogus"], "unknown flag --bogus"],
     [["--webhook-port"], "flag --webhook-port needs a value"],
+    [["--kubeconfig="], "flag --kubeconfig needs a value (setting kubeconfig)"],
+    [["--tls-cert-file="], "flag --tls-cert-file needs a value (setting tlsCertFile)"],
     [["--renew-deadline", "137"], "renewDeadline must be less than leaseDuration"],
     [["--retry-period", "107"], "retryPeriod must be less than renewDeadline"],
     [["--capi-namespace", "openshift-machine-api"], "must differ"],
