@@ -71,7 +71,17 @@ export interface BuildOptions {
    * Ignore webhooks allow — answering what kube would have done had we not answered at all.
    */
   fallback?: Partial<Record<WebhookName, Fallback>>;
+  /** How long a connection may sit idle before its first request (default IDLE_CONNECTION_MS). */
+  idleConnectionMs?: number;
 }
+
+/**
+ * A connection that says nothing is closed after this long. Node times out a request once it has begun, and
+ * Fastify an idle kept-alive connection after an answer (72 s), but not a connection that never sends a byte:
+ * anyone who can reach the port (decision 40) could hold thousands open. kube-apiserver sends its review as
+ * soon as it has connected, and after an answer the keep-alive timeout governs instead.
+ */
+export const IDLE_CONNECTION_MS = 60_000;
 
 export type WebhookApp = FastifyInstance<HttpServer | HttpsServer>;
 
@@ -240,6 +250,7 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
     return503OnClosing: false,
     // A client that trickles a request for longer than kube's 30 s maximum timeout is not kube.
     requestTimeout: 30_000,
+    connectionTimeout: options.idleConnectionMs ?? IDLE_CONNECTION_MS,
   }) as unknown as WebhookApp;
 
   // Only JSON is accepted: any other content-type fails with 415 inside Fastify, mapped to 400 below. The

@@ -453,6 +453,30 @@ describe("decision log and metrics (SPEC §2.1)", () => {
     });
   });
 
+  it("a connection that sends nothing is closed once idle for the connection timeout; one that asks is answered", async () => {
+    const app = buildServer(fakeDeps(), { idleConnectionMs: 300 });
+    apps.push(app);
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    const silent = connect(port, "127.0.0.1");
+    const closed = new Promise((resolve) => silent.on("close", resolve));
+    // Without a connection timeout it stays open for ever: give up long after the 300 ms.
+    await Promise.race([
+      closed,
+      new Promise((_, reject) => setTimeout(() => reject(new Error("still open after 10 s")), 10_000)),
+    ]);
+    const asking = connect(port, "127.0.0.1");
+    const body = fixtureText("capi-machine-create");
+    asking.write(
+      `POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    const answer = await new Promise<string>((resolve) =>
+      asking.once("data", (d: Buffer) => resolve(d.toString())),
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    asking.destroy();
+  });
+
   it("kinds outside the product's are counted as kind=other (bounded label values)", async () => {
     const deps = fakeDeps();
     const app = build(deps);
