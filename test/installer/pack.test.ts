@@ -44,6 +44,9 @@ const documentsOf = (configMap: KubeObject): KubeObject[] =>
     (d) => d.toJS() as KubeObject,
   );
 
+/** The flags every pack-provider command line below starts with. */
+const AWS_V1 = ["--name", "aws", "--type", "infrastructure", "--version", "v1"];
+
 describe("pack-provider: the transport ConfigMap", () => {
   it("carries the SPEC §6 labels, name and namespace, components under data.components", () => {
     const result = pack();
@@ -314,21 +317,7 @@ describe("pack-provider: the command", () => {
       ["--namespace", "other"],
       ["--configmap-name", "other"],
     ].map((again): [string[], number, string] => [
-      [
-        "--name",
-        "aws",
-        "--type",
-        "infrastructure",
-        "--version",
-        "v1",
-        "--namespace",
-        "openshift-cluster-api",
-        "--configmap-name",
-        "cm",
-        "-f",
-        "c.yaml",
-        ...again,
-      ],
+      [...AWS_V1, "--namespace", "openshift-cluster-api", "--configmap-name", "cm", "-f", "c.yaml", ...again],
       2,
       `pack-provider: flag ${again[0]!.split("=")[0]} given twice\n`,
     ]),
@@ -338,18 +327,7 @@ describe("pack-provider: the command", () => {
       'pack-provider: flag --filename given twice for the same file "c.yaml"\n',
     ],
     [
-      [
-        "--name",
-        "aws",
-        "--type",
-        "infrastructure",
-        "--version",
-        "v1",
-        "--configmap-name",
-        "Bad_Name!",
-        "-f",
-        "c.yaml",
-      ],
+      [...AWS_V1, "--configmap-name", "Bad_Name!", "-f", "c.yaml"],
       2,
       `pack-provider: --configmap-name must be a DNS subdomain (lower-case letters, digits, '-', '.'; at most 253 characters), not "Bad_Name!"\n`,
     ],

@@ -28,6 +28,24 @@ const deepLists = (count: number, depth: number, leaf: number): string =>
 const frozen = mapiMachine({ status: "ClusterAPI" });
 const reviewText = craftedFrozenUpdate;
 
+/**
+ * A server deciding with the real engine that records, in `events`, each call of the big review's decision
+ * (`big:call`) and each decision made (`big:decided`, `small:decided`).
+ */
+const recordingServer = (ctx: ReturnType<typeof context>, events: string[]): WebhookApp =>
+  buildServer({
+    decide: (webhook: WebhookName, request: AdmissionRequest): Decision => {
+      const who = request.uid === "big" ? "big" : "small";
+      if (who === "big") events.push("big:call");
+      const decision = decide(webhook, request, ctx);
+      events.push(`${who}:decided`);
+      return decision;
+    },
+    logger: pino({ level: "silent" }),
+    registry: new Registry(),
+    readiness: () => ({ ready: true }),
+  });
+
 let app: WebhookApp | undefined;
 afterEach(async () => {
   vi.restoreAllMocks();
@@ -50,18 +68,7 @@ describe("a large review is decided in slices (decision 74)", () => {
       expect(big.length).toBeGreaterThan(CENSUS_ABOVE_BYTES);
       const ctx = context([frozen, capiMachine({ paused: "none" })]);
       const events: string[] = [];
-      app = buildServer({
-        decide: (webhook: WebhookName, request: AdmissionRequest): Decision => {
-          const who = request.uid === "big" ? "big" : "small";
-          if (who === "big") events.push("big:call");
-          const decision = decide(webhook, request, ctx);
-          events.push(`${who}:decided`);
-          return decision;
-        },
-        logger: pino({ level: "silent" }),
-        registry: new Registry(),
-        readiness: () => ({ ready: true }),
-      });
+      app = recordingServer(ctx, events);
       await app.ready();
       const small = reviewText("small", 1, 2);
       const post = (payload: string) => postValidate(app!, payload);
@@ -111,18 +118,7 @@ describe("a large review is decided in slices (decision 74)", () => {
       if (text.length > CENSUS_ABOVE_BYTES) events.push("big:parsed");
       return value;
     });
-    app = buildServer({
-      decide: (webhook: WebhookName, request: AdmissionRequest): Decision => {
-        const who = request.uid === "big" ? "big" : "small";
-        if (who === "big" && !events.includes("big:call")) events.push("big:call");
-        const decision = decide(webhook, request, ctx);
-        if (who === "small") events.push("small:decided");
-        return decision;
-      },
-      logger: pino({ level: "silent" }),
-      registry: new Registry(),
-      readiness: () => ({ ready: true }),
-    });
+    app = recordingServer(ctx, events);
     await app.ready();
     const small = reviewText("small", 1, 2);
     let bigFinished = false;
