@@ -24,6 +24,7 @@ import { type FaultInjector, injected, loseReply, type RequestCounters, type Req
 import { ImpersonationHeadersError, impersonatedUser } from "./impersonation.js";
 import { type CollectionRequest, Collections } from "./list-pages.js";
 import { managerFromUserAgent, recordUpdate } from "./managed-fields.js";
+import { booleanParameter, checkIntegerParameters, integerParameter } from "./query.js";
 import type { Attributes, Authorizer, PolicyView } from "./rbac.js";
 import { refusal } from "./rbac.js";
 import type { Registry } from "./registry.js";
@@ -190,7 +191,7 @@ export class HttpApi {
       return this.nonResource(method, pathname, res);
     }
     const q = url.searchParams;
-    const watch = path.watchPath || q.get("watch") === "true" || q.get("watch") === "1";
+    const watch = path.watchPath || booleanParameter(q, "watch");
     const info: RequestInfo = {
       verb: verbOf(method, path, watch),
       resource: `${path.group}/${path.resource}${path.subresource ? `/${path.subresource}` : ""}`,
@@ -198,6 +199,7 @@ export class HttpApi {
     };
     this.deps.counters.record(info);
     try {
+      checkIntegerParameters(info.verb, q);
       await this.admitted({ req, res, method, path, q, info, user, watch });
     } catch (e) {
       this.deps.counters.failed(info, e instanceof ApiError ? e.code : 500);
@@ -400,7 +402,8 @@ export class HttpApi {
     const body = text.trim() ? parseJson(text) : {};
     const opts: DeleteOptions = isRecord(body) ? (body as DeleteOptions) : {};
     if (q.get("propagationPolicy")) opts.propagationPolicy = q.get("propagationPolicy")!;
-    if (q.get("gracePeriodSeconds")) opts.gracePeriodSeconds = Number(q.get("gracePeriodSeconds"));
+    const gracePeriodSeconds = integerParameter(q, "gracePeriodSeconds");
+    if (gracePeriodSeconds !== undefined) opts.gracePeriodSeconds = gracePeriodSeconds;
     if (q.getAll("dryRun").length > 0) opts.dryRun = q.getAll("dryRun");
     return opts;
   }

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { jsonText } from "../json-text.js";
 import type { KubeObject } from "../kube/object.js";
 import { listOptionCauses } from "./builtin-validation.js";
+import { integerParameter } from "./query.js";
 import { asVersion, gvOf } from "./rest/index.js";
 import {
   nameFromFieldSelector,
@@ -138,9 +139,12 @@ export class Collections {
     namespace: string | undefined,
     q: URLSearchParams,
   ): { items: KubeObject[]; rv: string; continueToken?: string; remaining?: number } {
-    const limit = Math.max(0, Math.floor(Number(q.get("limit") ?? 0)) || 0);
+    const limit = Math.max(0, integerParameter(q, "limit") ?? 0);
     const token = q.get("continue");
     const rv = q.get("resourceVersion");
+    // A continue token carries the revision it lists at.
+    if (token && rv && rv !== "0")
+      throw badRequest("specifying resource version is not allowed when using continue");
     if (rv && !/^\d+$/.test(rv)) throw badRequest(`invalid resource version "${rv}"`);
     // An exact read of a revision etcd has not reached yet fails in etcd itself (an internal error).
     if (rv && q.get("resourceVersionMatch") === "Exact" && Number(rv) > this.deps.storage.currentRv())

@@ -11,6 +11,7 @@ import type { KubeObject } from "../kube/object.js";
 import { listOptionCauses } from "./builtin-validation.js";
 import type { FaultInjector, RequestInfo } from "./faults.js";
 import { byNamespaceName, type CollectionRequest, type Collections } from "./list-pages.js";
+import { integerParameter } from "./query.js";
 import { asVersion, gvOf } from "./rest/index.js";
 import { ApiError, invalid } from "./status.js";
 import { deliver, type Storage } from "./storage.js";
@@ -152,11 +153,11 @@ export class Watches {
       intervals.push(setInterval(bookmark, this.deps.bookmarkIntervalMs));
       // kube's watch cache also sends one 2 s before the watch's deadline (when that is still ahead and
       // sooner than the periodic one), so a client resumes from as recent a resourceVersion as it can.
-      const preTimeoutMs = Number(q.get("timeoutSeconds") ?? "") * 1000 - 2000;
+      const preTimeoutMs = (integerParameter(q, "timeoutSeconds") ?? 0) * 1000 - 2000;
       if (preTimeoutMs > 0 && preTimeoutMs < this.deps.bookmarkIntervalMs)
         timers.push(setTimeout(bookmark, preTimeoutMs));
     }
-    const timeout = Number(q.get("timeoutSeconds") ?? "");
+    const timeout = integerParameter(q, "timeoutSeconds") ?? 0;
     if (timeout > 0) timers.push(setTimeout(stream.end, timeout * 1000));
     const drop = this.deps.faults.watchDropAfter(info);
     if (drop !== undefined) timers.push(setTimeout(stream.end, drop));

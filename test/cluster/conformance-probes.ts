@@ -3385,6 +3385,51 @@ const managedFieldsProbes: Probe[] = [
   ),
 ];
 
+/**
+ * Query parameters as kube's parameter codec reads them (found by a differential probe, decision 124): an
+ * integer that is not one is a 400, never ignored (a watch with `timeoutSeconds=abc` never ended locally);
+ * `watch` is true for any value but `false` and `0`; a continue token carries its own resourceVersion.
+ */
+const QUERY_MACHINES = `/apis/machine.openshift.io/v1beta1/namespaces/${NS}/machines`;
+const queryParameterProbes: Probe[] = [
+  ask("query: a list with limit=abc", "admin", "GET", `${CMS}?limit=abc`, undefined, code),
+  ask("query: a list with timeoutSeconds=abc", "admin", "GET", `${CMS}?timeoutSeconds=abc`, undefined, code),
+  ask("query: a list with limit=1.5", "admin", "GET", `${CMS}?limit=1.5`, undefined, code),
+  probe("query: a watch with timeoutSeconds=abc", async (w) => {
+    const r = await Promise.race([
+      w.raw("admin", "GET", `${QUERY_MACHINES}?watch=true&timeoutSeconds=abc`),
+      sleep(3_000).then(() => undefined),
+    ]);
+    return r ? code(r) : "no answer within 3 s";
+  }),
+  ask(
+    "query: a watch=bogus is a watch",
+    "admin",
+    "GET",
+    `${CMS}?watch=bogus&timeoutSeconds=1&labelSelector=none%3D1`,
+    undefined,
+    (r) => ({ code: code(r), listed: isRecord(r.body) && r.body.kind === "ConfigMapList" }),
+  ),
+  probe("query: a delete with gracePeriodSeconds=abc", async (w) => {
+    await w.raw("admin", "POST", CMS, cm("query-grace"));
+    const r = await w.raw("admin", "DELETE", `${CMS}/query-grace?gracePeriodSeconds=abc`);
+    return { code: code(r), after: code(await w.raw("admin", "GET", `${CMS}/query-grace`)) };
+  }),
+  probe("query: a continue token with a resourceVersion", async (w) => {
+    for (const n of ["query-page-1", "query-page-2"])
+      await w.raw("admin", "POST", CMS, cm(n, {}, { labels: { set: "query" } }));
+    const first = await w.raw("admin", "GET", `${CMS}?limit=1&labelSelector=set%3Dquery`);
+    const token =
+      isRecord(first.body) && isRecord(first.body.metadata) ? String(first.body.metadata.continue ?? "") : "";
+    const next = await w.raw(
+      "admin",
+      "GET",
+      `${CMS}?limit=1&labelSelector=set%3Dquery&continue=${encodeURIComponent(token)}&resourceVersion=1`,
+    );
+    return { token: token !== "", next: code(next) };
+  }),
+];
+
 export const PROBE_LIST: Probe[] = [
   ...pathProbes,
   ...notFoundProbes,
@@ -3411,6 +3456,7 @@ export const PROBE_LIST: Probe[] = [
   ...watchDetailProbes,
   ...matchConditionProbes,
   ...builtinProbes,
+  ...queryParameterProbes,
   // Last: at 9,997 levels the real server stores a Machine it cannot read back, and every later list of
   // Machines there would fail.
   ...deepProbes,
