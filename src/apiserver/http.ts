@@ -24,6 +24,7 @@ import { type FaultInjector, injected, loseReply, type RequestCounters, type Req
 import { ImpersonationHeadersError, impersonatedUser } from "./impersonation.js";
 import { type CollectionRequest, Collections } from "./list-pages.js";
 import { managerFromUserAgent, recordUpdate } from "./managed-fields.js";
+import { typedDecodeProblem } from "./object-meta.js";
 import { booleanParameter, checkIntegerParameters, integerParameter } from "./query.js";
 import type { Attributes, Authorizer, PolicyView } from "./rbac.js";
 import { refusal } from "./rbac.js";
@@ -43,7 +44,7 @@ import {
   type RequestContext,
   type Rest,
 } from "./rest/index.js";
-import { ApiError, internalError, invalid, methodNotAllowed, unauthorized } from "./status.js";
+import { ApiError, badRequest, internalError, invalid, methodNotAllowed, unauthorized } from "./status.js";
 import type { Storage } from "./storage.js";
 import { tableFor } from "./table.js";
 import type { ResourceInfo, StatusCause, UserInfo } from "./types.js";
@@ -131,6 +132,14 @@ interface TypedRequest extends ApiRequest {
   namespace: string | undefined;
   ctx: RequestContext;
 }
+
+/** A POST or PUT body kube's typed decoding can read; what it cannot is a 400, as kube answers (decision 125). */
+const typedBody = (body: unknown, type: ResourceInfo, version: string): unknown => {
+  const why = isRecord(body) ? typedDecodeProblem(type, body as KubeObject) : undefined;
+  if (why)
+    throw badRequest(`${type.kind} in version "${version}" cannot be handled as a ${type.kind}: ${why}`);
+  return body;
+};
 
 export class HttpApi {
   private readonly serialized = new SerializedObjects();
@@ -286,12 +295,20 @@ export class HttpApi {
       return this.collections.list(collection);
     }
     if (method === "POST" && !p.name) {
-      const body = decodeBody(req.headers["content-type"], await readBodyBytes(req, this.maxBody()), type);
+      const body = typedBody(
+        decodeBody(req.headers["content-type"], await readBodyBytes(req, this.maxBody()), type),
+        type,
+        version,
+      );
       const created = await rest.create({ ctx, res: type, version, namespace: needNamespace(), body });
       return send(res, 201, this.serialized.of(created), ctx.warnings);
     }
     if (method === "PUT" && p.name) {
-      const body = decodeBody(req.headers["content-type"], await readBodyBytes(req, this.maxBody()), type);
+      const body = typedBody(
+        decodeBody(req.headers["content-type"], await readBodyBytes(req, this.maxBody()), type),
+        type,
+        version,
+      );
       const updated = await rest.update({ ...named(p.name), subresource: p.subresource, body });
       return send(res, 200, this.serialized.of(updated), ctx.warnings);
     }

@@ -65,6 +65,41 @@ const validKey = (k: string): boolean => {
 const validLabelValue = (v: unknown): boolean =>
   typeof v === "string" && v.length <= 63 && LABEL_VALUE.test(v);
 
+/** A JSON value's type as Go's encoding/json names it in an unmarshal error. */
+const goJsonType = (v: unknown): string =>
+  Array.isArray(v) ? "array" : v === null ? "null" : typeof v === "boolean" ? "bool" : typeof v;
+
+/** A map of strings kube decodes into a Go `map[string]string`: why `v` cannot be one, or undefined. */
+const stringMapProblem = (v: unknown, field: string): string | undefined => {
+  if (v === undefined || v === null) return undefined;
+  if (!isRecord(v))
+    return `json: cannot unmarshal ${goJsonType(v)} into Go struct field ${field} of type map[string]string`;
+  for (const value of Object.values(v))
+    if (value !== null && typeof value !== "string")
+      return `json: cannot unmarshal ${goJsonType(value)} into Go struct field ${field} of type string`;
+  return undefined;
+};
+
+/**
+ * Why kube's typed decoding cannot read the object (answered 400 "cannot be handled as a <Kind>" for a
+ * body, 422 on the `patch` field for a patch's result): labels and annotations must be maps of strings, and a
+ * ConfigMap's `data` too. Stored, such an object is one no typed client can decode (decision 125).
+ */
+export const typedDecodeProblem = (
+  res: Pick<ResourceInfo, "group" | "kind">,
+  o: KubeObject,
+): string | undefined => {
+  const m = o.metadata;
+  if (m !== undefined && m !== null && !isRecord(m))
+    return `json: cannot unmarshal ${goJsonType(m)} into Go struct field ${res.kind}.metadata of type v1.ObjectMeta`;
+  const metadata = isRecord(m) ? m : {};
+  return (
+    stringMapProblem(metadata.labels, "ObjectMeta.labels") ??
+    stringMapProblem(metadata.annotations, "ObjectMeta.annotations") ??
+    (res.group === "" && res.kind === "ConfigMap" ? stringMapProblem(o.data, "ConfigMap.data") : undefined)
+  );
+};
+
 /** Why `key` is not a label or annotation key (kube's IsQualifiedName), or undefined when it is one. */
 export const labelKeyProblem = (key: string): string | undefined =>
   validKey(key) ? undefined : `Invalid value: ${JSON.stringify(key)}: ${QUALIFIED_NAME_MESSAGE}`;

@@ -3430,6 +3430,81 @@ const queryParameterProbes: Probe[] = [
   }),
 ];
 
+/**
+ * Metadata and data of the wrong JSON type (decision 125): kube-apiserver refuses them (400 when the body cannot
+ * be decoded, 422 when a patch produces them); storing them would leave objects no typed client can read.
+ */
+const TYPED_MACHINES = `/apis/machine.openshift.io/v1beta1/namespaces/${NS}/machines`;
+const typedMachine = (name: string, metadata: Record<string, unknown> = {}) => ({
+  apiVersion: "machine.openshift.io/v1beta1",
+  kind: "Machine",
+  metadata: { name, ...metadata },
+  spec: { providerSpec: { value: { a: "b" } } },
+});
+const typeProbes: Probe[] = [
+  ask(
+    "types: setup a Machine",
+    "admin",
+    "POST",
+    TYPED_MACHINES,
+    typedMachine("types-m", { labels: { keep: "1" } }),
+  ),
+  ask(
+    "types: a Machine whose labels are a list",
+    "admin",
+    "POST",
+    TYPED_MACHINES,
+    typedMachine("types-l", { labels: ["a"] }),
+    code,
+  ),
+  ask(
+    "types: a Machine whose annotations are a string",
+    "admin",
+    "POST",
+    TYPED_MACHINES,
+    typedMachine("types-a", { annotations: "a" }),
+    code,
+  ),
+  ask(
+    "types: a Machine with a label value that is a number",
+    "admin",
+    "POST",
+    TYPED_MACHINES,
+    typedMachine("types-n", { labels: { a: 1 } }),
+    code,
+  ),
+  probe("types: a merge patch setting labels to a string", async (w) => {
+    const r = await w.raw(
+      "admin",
+      "PATCH",
+      `${TYPED_MACHINES}/types-m`,
+      { metadata: { labels: "x" } },
+      "application/merge-patch+json",
+    );
+    return {
+      code: code(r),
+      after: fields("metadata.labels")(await w.raw("admin", "GET", `${TYPED_MACHINES}/types-m`)),
+    };
+  }),
+  probe("types: a JSON patch removing metadata", async (w) => {
+    const r = await w.raw(
+      "admin",
+      "PATCH",
+      `${TYPED_MACHINES}/types-m`,
+      [{ op: "remove", path: "/metadata" }],
+      "application/json-patch+json",
+    );
+    return {
+      code: code(r),
+      after: fields("metadata.labels")(await w.raw("admin", "GET", `${TYPED_MACHINES}/types-m`)),
+    };
+  }),
+  probe("types: a ConfigMap whose data value is a number", async (w) => {
+    const r = await w.raw("admin", "POST", CMS, cm("types-num", { data: { a: 1 } }));
+    return { code: code(r), after: code(await w.raw("admin", "GET", `${CMS}/types-num`)) };
+  }),
+];
+
 export const PROBE_LIST: Probe[] = [
   ...pathProbes,
   ...notFoundProbes,
@@ -3457,6 +3532,7 @@ export const PROBE_LIST: Probe[] = [
   ...matchConditionProbes,
   ...builtinProbes,
   ...queryParameterProbes,
+  ...typeProbes,
   // Last: at 9,997 levels the real server stores a Machine it cannot read back, and every later list of
   // Machines there would fail.
   ...deepProbes,

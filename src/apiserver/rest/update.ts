@@ -4,12 +4,14 @@
  * resources), the four patch types, and server-side apply, which may create its object. The patch
  * algorithms themselves are in ../patch.ts, field ownership in ../managed-fields.ts.
  */
+
+import { jsonText } from "../../json-text.js";
 import { isRecord, type KubeObject } from "../../kube/object.js";
 import { serverSideApply } from "../managed-fields.js";
-import { meta } from "../object-meta.js";
+import { meta, typedDecodeProblem } from "../object-meta.js";
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from "../patch.js";
 import { ApiError, badRequest, invalid, notFound, unsupportedMediaType } from "../status.js";
-import { resourceKey } from "../types.js";
+import { type ResourceInfo, resourceKey } from "../types.js";
 import { authorizeCreateOnApply } from "./admit.js";
 import type { PatchRequest, PatchType, UpdateRequest } from "./request.js";
 import { updateScale } from "./scale.js";
@@ -136,6 +138,7 @@ export const patch = async (
     if (!live) throw notFound(res.group, res.plural, name);
     const patched = applyPatchBody(type, live, body);
     if (!isRecord(patched)) throw badRequest("the patch produced something that is not an object");
+    checkPatchedObject(res, name, patched as KubeObject);
     const pm = isRecord(patched.metadata) ? patched.metadata : {};
     const precondition =
       typeof pm.resourceVersion === "string" && pm.resourceVersion !== live.metadata?.resourceVersion
@@ -152,6 +155,32 @@ export const patch = async (
     });
   });
   return { object, created };
+};
+
+/**
+ * What kube's patch handler refuses in a patch's result before anything else (decision 125): a result whose
+ * name is gone or differs from the URL's (400), and one its typed decoding cannot read (422 on `patch`) —
+ * stored, it would be an object no typed client can decode.
+ */
+const checkPatchedObject = (res: ResourceInfo, name: string, patched: KubeObject): void => {
+  const patchedName = isRecord(patched.metadata) ? patched.metadata.name : undefined;
+  if (patchedName === undefined || patchedName === null || patchedName === "")
+    throw badRequest(
+      `the name of the object (${name} based on URL) was undeterminable: name must be provided`,
+    );
+  if (patchedName !== name)
+    throw badRequest(
+      `the name of the object (${String(patchedName)}) does not match the name on the URL (${name})`,
+    );
+  const why = typedDecodeProblem(res, patched);
+  if (why)
+    throw invalid("", "", "", [
+      {
+        reason: "FieldValueInvalid",
+        field: "patch",
+        message: `Invalid value: ${JSON.stringify(jsonText(patched))}: ${why}`,
+      },
+    ]);
 };
 
 const applyPatchBody = (type: PatchType, target: unknown, body: unknown): unknown => {
