@@ -5,6 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { DNS_LABEL } from "./kube/object.js";
 
 const ENV_PREFIX = "MACHINE_API_MIGRATION_";
 
@@ -19,7 +20,7 @@ const list = z
 const k8sName = z
   .string()
   .max(63, "must be at most 63 characters")
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label");
+  .regex(DNS_LABEL, "must be a DNS-1123 label");
 
 /** Why `value` cannot be a namespace's (or another DNS-1123 label's) name, or undefined when it can. */
 export const dnsLabelProblem = (value: string): string | undefined => {
