@@ -11,6 +11,7 @@ import { jsonText } from "../json-text.js";
 import type { KubeObject } from "../kube/object.js";
 import { isRecord } from "../kube/object.js";
 import { API_AUDIENCES, answerReview } from "./access-reviews.js";
+import { deleteOptionsOf } from "./delete-options.js";
 import {
   apiGroup,
   apiGroupList,
@@ -23,9 +24,9 @@ import {
 import { type FaultInjector, injected, loseReply, type RequestCounters, type RequestInfo } from "./faults.js";
 import { ImpersonationHeadersError, impersonatedUser } from "./impersonation.js";
 import { type CollectionRequest, Collections } from "./list-pages.js";
-import { managerFromUserAgent, recordUpdate } from "./managed-fields.js";
+import { fieldManagerCauses, managerFromUserAgent, recordUpdate } from "./managed-fields.js";
 import { typedDecodeProblem } from "./object-meta.js";
-import { booleanParameter, checkIntegerParameters, integerParameter } from "./query.js";
+import { booleanParameter, checkIntegerParameters } from "./query.js";
 import type { Attributes, Authorizer, PolicyView } from "./rbac.js";
 import { refusal } from "./rbac.js";
 import type { Registry } from "./registry.js";
@@ -53,8 +54,8 @@ import {
   decodeBody,
   decodePatchBody,
   includeOf,
+  missingKind,
   notFoundPath,
-  parseJson,
   patchTypeOf,
   readBody,
   readBodyBytes,
@@ -69,11 +70,26 @@ const OPTIONS_KIND: Readonly<Record<string, string>> = {
   POST: "CreateOptions",
   PUT: "UpdateOptions",
   PATCH: "PatchOptions",
-  DELETE: "DeleteOptions",
 };
 
-/** `dryRun` and `fieldValidation` of a write, checked as kube checks its Create/Update/PatchOptions (422). */
-const writeOptionCauses = (method: string, q: URLSearchParams): StatusCause[] => {
+/** The patch media types that are not server-side apply (kube forbids `force` on them). */
+const NON_APPLY_PATCHES = new Set([
+  "application/merge-patch+json",
+  "application/json-patch+json",
+  "application/strategic-merge-patch+json",
+]);
+const mediaTypeOf = (contentType: string | undefined): string => (contentType ?? "").split(";")[0]!.trim();
+
+/**
+ * `dryRun`, `fieldManager`, `force` and `fieldValidation` of a write, checked as kube checks its
+ * Create/Update/PatchOptions (422). A DELETE's options may come from its body instead, so they are checked
+ * once read (./delete-options.ts).
+ */
+const writeOptionCauses = (
+  method: string,
+  q: URLSearchParams,
+  contentType: string | undefined,
+): StatusCause[] => {
   if (!(method in OPTIONS_KIND)) return [];
   const causes: StatusCause[] = [];
   const dryRun = q.getAll("dryRun");
@@ -83,8 +99,16 @@ const writeOptionCauses = (method: string, q: URLSearchParams): StatusCause[] =>
       field: "dryRun",
       message: `Unsupported value: []string{${dryRun.map((v) => JSON.stringify(v)).join(", ")}}: supported values: "All"`,
     });
+  const manager = q.get("fieldManager");
+  if (manager !== null) causes.push(...fieldManagerCauses(manager));
+  if (method === "PATCH" && q.get("force") && NON_APPLY_PATCHES.has(mediaTypeOf(contentType)))
+    causes.push({
+      reason: "FieldValueForbidden",
+      field: "force",
+      message: "Forbidden: may not be specified for non-apply patch",
+    });
   const validation = q.get("fieldValidation");
-  if (method !== "DELETE" && validation !== null && !["", "Ignore", "Strict", "Warn"].includes(validation))
+  if (validation !== null && !["", "Ignore", "Strict", "Warn"].includes(validation))
     causes.push({
       reason: "FieldValueNotSupported",
       field: "fieldValidation",
@@ -133,8 +157,19 @@ interface TypedRequest extends ApiRequest {
   ctx: RequestContext;
 }
 
-/** A POST or PUT body kube's typed decoding can read; what it cannot is a 400, as kube answers (decision 125). */
-const typedBody = (body: unknown, type: ResourceInfo, version: string): unknown => {
+/**
+ * A POST or PUT body kube's typed decoding can read; what it cannot is a 400, as kube answers (decision 125). A
+ * custom resource's body names its kind and apiVersion (decision 127): kube reads it as unstructured, and
+ * only a built-in kind takes both from the endpoint.
+ */
+const typedBody = (raw: Buffer, body: unknown, type: ResourceInfo, version: string): unknown => {
+  if (isRecord(body) && !type.builtIn) {
+    if (body.kind === undefined || body.kind === null) throw missingKind(type.kind, raw);
+    if (body.apiVersion === undefined || body.apiVersion === null)
+      throw badRequest(
+        `the API version in the data () does not match the expected API version (${type.group}/${version})`,
+      );
+  }
   const why = isRecord(body) ? typedDecodeProblem(type, body as KubeObject) : undefined;
   if (why)
     throw badRequest(`${type.kind} in version "${version}" cannot be handled as a ${type.kind}: ${why}`);
@@ -247,7 +282,7 @@ export class HttpApi {
       ...(req.headers["user-agent"] ? { userAgent: String(req.headers["user-agent"]) } : {}),
       ...(q.get("fieldValidation") ? { fieldValidation: q.get("fieldValidation")! } : {}),
     };
-    const optionCauses = writeOptionCauses(method, q);
+    const optionCauses = writeOptionCauses(method, q, req.headers["content-type"]);
     if (optionCauses.length > 0)
       throw invalid("meta.k8s.io", OPTIONS_KIND[method] ?? "CreateOptions", "", optionCauses);
     try {
@@ -295,20 +330,14 @@ export class HttpApi {
       return this.collections.list(collection);
     }
     if (method === "POST" && !p.name) {
-      const body = typedBody(
-        decodeBody(req.headers["content-type"], await readBodyBytes(req, this.maxBody()), type),
-        type,
-        version,
-      );
+      const raw = await readBodyBytes(req, this.maxBody());
+      const body = typedBody(raw, decodeBody(req.headers["content-type"], raw, type), type, version);
       const created = await rest.create({ ctx, res: type, version, namespace: needNamespace(), body });
       return send(res, 201, this.serialized.of(created), ctx.warnings);
     }
     if (method === "PUT" && p.name) {
-      const body = typedBody(
-        decodeBody(req.headers["content-type"], await readBodyBytes(req, this.maxBody()), type),
-        type,
-        version,
-      );
+      const raw = await readBodyBytes(req, this.maxBody());
+      const body = typedBody(raw, decodeBody(req.headers["content-type"], raw, type), type, version);
       const updated = await rest.update({ ...named(p.name), subresource: p.subresource, body });
       return send(res, 200, this.serialized.of(updated), ctx.warnings);
     }
@@ -321,8 +350,7 @@ export class HttpApi {
       return send(res, out.created ? 201 : 200, this.serialized.of(out.object), ctx.warnings);
     }
     if (method === "DELETE" && p.name && !p.subresource) {
-      const options = await this.deleteOptions(req, q);
-      if (options.dryRun?.includes("All")) ctx.dryRun = true;
+      const options = await this.deleteOptions(req, q, ctx);
       const out = await rest.delete({ ...named(p.name), options });
       // Gone at once: a Success Status for every kind (custom resources too, as kube-apiserver answers);
       // still there (finalizers, Foreground/Orphan): the object.
@@ -343,8 +371,7 @@ export class HttpApi {
       return send(res, 200, jsonText(body), ctx.warnings);
     }
     if (method === "DELETE" && !p.name) {
-      const options = await this.deleteOptions(req, q);
-      if (options.dryRun?.includes("All")) ctx.dryRun = true;
+      const options = await this.deleteOptions(req, q, ctx);
       const selected = this.collections.select(type, namespace, q);
       const deleted: KubeObject[] = [];
       for (const o of selected) {
@@ -414,15 +441,15 @@ export class HttpApi {
     return this.deps.maxBodyBytes ?? 3 * 1024 * 1024;
   }
 
-  private async deleteOptions(req: IncomingMessage, q: URLSearchParams): Promise<DeleteOptions> {
-    const text = await readBody(req, this.maxBody());
-    const body = text.trim() ? parseJson(text) : {};
-    const opts: DeleteOptions = isRecord(body) ? (body as DeleteOptions) : {};
-    if (q.get("propagationPolicy")) opts.propagationPolicy = q.get("propagationPolicy")!;
-    const gracePeriodSeconds = integerParameter(q, "gracePeriodSeconds");
-    if (gracePeriodSeconds !== undefined) opts.gracePeriodSeconds = gracePeriodSeconds;
-    if (q.getAll("dryRun").length > 0) opts.dryRun = q.getAll("dryRun");
-    return opts;
+  /** The body's options, or the query's when there is no body; a dry run is the options' alone. */
+  private async deleteOptions(
+    req: IncomingMessage,
+    q: URLSearchParams,
+    ctx: RequestContext,
+  ): Promise<DeleteOptions> {
+    const options = deleteOptionsOf(await readBody(req, this.maxBody()), q);
+    ctx.dryRun = options.dryRun?.includes("All") ?? false;
+    return options;
   }
 
   private nonResource(method: string, path: string, res: ServerResponse): void {

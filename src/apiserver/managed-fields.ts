@@ -19,6 +19,7 @@ import { isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
 import { emptyObjectOf } from "./builtin-shapes.js";
 import { UNMANAGED_METADATA } from "./object-meta.js";
 import { ApiError } from "./status.js";
+import type { StatusCause } from "./types.js";
 
 export interface ManagedFieldsEntry {
   manager: string;
@@ -636,4 +637,56 @@ export const managerFromUserAgent = (userAgent: string | undefined): string => {
   const ua = userAgent ?? "";
   const name = ua.split("/")[0]?.trim();
   return name ? name.slice(0, 128) : "unknown";
+};
+
+/** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
+const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+/** Go's strconv.Quote, as kube's messages quote a value: control and unprintable characters escaped. */
+export const goQuote = (s: string): string => {
+  const named: Record<string, string> = {
+    "\x07": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    '"': '\\"',
+    "\\": "\\\\",
+  };
+  let out = "";
+  for (const ch of s) {
+    const code = ch.codePointAt(0)!;
+    if (named[ch]) out += named[ch];
+    else if (PRINTABLE.test(ch)) out += ch;
+    else if (code < 0x80) out += `\\x${code.toString(16).padStart(2, "0")}`;
+    else if (code < 0x10000) out += `\\u${code.toString(16).padStart(4, "0")}`;
+    else out += `\\U${code.toString(16).padStart(8, "0")}`;
+  }
+  return `"${out}"`;
+};
+
+/** kube's ValidateFieldManager for the `fieldManager` option: at most 128 bytes, every character printable. */
+export const fieldManagerCauses = (manager: string): StatusCause[] => {
+  const causes: StatusCause[] = [];
+  if (Buffer.byteLength(manager) > 128)
+    causes.push({
+      reason: "FieldValueTooLong",
+      field: "fieldManager",
+      message: "Too long: may not be more than 128 bytes",
+    });
+  let at = 0;
+  for (const ch of manager) {
+    if (!PRINTABLE.test(ch)) {
+      const code = ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+      causes.push({
+        reason: "FieldValueInvalid",
+        field: "fieldManager",
+        message: `Invalid value: ${goQuote(manager)}: invalid character U+${code} (at position ${at})`,
+      });
+    }
+    at += Buffer.byteLength(ch);
+  }
+  return causes;
 };

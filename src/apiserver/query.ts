@@ -5,12 +5,14 @@
  */
 import { badRequest } from "./status.js";
 
-/** The integer parameters each verb's options hold. */
+/**
+ * The integer parameters each verb's ListOptions hold, read before anything else. A DELETE's own options
+ * (`gracePeriodSeconds`) are read from the query only when it has no body (./delete-options.ts).
+ */
 const INTEGER_PARAMETERS: Readonly<Record<string, readonly string[]>> = {
   list: ["limit", "timeoutSeconds"],
   watch: ["limit", "timeoutSeconds"],
-  delete: ["gracePeriodSeconds"],
-  deletecollection: ["limit", "timeoutSeconds", "gracePeriodSeconds"],
+  deletecollection: ["limit", "timeoutSeconds"],
 };
 
 /** An integer parameter's value, or undefined when absent or empty; a 400 when it is not an integer. */

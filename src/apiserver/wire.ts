@@ -80,6 +80,15 @@ const summarize = (body: Buffer): string => {
   return body.length > 30 ? `${shown} ...` : shown;
 };
 
+/**
+ * A custom resource's body without `kind`: kube decodes custom resources as unstructured objects, which need it
+ * (built-in kinds take theirs from the endpoint), and answers with the body it could not place.
+ */
+export const missingKind = (kind: string, body: Buffer): ApiError =>
+  badRequest(
+    `the object provided is unrecognized (must be of type ${kind}): Object 'Kind' is missing in '${body.toString("utf8")}' (${summarize(body)})`,
+  );
+
 /** kube's `transformDecodeError` for a body whose kind could not be read (handlers/rest.go). */
 const unrecognized = (kind: string, problem: string, body: Buffer): ApiError =>
   badRequest(

@@ -105,7 +105,8 @@ describe("admission seam", () => {
     expect(u.oldObject?.status).toBeUndefined();
     expect(u.object?.status).toEqual({ phase: "Ready" });
     calls.length = 0;
-    await call(s, "DELETE", `${WIDGETS("adm")}/a1?dryRun=All`, { propagationPolicy: "Foreground" });
+    // The body holds every option: kube reads the query only when there is no body (decision 126).
+    await call(s, "DELETE", `${WIDGETS("adm")}/a1`, { propagationPolicy: "Foreground", dryRun: ["All"] });
     const d = calls.find((c) => c.phase === "validate")!.a;
     expect(d).toMatchObject({
       operation: "DELETE",

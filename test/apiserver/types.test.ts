@@ -70,6 +70,8 @@ describe("CRD-defined types", () => {
     const apis = await call(s, "GET", "/apis/example.org");
     expect(apis.body.preferredVersion.version).toBe("v1");
     const created = await call(s, "POST", "/apis/example.org/v1beta1/namespaces/t/gadgets", {
+      apiVersion: "example.org/v1beta1",
+      kind: "Gadget",
       metadata: { name: "g" },
       spec: { a: 1 },
     });

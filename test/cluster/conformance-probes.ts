@@ -3431,6 +3431,268 @@ const queryParameterProbes: Probe[] = [
 ];
 
 /**
+ * DeleteOptions as kube reads them: from the body when there is one (the query is then not read at all), else
+ * from the query; validated together (backlog item 5). A curl that "dry-runs" with a body deletes for real.
+ */
+const deleteAndLook =
+  (name: string, query: string, body: unknown) =>
+  async (w: World): Promise<unknown> => {
+    await w.raw("admin", "POST", CMS, cm(name));
+    const r = await w.raw("admin", "DELETE", `${CMS}/${name}${query}`, body);
+    const after = await w.raw("admin", "GET", `${CMS}/${name}`);
+    return {
+      code: code(r),
+      kind: get(r.body, "kind") ?? null,
+      finalizers: get(r.body, "metadata.finalizers") ?? null,
+      causes: statusOf(r),
+      after: code(after),
+      deleting: get(after.body, "metadata.deletionTimestamp") !== undefined,
+    };
+  };
+const DELETE_OPTIONS = { apiVersion: "v1", kind: "DeleteOptions" };
+const deleteOptionProbes: Probe[] = [
+  probe(
+    "delopts: ?dryRun=All with a DeleteOptions body (the body's options win)",
+    deleteAndLook("delopts-dry", "?dryRun=All", DELETE_OPTIONS),
+  ),
+  probe(
+    "delopts: ?dryRun=All with an empty object body",
+    deleteAndLook("delopts-dry-empty", "?dryRun=All", {}),
+  ),
+  probe(
+    "delopts: ?propagationPolicy=Foreground with a body",
+    deleteAndLook("delopts-fg", "?propagationPolicy=Foreground", DELETE_OPTIONS),
+  ),
+  probe(
+    "delopts: ?gracePeriodSeconds=abc with a body",
+    deleteAndLook("delopts-grace", "?gracePeriodSeconds=abc", DELETE_OPTIONS),
+  ),
+  probe(
+    "delopts: ?dryRun=Some with a body",
+    deleteAndLook("delopts-dry-some", "?dryRun=Some", DELETE_OPTIONS),
+  ),
+  probe(
+    "delopts: dryRun in the body",
+    deleteAndLook("delopts-body-dry", "", { ...DELETE_OPTIONS, dryRun: ["All"] }),
+  ),
+  probe(
+    "delopts: an unknown dryRun value in the body",
+    deleteAndLook("delopts-body-dry-some", "", { ...DELETE_OPTIONS, dryRun: ["Some"] }),
+  ),
+  probe(
+    "delopts: orphanDependents with a propagationPolicy",
+    deleteAndLook("delopts-both", "", {
+      ...DELETE_OPTIONS,
+      orphanDependents: true,
+      propagationPolicy: "Background",
+    }),
+  ),
+  probe(
+    "delopts: an unknown propagationPolicy in the body",
+    deleteAndLook("delopts-body-policy", "", { ...DELETE_OPTIONS, propagationPolicy: "Sometimes" }),
+  ),
+  probe(
+    "delopts: a body of another kind with ?dryRun=All",
+    deleteAndLook("delopts-other-kind", "?dryRun=All", { apiVersion: "v1", kind: "ConfigMap" }),
+  ),
+  probe(
+    "delopts: gracePeriodSeconds a string in the body",
+    deleteAndLook("delopts-body-grace", "", { ...DELETE_OPTIONS, gracePeriodSeconds: "abc" }),
+  ),
+  ...(
+    [
+      ["meta-v1", { apiVersion: "meta.k8s.io/v1", kind: "DeleteOptions" }],
+      ["meta-v1beta1", { apiVersion: "meta.k8s.io/v1beta1", kind: "DeleteOptions" }],
+      ["apps-v1", { apiVersion: "apps/v1", kind: "DeleteOptions" }],
+      ["no-version", { kind: "DeleteOptions" }],
+      ["no-kind", { apiVersion: "v1" }],
+      ["kind-only", { kind: "ConfigMap" }],
+      ["null", null],
+      ["list", []],
+      ["version-number", { apiVersion: 1 }],
+      ["grace-fraction", { gracePeriodSeconds: 1.5 }],
+      ["grace-null", { gracePeriodSeconds: null, dryRun: ["All"] }],
+      ["dryrun-string", { dryRun: "All" }],
+      ["orphan-string", { orphanDependents: "true" }],
+      ["uid-number", { preconditions: { uid: 1 } }],
+      ["case", { DryRun: ["All"] }],
+      ["unknown-field", { bogus: 1, dryRun: ["All"] }],
+    ] as const
+  ).map(([label, body]) => probe(`delopts: body ${label}`, deleteAndLook(`delopts-b-${label}`, "", body))),
+  probe("delopts: a body that is not JSON", async (w) => {
+    await w.raw("admin", "POST", CMS, cm("delopts-text"));
+    const r = await w.raw("admin", "DELETE", `${CMS}/delopts-text?dryRun=All`, Buffer.from("not json"));
+    return { code: code(r), after: code(await w.raw("admin", "GET", `${CMS}/delopts-text`)) };
+  }),
+  probe(
+    "delopts: dry-run Foreground answers the object with its finalizer",
+    deleteAndLook("delopts-dry-fg", "?dryRun=All&propagationPolicy=Foreground", undefined),
+  ),
+  probe(
+    "delopts: dry-run Orphan answers the object with its finalizer",
+    deleteAndLook("delopts-dry-orphan", "?dryRun=All&propagationPolicy=Orphan", undefined),
+  ),
+  probe("delopts: a Foreground delete of a terminating object", async (w) => {
+    await w.raw("admin", "POST", CMS, cm("delopts-term", {}, { finalizers: ["example.com/hold"] }));
+    await w.raw("admin", "DELETE", `${CMS}/delopts-term`);
+    const r = await w.raw("admin", "DELETE", `${CMS}/delopts-term?propagationPolicy=Foreground`);
+    const finalizers = get(r.body, "metadata.finalizers");
+    await w.raw(
+      "admin",
+      "PATCH",
+      `${CMS}/delopts-term`,
+      { metadata: { finalizers: null } },
+      "application/merge-patch+json",
+    );
+    return { code: code(r), finalizers: finalizers ?? null };
+  }),
+  probe("delopts: deletecollection with an unknown propagationPolicy", async (w) => {
+    await w.raw("admin", "POST", CMS, cm("delopts-coll", {}, { labels: { set: "delopts" } }));
+    const r = await w.raw("admin", "DELETE", `${CMS}?labelSelector=set%3Ddelopts&propagationPolicy=Bogus`);
+    return { status: statusOf(r), after: code(await w.raw("admin", "GET", `${CMS}/delopts-coll`)) };
+  }),
+  probe("delopts: deletecollection with ?dryRun=All and a body", async (w) => {
+    await w.raw("admin", "POST", CMS, cm("delopts-coll-dry", {}, { labels: { set: "delopts-dry" } }));
+    const r = await w.raw(
+      "admin",
+      "DELETE",
+      `${CMS}?labelSelector=set%3Ddelopts-dry&dryRun=All`,
+      DELETE_OPTIONS,
+    );
+    return { code: code(r), after: code(await w.raw("admin", "GET", `${CMS}/delopts-coll-dry`)) };
+  }),
+];
+
+/** Create, update and patch options kube validates before anything else (backlog item 8). */
+const writeOptionProbes: Probe[] = [
+  probe("opts: force=true on a merge patch", async (w) => {
+    await w.raw("admin", "POST", CMS, cm("opts-force"));
+    const r = await w.raw(
+      "admin",
+      "PATCH",
+      `${CMS}/opts-force?force=true`,
+      { data: { a: "1" } },
+      "application/merge-patch+json",
+    );
+    return { status: statusOf(r), after: fields("data")(await w.raw("admin", "GET", `${CMS}/opts-force`)) };
+  }),
+  ask(
+    "opts: force=false on a merge patch",
+    "admin",
+    "PATCH",
+    `${CMS}/opts-force?force=false`,
+    { data: { b: "1" } },
+    statusOf,
+    "application/merge-patch+json",
+  ),
+  ask(
+    "opts: a fieldManager of 129 characters on create",
+    "admin",
+    "POST",
+    `${CMS}?fieldManager=${"m".repeat(129)}`,
+    cm("opts-long"),
+    statusOf,
+  ),
+  ask(
+    "opts: a fieldManager of 128 characters on create",
+    "admin",
+    "POST",
+    `${CMS}?fieldManager=${"m".repeat(128)}`,
+    cm("opts-128"),
+    statusOf,
+  ),
+  ask(
+    "opts: a fieldManager with a control character",
+    "admin",
+    "POST",
+    `${CMS}?fieldManager=a%01b`,
+    cm("opts-ctl"),
+    statusOf,
+  ),
+  ask(
+    "opts: a fieldManager with a space and unicode",
+    "admin",
+    "POST",
+    `${CMS}?fieldManager=a%20%C3%A9`,
+    cm("opts-space"),
+    statusOf,
+  ),
+  ask(
+    "opts: a fieldManager of 129 characters on delete",
+    "admin",
+    "DELETE",
+    `${CMS}/opts-128?fieldManager=${"m".repeat(129)}`,
+    undefined,
+    statusOf,
+  ),
+  ask(
+    "opts: a create without apiVersion",
+    "admin",
+    "POST",
+    CMS,
+    { kind: "ConfigMap", metadata: { name: "opts-nov" } },
+    statusOf,
+  ),
+  ask(
+    "opts: a create without kind",
+    "admin",
+    "POST",
+    CMS,
+    { apiVersion: "v1", metadata: { name: "opts-nok" } },
+    statusOf,
+  ),
+  ask(
+    "opts: a custom resource create without kind",
+    "admin",
+    "POST",
+    PROBES,
+    { apiVersion: `${GROUP}/v1`, metadata: { name: "opts-crk" } },
+    statusOf,
+  ),
+  ask(
+    "opts: a custom resource create without apiVersion",
+    "admin",
+    "POST",
+    PROBES,
+    { kind: "Probe", metadata: { name: "opts-crv" } },
+    statusOf,
+  ),
+  ask(
+    "opts: a custom resource create with an empty kind",
+    "admin",
+    "POST",
+    PROBES,
+    { apiVersion: `${GROUP}/v1`, kind: "", metadata: { name: "opts-cre" } },
+    statusOf,
+  ),
+  ask(
+    "opts: a custom resource update without kind",
+    "admin",
+    "PUT",
+    `${PROBES}/p1`,
+    { apiVersion: `${GROUP}/v1`, metadata: { name: "p1" }, spec: {} },
+    statusOf,
+  ),
+  ask(
+    "opts: a custom resource merge patch removing kind",
+    "admin",
+    "PATCH",
+    `${PROBES}/p1`,
+    { kind: null },
+    statusOf,
+    "application/merge-patch+json",
+  ),
+  ask(
+    "opts: an update without apiVersion and kind",
+    "admin",
+    "PUT",
+    `${CMS}/opts-force`,
+    { metadata: { name: "opts-force" }, data: {} },
+    statusOf,
+  ),
+];
+
+/**
  * Metadata and data of the wrong JSON type (decision 125): kube-apiserver refuses them (400 when the body cannot
  * be decoded, 422 when a patch produces them); storing them would leave objects no typed client can read.
  */
@@ -3532,6 +3794,8 @@ export const PROBE_LIST: Probe[] = [
   ...matchConditionProbes,
   ...builtinProbes,
   ...queryParameterProbes,
+  ...deleteOptionProbes,
+  ...writeOptionProbes,
   ...typeProbes,
   // Last: at 9,997 levels the real server stores a Machine it cannot read back, and every later list of
   // Machines there would fail.

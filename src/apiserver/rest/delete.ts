@@ -6,7 +6,6 @@
  */
 import type { KubeObject } from "../../kube/object.js";
 import { meta } from "../object-meta.js";
-import { invalid } from "../status.js";
 import type { ResourceInfo } from "../types.js";
 import { resourceKey } from "../types.js";
 import { deleteOptions } from "./admit.js";
@@ -14,27 +13,39 @@ import { type DeleteOptions, type DeleteRequest, FOREGROUND_FINALIZER, ORPHAN_FI
 import { asVersion, checkDeletePrecondition, isDeleting, isNamespaces, nextGeneration } from "./strategy.js";
 import type { WritePath } from "./write-path.js";
 
-/** The propagation policy a request asks for (Background when it names none); 422 for an unknown one. */
-const propagationPolicyOf = (options: DeleteOptions): string => {
-  const policy = options.propagationPolicy ?? (options.orphanDependents === true ? "Orphan" : "Background");
-  if (!["Background", "Foreground", "Orphan"].includes(policy))
-    throw invalid("meta.k8s.io", "DeleteOptions", "", [
-      {
-        reason: "FieldValueNotSupported",
-        field: "propagationPolicy",
-        message: `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
-      },
-    ]);
-  return policy;
+/** The propagation policy admission is told of (Background when the request names none). */
+const propagationPolicyOf = (options: DeleteOptions): string =>
+  options.propagationPolicy ?? (options.orphanDependents === true ? "Orphan" : "Background");
+
+/**
+ * Whether the garbage collector's finalizer `which` belongs on the object after this delete (kube's
+ * shouldOrphanDependents / shouldDeleteDependents): an explicit option decides, else a GC finalizer the object
+ * already holds (the first one wins), else neither. The options were validated: not both kinds of option.
+ */
+const wantsGcFinalizer = (finalizers: readonly string[], options: DeleteOptions, which: string): boolean => {
+  if (options.orphanDependents !== undefined) return which === ORPHAN_FINALIZER && options.orphanDependents;
+  if (options.propagationPolicy !== undefined)
+    return options.propagationPolicy === (which === ORPHAN_FINALIZER ? "Orphan" : "Foreground");
+  const first = finalizers.find((f) => f === ORPHAN_FINALIZER || f === FOREGROUND_FINALIZER);
+  return first === which;
 };
 
-/** The object's finalizers once the policy's own is added (not to an object already being deleted). */
-const finalizersFor = (old: KubeObject, policy: string): string[] => {
-  const finalizers = [...(old.metadata?.finalizers ?? [])];
-  const add =
-    policy === "Orphan" ? ORPHAN_FINALIZER : policy === "Foreground" ? FOREGROUND_FINALIZER : undefined;
-  if (add && !finalizers.includes(add) && !isDeleting(old)) finalizers.push(add);
-  return finalizers;
+const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
+  const left = new Set(a);
+  const right = new Set(b);
+  return left.size === right.size && [...left].every((f) => right.has(f));
+};
+
+/**
+ * The object's finalizers after this delete (kube's deletionFinalizersForGarbageCollection): its own, then the
+ * GC finalizers the options ask for. A second delete of a terminating object may change them too.
+ */
+export const finalizersFor = (old: KubeObject, options: DeleteOptions): string[] => {
+  const current = old.metadata?.finalizers ?? [];
+  const next = current.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER);
+  for (const gc of [ORPHAN_FINALIZER, FOREGROUND_FINALIZER])
+    if (wantsGcFinalizer(current, options, gc)) next.push(gc);
+  return sameSet(current, next) ? [...current] : next;
 };
 
 /** The object marked for deletion: deletionTimestamp set, generation moved; a Namespace turns Terminating. */
@@ -79,7 +90,7 @@ export const deleteObject = async (
   };
   await write.admit("mutate", call);
   await write.admit("validate", call);
-  const finalizers = finalizersFor(old, policy);
+  const finalizers = finalizersFor(old, options);
   // The object moved during the admission round trip: decide again on its current state.
   const moved = (): boolean =>
     write.deps.storage.get(key, old.metadata?.namespace ?? "", name)?.metadata?.resourceVersion !==
@@ -89,9 +100,12 @@ export const deleteObject = async (
     if (moved()) return deleteObject(write, request);
     return { object: asRead(write.removeFinally(key, old)), gone: true };
   }
-  if (isDeleting(old)) return { object: asRead(old), gone: false };
+  if (isDeleting(old) && sameSet(finalizers, old.metadata?.finalizers ?? []))
+    return { object: asRead(old), gone: false };
   if (!ctx.dryRun && moved()) return deleteObject(write, request);
-  const next = markedDeleting(res, old, finalizers, write.now());
+  const next = isDeleting(old)
+    ? { ...old, metadata: { ...meta(old), finalizers } }
+    : markedDeleting(res, old, finalizers, write.now());
   if (ctx.dryRun) return { object: asRead(next), gone: false };
   return { object: asRead(write.persist(key, next)), gone: false };
 };
