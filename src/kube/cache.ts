@@ -8,7 +8,7 @@
 import type { Logger } from "pino";
 import type { Clock } from "./clock.js";
 import type { BackoffSettings, Informer } from "./informer.js";
-import { createInformer } from "./informer.js";
+import { createInformer, failureText } from "./informer.js";
 import type { ResourceType } from "./kinds.js";
 import { namespaceOf } from "./object.js";
 import type { Freshness, IndexFunction, ObjectStore } from "./store.js";
@@ -34,8 +34,11 @@ export interface Cache extends ObjectStore {
   informers(): readonly Informer[];
   /** True once every informer created so far has synced. */
   synced(): boolean;
-  /** Resolves when every informer created so far has synced; rejects after `timeoutMs` if given. */
-  waitForSync(timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves when every informer created so far has synced; rejects after `timeoutMs` if given, or at the first
+   * failed list or watch that `fatal` names (a CLI need not wait out a 403 that no retry will mend).
+   */
+  waitForSync(timeoutMs?: number, fatal?: (error: unknown) => boolean): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -53,8 +56,11 @@ const typeKey = (t: ResourceType): string => {
   return key;
 };
 
+type FailureListener = (informer: Informer, error: unknown) => void;
+
 export function createCache(options: CacheOptions): Cache {
   const byKey = new Map<string, Informer>();
+  const failureListeners = new Set<FailureListener>();
   const byType = new Map<string, Informer[]>();
   let stopped = false;
 
@@ -87,6 +93,9 @@ export function createCache(options: CacheOptions): Cache {
           : {}),
         ...(options.backoff ? { backoff: options.backoff } : {}),
         ...(options.random ? { random: options.random } : {}),
+        onFailure: (error) => {
+          for (const listener of failureListeners) listener(informer, error);
+        },
         ...(options.indexers ? { indexers: options.indexers } : {}),
       });
       byKey.set(key, informer);
@@ -96,11 +105,21 @@ export function createCache(options: CacheOptions): Cache {
     },
     informers: () => [...byKey.values()],
     synced: () => [...byKey.values()].every((i) => i.hasSynced()),
-    async waitForSync(timeoutMs) {
+    async waitForSync(timeoutMs, fatal) {
       const all = Promise.all([...byKey.values()].map((i) => i.synced)).then(() => undefined);
-      if (timeoutMs === undefined) return all;
+      if (timeoutMs === undefined && fatal === undefined) return all;
       let handle: { cancel(): void } | undefined;
+      let listener: FailureListener | undefined;
+      const refused = new Promise<never>((_, reject) => {
+        if (!fatal) return;
+        listener = (informer, error) => {
+          if (!informer.hasSynced() && fatal(error))
+            reject(new Error(`cannot list or watch ${typeKey(informer.type)}: ${failureText(error)}`));
+        };
+        failureListeners.add(listener);
+      });
       const timeout = new Promise<never>((_, reject) => {
+        if (timeoutMs === undefined) return;
         handle = options.clock.setTimeout(() => {
           const waiting = [...byKey.values()]
             .filter((i) => !i.hasSynced())
@@ -112,9 +131,10 @@ export function createCache(options: CacheOptions): Cache {
         }, timeoutMs);
       });
       try {
-        await Promise.race([all, timeout]);
+        await Promise.race([all, timeout, refused]);
       } finally {
         handle?.cancel();
+        if (listener) failureListeners.delete(listener);
       }
     },
     async stop() {

@@ -50,6 +50,8 @@ export interface InformerOptions {
   listPageSize?: number;
   listTimeoutMs?: number;
   indexers?: Readonly<Record<string, IndexFunction>>;
+  /** Told of every failed list or watch before the backoff (the informer itself keeps trying). */
+  onFailure?: (error: unknown) => void;
 }
 
 export interface Informer {
@@ -81,7 +83,7 @@ const parseEvent = parseWithoutManagedFields("event");
 const DEFAULT_BACKOFF: BackoffSettings = { initialMs: 250, maxMs: 30_000 };
 
 /** A list or watch failure as an admin reads it: the HTTP status and the server's message. */
-const failureText = (e: unknown): string =>
+export const failureText = (e: unknown): string =>
   e instanceof KubeApiError && e.code > 0
     ? `HTTP ${e.code}${e.reason ? ` ${e.reason}` : ""}: ${e.message}`
     : e instanceof Error
@@ -280,6 +282,7 @@ export function createInformer(options: InformerOptions): Informer {
         failures++;
         lastError = failureText(e);
         logger.warn({ err: lastError, failures }, "list/watch failed; backing off");
+        options.onFailure?.(e);
       }
       await sleep(clock, backoffDelay(failures, backoff, random), controller.signal);
     }

@@ -9,7 +9,7 @@ import { asksForHelp, type CommandFlags } from "../config.js";
 import { createCache } from "../kube/cache.js";
 import type { KubeClient } from "../kube/client.js";
 import { type Clock, systemClock } from "../kube/clock.js";
-import { NotFoundError } from "../kube/errors.js";
+import { ForbiddenError, NotFoundError, UnauthorizedError } from "../kube/errors.js";
 import type { StableAuthority } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
 import { readServedPlatform, readSupport, type Support } from "../supported.js";
@@ -86,6 +86,7 @@ const getOrUndefined = async (
 
 /** How long the watches may take to list everything before the cluster counts as unreachable. */
 const SYNC_TIMEOUT_MS = 60_000;
+const refusesAccess = (e: unknown): boolean => e instanceof ForbiddenError || e instanceof UnauthorizedError;
 
 export interface MigrateProcess {
   onInterrupt(handler: () => void): () => void;
@@ -183,7 +184,8 @@ export async function runMigrate(
   ];
   try {
     try {
-      await cache.waitForSync(SYNC_TIMEOUT_MS);
+      // A 401 or 403 will not mend itself: say so at once rather than after the whole wait.
+      await cache.waitForSync(SYNC_TIMEOUT_MS, refusesAccess);
     } catch (e) {
       io.stderr.write(
         `machine-api-migration migrate: cannot watch the cluster at ${server}: ${errorText(e)}\n`,

@@ -14,7 +14,7 @@ import type { KubeConnection } from "../../src/kube/config.js";
 import { connect } from "../../src/kube/config.js";
 import { byName, createController } from "../../src/kube/controller.js";
 import { createResourceResolver } from "../../src/kube/discovery.js";
-import { ConflictError, NotFoundError } from "../../src/kube/errors.js";
+import { ConflictError, ForbiddenError, NotFoundError } from "../../src/kube/errors.js";
 import { createEventRecorder } from "../../src/kube/events.js";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import type { LeaderElector } from "../../src/kube/leader.js";
@@ -34,6 +34,8 @@ const users = [
   { token: "informer-token", username: "informer", groups: ["system:masters"] },
   { token: "replica-a-token", username: "replica-a", groups: ["system:masters"] },
   { token: "replica-b-token", username: "replica-b", groups: ["system:masters"] },
+  // Granted nothing: every list is a 403.
+  { token: "nobody-token", username: "nobody", groups: [] },
 ];
 
 let tls: ApiServerOptions["tls"];
@@ -168,6 +170,53 @@ describe("informer against the local API server", () => {
     const { informer, cache } = await setup({ bookmarkIntervalMs: 100 }, 2_000);
     await vi.waitFor(() => expect(informer.freshness()).toEqual({ synced: true, disconnectedForMs: 0 }));
     expect(cache.freshness(KINDS.configMap).synced).toBe(true);
+  });
+});
+
+describe("waiting for the cache's sync", () => {
+  it("a caller that calls a 403 fatal hears of it at once, naming the kind; the informer keeps trying", async () => {
+    const env = await startServer();
+    const cache: Cache = createCache({
+      transport: env.as("nobody").transport,
+      logger: silentLogger(),
+      clock: systemClock,
+      backoff: { initialMs: 20, maxMs: 200 },
+    });
+    stops.push(() => cache.stop());
+    const informer = cache.informerFor(KINDS.configMap, NS);
+    const failures: unknown[] = [];
+    // An hour's timeout: only the 403 can end this wait within the test's own.
+    await expect(
+      cache.waitForSync(3_600_000, (e) => {
+        failures.push(e);
+        return e instanceof ForbiddenError;
+      }),
+    ).rejects.toThrow(/^cannot list or watch configmaps\.\/v1: HTTP 403 Forbidden: /);
+    expect(failures.length).toBe(1);
+    expect(informer.hasSynced()).toBe(false);
+    await vi.waitFor(() => expect(failures.length).toBe(1)); // the listener is gone with the wait
+  });
+
+  it("a failure the caller does not call fatal leaves the wait to its timeout", async () => {
+    const env = await startServer();
+    const cache: Cache = createCache({
+      transport: env.as("nobody").transport,
+      logger: silentLogger(),
+      clock: systemClock,
+      backoff: { initialMs: 20, maxMs: 200 },
+    });
+    stops.push(() => cache.stop());
+    cache.informerFor(KINDS.configMap, NS);
+    let asked = 0;
+    await expect(
+      cache.waitForSync(1_000, () => {
+        asked++;
+        return false;
+      }),
+    ).rejects.toThrow(
+      /^informer cache not synced after 1000 ms: configmaps\.\/v1 \(its last list or watch: HTTP 403/,
+    );
+    expect(asked).toBeGreaterThan(1);
   });
 });
 
