@@ -7,6 +7,8 @@
  */
 import type { KubeObject } from "../kube/object.js";
 import { isRecord } from "../kube/object.js";
+import { decodeKubeTime, type TimeLayout } from "./kube-time.js";
+import { isQualifiedName } from "./object-meta.js";
 import { checkBoolExpression } from "./schema/cel.js";
 import type { ResourceInfo, StatusCause } from "./types.js";
 
@@ -174,6 +176,178 @@ const SECRET_TYPE_KEYS: Readonly<Record<string, readonly string[]>> = {
   "kubernetes.io/ssh-auth": ["ssh-privatekey"],
 };
 
+const STANDARD_FINALIZERS = new Set(["kubernetes", "orphan", "foregroundDeletion"]);
+const NOT_QUALIFIED = "name is neither a standard finalizer name nor is it fully qualified";
+
+/** core validation's validateFinalizerName: a qualified name, and one of kube's own when it has no `/`. */
+const finalizerNameProblems = (f: string): string[] => [
+  ...isQualifiedName(f),
+  ...(!f.includes("/") && !STANDARD_FINALIZERS.has(f) ? [NOT_QUALIFIED] : []),
+];
+
+/**
+ * An Event's fields as each API names them. kube validates its internal Event, and its causes carry the
+ * internal names (core v1's) whichever API was written — an events.k8s.io Event's `note` over 1 KiB is
+ * refused on `message` — but for the reporting controller, named as the request's API names it.
+ */
+const EVENT_FIELDS = {
+  "": {
+    involvedObject: "involvedObject",
+    message: "message",
+    source: "source",
+    firstTimestamp: "firstTimestamp",
+    lastTimestamp: "lastTimestamp",
+    count: "count",
+    reportingController: "reportingComponent",
+  },
+  "events.k8s.io": {
+    involvedObject: "regarding",
+    message: "note",
+    source: "deprecatedSource",
+    firstTimestamp: "deprecatedFirstTimestamp",
+    lastTimestamp: "deprecatedLastTimestamp",
+    count: "deprecatedCount",
+    reportingController: "reportingController",
+  },
+} as const;
+
+type EventGroup = keyof typeof EVENT_FIELDS;
+
+/** core validation's limits on an Event's strings (bytes). */
+const EVENT_LIMITS = { reportingInstance: 128, action: 128, reason: 128, message: 1024 } as const;
+
+const str = (v: unknown): string => (typeof v === "string" ? v : "");
+/** A Time or MicroTime as decoded: null (and the zero time, stored as null) is unset. */
+const timeSet = (v: unknown): boolean => v !== undefined && v !== null;
+
+/** The internal Event's fields of `o`, read through the names of the API it was written with. */
+const internalEvent = (group: EventGroup, o: KubeObject) => {
+  const names = EVENT_FIELDS[group];
+  return {
+    namespace: str(o.metadata?.namespace),
+    involvedObject: o[names.involvedObject],
+    involvedNamespace: str(mapOf(o[names.involvedObject]).namespace),
+    reason: str(o.reason),
+    message: str(o[names.message]),
+    source: o[names.source],
+    firstTimestamp: o[names.firstTimestamp],
+    lastTimestamp: o[names.lastTimestamp],
+    count: Number(o[names.count] ?? 0) || 0,
+    type: str(o.type),
+    eventTime: o.eventTime,
+    series: o.series,
+    action: str(o.action),
+    related: o.related,
+    reportingController: str(o[names.reportingController]),
+    reportingInstance: str(o.reportingInstance),
+  };
+};
+
+type InternalEvent = ReturnType<typeof internalEvent>;
+
+const tooLong = (e: InternalEvent, field: keyof typeof EVENT_LIMITS): StatusCause[] =>
+  Buffer.byteLength(e[field]) > EVENT_LIMITS[field]
+    ? [invalidValue(field, "", `can have at most ${EVENT_LIMITS[field]} characters`)]
+    : [];
+
+/**
+ * core validation's legacyValidateEvent, run for both APIs on create and update. An Event without an
+ * eventTime (client-go's old recorder) must name its object's namespace, or be in "default" (or have no
+ * namespace); one with an eventTime also needs a reporting controller, instance, action and reason.
+ */
+const legacyEventCauses = (group: EventGroup, e: InternalEvent): StatusCause[] => {
+  const mismatch = invalidValue(
+    "involvedObject.namespace",
+    e.involvedNamespace,
+    "does not match event.namespace",
+  );
+  if (!timeSet(e.eventTime)) {
+    if (e.involvedNamespace === "") return e.namespace !== "" && e.namespace !== "default" ? [mismatch] : [];
+    return e.namespace !== e.involvedNamespace ? [mismatch] : [];
+  }
+  const controller = EVENT_FIELDS[group].reportingController;
+  return [
+    ...(e.involvedNamespace === "" && e.namespace !== "default" && e.namespace !== "kube-system"
+      ? [mismatch]
+      : []),
+    ...(e.reportingController === "" ? [required(controller, "")] : []),
+    ...isQualifiedName(e.reportingController).map((why) =>
+      invalidValue(controller, e.reportingController, why),
+    ),
+    ...(e.reportingInstance === "" ? [required("reportingInstance", "")] : []),
+    ...tooLong(e, "reportingInstance"),
+    ...(e.action === "" ? [required("action", "")] : []),
+    ...tooLong(e, "action"),
+    ...(e.reason === "" ? [required("reason", "")] : []),
+    ...tooLong(e, "reason"),
+    ...tooLong(e, "message"),
+  ];
+};
+
+/** validateV1EventSeries: a series has seen at least two occurrences, the last one timed. */
+const seriesCauses = (e: InternalEvent): StatusCause[] => {
+  if (e.series === undefined || e.series === null) return [];
+  const series = mapOf(e.series);
+  return [
+    ...(Number(series.count ?? 0) < 2 ? [invalidValue("series.count", "", "should be at least 2")] : []),
+    ...(timeSet(series.lastObservedTime) ? [] : [required("series.lastObservedTime", "")]),
+  ];
+};
+
+const needsUnset = (field: string): StatusCause => invalidValue(field, "", "needs to be unset");
+
+/** The fields an events.k8s.io/v1 update may not change (ValidateEventUpdate; `reason` is checked twice). */
+const EVENT_IMMUTABLE = [
+  "involvedObject",
+  "reason",
+  "message",
+  "source",
+  "firstTimestamp",
+  "lastTimestamp",
+  "count",
+  "reason",
+  "type",
+  "eventTime",
+  "action",
+  "related",
+  "reportingController",
+  "reportingInstance",
+] as const;
+
+/**
+ * core validation's ValidateEventCreate and ValidateEventUpdate: core v1 Events get the legacy checks only
+ * (kube keeps accepting what old clients write); events.k8s.io/v1 Events are strict — an eventTime, a type,
+ * none of the deprecated fields on create, and nothing but the series changed on update.
+ */
+const eventCauses = (group: EventGroup, o: KubeObject, old: KubeObject | undefined): StatusCause[] => {
+  const e = internalEvent(group, o);
+  const legacy = legacyEventCauses(group, e);
+  if (group === "") return legacy;
+  if (old) {
+    const before = internalEvent(group, old);
+    return [
+      ...legacy,
+      ...(JSON.stringify(e.series) !== JSON.stringify(before.series) ? seriesCauses(e) : []),
+      ...EVENT_IMMUTABLE.filter((f) => JSON.stringify(e[f]) !== JSON.stringify(before[f])).map((f) =>
+        invalidValue(f, e[f], "field is immutable"),
+      ),
+    ];
+  }
+  const source = mapOf(e.source);
+  return [
+    ...legacy,
+    ...seriesCauses(e),
+    ...(timeSet(e.eventTime) ? [] : [required("eventTime", "")]),
+    ...(e.type !== "Normal" && e.type !== "Warning"
+      ? [invalidValue("type", "", `has invalid value: ${e.type}`)]
+      : []),
+    ...(timeSet(e.firstTimestamp) ? [needsUnset("firstTimestamp")] : []),
+    ...(timeSet(e.lastTimestamp) ? [needsUnset("lastTimestamp")] : []),
+    ...(e.count !== 0 ? [needsUnset("count")] : []),
+    ...(str(source.component) !== "" || str(source.host) !== "" ? [needsUnset("source")] : []),
+  ];
+};
+
 /** One kind's validation: the causes for the object to be stored (`old` undefined on create). */
 interface KindRule {
   readonly group: string;
@@ -214,17 +388,37 @@ const KIND_RULES: readonly KindRule[] = [
       ];
     },
   },
+  ...(["", "events.k8s.io"] as const).map(
+    (group): KindRule => ({ group, kind: "Event", causes: (o, old) => eventCauses(group, o, old) }),
+  ),
+  {
+    group: "coordination.k8s.io",
+    kind: "Lease",
+    // spec.strategy and spec.preferredHolder are dropped before validation (defaultBuiltIn: the
+    // CoordinatedLeaderElection gate is off in 1.33), so kube's rules for them never apply.
+    causes: (o) => {
+      const spec = mapOf(o.spec);
+      const [duration, transitions] = [spec.leaseDurationSeconds, spec.leaseTransitions];
+      return [
+        ...(typeof duration === "number" && duration <= 0
+          ? [invalidValue("spec.leaseDurationSeconds", duration, "must be greater than 0")]
+          : []),
+        ...(typeof transitions === "number" && transitions < 0
+          ? [invalidValue("spec.leaseTransitions", transitions, "must be greater than or equal to 0")]
+          : []),
+      ];
+    },
+  },
   {
     group: "",
-    kind: "Event",
-    causes: (o) => {
-      const involved = mapOf(o.involvedObject);
-      const namespace = o.metadata?.namespace ?? "";
-      const theirs = typeof involved.namespace === "string" ? involved.namespace : "";
-      return theirs !== "" && theirs !== namespace
-        ? [invalidValue("involvedObject.namespace", theirs, "does not match event.namespace")]
-        : [];
-    },
+    kind: "Namespace",
+    // ValidateNamespace checks spec.finalizers on create only: an update keeps the stored spec.
+    causes: (o, old) =>
+      old
+        ? []
+        : (Array.isArray(o.spec?.finalizers) ? (o.spec.finalizers as unknown[]) : []).flatMap((f) =>
+            finalizerNameProblems(String(f ?? "")).map((why) => invalidValue("spec.finalizers", f, why)),
+          ),
   },
   ...(["Role", "ClusterRole"] as const).map(
     (kind): KindRule => ({
@@ -253,8 +447,6 @@ const KIND_RULES: readonly KindRule[] = [
   ),
 ];
 
-const STANDARD_FINALIZERS = new Set(["kubernetes", "orphan", "foregroundDeletion"]);
-
 /**
  * The core group's ObjectMeta (core validation `validateKubeFinalizerName`, on top of the generic
  * qualified-name check): a finalizer without a `/` must be one of kube's own. Other groups (a CRD's own
@@ -263,13 +455,7 @@ const STANDARD_FINALIZERS = new Set(["kubernetes", "orphan", "foregroundDeletion
 const finalizerCauses = (o: KubeObject): StatusCause[] =>
   (Array.isArray(o.metadata?.finalizers) ? o.metadata.finalizers : []).flatMap((f, i) =>
     typeof f === "string" && !f.includes("/") && !STANDARD_FINALIZERS.has(f)
-      ? [
-          invalidValue(
-            `metadata.finalizers[${i}]`,
-            f,
-            "name is neither a standard finalizer name nor is it fully qualified",
-          ),
-        ]
+      ? [invalidValue(`metadata.finalizers[${i}]`, f, NOT_QUALIFIED)]
       : [],
   );
 
@@ -289,37 +475,95 @@ export function builtinCauses(
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-const RFC3339_MICRO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+/** A metav1.Time or MicroTime field of a built-in kind, with the Go struct field its decode errors name. */
+interface TimeField {
+  readonly path: readonly [string] | readonly [string, string];
+  readonly layout: TimeLayout;
+  readonly goField: string;
+}
+
+const eventTimes = (first: string, last: string): readonly TimeField[] => [
+  { path: ["eventTime"], layout: "MicroTime", goField: "Event.eventTime" },
+  {
+    path: ["series", "lastObservedTime"],
+    layout: "MicroTime",
+    goField: "EventSeries.series.lastObservedTime",
+  },
+  { path: [first], layout: "Time", goField: `Event.${first}` },
+  { path: [last], layout: "Time", goField: `Event.${last}` },
+];
+
+/** The timestamps of the built-in kinds clients write, by `group/Kind` (metadata's are the server's). */
+const TIME_FIELDS: Readonly<Record<string, readonly TimeField[]>> = {
+  "coordination.k8s.io/Lease": [
+    { path: ["spec", "acquireTime"], layout: "MicroTime", goField: "LeaseSpec.spec.acquireTime" },
+    { path: ["spec", "renewTime"], layout: "MicroTime", goField: "LeaseSpec.spec.renewTime" },
+  ],
+  "/Event": eventTimes("firstTimestamp", "lastTimestamp"),
+  "events.k8s.io/Event": eventTimes("deprecatedFirstTimestamp", "deprecatedLastTimestamp"),
+};
+
+const timeFieldsOf = (res: Pick<ResourceInfo, "group" | "kind">): readonly TimeField[] =>
+  TIME_FIELDS[`${res.group}/${res.kind}`] ?? [];
+
+/** The value at a time field's path, and the record holding it (undefined when there is none). */
+const atPath = (
+  o: KubeObject,
+  path: TimeField["path"],
+): { holder: Record<string, unknown>; key: string } | undefined => {
+  const holder = path.length === 2 ? o[path[0]] : o;
+  const key = path[path.length - 1]!;
+  return isRecord(holder) && holder[key] !== undefined ? { holder, key } : undefined;
+};
+
+/**
+ * The built-in kind's timestamps as kube's typed decoding leaves them: in UTC, a Time to the second, a
+ * MicroTime to the microsecond (an offset or an extra fraction a client sent is not what it reads back), the
+ * zero time as null. A time kube could not decode is left for builtinDecodeProblem to refuse.
+ */
+export function typedTimes(res: Pick<ResourceInfo, "group" | "kind">, o: KubeObject): KubeObject {
+  let out = o;
+  for (const f of timeFieldsOf(res)) {
+    const at = atPath(out, f.path);
+    if (!at) continue;
+    const decoded = decodeKubeTime(f.layout, at.holder[at.key], f.goField);
+    if ("error" in decoded || decoded.text === at.holder[at.key]) continue;
+    const holder = { ...at.holder, [at.key]: decoded.text };
+    out = f.path.length === 2 ? { ...out, [f.path[0]]: holder } : (holder as KubeObject);
+  }
+  return out;
+}
 
 /**
  * What kube's typed decoding refuses before any validation runs (answered 400, "cannot be handled as a
- * <Kind>"): a Lease's times must be RFC 3339 MicroTimes and its integers integers; a Secret's data and a
- * ConfigMap's binaryData must be base64.
+ * <Kind>"): a Lease's or an Event's times must be what Go's time.Parse reads in their layout (a MicroTime
+ * has exactly six fraction digits: JavaScript's toISOString() is refused), a Lease's integers integers; a
+ * Secret's data and a ConfigMap's binaryData must be base64.
  */
 export function builtinDecodeProblem(
   res: Pick<ResourceInfo, "group" | "kind">,
   o: KubeObject,
 ): string | undefined {
+  const refused = (why: string) => `${res.kind} in version "v1" cannot be handled as a ${res.kind}: ${why}`;
   if (res.group === "" && (res.kind === "Secret" || res.kind === "ConfigMap")) {
     const field = res.kind === "Secret" ? "data" : "binaryData";
     for (const v of Object.values(mapOf(o[field])))
       if (typeof v !== "string" || !BASE64.test(v.replace(/\s/g, "")))
-        return `${res.kind} in version "v1" cannot be handled as a ${res.kind}: illegal base64 data at input byte 0`;
+        return refused("illegal base64 data at input byte 0");
     return undefined;
+  }
+  for (const f of timeFieldsOf(res)) {
+    const at = atPath(o, f.path);
+    const decoded = at && decodeKubeTime(f.layout, at.holder[at.key], f.goField);
+    if (decoded && "error" in decoded) return refused(decoded.error);
   }
   if (res.group !== "coordination.k8s.io" || res.kind !== "Lease") return undefined;
   const spec = isRecord(o.spec) ? o.spec : {};
-  for (const field of ["acquireTime", "renewTime"]) {
-    const v = spec[field];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== "string" || !RFC3339_MICRO.test(v) || Number.isNaN(Date.parse(v)))
-      return `Lease in version "v1" cannot be handled as a Lease: spec.${field}: ${JSON.stringify(v)} is not an RFC 3339 time`;
-  }
   for (const field of ["leaseDurationSeconds", "leaseTransitions"]) {
     const v = spec[field];
     if (v === undefined || v === null) continue;
     if (typeof v !== "number" || !Number.isInteger(v) || v > 2 ** 31 - 1 || v < -(2 ** 31))
-      return `Lease in version "v1" cannot be handled as a Lease: spec.${field}: ${JSON.stringify(v)} is not a 32-bit integer`;
+      return refused(`spec.${field}: ${JSON.stringify(v)} is not a 32-bit integer`);
   }
   return undefined;
 }

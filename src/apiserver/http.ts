@@ -160,10 +160,16 @@ interface TypedRequest extends ApiRequest {
 /**
  * A POST or PUT body kube's typed decoding can read; what it cannot is a 400, as kube answers (decision 125). A
  * custom resource's body names its kind and apiVersion (decision 127): kube reads it as unstructured, and
- * only a built-in kind takes both from the endpoint.
+ * only a built-in kind takes both from the endpoint (a Scale's body is read by rest/scale.ts).
  */
-const typedBody = (raw: Buffer, body: unknown, type: ResourceInfo, version: string): unknown => {
-  if (isRecord(body) && !type.builtIn) {
+const typedBody = (
+  raw: Buffer,
+  body: unknown,
+  type: ResourceInfo,
+  version: string,
+  subresource?: string,
+): unknown => {
+  if (isRecord(body) && !type.builtIn && subresource !== "scale") {
     if (body.kind === undefined || body.kind === null) throw missingKind(type.kind, raw);
     if (body.apiVersion === undefined || body.apiVersion === null)
       throw badRequest(
@@ -313,7 +319,7 @@ export class HttpApi {
     });
 
     if (method === "GET" && p.name) {
-      const o = rest.get(type, needNamespace(), p.name);
+      const o = await rest.getAt(type, needNamespace(), p.name, q.get("resourceVersion"));
       if (p.subresource === "scale") return send(res, 200, JSON.stringify(rest.scaleOf(type, o)));
       const obj = asVersion(type, version, o);
       const body = wantsTable(req)
@@ -337,7 +343,8 @@ export class HttpApi {
     }
     if (method === "PUT" && p.name) {
       const raw = await readBodyBytes(req, this.maxBody());
-      const body = typedBody(raw, decodeBody(req.headers["content-type"], raw, type), type, version);
+      const decoded = decodeBody(req.headers["content-type"], raw, type);
+      const body = typedBody(raw, decoded, type, version, p.subresource);
       const updated = await rest.update({ ...named(p.name), subresource: p.subresource, body });
       return send(res, 200, this.serialized.of(updated), ctx.warnings);
     }

@@ -9,6 +9,7 @@ import { jsonText } from "../json-text.js";
 import type { KubeObject } from "../kube/object.js";
 import { listOptionCauses } from "./builtin-validation.js";
 import { integerParameter } from "./query.js";
+import { awaitResourceVersion } from "./resource-version.js";
 import { asVersion, gvOf } from "./rest/index.js";
 import {
   nameFromFieldSelector,
@@ -104,10 +105,12 @@ export class Collections {
     return match ? objects.filter(match) : objects;
   }
 
-  list(request: CollectionRequest): void {
+  async list(request: CollectionRequest): Promise<void> {
     const { req, res, type, version, namespace, q } = request;
     const causes = listOptionCauses(q);
     if (causes.length > 0) throw invalid("meta.k8s.io", "ListOptions", "", causes);
+    const notOlderThan = this.notOlderThan(q);
+    if (notOlderThan !== undefined) await awaitResourceVersion(this.deps.storage, notOlderThan);
     const page = this.page(type, namespace, q);
     const metadata = {
       resourceVersion: page.rv,
@@ -130,6 +133,20 @@ export class Collections {
   }
 
   /**
+   * The resourceVersion a list is served "not older than" from kube's watch cache (which waits for one it has
+   * not reached): `resourceVersionMatch=NotOlderThan`, or a non-zero resourceVersion without a match, a
+   * continue token or a limit (with a limit it is read exactly, from etcd). None for what `page` refuses.
+   */
+  private notOlderThan(q: URLSearchParams): bigint | undefined {
+    const rv = q.get("resourceVersion") ?? "";
+    const match = q.get("resourceVersionMatch") ?? "";
+    if (!/^\d+$/.test(rv) || BigInt(rv) === 0n) return undefined;
+    if (match === "NotOlderThan") return BigInt(rv);
+    const limited = (integerParameter(q, "limit") ?? 0) > 0;
+    return match === "" && !q.get("continue") && !limited ? BigInt(rv) : undefined;
+  }
+
+  /**
    * `limit`/`continue` as kube serves them: every page of one list comes from the snapshot taken by the
    * first page (same resourceVersion), so a client that pages sees one consistent state. Snapshots hold
    * references, not copies, and expire like etcd compaction does (410 Expired for a stale token).
@@ -146,8 +163,12 @@ export class Collections {
     if (token && rv && rv !== "0")
       throw badRequest("specifying resource version is not allowed when using continue");
     if (rv && !/^\d+$/.test(rv)) throw badRequest(`invalid resource version "${rv}"`);
-    // An exact read of a revision etcd has not reached yet fails in etcd itself (an internal error).
-    if (rv && q.get("resourceVersionMatch") === "Exact" && Number(rv) > this.deps.storage.currentRv())
+    // An exact read of a revision etcd has not reached yet fails in etcd itself (an internal error); a
+    // resourceVersion with a limit and no match is an exact read too (kube's legacy rule).
+    const exact =
+      q.get("resourceVersionMatch") === "Exact" ||
+      (!q.get("resourceVersionMatch") && rv !== "0" && !token && limit > 0);
+    if (rv && exact && Number(rv) > this.deps.storage.currentRv())
       throw new ApiError(500, "", "etcdserver: mvcc: required revision is a future revision");
     let snapshot: ListSnapshot;
     let offset = 0;

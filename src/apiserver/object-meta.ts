@@ -4,6 +4,7 @@
  * ValidateObjectMeta). Used by the write path (rest/), managed fields and CRD pruning; it holds no
  * state and asks nothing of storage.
  */
+import { randomInt } from "node:crypto";
 import { DNS_LABEL, DNS_SUBDOMAIN, isRecord, type KubeObject } from "../kube/object.js";
 import type { ResourceInfo, StatusCause } from "./types.js";
 
@@ -44,26 +45,136 @@ export const OBJECT_META_FIELDS: ReadonlySet<string> = new Set([
 /** The label kube-apiserver keeps equal to a Namespace's name. */
 export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
 
-const SUBDOMAIN_MESSAGE =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const LABEL_MESSAGE =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const QUALIFIED_NAME =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const QUALIFIED_NAME_MESSAGE =
-  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
+// kube's name and key rules (apimachinery util/validation), message for message: each message is a cause of
+// its own in kube's 422, and lengths are in bytes, as Go counts them.
+const bytes = (s: string): number => Buffer.byteLength(s);
+const maxLen = (n: number): string => `must be no more than ${n} characters`;
+/** apimachinery's RegexError (its double space before "or" included). */
+const regexError = (msg: string, fmt: string, ...examples: string[]): string =>
+  `${msg} (${examples.length > 0 ? `e.g. ${examples.map((e) => `'${e}', `).join(" or ")}` : ""}regex used for validation is '${fmt}')`;
+
+const LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const SUBDOMAIN_FMT = `${LABEL_FMT}(\\.${LABEL_FMT})*`;
+const DNS1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const QUALIFIED = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const QUALIFIED_REGEX_ERROR = regexError(
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+  "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]",
+  "MyName",
+  "my.name",
+  "123-abc",
+);
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const LABEL_VALUE_MESSAGE =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
-const validKey = (k: string): boolean => {
-  if (!QUALIFIED_NAME.test(k)) return false;
-  const slash = k.lastIndexOf("/");
-  return k.length - slash - 1 <= 63 && (slash < 0 || slash <= 253);
+/** kube's IsDNS1123Subdomain. */
+export const isDNS1123Subdomain = (v: string): string[] => [
+  ...(bytes(v) > 253 ? [maxLen(253)] : []),
+  ...(DNS_SUBDOMAIN.test(v)
+    ? []
+    : [
+        regexError(
+          "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+          SUBDOMAIN_FMT,
+          "example.com",
+        ),
+      ]),
+];
+
+/** kube's IsDNS1123Label (a valid subdomain that is not a label has dots). */
+const isDNS1123Label = (v: string): string[] => [
+  ...(bytes(v) > 63 ? [maxLen(63)] : []),
+  ...(DNS_LABEL.test(v)
+    ? []
+    : DNS_SUBDOMAIN.test(v)
+      ? ["must not contain dots"]
+      : [
+          regexError(
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+            LABEL_FMT,
+            "my-name",
+            "123-abc",
+          ),
+        ]),
+];
+
+/** kube's IsDNS1035Label (Service names). */
+const isDNS1035Label = (v: string): string[] => [
+  ...(bytes(v) > 63 ? [maxLen(63)] : []),
+  ...(DNS1035.test(v)
+    ? []
+    : [
+        regexError(
+          "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+          "[a-z]([-a-z0-9]*[a-z0-9])?",
+          "my-name",
+          "abc-123",
+        ),
+      ]),
+];
+
+/** kube's IsQualifiedName: label keys, annotation keys (lower-cased first), finalizers. */
+export const isQualifiedName = (v: string): string[] => {
+  const parts = v.split("/");
+  if (parts.length > 2)
+    return [
+      `a qualified name ${QUALIFIED_REGEX_ERROR} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
+  const [prefix, name] = parts.length === 2 ? [parts[0]!, parts[1]!] : [undefined, v];
+  const errs: string[] = [];
+  if (prefix === "") errs.push("prefix part must be non-empty");
+  else if (prefix !== undefined) errs.push(...isDNS1123Subdomain(prefix).map((m) => `prefix part ${m}`));
+  if (name === "") errs.push("name part must be non-empty");
+  else if (bytes(name) > 63) errs.push(`name part ${maxLen(63)}`);
+  if (!QUALIFIED.test(name)) errs.push(`name part ${QUALIFIED_REGEX_ERROR}`);
+  return errs;
 };
 
-const validLabelValue = (v: unknown): boolean =>
-  typeof v === "string" && v.length <= 63 && LABEL_VALUE.test(v);
+/** kube's IsValidLabelValue. */
+const isValidLabelValue = (v: string): string[] => [
+  ...(bytes(v) > 63 ? [maxLen(63)] : []),
+  ...(LABEL_VALUE.test(v)
+    ? []
+    : [
+        regexError(
+          LABEL_VALUE_MESSAGE,
+          "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?",
+          "MyValue",
+          "my_value",
+          "12345",
+        ),
+      ]),
+];
+
+/** kube's IsValidPathSegmentName, and (for a generateName) IsValidPathSegmentPrefix. */
+const pathSegment = (v: string, prefix: boolean): string[] => {
+  if (!prefix && (v === "." || v === "..")) return [`may not be '${v}'`];
+  return ["/", "%"].filter((c) => v.includes(c)).map((c) => `may not contain '${c}'`);
+};
+
+/** apimachinery's maskTrailingDash: a generateName may end in '-' (sic: it keeps all but the last two). */
+const maskTrailingDash = (v: string): string => (v.length > 1 && v.endsWith("-") ? `${v.slice(0, -2)}a` : v);
+
+/** A kube ValidateNameFunc: why `name` is not valid, `prefix` when it is a generateName. */
+type NameRule = (name: string, prefix: boolean) => string[];
+
+const subdomainName: NameRule = (n, prefix) => isDNS1123Subdomain(prefix ? maskTrailingDash(n) : n);
+// ValidateRBACName ignores `prefix`: a generateName of "." is refused as that name would be.
+const rbacName: NameRule = (n) => pathSegment(n, false);
+
+/** The kinds whose names are not DNS subdomains, by `group/plural`. */
+const NAME_RULES: Readonly<Record<string, NameRule>> = {
+  "/namespaces": (n, prefix) => isDNS1123Label(prefix ? maskTrailingDash(n) : n),
+  "/services": (n, prefix) => isDNS1035Label(prefix ? maskTrailingDash(n) : n),
+  // A core Event's strategy validates no name (old clients' Events keep being accepted): only the generic
+  // ObjectMeta check, ValidatePathSegmentName, applies. events.k8s.io/v1 Events are subdomains.
+  "/events": pathSegment,
+  "rbac.authorization.k8s.io/roles": rbacName,
+  "rbac.authorization.k8s.io/clusterroles": rbacName,
+  "rbac.authorization.k8s.io/rolebindings": rbacName,
+  "rbac.authorization.k8s.io/clusterrolebindings": rbacName,
+};
 
 /** A JSON value's type as Go's encoding/json names it in an unmarshal error. */
 const goJsonType = (v: unknown): string =>
@@ -101,56 +212,78 @@ export const typedDecodeProblem = (
 };
 
 /** Why `key` is not a label or annotation key (kube's IsQualifiedName), or undefined when it is one. */
-export const labelKeyProblem = (key: string): string | undefined =>
-  validKey(key) ? undefined : `Invalid value: ${JSON.stringify(key)}: ${QUALIFIED_NAME_MESSAGE}`;
-
-/** Why `value` is not a label value (kube's IsValidLabelValue), or undefined when it is one. */
-export const labelValueProblem = (value: string): string | undefined =>
-  validLabelValue(value) ? undefined : `Invalid value: ${JSON.stringify(value)}: ${LABEL_VALUE_MESSAGE}`;
-
-/**
- * Why a new object's name is invalid, or undefined: Namespaces are DNS labels, RBAC objects only need to be
- * a path segment (kube's ValidateRBACName: `system:discovery` is a valid ClusterRole name), everything else
- * is a DNS subdomain.
- */
-export const nameProblem = (res: ResourceInfo, name: string): string | undefined => {
-  if (res.group === "" && res.plural === "namespaces")
-    return DNS_LABEL.test(name) && name.length <= 63 ? undefined : LABEL_MESSAGE;
-  if (res.group === "rbac.authorization.k8s.io") {
-    if (name === "." || name === "..") return `may not be '${name}'`;
-    for (const c of ["/", "%"]) if (name.includes(c)) return `may not contain '${c}'`;
-    return undefined;
-  }
-  return DNS_SUBDOMAIN.test(name) && name.length <= 253 ? undefined : SUBDOMAIN_MESSAGE;
+export const labelKeyProblem = (key: string): string | undefined => {
+  const why = isQualifiedName(key);
+  return why.length > 0 ? `Invalid value: ${JSON.stringify(key)}: ${why.join("; ")}` : undefined;
 };
 
-/** Label values: at most 63 characters of the label alphabet, or empty. */
-export const labelValueCauses = (o: KubeObject): StatusCause[] =>
-  Object.values(o.metadata?.labels ?? {})
-    .filter((v) => !validLabelValue(v))
-    .map((v) => ({
-      reason: "FieldValueInvalid",
-      field: "metadata.labels",
-      message: `Invalid value: ${JSON.stringify(v)}: ${LABEL_VALUE_MESSAGE}`,
-    }));
+/** Why `value` is not a label value (kube's IsValidLabelValue), or undefined when it is one. */
+export const labelValueProblem = (value: string): string | undefined => {
+  const why = isValidLabelValue(value);
+  return why.length > 0 ? `Invalid value: ${JSON.stringify(value)}: ${why.join("; ")}` : undefined;
+};
 
-/** kube's ObjectMeta validation beyond the name: label and annotation keys, ownerReferences. */
+/**
+ * Why `name` is not a valid name for the kind (`prefix`: as a generateName), one message per cause kube
+ * gives: Namespaces are DNS labels, Services DNS-1035 labels, RBAC objects and core Events only need to be
+ * path segments (kube's ValidateRBACName: `system:discovery` is a valid ClusterRole name), everything else
+ * is a DNS subdomain.
+ */
+export const nameProblems = (
+  res: Pick<ResourceInfo, "group" | "plural">,
+  name: string,
+  prefix = false,
+): string[] => (NAME_RULES[`${res.group}/${res.plural}`] ?? subdomainName)(name, prefix);
+
+/** kube's SimpleNameGenerator keeps a generated name within 63 characters: 58 of the prefix, 5 random. */
+const MAX_GENERATED_PREFIX = 63 - 5;
+/** The alphabet of apimachinery's rand.String (no vowels, no look-alikes). */
+const NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789";
+
+/**
+ * The name kube generates from a generateName: the prefix cut to 58 bytes (a 100-character generateName
+ * still makes a valid 63-character name), then five random characters.
+ */
+export const generatedName = (prefix: string, pick: (n: number) => number = randomInt): string => {
+  const kept = Buffer.from(prefix).subarray(0, MAX_GENERATED_PREFIX).toString();
+  let suffix = "";
+  for (let i = 0; i < 5; i++) suffix += NAME_CHARS[pick(NAME_CHARS.length)];
+  return `${kept}${suffix}`;
+};
+
+const invalidCause = (field: string, value: unknown, message: string): StatusCause => ({
+  reason: "FieldValueInvalid",
+  field,
+  message: `Invalid value: ${JSON.stringify(value)}: ${message}`,
+});
+
+/**
+ * Label values: at most 63 characters of the label alphabet, or empty (kube decodes a null as ""). A value
+ * that is no string at all (a webhook's, past the decoding of the request) is refused as kube's typed
+ * decoding would.
+ */
+export const labelValueCauses = (o: KubeObject): StatusCause[] =>
+  Object.values(isRecord(o.metadata?.labels) ? o.metadata.labels : {}).flatMap((v) =>
+    (v === null || typeof v === "string" ? isValidLabelValue(v ?? "") : [LABEL_VALUE_MESSAGE]).map((m) =>
+      invalidCause("metadata.labels", v, m),
+    ),
+  );
+
+/**
+ * kube's ObjectMeta validation beyond the name: label and annotation keys, finalizers, ownerReferences.
+ * An annotation key's case does not matter (kube lower-cases it before the qualified-name check).
+ */
 export const metadataCauses = (o: KubeObject): StatusCause[] => {
   const causes: StatusCause[] = [];
   const m = meta(o);
-  for (const [field, map] of [
-    ["metadata.labels", m.labels],
-    ["metadata.annotations", m.annotations],
+  for (const [field, map, fold] of [
+    ["metadata.labels", m.labels, (k: string) => k],
+    ["metadata.annotations", m.annotations, (k: string) => k.toLowerCase()],
   ] as const)
     for (const k of Object.keys(isRecord(map) ? map : {}))
-      if (!validKey(k))
-        causes.push({
-          reason: "FieldValueInvalid",
-          field,
-          message: `Invalid value: ${JSON.stringify(k)}: ${QUALIFIED_NAME_MESSAGE}`,
-        });
+      causes.push(...isQualifiedName(fold(k)).map((why) => invalidCause(field, k, why)));
   const annotationBytes = Object.entries(isRecord(m.annotations) ? m.annotations : {}).reduce(
-    (n, [k, v]) => n + k.length + String(v).length,
+    (n, [k, v]) => n + k.length + String(v ?? "").length,
     0,
   );
   if (annotationBytes > 262_144)
@@ -161,12 +294,11 @@ export const metadataCauses = (o: KubeObject): StatusCause[] => {
     });
   const refs = Array.isArray(m.ownerReferences) ? m.ownerReferences : [];
   for (const f of Array.isArray(m.finalizers) ? m.finalizers : [])
-    if (typeof f !== "string" || !validKey(f))
-      causes.push({
-        reason: "FieldValueInvalid",
-        field: "metadata.finalizers",
-        message: `Invalid value: ${JSON.stringify(f)}: ${QUALIFIED_NAME_MESSAGE}`,
-      });
+    causes.push(
+      ...isQualifiedName(typeof f === "string" ? f : "").map((why) =>
+        invalidCause("metadata.finalizers", f, why),
+      ),
+    );
   refs.forEach((r) => {
     const ref = isRecord(r) ? r : {};
     for (const f of ["apiVersion", "kind", "name", "uid"])

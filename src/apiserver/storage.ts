@@ -41,6 +41,8 @@ export class Storage {
   private readonly dependents = new Map<string, Set<string>>();
   private readonly dependentRefs = new Map<string, ObjectRef>();
   private readonly listeners: Array<(e: StoreEvent) => void> = [];
+  /** Reads waiting for a resourceVersion not yet reached (kube's watch cache blocks them up to 3 s). */
+  private readonly rvWaiters = new Set<{ rv: number; reached: () => void }>();
 
   constructor(private readonly historySize = 10_000) {}
 
@@ -86,6 +88,29 @@ export class Storage {
   }
   dependentsOf(uid: string): ObjectRef[] {
     return [...(this.dependents.get(uid) ?? [])].map((id) => this.dependentRefs.get(id)!).filter(Boolean);
+  }
+
+  /**
+   * Resolves true once an event at `rv` or later is stored, false after `timeoutMs` (or at once, true, when
+   * it already was).
+   */
+  waitForRv(rv: number, timeoutMs: number): Promise<boolean> {
+    if (rv <= this.rv) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        rv,
+        reached: () => {
+          clearTimeout(timer);
+          this.rvWaiters.delete(waiter);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.rvWaiters.delete(waiter);
+        resolve(false);
+      }, timeoutMs);
+      this.rvWaiters.add(waiter);
+    });
   }
 
   /** Takes the next resourceVersion; the caller stamps it into the object it is about to store. */
@@ -158,6 +183,7 @@ export class Storage {
     }
     for (const w of this.watchers.get(event.key) ?? []) deliver(w, event);
     for (const l of this.listeners) l(event);
+    for (const w of this.rvWaiters) if (w.rv <= event.rv) w.reached();
     return event;
   }
 

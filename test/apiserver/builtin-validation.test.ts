@@ -9,6 +9,7 @@ import {
   builtinDecodeProblem,
   listOptionCauses,
   MAX_DATA_BYTES,
+  typedTimes,
 } from "../../src/apiserver/builtin-validation.js";
 import type { KubeObject } from "../../src/kube/object.js";
 
@@ -32,17 +33,103 @@ describe("ConfigMap and Secret size (kube: at most 1 MiB of keys and values)", (
   });
 });
 
-describe("Event: involvedObject.namespace must match the Event's namespace", () => {
+describe("Event: involvedObject.namespace must match the Event's namespace (legacyValidateEvent)", () => {
   it.each([
-    ["same namespace", "ns", []],
-    ["no namespace (cluster-scoped object)", undefined, []],
-    ["another namespace", "other", ["involvedObject.namespace"]],
-  ] as const)("%s", (_, involvedNamespace, expected) => {
+    ["same namespace", "ns", "ns", []],
+    ["another namespace", "ns", "other", ["involvedObject.namespace"]],
+    // A cluster-scoped object's Event belongs in "default" (client-go's recorder puts it there).
+    ["no namespace, the Event in a namespace", "ns", undefined, ["involvedObject.namespace"]],
+    ["no namespace, the Event in default", "default", undefined, []],
+  ] as const)("%s", (_, namespace, involvedNamespace, expected) => {
     const o = {
-      metadata: { name: "e", namespace: "ns" },
+      metadata: { name: "e", namespace },
       involvedObject: { kind: "Machine", namespace: involvedNamespace },
     };
     expect(fields(o as KubeObject, core("Event"))).toEqual(expected);
+  });
+});
+
+describe("Events with an eventTime, and events.k8s.io/v1 Events (ValidateEventCreate)", () => {
+  const events = { group: "events.k8s.io", kind: "Event" };
+  const complete = {
+    metadata: { name: "e", namespace: "ns" },
+    eventTime: "2026-12-05T10:00:00.000000Z",
+    regarding: { kind: "ConfigMap", namespace: "ns", name: "c" },
+    reportingController: "example.com/probe",
+    reportingInstance: "probe-1",
+    action: "Probe",
+    reason: "Test",
+    type: "Normal",
+    note: "n",
+  };
+  it("a core Event with an eventTime needs a reporting component, instance and action", () => {
+    const o = {
+      metadata: { name: "e", namespace: "ns" },
+      involvedObject: { namespace: "ns" },
+      eventTime: "2026-12-05T10:00:00.000000Z",
+      reason: "Test",
+    };
+    expect(fields(o as KubeObject, core("Event")).sort()).toEqual([
+      "action",
+      "reportingComponent",
+      "reportingComponent",
+      "reportingComponent",
+      "reportingInstance",
+    ]);
+  });
+  it.each([
+    ["a complete Event", {}, []],
+    ["no eventTime", { eventTime: undefined }, ["eventTime"]],
+    ["a note over 1 KiB, refused on the internal field's name", { note: "n".repeat(1025) }, ["message"]],
+    ["a note of exactly 1 KiB", { note: "n".repeat(1024) }, []],
+    ["a type other than Normal or Warning", { type: "Info" }, ["type"]],
+    [
+      "the deprecated fields set",
+      {
+        deprecatedCount: 2,
+        deprecatedSource: { host: "h" },
+        deprecatedFirstTimestamp: "2026-12-05T10:00:00Z",
+        deprecatedLastTimestamp: "2026-12-05T10:00:00Z",
+      },
+      ["count", "firstTimestamp", "lastTimestamp", "source"],
+    ],
+    ["a series of one", { series: { count: 1 } }, ["series.count", "series.lastObservedTime"]],
+  ] as const)("%s", (_, change, expected) => {
+    expect(fields({ ...complete, ...change } as KubeObject, events).sort()).toEqual(expected);
+  });
+  it("an update may change the series only", () => {
+    const old = complete as KubeObject;
+    const series = { count: 2, lastObservedTime: "2026-12-05T11:00:00.000000Z" };
+    expect(builtinCauses(events, { ...complete, series } as KubeObject, old)).toEqual([]);
+    expect(builtinCauses(events, { ...complete, note: "x" } as KubeObject, old).map((c) => c.field)).toEqual([
+      "message",
+    ]);
+  });
+});
+
+describe("Lease: leaseDurationSeconds above 0, leaseTransitions not negative", () => {
+  it.each([
+    ["a valid spec", { leaseDurationSeconds: 1, leaseTransitions: 0 }, []],
+    ["leaseDurationSeconds 0", { leaseDurationSeconds: 0 }, ["spec.leaseDurationSeconds"]],
+    ["leaseTransitions -1", { leaseTransitions: -1 }, ["spec.leaseTransitions"]],
+  ] as const)("%s", (_, spec, expected) => {
+    expect(fields({ spec } as KubeObject, lease)).toEqual(expected);
+  });
+});
+
+describe("Namespace: spec.finalizers are validated on create (ValidateNamespace)", () => {
+  const ns = (finalizers: string[]) => ({ metadata: { name: "n" }, spec: { finalizers } }) as KubeObject;
+  it.each([
+    ["kube's own", ["kubernetes"], []],
+    ["a qualified name", ["example.com/x"], []],
+    // Not a qualified name, and no standard finalizer without a '/': two causes, as kube gives.
+    ["not valid", ["not valid"], ["spec.finalizers", "spec.finalizers"]],
+    ["neither standard nor qualified", ["custom"], ["spec.finalizers"]],
+  ] as const)("%s", (_, finalizers, expected) => {
+    expect(fields(ns([...finalizers]), core("Namespace"))).toEqual(expected);
+  });
+  it("an update keeps the stored spec, so it is not validated again", () => {
+    expect(builtinCauses(core("Namespace"), ns(["not valid"]), ns(["kubernetes"]))).toEqual([]);
   });
 });
 
@@ -80,13 +167,67 @@ describe("Lease decoding: MicroTime strings and 32-bit integers", () => {
     ["leaseDurationSeconds as a string", { leaseDurationSeconds: "15" }, true],
     ["leaseDurationSeconds fractional", { leaseDurationSeconds: 1.5 }, true],
     ["no spec fields", {}, false],
+    // A MicroTime has exactly six fraction digits: JavaScript's toISOString() (three) is refused.
+    ["renewTime from toISOString()", { renewTime: "2026-12-05T10:00:00.000Z" }, true],
+    ["acquireTime without a fraction", { acquireTime: "2026-12-05T10:00:00Z" }, true],
+    ["renewTime with nine fraction digits", { renewTime: "2026-12-05T10:00:00.123456789Z" }, true],
+    ["renewTime with an offset", { renewTime: "2026-12-05T12:00:00.000000+02:00" }, false],
+    ["renewTime on February 30th", { renewTime: "2026-02-30T10:00:00.000000Z" }, true],
+    ["renewTime null", { renewTime: null }, false],
   ] as const)("%s", (_, spec, refused) => {
     expect(builtinDecodeProblem(lease, { spec } as KubeObject) !== undefined).toBe(refused);
+  });
+  it("the refusal is Go's time.Parse error, as kube-apiserver answers it", () => {
+    expect(
+      builtinDecodeProblem(lease, { spec: { renewTime: "2026-12-05T10:00:00.000Z" } } as KubeObject),
+    ).toBe(
+      'Lease in version "v1" cannot be handled as a Lease: parsing time "2026-12-05T10:00:00.000Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".000Z" as ".000000"',
+    );
+  });
+  it("an Event's eventTime is a MicroTime, its firstTimestamp a Time (any fraction)", () => {
+    const event = (extra: Record<string, unknown>) => ({ metadata: { name: "e" }, ...extra }) as KubeObject;
+    expect(builtinDecodeProblem(core("Event"), event({ eventTime: "2026-12-05T10:00:00.000Z" }))).toMatch(
+      /^Event in version "v1" cannot be handled as a Event: parsing time/,
+    );
+    expect(
+      builtinDecodeProblem(core("Event"), event({ firstTimestamp: "2026-12-05T10:00:00.123Z" })),
+    ).toBeUndefined();
   });
   it("other kinds are not decoded here", () => {
     expect(
       builtinDecodeProblem(core("ConfigMap"), { spec: { renewTime: "yesterday" } } as KubeObject),
     ).toBeUndefined();
+  });
+});
+
+describe("typedTimes: timestamps as kube writes them back (UTC; seconds or microseconds)", () => {
+  it("a Lease's MicroTimes with an offset are stored in UTC", () => {
+    const spec = {
+      renewTime: "2026-12-05T12:00:00.123456+02:00",
+      acquireTime: "2026-12-05T00:30:00.000001-01:30",
+      holderIdentity: "a",
+    };
+    expect(typedTimes(lease, { spec } as KubeObject).spec).toEqual({
+      renewTime: "2026-12-05T10:00:00.123456Z",
+      acquireTime: "2026-12-05T02:00:00.000001Z",
+      holderIdentity: "a",
+    });
+  });
+  it("an Event's Times lose their fraction and offset; the zero time is null", () => {
+    const o = {
+      firstTimestamp: "2026-12-05T10:00:00.123Z",
+      lastTimestamp: "2026-12-05T12:00:00+02:00",
+      eventTime: "0001-01-01T00:00:00.000000Z",
+    } as KubeObject;
+    expect(typedTimes(core("Event"), o)).toEqual({
+      firstTimestamp: "2026-12-05T10:00:00Z",
+      lastTimestamp: "2026-12-05T10:00:00Z",
+      eventTime: null,
+    });
+  });
+  it("a time kube cannot read, and an object already in typed form, are left as they are", () => {
+    const o = { spec: { renewTime: "yesterday", acquireTime: "2026-12-05T10:00:00.000000Z" } } as KubeObject;
+    expect(typedTimes(lease, o)).toBe(o);
   });
 });
 

@@ -605,3 +605,139 @@ describe("namespaces carry kubernetes.io/metadata.name like kube-apiserver's", (
     expect(system.body.metadata.labels).toMatchObject({ "kubernetes.io/metadata.name": "kube-system" });
   });
 });
+
+describe("the scale subresource decodes a Scale as kube does (conformance backlog item 6)", () => {
+  const M = { contentType: "application/merge-patch+json" };
+  const SCALE = (name: string) => `${WIDGETS("ns1")}/${name}/scale`;
+  const scale = (name: string, rest: Record<string, unknown> = {}) => ({
+    apiVersion: "autoscaling/v1",
+    kind: "Scale",
+    metadata: { name, namespace: "ns1" },
+    ...rest,
+  });
+  const replicasOf = async (name: string): Promise<unknown> =>
+    (await call(s, "GET", `${WIDGETS("ns1")}/${name}`)).body.spec.replicas;
+
+  it("a missing spec or replicas is Go's zero value: the object scales to 0 (a MachineSet drains)", async () => {
+    await call(s, "POST", WIDGETS("ns1"), widget("zero", "ns1", { replicas: 3 }));
+    const put = await call(s, "PUT", SCALE("zero"), scale("zero"));
+    expect(put.status).toBe(200);
+    // Go's omitempty: a Scale of 0 replicas has an empty spec.
+    expect(put.body.spec).toEqual({});
+    expect(await replicasOf("zero")).toBe(0);
+    await call(s, "PATCH", `${WIDGETS("ns1")}/zero`, { spec: { replicas: 3 } }, M);
+    const patch = await call(s, "PATCH", SCALE("zero"), { spec: { replicas: null } }, M);
+    expect(patch.status).toBe(200);
+    expect(await replicasOf("zero")).toBe(0);
+  });
+
+  it.each([
+    ["replicas a string", { spec: { replicas: "3" } }],
+    ["replicas 1.5", { spec: { replicas: 1.5 } }],
+    ["replicas past int32", { spec: { replicas: 4294967296 } }],
+    ["spec a string", { spec: "3" }],
+    ["kind Deployment", { apiVersion: "apps/v1", kind: "Deployment", spec: { replicas: 3 } }],
+  ])("a PUT of a Scale with %s is 400 and scales nothing", async (_what, rest) => {
+    await call(s, "POST", WIDGETS("ns1"), widget("undecodable", "ns1", { replicas: 2 }));
+    const r = await call(s, "PUT", SCALE("undecodable"), scale("undecodable", rest));
+    expect(r.status).toBe(400);
+    expect(r.body.message).toBe(
+      'no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:110"',
+    );
+    expect(await replicasOf("undecodable")).toBe(2);
+  });
+
+  it("a patch whose Scale Go cannot decode is 422 on `patch`, with Go's message", async () => {
+    await call(s, "POST", WIDGETS("ns1"), widget("badpatch", "ns1", { replicas: 2 }));
+    const r = await call(s, "PATCH", SCALE("badpatch"), { spec: { replicas: "3" } }, M);
+    expect(r.status).toBe(422);
+    expect(r.body.details.causes).toEqual([
+      expect.objectContaining({ reason: "FieldValueInvalid", field: "patch" }),
+    ]);
+    expect(r.body.message).toMatch(
+      /: json: cannot unmarshal string into Go struct field ScaleSpec\.spec\.replicas of type int32$/,
+    );
+    const kind = await call(s, "PATCH", SCALE("badpatch"), { kind: "Deployment" }, M);
+    expect(kind.body.message).toMatch(
+      /: no kind "Deployment" is registered for version "autoscaling\/v1" in scheme "pkg\/runtime\/scheme\.go:110"$/,
+    );
+    expect(await replicasOf("badpatch")).toBe(2);
+  });
+
+  it("a Scale must name the URL's object and namespace (400)", async () => {
+    await call(s, "POST", WIDGETS("ns1"), widget("named", "ns1", { replicas: 2 }));
+    const cases: [unknown, string][] = [
+      [scale("other"), "the name of the object (other) does not match the name on the URL (named)"],
+      [
+        { ...scale("named"), metadata: { namespace: "ns1" } },
+        "the name of the object (named based on URL) was undeterminable: name must be provided",
+      ],
+      [
+        { ...scale("named"), metadata: { name: "named", namespace: "elsewhere" } },
+        "the namespace of the provided object does not match the namespace sent on the request",
+      ],
+    ];
+    for (const [body, message] of cases) {
+      const r = await call(s, "PUT", SCALE("named"), { ...(body as object), spec: { replicas: 5 } });
+      expect([r.status, r.body.message]).toEqual([400, message]);
+    }
+    const patch = await call(s, "PATCH", SCALE("named"), { metadata: { name: "other" } }, M);
+    expect(patch.status).toBe(400);
+    expect(await replicasOf("named")).toBe(2);
+  });
+
+  it("an object without replicas has no Scale to GET (500); a patch must then set them (400)", async () => {
+    await call(s, "POST", WIDGETS("ns1"), widget("none", "ns1", { size: "small" }));
+    const get = await call(s, "GET", SCALE("none"));
+    expect(get.status).toBe(500);
+    expect(get.body.message).toBe(
+      'Internal error occurred: the spec replicas field ".spec.replicas" does not exist',
+    );
+    const labels = await call(s, "PATCH", SCALE("none"), { metadata: { labels: { a: "b" } } }, M);
+    expect(labels.status).toBe(400);
+    expect(labels.body.message).toBe('the spec replicas field ".spec.replicas" cannot be empty');
+    expect((await call(s, "PATCH", SCALE("none"), { spec: { replicas: 1 } }, M)).status).toBe(200);
+  });
+
+  it("a write through the Scale is recorded as the scale subresource's in managedFields", async () => {
+    await call(s, "POST", WIDGETS("ns1"), widget("owned", "ns1", { replicas: 2 }));
+    await call(s, "PUT", `${SCALE("owned")}?fieldManager=scaler`, scale("owned", { spec: { replicas: 4 } }));
+    const w = await call(s, "GET", `${WIDGETS("ns1")}/owned`);
+    expect(w.body.metadata.managedFields).toContainEqual(
+      expect.objectContaining({
+        manager: "scaler",
+        operation: "Update",
+        subresource: "scale",
+        fieldsV1: { "f:spec": { "f:replicas": {} } },
+      }),
+    );
+  });
+
+  it("server-side apply to a custom resource's Scale is refused as kube 1.33 refuses it: 409, or 500 when forced", async () => {
+    await call(s, "POST", WIDGETS("ns1"), widget("applied", "ns1", { replicas: 2 }));
+    const APPLY = { contentType: "application/apply-patch+yaml" };
+    const body = scale("applied", { spec: { replicas: 3 } });
+    const conflict = await call(s, "PATCH", `${SCALE("applied")}?fieldManager=edge`, body, APPLY);
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.message).toMatch(
+      /^Apply failed with 1 conflict: conflict with ".*" using autoscaling\/v1: \.spec\.replicas$/,
+    );
+    const forced = await call(s, "PATCH", `${SCALE("applied")}?fieldManager=edge&force=true`, body, APPLY);
+    expect(forced.status).toBe(500);
+    expect(forced.body.message).toBe(
+      "failed to convert new object (ns1/applied; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1",
+    );
+    const otherKind = await call(
+      s,
+      "PATCH",
+      `${SCALE("applied")}?fieldManager=edge`,
+      { ...body, apiVersion: "apps/v1", kind: "Deployment" },
+      APPLY,
+    );
+    expect([otherKind.status, otherKind.body.message]).toEqual([
+      400,
+      "invalid object type: apps/v1, Kind=Deployment",
+    ]);
+    expect(await replicasOf("applied")).toBe(2);
+  });
+});

@@ -104,11 +104,25 @@ describe("built-in kinds", () => {
   it.each([
     [
       "/api/v1/namespaces/t/events",
-      { metadata: { name: "e1" }, involvedObject: { kind: "Machine", name: "m1" }, reason: "R" },
+      {
+        metadata: { name: "e1" },
+        involvedObject: { kind: "Machine", namespace: "t", name: "m1" },
+        reason: "R",
+      },
     ],
     [
+      // events.k8s.io/v1 validates strictly: an eventTime, a type and who reported what.
       "/apis/events.k8s.io/v1/namespaces/t/events",
-      { metadata: { name: "e2" }, regarding: { kind: "Machine", name: "m1" }, reason: "R" },
+      {
+        metadata: { name: "e2" },
+        eventTime: "2026-12-05T10:00:00.000000Z",
+        regarding: { kind: "Machine", namespace: "t", name: "m1" },
+        reason: "R",
+        type: "Normal",
+        action: "Test",
+        reportingController: "example.com/test",
+        reportingInstance: "test-1",
+      },
     ],
     [
       "/apis/coordination.k8s.io/v1/namespaces/t/leases",

@@ -2518,6 +2518,514 @@ const builtinProbes: Probe[] = [
   ),
 ];
 
+// ---- built-in kinds' typed decoding and validation, second pass (conformance backlog items 9–12):
+// Leases' MicroTimes and spec rules, Events of both groups, Namespaces' spec.finalizers, generateName,
+// and where the local server was stricter than kube ----
+
+const LEASES = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;
+const CORE_EVENTS = `/api/v1/namespaces/${NS}/events`;
+const NEW_EVENTS = `/apis/events.k8s.io/v1/namespaces/${NS}/events`;
+const DRY = "?dryRun=All";
+
+const lease = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: "coordination.k8s.io/v1",
+  kind: "Lease",
+  metadata: { name },
+  spec,
+});
+const coreEvent = (metadata: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  apiVersion: "v1",
+  kind: "Event",
+  metadata,
+  involvedObject: { kind: "ConfigMap", namespace: NS, name: "c" },
+  reason: "Test",
+  message: "m",
+  ...extra,
+});
+const newEvent = (name: string, extra: Record<string, unknown> = {}) => ({
+  apiVersion: "events.k8s.io/v1",
+  kind: "Event",
+  metadata: { name },
+  eventTime: "2026-12-05T10:00:00.000000Z",
+  regarding: { kind: "ConfigMap", namespace: NS, name: "c" },
+  reportingController: "example.com/probe",
+  reportingInstance: "probe-1",
+  action: "Probe",
+  reason: "Test",
+  type: "Normal",
+  note: "n",
+  ...extra,
+});
+
+/** A refusal as statusOf shows it, with its message (decode errors are read by people). */
+const statusAndMessage = (r: Reply): unknown => ({
+  ...(statusOf(r) as Record<string, unknown>),
+  message: r.status >= 400 && isRecord(r.body) ? r.body.message : undefined,
+});
+
+/** statusOf with each cause's message: kube lists a map's causes in Go's random map order, so sorted. */
+const causeMessages = (r: Reply): unknown => {
+  const details = isRecord(r.body) && isRecord(r.body.details) ? r.body.details : {};
+  const causes = Array.isArray(details.causes) ? (details.causes as Record<string, unknown>[]) : [];
+  return {
+    ...(statusOf(r) as Record<string, unknown>),
+    messages: causes.map((c) => `${c.field}: ${c.message}`).sort(),
+  };
+};
+
+/** Code, and on success the generated name's length and whether it starts with the first `keep` characters of `prefix`. */
+const generatedName =
+  (prefix: string, keep: number) =>
+  (r: Reply): unknown => {
+    const name = String(get(r.body, r.status >= 400 ? "details.name" : "metadata.name") ?? "");
+    const view = { length: name.length, prefixKept: name.startsWith(prefix.slice(0, keep)) };
+    if (r.status < 400) return { code: code(r), ...view };
+    // The refusal names the generated (random) name: the view keeps its length only.
+    const { name: _, message, ...status } = statusAndMessage(r) as Record<string, unknown>;
+    return { ...status, ...view, message: String(message).replaceAll(name, "<generated>") };
+  };
+
+const builtin2Probes: Probe[] = [
+  // Leases (item 9).
+  ask(
+    "builtin2: a Lease with leaseDurationSeconds 0",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("zero-duration", { leaseDurationSeconds: 0 }),
+    statusOf,
+  ),
+  ask(
+    "builtin2: a Lease with leaseTransitions -1",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("negative-transitions", { leaseTransitions: -1 }),
+    statusOf,
+  ),
+  ask(
+    "builtin2: a Lease whose renewTime has three fraction digits (toISOString)",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("millis-renew", { renewTime: "2026-12-05T10:00:00.000Z" }),
+    statusAndMessage,
+  ),
+  ask(
+    "builtin2: a Lease whose acquireTime has three fraction digits",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("millis-acquire", { acquireTime: "2026-12-05T10:00:00.123Z" }),
+    statusAndMessage,
+  ),
+  ask(
+    "builtin2: a Lease whose renewTime has no fraction",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("no-fraction", { renewTime: "2026-12-05T10:00:00Z" }),
+    statusAndMessage,
+  ),
+  ask(
+    "builtin2: a Lease whose renewTime has nine fraction digits",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("nanos", { renewTime: "2026-12-05T10:00:00.123456789Z" }),
+    statusAndMessage,
+  ),
+  ask(
+    "builtin2: a Lease whose renewTime has a lower-case t",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("lower-t", { renewTime: "2026-12-05t10:00:00.000000Z" }),
+    statusAndMessage,
+  ),
+  ask(
+    "builtin2: a Lease whose renewTime is on February 30th",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("feb-30", { renewTime: "2026-02-30T10:00:00.000000Z" }),
+    statusAndMessage,
+  ),
+  ask(
+    "builtin2: a Lease whose times carry an offset are stored in UTC",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("offset", {
+      renewTime: "2026-12-05T12:00:00.123456+02:00",
+      acquireTime: "2026-12-05T00:30:00.000001-01:30",
+    }),
+    fields("spec.renewTime", "spec.acquireTime"),
+  ),
+  ask(
+    "builtin2: a Lease with preferredHolder but no strategy",
+    "admin",
+    "POST",
+    LEASES,
+    lease("preferred", { holderIdentity: "a", preferredHolder: "b" }),
+    fields("spec.holderIdentity", "spec.preferredHolder", "spec.strategy"),
+  ),
+  ask(
+    "builtin2: a Lease with a strategy and a preferredHolder",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("strategy", { strategy: "OldestEmulationVersion", preferredHolder: "b" }),
+    fields("spec.preferredHolder", "spec.strategy"),
+  ),
+  ask(
+    "builtin2: an unknown Lease strategy",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("bogus-strategy", { strategy: "Bogus" }),
+    fields("spec.strategy"),
+  ),
+  ask(
+    "builtin2: a merge patch adding preferredHolder and a strategy to a Lease",
+    "admin",
+    "PATCH",
+    `${LEASES}/preferred`,
+    { spec: { preferredHolder: "c", strategy: "OldestEmulationVersion", leaseTransitions: 2 } },
+    fields("spec.preferredHolder", "spec.strategy", "spec.leaseTransitions"),
+    "application/merge-patch+json",
+  ),
+  // Events and Namespaces (item 10).
+  ask(
+    "builtin2: a core Event without involvedObject.namespace in a namespace",
+    "admin",
+    "POST",
+    CORE_EVENTS + DRY,
+    coreEvent({ name: "no-involved-namespace" }, { involvedObject: { kind: "Node", name: "n" } }),
+    statusOf,
+  ),
+  ask(
+    "builtin2: a core Event with eventTime but no reportingComponent, instance or action",
+    "admin",
+    "POST",
+    CORE_EVENTS + DRY,
+    coreEvent({ name: "new-style" }, { eventTime: "2026-12-05T10:00:00.000000Z" }),
+    statusOf,
+  ),
+  ask(
+    "builtin2: a core Event with eventTime, complete",
+    "admin",
+    "POST",
+    CORE_EVENTS + DRY,
+    coreEvent(
+      { name: "new-style-complete" },
+      {
+        eventTime: "2026-12-05T10:00:00.000000Z",
+        reportingComponent: "example.com/probe",
+        reportingInstance: "probe-1",
+        action: "Probe",
+      },
+    ),
+    code,
+  ),
+  ask(
+    "builtin2: a core Event named Upper.x",
+    "admin",
+    "POST",
+    CORE_EVENTS + DRY,
+    coreEvent({ name: "Upper.x" }),
+    fields("metadata.name"),
+  ),
+  ask(
+    "builtin2: a core Event whose times have fractions and offsets",
+    "admin",
+    "POST",
+    CORE_EVENTS + DRY,
+    coreEvent(
+      { name: "times" },
+      {
+        firstTimestamp: "2026-12-05T10:00:00.123Z",
+        lastTimestamp: "2026-12-05T12:00:00+02:00",
+      },
+    ),
+    fields("firstTimestamp", "lastTimestamp"),
+  ),
+  ask(
+    "builtin2: an events.k8s.io Event",
+    "admin",
+    "POST",
+    NEW_EVENTS + DRY,
+    newEvent("complete"),
+    fields("eventTime", "note", "regarding.name", "reportingController"),
+  ),
+  ask(
+    "builtin2: an events.k8s.io Event without eventTime",
+    "admin",
+    "POST",
+    NEW_EVENTS + DRY,
+    newEvent("no-event-time", { eventTime: undefined }),
+    statusOf,
+  ),
+  ask(
+    "builtin2: an events.k8s.io Event whose note is over 1 KiB",
+    "admin",
+    "POST",
+    NEW_EVENTS + DRY,
+    newEvent("long-note", { note: "n".repeat(1025) }),
+    statusOf,
+  ),
+  ask(
+    "builtin2: an events.k8s.io Event with nothing but its name",
+    "admin",
+    "POST",
+    NEW_EVENTS + DRY,
+    { apiVersion: "events.k8s.io/v1", kind: "Event", metadata: { name: "bare" } },
+    statusOf,
+  ),
+  ask(
+    "builtin2: an events.k8s.io Event with a bad type, deprecated fields and a short series",
+    "admin",
+    "POST",
+    NEW_EVENTS + DRY,
+    newEvent("deprecated", {
+      type: "Info",
+      deprecatedCount: 2,
+      deprecatedSource: { component: "c" },
+      deprecatedFirstTimestamp: "2026-12-05T10:00:00Z",
+      series: { count: 1 },
+    }),
+    statusOf,
+  ),
+  ask(
+    "builtin2: an events.k8s.io Event named Upper.x",
+    "admin",
+    "POST",
+    NEW_EVENTS + DRY,
+    newEvent("Upper.x"),
+    statusOf,
+  ),
+  ask(
+    "builtin2: a Namespace whose spec.finalizers holds an invalid name",
+    "admin",
+    "POST",
+    `/api/v1/namespaces${DRY}`,
+    {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "bad-spec-finalizer" },
+      spec: { finalizers: ["not valid"] },
+    },
+    statusOf,
+  ),
+  ask(
+    "builtin2: a Namespace created with its own spec.finalizers keeps them",
+    "admin",
+    "POST",
+    `/api/v1/namespaces${DRY}`,
+    {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "own-spec-finalizer" },
+      spec: { finalizers: ["example.com/x"] },
+    },
+    fields("spec.finalizers"),
+  ),
+  // generateName (item 11).
+  ask(
+    "builtin2: a ConfigMap with a 100-character generateName",
+    "admin",
+    "POST",
+    CMS + DRY,
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { generateName: "g".repeat(100) } },
+    generatedName("g".repeat(100), 58),
+  ),
+  ask(
+    "builtin2: a ConfigMap with generateName gen.",
+    "admin",
+    "POST",
+    CMS + DRY,
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { generateName: "gen." } },
+    generatedName("gen.", 4),
+  ),
+  ask(
+    "builtin2: a ConfigMap with generateName Gen-",
+    "admin",
+    "POST",
+    CMS + DRY,
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { generateName: "Gen-" } },
+    generatedName("Gen-", 4),
+  ),
+  ask(
+    "builtin2: a ConfigMap with generateName a-",
+    "admin",
+    "POST",
+    CMS + DRY,
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { generateName: "a-" } },
+    generatedName("a-", 2),
+  ),
+  ask(
+    "builtin2: a ConfigMap with a name and an invalid generateName",
+    "admin",
+    "POST",
+    CMS + DRY,
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "named", generateName: "gen." } },
+    statusOf,
+  ),
+  ask(
+    "builtin2: a custom resource with generateName gen.",
+    "admin",
+    "POST",
+    PROBES + DRY,
+    { apiVersion: `${GROUP}/v1`, kind: "Probe", metadata: { generateName: "gen." }, spec: {} },
+    generatedName("gen.", 4),
+  ),
+  ask(
+    "builtin2: a custom resource with a 100-character generateName",
+    "admin",
+    "POST",
+    PROBES + DRY,
+    { apiVersion: `${GROUP}/v1`, kind: "Probe", metadata: { generateName: "p".repeat(100) }, spec: {} },
+    generatedName("p".repeat(100), 58),
+  ),
+  ask(
+    "builtin2: a core Event with generateName gen.",
+    "admin",
+    "POST",
+    CORE_EVENTS + DRY,
+    coreEvent({ generateName: "gen." }),
+    generatedName("gen.", 4),
+  ),
+  ask(
+    "builtin2: a Namespace with a 100-character generateName",
+    "admin",
+    "POST",
+    `/api/v1/namespaces${DRY}`,
+    { apiVersion: "v1", kind: "Namespace", metadata: { generateName: "n".repeat(100) } },
+    generatedName("n".repeat(100), 58),
+  ),
+  ask(
+    "builtin2: a Role with generateName gen.",
+    "admin",
+    "POST",
+    `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles${DRY}`,
+    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { generateName: "Gen." } },
+    generatedName("Gen.", 4),
+  ),
+  // Where the local server was stricter (item 12).
+  ask(
+    "builtin2: a ConfigMap with the annotation key A.B/c",
+    "admin",
+    "POST",
+    CMS + DRY,
+    cm("upper-annotation", {}, { annotations: { "A.B/c": "v" } }),
+    fields("metadata.annotations"),
+  ),
+  ask(
+    "builtin2: a ConfigMap with the label key A.B/c",
+    "admin",
+    "POST",
+    CMS + DRY,
+    cm("upper-label", {}, { labels: { "A.B/c": "v" } }),
+    statusAndMessage,
+  ),
+  ask(
+    "builtin2: a ConfigMap with a null label value, annotation value and data value",
+    "admin",
+    "POST",
+    CMS + DRY,
+    cm("nulls", { data: { d: null } }, { labels: { l: null }, annotations: { a: null } }),
+    fields("metadata.labels", "metadata.annotations", "data"),
+  ),
+  ask(
+    "builtin2: a custom resource with a null label value",
+    "admin",
+    "POST",
+    PROBES + DRY,
+    pr("nulls", {}, { labels: { l: null }, annotations: { a: null } }),
+    fields("metadata.labels", "metadata.annotations"),
+  ),
+  ask(
+    "builtin2: a Lease whose renewTime is a number",
+    "admin",
+    "POST",
+    LEASES + DRY,
+    lease("number-renew", { renewTime: 5 }),
+    statusAndMessage,
+  ),
+  ask(
+    "builtin2: a core Event in default without involvedObject.namespace",
+    "admin",
+    "POST",
+    "/api/v1/namespaces/default/events?dryRun=All",
+    coreEvent({ name: "cluster-scoped" }, { involvedObject: { kind: "Node", name: "n" } }),
+    code,
+  ),
+  ask("builtin2: an events.k8s.io Event to update", "admin", "POST", NEW_EVENTS, newEvent("to-update"), code),
+  ask(
+    "builtin2: an events.k8s.io Event's note and series changed",
+    "admin",
+    "PATCH",
+    `${NEW_EVENTS}/to-update`,
+    { note: "changed", series: { count: 1 } },
+    statusOf,
+    "application/merge-patch+json",
+  ),
+  ask(
+    "builtin2: an events.k8s.io Event's series set",
+    "admin",
+    "PATCH",
+    `${NEW_EVENTS}/to-update`,
+    { series: { count: 2, lastObservedTime: "2026-12-05T11:00:00.000000+01:00" } },
+    fields("series.count", "series.lastObservedTime", "note"),
+    "application/merge-patch+json",
+  ),
+  ask(
+    "builtin2: a core Event whose eventTime has three fraction digits",
+    "admin",
+    "POST",
+    CORE_EVENTS + DRY,
+    coreEvent({ name: "millis-event" }, { eventTime: "2026-12-05T10:00:00.000Z" }),
+    statusAndMessage,
+  ),
+  ask(
+    "builtin2: a Namespace named with 64 characters",
+    "admin",
+    "POST",
+    `/api/v1/namespaces${DRY}`,
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "n".repeat(64) } },
+    statusAndMessage,
+  ),
+  ask(
+    "builtin2: a Namespace named a.b",
+    "admin",
+    "POST",
+    `/api/v1/namespaces${DRY}`,
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "a.b" } },
+    statusAndMessage,
+  ),
+  ask(
+    "builtin2: a Service named 1abc",
+    "admin",
+    "POST",
+    `/api/v1/namespaces/${NS}/services${DRY}`,
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "1abc" },
+      spec: { ports: [{ port: 80 }] },
+    },
+    statusOf,
+  ),
+  ask(
+    "builtin2: a ConfigMap with an invalid label key, label value and annotation key",
+    "admin",
+    "POST",
+    CMS + DRY,
+    cm("bad-keys", {}, { labels: { "a/b/c": "-x", "/x": "v" }, annotations: { "Bad Key!": "v" } }),
+    causeMessages,
+  ),
+];
+
 // ---- objects as deep as the decoder allows (issue 20): kube-apiserver decodes no object deeper than
 // 10,000 levels; a Machine's managedFields mirror its deepest path 4 levels further down ----
 
@@ -3431,6 +3939,429 @@ const queryParameterProbes: Probe[] = [
 ];
 
 /**
+ * The scale subresource's edge cases (backlog item 6) and resourceVersion preconditions and reads (item 7):
+ * kube decodes a Scale strictly as its Go type (a wrong type or kind is a 400, a missing `spec` is replicas 0,
+ * which drains a MachineSet) and parses a resourceVersion as an unsigned integer, "0" meaning none.
+ */
+const EDGE_SETS = `/apis/machine.openshift.io/v1beta1/namespaces/${NS}/machinesets`;
+const edgeSet = (name: string) => ({
+  apiVersion: "machine.openshift.io/v1beta1",
+  kind: "MachineSet",
+  metadata: { name },
+  spec: {
+    replicas: 2,
+    selector: { matchLabels: { set: name } },
+    template: { metadata: { labels: { set: name } } },
+  },
+});
+const scaleBody = (name: string, rest: Record<string, unknown> = { spec: { replicas: 3 } }) => ({
+  apiVersion: "autoscaling/v1",
+  kind: "Scale",
+  metadata: { name, namespace: NS },
+  ...rest,
+});
+/**
+ * The answer (its message when refused) and the replicas stored after it. A refused patch's message quotes
+ * the patched Scale, with each server's uid, resourceVersion and times: that quote is left out.
+ */
+const scaleView = (r: Reply): unknown =>
+  r.status >= 400
+    ? withMessage(r).replace(/Invalid value: "(?:[^"\\]|\\.)*"/, 'Invalid value: "…"')
+    : fields("spec.replicas")(r);
+/** Sets the object's replicas to 2, sends one request to its `/scale`, and reads the replicas back. */
+const scaleCase =
+  (collection: string, name: string, method: string, body: unknown, contentType?: string, query = "") =>
+  async (w: World): Promise<unknown> => {
+    await w.raw("admin", "PATCH", `${collection}/${name}`, { spec: { replicas: 2 } }, MERGE);
+    const r = await w.raw("admin", method, `${collection}/${name}/scale${query}`, body, contentType);
+    const after = await w.raw("admin", "GET", `${collection}/${name}`);
+    return { answer: scaleView(r), after: fields("spec.replicas")(after) };
+  };
+const RV_MACHINES = `/apis/machine.openshift.io/v1beta1/namespaces/${NS}/machines`;
+/** Sends one write and reads the object back (its data or spec, whether the write happened). */
+const writeAndLook =
+  (path: string, method: string, body: unknown, look: string, contentType?: string) =>
+  async (w: World): Promise<unknown> => {
+    const r = await w.raw("admin", method, path, body, contentType);
+    return { answer: withMessage(r), after: fields(look)(await w.raw("admin", "GET", path)) };
+  };
+/** A fieldsV1 tree as its sorted paths. */
+const fieldList = (v: unknown, prefix = ""): string[] =>
+  isRecord(v)
+    ? Object.keys(v)
+        .sort()
+        .flatMap((k) => [`${prefix}${k}`, ...fieldList(v[k], `${prefix}${k}/`)])
+    : [];
+/** Digits replaced: resourceVersions differ between the two servers. */
+const withoutNumbers = (s: string): string => s.replace(/\d+/g, "N");
+/**
+ * A read of `rv-cm` (`/…` its path after the ConfigMaps, `?…` its query) at a resourceVersion a million past
+ * the server's: the answer and how long it took, in whole seconds (kube's watch cache waits 3 s).
+ */
+const futureRead =
+  (path: (rv: number) => string) =>
+  async (w: World): Promise<unknown> => {
+    const now = await w.raw("admin", "GET", `${CMS}/rv-cm`);
+    const rv = Number(get(now.body, "metadata.resourceVersion")) + 1_000_000;
+    const started = Date.now();
+    const r = await w.raw("admin", "GET", `${CMS}${path(rv)}`);
+    return { answer: withoutNumbers(withMessage(r)), waited: Math.round((Date.now() - started) / 1000) };
+  };
+const scaleAndVersionProbes: Probe[] = [
+  ask("scale: setup a MachineSet", "admin", "POST", EDGE_SETS, edgeSet("edge-ms"), code),
+  ask("scale: setup a Probe", "admin", "POST", PROBES, pr("edge-p", { replicas: 2 }), code),
+  probe("scale: PUT naming another object", scaleCase(EDGE_SETS, "edge-ms", "PUT", scaleBody("other"))),
+  probe("scale: PUT naming another object (Probe)", scaleCase(PROBES, "edge-p", "PUT", scaleBody("other"))),
+  probe("scale: PUT without spec", scaleCase(EDGE_SETS, "edge-ms", "PUT", scaleBody("edge-ms", {}))),
+  probe("scale: PUT without spec (Probe)", scaleCase(PROBES, "edge-p", "PUT", scaleBody("edge-p", {}))),
+  probe(
+    "scale: PUT with an empty spec",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", scaleBody("edge-ms", { spec: {} })),
+  ),
+  probe(
+    "scale: merge patch of replicas null",
+    scaleCase(EDGE_SETS, "edge-ms", "PATCH", { spec: { replicas: null } }, MERGE),
+  ),
+  probe(
+    "scale: merge patch of replicas null (Probe)",
+    scaleCase(PROBES, "edge-p", "PATCH", { spec: { replicas: null } }, MERGE),
+  ),
+  probe(
+    "scale: JSON patch removing spec",
+    scaleCase(
+      EDGE_SETS,
+      "edge-ms",
+      "PATCH",
+      [{ op: "remove", path: "/spec" }],
+      "application/json-patch+json",
+    ),
+  ),
+  probe(
+    "scale: PUT with replicas a string",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", scaleBody("edge-ms", { spec: { replicas: "3" } })),
+  ),
+  probe(
+    "scale: PUT with replicas 1.5",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", scaleBody("edge-ms", { spec: { replicas: 1.5 } })),
+  ),
+  probe(
+    "scale: PUT with replicas 4294967296",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", scaleBody("edge-ms", { spec: { replicas: 4294967296 } })),
+  ),
+  probe(
+    "scale: PUT with replicas 2147483648",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", scaleBody("edge-ms", { spec: { replicas: 2147483648 } })),
+  ),
+  probe(
+    "scale: merge patch with replicas a string",
+    scaleCase(EDGE_SETS, "edge-ms", "PATCH", { spec: { replicas: "3" } }, MERGE),
+  ),
+  probe(
+    "scale: merge patch with replicas 1.5",
+    scaleCase(EDGE_SETS, "edge-ms", "PATCH", { spec: { replicas: 1.5 } }, MERGE),
+  ),
+  probe(
+    "scale: PUT of kind Deployment",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "edge-ms", namespace: NS },
+      spec: { replicas: 3 },
+    }),
+  ),
+  probe(
+    "scale: PUT without apiVersion and kind",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", {
+      metadata: { name: "edge-ms", namespace: NS },
+      spec: { replicas: 3 },
+    }),
+  ),
+  probe(
+    "scale: PUT of an autoscaling/v2 Scale",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", { ...scaleBody("edge-ms"), apiVersion: "autoscaling/v2" }),
+  ),
+  probe(
+    "scale: merge patch setting the kind",
+    scaleCase(EDGE_SETS, "edge-ms", "PATCH", { kind: "Deployment", spec: { replicas: 3 } }, MERGE),
+  ),
+  probe(
+    "scale: server-side apply",
+    scaleCase(EDGE_SETS, "edge-ms", "PATCH", scaleBody("edge-ms"), APPLY, "?fieldManager=edge"),
+  ),
+  probe(
+    "scale: server-side apply (Probe)",
+    scaleCase(PROBES, "edge-p", "PATCH", scaleBody("edge-p"), APPLY, "?fieldManager=edge"),
+  ),
+  probe(
+    "scale: server-side apply with force",
+    scaleCase(EDGE_SETS, "edge-ms", "PATCH", scaleBody("edge-ms"), APPLY, "?fieldManager=edge&force=true"),
+  ),
+  probe(
+    "scale: server-side apply again by its manager",
+    scaleCase(
+      EDGE_SETS,
+      "edge-ms",
+      "PATCH",
+      scaleBody("edge-ms", { spec: { replicas: 4 } }),
+      APPLY,
+      "?fieldManager=edge",
+    ),
+  ),
+  probe(
+    "scale: PUT without a name",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", { ...scaleBody("edge-ms"), metadata: { namespace: NS } }),
+  ),
+  probe(
+    "scale: PUT naming another namespace",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", {
+      ...scaleBody("edge-ms"),
+      metadata: { name: "edge-ms", namespace: "other" },
+    }),
+  ),
+  probe(
+    "scale: PUT with replicas null",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", scaleBody("edge-ms", { spec: { replicas: null } })),
+  ),
+  probe(
+    "scale: merge patch naming another object",
+    scaleCase(EDGE_SETS, "edge-ms", "PATCH", { metadata: { name: "other" }, spec: { replicas: 3 } }, MERGE),
+  ),
+  probe(
+    "scale: PUT with spec a string",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", scaleBody("edge-ms", { spec: "3" })),
+  ),
+  probe(
+    "scale: merge patch with status.selector a number",
+    scaleCase(EDGE_SETS, "edge-ms", "PATCH", { status: { selector: 1 } }, MERGE),
+  ),
+  ask(
+    "scale: setup a Probe without replicas",
+    "admin",
+    "POST",
+    PROBES,
+    pr("edge-none", { size: "small" }),
+    code,
+  ),
+  ask(
+    "scale: GET of an object without replicas",
+    "admin",
+    "GET",
+    `${PROBES}/edge-none/scale`,
+    undefined,
+    scaleView,
+  ),
+  ask(
+    "scale: merge patch of labels on an object without replicas",
+    "admin",
+    "PATCH",
+    `${PROBES}/edge-none/scale`,
+    { metadata: { labels: { a: "b" } } },
+    scaleView,
+    MERGE,
+  ),
+  ask(
+    "scale: merge patch of replicas on an object without replicas",
+    "admin",
+    "PATCH",
+    `${PROBES}/edge-none/scale`,
+    { spec: { replicas: 1 } },
+    scaleView,
+    MERGE,
+  ),
+  probe("scale: managedFields after a PUT scale", async (w) => {
+    await w.raw("admin", "PATCH", `${EDGE_SETS}/edge-ms`, { spec: { replicas: 2 } }, MERGE);
+    await w.raw(
+      "admin",
+      "PUT",
+      `${EDGE_SETS}/edge-ms/scale?fieldManager=scaler`,
+      scaleBody("edge-ms", { spec: { replicas: 5 } }),
+    );
+    const r = await w.raw("admin", "GET", `${EDGE_SETS}/edge-ms`);
+    const entries = get(r.body, "metadata.managedFields");
+    return Array.isArray(entries)
+      ? entries.map((e: Record<string, unknown>) =>
+          [e.manager, e.operation, e.apiVersion, e.subresource ?? "", ...fieldList(e.fieldsV1)].join(" "),
+        )
+      : entries;
+  }),
+  ask("rv: setup a ConfigMap", "admin", "POST", CMS, cm("rv-cm", { data: { a: "1" } }), code),
+  ask(
+    "rv: setup a Machine",
+    "admin",
+    "POST",
+    RV_MACHINES,
+    {
+      apiVersion: "machine.openshift.io/v1beta1",
+      kind: "Machine",
+      metadata: { name: "rv-m" },
+      spec: { providerSpec: { value: { a: "b" } } },
+    },
+    code,
+  ),
+  probe(
+    "rv: PUT of a ConfigMap with resourceVersion 0",
+    writeAndLook(
+      `${CMS}/rv-cm`,
+      "PUT",
+      cm("rv-cm", { data: { a: "2" } }, { resourceVersion: "0" }),
+      "data.a",
+    ),
+  ),
+  probe(
+    "rv: merge patch of a ConfigMap with resourceVersion 0",
+    writeAndLook(
+      `${CMS}/rv-cm`,
+      "PATCH",
+      { metadata: { resourceVersion: "0" }, data: { a: "3" } },
+      "data.a",
+      MERGE,
+    ),
+  ),
+  probe(
+    "rv: PUT of a ConfigMap with resourceVersion abc",
+    writeAndLook(
+      `${CMS}/rv-cm`,
+      "PUT",
+      cm("rv-cm", { data: { a: "4" } }, { resourceVersion: "abc" }),
+      "data.a",
+    ),
+  ),
+  probe(
+    "rv: merge patch of a ConfigMap with resourceVersion abc",
+    writeAndLook(
+      `${CMS}/rv-cm`,
+      "PATCH",
+      { metadata: { resourceVersion: "abc" }, data: { a: "5" } },
+      "data.a",
+      MERGE,
+    ),
+  ),
+  probe(
+    "rv: PUT of a Machine with resourceVersion 0",
+    writeAndLook(
+      `${RV_MACHINES}/rv-m`,
+      "PUT",
+      {
+        apiVersion: "machine.openshift.io/v1beta1",
+        kind: "Machine",
+        metadata: { name: "rv-m", resourceVersion: "0", labels: { put: "1" } },
+        spec: { providerSpec: { value: { a: "b" } } },
+      },
+      "metadata.labels",
+    ),
+  ),
+  probe(
+    "rv: merge patch of a Machine with resourceVersion 0",
+    writeAndLook(
+      `${RV_MACHINES}/rv-m`,
+      "PATCH",
+      { metadata: { resourceVersion: "0", labels: { patch: "1" } } },
+      "metadata.labels",
+      MERGE,
+    ),
+  ),
+  probe(
+    "rv: merge patch of a Machine with resourceVersion abc",
+    writeAndLook(
+      `${RV_MACHINES}/rv-m`,
+      "PATCH",
+      { metadata: { resourceVersion: "abc", labels: { patch: "2" } } },
+      "metadata.labels",
+      MERGE,
+    ),
+  ),
+  probe(
+    "rv: PUT scale with resourceVersion abc",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", {
+      ...scaleBody("edge-ms"),
+      metadata: { name: "edge-ms", namespace: NS, resourceVersion: "abc" },
+    }),
+  ),
+  probe(
+    "rv: PUT scale with resourceVersion 0",
+    scaleCase(EDGE_SETS, "edge-ms", "PUT", {
+      ...scaleBody("edge-ms"),
+      metadata: { name: "edge-ms", namespace: NS, resourceVersion: "0" },
+    }),
+  ),
+  probe(
+    "rv: merge patch of scale with resourceVersion abc",
+    scaleCase(
+      EDGE_SETS,
+      "edge-ms",
+      "PATCH",
+      { metadata: { resourceVersion: "abc" }, spec: { replicas: 3 } },
+      MERGE,
+    ),
+  ),
+  probe(
+    "rv: merge patch of scale with resourceVersion 0",
+    scaleCase(
+      EDGE_SETS,
+      "edge-ms",
+      "PATCH",
+      { metadata: { resourceVersion: "0" }, spec: { replicas: 3 } },
+      MERGE,
+    ),
+  ),
+  probe(
+    "rv: merge patch of a Machine removing resourceVersion",
+    writeAndLook(
+      `${RV_MACHINES}/rv-m`,
+      "PATCH",
+      { metadata: { resourceVersion: null, labels: { patch: "3" } } },
+      "metadata.labels",
+      MERGE,
+    ),
+  ),
+  probe(
+    "rv: PUT of a ConfigMap with a resourceVersion out of range",
+    writeAndLook(
+      `${CMS}/rv-cm`,
+      "PUT",
+      cm("rv-cm", { data: { a: "6" } }, { resourceVersion: "99999999999999999999" }),
+      "data.a",
+    ),
+  ),
+  probe(
+    "rv: a list with a future resourceVersion and a limit",
+    futureRead((rv) => `?resourceVersion=${rv}&limit=1`),
+  ),
+  ask(
+    "rv: GET with resourceVersion=abc",
+    "admin",
+    "GET",
+    `${CMS}/rv-cm?resourceVersion=abc`,
+    undefined,
+    withMessage,
+  ),
+  ask(
+    "rv: GET with resourceVersion=0",
+    "admin",
+    "GET",
+    `${CMS}/rv-cm?resourceVersion=0`,
+    undefined,
+    fields("data.a"),
+  ),
+  ask(
+    "rv: GET scale with resourceVersion=abc",
+    "admin",
+    "GET",
+    `${EDGE_SETS}/edge-ms/scale?resourceVersion=abc`,
+    undefined,
+    withMessage,
+  ),
+  probe(
+    "rv: GET with a resourceVersion from the future",
+    futureRead((rv) => `/rv-cm?resourceVersion=${rv}`),
+  ),
+  probe(
+    "rv: a list with a resourceVersion from the future",
+    futureRead((rv) => `?resourceVersion=${rv}`),
+  ),
+];
+
+/**
  * DeleteOptions as kube reads them: from the body when there is one (the query is then not read at all), else
  * from the query; validated together (backlog item 5). A curl that "dry-runs" with a body deletes for real.
  */
@@ -3794,10 +4725,12 @@ export const PROBE_LIST: Probe[] = [
   ...matchConditionProbes,
   ...builtinProbes,
   ...queryParameterProbes,
+  ...scaleAndVersionProbes,
   ...deleteOptionProbes,
   ...writeOptionProbes,
   ...typeProbes,
   // Last: at 9,997 levels the real server stores a Machine it cannot read back, and every later list of
   // Machines there would fail.
+  ...builtin2Probes,
   ...deepProbes,
 ];

@@ -726,11 +726,12 @@ export const deleteRequest = (o: KubeObject, rest: Partial<AdmissionRequest> = {
 
 /** UPDATE of `<machineset>/scale`: the objects are autoscaling/v1 Scale, the resource is the MachineSet's. */
 export function scaleRequest(machineSet: KubeObject, from: number, to: number): AdmissionRequest {
+  // As kube-apiserver serialises a Scale: Go's omitempty leaves 0 replicas out (`spec: {}`).
   const scale = (replicas: number): KubeObject => ({
     apiVersion: "autoscaling/v1",
     kind: "Scale",
     metadata: { name: machineSet.metadata?.name, namespace: machineSet.metadata?.namespace },
-    spec: { replicas },
+    spec: replicas ? { replicas } : {},
     status: { replicas: from },
   });
   const base = envelope("UPDATE", machineSet, {

@@ -325,6 +325,16 @@ describe("mapi-frozen", () => {
         "MAPI MachineSet openshift-machine-api/ci-abc12-worker-us-east-1a is not authoritative (status.authoritativeAPI=ClusterAPI): spec.replicas changed. Scale the Cluster API copy instead: oc scale machinesets.cluster.x-k8s.io/ci-abc12-worker-us-east-1a -n openshift-cluster-api --replicas=5 — or set spec.authoritativeAPI=MachineAPI to migrate back. (rule mapi-frozen)",
     },
     {
+      // kube sends a Scale to 0 without replicas (`spec: {}`): the suggested command still says 0.
+      name: "mapi-frozen: denies a scale to 0 of a MAPI MachineSet when status is ClusterAPI",
+      request: scaleRequest(mapiMachineSet({ status: "ClusterAPI" }), 2, 0),
+      objects: [mapiMachineSet({ status: "ClusterAPI" }), capiMachineSet({ paused: "none" })],
+      allowed: false,
+      rule: "mapi-frozen",
+      message:
+        /Scale the Cluster API copy instead: oc scale machinesets\.cluster\.x-k8s\.io\/ci-abc12-worker-us-east-1a -n openshift-cluster-api --replicas=0 — /,
+    },
+    {
       name: "mapi-frozen: allows scale of a MAPI MachineSet when status is MachineAPI",
       request: scaleRequest(mapiMachineSet(), 2, 5),
       objects: [mapiMachineSet(), capiMachineSet()],

@@ -11,6 +11,7 @@
  * HTTP parsing, serialisation and the authorization of each request are in ../http.ts.
  */
 import type { KubeObject } from "../../kube/object.js";
+import { awaitResourceVersion, readResourceVersion } from "../resource-version.js";
 import type { ResourceInfo } from "../types.js";
 import { resourceKey } from "../types.js";
 import { deleteObject } from "./delete.js";
@@ -22,7 +23,7 @@ import type {
   RestDeps,
   UpdateRequest,
 } from "./request.js";
-import { scaleOf } from "./scale.js";
+import { readScale } from "./scale.js";
 import { patch, update } from "./update.js";
 import { WritePath } from "./write-path.js";
 
@@ -55,6 +56,22 @@ export class Rest {
     return this.write.get(res, namespace, name);
   }
 
+  /**
+   * A GET with the request's `resourceVersion` (kube's GetOptions): none reads the newest; another is served
+   * from kube's watch cache, at least that fresh — one the server has not reached waits up to 3 s and is then
+   * a 504 (client-go relists on it); one that is not a number is a 500.
+   */
+  async getAt(
+    res: ResourceInfo,
+    namespace: string,
+    name: string,
+    resourceVersion: string | null | undefined,
+  ): Promise<KubeObject> {
+    const wanted = readResourceVersion(resourceVersion);
+    if (wanted !== undefined) await awaitResourceVersion(this.deps.storage, wanted);
+    return this.write.get(res, namespace, name);
+  }
+
   /** The server's time, as metadata timestamps carry it (whole seconds). */
   now(): string {
     return this.write.now();
@@ -64,8 +81,9 @@ export class Rest {
     return this.deps.storage.list(resourceKey(res), res.namespaced ? namespace : undefined);
   }
 
+  /** The Scale a GET of `…/scale` answers (500 for an object without replicas, as kube answers). */
   scaleOf(res: ResourceInfo, o: KubeObject): KubeObject {
-    return scaleOf(res, o);
+    return readScale(res, o);
   }
 
   create(request: CreateRequest): Promise<KubeObject> {

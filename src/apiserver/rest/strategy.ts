@@ -6,7 +6,7 @@
  */
 import { isRecord, jsonEqual, type KubeObject } from "../../kube/object.js";
 import { builtinFieldTypes } from "../builtin-shapes.js";
-import { builtinCauses, builtinDecodeProblem } from "../builtin-validation.js";
+import { builtinCauses, builtinDecodeProblem, typedTimes } from "../builtin-validation.js";
 import type { ListTypes, ManagedFieldsEntry } from "../managed-fields.js";
 import {
   IDENTITY_AND_SERVER_METADATA,
@@ -14,7 +14,7 @@ import {
   meta,
   metadataCauses,
   NAMESPACE_NAME_LABEL,
-  nameProblem,
+  nameProblems,
 } from "../object-meta.js";
 import { ApiError, badRequest, conflict, invalid } from "../status.js";
 import type { ResourceInfo, StatusCause } from "../types.js";
@@ -179,19 +179,51 @@ const OMITTED_WHEN_EMPTY: Readonly<Record<string, readonly string[]>> = {
   "/configmaps": ["data", "binaryData"],
   "/secrets": ["data", "stringData"],
 };
+/** Maps decoded into a Go `map[string]string`, where a JSON null value becomes "": `group/plural` → fields. */
+const STRING_MAPS: Readonly<Record<string, readonly string[]>> = {
+  "/configmaps": ["data"],
+  "/secrets": ["stringData"],
+};
+const METADATA_STRING_MAPS = ["labels", "annotations"];
 
 const isEmpty = (v: unknown): boolean =>
   (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
 
+/** `map` with its null values as "" (Go's zero string), or `map` itself when it has none. */
+const nullsAsEmpty = (map: unknown): unknown =>
+  isRecord(map) && Object.values(map).includes(null)
+    ? Object.fromEntries(Object.entries(map).map(([k, v]) => [k, v ?? ""]))
+    : map;
+
+/** `holder` with its `fields` passed through `fn` (the same object when nothing changed). */
+const mapFields = <T extends Record<string, unknown>>(
+  holder: T,
+  fields: readonly string[],
+  fn: (v: unknown) => unknown,
+): T => {
+  let out = holder;
+  for (const f of fields) {
+    if (holder[f] === undefined) continue;
+    const v = fn(holder[f]);
+    if (v !== holder[f]) out = { ...out, [f]: v };
+  }
+  return out;
+};
+
 /**
  * What kube's typed decoding leaves of an object: empty `omitempty` maps and lists in metadata (every kind's
  * ObjectMeta is typed, custom resources' too) and in the built-ins' own fields are gone — `labels: {}` is
- * stored as no labels.
+ * stored as no labels; a null in a map of strings is "" (a label `l: null` is stored as `l: ""`); the
+ * built-ins' timestamps are in UTC, to the second or microsecond (typedTimes).
  */
-export const typedForm = (res: ResourceInfo, o: KubeObject): KubeObject => {
-  const m = o.metadata as Record<string, unknown> | undefined;
+export const typedForm = (res: ResourceInfo, given: KubeObject): KubeObject => {
+  const key = `${res.group}/${res.plural}`;
+  let o = mapFields(given, STRING_MAPS[key] ?? [], nullsAsEmpty);
+  if (res.builtIn) o = typedTimes(res, o);
+  const m = isRecord(o.metadata) ? mapFields(o.metadata, METADATA_STRING_MAPS, nullsAsEmpty) : undefined;
+  if (m !== o.metadata) o = { ...o, metadata: m };
   const emptyMeta = m ? OMITTED_WHEN_EMPTY_METADATA.filter((k) => isEmpty(m[k])) : [];
-  const own = (OMITTED_WHEN_EMPTY[`${res.group}/${res.plural}`] ?? []).filter((k) => isEmpty(o[k]));
+  const own = (OMITTED_WHEN_EMPTY[key] ?? []).filter((k) => isEmpty(o[k]));
   if (emptyMeta.length === 0 && own.length === 0) return o;
   const out: KubeObject = { ...o };
   for (const k of own) delete out[k];
@@ -208,6 +240,23 @@ export const withManagedFields = (o: KubeObject, fields: ManagedFieldsEntry[]): 
   if (fields.length > 0) m.managedFields = fields;
   else delete m.managedFields;
   return { ...o, metadata: m };
+};
+
+/**
+ * The Lease strategy with the CoordinatedLeaderElection gate off (Kubernetes 1.33's default): a client's
+ * spec.strategy and spec.preferredHolder are dropped, on update unless the stored Lease already has them.
+ */
+const withoutLeaseStrategy = (
+  spec: Record<string, unknown>,
+  old: Record<string, unknown> | undefined,
+): Record<string, unknown> => {
+  const dropped = ["strategy", "preferredHolder"].filter(
+    (f) => spec[f] !== undefined && (old?.[f] ?? null) === null,
+  );
+  if (dropped.length === 0) return spec;
+  const out = { ...spec };
+  for (const f of dropped) delete out[f];
+  return out;
 };
 
 /** Built-in defaulting kube applies on every write. */
@@ -234,10 +283,14 @@ export const defaultBuiltIn = (
       ...o.metadata,
       labels: { ...o.metadata?.labels, [NAMESPACE_NAME_LABEL]: String(o.metadata?.name ?? "") },
     };
-    return old
-      ? { ...o, metadata }
-      : { ...o, metadata, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } };
+    if (old) return { ...o, metadata };
+    // The namespace strategy's PrepareForCreate: a client's spec.finalizers are kept, "kubernetes" added.
+    const given = Array.isArray(o.spec?.finalizers) ? (o.spec.finalizers as unknown[]) : [];
+    const finalizers = given.includes("kubernetes") ? given : [...given, "kubernetes"];
+    return { ...o, metadata, spec: { finalizers }, status: { phase: "Active" } };
   }
+  if (res.group === "coordination.k8s.io" && res.plural === "leases" && isRecord(o.spec))
+    return { ...o, spec: withoutLeaseStrategy(o.spec, isRecord(old?.spec) ? old.spec : undefined) };
   if (res.group === "rbac.authorization.k8s.io" && (res.plural === "roles" || res.plural === "clusterroles"))
     // `rules` has no omitempty in rbac/v1: a role without rules is shown with `"rules": null`.
     return o.rules === undefined ? { ...o, rules: null } : o;
@@ -338,6 +391,31 @@ export const stripStatusForMain = (res: ResourceInfo, o: KubeObject): KubeObject
   return rest;
 };
 
+/**
+ * The group kube's 422 names: that of the kind's internal type, which for events.k8s.io Events is the core
+ * group's Event (`Event "x" is invalid`, no group in the details).
+ */
+const errorGroup = (res: ResourceInfo): string =>
+  res.group === "events.k8s.io" && res.kind === "Event" ? "" : res.group;
+
+/** The name's causes on create: a generateName is validated as a prefix, the generated name as a name. */
+const nameCauses = (res: ResourceInfo, o: KubeObject): StatusCause[] => {
+  const m = meta(o);
+  const name = String(m.name ?? "");
+  const generateName = typeof m.generateName === "string" ? m.generateName : "";
+  const invalidName = (field: string, value: string) => (why: string) => ({
+    reason: "FieldValueInvalid",
+    field,
+    message: `Invalid value: ${JSON.stringify(value)}: ${why}`,
+  });
+  return [
+    ...(generateName
+      ? nameProblems(res, generateName, true).map(invalidName("metadata.generateName", generateName))
+      : []),
+    ...nameProblems(res, name).map(invalidName("metadata.name", name)),
+  ];
+};
+
 /** Validation of the object to be stored (`old` undefined on create): metadata, then the kind's own rules. */
 export const validate = (
   res: ResourceInfo,
@@ -346,16 +424,7 @@ export const validate = (
   old: KubeObject | undefined,
 ): void => {
   const name = String(o.metadata?.name ?? "");
-  const causes: StatusCause[] = [];
-  if (!old) {
-    const why = nameProblem(res, name);
-    if (why)
-      causes.push({
-        reason: "FieldValueInvalid",
-        field: "metadata.name",
-        message: `Invalid value: ${JSON.stringify(name)}: ${why}`,
-      });
-  }
+  const causes: StatusCause[] = old ? [] : nameCauses(res, o);
   causes.push(...labelValueCauses(o), ...metadataCauses(o));
   if (res.crd) causes.push(...res.crd.validate(version, o, old));
   else {
@@ -363,5 +432,5 @@ export const validate = (
     if (undecodable) throw badRequest(undecodable);
     causes.push(...builtinCauses(res, o, old));
   }
-  if (causes.length > 0) throw invalid(res.group, res.kind, name, causes);
+  if (causes.length > 0) throw invalid(errorGroup(res), res.kind, name, causes);
 };

@@ -10,11 +10,12 @@ import { isRecord, type KubeObject } from "../../kube/object.js";
 import { serverSideApply } from "../managed-fields.js";
 import { meta, typedDecodeProblem } from "../object-meta.js";
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from "../patch.js";
+import { preconditionOf } from "../resource-version.js";
 import { ApiError, badRequest, invalid, notFound, unsupportedMediaType } from "../status.js";
 import { type ResourceInfo, resourceKey } from "../types.js";
 import { authorizeCreateOnApply } from "./admit.js";
 import type { PatchRequest, PatchType, UpdateRequest } from "./request.js";
-import { updateScale } from "./scale.js";
+import { applyScale, patchScale, putScale } from "./scale.js";
 import { checkPrecondition, checkTypeMeta, gvOf, listTypesOf, stripStatusForMain } from "./strategy.js";
 import type { WritePath } from "./write-path.js";
 
@@ -27,23 +28,12 @@ const nameMismatch = (bodyName: unknown, name: string): ApiError =>
 export const update = async (write: WritePath, request: UpdateRequest): Promise<KubeObject> => {
   const { ctx, res, version, namespace, name, subresource, body } = request;
   if (!isRecord(body)) throw badRequest("the body of the request must be a JSON object");
-  if (subresource === "scale") return updateScale(write, request, () => body);
+  if (subresource === "scale") return putScale(write, request, body);
   checkTypeMeta(res, gvOf(res, version), body);
   const bodyMeta = isRecord(body.metadata) ? body.metadata : {};
   if (bodyMeta.name !== undefined && bodyMeta.name !== name) throw nameMismatch(bodyMeta.name, name);
-  const precondition = given(bodyMeta.resourceVersion);
-  // Custom resources do not allow unconditional updates (kube's customResourceStrategy).
-  // kube's error names the resource here (`probes.example.com "p" is invalid`), not the kind.
-  if (precondition === undefined && res.crd)
-    throw invalid(res.group, res.plural, name, [
-      {
-        reason: "FieldValueInvalid",
-        field: "metadata.resourceVersion",
-        message: "Invalid value: 0x0: must be specified for an update",
-      },
-    ]);
-  if (precondition !== undefined && !/^\d+$/.test(precondition))
-    throw new ApiError(500, "", `strconv.ParseUint: parsing ${JSON.stringify(precondition)}: invalid syntax`);
+  // "" and "0" are no precondition: built-ins update unconditionally, custom resources refuse (422).
+  const precondition = preconditionOf(res, name, bodyMeta.resourceVersion);
   checkPrecondition(res, write.get(res, namespace, name), "uid", given(bodyMeta.uid));
   return write.retrying(() =>
     write.applyUpdate({
@@ -76,11 +66,13 @@ export const patch = async (
       },
     ]);
   if (type === "apply" && !isRecord(body)) throw badRequest("apply patch must be an object");
-  if (subresource === "scale")
+  if (subresource === "scale") {
+    if (type === "apply") return applyScale(write, request, body as Record<string, unknown>, force);
     return {
-      object: await updateScale(write, request, (scale) => applyPatchBody(type, scale, body)),
+      object: await patchScale(write, request, (scale) => applyPatchBody(type, scale, body)),
       created: false,
     };
+  }
   let created = false;
   const object = await write.retrying(async () => {
     const live = write.deps.storage.get(resourceKey(res), res.namespaced ? namespace : "", name);
@@ -140,10 +132,12 @@ export const patch = async (
     if (!isRecord(patched)) throw badRequest("the patch produced something that is not an object");
     checkPatchedObject(res, name, patched as KubeObject);
     const pm = isRecord(patched.metadata) ? patched.metadata : {};
+    // A patch that leaves the resourceVersion as it was is retried on the newest object (kube re-applies it);
+    // one that sets it (or removes it: no precondition, which custom resources refuse) is the write's.
     const precondition =
-      typeof pm.resourceVersion === "string" && pm.resourceVersion !== live.metadata?.resourceVersion
-        ? pm.resourceVersion
-        : undefined;
+      pm.resourceVersion === live.metadata?.resourceVersion
+        ? undefined
+        : preconditionOf(res, name, pm.resourceVersion);
     return write.applyUpdate({
       ctx,
       res,

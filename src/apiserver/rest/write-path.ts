@@ -6,11 +6,11 @@
  * object whose finalizers are gone. The verbs' own rules (PUT and PATCH bodies, scale, delete) are in
  * update.ts, scale.ts and delete.ts; the pure per-object rules in strategy.ts.
  */
-import { randomInt, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { isRecord, type KubeObject } from "../../kube/object.js";
 import { mappingsFrom } from "../admission/owner-references.js";
 import { createFieldSetMemo, managerFromUserAgent, recordUpdate } from "../managed-fields.js";
-import { meta } from "../object-meta.js";
+import { generatedName, meta } from "../object-meta.js";
 import { checkRbacEscalation, type EscalationDeps } from "../rbac-escalation.js";
 import { crdResource } from "../registry.js";
 import { ApiError, alreadyExists, badRequest, conflict, invalid, notFound, STALE_OBJECT } from "../status.js";
@@ -46,7 +46,6 @@ import {
   withManagedFields,
 } from "./strategy.js";
 
-const NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789";
 const MAX_RETRIES = 16;
 
 /** Thrown inside an update attempt when the stored object moved under an unconditional write: retry. */
@@ -149,11 +148,8 @@ export class WritePath {
         );
       m.namespace = namespace;
     } else delete m.namespace;
-    if (!m.name && typeof m.generateName === "string" && m.generateName) {
-      let suffix = "";
-      for (let i = 0; i < 5; i++) suffix += NAME_CHARS[randomInt(NAME_CHARS.length)];
-      m.name = `${m.generateName}${suffix}`;
-    }
+    if (!m.name && typeof m.generateName === "string" && m.generateName)
+      m.name = generatedName(m.generateName);
     const name = typeof m.name === "string" ? m.name : "";
     if (!name)
       throw invalid(res.group, res.kind, "", [
@@ -363,7 +359,8 @@ export class WritePath {
         manager,
         gvOf(res, version),
         this.now(),
-        subresource === "status" ? "status" : undefined,
+        // kube's field managers of the status and scale subresources record their writers as theirs.
+        subresource === "status" || subresource === "scale" ? subresource : undefined,
         this.fieldSets,
         listTypesOf(res, version),
       );

@@ -79,9 +79,10 @@ function mapiAuthorityObject(
   return request.oldObject ?? undefined;
 }
 
+/** The replicas a scale request asks for: kube leaves 0 out of the Scale it sends (Go's omitempty). */
 const requestedReplicas = (request: AdmissionRequest): string => {
   const r = getPath(request.object, ["spec", "replicas"]);
-  return typeof r === "number" ? String(r) : "<n>";
+  return typeof r === "number" ? String(r) : "0";
 };
 
 /**
