@@ -318,3 +318,91 @@ export const metadataCauses = (o: KubeObject): StatusCause[] => {
     });
   return causes;
 };
+
+/** A metav1.Time as Go's `%v` prints it in a message: `2026-01-01 00:00:00 +0000 UTC`. */
+const goTime = (v: unknown): string => {
+  const ms = typeof v === "string" ? Date.parse(v) : Number.NaN;
+  if (Number.isNaN(ms)) return String(v);
+  return `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} +0000 UTC`;
+};
+
+/**
+ * kube's ValidateObjectMetaUpdate for what BeforeUpdate does not put back: a uid other than the stored one, and
+ * a deletionTimestamp or deletionGracePeriodSeconds set on an object that has none (or another grace period).
+ * kube validates them twice (the strategy's check and the generic one), so each cause comes twice, as there.
+ */
+export const immutableMetadataCauses = (old: KubeObject, next: KubeObject): StatusCause[] => {
+  const before = meta(old);
+  const after = meta(next);
+  const causes: StatusCause[] = [];
+  const immutable = (field: string, shown: string): void => {
+    for (let i = 0; i < 2; i++)
+      causes.push({
+        reason: "FieldValueInvalid",
+        field: `metadata.${field}`,
+        message: `Invalid value: ${shown}: field is immutable`,
+      });
+  };
+  if (typeof after.uid === "string" && after.uid !== "" && after.uid !== before.uid)
+    immutable("uid", JSON.stringify(after.uid));
+  if (
+    before.deletionTimestamp === undefined &&
+    after.deletionTimestamp !== undefined &&
+    after.deletionTimestamp !== null
+  )
+    immutable("deletionTimestamp", goTime(after.deletionTimestamp));
+  const grace = after.deletionGracePeriodSeconds;
+  if (grace !== undefined && grace !== null && grace !== before.deletionGracePeriodSeconds)
+    immutable("deletionGracePeriodSeconds", String(grace));
+  return causes;
+};
+
+/** The fields of metav1.OwnerReference and metav1.ManagedFieldsEntry: anything else is an unknown field. */
+const NESTED_META_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
+  ownerReferences: new Set(["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"]),
+  managedFields: new Set([
+    "manager",
+    "operation",
+    "apiVersion",
+    "time",
+    "fieldsType",
+    "fieldsV1",
+    "subresource",
+  ]),
+};
+
+/**
+ * The fields under `metadata` kube's typed decoding does not know (`metadata.lables`,
+ * `metadata.ownerReferences[0].bogus`), as strict field validation names them; [] for the usual metadata.
+ */
+export const unknownMetadataFields = (o: KubeObject): string[] => {
+  const m = meta(o);
+  const unknown: string[] = [];
+  for (const [k, v] of Object.entries(m)) {
+    if (!OBJECT_META_FIELDS.has(k)) unknown.push(`metadata.${k}`);
+    const known = NESTED_META_FIELDS[k];
+    if (!known || !Array.isArray(v)) continue;
+    v.forEach((item, i) => {
+      if (!isRecord(item)) return;
+      for (const f of Object.keys(item)) if (!known.has(f)) unknown.push(`metadata.${k}[${i}].${f}`);
+    });
+  }
+  return unknown;
+};
+
+/** `o` without the metadata fields unknownMetadataFields names (`o` itself when it has none). */
+export const withKnownMetadata = (o: KubeObject, unknown: readonly string[]): KubeObject => {
+  if (unknown.length === 0) return o;
+  const m: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(meta(o))) {
+    if (!OBJECT_META_FIELDS.has(k)) continue;
+    const known = NESTED_META_FIELDS[k];
+    m[k] =
+      known && Array.isArray(v)
+        ? v.map((item) =>
+            isRecord(item) ? Object.fromEntries(Object.entries(item).filter(([f]) => known.has(f))) : item,
+          )
+        : v;
+  }
+  return { ...o, metadata: m };
+};

@@ -104,7 +104,8 @@ export const STALE_OBJECT =
   "the object has been modified; please apply your changes to the latest version and try again";
 
 export const invalid = (group: string, kind: string, name: string, causes: StatusCause[]): ApiError => {
-  const list = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message));
+  // Go's ToAggregate keeps each message once (kube validates some fields twice: two causes, one message).
+  const list = [...new Set(causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)))];
   const joined = list.length === 1 ? list[0]! : `[${list.join(", ")}]`;
   // StatusDetails' fields are omitempty: an empty name or kind is left out, as kube's JSON leaves it.
   return new ApiError(422, "Invalid", `${kind}${group ? `.${group}` : ""} "${name}" is invalid: ${joined}`, {

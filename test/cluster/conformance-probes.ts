@@ -4623,6 +4623,167 @@ const writeOptionProbes: Probe[] = [
   ),
 ];
 
+/** Unknown fields under metadata, by kind and fieldValidation (backlog item 2). */
+/** Code, causes, warnings, and a refusal's message unless it quotes the object (its uid differs per server). */
+const strictView = (r: Reply): unknown => ({
+  ...(statusOf(r) as object),
+  message: r.status >= 400 && !withMessage(r).includes('Invalid value: "{') ? withMessage(r) : undefined,
+  warnings: r.warnings,
+});
+const strictProbes: Probe[] = [
+  ...(["Strict", "Warn", "Ignore"] as const).flatMap((mode) => [
+    ask(
+      `strict: a ConfigMap with metadata.lables, fieldValidation=${mode}`,
+      "admin",
+      "POST",
+      `${CMS}?fieldValidation=${mode}`,
+      {
+        ...cm(`strict-cm-${mode.toLowerCase()}`),
+        metadata: { name: `strict-cm-${mode.toLowerCase()}`, lables: { a: "b" } },
+      },
+      strictView,
+    ),
+    ask(
+      `strict: a custom resource with metadata.lables, fieldValidation=${mode}`,
+      "admin",
+      "POST",
+      `${PROBES}?fieldValidation=${mode}`,
+      pr(`strict-cr-${mode.toLowerCase()}`, {}, { lables: { a: "b" } }),
+      strictView,
+    ),
+  ]),
+  ask(
+    "strict: a MAPI Machine with metadata.lables and an unknown spec field, Strict",
+    "admin",
+    "POST",
+    `/apis/machine.openshift.io/v1beta1/namespaces/${NS}/machines?fieldValidation=Strict`,
+    {
+      apiVersion: "machine.openshift.io/v1beta1",
+      kind: "Machine",
+      metadata: { name: "strict-m", lables: { a: "b" }, annotations: { x: "y" } },
+      spec: { bogus: 1 },
+    },
+    strictView,
+  ),
+  ask(
+    "strict: a ConfigMap with an unknown field inside an ownerReference, Strict",
+    "admin",
+    "POST",
+    `${CMS}?fieldValidation=Strict`,
+    {
+      ...cm("strict-owner"),
+      metadata: {
+        name: "strict-owner",
+        ownerReferences: [
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            name: "x",
+            uid: "00000000-0000-0000-0000-000000000001",
+            bogus: 1,
+          },
+        ],
+      },
+    },
+    strictView,
+  ),
+  probe("strict: a merge patch adding metadata.lables, Strict", async (w) => {
+    await w.raw("admin", "POST", CMS, cm("strict-patch"));
+    const r = await w.raw(
+      "admin",
+      "PATCH",
+      `${CMS}/strict-patch?fieldValidation=Strict`,
+      { metadata: { lables: { a: "b" } } },
+      "application/merge-patch+json",
+    );
+    return strictView(r);
+  }),
+  ask(
+    "strict: a merge patch adding metadata.lables, default validation",
+    "admin",
+    "PATCH",
+    `${CMS}/strict-patch`,
+    { metadata: { lables: { a: "b" } } },
+    strictView,
+    "application/merge-patch+json",
+  ),
+];
+
+/** Identity and immutable fields by patch or update (backlog item 4). */
+const IMMUTABLE_CHANGES: { label: string; patch: unknown; type?: string }[] = [
+  {
+    label: "merge patch of metadata.uid",
+    patch: { metadata: { uid: "00000000-0000-0000-0000-000000000009" } },
+  },
+  { label: "merge patch of metadata.namespace", patch: { metadata: { namespace: "default" } } },
+  { label: "merge patch of kind", patch: { kind: "Secret" } },
+  { label: "merge patch of apiVersion", patch: { apiVersion: "v2" } },
+  { label: "merge patch of kind null", patch: { kind: null } },
+  {
+    label: "merge patch of metadata.deletionTimestamp",
+    patch: { metadata: { deletionTimestamp: "2026-01-01T00:00:00Z" } },
+  },
+  {
+    label: "merge patch of metadata.creationTimestamp",
+    patch: { metadata: { creationTimestamp: "2020-01-01T00:00:00Z" } },
+  },
+  { label: "merge patch of metadata.generation", patch: { metadata: { generation: 7 } } },
+  {
+    label: "JSON patch replacing metadata.uid",
+    patch: [{ op: "replace", path: "/metadata/uid", value: "00000000-0000-0000-0000-000000000009" }],
+    type: "application/json-patch+json",
+  },
+];
+const immutableProbes: Probe[] = [
+  ask("immutable: setup a ConfigMap", "admin", "POST", CMS, cm("immutable"), code),
+  ...IMMUTABLE_CHANGES.map(({ label, patch, type }) =>
+    probe(`immutable: ${label}`, async (w) => {
+      const before = await w.raw("admin", "GET", `${CMS}/immutable`);
+      const r = await w.raw(
+        "admin",
+        "PATCH",
+        `${CMS}/immutable`,
+        patch,
+        type ?? "application/merge-patch+json",
+      );
+      const after = await w.raw("admin", "GET", `${CMS}/immutable`);
+      const same = (p: string) => get(before.body, p) === get(after.body, p);
+      return {
+        ...(strictView(r) as object),
+        uidKept: same("metadata.uid"),
+        creationKept: same("metadata.creationTimestamp"),
+        deleting: get(after.body, "metadata.deletionTimestamp") !== undefined,
+      };
+    }),
+  ),
+  probe(
+    "immutable: a custom resource's uid, kind and deletionGracePeriodSeconds by merge patch",
+    async (w) => {
+      await w.raw("admin", "POST", PROBES, pr("immutable-cr"));
+      const patch = (body: unknown) =>
+        w
+          .raw("admin", "PATCH", `${PROBES}/immutable-cr`, body, "application/merge-patch+json")
+          .then(strictView);
+      return {
+        uid: await patch({ metadata: { uid: "00000000-0000-0000-0000-000000000009" } }),
+        kind: await patch({ kind: "Other" }),
+        grace: await patch({ metadata: { deletionGracePeriodSeconds: 30 } }),
+        sameUid: await patch({ metadata: { labels: { a: "b" } } }),
+      };
+    },
+  ),
+  probe("immutable: PUT with a deletionTimestamp", async (w) => {
+    const current = await w.raw("admin", "GET", `${CMS}/immutable`);
+    const body = current.body as Record<string, unknown>;
+    const r = await w.raw("admin", "PUT", `${CMS}/immutable`, {
+      ...body,
+      metadata: { ...(body.metadata as object), deletionTimestamp: "2026-01-01T00:00:00Z" },
+    });
+    const after = await w.raw("admin", "GET", `${CMS}/immutable`);
+    return { status: statusOf(r), deleting: get(after.body, "metadata.deletionTimestamp") !== undefined };
+  }),
+];
+
 /**
  * Metadata and data of the wrong JSON type (decision 125): kube-apiserver refuses them (400 when the body cannot
  * be decoded, 422 when a patch produces them); storing them would leave objects no typed client can read.
@@ -4728,6 +4889,8 @@ export const PROBE_LIST: Probe[] = [
   ...scaleAndVersionProbes,
   ...deleteOptionProbes,
   ...writeOptionProbes,
+  ...strictProbes,
+  ...immutableProbes,
   ...typeProbes,
   // Last: at 9,997 levels the real server stores a Machine it cannot read back, and every later list of
   // Machines there would fail.

@@ -4,17 +4,21 @@
  * reporting, validation, and the comparisons that decide whether generation moves or a write is a no-op.
  * No storage, no clock, no admission: the write path (write-path.ts) calls these in kube's order.
  */
+import { jsonText } from "../../json-text.js";
 import { isRecord, jsonEqual, type KubeObject } from "../../kube/object.js";
 import { builtinFieldTypes } from "../builtin-shapes.js";
 import { builtinCauses, builtinDecodeProblem, typedTimes } from "../builtin-validation.js";
 import type { ListTypes, ManagedFieldsEntry } from "../managed-fields.js";
 import {
   IDENTITY_AND_SERVER_METADATA,
+  immutableMetadataCauses,
   labelValueCauses,
   meta,
   metadataCauses,
   NAMESPACE_NAME_LABEL,
   nameProblems,
+  unknownMetadataFields,
+  withKnownMetadata,
 } from "../object-meta.js";
 import { ApiError, badRequest, conflict, invalid } from "../status.js";
 import type { ResourceInfo, StatusCause } from "../types.js";
@@ -117,8 +121,10 @@ const BUILTIN_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
 };
 
 /**
- * CRD kinds and the built-ins of BUILTIN_FIELDS: prune (and default) a client's object; unknown fields are refused (`Strict`), reported as
- * warnings on `ctx` (`Warn`, kube's default) or dropped silently (`Ignore`).
+ * Prune (and default) a client's object as kube's typed decoding and CRD pruning do: unknown fields under
+ * `metadata` (every kind's ObjectMeta is typed), and those of CRD kinds and the built-ins of BUILTIN_FIELDS,
+ * are refused (`Strict`: a 400, or for a patch a 422 on `patch`), reported as warnings on `ctx` (`Warn`, kube's
+ * default) or dropped silently (`Ignore`).
  */
 export const pruneAndDefault = (
   ctx: RequestContext,
@@ -126,25 +132,41 @@ export const pruneAndDefault = (
   version: string,
   o: KubeObject,
 ): KubeObject => {
+  const unknownMetadata = unknownMetadataFields(o);
+  const given = withKnownMetadata(o, unknownMetadata);
   const known = res.crd ? undefined : BUILTIN_FIELDS[`${res.group}/${res.kind}`];
-  if (!res.crd && !known) return o;
   const pruned = res.crd
-    ? res.crd.pruneAndDefault(version, o)
-    : (Object.fromEntries(Object.entries(o).filter(([k]) => known!.has(k))) as KubeObject);
+    ? res.crd.pruneAndDefault(version, given)
+    : known
+      ? (Object.fromEntries(Object.entries(given).filter(([k]) => known.has(k))) as KubeObject)
+      : given;
   const mode = ctx.fieldValidation ?? "Warn";
   if (mode === "Ignore") return pruned;
-  const unknown = unknownFields(o, pruned)
-    .filter((p) => !p.startsWith("metadata."))
-    .sort();
+  const unknown = [
+    ...unknownMetadata,
+    ...(res.crd || known ? unknownFields(given, pruned).filter((p) => !p.startsWith("metadata.")) : []),
+  ].sort();
   if (unknown.length === 0) return pruned;
-  if (mode === "Strict")
-    throw badRequest(
-      `${res.kind} in version "${version}" cannot be handled as a ${res.kind}: strict decoding error: ${unknown
-        .map((p) => `unknown field "${p}"`)
-        .join(", ")}`,
-    );
+  const problem = `strict decoding error: ${unknown.map((p) => `unknown field "${p}"`).join(", ")}`;
+  if (mode === "Strict") {
+    if (ctx.patch && !ctx.patch.apply)
+      throw invalid("", "", "", [
+        {
+          reason: "FieldValueInvalid",
+          field: "patch",
+          message: `Invalid value: ${JSON.stringify(jsonText(o))}: ${problem}`,
+        },
+      ]);
+    throw badRequest(`${res.kind} in version "${version}" cannot be handled as a ${res.kind}: ${problem}`);
+  }
   for (const p of unknown) ctx.warnings.push(`unknown field "${p}"`);
   return pruned;
+};
+
+/** A write may not change a uid, nor mark an object deleting (decision 131): kube's 422, before the rest. */
+export const checkImmutableMetadata = (res: ResourceInfo, old: KubeObject, next: KubeObject): void => {
+  const causes = immutableMetadataCauses(old, next);
+  if (causes.length > 0) throw invalid(errorGroup(res), res.kind, String(old.metadata?.name ?? ""), causes);
 };
 
 /**

@@ -130,7 +130,9 @@ export const patch = async (
     if (!live) throw notFound(res.group, res.plural, name);
     const patched = applyPatchBody(type, live, body);
     if (!isRecord(patched)) throw badRequest("the patch produced something that is not an object");
-    checkPatchedObject(res, name, patched as KubeObject);
+    // The patch applies to the stored object: its own version, or the request's, is no change of version.
+    const versions = [gvOf(res, version), String(live.apiVersion)];
+    checkPatchedObject(res, versions, namespace, name, patched as KubeObject);
     const pm = isRecord(patched.metadata) ? patched.metadata : {};
     // A patch that leaves the resourceVersion as it was is retried on the newest object (kube re-applies it);
     // one that sets it (or removes it: no precondition, which custom resources refuse) is the write's.
@@ -151,12 +153,58 @@ export const patch = async (
   return { object, created };
 };
 
+/** kube's 422 on a patch's result: the field is `patch`, the value the patched object. */
+const patchInvalid = (patched: KubeObject, why: string): ApiError =>
+  invalid("", "", "", [
+    {
+      reason: "FieldValueInvalid",
+      field: "patch",
+      message: `Invalid value: ${JSON.stringify(jsonText(patched))}: ${why}`,
+    },
+  ]);
+
 /**
- * What kube's patch handler refuses in a patch's result before anything else (decision 125): a result whose
- * name is gone or differs from the URL's (400), and one its typed decoding cannot read (422 on `patch`) —
- * stored, it would be an object no typed client can decode.
+ * What kube's patch handler refuses in a patch's result before anything else (decisions 125, 131): a result
+ * whose name is gone or differs from the URL's, or whose namespace differs (400); one naming another kind or
+ * version, or a custom resource without its kind (422 on `patch`: kube cannot convert it back); and one its
+ * typed decoding cannot read (422) — stored, it would be an object no typed client can decode.
  */
-const checkPatchedObject = (res: ResourceInfo, name: string, patched: KubeObject): void => {
+const checkPatchedObject = (
+  res: ResourceInfo,
+  versions: readonly string[],
+  namespace: string,
+  name: string,
+  patched: KubeObject,
+): void => {
+  const patchedNamespace = isRecord(patched.metadata) ? patched.metadata.namespace : undefined;
+  if (
+    res.namespaced &&
+    typeof patchedNamespace === "string" &&
+    patchedNamespace &&
+    patchedNamespace !== namespace
+  )
+    throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+  const patchedKind = patched.kind;
+  if (patchedKind !== undefined && patchedKind !== null && patchedKind !== res.kind) {
+    // A built-in cannot be converted from another kind; a custom resource is validated as one, and refused.
+    if (res.builtIn)
+      throw patchInvalid(patched, `converting (${String(patchedKind)}) to (${res.kind}): unknown conversion`);
+    throw invalid(res.group, String(patchedKind), name, [
+      {
+        reason: "FieldValueInvalid",
+        field: "kind",
+        message: `Invalid value: ${JSON.stringify(patchedKind)}: must be ${res.kind}`,
+      },
+    ]);
+  }
+  if (!res.builtIn && (patched.kind === undefined || patched.kind === null))
+    throw patchInvalid(patched, "Object 'Kind' is missing in the patched object");
+  const patchedVersion = patched.apiVersion;
+  if (patchedVersion !== undefined && patchedVersion !== null && !versions.includes(String(patchedVersion)))
+    throw patchInvalid(
+      patched,
+      `no kind ${JSON.stringify(res.kind)} is registered for version ${JSON.stringify(String(patchedVersion))}`,
+    );
   const patchedName = isRecord(patched.metadata) ? patched.metadata.name : undefined;
   if (patchedName === undefined || patchedName === null || patchedName === "")
     throw badRequest(
@@ -167,14 +215,7 @@ const checkPatchedObject = (res: ResourceInfo, name: string, patched: KubeObject
       `the name of the object (${String(patchedName)}) does not match the name on the URL (${name})`,
     );
   const why = typedDecodeProblem(res, patched);
-  if (why)
-    throw invalid("", "", "", [
-      {
-        reason: "FieldValueInvalid",
-        field: "patch",
-        message: `Invalid value: ${JSON.stringify(jsonText(patched))}: ${why}`,
-      },
-    ]);
+  if (why) throw patchInvalid(patched, why);
 };
 
 const applyPatchBody = (type: PatchType, target: unknown, body: unknown): unknown => {

@@ -28,6 +28,7 @@ import {
 import {
   asVersion,
   checkFinalizers,
+  checkImmutableMetadata,
   checkTypeMeta,
   defaultBuiltIn,
   gvOf,
@@ -319,6 +320,7 @@ export class WritePath {
         else next.status = old.status;
       }
     }
+    if (subresource !== "status") checkImmutableMetadata(res, old, next);
     next = restoreServerFields(res, next, server, version, false);
     if (isNamespaces(res)) next = { ...next, spec: old.spec ?? next.spec };
     checkFinalizers(res, old, next);
