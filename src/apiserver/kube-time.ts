@@ -11,32 +11,23 @@ export type TimeLayout = "Time" | "MicroTime";
 
 type Std = "2006" | "01" | "02" | "15" | "04" | "05" | ".000000" | "Z07:00";
 
+/** Time's elements, the literal before each; MicroTime puts its fraction before the zone. */
+const TIME_CHUNKS: readonly (readonly [string, Std])[] = [
+  ["", "2006"],
+  ["-", "01"],
+  ["-", "02"],
+  ["T", "15"],
+  [":", "04"],
+  [":", "05"],
+  ["", "Z07:00"],
+];
+
 /** The layouts' text (for Go's error messages) and their chunks: the literal before each element. */
 const LAYOUTS: Readonly<Record<TimeLayout, { text: string; chunks: readonly (readonly [string, Std])[] }>> = {
-  Time: {
-    text: "2006-01-02T15:04:05Z07:00",
-    chunks: [
-      ["", "2006"],
-      ["-", "01"],
-      ["-", "02"],
-      ["T", "15"],
-      [":", "04"],
-      [":", "05"],
-      ["", "Z07:00"],
-    ],
-  },
+  Time: { text: "2006-01-02T15:04:05Z07:00", chunks: TIME_CHUNKS },
   MicroTime: {
     text: "2006-01-02T15:04:05.000000Z07:00",
-    chunks: [
-      ["", "2006"],
-      ["-", "01"],
-      ["-", "02"],
-      ["T", "15"],
-      [":", "04"],
-      [":", "05"],
-      ["", ".000000"],
-      ["", "Z07:00"],
-    ],
+    chunks: [...TIME_CHUNKS.slice(0, -1), ["", ".000000"], ...TIME_CHUNKS.slice(-1)],
   },
 };
 

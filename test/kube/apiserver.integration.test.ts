@@ -174,15 +174,21 @@ describe("informer against the local API server", () => {
 });
 
 describe("waiting for the cache's sync", () => {
-  it("a caller that calls a 403 fatal hears of it at once, naming the kind; the informer keeps trying", async () => {
+  /** A cache whose informers list as a user granted nothing: every list is a 403. */
+  const cacheOfNobody = async (): Promise<Cache> => {
     const env = await startServer();
-    const cache: Cache = createCache({
+    const cache = createCache({
       transport: env.as("nobody").transport,
       logger: silentLogger(),
       clock: systemClock,
       backoff: { initialMs: 20, maxMs: 200 },
     });
     stops.push(() => cache.stop());
+    return cache;
+  };
+
+  it("a caller that calls a 403 fatal hears of it at once, naming the kind; the informer keeps trying", async () => {
+    const cache = await cacheOfNobody();
     const informer = cache.informerFor(KINDS.configMap, NS);
     const failures: unknown[] = [];
     // An hour's timeout: only the 403 can end this wait within the test's own.
@@ -198,14 +204,7 @@ describe("waiting for the cache's sync", () => {
   });
 
   it("a failure the caller does not call fatal leaves the wait to its timeout", async () => {
-    const env = await startServer();
-    const cache: Cache = createCache({
-      transport: env.as("nobody").transport,
-      logger: silentLogger(),
-      clock: systemClock,
-      backoff: { initialMs: 20, maxMs: 200 },
-    });
-    stops.push(() => cache.stop());
+    const cache = await cacheOfNobody();
     cache.informerFor(KINDS.configMap, NS);
     let asked = 0;
     await expect(
