@@ -270,7 +270,8 @@ export const labelValueCauses = (o: KubeObject): StatusCause[] =>
   );
 
 /**
- * kube's ObjectMeta validation beyond the name: label and annotation keys, finalizers, ownerReferences.
+ * kube's ObjectMeta validation beyond the name: label and annotation keys, finalizers (not both of the garbage
+ * collector's), ownerReferences.
  * An annotation key's case does not matter (kube lower-cases it before the qualified-name check).
  */
 export const metadataCauses = (o: KubeObject): StatusCause[] => {
@@ -299,6 +300,14 @@ export const metadataCauses = (o: KubeObject): StatusCause[] => {
         invalidCause("metadata.finalizers", f, why),
       ),
     );
+  const finalizers = Array.isArray(m.finalizers) ? m.finalizers : [];
+  // The garbage collector cannot both orphan an object's dependents and delete them first.
+  if (finalizers.includes("orphan") && finalizers.includes("foregroundDeletion"))
+    causes.push({
+      reason: "FieldValueInvalid",
+      field: "metadata.finalizers",
+      message: `Invalid value: []string{${finalizers.map((f) => JSON.stringify(f)).join(", ")}}: finalizer orphan and foregroundDeletion cannot be both set`,
+    });
   refs.forEach((r) => {
     const ref = isRecord(r) ? r : {};
     for (const f of ["apiVersion", "kind", "name", "uid"])

@@ -248,3 +248,18 @@ describe("validate: names, generateName, and the group kube's 422 names", () => 
     expect(e?.details?.group).toBe("");
   });
 });
+
+describe("kube's ValidateFinalizers: not both of the garbage collector's finalizers", () => {
+  it.each([
+    [["orphan"], 0],
+    [["foregroundDeletion", "example.com/hold"], 0],
+    [["orphan", "foregroundDeletion"], 1],
+  ])("%j → %i cause(s)", (finalizers, n) => {
+    const causes = metadataCauses({ metadata: { name: "a", finalizers } });
+    expect(causes.length).toBe(n);
+    if (n > 0)
+      expect(causes[0]?.message).toBe(
+        'Invalid value: []string{"orphan", "foregroundDeletion"}: finalizer orphan and foregroundDeletion cannot be both set',
+      );
+  });
+});

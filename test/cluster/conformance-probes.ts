@@ -4772,6 +4772,14 @@ const immutableProbes: Probe[] = [
       };
     },
   ),
+  ask(
+    "immutable: a ConfigMap created with both garbage-collector finalizers",
+    "admin",
+    "POST",
+    CMS,
+    cm("gc-both", {}, { finalizers: ["orphan", "foregroundDeletion"] }),
+    strictView,
+  ),
   probe("immutable: PUT with a deletionTimestamp", async (w) => {
     const current = await w.raw("admin", "GET", `${CMS}/immutable`);
     const body = current.body as Record<string, unknown>;
