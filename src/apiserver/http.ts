@@ -337,7 +337,9 @@ export class HttpApi {
     }
     if (method === "POST" && !p.name) {
       const raw = await readBodyBytes(req, this.maxBody());
-      const body = typedBody(raw, decodeBody(req.headers["content-type"], raw, type), type, version);
+      // JSON null decodes into an empty object there (then refused for its missing name, 422).
+      const decoded = decodeBody(req.headers["content-type"], raw, type) ?? {};
+      const body = typedBody(raw, decoded, type, version);
       const created = await rest.create({ ctx, res: type, version, namespace: needNamespace(), body });
       return send(res, 201, this.serialized.of(created), ctx.warnings);
     }

@@ -191,10 +191,13 @@ const stringMapProblem = (v: unknown, field: string): string | undefined => {
   return undefined;
 };
 
+/** ObjectMeta's string fields: a number or an object there cannot be decoded (a 400, decision 132). */
+const OBJECT_META_STRINGS = ["name", "generateName", "namespace", "uid", "resourceVersion"] as const;
+
 /**
  * Why kube's typed decoding cannot read the object (answered 400 "cannot be handled as a <Kind>" for a
- * body, 422 on the `patch` field for a patch's result): labels and annotations must be maps of strings, and a
- * ConfigMap's `data` too. Stored, such an object is one no typed client can decode (decision 125).
+ * body, 422 on the `patch` field for a patch's result): ObjectMeta's string fields must be strings,
+ * labels and annotations maps of strings, and a ConfigMap's `data` too. Stored, such an object is one no typed client can decode (decision 125).
  */
 export const typedDecodeProblem = (
   res: Pick<ResourceInfo, "group" | "kind">,
@@ -204,6 +207,11 @@ export const typedDecodeProblem = (
   if (m !== undefined && m !== null && !isRecord(m))
     return `json: cannot unmarshal ${goJsonType(m)} into Go struct field ${res.kind}.metadata of type v1.ObjectMeta`;
   const metadata = isRecord(m) ? m : {};
+  const notString = OBJECT_META_STRINGS.find(
+    (f) => metadata[f] !== undefined && metadata[f] !== null && typeof metadata[f] !== "string",
+  );
+  if (notString)
+    return `json: cannot unmarshal ${goJsonType(metadata[notString])} into Go struct field ObjectMeta.${notString} of type string`;
   return (
     stringMapProblem(metadata.labels, "ObjectMeta.labels") ??
     stringMapProblem(metadata.annotations, "ObjectMeta.annotations") ??

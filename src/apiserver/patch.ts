@@ -31,6 +31,8 @@ export const mergePatch = (target: unknown, patch: unknown): unknown => {
 };
 
 const DOCUMENT_ERRORS = new Set([
+  "OPERATION_OP_INVALID",
+  "OPERATION_FROM_UNRESOLVABLE",
   "TEST_OPERATION_FAILED",
   "OPERATION_PATH_UNRESOLVABLE",
   "OPERATION_PATH_CANNOT_ADD",
@@ -39,8 +41,9 @@ const DOCUMENT_ERRORS = new Set([
 ]);
 
 /** RFC 6902. A failed `test` is a 422 (kube: "the server rejected our request due to an error in our request"). */
-export const jsonPatch = (target: unknown, ops: unknown): unknown => {
-  if (!Array.isArray(ops)) throw new PatchError("json patch must be an array of operations");
+export const jsonPatch = (target: unknown, given: unknown): unknown => {
+  if (!Array.isArray(given)) throw new PatchError("json patch must be an array of operations");
+  const ops = given.map(asKubeReadsOp);
   try {
     return applyCopyingPaths(target, ops) ?? applyToClone(target, ops);
   } catch (e) {
@@ -51,6 +54,23 @@ export const jsonPatch = (target: unknown, ops: unknown): unknown => {
       throw new PatchError(`the server rejected our request due to an error in our request`, 422);
     throw new PatchError(`json patch failed: ${String(err.message ?? e).split("\n")[0]}`);
   }
+};
+
+/**
+ * An operation as kube's JSON patch library (evanphx/json-patch) reads it: a missing `value` of add, replace
+ * or test is JSON null, and a path without its leading "/" loses its first segment (`metadata/labels` is
+ * `/labels`; one of a single segment applies nowhere). Odd, but what a cluster does with a hand-written patch.
+ */
+const asKubeReadsOp = (op: unknown): unknown => {
+  if (!isRecord(op)) return op;
+  let out = op;
+  if (["add", "replace", "test"].includes(String(op.op)) && !("value" in op)) out = { ...out, value: null };
+  if (typeof op.path === "string" && op.path !== "" && !op.path.startsWith("/")) {
+    const rest = op.path.indexOf("/");
+    if (rest < 0) throw new PatchError("the server rejected our request due to an error in our request", 422);
+    out = { ...out, path: op.path.slice(rest) };
+  }
+  return out;
 };
 
 /** fast-json-patch on a deep copy of the target. */

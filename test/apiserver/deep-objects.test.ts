@@ -28,86 +28,103 @@ const deepWidget = (name: string, depth: number, leaf = "1"): string => {
 };
 
 const DEPTH = 9_990;
+/**
+ * Each case writes and reads objects 10,000 levels deep several times: 30–50 s alone here, past the suite's
+ * minute when the machine is loaded.
+ */
+const DEEP_TIMEOUT_MS = 240_000;
 
 describe("SPEC §8.1 a custom resource 9,990 levels deep, as kube-apiserver stores it", () => {
-  it("is created, read, listed and watched whole", async () => {
-    const w = await watch(s, `${WIDGETS(NS)}?watch=true`);
-    const created = await call(s, "POST", WIDGETS(NS), undefined, { raw: deepWidget("w1", DEPTH) });
-    expect(created.status).toBe(201);
-    expect(depthOf(created.body.spec)).toBe(DEPTH - 1);
-    const read = await call(s, "GET", `${WIDGETS(NS)}/w1`);
-    expect(read.status).toBe(200);
-    expect(depthOf(read.body.spec)).toBe(DEPTH - 1);
-    const list = await call(s, "GET", WIDGETS(NS));
-    expect(list.status).toBe(200);
-    expect(depthOf(list.body.items[0].spec)).toBe(DEPTH - 1);
-    const added = await w.next();
-    expect(added.type).toBe("ADDED");
-    expect(depthOf(added.object.spec)).toBe(DEPTH - 1);
-    w.close();
-  });
+  it(
+    "is created, read, listed and watched whole",
+    async () => {
+      const w = await watch(s, `${WIDGETS(NS)}?watch=true`);
+      const created = await call(s, "POST", WIDGETS(NS), undefined, { raw: deepWidget("w1", DEPTH) });
+      expect(created.status).toBe(201);
+      expect(depthOf(created.body.spec)).toBe(DEPTH - 1);
+      const read = await call(s, "GET", `${WIDGETS(NS)}/w1`);
+      expect(read.status).toBe(200);
+      expect(depthOf(read.body.spec)).toBe(DEPTH - 1);
+      const list = await call(s, "GET", WIDGETS(NS));
+      expect(list.status).toBe(200);
+      expect(depthOf(list.body.items[0].spec)).toBe(DEPTH - 1);
+      const added = await w.next();
+      expect(added.type).toBe("ADDED");
+      expect(depthOf(added.object.spec)).toBe(DEPTH - 1);
+      w.close();
+    },
+    DEEP_TIMEOUT_MS,
+  );
 
-  it("is patched (merge, JSON and server-side apply) and updated", async () => {
-    const merge = await call(
-      s,
-      "PATCH",
-      `${WIDGETS(NS)}/w1`,
-      { metadata: { labels: { a: "b" } } },
-      {
-        contentType: "application/merge-patch+json",
-      },
-    );
-    expect(merge.status).toBe(200);
-    expect(depthOf(merge.body.spec)).toBe(DEPTH - 1);
-    const json = await call(
-      s,
-      "PATCH",
-      `${WIDGETS(NS)}/w1`,
-      [{ op: "add", path: "/metadata/labels/c", value: "d" }],
-      {
-        contentType: "application/json-patch+json",
-      },
-    );
-    expect(json.status).toBe(200);
-    expect(json.body.metadata.labels).toEqual({ a: "b", c: "d" });
-    const current = await call(s, "GET", `${WIDGETS(NS)}/w1`);
-    const updated = await call(s, "PUT", `${WIDGETS(NS)}/w1`, undefined, {
-      raw: deepWidget("w1", DEPTH, "2").replace(
-        '"namespace":"deep"}',
-        `"namespace":"deep","resourceVersion":"${current.body.metadata.resourceVersion}"}`,
-      ),
-    });
-    expect(updated.status).toBe(200);
-    const applied = await call(s, "PATCH", `${WIDGETS(NS)}/w2?fieldManager=me`, undefined, {
-      raw: deepWidget("w2", DEPTH),
-      contentType: "application/apply-patch+yaml",
-    });
-    expect(applied.status, applied.text.slice(0, 300)).toBe(201);
-    expect(depthOf(applied.body.spec)).toBe(DEPTH - 1);
-    // Applied again onto the deep live object, by another manager (forced: it takes the field over).
-    const reapplied = await call(s, "PATCH", `${WIDGETS(NS)}/w2?fieldManager=other&force=true`, undefined, {
-      raw: deepWidget("w2", DEPTH, "3"),
-      contentType: "application/apply-patch+yaml",
-    });
-    expect(reapplied.status, reapplied.text.slice(0, 300)).toBe(200);
-    expect(reapplied.text).toContain('{"n":3}');
-  });
+  it(
+    "is patched (merge, JSON and server-side apply) and updated",
+    async () => {
+      const merge = await call(
+        s,
+        "PATCH",
+        `${WIDGETS(NS)}/w1`,
+        { metadata: { labels: { a: "b" } } },
+        {
+          contentType: "application/merge-patch+json",
+        },
+      );
+      expect(merge.status).toBe(200);
+      expect(depthOf(merge.body.spec)).toBe(DEPTH - 1);
+      const json = await call(
+        s,
+        "PATCH",
+        `${WIDGETS(NS)}/w1`,
+        [{ op: "add", path: "/metadata/labels/c", value: "d" }],
+        {
+          contentType: "application/json-patch+json",
+        },
+      );
+      expect(json.status).toBe(200);
+      expect(json.body.metadata.labels).toEqual({ a: "b", c: "d" });
+      const current = await call(s, "GET", `${WIDGETS(NS)}/w1`);
+      const updated = await call(s, "PUT", `${WIDGETS(NS)}/w1`, undefined, {
+        raw: deepWidget("w1", DEPTH, "2").replace(
+          '"namespace":"deep"}',
+          `"namespace":"deep","resourceVersion":"${current.body.metadata.resourceVersion}"}`,
+        ),
+      });
+      expect(updated.status).toBe(200);
+      const applied = await call(s, "PATCH", `${WIDGETS(NS)}/w2?fieldManager=me`, undefined, {
+        raw: deepWidget("w2", DEPTH),
+        contentType: "application/apply-patch+yaml",
+      });
+      expect(applied.status, applied.text.slice(0, 300)).toBe(201);
+      expect(depthOf(applied.body.spec)).toBe(DEPTH - 1);
+      // Applied again onto the deep live object, by another manager (forced: it takes the field over).
+      const reapplied = await call(s, "PATCH", `${WIDGETS(NS)}/w2?fieldManager=other&force=true`, undefined, {
+        raw: deepWidget("w2", DEPTH, "3"),
+        contentType: "application/apply-patch+yaml",
+      });
+      expect(reapplied.status, reapplied.text.slice(0, 300)).toBe(200);
+      expect(reapplied.text).toContain('{"n":3}');
+    },
+    DEEP_TIMEOUT_MS,
+  );
 
-  it("has its scale subresource written and read", async () => {
-    // Written first: it has no replicas yet, and kube refuses (500) to read the Scale of such an object.
-    const scaled = await call(
-      s,
-      "PATCH",
-      `${WIDGETS(NS)}/w1/scale`,
-      { spec: { replicas: 2 } },
-      {
-        contentType: "application/merge-patch+json",
-      },
-    );
-    expect(scaled.status, scaled.text.slice(0, 300)).toBe(200);
-    const scale = await call(s, "GET", `${WIDGETS(NS)}/w1/scale`);
-    expect(scale.status, scale.text.slice(0, 300)).toBe(200);
-    expect(scale.body.spec.replicas).toBe(2);
-    expect((await call(s, "GET", `${WIDGETS(NS)}/w1`)).body.spec.replicas).toBe(2);
-  });
+  it(
+    "has its scale subresource written and read",
+    async () => {
+      // Written first: it has no replicas yet, and kube refuses (500) to read the Scale of such an object.
+      const scaled = await call(
+        s,
+        "PATCH",
+        `${WIDGETS(NS)}/w1/scale`,
+        { spec: { replicas: 2 } },
+        {
+          contentType: "application/merge-patch+json",
+        },
+      );
+      expect(scaled.status, scaled.text.slice(0, 300)).toBe(200);
+      const scale = await call(s, "GET", `${WIDGETS(NS)}/w1/scale`);
+      expect(scale.status, scale.text.slice(0, 300)).toBe(200);
+      expect(scale.body.spec.replicas).toBe(2);
+      expect((await call(s, "GET", `${WIDGETS(NS)}/w1`)).body.spec.replicas).toBe(2);
+    },
+    DEEP_TIMEOUT_MS,
+  );
 });

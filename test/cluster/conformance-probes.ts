@@ -4178,10 +4178,14 @@ const scaleAndVersionProbes: Probe[] = [
     );
     const r = await w.raw("admin", "GET", `${EDGE_SETS}/edge-ms`);
     const entries = get(r.body, "metadata.managedFields");
+    // Sorted: kube orders Update entries by their time to the second, and the two writes may fall in one
+    // second on one server and in two on the other.
     return Array.isArray(entries)
-      ? entries.map((e: Record<string, unknown>) =>
-          [e.manager, e.operation, e.apiVersion, e.subresource ?? "", ...fieldList(e.fieldsV1)].join(" "),
-        )
+      ? entries
+          .map((e: Record<string, unknown>) =>
+            [e.manager, e.operation, e.apiVersion, e.subresource ?? "", ...fieldList(e.fieldsV1)].join(" "),
+          )
+          .sort()
       : entries;
   }),
   ask("rv: setup a ConfigMap", "admin", "POST", CMS, cm("rv-cm", { data: { a: "1" } }), code),
@@ -4792,6 +4796,172 @@ const immutableProbes: Probe[] = [
   }),
 ];
 
+/** Answer codes a client branches on (backlog item 14) and server-side apply's own checks (items 3 and 8). */
+const CODE_MACHINES = `/apis/machine.openshift.io/v1beta1/namespaces/${NS}/machines`;
+const codeMachine = (name: string, extra: Record<string, unknown> = {}) => ({
+  apiVersion: "machine.openshift.io/v1beta1",
+  kind: "Machine",
+  metadata: { name },
+  spec: { providerSpec: { value: { a: "b" } } },
+  ...extra,
+});
+const JSON_PATCH = "application/json-patch+json";
+const codeProbes: Probe[] = [
+  ask("codes: setup a Machine", "admin", "POST", CODE_MACHINES, codeMachine("codes-m"), code),
+  ask(
+    "codes: a custom resource created with another kind",
+    "admin",
+    "POST",
+    CODE_MACHINES,
+    { ...codeMachine("codes-k"), kind: "MachineSet" },
+    statusOf,
+  ),
+  ask(
+    "codes: a custom resource whose metadata is a string",
+    "admin",
+    "POST",
+    CODE_MACHINES,
+    { ...codeMachine("x"), metadata: "x" },
+    statusOf,
+  ),
+  ask(
+    "codes: a custom resource whose name is a number",
+    "admin",
+    "POST",
+    CODE_MACHINES,
+    { ...codeMachine("x"), metadata: { name: 5 } },
+    statusOf,
+  ),
+  ask(
+    "codes: a ConfigMap whose name is a number",
+    "admin",
+    "POST",
+    CMS,
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: 5 } },
+    statusOf,
+  ),
+  ask("codes: a body of JSON null", "admin", "POST", CMS, null, statusOf),
+  ask(
+    "codes: PUT status of a missing custom resource",
+    "admin",
+    "PUT",
+    `${CODE_MACHINES}/nope/status`,
+    { ...codeMachine("nope"), metadata: { name: "nope", resourceVersion: "1" } },
+    statusOf,
+  ),
+  ask(
+    "codes: a JSON patch with an unknown op",
+    "admin",
+    "PATCH",
+    `${CODE_MACHINES}/codes-m`,
+    [{ op: "frob", path: "/spec" }],
+    statusOf,
+    JSON_PATCH,
+  ),
+  ask(
+    "codes: a JSON patch moving from a missing path",
+    "admin",
+    "PATCH",
+    `${CODE_MACHINES}/codes-m`,
+    [{ op: "move", from: "/spec/nope", path: "/spec/x" }],
+    statusOf,
+    JSON_PATCH,
+  ),
+  ask(
+    "codes: a JSON patch whose path has no leading slash",
+    "admin",
+    "PATCH",
+    `${CODE_MACHINES}/codes-m`,
+    [{ op: "add", path: "metadata/labels", value: { a: "b" } }],
+    statusOf,
+    JSON_PATCH,
+  ),
+  ask(
+    "codes: a JSON patch add without a value",
+    "admin",
+    "PATCH",
+    `${CODE_MACHINES}/codes-m`,
+    [{ op: "add", path: "/metadata/labels" }],
+    statusOf,
+    JSON_PATCH,
+  ),
+  ask(
+    "codes: a JSON patch test that fails",
+    "admin",
+    "PATCH",
+    `${CODE_MACHINES}/codes-m`,
+    [{ op: "test", path: "/metadata/name", value: "other" }],
+    statusOf,
+    JSON_PATCH,
+  ),
+  ask(
+    "codes: a JSON patch that is an object",
+    "admin",
+    "PATCH",
+    `${CODE_MACHINES}/codes-m`,
+    { op: "add", path: "/x", value: 1 },
+    statusOf,
+    JSON_PATCH,
+  ),
+  ask(
+    "apply: a field the schema does not declare",
+    "admin",
+    "PATCH",
+    `${CODE_MACHINES}/codes-apply?fieldManager=probe`,
+    codeMachine("codes-apply", { spec: { bogus: 1 } }),
+    statusOf,
+    APPLY,
+  ),
+  ask(
+    "apply: with metadata.managedFields",
+    "admin",
+    "PATCH",
+    `${CODE_MACHINES}/codes-apply2?fieldManager=probe`,
+    {
+      ...codeMachine("codes-apply2"),
+      metadata: { name: "codes-apply2", managedFields: [{ manager: "x", operation: "Apply" }] },
+    },
+    statusOf,
+    APPLY,
+  ),
+  ask(
+    "apply: without apiVersion",
+    "admin",
+    "PATCH",
+    `${CODE_MACHINES}/codes-apply3?fieldManager=probe`,
+    { kind: "Machine", metadata: { name: "codes-apply3" } },
+    statusOf,
+    APPLY,
+  ),
+  ask(
+    "apply: without kind",
+    "admin",
+    "PATCH",
+    `${CODE_MACHINES}/codes-apply4?fieldManager=probe`,
+    { apiVersion: "machine.openshift.io/v1beta1", metadata: { name: "codes-apply4" } },
+    statusOf,
+    APPLY,
+  ),
+  ask(
+    "apply: of another kind",
+    "admin",
+    "PATCH",
+    `${CODE_MACHINES}/codes-apply5?fieldManager=probe`,
+    { ...codeMachine("codes-apply5"), kind: "MachineSet" },
+    statusOf,
+    APPLY,
+  ),
+  ask(
+    "apply: a ConfigMap without apiVersion",
+    "admin",
+    "PATCH",
+    `${CMS}/codes-apply6?fieldManager=probe`,
+    { kind: "ConfigMap", metadata: { name: "codes-apply6" } },
+    statusOf,
+    APPLY,
+  ),
+];
+
 /**
  * Metadata and data of the wrong JSON type (decision 125): kube-apiserver refuses them (400 when the body cannot
  * be decoded, 422 when a patch produces them); storing them would leave objects no typed client can read.
@@ -4899,6 +5069,7 @@ export const PROBE_LIST: Probe[] = [
   ...writeOptionProbes,
   ...strictProbes,
   ...immutableProbes,
+  ...codeProbes,
   ...typeProbes,
   // Last: at 9,997 levels the real server stores a Machine it cannot read back, and every later list of
   // Machines there would fail.

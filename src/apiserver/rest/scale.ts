@@ -214,7 +214,8 @@ const checkName = (request: ObjectRequest, scale: Record<string, unknown>): void
 };
 
 /** Go's GroupVersionKind.String() of an object's apiVersion and kind. */
-const gvkOf = (o: Record<string, unknown>): string => {
+/** An object's group, version and kind as Go's GroupVersionKind.String() prints them: `/v1, Kind=ConfigMap`. */
+export const gvkOf = (o: Record<string, unknown>): string => {
   const apiVersion = typeof o.apiVersion === "string" ? o.apiVersion : "";
   const [group, version] = apiVersion.includes("/") ? apiVersion.split("/", 2) : ["", apiVersion];
   return `${group}/${version}, Kind=${typeof o.kind === "string" ? o.kind : ""}`;

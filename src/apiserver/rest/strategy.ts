@@ -163,6 +163,22 @@ export const pruneAndDefault = (
   return pruned;
 };
 
+/**
+ * The first field of `o` the kind's schema does not declare, as a dotted path (`spec.bogus`), or undefined:
+ * what server-side apply's typed patch cannot hold. Kinds the local server has no schema for declare all.
+ */
+export const undeclaredFields = (res: ResourceInfo, version: string, o: KubeObject): string | undefined => {
+  const unknownMetadata = unknownMetadataFields(o);
+  if (unknownMetadata.length > 0) return unknownMetadata[0];
+  const given = withKnownMetadata(o, unknownMetadata);
+  const known = res.crd ? undefined : BUILTIN_FIELDS[`${res.group}/${res.kind}`];
+  if (!res.crd && !known) return undefined;
+  const pruned = res.crd
+    ? res.crd.pruneAndDefault(version, given)
+    : (Object.fromEntries(Object.entries(given).filter(([k]) => known!.has(k))) as KubeObject);
+  return unknownFields(given, pruned)[0];
+};
+
 /** A write may not change a uid, nor mark an object deleting (decision 131): kube's 422, before the rest. */
 export const checkImmutableMetadata = (res: ResourceInfo, old: KubeObject, next: KubeObject): void => {
   const causes = immutableMetadataCauses(old, next);
@@ -328,6 +344,15 @@ export const defaultBuiltIn = (
 
 /** The kind and apiVersion a body names must be the endpoint's own. */
 export const checkTypeMeta = (res: ResourceInfo, apiVersion: string, body: Record<string, unknown>): void => {
+  // A custom resource is decoded whatever its kind, then refused by its strategy's validation (decision 132).
+  if (!res.builtIn && typeof body.kind === "string" && body.kind !== "" && body.kind !== res.kind)
+    throw invalid(res.group, body.kind, String(isRecord(body.metadata) ? (body.metadata.name ?? "") : ""), [
+      {
+        reason: "FieldValueInvalid",
+        field: "kind",
+        message: `Invalid value: ${JSON.stringify(body.kind)}: must be ${res.kind}`,
+      },
+    ]);
   if (body.kind !== undefined && body.kind !== res.kind)
     throw badRequest(
       `the kind in the data (${String(body.kind)}) does not match the expected kind (${res.kind})`,

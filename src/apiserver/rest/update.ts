@@ -15,8 +15,15 @@ import { ApiError, badRequest, invalid, notFound, unsupportedMediaType } from ".
 import { type ResourceInfo, resourceKey } from "../types.js";
 import { authorizeCreateOnApply } from "./admit.js";
 import type { PatchRequest, PatchType, UpdateRequest } from "./request.js";
-import { applyScale, patchScale, putScale } from "./scale.js";
-import { checkPrecondition, checkTypeMeta, gvOf, listTypesOf, stripStatusForMain } from "./strategy.js";
+import { applyScale, gvkOf, patchScale, putScale } from "./scale.js";
+import {
+  checkPrecondition,
+  checkTypeMeta,
+  gvOf,
+  listTypesOf,
+  stripStatusForMain,
+  undeclaredFields,
+} from "./strategy.js";
 import type { WritePath } from "./write-path.js";
 
 /** A non-empty string, or undefined. */
@@ -66,6 +73,7 @@ export const patch = async (
       },
     ]);
   if (type === "apply" && !isRecord(body)) throw badRequest("apply patch must be an object");
+  if (type === "apply" && subresource !== "scale") checkAppliedObject(res, version, body as KubeObject);
   if (subresource === "scale") {
     if (type === "apply") return applyScale(write, request, body as Record<string, unknown>, force);
     return {
@@ -151,6 +159,28 @@ export const patch = async (
     });
   });
   return { object, created };
+};
+
+/**
+ * What kube's field manager refuses in an applied configuration before anything is changed (decision 132): one
+ * that is not of the endpoint's kind and version (400 "invalid object type"), one that carries managedFields
+ * (400), and one with a field the kind's schema does not declare (500: the typed patch cannot be built; the
+ * local server stored it).
+ */
+const checkAppliedObject = (res: ResourceInfo, version: string, applied: KubeObject): void => {
+  const gvk = gvkOf(applied);
+  if (gvk !== gvkOf({ apiVersion: gvOf(res, version), kind: res.kind }))
+    throw badRequest(`invalid object type: ${gvk}`);
+  const m = isRecord(applied.metadata) ? applied.metadata : {};
+  if (m.managedFields !== undefined && m.managedFields !== null)
+    throw badRequest("metadata.managedFields must be nil");
+  const undeclared = undeclaredFields(res, version, applied);
+  if (undeclared)
+    throw new ApiError(
+      500,
+      "",
+      `failed to create typed patch object (${String(m.namespace ?? "")}/${String(m.name ?? "")}; ${gvk}): .${undeclared}: field not declared in schema`,
+    );
 };
 
 /** kube's 422 on a patch's result: the field is `patch`, the value the patched object. */
