@@ -33,17 +33,22 @@ export const spawnKubectl = (
     env: kubectlEnv(home),
   });
 
+/**
+ * kubectl to its end. `timeoutMs` kills it (its output then empty): 20 s by default, more for requests the
+ * machine's load can stretch (an object 10,000 levels deep through the webhook).
+ */
 export function runKubectl(
   home: string,
   kubeconfig: string,
   args: readonly string[],
   extraEnv: Record<string, string> = {},
+  timeoutMs = 20_000,
 ): Promise<Result> {
   return new Promise((resolve) => {
     execFile(
       KUBECTL,
       ["--kubeconfig", kubeconfig, "--cache-dir", join(home, "cache"), ...args],
-      { env: { ...kubectlEnv(home), ...extraEnv }, timeout: 20_000 },
+      { env: { ...kubectlEnv(home), ...extraEnv }, timeout: timeoutMs },
       (err, stdout, stderr) => {
         const code = err
           ? typeof (err as { code?: unknown }).code === "number"

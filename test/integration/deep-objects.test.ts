@@ -24,6 +24,9 @@ import { type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
 
 let h: Harness;
 let home: string;
+/** A Machine 10,000 levels deep through kubectl, the API server and the webhook: seconds, more under load. */
+const DEEP_KUBECTL_MS = 120_000;
+const DEEP_TEST_MS = 300_000;
 
 beforeAll(async () => {
   h = await startHarness({ name: "deep-objects" });
@@ -46,7 +49,7 @@ const deepMachineText = (name: string, depth: number): string => {
   return JSON.stringify(m).replace('"@deep"', `${'{"n":'.repeat(levels - 1)}{}${"}".repeat(levels - 1)}`);
 };
 
-const kubectl = (...args: string[]) => runKubectl(home, h.cluster.kubeconfigPath, args);
+const kubectl = (...args: string[]) => runKubectl(home, h.cluster.kubeconfigPath, args, {}, DEEP_KUBECTL_MS);
 
 const createWithKubectl = async (name: string, depth: number) => {
   const file = join(home, `${name}.json`);
@@ -58,59 +61,67 @@ const createWithKubectl = async (name: string, depth: number) => {
 const DEEPEST = 9_996;
 
 describe("SPEC §2.1, §5: a Machine nested as deep as kube-apiserver stores it", () => {
-  it("is admitted, reported Synchronized=False naming the field in a bounded message, and the product syncs on", async () => {
-    const created = await createWithKubectl("deep-m", DEEPEST);
-    expect(created.stderr).toBe("");
-    expect(created.stdout.trim()).toBe("machine.machine.openshift.io/deep-m");
+  it(
+    "is admitted, reported Synchronized=False naming the field in a bounded message, and the product syncs on",
+    async () => {
+      const created = await createWithKubectl("deep-m", DEEPEST);
+      expect(created.stderr).toBe("");
+      expect(created.stdout.trim()).toBe("machine.machine.openshift.io/deep-m");
 
-    const condition = await h.waitFor("deep-m's Synchronized condition", async () => {
-      const o = await h.admin.get(KINDS.mapiMachine, MAPI_NS, "deep-m");
-      return conditionOf(o, CONDITIONS.synchronized);
-    });
-    expect(condition).toMatchObject({ status: "False", reason: "FailedToConvertMAPIMachineToCAPI" });
-    expect(condition.message).toMatch(
-      /^spec\.providerSpec\.value\.crafted: Invalid value: \{"n":\{"n":.*…: /,
-    );
-    expect(condition.message?.length).toBeLessThan(500);
+      const condition = await h.waitFor("deep-m's Synchronized condition", async () => {
+        const o = await h.admin.get(KINDS.mapiMachine, MAPI_NS, "deep-m");
+        return conditionOf(o, CONDITIONS.synchronized);
+      });
+      expect(condition).toMatchObject({ status: "False", reason: "FailedToConvertMAPIMachineToCAPI" });
+      expect(condition.message).toMatch(
+        /^spec\.providerSpec\.value\.crafted: Invalid value: \{"n":\{"n":.*…: /,
+      );
+      expect(condition.message?.length).toBeLessThan(500);
 
-    // Everything else still syncs: a plain Machine created afterwards reaches steady MachineAPI.
-    const w = h.watch("Machine", "after-deep");
-    await h.admin.create(KINDS.mapiMachine, mapiMachine(ns, "after-deep", "a"));
-    await h.steady(w, "MachineAPI");
-  });
+      // Everything else still syncs: a plain Machine created afterwards reaches steady MachineAPI.
+      const w = h.watch("Machine", "after-deep");
+      await h.admin.create(KINDS.mapiMachine, mapiMachine(ns, "after-deep", "a"));
+      await h.steady(w, "MachineAPI");
+    },
+    DEEP_TEST_MS,
+  );
 
-  it("every review of it is decided by the webhook: a label edit is admitted, a flip to ClusterAPI refused with the field named", async () => {
-    const labelled = await kubectl(
-      "label",
-      "machines.machine.openshift.io",
-      "-n",
-      MAPI_NS,
-      "deep-m",
-      "team=a",
-    );
-    expect(labelled.stderr).toBe("");
-    expect(labelled.code).toBe(0);
+  it(
+    "every review of it is decided by the webhook: a label edit is admitted, a flip to ClusterAPI refused with the field named",
+    async () => {
+      const labelled = await kubectl(
+        "label",
+        "machines.machine.openshift.io",
+        "-n",
+        MAPI_NS,
+        "deep-m",
+        "team=a",
+      );
+      expect(labelled.stderr).toBe("");
+      expect(labelled.code).toBe(0);
 
-    await h.waitFor("MAO's deep-m Running", async () => {
-      const o = await h.admin.get(KINDS.mapiMachine, MAPI_NS, "deep-m");
-      return getPath(o, ["status", "phase"]) === "Running" || undefined;
-    });
-    const flipped = await kubectl(
-      "patch",
-      "machines.machine.openshift.io",
-      "-n",
-      MAPI_NS,
-      "deep-m",
-      "--type=merge",
-      "-p",
-      '{"spec":{"authoritativeAPI":"ClusterAPI"}}',
-    );
-    expect(flipped.code).toBe(1);
-    expect(flipped.stderr).toContain("cannot migrate to ClusterAPI");
-    expect(flipped.stderr).toContain("(rule migration-unconvertible)");
-    expect(flipped.stderr).toContain("spec.providerSpec.value.crafted: Invalid value: ");
-    expect(flipped.stderr.length).toBeLessThan(2_000);
-  });
+      await h.waitFor("MAO's deep-m Running", async () => {
+        const o = await h.admin.get(KINDS.mapiMachine, MAPI_NS, "deep-m");
+        return getPath(o, ["status", "phase"]) === "Running" || undefined;
+      });
+      const flipped = await kubectl(
+        "patch",
+        "machines.machine.openshift.io",
+        "-n",
+        MAPI_NS,
+        "deep-m",
+        "--type=merge",
+        "-p",
+        '{"spec":{"authoritativeAPI":"ClusterAPI"}}',
+      );
+      expect(flipped.code).toBe(1);
+      expect(flipped.stderr).toContain("cannot migrate to ClusterAPI");
+      expect(flipped.stderr).toContain("(rule migration-unconvertible)");
+      expect(flipped.stderr).toContain("spec.providerSpec.value.crafted: Invalid value: ");
+      expect(flipped.stderr.length).toBeLessThan(2_000);
+    },
+    DEEP_TEST_MS,
+  );
 
   it("past kube's decoder limit (10,000 levels) the API server itself refuses the object", async () => {
     const file = join(home, "deeper-m.json");
