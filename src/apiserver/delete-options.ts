@@ -5,6 +5,7 @@
  * reason; an option of the wrong JSON type is encoding/json's message. Pure.
  */
 import { isRecord } from "../kube/object.js";
+import { goJsonValue, unmarshalError } from "./go-json.js";
 import { booleanParameter, integerParameter } from "./query.js";
 import type { DeleteOptions } from "./rest/request.js";
 import { ApiError, invalid } from "./status.js";
@@ -13,24 +14,8 @@ import type { StatusCause } from "./types.js";
 /** kube answers a decoder's error through its handler's plain error path: 500, no reason. */
 const undecodable = (message: string): ApiError => new ApiError(500, "", message);
 
-/** How Go's encoding/json names a JSON value it cannot put in a field (`number 1.5` when a number does not fit). */
-const jsonTypeOf = (v: unknown, numberLiteral: boolean): string =>
-  Array.isArray(v)
-    ? "array"
-    : typeof v === "object"
-      ? "object"
-      : typeof v === "boolean"
-        ? "bool"
-        : typeof v === "number"
-          ? numberLiteral
-            ? `number ${JSON.stringify(v)}`
-            : "number"
-          : "string";
-
-const typeError = (v: unknown, field: string, goType: string, numberLiteral = false): ApiError =>
-  undecodable(
-    `json: cannot unmarshal ${jsonTypeOf(v, numberLiteral)} into Go struct field ${field} of type ${goType}`,
-  );
+const typeError = (v: unknown, field: string, goType: string, intoNumber = false): ApiError =>
+  undecodable(unmarshalError(v, field, goType, intoNumber));
 
 const INT64_LIMIT = 2 ** 63;
 
@@ -82,13 +67,13 @@ export function deleteOptionsFromBody(text: string): DeleteOptions {
   if (body === null) return {};
   if (!isRecord(body))
     throw undecodable(
-      `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonTypeOf(body, false)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
+      `couldn't get version/kind; json parse error: json: cannot unmarshal ${goJsonValue(body)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
     );
   for (const field of ["apiVersion", "kind"] as const) {
     const v = body[field];
     if (v !== undefined && v !== null && typeof v !== "string")
       throw undecodable(
-        `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonTypeOf(v, false)} into Go struct field .${field} of type string`,
+        `couldn't get version/kind; json parse error: ${unmarshalError(v, `.${field}`, "string")}`,
       );
   }
   // Every group version registers DeleteOptions; a body naming another kind is not one (not even a dry run).

@@ -6,6 +6,7 @@
  * handled as a Lease: parsing time …") — and kube writes a decoded time back in UTC, so an offset or a
  * fraction a client sent is not what it reads back. Pure.
  */
+import { unmarshalError } from "./go-json.js";
 
 export type TimeLayout = "Time" | "MicroTime";
 
@@ -223,10 +224,6 @@ export const formatKubeTime = (layout: TimeLayout, t: Parsed): string | null => 
   return `${date}T${time}${fraction}Z`;
 };
 
-/** A JSON value's type as Go's encoding/json names it in an unmarshal error. */
-const goJsonType = (v: unknown): string =>
-  Array.isArray(v) ? "array" : typeof v === "boolean" ? "bool" : typeof v === "object" ? "object" : typeof v;
-
 /**
  * What kube's decoding makes of a JSON value in a Time or MicroTime field at `field` (Go's struct-field
  * path, e.g. `LeaseSpec.spec.renewTime`): the text it stores (null for null and the zero time), or the
@@ -240,7 +237,7 @@ export const decodeKubeTime = (
   if (value === null) return { text: null };
   if (typeof value !== "string")
     return {
-      error: `json: cannot unmarshal ${goJsonType(value)} into Go struct field ${field} of type string`,
+      error: unmarshalError(value, field, "string"),
     };
   const parsed = goParseTime(layout, value);
   return "error" in parsed ? parsed : { text: formatKubeTime(layout, parsed) };

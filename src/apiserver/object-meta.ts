@@ -6,6 +6,7 @@
  */
 import { randomInt } from "node:crypto";
 import { DNS_LABEL, DNS_SUBDOMAIN, isRecord, type KubeObject } from "../kube/object.js";
+import { unmarshalError } from "./go-json.js";
 import type { ResourceInfo, StatusCause } from "./types.js";
 
 /** An object's metadata, or an empty record when it has none. */
@@ -177,17 +178,13 @@ const NAME_RULES: Readonly<Record<string, NameRule>> = {
 };
 
 /** A JSON value's type as Go's encoding/json names it in an unmarshal error. */
-const goJsonType = (v: unknown): string =>
-  Array.isArray(v) ? "array" : v === null ? "null" : typeof v === "boolean" ? "bool" : typeof v;
 
 /** A map of strings kube decodes into a Go `map[string]string`: why `v` cannot be one, or undefined. */
 const stringMapProblem = (v: unknown, field: string): string | undefined => {
   if (v === undefined || v === null) return undefined;
-  if (!isRecord(v))
-    return `json: cannot unmarshal ${goJsonType(v)} into Go struct field ${field} of type map[string]string`;
+  if (!isRecord(v)) return unmarshalError(v, field, "map[string]string");
   for (const value of Object.values(v))
-    if (value !== null && typeof value !== "string")
-      return `json: cannot unmarshal ${goJsonType(value)} into Go struct field ${field} of type string`;
+    if (value !== null && typeof value !== "string") return unmarshalError(value, field, "string");
   return undefined;
 };
 
@@ -205,13 +202,12 @@ export const typedDecodeProblem = (
 ): string | undefined => {
   const m = o.metadata;
   if (m !== undefined && m !== null && !isRecord(m))
-    return `json: cannot unmarshal ${goJsonType(m)} into Go struct field ${res.kind}.metadata of type v1.ObjectMeta`;
+    return unmarshalError(m, `${res.kind}.metadata`, "v1.ObjectMeta");
   const metadata = isRecord(m) ? m : {};
   const notString = OBJECT_META_STRINGS.find(
     (f) => metadata[f] !== undefined && metadata[f] !== null && typeof metadata[f] !== "string",
   );
-  if (notString)
-    return `json: cannot unmarshal ${goJsonType(metadata[notString])} into Go struct field ObjectMeta.${notString} of type string`;
+  if (notString) return unmarshalError(metadata[notString], `ObjectMeta.${notString}`, "string");
   return (
     stringMapProblem(metadata.labels, "ObjectMeta.labels") ??
     stringMapProblem(metadata.annotations, "ObjectMeta.annotations") ??

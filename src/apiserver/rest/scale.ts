@@ -12,6 +12,7 @@
 
 import { cloneJson, jsonText } from "../../json-text.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
+import { unmarshalError } from "../go-json.js";
 import { fromFieldsV1, type ManagedFieldsEntry, serverSideApply } from "../managed-fields.js";
 import { preconditionOf } from "../resource-version.js";
 import { ApiError, badRequest, invalid, notFound } from "../status.js";
@@ -124,19 +125,6 @@ const SCALE_TYPE: GoStruct = {
   },
 };
 
-/**
- * A JSON value as Go's encoding/json names it in an unmarshal error: a number with its text where Go was
- * reading a number (`number 1.5` into int32), without it elsewhere (`number` into a string).
- */
-const goValue = (v: unknown, intoNumber: boolean): string =>
-  Array.isArray(v)
-    ? "array"
-    : isRecord(v)
-      ? "object"
-      : typeof v === "number" && intoNumber
-        ? `number ${v}`
-        : typeof v;
-
 const isInt32 = (v: unknown): boolean =>
   typeof v === "number" && Number.isInteger(v) && v >= -2147483648 && v <= 2147483647;
 
@@ -146,8 +134,7 @@ const isInt32 = (v: unknown): boolean =>
  */
 const goProblem = (v: unknown, type: GoField, struct: string, path: string): string | undefined => {
   if (v === null || v === undefined) return undefined;
-  const wrong = (goType: string): string =>
-    `json: cannot unmarshal ${goValue(v, type === "int32")} into Go struct field ${struct}.${path} of type ${goType}`;
+  const wrong = (goType: string): string => unmarshalError(v, `${struct}.${path}`, goType, type === "int32");
   if (type === "string") return typeof v === "string" ? undefined : wrong("string");
   if (type === "int32") return isInt32(v) ? undefined : wrong("int32");
   if (type === "map[string]string") {

@@ -121,6 +121,25 @@ const BUILTIN_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
 };
 
 /**
+ * `o` as kube's typed decoding and CRD pruning leave it (`pruned`, defaulted), and the fields they drop, sorted
+ * (`unknown`): those under `metadata` for every kind, the rest for CRD kinds and the built-ins of BUILTIN_FIELDS.
+ */
+const typedView = (
+  res: ResourceInfo,
+  version: string,
+  o: KubeObject,
+): { pruned: KubeObject; unknown: string[] } => {
+  const unknownMetadata = unknownMetadataFields(o);
+  const given = withKnownMetadata(o, unknownMetadata);
+  const known = res.crd ? undefined : BUILTIN_FIELDS[`${res.group}/${res.kind}`];
+  if (!res.crd && !known) return { pruned: given, unknown: unknownMetadata };
+  const pruned = res.crd
+    ? res.crd.pruneAndDefault(version, given)
+    : (Object.fromEntries(Object.entries(given).filter(([k]) => known!.has(k))) as KubeObject);
+  return { pruned, unknown: [...unknownMetadata, ...unknownFields(given, pruned)].sort() };
+};
+
+/**
  * Prune (and default) a client's object as kube's typed decoding and CRD pruning do: unknown fields under
  * `metadata` (every kind's ObjectMeta is typed), and those of CRD kinds and the built-ins of BUILTIN_FIELDS,
  * are refused (`Strict`: a 400, or for a patch a 422 on `patch`), reported as warnings on `ctx` (`Warn`, kube's
@@ -132,21 +151,9 @@ export const pruneAndDefault = (
   version: string,
   o: KubeObject,
 ): KubeObject => {
-  const unknownMetadata = unknownMetadataFields(o);
-  const given = withKnownMetadata(o, unknownMetadata);
-  const known = res.crd ? undefined : BUILTIN_FIELDS[`${res.group}/${res.kind}`];
-  const pruned = res.crd
-    ? res.crd.pruneAndDefault(version, given)
-    : known
-      ? (Object.fromEntries(Object.entries(given).filter(([k]) => known.has(k))) as KubeObject)
-      : given;
+  const { pruned, unknown } = typedView(res, version, o);
   const mode = ctx.fieldValidation ?? "Warn";
-  if (mode === "Ignore") return pruned;
-  const unknown = [
-    ...unknownMetadata,
-    ...(res.crd || known ? unknownFields(given, pruned).filter((p) => !p.startsWith("metadata.")) : []),
-  ].sort();
-  if (unknown.length === 0) return pruned;
+  if (mode === "Ignore" || unknown.length === 0) return pruned;
   const problem = `strict decoding error: ${unknown.map((p) => `unknown field "${p}"`).join(", ")}`;
   if (mode === "Strict") {
     if (ctx.patch && !ctx.patch.apply)
@@ -167,17 +174,8 @@ export const pruneAndDefault = (
  * The first field of `o` the kind's schema does not declare, as a dotted path (`spec.bogus`), or undefined:
  * what server-side apply's typed patch cannot hold. Kinds the local server has no schema for declare all.
  */
-export const undeclaredFields = (res: ResourceInfo, version: string, o: KubeObject): string | undefined => {
-  const unknownMetadata = unknownMetadataFields(o);
-  if (unknownMetadata.length > 0) return unknownMetadata[0];
-  const given = withKnownMetadata(o, unknownMetadata);
-  const known = res.crd ? undefined : BUILTIN_FIELDS[`${res.group}/${res.kind}`];
-  if (!res.crd && !known) return undefined;
-  const pruned = res.crd
-    ? res.crd.pruneAndDefault(version, given)
-    : (Object.fromEntries(Object.entries(given).filter(([k]) => known!.has(k))) as KubeObject);
-  return unknownFields(given, pruned)[0];
-};
+export const undeclaredFields = (res: ResourceInfo, version: string, o: KubeObject): string | undefined =>
+  typedView(res, version, o).unknown[0];
 
 /** A write may not change a uid, nor mark an object deleting (decision 131): kube's 422, before the rest. */
 export const checkImmutableMetadata = (res: ResourceInfo, old: KubeObject, next: KubeObject): void => {
