@@ -37,7 +37,7 @@ describe("a JSON patch as kube's library (evanphx/json-patch) reads it", () => {
   });
 });
 
-describe("on the local API server", () => {
+describe("SPEC §8.1: on the local API server, as on kube-apiserver", () => {
   let s: ApiServer;
   const CMS = "/api/v1/namespaces/c/configmaps";
   const APPLY = { contentType: "application/apply-patch+yaml" };

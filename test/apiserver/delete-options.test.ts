@@ -142,7 +142,7 @@ describe("the garbage collector's finalizers after a delete (kube's deletionFina
   });
 });
 
-describe("on the local API server", () => {
+describe("SPEC §8.1: on the local API server, as on kube-apiserver", () => {
   let s: ApiServer;
   const CMS = "/api/v1/namespaces/d/configmaps";
   beforeAll(async () => {

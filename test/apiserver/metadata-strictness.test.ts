@@ -85,7 +85,7 @@ describe("immutableMetadataCauses (kube's ValidateObjectMetaUpdate, after Before
   });
 });
 
-describe("on the local API server", () => {
+describe("SPEC §8.1: on the local API server, as on kube-apiserver", () => {
   let s: ApiServer;
   const CMS = "/api/v1/namespaces/m/configmaps";
   const MERGE = { contentType: "application/merge-patch+json" };

@@ -37,7 +37,7 @@ describe("kube's ValidateFieldManager", () => {
   });
 });
 
-describe("on the local API server", () => {
+describe("SPEC §8.1: on the local API server, as on kube-apiserver", () => {
   let s: ApiServer;
   const CMS = "/api/v1/namespaces/w/configmaps";
   beforeAll(async () => {

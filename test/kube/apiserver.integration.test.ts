@@ -173,7 +173,7 @@ describe("informer against the local API server", () => {
   });
 });
 
-describe("waiting for the cache's sync", () => {
+describe("waiting for the cache's sync (SPEC §12: migrate ends with exit 2 and the reason, not a minute's wait)", () => {
   /** A cache whose informers list as a user granted nothing: every list is a 403. */
   const cacheOfNobody = async (): Promise<Cache> => {
     const env = await startServer();
