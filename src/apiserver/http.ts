@@ -21,6 +21,7 @@ import {
   openApiRoot,
   VERSION_INFO,
 } from "./discovery.js";
+import { duplicateFields } from "./duplicate-fields.js";
 import { type FaultInjector, injected, loseReply, type RequestCounters, type RequestInfo } from "./faults.js";
 import { ImpersonationHeadersError, impersonatedUser } from "./impersonation.js";
 import { type CollectionRequest, Collections } from "./list-pages.js";
@@ -182,6 +183,23 @@ const typedBody = (
   return body;
 };
 
+const isJsonBody = (contentType: string | undefined): boolean => {
+  const ct = mediaTypeOf(contentType);
+  return ct === "application/json" || ct === "";
+};
+
+/**
+ * The keys a create's, update's or patch's JSON body repeats, for the write path to report with the unknown
+ * fields of the object (decision 133) — a JSON patch's as kube words them (`json patch duplicate field
+ * "[0].op"`); not looked for under `fieldValidation=Ignore`, as kube does not. A server-side apply's YAML and
+ * a Scale are decoded elsewhere.
+ */
+const findDuplicates = (ctx: RequestContext, text: string, label = "duplicate field"): void => {
+  if (ctx.fieldValidation === "Ignore") return;
+  const found = duplicateFields(text);
+  if (found.length > 0) ctx.duplicates = found.map((p) => `${label} "${p}"`);
+};
+
 export class HttpApi {
   private readonly serialized = new SerializedObjects();
   private readonly collections: Collections;
@@ -340,6 +358,7 @@ export class HttpApi {
       // JSON null decodes into an empty object there (then refused for its missing name, 422).
       const decoded = decodeBody(req.headers["content-type"], raw, type) ?? {};
       const body = typedBody(raw, decoded, type, version);
+      if (isJsonBody(req.headers["content-type"])) findDuplicates(ctx, raw.toString("utf8"));
       const created = await rest.create({ ctx, res: type, version, namespace: needNamespace(), body });
       return send(res, 201, this.serialized.of(created), ctx.warnings);
     }
@@ -347,12 +366,17 @@ export class HttpApi {
       const raw = await readBodyBytes(req, this.maxBody());
       const decoded = decodeBody(req.headers["content-type"], raw, type);
       const body = typedBody(raw, decoded, type, version, p.subresource);
+      if (p.subresource !== "scale" && isJsonBody(req.headers["content-type"]))
+        findDuplicates(ctx, raw.toString("utf8"));
       const updated = await rest.update({ ...named(p.name), subresource: p.subresource, body });
       return send(res, 200, this.serialized.of(updated), ctx.warnings);
     }
     if (method === "PATCH" && p.name) {
       const kind = patchTypeOf(req.headers["content-type"]);
-      const body = decodePatchBody(kind, await readBody(req, this.maxBody()));
+      const text = await readBody(req, this.maxBody());
+      const body = decodePatchBody(kind, text);
+      if (kind !== "apply" && p.subresource !== "scale")
+        findDuplicates(ctx, text, kind === "json" ? "json patch duplicate field" : undefined);
       const force = q.get("force") === "true";
       ctx.patch = { force, apply: kind === "apply" };
       const out = await rest.patch({ ...named(p.name), subresource: p.subresource, type: kind, body, force });

@@ -5037,6 +5037,211 @@ const typeProbes: Probe[] = [
   }),
 ];
 
+/** Raw JSON text as a body (duplicate keys cannot be written as an object). */
+const text = (t: string): Uint8Array => Buffer.from(t);
+/** strictView with a refusal's message, the patched object it quotes left out. */
+const strictMessageView = (r: Reply): unknown => ({
+  ...(strictView(r) as object),
+  full: withMessage(r).replace(/Invalid value: "(?:[^"\\]|\\.)*"/, "Invalid value: …"),
+});
+const decodeProbes: Probe[] = [
+  ask("decode: setup a ConfigMap", "admin", "POST", CMS, cm("decode-cm", { data: { a: "1" } }), code),
+  ask("decode: setup a Probe", "admin", "POST", PROBES, pr("decode-p", { replicas: 1 }), code),
+  ask("decode: setup a Machine", "admin", "POST", TYPED_MACHINES, typedMachine("decode-m"), code),
+  ask(
+    "decode: PUT of a ConfigMap without metadata.name",
+    "admin",
+    "PUT",
+    `${CMS}/decode-cm`,
+    { apiVersion: "v1", kind: "ConfigMap", metadata: {}, data: { a: "2" } },
+    withMessage,
+  ),
+  ask(
+    "decode: PUT of a ConfigMap without metadata",
+    "admin",
+    "PUT",
+    `${CMS}/decode-cm`,
+    { apiVersion: "v1", kind: "ConfigMap", data: { a: "2" } },
+    withMessage,
+  ),
+  ask(
+    "decode: PUT of a Probe without metadata.name",
+    "admin",
+    "PUT",
+    `${PROBES}/decode-p`,
+    { apiVersion: `${GROUP}/v1`, kind: "Probe", metadata: {}, spec: { replicas: 2 } },
+    withMessage,
+  ),
+  ask(
+    "decode: PUT of a Machine without metadata.name",
+    "admin",
+    "PUT",
+    `${TYPED_MACHINES}/decode-m`,
+    { ...typedMachine("x"), metadata: {} },
+    withMessage,
+  ),
+  ...(["Strict", "Warn", "Ignore"] as const).flatMap((mode) => [
+    probe(
+      `decode: a Scale PUT with an unknown field, fieldValidation=${mode}`,
+      scaleCase(
+        EDGE_SETS,
+        "edge-ms",
+        "PUT",
+        scaleBody("edge-ms", { spec: { replicas: 3, bogus: 1 }, extra: 1 }),
+        undefined,
+        `?fieldValidation=${mode}`,
+      ),
+    ),
+    probe(`decode: a Scale PUT, reply warnings, fieldValidation=${mode}`, async (w) => {
+      const r = await w.raw(
+        "admin",
+        "PUT",
+        `${EDGE_SETS}/edge-ms/scale?fieldValidation=${mode}`,
+        scaleBody("edge-ms", { spec: { replicas: 3, bogus: 1 }, extra: 1 }),
+      );
+      return strictView(r);
+    }),
+    probe(`decode: a Scale merge patch with an unknown field, fieldValidation=${mode}`, async (w) => {
+      const r = await w.raw(
+        "admin",
+        "PATCH",
+        `${EDGE_SETS}/edge-ms/scale?fieldValidation=${mode}`,
+        { spec: { replicas: 4, bogus: 1 }, extra: 1 },
+        MERGE,
+      );
+      return {
+        ...(strictView(r) as object),
+        full: withMessage(r).replace(/Invalid value: "(?:[^"\\]|\\.)*"/, "…"),
+      };
+    }),
+    probe(`decode: a Scale JSON patch adding an unknown field, fieldValidation=${mode}`, async (w) => {
+      const r = await w.raw(
+        "admin",
+        "PATCH",
+        `${EDGE_SETS}/edge-ms/scale?fieldValidation=${mode}`,
+        [{ op: "add", path: "/extra", value: 1 }],
+        "application/json-patch+json",
+      );
+      return {
+        ...(strictView(r) as object),
+        full: withMessage(r).replace(/Invalid value: "(?:[^"\\]|\\.)*"/, "…"),
+      };
+    }),
+    probe(
+      `decode: a Scale PUT of a missing object with an unknown field, fieldValidation=${mode}`,
+      async (w) => {
+        const r = await w.raw(
+          "admin",
+          "PUT",
+          `${EDGE_SETS}/decode-none/scale?fieldValidation=${mode}`,
+          scaleBody("decode-none", { spec: { replicas: 3 }, extra: 1 }),
+        );
+        return strictView(r);
+      },
+    ),
+    ask(
+      `decode: a ConfigMap with a duplicate data key, fieldValidation=${mode}`,
+      "admin",
+      "POST",
+      `${CMS}?fieldValidation=${mode}`,
+      text(
+        `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"decode-dup-${mode.toLowerCase()}"},"data":{"a":"1","a":"2"}}`,
+      ),
+      strictView,
+    ),
+    ask(
+      `decode: a Probe with a duplicate spec key, fieldValidation=${mode}`,
+      "admin",
+      "POST",
+      `${PROBES}?fieldValidation=${mode}`,
+      text(
+        `{"apiVersion":"${GROUP}/v1","kind":"Probe","metadata":{"name":"decode-dup-${mode.toLowerCase()}"},"spec":{"replicas":1,"replicas":2}}`,
+      ),
+      strictView,
+    ),
+    ask(
+      `decode: a Machine with duplicate metadata, fieldValidation=${mode}`,
+      "admin",
+      "POST",
+      `${TYPED_MACHINES}?fieldValidation=${mode}`,
+      text(
+        `{"apiVersion":"machine.openshift.io/v1beta1","kind":"Machine","metadata":{"name":"decode-dup-${mode.toLowerCase()}"},"metadata":{"name":"decode-dup2-${mode.toLowerCase()}"},"spec":{}}`,
+      ),
+      strictView,
+    ),
+  ]),
+  ...(["Strict", "Warn"] as const).flatMap((mode) => [
+    ask(
+      `decode: a ConfigMap with a duplicate key in an ownerReference, fieldValidation=${mode}`,
+      "admin",
+      "POST",
+      `${CMS}?fieldValidation=${mode}`,
+      text(
+        `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"decode-dupo-${mode.toLowerCase()}","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"x","uid":"00000000-0000-0000-0000-000000000001"},{"apiVersion":"v1","kind":"ConfigMap","name":"y","name":"z","uid":"00000000-0000-0000-0000-000000000002"}]}}`,
+      ),
+      strictView,
+    ),
+    ask(
+      `decode: a ConfigMap with a duplicate and an unknown field, fieldValidation=${mode}`,
+      "admin",
+      "POST",
+      `${CMS}?fieldValidation=${mode}`,
+      text(
+        `{"apiVersion":"v1","kind":"ConfigMap","bogus":1,"metadata":{"name":"decode-dupu-${mode.toLowerCase()}","lables":{}},"data":{"a":"1","b":"1","a":"2"},"data":{"c":"3"}}`,
+      ),
+      strictView,
+    ),
+    ask(
+      `decode: a Probe with a duplicate key in a list element and in metadata, fieldValidation=${mode}`,
+      "admin",
+      "POST",
+      `${PROBES}?fieldValidation=${mode}`,
+      text(
+        `{"apiVersion":"${GROUP}/v1","kind":"Probe","metadata":{"name":"decode-dupl-${mode.toLowerCase()}","labels":{"a":"1","a":"2"}},"spec":{"replicas":1,"bogus":1,"entries":[{"name":"a","name":"b"}]}}`,
+      ),
+      strictView,
+    ),
+    ask(
+      `decode: a merge patch with a duplicate key, fieldValidation=${mode}`,
+      "admin",
+      "PATCH",
+      `${CMS}/decode-cm?fieldValidation=${mode}`,
+      text(`{"data":{"a":"5","a":"6"}}`),
+      strictMessageView,
+      "application/merge-patch+json",
+    ),
+    ask(
+      `decode: a JSON patch with a duplicate key, fieldValidation=${mode}`,
+      "admin",
+      "PATCH",
+      `${CMS}/decode-cm?fieldValidation=${mode}`,
+      text(`[{"op":"add","op":"replace","path":"/data/a","value":"7"}]`),
+      strictMessageView,
+      "application/json-patch+json",
+    ),
+    ask(
+      `decode: a PUT with a duplicate key, fieldValidation=${mode}`,
+      "admin",
+      "PUT",
+      `${CMS}/decode-cm?fieldValidation=${mode}`,
+      text(
+        `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"decode-cm","name":"decode-cm"},"data":{"a":"8"}}`,
+      ),
+      strictView,
+    ),
+  ]),
+  probe("decode: a core Event read through events.k8s.io", async (w) => {
+    const c = await w.raw("admin", "POST", CORE_EVENTS, coreEvent({ name: "decode-ev" }));
+    const r = await w.raw("admin", "GET", `${NEW_EVENTS}/decode-ev`);
+    return { create: code(c), read: fields("reason", "note", "regarding.name")(r) };
+  }),
+  probe("decode: an events.k8s.io Event read through the core group", async (w) => {
+    const c = await w.raw("admin", "POST", NEW_EVENTS, newEvent("decode-ev2"));
+    const r = await w.raw("admin", "GET", `${CORE_EVENTS}/decode-ev2`);
+    return { create: code(c), read: fields("reason", "message", "involvedObject.name")(r) };
+  }),
+];
+
 export const PROBE_LIST: Probe[] = [
   ...pathProbes,
   ...notFoundProbes,
@@ -5071,6 +5276,7 @@ export const PROBE_LIST: Probe[] = [
   ...immutableProbes,
   ...codeProbes,
   ...typeProbes,
+  ...decodeProbes,
   // Last: at 9,997 levels the real server stores a Machine it cannot read back, and every later list of
   // Machines there would fail.
   ...builtin2Probes,

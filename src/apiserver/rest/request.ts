@@ -32,6 +32,11 @@ export interface RequestContext {
   fieldValidation?: string;
   /** Warnings for the response (admission, unknown fields). */
   warnings: string[];
+  /**
+   * The keys a write's JSON body repeats (duplicate-fields.ts), as kube words them (`duplicate field "data.a"`),
+   * reported with the object's unknown fields as `fieldValidation` says (decision 133).
+   */
+  duplicates?: readonly string[];
   /** Skip admission: storage-internal cleanups (CRD instance removal) as kube does them. */
   skipAdmission?: boolean;
   /**

@@ -14,10 +14,12 @@ import { cloneJson, jsonText } from "../../json-text.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
 import { unmarshalError } from "../go-json.js";
 import { fromFieldsV1, type ManagedFieldsEntry, serverSideApply } from "../managed-fields.js";
+import { unknownMetadataFields } from "../object-meta.js";
 import { preconditionOf } from "../resource-version.js";
 import { ApiError, badRequest, invalid, notFound } from "../status.js";
 import type { ResourceInfo } from "../types.js";
 import type { AdmissionView, ObjectRequest } from "./request.js";
+import { checkBodyName } from "./strategy.js";
 import type { WritePath } from "./write-path.js";
 
 const SCALE_VERSION = "autoscaling/v1";
@@ -164,6 +166,43 @@ const scaleDecodeProblem = (scale: Record<string, unknown>): string | undefined 
     : `no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)} in scheme "pkg/runtime/scheme.go:110"`;
 };
 
+/**
+ * The fields of `scale` an autoscaling/v1 Scale does not have, as Go's strict decoder names them (`extra`,
+ * `spec.bogus`, `metadata.x`): in the body's order, or — for a patch, whose result kube encodes again with
+ * its keys sorted before decoding it — in sorted order.
+ */
+export const unknownScaleFields = (scale: Record<string, unknown>, sorted: boolean): string[] => {
+  const keysOf = (o: Record<string, unknown>): string[] => (sorted ? Object.keys(o).sort() : Object.keys(o));
+  const out: string[] = [];
+  for (const k of keysOf(scale)) {
+    const field = Object.hasOwn(SCALE_TYPE.fields, k) ? SCALE_TYPE.fields[k] : undefined;
+    const value = scale[k];
+    if (field === undefined) out.push(k);
+    else if (k === "metadata") {
+      const unknown = unknownMetadataFields({ metadata: value } as KubeObject);
+      out.push(...(sorted ? unknown.sort() : unknown));
+    } else if (typeof field === "object" && isRecord(value))
+      for (const f of keysOf(value)) if (!Object.hasOwn(field.fields, f)) out.push(`${k}.${f}`);
+  }
+  return out;
+};
+
+/**
+ * `fieldValidation` of a Scale's unknown fields: warnings on `ctx` (Warn, kube's default), nothing (Ignore),
+ * or the names of the fields that make a Strict request fail.
+ */
+const strictFailures = (request: ObjectRequest, unknown: readonly string[]): readonly string[] => {
+  const mode = request.ctx.fieldValidation ?? "Warn";
+  if (mode === "Strict") return unknown;
+  if (mode === "Warn")
+    for (const p of unknown) {
+      // A patch is applied again when the object changed under it: its warnings are given once.
+      const warning = `unknown field "${p}"`;
+      if (!request.ctx.warnings.includes(warning)) request.ctx.warnings.push(warning);
+    }
+  return [];
+};
+
 /** The replicas a decoded Scale carries: Go's zero value when `spec` or `replicas` is missing or null. */
 const replicasOf = (scale: Record<string, unknown>): number => {
   const r = getPath(scale, ["spec", "replicas"]);
@@ -187,13 +226,7 @@ const otherNamespace = (request: ObjectRequest, scale: Record<string, unknown>):
 
 /** kube's checkName: the Scale written must name the URL's object, in its namespace (400). */
 const checkName = (request: ObjectRequest, scale: Record<string, unknown>): void => {
-  const name = metaString(scale, "name");
-  if (name === "")
-    throw badRequest(
-      `the name of the object (${request.name} based on URL) was undeterminable: name must be provided`,
-    );
-  if (name !== request.name)
-    throw badRequest(`the name of the object (${name}) does not match the name on the URL (${request.name})`);
+  checkBodyName(metaString(scale, "name"), request.name);
   if (otherNamespace(request, scale))
     throw badRequest(
       `the namespace of the object (${metaString(scale, "namespace")}) does not match the namespace on the request (${request.namespace})`,
@@ -273,8 +306,10 @@ export const putScale = (
 ): Promise<KubeObject> => {
   needScale(request);
   // kube's error path asks the custom resource's scheme for the Scale's kind, which it does not know: every
-  // undecodable Scale gets this one message.
-  if (scaleDecodeProblem(body))
+  // undecodable Scale gets this one message, and so does a strict decoding error (an unknown field under
+  // `fieldValidation=Strict`), before the object is read.
+  const strict = strictFailures(request, unknownScaleFields(body, false));
+  if (scaleDecodeProblem(body) || strict.length > 0)
     throw badRequest('no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:110"');
   // kube's handler checks the namespace (its own wording) before the name.
   if (otherNamespace(request, body))
@@ -299,7 +334,12 @@ export const patchScale = (
     (current) => {
       const patched = patch(current);
       if (!isRecord(patched)) throw badRequest("the patch produced something that is not an object");
-      const why = scaleDecodeProblem(patched);
+      const strict = strictFailures(request, unknownScaleFields(patched, true));
+      const why =
+        scaleDecodeProblem(patched) ??
+        (strict.length > 0
+          ? `strict decoding error: ${strict.map((p) => `unknown field "${p}"`).join(", ")}`
+          : undefined);
       if (why)
         throw invalid("", "", "", [
           {

@@ -143,7 +143,7 @@ const typedView = (
  * Prune (and default) a client's object as kube's typed decoding and CRD pruning do: unknown fields under
  * `metadata` (every kind's ObjectMeta is typed), and those of CRD kinds and the built-ins of BUILTIN_FIELDS,
  * are refused (`Strict`: a 400, or for a patch a 422 on `patch`), reported as warnings on `ctx` (`Warn`, kube's
- * default) or dropped silently (`Ignore`).
+ * default) or dropped silently (`Ignore`); so are the keys the request's body repeats (`ctx.duplicates`).
  */
 export const pruneAndDefault = (
   ctx: RequestContext,
@@ -153,8 +153,13 @@ export const pruneAndDefault = (
 ): KubeObject => {
   const { pruned, unknown } = typedView(res, version, o);
   const mode = ctx.fieldValidation ?? "Warn";
-  if (mode === "Ignore" || unknown.length === 0) return pruned;
-  const problem = `strict decoding error: ${unknown.map((p) => `unknown field "${p}"`).join(", ")}`;
+  const duplicates = ctx.duplicates ?? [];
+  if (mode === "Ignore" || (unknown.length === 0 && duplicates.length === 0)) return pruned;
+  // A built-in's typed decoder names its unknown fields first; a custom resource's repeated keys are found
+  // by the JSON decoding that comes before its pruning.
+  const unknownFields = unknown.map((p) => `unknown field "${p}"`);
+  const problems = res.builtIn ? [...unknownFields, ...duplicates] : [...duplicates, ...unknownFields];
+  const problem = `strict decoding error: ${problems.join(", ")}`;
   if (mode === "Strict") {
     if (ctx.patch && !ctx.patch.apply)
       throw invalid("", "", "", [
@@ -166,7 +171,8 @@ export const pruneAndDefault = (
       ]);
     throw badRequest(`${res.kind} in version "${version}" cannot be handled as a ${res.kind}: ${problem}`);
   }
-  for (const p of unknown) ctx.warnings.push(`unknown field "${p}"`);
+  // An update is applied again when the object changed under it: its warnings are given once.
+  for (const w of problems) if (!ctx.warnings.includes(w)) ctx.warnings.push(w);
   return pruned;
 };
 
@@ -339,6 +345,21 @@ export const defaultBuiltIn = (
     return { ...o, preemptionPolicy: "PreemptLowerPriority" };
   return o;
 };
+
+/**
+ * kube's checkName: the object a write sends must name the URL's object (400). A name that is absent, null
+ * or "" cannot be determined; a PUT does not take it from the URL (decision 133).
+ */
+export const checkBodyName = (bodyName: unknown, name: string): void => {
+  if (bodyName === undefined || bodyName === null || bodyName === "")
+    throw badRequest(
+      `the name of the object (${name} based on URL) was undeterminable: name must be provided`,
+    );
+  if (bodyName !== name) throw nameMismatch(bodyName, name);
+};
+
+export const nameMismatch = (bodyName: unknown, name: string): ApiError =>
+  badRequest(`the name of the object (${String(bodyName)}) does not match the name on the URL (${name})`);
 
 /** The kind and apiVersion a body names must be the endpoint's own. */
 export const checkTypeMeta = (res: ResourceInfo, apiVersion: string, body: Record<string, unknown>): void => {

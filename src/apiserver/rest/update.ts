@@ -17,10 +17,12 @@ import { authorizeCreateOnApply } from "./admit.js";
 import type { PatchRequest, PatchType, UpdateRequest } from "./request.js";
 import { applyScale, gvkOf, patchScale, putScale } from "./scale.js";
 import {
+  checkBodyName,
   checkPrecondition,
   checkTypeMeta,
   gvOf,
   listTypesOf,
+  nameMismatch,
   stripStatusForMain,
   undeclaredFields,
 } from "./strategy.js";
@@ -29,16 +31,13 @@ import type { WritePath } from "./write-path.js";
 /** A non-empty string, or undefined. */
 const given = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
-const nameMismatch = (bodyName: unknown, name: string): ApiError =>
-  badRequest(`the name of the object (${String(bodyName)}) does not match the name on the URL (${name})`);
-
 export const update = async (write: WritePath, request: UpdateRequest): Promise<KubeObject> => {
   const { ctx, res, version, namespace, name, subresource, body } = request;
   if (!isRecord(body)) throw badRequest("the body of the request must be a JSON object");
   if (subresource === "scale") return putScale(write, request, body);
   checkTypeMeta(res, gvOf(res, version), body);
   const bodyMeta = isRecord(body.metadata) ? body.metadata : {};
-  if (bodyMeta.name !== undefined && bodyMeta.name !== name) throw nameMismatch(bodyMeta.name, name);
+  checkBodyName(bodyMeta.name, name);
   // "" and "0" are no precondition: built-ins update unconditionally, custom resources refuse (422).
   const precondition = preconditionOf(res, name, bodyMeta.resourceVersion);
   checkPrecondition(res, write.get(res, namespace, name), "uid", given(bodyMeta.uid));
@@ -235,15 +234,7 @@ const checkPatchedObject = (
       patched,
       `no kind ${JSON.stringify(res.kind)} is registered for version ${JSON.stringify(String(patchedVersion))}`,
     );
-  const patchedName = isRecord(patched.metadata) ? patched.metadata.name : undefined;
-  if (patchedName === undefined || patchedName === null || patchedName === "")
-    throw badRequest(
-      `the name of the object (${name} based on URL) was undeterminable: name must be provided`,
-    );
-  if (patchedName !== name)
-    throw badRequest(
-      `the name of the object (${String(patchedName)}) does not match the name on the URL (${name})`,
-    );
+  checkBodyName(isRecord(patched.metadata) ? patched.metadata.name : undefined, name);
   const why = typedDecodeProblem(res, patched);
   if (why) throw patchInvalid(patched, why);
 };
