@@ -66,8 +66,11 @@ const seenBefore = (frame: Frame, key: string): boolean => {
   return false;
 };
 
-/** Each repeated key of `text` (valid JSON), in the order the repetitions appear. */
-export const duplicateFields = (text: string): string[] => {
+/**
+ * Each repeated key of `text` (valid JSON), in the order the repetitions appear, up to `limit` (kube's strict
+ * decoder reports 100).
+ */
+export const duplicateFields = (text: string, limit = Number.POSITIVE_INFINITY): string[] => {
   const out: string[] = [];
   const stack: Frame[] = [];
   const open = (isObject: boolean): void => {
@@ -83,7 +86,7 @@ export const duplicateFields = (text: string): string[] => {
       if (top?.expectKey) {
         const raw = text.slice(i + 1, end);
         const key = raw.includes("\\") ? (JSON.parse(`"${raw}"`) as string) : raw;
-        if (seenBefore(top, key)) out.push(pathOf(stack, key));
+        if (seenBefore(top, key) && out.push(pathOf(stack, key)) >= limit) return out;
         top.key = key;
         top.expectKey = false;
       }

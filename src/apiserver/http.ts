@@ -46,6 +46,7 @@ import {
   type RequestContext,
   type Rest,
 } from "./rest/index.js";
+import { STRICT_ERRORS_REPORTED } from "./rest/strategy.js";
 import { ApiError, badRequest, internalError, invalid, methodNotAllowed, unauthorized } from "./status.js";
 import type { Storage } from "./storage.js";
 import { tableFor } from "./table.js";
@@ -196,7 +197,7 @@ const isJsonBody = (contentType: string | undefined): boolean => {
  */
 const findDuplicates = (ctx: RequestContext, text: string, label = "duplicate field"): void => {
   if (ctx.fieldValidation === "Ignore") return;
-  const found = duplicateFields(text);
+  const found = duplicateFields(text, STRICT_ERRORS_REPORTED);
   if (found.length > 0) ctx.duplicates = found.map((p) => `${label} "${p}"`);
 };
 

@@ -28,6 +28,60 @@ const warningHeader = (text: string): string =>
     "utf8",
   ).toString("latin1")}"`;
 
+/** Runes over which the warnings of one answer are cut, and the runes each is cut to then (kube's recorder). */
+const WARNING_RUNES_TOTAL = 4096;
+const WARNING_RUNES_EACH = 256;
+
+/** Unicode code points of a string (what Go counts as runes). */
+const runeCount = (text: string): number => {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+};
+
+const cutToRunes = (text: string, runes: number): string =>
+  runeCount(text) <= runes ? text : [...text].slice(0, runes).join("");
+
+/**
+ * The warnings of one answer as kube-apiserver's recorder keeps them (k8s.io/apiserver, filters/warning.go),
+ * in order: each text once; while they fit in 4,096 runes in all, whole; the first that does not fit cuts
+ * every one so far to 256 runes, and from then on each is cut, and none is added once the budget is spent.
+ * A body with thousands of unknown or repeated fields, or a chatty webhook, gets headers a client can read.
+ */
+export const recordedWarnings = (texts: readonly string[]): string[] => {
+  const seen = new Set<string>();
+  const ordered: string[] = [];
+  let out: string[] = [];
+  let written = 0;
+  let truncating = false;
+  for (const text of texts) {
+    if (truncating && written >= WARNING_RUNES_TOTAL) break;
+    if (text.length === 0 || seen.has(text)) continue;
+    seen.add(text);
+    ordered.push(text);
+    const kept = truncating ? cutToRunes(text, WARNING_RUNES_EACH) : text;
+    const runes = runeCount(kept);
+    if (truncating || written + runes <= WARNING_RUNES_TOTAL) {
+      written += runes;
+      out.push(kept);
+      continue;
+    }
+    truncating = true;
+    out = ordered.map((t) => cutToRunes(t, WARNING_RUNES_EACH));
+    written = out.reduce((sum, t) => sum + runeCount(t), 0);
+  }
+  return out;
+};
+
 export const statusJson = (e: ApiError): string => JSON.stringify(e.toStatus());
 
 export const send = (
@@ -46,8 +100,8 @@ export const send = (
     "Cache-Control": "no-cache, private",
     ...extra,
   };
-  const unique = [...new Set(warnings)];
-  if (unique.length > 0) headers.Warning = unique.map(warningHeader);
+  const recorded = warnings.length > 0 ? recordedWarnings(warnings) : [];
+  if (recorded.length > 0) headers.Warning = recorded.map(warningHeader);
   res.writeHead(code, headers);
   res.end(body);
 };

@@ -5230,6 +5230,56 @@ const decodeProbes: Probe[] = [
       strictView,
     ),
   ]),
+  ...(["Warn", "Strict"] as const).map((mode) =>
+    probe(`decode: 1,000 repeated keys and 1,000 unknown fields, fieldValidation=${mode}`, async (w) => {
+      const keys = Array.from({ length: 1000 }, (_, i) => `"k${i}":"1","k${i}":"2"`).join(",");
+      const bogus = Array.from({ length: 1000 }, (_, i) => `"bogus${i}":1`).join(",");
+      const r = await w.raw(
+        "admin",
+        "POST",
+        `${CMS}?fieldValidation=${mode}`,
+        text(
+          `{"apiVersion":"v1","kind":"ConfigMap",${bogus},"metadata":{"name":"decode-many-${mode.toLowerCase()}"},"data":{${keys}}}`,
+        ),
+      );
+      const message = isRecord(r.body) && r.body.kind === "Status" ? String(r.body.message) : "";
+      return {
+        code: code(r),
+        warnings: r.warnings.length,
+        first: r.warnings[0],
+        last: r.warnings[r.warnings.length - 1],
+        messageLength: message.length,
+        messageEnd: message.slice(-80),
+      };
+    }),
+  ),
+  ...(["Warn", "Strict"] as const).map((mode) =>
+    probe(
+      `decode: a Probe with 1,000 repeated labels and 1,000 unknown fields, fieldValidation=${mode}`,
+      async (w) => {
+        const labels = Array.from({ length: 1000 }, (_, i) => `"k${i}":"1","k${i}":"2"`).join(",");
+        const bogus = Array.from({ length: 1000 }, (_, i) => `"bogus${i}":1`).join(",");
+        const r = await w.raw(
+          "admin",
+          "POST",
+          `${PROBES}?fieldValidation=${mode}`,
+          text(
+            `{"apiVersion":"${GROUP}/v1","kind":"Probe","metadata":{"name":"decode-many-${mode.toLowerCase()}","labels":{${labels}}},"spec":{"replicas":1,${bogus}}}`,
+          ),
+        );
+        const message = isRecord(r.body) && r.body.kind === "Status" ? String(r.body.message) : "";
+        return {
+          code: code(r),
+          warnings: r.warnings.length,
+          first: r.warnings[0],
+          last: r.warnings[r.warnings.length - 1],
+          messageLength: message.length,
+          messageStart: message.slice(0, 160),
+          messageEnd: message.slice(-80),
+        };
+      },
+    ),
+  ),
   probe("decode: a core Event read through events.k8s.io", async (w) => {
     const c = await w.raw("admin", "POST", CORE_EVENTS, coreEvent({ name: "decode-ev" }));
     const r = await w.raw("admin", "GET", `${NEW_EVENTS}/decode-ev`);

@@ -105,6 +105,8 @@ function rawClient(c: Connection): Raw {
         {
           method,
           ca: c.ca,
+          // Node's 16 KiB default would hide how many warnings a server sends: read them all.
+          maxHeaderSize: 1 << 20,
           headers: {
             authorization: `Bearer ${c.tokens.get(context)}`,
             accept: "application/json",

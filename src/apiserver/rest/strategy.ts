@@ -121,8 +121,9 @@ const BUILTIN_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
 };
 
 /**
- * `o` as kube's typed decoding and CRD pruning leave it (`pruned`, defaulted), and the fields they drop, sorted
- * (`unknown`): those under `metadata` for every kind, the rest for CRD kinds and the built-ins of BUILTIN_FIELDS.
+ * `o` as kube's typed decoding and CRD pruning leave it (`pruned`, defaulted), and the fields they drop
+ * (`unknown`: sorted for a custom resource, as its pruning names them; in the body's order for a built-in):
+ * those under `metadata` for every kind, the rest for CRD kinds and the built-ins of BUILTIN_FIELDS.
  */
 const typedView = (
   res: ResourceInfo,
@@ -133,11 +134,22 @@ const typedView = (
   const given = withKnownMetadata(o, unknownMetadata);
   const known = res.crd ? undefined : BUILTIN_FIELDS[`${res.group}/${res.kind}`];
   if (!res.crd && !known) return { pruned: given, unknown: unknownMetadata };
-  const pruned = res.crd
-    ? res.crd.pruneAndDefault(version, given)
-    : (Object.fromEntries(Object.entries(given).filter(([k]) => known!.has(k))) as KubeObject);
-  return { pruned, unknown: [...unknownMetadata, ...unknownFields(given, pruned)].sort() };
+  if (res.crd) {
+    const pruned = res.crd.pruneAndDefault(version, given);
+    return { pruned, unknown: [...unknownMetadata, ...unknownFields(given, pruned)].sort() };
+  }
+  // A built-in's typed decoder names them as it meets them, in the body's order.
+  const pruned = Object.fromEntries(Object.entries(given).filter(([k]) => known!.has(k))) as KubeObject;
+  const unknown: string[] = [];
+  for (const k of Object.keys(o)) {
+    if (k === "metadata") unknown.push(...unknownMetadata);
+    else if (!known!.has(k)) unknown.push(k);
+  }
+  return { pruned, unknown };
 };
+
+/** How many strict decoding errors kube's decoders report, at most (repeated keys; a built-in's in all). */
+export const STRICT_ERRORS_REPORTED = 100;
 
 /**
  * Prune (and default) a client's object as kube's typed decoding and CRD pruning do: unknown fields under
@@ -158,7 +170,11 @@ export const pruneAndDefault = (
   // A built-in's typed decoder names its unknown fields first; a custom resource's repeated keys are found
   // by the JSON decoding that comes before its pruning.
   const unknownFields = unknown.map((p) => `unknown field "${p}"`);
-  const problems = res.builtIn ? [...unknownFields, ...duplicates] : [...duplicates, ...unknownFields];
+  // The typed decoder stops at 100 strict errors; a custom resource's JSON decoding at 100 repeated keys,
+  // and its pruning names every unknown field.
+  const problems = res.builtIn
+    ? [...unknownFields, ...duplicates].slice(0, STRICT_ERRORS_REPORTED)
+    : [...duplicates, ...unknownFields];
   const problem = `strict decoding error: ${problems.join(", ")}`;
   if (mode === "Strict") {
     if (ctx.patch && !ctx.patch.apply)
