@@ -51,11 +51,15 @@ const runeCount = (text: string): number => {
 const cutToRunes = (text: string, runes: number): string =>
   runeCount(text) <= runes ? text : [...text].slice(0, runes).join("");
 
+/** A control character (C0, DEL, C1: Go's unicode.IsControl): kube cannot write such a text as a header. */
+const CONTROL = /\p{Cc}/u;
+
 /**
  * The warnings of one answer as kube-apiserver's recorder keeps them (k8s.io/apiserver, filters/warning.go),
  * in order: each text once; while they fit in 4,096 runes in all, whole; the first that does not fit cuts
  * every one so far to 256 runes, and from then on each is cut, and none is added once the budget is spent.
- * A body with thousands of unknown or repeated fields, or a chatty webhook, gets headers a client can read.
+ * A text holding a control character is left out (its NewWarningHeader refuses it; a newline too). A body
+ * with thousands of unknown or repeated fields, or a chatty webhook, gets headers a client can read.
  */
 export const recordedWarnings = (texts: readonly string[]): string[] => {
   const seen = new Set<string>();
@@ -69,6 +73,7 @@ export const recordedWarnings = (texts: readonly string[]): string[] => {
     seen.add(text);
     ordered.push(text);
     const kept = truncating ? cutToRunes(text, WARNING_RUNES_EACH) : text;
+    if (CONTROL.test(kept)) continue;
     const runes = runeCount(kept);
     if (truncating || written + runes <= WARNING_RUNES_TOTAL) {
       written += runes;
@@ -76,7 +81,7 @@ export const recordedWarnings = (texts: readonly string[]): string[] => {
       continue;
     }
     truncating = true;
-    out = ordered.map((t) => cutToRunes(t, WARNING_RUNES_EACH));
+    out = ordered.map((t) => cutToRunes(t, WARNING_RUNES_EACH)).filter((t) => !CONTROL.test(t));
     written = out.reduce((sum, t) => sum + runeCount(t), 0);
   }
   return out;

@@ -92,10 +92,14 @@ function ensureFresh(store: ObjectStore, type: ResourceType, settings: PolicySet
   if (why) throw new StaleViewError(why);
 }
 
-/** Warning text safe for a `Warning` header: one line, at most MAX_WARNING_LENGTH characters. */
+/**
+ * Warning text safe for a `Warning` header: one line, at most MAX_WARNING_LENGTH characters, and no control
+ * character — C0, DEL or C1: kube-apiserver drops a warning holding any (its NewWarningHeader refuses
+ * unicode.IsControl), and the person at kubectl would lose the explanation.
+ */
 export function boundedWarning(text: string): string {
   const line = [...String(text)]
-    .map((c) => (c < " " || c === "\u007f" ? " " : c))
+    .map((c) => (c < " " || (c >= "\u007f" && c <= "\u009f") ? " " : c))
     .join("")
     .trim();
   if (line.length <= MAX_WARNING_LENGTH) return line;

@@ -1,6 +1,7 @@
 /**
  * Decision 134: the warnings of one answer as kube-apiserver's recorder keeps them — each once, whole while
- * they fit in 4,096 runes, then each cut to 256 and none added once the budget is spent — and the strict
+ * they fit in 4,096 runes, then each cut to 256 and none added once the budget is spent, none holding a
+ * control character (which kube cannot write as a header) — and the strict
  * decoders' caps (100 errors for a built-in's typed decoding, 100 repeated keys for a custom resource's JSON
  * decoding). A body with a thousand unknown fields used to get a thousand Warning headers, more than Node's
  * and Go's clients read (the conformance probes `decode: 1,000 …` hold the real server's answers).
@@ -39,6 +40,14 @@ describe("recordedWarnings (kube's warning recorder)", () => {
       ],
     ],
     ["runes, not UTF-16 units", ["é".repeat(4096)], ["é".repeat(4096)]],
+    ["a text with a newline is left out, not joined", ["line\none", "ok"], ["ok"]],
+    ["so is one with a tab, DEL or a C1 control", ["a\tb", "a\u007fb", "a\u0085b", "ok"], ["ok"]],
+    ["a text left out costs nothing of the budget", ["bad\n".repeat(2000), a(4096)], [a(4096)]],
+    [
+      "a cut that drops the control character keeps the text",
+      [a(4000), `${a(300, "b")}\n`, a(100, "c")],
+      [a(256), a(256, "b"), a(100, "c")],
+    ],
     ["a character outside the BMP is one rune", ["😀".repeat(4096)], ["😀".repeat(4096)]],
     ["a cut keeps whole characters", ["😀".repeat(4097)], ["😀".repeat(256)]],
   ])("%s", (_, texts, want) => {

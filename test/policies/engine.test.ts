@@ -341,6 +341,11 @@ describe("engine: warnings", () => {
     expect(cut).toBe(`${"a".repeat(116)}...`);
     expect(boundedWarning("line one\nline two\r\u0000")).toBe("line one line two");
   });
+
+  it("replaces C1 control characters too: kube-apiserver drops a warning holding any (its NewWarningHeader refuses unicode.IsControl)", () => {
+    expect(boundedWarning("name a\u0085b\u009fc\u0080")).toBe("name a b c");
+    expect(boundedWarning("keeps \u00a0 and \u2028 inside")).toBe("keeps \u00a0 and \u2028 inside");
+  });
 });
 
 describe("RULES", () => {
