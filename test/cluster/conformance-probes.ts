@@ -5039,6 +5039,24 @@ const typeProbes: Probe[] = [
 
 /** Raw JSON text as a body (duplicate keys cannot be written as an object). */
 const text = (t: string): Uint8Array => Buffer.from(t);
+/** A thousand repeated keys and a thousand unknown fields, as JSON members. */
+const thousand = {
+  repeated: Array.from({ length: 1000 }, (_, i) => `"k${i}":"1","k${i}":"2"`).join(","),
+  unknown: Array.from({ length: 1000 }, (_, i) => `"bogus${i}":1`).join(","),
+};
+/** How many warnings came and which first and last; how long a refusal's message is and how it starts and ends. */
+const manyView = (r: Reply): unknown => {
+  const message = isRecord(r.body) && r.body.kind === "Status" ? String(r.body.message) : "";
+  return {
+    code: code(r),
+    warnings: r.warnings.length,
+    first: r.warnings[0],
+    last: r.warnings[r.warnings.length - 1],
+    messageLength: message.length,
+    messageStart: message.slice(0, 160),
+    messageEnd: message.slice(-80),
+  };
+};
 /** strictView with a refusal's message, the patched object it quotes left out. */
 const strictMessageView = (r: Reply): unknown => ({
   ...(strictView(r) as object),
@@ -5230,56 +5248,28 @@ const decodeProbes: Probe[] = [
       strictView,
     ),
   ]),
-  ...(["Warn", "Strict"] as const).map((mode) =>
-    probe(`decode: 1,000 repeated keys and 1,000 unknown fields, fieldValidation=${mode}`, async (w) => {
-      const keys = Array.from({ length: 1000 }, (_, i) => `"k${i}":"1","k${i}":"2"`).join(",");
-      const bogus = Array.from({ length: 1000 }, (_, i) => `"bogus${i}":1`).join(",");
-      const r = await w.raw(
-        "admin",
-        "POST",
-        `${CMS}?fieldValidation=${mode}`,
-        text(
-          `{"apiVersion":"v1","kind":"ConfigMap",${bogus},"metadata":{"name":"decode-many-${mode.toLowerCase()}"},"data":{${keys}}}`,
-        ),
-      );
-      const message = isRecord(r.body) && r.body.kind === "Status" ? String(r.body.message) : "";
-      return {
-        code: code(r),
-        warnings: r.warnings.length,
-        first: r.warnings[0],
-        last: r.warnings[r.warnings.length - 1],
-        messageLength: message.length,
-        messageEnd: message.slice(-80),
-      };
-    }),
-  ),
-  ...(["Warn", "Strict"] as const).map((mode) =>
-    probe(
-      `decode: a Probe with 1,000 repeated labels and 1,000 unknown fields, fieldValidation=${mode}`,
-      async (w) => {
-        const labels = Array.from({ length: 1000 }, (_, i) => `"k${i}":"1","k${i}":"2"`).join(",");
-        const bogus = Array.from({ length: 1000 }, (_, i) => `"bogus${i}":1`).join(",");
-        const r = await w.raw(
-          "admin",
-          "POST",
-          `${PROBES}?fieldValidation=${mode}`,
-          text(
-            `{"apiVersion":"${GROUP}/v1","kind":"Probe","metadata":{"name":"decode-many-${mode.toLowerCase()}","labels":{${labels}}},"spec":{"replicas":1,${bogus}}}`,
-          ),
-        );
-        const message = isRecord(r.body) && r.body.kind === "Status" ? String(r.body.message) : "";
-        return {
-          code: code(r),
-          warnings: r.warnings.length,
-          first: r.warnings[0],
-          last: r.warnings[r.warnings.length - 1],
-          messageLength: message.length,
-          messageStart: message.slice(0, 160),
-          messageEnd: message.slice(-80),
-        };
-      },
+  ...(["Warn", "Strict"] as const).flatMap((mode) => [
+    ask(
+      `decode: 1,000 repeated keys and 1,000 unknown fields, fieldValidation=${mode}`,
+      "admin",
+      "POST",
+      `${CMS}?fieldValidation=${mode}`,
+      text(
+        `{"apiVersion":"v1","kind":"ConfigMap",${thousand.unknown},"metadata":{"name":"decode-many-${mode.toLowerCase()}"},"data":{${thousand.repeated}}}`,
+      ),
+      manyView,
     ),
-  ),
+    ask(
+      `decode: a Probe with 1,000 repeated labels and 1,000 unknown fields, fieldValidation=${mode}`,
+      "admin",
+      "POST",
+      `${PROBES}?fieldValidation=${mode}`,
+      text(
+        `{"apiVersion":"${GROUP}/v1","kind":"Probe","metadata":{"name":"decode-many-${mode.toLowerCase()}","labels":{${thousand.repeated}}},"spec":{"replicas":1,${thousand.unknown}}}`,
+      ),
+      manyView,
+    ),
+  ]),
   probe("decode: a core Event read through events.k8s.io", async (w) => {
     const c = await w.raw("admin", "POST", CORE_EVENTS, coreEvent({ name: "decode-ev" }));
     const r = await w.raw("admin", "GET", `${NEW_EVENTS}/decode-ev`);
