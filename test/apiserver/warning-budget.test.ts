@@ -107,6 +107,15 @@ describe("SPEC §8.1: many unknown or repeated fields, as on kube-apiserver", ()
     expect(refused.body.message).not.toMatch(/duplicate field/);
   });
 
+  it("a custom resource with 150,000 unknown fields (a body near the 3 MiB limit): answered, its warnings bounded", async () => {
+    const text = `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"huge"},"spec":{${unknown(150_000, "b")}}}`;
+    const r = await call(s, "POST", WIDGETS("wb"), undefined, { raw: text, contentType: "application/json" });
+    expect(r.status).toBe(201);
+    const w = warnings(r);
+    expect(w.length).toBeGreaterThan(100);
+    expect(w.join("").length).toBeLessThan(8192);
+  }, 60_000);
+
   it("a custom resource: 100 repeated keys, then its unknown fields sorted, the warnings cut at 4,096 runes", async () => {
     const text = `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"many","labels":{${repeated(1000)}}},"spec":{${unknown(1000)}}}`;
     const warned = await call(s, "POST", WIDGETS("wb"), undefined, {

@@ -194,12 +194,8 @@ export const unknownScaleFields = (scale: Record<string, unknown>, sorted: boole
 const strictFailures = (request: ObjectRequest, unknown: readonly string[]): readonly string[] => {
   const mode = request.ctx.fieldValidation ?? "Warn";
   if (mode === "Strict") return unknown;
-  if (mode === "Warn")
-    for (const p of unknown) {
-      // A patch is applied again when the object changed under it: its warnings are given once.
-      const warning = `unknown field "${p}"`;
-      if (!request.ctx.warnings.includes(warning)) request.ctx.warnings.push(warning);
-    }
+  // A patch applied again (the object changed under it) adds them again: the answer gives each once.
+  if (mode === "Warn") for (const p of unknown) request.ctx.warnings.push(`unknown field "${p}"`);
   return [];
 };
 

@@ -187,8 +187,9 @@ export const pruneAndDefault = (
       ]);
     throw badRequest(`${res.kind} in version "${version}" cannot be handled as a ${res.kind}: ${problem}`);
   }
-  // An update is applied again when the object changed under it: its warnings are given once.
-  for (const w of problems) if (!ctx.warnings.includes(w)) ctx.warnings.push(w);
+  // An update applied again (the object changed under it) adds them again: the answer gives each once
+  // (recordedWarnings), and they are not searched here, where a hostile body may bring hundreds of thousands.
+  for (const w of problems) ctx.warnings.push(w);
   return pruned;
 };
 
