@@ -96,13 +96,15 @@ describe("work queue (SPEC §7)", () => {
     const handed: (string | undefined)[] = [];
     void queue.get().then((k) => handed.push(k));
     // One write's events reach the product on several watch streams: each arrives in its own callback of the
-    // same poll phase, as these two timers run in the same timers phase.
+    // same poll phase, as these two immediates, queued together, run in one check phase (with microtasks and
+    // nextTicks between them, as between I/O callbacks). Two zero-delay timers do not always: Node reads the
+    // clock for each, and a millisecond passing between the two calls puts them in different turns.
     await new Promise<void>((resolve) => {
-      setTimeout(() => queue.add("a"), 0);
-      setTimeout(() => {
+      setImmediate(() => queue.add("a"));
+      setImmediate(() => {
         queue.add("a");
         resolve();
-      }, 0);
+      });
     });
     await settled();
     expect(handed).toEqual(["a"]);
