@@ -177,8 +177,6 @@ const NAME_RULES: Readonly<Record<string, NameRule>> = {
   "rbac.authorization.k8s.io/clusterrolebindings": rbacName,
 };
 
-/** A JSON value's type as Go's encoding/json names it in an unmarshal error. */
-
 /** A map of strings kube decodes into a Go `map[string]string`: why `v` cannot be one, or undefined. */
 const stringMapProblem = (v: unknown, field: string): string | undefined => {
   if (v === undefined || v === null) return undefined;

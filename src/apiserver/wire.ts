@@ -18,15 +18,12 @@ import type { ResourceInfo } from "./types.js";
 export const notFoundPath = (): ApiError =>
   new ApiError(404, "NotFound", "the server could not find the requested resource");
 
-/** Warning header values: quoted, escaped, and latin1-safe (Node refuses header chars above U+00FF). */
+/**
+ * Warning header values: quoted, escaped, and latin1-safe (Node refuses header chars above U+00FF). Only texts
+ * recordedWarnings kept come here: none holds a control character (a newline included).
+ */
 const warningHeader = (text: string): string =>
-  `299 - "${Buffer.from(
-    text
-      .replace(/\\/g, "\\\\")
-      .replace(/"/g, '\\"')
-      .replace(/[\r\n]+/g, " "),
-    "utf8",
-  ).toString("latin1")}"`;
+  `299 - "${Buffer.from(text.replace(/\\/g, "\\\\").replace(/"/g, '\\"'), "utf8").toString("latin1")}"`;
 
 /** Runes over which the warnings of one answer are cut, and the runes each is cut to then (kube's recorder). */
 const WARNING_RUNES_TOTAL = 4096;

@@ -92,16 +92,16 @@ function ensureFresh(store: ObjectStore, type: ResourceType, settings: PolicySet
   if (why) throw new StaleViewError(why);
 }
 
+/** Control characters: C0, DEL and C1 (Go's unicode.IsControl, what kube-apiserver refuses in a warning). */
+const CONTROLS = /\p{Cc}/gu;
+
 /**
  * Warning text safe for a `Warning` header: one line, at most MAX_WARNING_LENGTH characters, and no control
  * character — C0, DEL or C1: kube-apiserver drops a warning holding any (its NewWarningHeader refuses
  * unicode.IsControl), and the person at kubectl would lose the explanation.
  */
 export function boundedWarning(text: string): string {
-  const line = [...String(text)]
-    .map((c) => (c < " " || (c >= "\u007f" && c <= "\u009f") ? " " : c))
-    .join("")
-    .trim();
+  const line = String(text).replace(CONTROLS, " ").trim();
   if (line.length <= MAX_WARNING_LENGTH) return line;
   let cut = line.slice(0, MAX_WARNING_LENGTH - 3);
   const last = cut.charCodeAt(cut.length - 1);

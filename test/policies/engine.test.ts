@@ -326,7 +326,7 @@ describe("engine: totality", () => {
   });
 });
 
-describe("engine: warnings", () => {
+describe("engine: warnings (SPEC §2.1: one line, ≤ 120 characters, kept by kube-apiserver)", () => {
   it("keeps short warnings as they are and cuts long ones to 120 characters", () => {
     expect(boundedWarning("short")).toBe("short");
     const long = "x".repeat(300);

@@ -19,7 +19,7 @@ import { preconditionOf } from "../resource-version.js";
 import { ApiError, badRequest, invalid, notFound } from "../status.js";
 import type { ResourceInfo } from "../types.js";
 import type { AdmissionView, ObjectRequest } from "./request.js";
-import { checkBodyName } from "./strategy.js";
+import { checkBodyName, strictDecodingError, unknownField } from "./strategy.js";
 import type { WritePath } from "./write-path.js";
 
 const SCALE_VERSION = "autoscaling/v1";
@@ -195,7 +195,7 @@ const strictFailures = (request: ObjectRequest, unknown: readonly string[]): rea
   const mode = request.ctx.fieldValidation ?? "Warn";
   if (mode === "Strict") return unknown;
   // A patch applied again (the object changed under it) adds them again: the answer gives each once.
-  if (mode === "Warn") for (const p of unknown) request.ctx.warnings.push(`unknown field "${p}"`);
+  if (mode === "Warn") for (const p of unknown) request.ctx.warnings.push(unknownField(p));
   return [];
 };
 
@@ -333,9 +333,7 @@ export const patchScale = (
       const strict = strictFailures(request, unknownScaleFields(patched, true));
       const why =
         scaleDecodeProblem(patched) ??
-        (strict.length > 0
-          ? `strict decoding error: ${strict.map((p) => `unknown field "${p}"`).join(", ")}`
-          : undefined);
+        (strict.length > 0 ? strictDecodingError(strict.map(unknownField)) : undefined);
       if (why)
         throw invalid("", "", "", [
           {

@@ -148,6 +148,13 @@ const typedView = (
   return { pruned, unknown };
 };
 
+/** A field kube's strict decoding does not know, as it words it in a warning or an error. */
+export const unknownField = (path: string): string => `unknown field "${path}"`;
+
+/** The message of kube's strict decoding errors (unknown fields, repeated keys). */
+export const strictDecodingError = (problems: readonly string[]): string =>
+  `strict decoding error: ${problems.join(", ")}`;
+
 /** How many strict decoding errors kube's decoders report, at most (repeated keys; a built-in's in all). */
 export const STRICT_ERRORS_REPORTED = 100;
 
@@ -169,13 +176,13 @@ export const pruneAndDefault = (
   if (mode === "Ignore" || (unknown.length === 0 && duplicates.length === 0)) return pruned;
   // A built-in's typed decoder names its unknown fields first; a custom resource's repeated keys are found
   // by the JSON decoding that comes before its pruning.
-  const unknownFields = unknown.map((p) => `unknown field "${p}"`);
+  const unknownFields = unknown.map(unknownField);
   // The typed decoder stops at 100 strict errors; a custom resource's JSON decoding at 100 repeated keys,
   // and its pruning names every unknown field.
   const problems = res.builtIn
     ? [...unknownFields, ...duplicates].slice(0, STRICT_ERRORS_REPORTED)
     : [...duplicates, ...unknownFields];
-  const problem = `strict decoding error: ${problems.join(", ")}`;
+  const problem = strictDecodingError(problems);
   if (mode === "Strict") {
     if (ctx.patch && !ctx.patch.apply)
       throw invalid("", "", "", [
