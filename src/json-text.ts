@@ -2,7 +2,9 @@
  * JSON text of parsed JSON values at any depth (no recursion), whole or cut short. kube-apiserver stores
  * objects nested up to 10,000 levels (src/json-depth.ts); V8's `JSON.stringify` overflows the stack near
  * 5,000. `jsonText` is `JSON.stringify` and falls back to the explicit-stack writer only for such values;
- * `boundedJson` writes at most `maxChars` characters (messages that show a user's value). Pure.
+ * `boundedJson` writes at most `maxChars` characters (messages that show a user's value); `canonicalText`
+ * sorts every object's keys (a key for values equal as JSON); `valueText` spells values in another syntax
+ * (Go's `%#v`, src/apiserver/go-json.ts). Pure.
  */
 
 const CUT = "…";
@@ -23,24 +25,51 @@ const scalarJson = (v: unknown, room: number): string => {
   return "null";
 };
 
+/** How a value's text is spelt: JSON's, or another language's literal syntax for the same value. */
+export interface ValueSyntax {
+  openObject: string;
+  closeObject: string;
+  openArray: string;
+  closeArray: string;
+  /** Between the items of an array and the members of an object. */
+  separator: string;
+  /** An object's members in sorted key order instead of the object's own. */
+  sortKeys: boolean;
+  /** `null`, as an item or a member's value. */
+  nil: string;
+}
+
+const JSON_SYNTAX: ValueSyntax = {
+  openObject: "{",
+  closeObject: "}",
+  openArray: "[",
+  closeArray: "]",
+  separator: ",",
+  sortKeys: false,
+  nil: "null",
+};
+/** JSON with every object's keys sorted: one text for values equal as JSON whatever their key order. */
+const CANONICAL_SYNTAX: ValueSyntax = { ...JSON_SYNTAX, sortKeys: true };
+
 /**
- * JSON text of `value` — what `JSON.stringify` writes for parsed JSON — cut to at most `maxChars` characters
- * plus `…` when longer. Walks with an explicit stack, and stops at the cut: a value of any depth or size
- * costs about `maxChars` of work (plus listing the keys of the objects it opens).
+ * The text of `value` in `syntax`, cut to at most `maxChars` characters plus `…` when longer. Walks with an
+ * explicit stack and stops at the cut: a value of any depth or size costs about `maxChars` of work (plus
+ * listing — and, sorted, ordering — the keys of the objects it opens).
  */
-export function boundedJson(value: unknown, maxChars: number): string {
+export function valueText(value: unknown, maxChars: number, syntax: ValueSyntax): string {
   let out = "";
   const full = (): boolean => out.length > maxChars;
   const stack: Frame[] = [];
   const open = (v: unknown): void => {
     if (Array.isArray(v)) {
-      out += "[";
+      out += syntax.openArray;
       stack.push({ array: v, at: 0 });
     } else if (isPlainObject(v)) {
-      out += "{";
-      stack.push({ object: v, keys: Object.keys(v), at: 0, wrote: false });
+      out += syntax.openObject;
+      const keys = Object.keys(v);
+      stack.push({ object: v, keys: syntax.sortKeys ? keys.sort() : keys, at: 0, wrote: false });
     } else {
-      out += scalarJson(v, maxChars - out.length + 1);
+      out += v === null || v === undefined ? syntax.nil : scalarJson(v, maxChars - out.length + 1);
     }
   };
   open(value);
@@ -48,16 +77,16 @@ export function boundedJson(value: unknown, maxChars: number): string {
     const top = stack[stack.length - 1] as Frame;
     if ("array" in top) {
       if (top.at >= top.array.length) {
-        out += "]";
+        out += syntax.closeArray;
         stack.pop();
         continue;
       }
-      if (top.at > 0) out += ",";
+      if (top.at > 0) out += syntax.separator;
       open(top.array[top.at++]);
       continue;
     }
     if (top.at >= top.keys.length) {
-      out += "}";
+      out += syntax.closeObject;
       stack.pop();
       continue;
     }
@@ -65,13 +94,27 @@ export function boundedJson(value: unknown, maxChars: number): string {
     const member = top.object[key];
     // JSON.stringify leaves out members whose value has no JSON (undefined, functions, symbols).
     if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    if (top.wrote) out += ",";
+    if (top.wrote) out += syntax.separator;
     top.wrote = true;
     out += `${JSON.stringify(key.length > maxChars ? key.slice(0, maxChars) : key)}:`;
     open(member);
   }
   return out.length > maxChars || stack.length > 0 ? `${out.slice(0, maxChars)}${CUT}` : out;
 }
+
+/**
+ * JSON text of `value` — what `JSON.stringify` writes for parsed JSON — cut to at most `maxChars` characters
+ * plus `…` when longer, at any depth (see `valueText`).
+ */
+export const boundedJson = (value: unknown, maxChars: number): string =>
+  valueText(value, maxChars, JSON_SYNTAX);
+
+/**
+ * One text for every parsed JSON value equal to `value` whatever its objects' key order, at any depth: a key
+ * for a Map or Set where `jsonEqual` would compare pairs.
+ */
+export const canonicalText = (value: unknown): string =>
+  valueText(value, Number.POSITIVE_INFINITY, CANONICAL_SYNTAX);
 
 /** `JSON.stringify(value)` for any parsed JSON value, however deep: the native writer, or the stack-free one
  * when the native one runs out of stack. */

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { boundedJson, cloneJson, jsonText } from "../src/json-text.js";
+import { boundedJson, canonicalText, cloneJson, jsonText } from "../src/json-text.js";
 import { FIELD_VALUE_MAX_CHARS, formatFieldError } from "../src/kube/field-error.js";
+import { canonicalJson, jsonEqual } from "../src/kube/object.js";
 import { nestedObjects } from "./support/deep.js";
 
 describe("boundedJson: JSON.stringify's text, cut after maxChars with …", () => {
@@ -73,6 +74,31 @@ describe("jsonText: JSON.stringify at any depth", () => {
   it("writes a value nested 9,990 levels deep whole, where JSON.stringify overflows", () => {
     expect(jsonText(nestedObjects(9_990))).toBe(`${'{"n":'.repeat(9_989)}{}${"}".repeat(9_989)}`);
     expect(JSON.parse(jsonText([nestedObjects(9_990), "x"]))[1]).toBe("x");
+  });
+});
+
+describe("canonicalText: one text per JSON value, key order aside, at any depth", () => {
+  it("is canonicalJson's text for any JSON value", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        expect(canonicalText(v)).toBe(canonicalJson(v));
+      }),
+    );
+  });
+
+  it("gives two values one text exactly when they are equal as JSON", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+        expect(canonicalText(a) === canonicalText(b)).toBe(jsonEqual(a, b));
+      }),
+    );
+    expect(canonicalText({ b: [1, { d: 1, c: 2 }], a: null })).toBe(
+      canonicalText({ a: null, b: [1, { c: 2, d: 1 }] }),
+    );
+  });
+
+  it("writes a value nested 9,990 levels deep", () => {
+    expect(canonicalText(nestedObjects(9_990))).toBe(jsonText(nestedObjects(9_990)));
   });
 });
 

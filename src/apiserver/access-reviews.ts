@@ -8,6 +8,7 @@
  * request and the deps in, the answer out (or an ApiError); http.ts routes POSTs here.
  */
 import { isRecord } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 import {
   type Attributes,
   type Authorizer,
@@ -215,7 +216,7 @@ const accessReview = (
   const causes = attributeCauses(resource, nonResource);
   if (subject && subject.user === "" && subject.groups.length === 0)
     causes.push(invalidValue("spec.user", '""', "at least one of user or group must be specified"));
-  causes.push(...metadataCauses(body));
+  appendAll(causes, metadataCauses(body));
   // kube names the kind from the decoded internal object, whose TypeMeta is empty: the details carry none.
   if (causes.length > 0) throw invalid(AUTHZ, "", "", causes);
   const asked: UserInfo = subject

@@ -7,6 +7,7 @@
  */
 import type { KubeObject } from "../kube/object.js";
 import { isRecord } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 import { decodeKubeTime, type TimeLayout } from "./kube-time.js";
 import { isQualifiedName } from "./object-meta.js";
 import { checkBoolExpression } from "./schema/cel.js";
@@ -103,7 +104,7 @@ const webhookCauses = (o: KubeObject): StatusCause[] => {
         field: `${at}.admissionReviewVersions`,
         message: `Invalid value: ${JSON.stringify(versions)}: must include at least one of v1, v1beta1`,
       });
-    causes.push(...matchConditionCauses(w.matchConditions, `${at}.matchConditions`));
+    appendAll(causes, matchConditionCauses(w.matchConditions, `${at}.matchConditions`));
     const client = isRecord(w.clientConfig) ? w.clientConfig : {};
     const hasUrl = typeof client.url === "string";
     const hasService = isRecord(client.service);

@@ -10,6 +10,7 @@ import type pino from "pino";
 import { jsonText } from "../json-text.js";
 import type { KubeObject } from "../kube/object.js";
 import { isRecord } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 import { API_AUDIENCES, answerReview } from "./access-reviews.js";
 import { deleteOptionsOf } from "./delete-options.js";
 import {
@@ -102,7 +103,7 @@ const writeOptionCauses = (
       message: `Unsupported value: []string{${dryRun.map((v) => JSON.stringify(v)).join(", ")}}: supported values: "All"`,
     });
   const manager = q.get("fieldManager");
-  if (manager !== null) causes.push(...fieldManagerCauses(manager));
+  if (manager !== null) appendAll(causes, fieldManagerCauses(manager));
   if (method === "PATCH" && q.get("force") && NON_APPLY_PATCHES.has(mediaTypeOf(contentType)))
     causes.push({
       reason: "FieldValueForbidden",

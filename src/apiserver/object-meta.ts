@@ -6,6 +6,7 @@
  */
 import { randomInt } from "node:crypto";
 import { DNS_LABEL, DNS_SUBDOMAIN, isRecord, type KubeObject } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 import { unmarshalError } from "./go-json.js";
 import type { ResourceInfo, StatusCause } from "./types.js";
 
@@ -125,7 +126,11 @@ export const isQualifiedName = (v: string): string[] => {
   const [prefix, name] = parts.length === 2 ? [parts[0]!, parts[1]!] : [undefined, v];
   const errs: string[] = [];
   if (prefix === "") errs.push("prefix part must be non-empty");
-  else if (prefix !== undefined) errs.push(...isDNS1123Subdomain(prefix).map((m) => `prefix part ${m}`));
+  else if (prefix !== undefined)
+    appendAll(
+      errs,
+      isDNS1123Subdomain(prefix).map((m) => `prefix part ${m}`),
+    );
   if (name === "") errs.push("name part must be non-empty");
   else if (bytes(name) > 63) errs.push(`name part ${maxLen(63)}`);
   if (!QUALIFIED.test(name)) errs.push(`name part ${QUALIFIED_REGEX_ERROR}`);
@@ -284,7 +289,10 @@ export const metadataCauses = (o: KubeObject): StatusCause[] => {
     ["metadata.annotations", m.annotations, (k: string) => k.toLowerCase()],
   ] as const)
     for (const k of Object.keys(isRecord(map) ? map : {}))
-      causes.push(...isQualifiedName(fold(k)).map((why) => invalidCause(field, k, why)));
+      appendAll(
+        causes,
+        isQualifiedName(fold(k)).map((why) => invalidCause(field, k, why)),
+      );
   const annotationBytes = Object.entries(isRecord(m.annotations) ? m.annotations : {}).reduce(
     (n, [k, v]) => n + k.length + String(v ?? "").length,
     0,

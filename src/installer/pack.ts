@@ -13,6 +13,7 @@
 import { type Document, stringify } from "yaml";
 import type { KubeObject } from "../kube/object.js";
 import { DNS_LABEL, DNS_SUBDOMAIN, isRecord } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 import { documentValue, type ParsedYamlDocument, parseYamlDocuments, type YamlProblem } from "../yaml.js";
 import {
   COMPONENTS_KEY,
@@ -167,7 +168,7 @@ export function packProvider(input: PackInput): PackResult {
   for (const file of files) {
     const objects = objectsOf(file, files.length > 1);
     if (!Array.isArray(objects)) return objects;
-    entries.push(...objects);
+    appendAll(entries, objects);
   }
 
   const certificates: CertificateInfo[] = [];

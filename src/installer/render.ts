@@ -15,6 +15,7 @@ import { createHash } from "node:crypto";
 import { type Document, isScalar, Parser, parseDocument, visit } from "yaml";
 import type { KubeObject } from "../kube/object.js";
 import { canonicalJson, isRecord } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 import { documentValue, parseYamlDocuments } from "../yaml.js";
 import { allowlistViolation, type Bound, violationsOf } from "./bounds.js";
 import {
@@ -458,7 +459,7 @@ function renderDocuments(
       imagesConfigMap: context.imagesConfigMap,
     },
   );
-  for (const [i, o] of objects.entries()) errors.push(...boundMessages(o.source, violations[i] ?? []));
+  for (const [i, o] of objects.entries()) appendAll(errors, boundMessages(o.source, violations[i] ?? []));
   errors.sort((a, b) => documentNumber(a) - documentNumber(b));
 
   if (errors.length === 0 && objects.length === 0)

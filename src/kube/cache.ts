@@ -162,7 +162,9 @@ export function createCache(options: CacheOptions): Cache {
       if (list.length === 0) return { synced: false, disconnectedForMs: Number.POSITIVE_INFINITY };
       return {
         synced: list.every((i) => i.hasSynced()),
-        disconnectedForMs: Math.max(...list.map((i) => i.freshness().disconnectedForMs)),
+        disconnectedForMs: list
+          .map((i) => i.freshness().disconnectedForMs)
+          .reduce((a, b) => Math.max(a, b), -Infinity),
       };
     },
   };

@@ -10,6 +10,7 @@ import { readFile } from "node:fs/promises";
 import { parseAllDocuments } from "yaml";
 import type { ResourceType } from "../kube/kinds.js";
 import { isRecord, type KubeObject } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 
 const PRODUCT_RBAC_MANIFESTS: readonly string[] = [
   "manifests/base/serviceaccount.yaml",
@@ -112,7 +113,10 @@ export async function rbacObjectsIn(path: string): Promise<KubeObject[]> {
 export async function localRbac(ns: { mapiNamespace: string; capiNamespace: string }): Promise<KubeObject[]> {
   const objects: KubeObject[] = [];
   for (const path of [...PRODUCT_RBAC_MANIFESTS, INSTALLER_MANIFEST, PROVIDERS_RBAC])
-    objects.push(...(await rbacObjectsIn(path)).map((o) => inNamespaces(o, ns)));
+    appendAll(
+      objects,
+      (await rbacObjectsIn(path)).map((o) => inNamespaces(o, ns)),
+    );
   const order = ["ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding"];
   return objects.sort((a, b) => order.indexOf(String(a.kind)) - order.indexOf(String(b.kind)));
 }

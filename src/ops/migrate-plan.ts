@@ -12,6 +12,7 @@ import type { StableAuthority } from "../kube/kinds.js";
 import { CONDITIONS, KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { conditionOf, nameOf } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 import type { Problem } from "../migration/preconditions.js";
 import type { HandoverKind } from "../migration/snapshot.js";
 import type { ConvertibilityCheck, ObjectStore } from "../policies/types.js";
@@ -169,7 +170,7 @@ function assignWaves(items: PlanItem[], maxInFlight: number): string[][] {
   for (const o of open) finished.add(itemKey(o));
   const groupOf = (i: PlanItem) => GROUP_ORDER.indexOf(i.group);
   while (pending.length > 0) {
-    const lowest = Math.min(...pending.map(groupOf));
+    const lowest = pending.map(groupOf).reduce((a, b) => Math.min(a, b));
     const eligible = pending.filter(
       (i) =>
         groupOf(i) === lowest &&
@@ -231,7 +232,7 @@ export function planMigration(input: PlanInput): MigrationPlan {
       if (machineSet) members.push({ kind: "Machine", name, group: "members", machineSet, ...state });
       else standalone.push({ kind: "Machine", name, group: "standalone", ...state });
     }
-    items.push(...members, ...standalone);
+    appendAll(items, members, standalone);
   }
   const refusals = [
     ...input.support.reasons.map((r) => `the cluster is not supported: ${r}`),

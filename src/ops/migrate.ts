@@ -3,6 +3,7 @@ import type { Clock } from "../kube/clock.js";
 import type { StableAuthority } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
 import { conditionOf, getPath } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 import type { HandoverKind } from "../migration/snapshot.js";
 import type { ConvertibilityCheck, ObjectStore } from "../policies/types.js";
 import { specAuthority } from "../protocol/authority.js";
@@ -265,7 +266,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
       watch.since + options.timeoutMs,
       ...(watch.synchronizedFalseSince !== undefined ? [watch.synchronizedFalseSince + grace] : []),
     ]);
-    return times.length > 0 ? Math.min(...times) : undefined;
+    return times.length > 0 ? times.reduce((a, b) => Math.min(a, b)) : undefined;
   };
 
   const waitForChange = async (until?: number): Promise<void> => {
@@ -365,7 +366,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
     lines.push(
       `${blocked.length} blocked: ${blocked.map((i) => `${i.kind} ${ns}/${i.name}`).join(", ")} (migrate --dry-run or preflight says why)`,
     );
-  lines.push(...resolutionLines(leftOpen, ns, options.target));
+  appendAll(lines, resolutionLines(leftOpen, ns, options.target));
   if (result.code !== 0 && leftOpen.length === 0 && !allDone)
     lines.push(
       `Run migrate --to ${options.target} again once the cause is fixed: it continues where this run stopped.`,

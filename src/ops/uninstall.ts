@@ -20,6 +20,7 @@ import type { ResourceType } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { finalizersOf, getPath, isDeleting } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 import { planHandover } from "../migration/planner.js";
 import { describeObject } from "../migration/preconditions.js";
 import { readHandoverSnapshot } from "../migration/read-snapshot.js";
@@ -292,7 +293,7 @@ export async function uninstallPrepare(
   const rest = mapiObjects(store, ns).filter((o) => !openKeys.has(`${o.kind}/${o.name}`));
   for (const { kind, name } of [...open, ...rest]) await settle(kind, name, now);
 
-  outcome.problems.push(...halfDeletedTwins(store, ns));
+  appendAll(outcome.problems, halfDeletedTwins(store, ns));
   if (outcome.problems.length > 0)
     return refuse([
       "refusing to remove the sync finalizers until these are dealt with:",

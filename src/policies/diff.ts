@@ -14,6 +14,7 @@
  */
 
 import { isRecord } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 import { runToEnd, STEP_NODES, slicing, stepped } from "./slices.js";
 
 const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
@@ -334,7 +335,7 @@ function putInKeyOrder(out: string[], start: number, keys: readonly string[], en
   const runs = keys.map((key, i) => ({ key, paths: out.slice(i === 0 ? start : ends[i - 1], ends[i]) }));
   runs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   out.length = start;
-  for (const run of runs) out.push(...run.paths);
+  for (const run of runs) appendAll(out, run.paths);
 }
 
 // --- any shape -----------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
  */
 import type { Condition, KubeObject } from "../kube/object.js";
 import { conditionsOf, isRecord, jsonEqual, setCondition } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 
 const isEmptyContainer = (v: unknown): boolean =>
   (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
@@ -142,7 +143,7 @@ export const statusPatch = (
     const diff = subsetDiff(value, liveStatus[key], `status.${key}`);
     if (diff.length > 0) {
       patch[key] = value;
-      changedPaths.push(...diff);
+      appendAll(changedPaths, diff);
     }
   }
   const liveConditions = conditionsOf(live);

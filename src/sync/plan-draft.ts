@@ -9,6 +9,7 @@
 import { ANNOTATIONS, CAPI_API_VERSION, FINALIZERS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath, hasFinalizer, isDeleting, nameOf, namespaceOf } from "../kube/object.js";
+import { appendAll } from "../lists.js";
 import { isPaused, needsAttention } from "../protocol/pause.js";
 import type { Direction, SynchronizedCondition, SyncKind } from "./condition.js";
 import { conversionFailed, unpausedTwinDetected, unsupportedOwner } from "./condition.js";
@@ -125,7 +126,7 @@ export const takeConversion = <T>(
     return {
       failed: { ...draft, condition: conversionFailed(kind, direction, result.errors), requeue: "backoff" },
     };
-  draft.events.push(...warningEvents(result.warnings));
+  appendAll(draft.events, warningEvents(result.warnings));
   return { value: result.value };
 };
 

@@ -9,6 +9,7 @@ import { AUTHORITY, FINALIZERS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { annotationsOf, generationOf, isDeleting, nameOf, ownerReferencesOf } from "../kube/object.js";
 import { machineSetSelects } from "../kube/selector.js";
+import { appendAll } from "../lists.js";
 import { statusAuthority } from "../protocol/authority.js";
 import { isPausedWithMarker, needsAttention, reportsPaused } from "../protocol/pause.js";
 import {
@@ -291,7 +292,7 @@ export const mirrorCapiOnlyMachine = (s: MachineSnapshot, deps: SyncDeps): Draft
     });
     return { ...draft, requeue: "backoff" };
   }
-  draft.events.push(...warningEvents(converted.warnings));
+  appendAll(draft.events, warningEvents(converted.warnings));
   // Hold the CAPI side first: a CAPI Machine that vanished before its mirror was ever synchronized would
   // make the mirror look born ClusterAPI, and the sync would create a twin (an instance) nobody asked for.
   ensureSyncFinalizer(draft, capi);

@@ -11,6 +11,7 @@ import jsonpatch from "fast-json-patch";
 import type { Logger } from "pino";
 import { cloneJson } from "../../json-text.js";
 import { canonicalJson, type KubeObject } from "../../kube/object.js";
+import { appendAll } from "../../lists.js";
 import { celFailed, celGoErrorText } from "../schema/cel.js";
 import { type CallResult, callWebhook, type ServiceResolver, type WebhookResponse } from "./call.js";
 import { type CelConverter, conditionVariables, memoisedConverter } from "./conditions.js";
@@ -251,7 +252,7 @@ export function createAdmissionDispatcher(opts: AdmissionDispatcherOptions): Adm
         if (r.kind === "dryRunUnsupported") return dryRunDenial(w, warnings);
         if (r.kind === "forbidden") return { allowed: false, status: matchFailure(a, r.errors), warnings };
         if (r.kind === "fail") return failureOutcome(w, r.error, warnings);
-        warnings.push(...r.response.warnings);
+        appendAll(warnings, r.response.warnings);
         if (!r.response.allowed)
           return { allowed: false, status: denialStatus(w.name, r.response.status), warnings };
         if (r.response.patch !== undefined && object !== null) {

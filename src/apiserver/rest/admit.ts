@@ -5,6 +5,7 @@
  * check of an apply patch that creates its object. The order of the calls is the write path's (write-path.ts).
  */
 import type { KubeObject } from "../../kube/object.js";
+import { appendAll } from "../../lists.js";
 import { checkNamespaceLifecycle } from "../admission/namespace-lifecycle.js";
 import {
   checkOwnerReferencePermissions,
@@ -89,7 +90,7 @@ export const admit = async (
   // kube never sends webhook configuration objects to webhooks (so a broken webhook cannot lock itself in).
   if (res.group === "admissionregistration.k8s.io") return object;
   const outcome = await deps.admission[phase](attrs);
-  ctx.warnings.push(...outcome.warnings);
+  appendAll(ctx.warnings, outcome.warnings);
   if (!outcome.allowed)
     throw new ApiError(
       outcome.status.code,

@@ -12,6 +12,7 @@
 
 import { cloneJson, jsonText } from "../../json-text.js";
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
+import { appendAll } from "../../lists.js";
 import { unmarshalError } from "../go-json.js";
 import { fromFieldsV1, type ManagedFieldsEntry, serverSideApply } from "../managed-fields.js";
 import { unknownMetadataFields } from "../object-meta.js";
@@ -180,7 +181,7 @@ export const unknownScaleFields = (scale: Record<string, unknown>, sorted: boole
     if (field === undefined) out.push(k);
     else if (k === "metadata") {
       const unknown = unknownMetadataFields({ metadata: value } as KubeObject);
-      out.push(...(sorted ? unknown.sort() : unknown));
+      appendAll(out, sorted ? unknown.sort() : unknown);
     } else if (typeof field === "object" && isRecord(value))
       for (const f of keysOf(value)) if (!Object.hasOwn(field.fields, f)) out.push(`${k}.${f}`);
   }

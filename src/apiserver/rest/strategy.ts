@@ -6,6 +6,7 @@
  */
 import { jsonText } from "../../json-text.js";
 import { isRecord, jsonEqual, type KubeObject } from "../../kube/object.js";
+import { appendAll } from "../../lists.js";
 import { builtinFieldTypes } from "../builtin-shapes.js";
 import { builtinCauses, builtinDecodeProblem, typedTimes } from "../builtin-validation.js";
 import type { ListTypes, ManagedFieldsEntry } from "../managed-fields.js";
@@ -142,7 +143,7 @@ const typedView = (
   const pruned = Object.fromEntries(Object.entries(given).filter(([k]) => known!.has(k))) as KubeObject;
   const unknown: string[] = [];
   for (const k of Object.keys(o)) {
-    if (k === "metadata") unknown.push(...unknownMetadata);
+    if (k === "metadata") appendAll(unknown, unknownMetadata);
     else if (!known!.has(k)) unknown.push(k);
   }
   return { pruned, unknown };
@@ -515,12 +516,12 @@ export const validate = (
 ): void => {
   const name = String(o.metadata?.name ?? "");
   const causes: StatusCause[] = old ? [] : nameCauses(res, o);
-  causes.push(...labelValueCauses(o), ...metadataCauses(o));
-  if (res.crd) causes.push(...res.crd.validate(version, o, old));
+  appendAll(causes, labelValueCauses(o), metadataCauses(o));
+  if (res.crd) appendAll(causes, res.crd.validate(version, o, old));
   else {
     const undecodable = builtinDecodeProblem(res, o);
     if (undecodable) throw badRequest(undecodable);
-    causes.push(...builtinCauses(res, o, old));
+    appendAll(causes, builtinCauses(res, o, old));
   }
   if (causes.length > 0) throw invalid(errorGroup(res), res.kind, name, causes);
 };

@@ -4,6 +4,8 @@
  * rendering lives here; deciding what is wrong is the validator's job (validate.ts, cel.ts).
  */
 
+import { goValue } from "../go-json.js";
+
 export interface StatusCause {
   /** FieldValueInvalid | FieldValueRequired | FieldValueNotSupported | FieldValueForbidden | FieldValueTypeInvalid | FieldValueTooLong | FieldValueTooMany | FieldValueDuplicate */
   reason: string;
@@ -11,32 +13,20 @@ export interface StatusCause {
   message: string;
 }
 
-/**
- * Renders a bad value as Go's `%q`/`%v` would for the JSON types we meet: strings quoted, numbers and
- * booleans bare, anything structured as compact JSON (kube prints Go syntax there; JSON is the readable
- * equivalent and never reached by the product's own rules).
- */
-const renderValue = (v: unknown): string => {
-  if (typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "number" || typeof v === "boolean" || typeof v === "bigint") return String(v);
-  if (v === null || v === undefined) return "null";
-  return JSON.stringify(v);
-};
-
 const withDetail = (head: string, detail: string | undefined): string =>
   detail ? `${head}: ${detail}` : head;
 
 export const invalid = (field: string, value: unknown, detail?: string): StatusCause => ({
   reason: "FieldValueInvalid",
   field,
-  message: withDetail(`Invalid value: ${renderValue(value)}`, detail),
+  message: withDetail(`Invalid value: ${goValue(value)}`, detail),
 });
 
 /** kube's TypeInvalid renders with the same "Invalid value" head but a distinct reason. */
 export const typeInvalid = (field: string, value: unknown, detail?: string): StatusCause => ({
   reason: "FieldValueTypeInvalid",
   field,
-  message: withDetail(`Invalid value: ${renderValue(value)}`, detail),
+  message: withDetail(`Invalid value: ${goValue(value)}`, detail),
 });
 
 export const required = (field: string, detail?: string): StatusCause => ({
@@ -54,13 +44,13 @@ export const forbidden = (field: string, detail?: string): StatusCause => ({
 export const duplicate = (field: string, value: unknown): StatusCause => ({
   reason: "FieldValueDuplicate",
   field,
-  message: `Duplicate value: ${renderValue(value)}`,
+  message: `Duplicate value: ${goValue(value)}`,
 });
 
 export const notSupported = (field: string, value: unknown, allowed: readonly unknown[]): StatusCause => ({
   reason: "FieldValueNotSupported",
   field,
-  message: `Unsupported value: ${renderValue(value)}: supported values: ${allowed.map(renderValue).join(", ")}`,
+  message: `Unsupported value: ${goValue(value)}: supported values: ${allowed.map(goValue).join(", ")}`,
 });
 
 /** kube 1.30's TooLongMaxLength: the value is omitted from the message. */

@@ -6,6 +6,7 @@
  * OpenAPI schema. Storage, REST and the 422 Status text live in the core, not here.
  */
 import { DNS_LABEL, DNS_SUBDOMAIN, type KubeObject } from "../../kube/object.js";
+import { appendAll } from "../../lists.js";
 import type { ListType } from "../managed-fields.js";
 import { invalid, required, type StatusCause } from "./causes.js";
 import { compileRules, type UnsupportedRule } from "./cel.js";
@@ -167,7 +168,7 @@ function buildNode(
   }
   const compiled = compileRules(schema, at);
   for (const e of compiled.errors) errors.push(invalid(e.field, e.rule, e.error));
-  unsupported.push(...compiled.unsupported);
+  appendAll(unsupported, compiled.unsupported);
   const node: SchemaNode = {
     schema,
     properties,

@@ -7,6 +7,7 @@
 import { stringify } from "yaml";
 import { asksForHelp, type CommandFlags, dnsLabelProblem, parseFlags } from "../../config.js";
 import { isRecord, type KubeObject } from "../../kube/object.js";
+import { appendAll } from "../../lists.js";
 import { parseYaml } from "../../yaml.js";
 import { convertDocuments, type Direction, flattenDocuments } from "./documents.js";
 
@@ -181,7 +182,7 @@ export const runConvert = async (argv: string[], io: ConvertIO): Promise<number>
       io.stderr.write(`error: ${docs.message}\n`);
       return docs.bound ? 2 : 1;
     }
-    documents.push(...docs.docs);
+    appendAll(documents, docs.docs);
   }
 
   const result = convertDocuments(documents, infrastructure, {

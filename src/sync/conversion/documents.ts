@@ -6,6 +6,7 @@
  */
 import { apiVersionOf, CAPI_API_VERSION, MAPI_API_VERSION, type ResourceType } from "../../kube/kinds.js";
 import { getPath, isRecord, type KubeObject, nameOf, namespaceOf } from "../../kube/object.js";
+import { appendAll } from "../../lists.js";
 import { platformFor } from "../../platforms/registry.js";
 import { capiMachineToMapi, mapiMachineToCapi } from "./machine.js";
 import { capiMachineSetToMapi, mapiMachineSetToCapi } from "./machineset.js";
@@ -79,11 +80,17 @@ export const convertDocuments = (
     produce: (value: T) => KubeObject[],
   ) => {
     if (result.ok) {
-      out.objects.push(...produce(result.value));
-      out.warnings.push(...result.warnings.map((w) => `${label(source)}: ${w}`));
+      appendAll(out.objects, produce(result.value));
+      appendAll(
+        out.warnings,
+        result.warnings.map((w) => `${label(source)}: ${w}`),
+      );
     } else {
       out.failed += 1;
-      out.errors.push(...result.errors.map((e) => `${label(source)}: ${formatFieldError(e)}`));
+      appendAll(
+        out.errors,
+        result.errors.map((e) => `${label(source)}: ${formatFieldError(e)}`),
+      );
     }
   };
 

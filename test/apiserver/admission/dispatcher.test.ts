@@ -273,6 +273,15 @@ describe("mutating webhooks (SPEC §8)", () => {
     expect(out).toMatchObject({ allowed: true, warnings: ["from a", "from b"] });
   });
 
+  it("takes 200,000 warnings from a webhook (decision 135: spread into a call, they threw)", async () => {
+    const many = Array.from({ length: 200_000 }, (_, i) => `w${i}`);
+    const hook = await startWebhook(() => ({ allowed: true, warnings: many }));
+    const d = dispatch([config("Mutating", "m", [webhook("m.example.com", hook.url())])]);
+    const out = await d.mutate(attrs());
+    expect(out.allowed).toBe(true);
+    expect(out.warnings).toHaveLength(200_000);
+  });
+
   it("mimics CAPA's AWSMachine defaulting through the fixture webhook (SPEC §8)", async () => {
     const defaulter: AwsMachineDefaulter = await startAwsMachineDefaulter({ ca });
     running.push({ url: () => defaulter.url, received: [], stop: () => defaulter.stop() });

@@ -509,7 +509,7 @@ describe("validate (schema keywords, kube messages)", () => {
       {
         reason: "FieldValueDuplicate",
         field: "spec.conditions[1]",
-        message: 'Duplicate value: {"type":"A"}',
+        message: 'Duplicate value: map[string]interface {}{"type":"A"}',
       },
     ],
     [
@@ -559,6 +559,85 @@ describe("validate (schema keywords, kube messages)", () => {
     const next = widget({ name: "ab", count: 99, mode: "MachineAPI" });
     expect(c.validate("v1", next, old)).toEqual([]);
     expect(c.validate("v1", widget({ name: "ab", count: 98 }), old)).toHaveLength(1);
+  });
+});
+
+describe("SPEC §8.1: list types as kube's listtype validation (decision 135)", () => {
+  const c = compile({
+    spec: {
+      type: "object",
+      properties: {
+        set: { type: "array", "x-kubernetes-list-type": "set", items: { type: "string" } },
+        numbers: { type: "array", "x-kubernetes-list-type": "set", items: { type: "number" } },
+        objects: {
+          type: "array",
+          "x-kubernetes-list-type": "set",
+          items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+        },
+        entries: {
+          type: "array",
+          "x-kubernetes-list-type": "map",
+          "x-kubernetes-list-map-keys": ["name", "port"],
+          items: {
+            type: "object",
+            properties: { name: { type: "string" }, port: { type: "integer" }, v: { type: "string" } },
+          },
+        },
+      },
+    },
+  });
+  const duplicates = (spec: Record<string, unknown>) =>
+    c.validate("v1", widget(spec), undefined).map((e) => `${e.field}: ${e.message}`);
+
+  it.each([
+    [
+      "a value repeated names its first repeat only",
+      { set: ["a", "b", "a", "a", "b"] },
+      ['spec.set[2]: Duplicate value: "a"', 'spec.set[4]: Duplicate value: "b"'],
+    ],
+    ["numbers print bare", { numbers: [1.5, 2, 1.5] }, ["spec.numbers[2]: Duplicate value: 1.5"]],
+    ["a string and a number of one text differ", { objects: [{ a: "1" }, { a: 1 }] }, []],
+    [
+      "objects equal whatever their key order, printed as Go's %#v prints them (keys sorted)",
+      {
+        objects: [
+          { b: [1, "x", null], a: { c: true } },
+          { a: { c: true }, b: [1, "x", null] },
+        ],
+      },
+      [
+        'spec.objects[1]: Duplicate value: map[string]interface {}{"a":map[string]interface {}{"c":true}, "b":[]interface {}{1, "x", interface {}(nil)}}',
+      ],
+    ],
+    [
+      "a map list names the first repeat of each key, by its key fields",
+      {
+        entries: [
+          { name: "a", port: 1 },
+          { name: "a", port: 1, v: "x" },
+          { name: "a", port: 1 },
+          { name: "a", port: 2 },
+        ],
+      },
+      ['spec.entries[1]: Duplicate value: map[string]interface {}{"name":"a", "port":1}'],
+    ],
+  ])("%s", (_, spec, want) => {
+    expect(duplicates(spec)).toEqual(want);
+  });
+
+  it("150,000 distinct items are not compared pairwise, and 150,000 repeats are each named", () => {
+    // Pairwise, 150,000 distinct items are ~11 billion comparisons: the test would not finish.
+    expect(duplicates({ set: Array.from({ length: 150_000 }, (_, i) => `t${i}`) })).toEqual([]);
+    const repeats = Array.from({ length: 150_000 }, (_, i) => `t${i >> 1}`);
+    expect(duplicates({ set: repeats })).toHaveLength(75_000);
+  });
+
+  it("an item nested 10,000 levels deep is keyed and printed without exhausting the stack", () => {
+    let deep: unknown = {};
+    for (let i = 0; i < 10_000; i++) deep = { n: deep };
+    const found = duplicates({ objects: [deep, deep] });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^spec\.objects\[1\]: Duplicate value: map\[string\]interface \{\}\{"n":map/);
   });
 });
 
