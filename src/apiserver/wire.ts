@@ -5,10 +5,10 @@
  * objects a watch event already made. No routing and no object semantics.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import YAML from "yaml";
 import { KUBE_MAX_DEPTH, openingPast } from "../json-depth.js";
 import { jsonText } from "../json-text.js";
 import type { KubeObject } from "../kube/object.js";
+import { DEFAULT_YAML_BOUNDS, parseYaml as parseBoundedYaml, type YamlBounds } from "../yaml.js";
 import { decodeObject, ProtobufDecodeError } from "./protobuf/decode.js";
 import type { PatchType } from "./rest/index.js";
 import { ApiError, badRequest, unsupportedMediaType } from "./status.js";
@@ -159,12 +159,17 @@ export const parseJson = (text: string): unknown => {
   }
 };
 
+/**
+ * A YAML body is read by the bounded reader (src/yaml.ts): the yaml library's composer recurses, and 20,000
+ * nested `[` in a 20 KB body ended the local server's process outright (decision 136). 500 levels stays
+ * under the composer's reach (near 800); kube's reader goes deeper, but kubectl and client-go send JSON.
+ */
+const YAML_BODY_BOUNDS: YamlBounds = { ...DEFAULT_YAML_BOUNDS, maxDocuments: 1, maxDepth: 500 };
+
 const parseYaml = (text: string): unknown => {
-  try {
-    return YAML.parse(text);
-  } catch (e) {
-    throw badRequest(`error decoding YAML: ${(e as Error).message}`);
-  }
+  const parsed = parseBoundedYaml(text, YAML_BODY_BOUNDS);
+  if (!parsed.ok) throw badRequest(`error decoding YAML: ${parsed.problem.message}`);
+  return parsed.values[0] ?? null;
 };
 
 /**

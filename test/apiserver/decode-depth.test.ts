@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/apiserver/status.js";
-import { decodeBody } from "../../src/apiserver/wire.js";
+import { decodeBody, decodePatchBody } from "../../src/apiserver/wire.js";
 import { KUBE_MAX_DEPTH, openingPast } from "../../src/json-depth.js";
 
 /** A Machine whose spec nests so the whole object is `levels` deep, by objects or by arrays. */
@@ -50,4 +50,47 @@ describe("kube's decoder depth limit (10,000 levels)", () => {
     expect(openingPast(JSON.stringify({ s: '\\"{'.repeat(20_000) }), 3)).toBe(-1);
     expect(openingPast(`${"[".repeat(11)}${"]".repeat(11)}`, 10)).toBe(10);
   });
+});
+
+/**
+ * The yaml library's composer recurses: a deep body overflowed the stack — a 400 at first, and after a few
+ * such bodies (the parser's code optimised) an overflow inside V8's regexp compiler, which V8 reports as a
+ * fatal out-of-memory and which ended the local server's process (reproduced with three bodies in a row).
+ */
+describe("decision 136: a YAML body is read within bounds", () => {
+  const configMap = (a: string) =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\ndata:\n  a: ${a}\n`;
+  const decodeYaml = (text: string) =>
+    decodeBody("application/yaml", Buffer.from(text), { builtIn: true, kind: "ConfigMap" });
+  const refusal = (f: () => unknown): unknown => {
+    try {
+      f();
+    } catch (e) {
+      return e instanceof ApiError ? e.toStatus() : e;
+    }
+    return undefined;
+  };
+
+  it("reads a YAML object, and one nested to the bound (500 levels)", () => {
+    expect(decodeYaml(configMap("'1'"))).toMatchObject({ data: { a: "1" } });
+    const atBound = `${"[".repeat(498)}${"]".repeat(498)}`; // the object and `data` are two more levels
+    expect(decodeYaml(configMap(atBound))).toMatchObject({ kind: "ConfigMap" });
+  });
+
+  it.each([
+    ["a POST body nested 20,000 levels", () => decodeYaml(configMap("[".repeat(20_000)))],
+    ["an apply patch nested 20,000 levels", () => decodePatchBody("apply", configMap("[".repeat(20_000)))],
+    ["one level past the bound", () => decodeYaml(configMap(`${"[".repeat(499)}${"]".repeat(499)}`))],
+  ])(
+    "%s: a 400 naming the bound (before: the composer's stack overflow, which could end the process)",
+    (_, f) => {
+      expect(refusal(f)).toMatchObject({
+        code: 400,
+        reason: "BadRequest",
+        message: expect.stringMatching(
+          /^error decoding YAML: YAML document 1 line 6: nests deeper than the bound of 500 levels$/,
+        ),
+      });
+    },
+  );
 });

@@ -5322,6 +5322,38 @@ const decodeProbes: Probe[] = [
       return { code, causes, messageLength };
     },
   ),
+  // YAML bodies: kubectl sends JSON, but any client may send YAML, and the yaml library's composer recurses.
+  ask(
+    "decode: a YAML ConfigMap",
+    "admin",
+    "POST",
+    CMS,
+    text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decode-yaml\ndata:\n  a: '1'\n"),
+    fields("data.a"),
+    "application/yaml",
+  ),
+  ask(
+    "decode: a YAML ConfigMap nested 20,000 levels",
+    "admin",
+    "POST",
+    CMS,
+    text(
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decode-yaml-deep\ndata:\n  a: ${"[".repeat(20_000)}\n`,
+    ),
+    code,
+    "application/yaml",
+  ),
+  ask(
+    "decode: a YAML apply patch nested 20,000 levels",
+    "admin",
+    "PATCH",
+    `${CMS}/decode-cm?fieldManager=yaml-probe`,
+    text(
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decode-cm\ndata:\n  a: ${"[".repeat(20_000)}\n`,
+    ),
+    code,
+    "application/apply-patch+yaml",
+  ),
   probe("decode: a core Event read through events.k8s.io", async (w) => {
     const c = await w.raw("admin", "POST", CORE_EVENTS, coreEvent({ name: "decode-ev" }));
     const r = await w.raw("admin", "GET", `${NEW_EVENTS}/decode-ev`);
