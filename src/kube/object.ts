@@ -179,11 +179,22 @@ export const setCondition = (
   now: Date,
 ): readonly Condition[] => {
   const old = conditions.find((c) => c.type === next.type);
+  const merged = mergedCondition(old, next, now);
+  if (merged === old) return conditions;
+  return old ? conditions.map((c) => (c.type === next.type ? merged : c)) : [...conditions, merged];
+};
+
+/** `old` (a condition of `next`'s type, if any) with `next` set, as setCondition sets it; `old` itself when
+ * nothing differs. */
+export const mergedCondition = (
+  old: Condition | undefined,
+  next: Omit<Condition, "lastTransitionTime">,
+  now: Date,
+): Condition => {
   const lastTransitionTime =
     old && old.status === next.status && old.lastTransitionTime
       ? old.lastTransitionTime
       : now.toISOString().replace(/\.\d{3}Z$/, "Z");
   const merged = { ...old, ...next, lastTransitionTime } as Condition;
-  if (old && canonicalJson(old) === canonicalJson(merged)) return conditions;
-  return old ? conditions.map((c) => (c.type === next.type ? merged : c)) : [...conditions, merged];
+  return old && canonicalJson(old) === canonicalJson(merged) ? old : merged;
 };

@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
+import { StringDecoder } from "node:string_decoder";
 import { createSecureContext } from "node:tls";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { type Dispatcher, Agent as Pools, errors as undiciErrors } from "undici";
@@ -405,26 +406,40 @@ function parseServer(text: string): ParsedServer {
 const isStreamRequest = (req: KubeRequest): boolean =>
   req.query?.watch === true || req.query?.watch === "true";
 
-/** Splits a byte stream into JSON values, one per line; a line that is not JSON ends the stream with an error. */
+/**
+ * Splits a byte stream into JSON values, one per line; a line that is not JSON ends the stream with an error.
+ * Bytes are decoded as a stream, so a character whose bytes two chunks share arrives whole (decoded chunk by
+ * chunk, an annotation's `é` became two U+FFFD in the cache, and the sync would mirror them); only each new
+ * chunk is searched for a newline, and a line's pieces are joined once it ends — a long line is not rescanned
+ * per chunk (decision 137).
+ */
 export async function* jsonLines(
   source: AsyncIterable<Buffer | string>,
   parse: (text: string) => unknown = JSON.parse,
 ): AsyncGenerator<unknown> {
-  let buffered = "";
+  const decoder = new StringDecoder("utf8");
+  let pieces: string[] = [];
+  const line = (): string => {
+    const text = pieces.join("").trim();
+    pieces = [];
+    return text;
+  };
   try {
     for await (const chunk of source) {
-      buffered += typeof chunk === "string" ? chunk : chunk.toString("utf8");
-      let nl = buffered.indexOf("\n");
-      while (nl >= 0) {
-        const line = buffered.slice(0, nl).trim();
-        buffered = buffered.slice(nl + 1);
-        if (line) yield parse(line);
-        nl = buffered.indexOf("\n");
+      const text = typeof chunk === "string" ? chunk : decoder.write(chunk);
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+        pieces.push(text.slice(start, nl));
+        start = nl + 1;
+        const complete = line();
+        if (complete) yield parse(complete);
       }
+      if (start < text.length) pieces.push(text.slice(start));
     }
+    pieces.push(decoder.end());
   } catch (e) {
     throw new TransportError(0, "", `watch stream broke: ${(e as Error).message}`);
   }
-  const rest = buffered.trim();
+  const rest = line();
   if (rest) yield parse(rest);
 }

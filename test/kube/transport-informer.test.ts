@@ -147,6 +147,30 @@ describe("newline-delimited JSON", () => {
     for await (const v of jsonLines(chunks())) out.push(v);
     expect(out).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
   });
+  it("a character whose bytes two chunks share arrives whole (decision 137: it became two U+FFFD)", async () => {
+    const bytes = Buffer.from('{"metadata":{"labels":{"team":"équipe-🚀"}}}\n');
+    const at = [bytes.indexOf(0xc3) + 1, bytes.indexOf(0xf0) + 2];
+    async function* chunks() {
+      yield bytes.subarray(0, at[0]);
+      yield bytes.subarray(at[0], at[1]);
+      yield bytes.subarray(at[1]);
+    }
+    const out: unknown[] = [];
+    for await (const v of jsonLines(chunks())) out.push(v);
+    expect(out).toEqual([{ metadata: { labels: { team: "équipe-🚀" } } }]);
+  });
+  it("a 16 MB line in 64-byte chunks is read once, not rescanned per chunk (decision 137)", async () => {
+    // Rescanning the line so far for a newline after every chunk: 250,000 chunks × megabytes — it did not finish.
+    const line = Buffer.from(`{"v":"${"x".repeat(16 * 1024 * 1024)}"}\n{"w":1}\n`);
+    async function* chunks() {
+      for (let i = 0; i < line.length; i += 64) yield line.subarray(i, i + 64);
+    }
+    const out: unknown[] = [];
+    for await (const v of jsonLines(chunks())) out.push(v);
+    expect(out).toHaveLength(2);
+    expect((out[0] as { v: string }).v).toHaveLength(16 * 1024 * 1024);
+    expect(out[1]).toEqual({ w: 1 });
+  });
   it("a broken line ends the stream with an error", async () => {
     async function* chunks() {
       yield Buffer.from("{nope\n");

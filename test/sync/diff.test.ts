@@ -1,7 +1,7 @@
 import jsonpatch from "fast-json-patch";
 import { describe, expect, it } from "vitest";
 import { FINALIZERS } from "../../src/kube/kinds.js";
-import type { KubeObject } from "../../src/kube/object.js";
+import { type Condition, type KubeObject, setCondition } from "../../src/kube/object.js";
 import { applyBody, objectDiff, specPaths, statusPatch, subsetDiff } from "../../src/sync/diff.js";
 import {
   addFinalizerWrite,
@@ -145,6 +145,64 @@ describe("status mirroring (SPEC §5.4)", () => {
       reason: "Running",
       lastTransitionTime: "2026-11-30T10:00:00Z",
     });
+  });
+
+  it("a status with 300,000 conditions: merged by type in one pass (decision 137; a search per condition did not finish)", () => {
+    // Anyone who can write machines/status can leave such a list (~50,000 fit in etcd's 1.5 MB); the mirror
+    // runs on the event loop that answers the webhook, so it must not cost a search of the list per condition.
+    const many = Array.from({ length: 300_000 }, (_, i) => condition(`T${i}`, "True"));
+    const liveMany = { ...live, status: { conditions: many } };
+    const mirrored = Array.from({ length: 300_000 }, (_, i) => ({
+      type: `T${i}`,
+      status: i === 7 ? "False" : "True",
+      ...(i === 7 ? { reason: "Broken" } : {}),
+    }));
+    const patch = statusPatch(
+      liveMany,
+      { conditions: mirrored },
+      { untouched: [], now: NOW, own: [{ type: "Synchronized", status: "True" }] },
+    );
+    const out = patch?.status.conditions as Record<string, unknown>[];
+    expect(out).toHaveLength(300_001);
+    expect(out[7]).toEqual({
+      type: "T7",
+      status: "False",
+      reason: "Broken",
+      lastTransitionTime: "2026-11-30T10:00:00Z",
+    });
+    expect(out[8]).toBe(many[8]);
+    expect(out.at(-1)).toMatchObject({ type: "Synchronized", status: "True" });
+    expect(patch?.changedPaths).toEqual(["status.conditions[T7]", "status.conditions[Synchronized]"]);
+  });
+
+  it("a type set twice, and a type live holds twice: as setCondition one after the other", () => {
+    const twice = {
+      ...live,
+      status: { conditions: [condition("A", "True"), condition("B", "True"), condition("A", "False")] },
+    };
+    const patch = statusPatch(
+      twice,
+      {
+        conditions: [
+          { type: "C", status: "True" },
+          { type: "A", status: "False", reason: "x" },
+        ],
+      },
+      { untouched: [], now: NOW, own: [{ type: "C", status: "False" }] },
+    );
+    let expected: readonly Condition[] = twice.status.conditions;
+    for (const next of [
+      { type: "C", status: "True" },
+      { type: "A", status: "False", reason: "x" },
+      { type: "C", status: "False" },
+    ])
+      expected = setCondition(expected, next, NOW);
+    expect(patch?.status.conditions).toEqual(expected);
+    expect(patch?.changedPaths).toEqual([
+      "status.conditions[A]",
+      "status.conditions[A]",
+      "status.conditions[C]",
+    ]);
   });
 
   it("nothing to change → no patch", () => {
