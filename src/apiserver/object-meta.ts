@@ -210,10 +210,10 @@ export const typedDecodeProblem = (
   const notString = OBJECT_META_STRINGS.find(
     (f) => metadata[f] !== undefined && metadata[f] !== null && typeof metadata[f] !== "string",
   );
-  if (notString) return unmarshalError(metadata[notString], `ObjectMeta.${notString}`, "string");
+  if (notString) return unmarshalError(metadata[notString], `ObjectMeta.metadata.${notString}`, "string");
   return (
-    stringMapProblem(metadata.labels, "ObjectMeta.labels") ??
-    stringMapProblem(metadata.annotations, "ObjectMeta.annotations") ??
+    stringMapProblem(metadata.labels, "ObjectMeta.metadata.labels") ??
+    stringMapProblem(metadata.annotations, "ObjectMeta.metadata.annotations") ??
     (res.group === "" && res.kind === "ConfigMap" ? stringMapProblem(o.data, "ConfigMap.data") : undefined)
   );
 };

@@ -6,18 +6,22 @@
  * Inputs are never mutated.
  */
 import jsonpatch from "fast-json-patch";
-import { cloneJson } from "../json-text.js";
+import { boundedJson, cloneJson } from "../json-text.js";
 import { isRecord } from "../kube/object.js";
 
 export class PatchError extends Error {
   constructor(
     message: string,
-    /** 422 for a failed `test` op (kube answers Invalid), 400 for malformed patches. */
-    readonly code: 400 | 422 = 400,
+    /** 422 for a failed `test` op (kube answers Invalid), 400 for malformed patches, 413 for too many ops. */
+    readonly code: 400 | 413 | 422 = 400,
   ) {
     super(message);
   }
 }
+
+/** kube-apiserver's bounds on a JSON patch (decision 138): its operations, and what its copies may add. */
+export const MAX_JSON_PATCH_OPERATIONS = 10_000;
+export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
 
 /** RFC 7386: null deletes, objects merge recursively, anything else replaces. */
 export const mergePatch = (target: unknown, patch: unknown): unknown => {
@@ -43,10 +47,16 @@ const DOCUMENT_ERRORS = new Set([
 /** RFC 6902. A failed `test` is a 422 (kube: "the server rejected our request due to an error in our request"). */
 export const jsonPatch = (target: unknown, given: unknown): unknown => {
   if (!Array.isArray(given)) throw new PatchError("json patch must be an array of operations");
+  if (given.length > MAX_JSON_PATCH_OPERATIONS)
+    throw new PatchError(
+      `Request entity too large: The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${given.length}`,
+      413,
+    );
   const ops = given.map(asKubeReadsOp);
   try {
     return applyCopyingPaths(target, ops) ?? applyToClone(target, ops);
   } catch (e) {
+    if (e instanceof PatchError) throw e;
     const err = e as { name?: string; message?: string };
     // Ops that cannot apply to this document (a failed test, a path that is not there) are 422 on kube;
     // malformed ops are 400.
@@ -73,9 +83,49 @@ const asKubeReadsOp = (op: unknown): unknown => {
   return out;
 };
 
-/** fast-json-patch on a deep copy of the target. */
-const applyToClone = (target: unknown, ops: unknown[]): unknown =>
-  jsonpatch.applyPatch(cloneJson(target), ops as jsonpatch.Operation[], true, true).newDocument;
+/** fast-json-patch on a deep copy of the target, op by op. */
+const applyToClone = (target: unknown, ops: unknown[]): unknown => {
+  let document = cloneJson(target);
+  const copies = copyBudget();
+  for (let i = 0; i < ops.length; i++) {
+    copies.spend(document, ops[i]);
+    document = jsonpatch.applyOperation(
+      document,
+      ops[i] as jsonpatch.Operation,
+      true,
+      true,
+      true,
+      i,
+    ).newDocument;
+  }
+  return document;
+};
+
+/**
+ * What the patch's `copy` ops have added so far, refused past MAX_JSON_PATCH_COPY_BYTES of JSON: each copy
+ * can double the object, and 30 of them in a 2 KB patch would need gigabytes (the local server's process ran
+ * out of memory). A copy is measured before it is made, at most up to what the budget has left.
+ */
+const copyBudget = () => {
+  let spent = 0;
+  return {
+    spend(document: unknown, op: unknown): void {
+      if (!isRecord(op) || op.op !== "copy" || typeof op.from !== "string") return;
+      let value: unknown;
+      try {
+        value = jsonpatch.getValueByPointer(document, op.from);
+      } catch {
+        return; // an unresolvable `from` is the library's error to report
+      }
+      const left = MAX_JSON_PATCH_COPY_BYTES - spent;
+      const size = boundedJson(value, left).length;
+      if (size > left)
+        // kube's library names the limit; its handler answers as for any patch that cannot apply.
+        throw new PatchError("the server rejected our request due to an error in our request", 422);
+      spent += size;
+    },
+  };
+};
 
 /**
  * fast-json-patch applied op by op, as applyPatch does, to a document that shares all but the maps and
@@ -94,9 +144,11 @@ const applyCopyingPaths = (target: unknown, ops: unknown[]): unknown => {
     return c;
   };
   let document = copy(target);
+  const copies = copyBudget();
   for (let i = 0; i < ops.length; i++) {
     const op = ops[i];
     if (!isRecord(op) || typeof op.path !== "string" || op.path === "") return undefined;
+    copies.spend(document, op);
     if (op.op !== "test" && op.op !== "_get") {
       if (!copyAlong(document, op.path, fresh, copy)) return undefined;
       if (op.op === "move" && (typeof op.from !== "string" || !copyAlong(document, op.from, fresh, copy)))

@@ -60,7 +60,7 @@ describe("SPEC §8.1: on the local API server, as on kube-apiserver", () => {
     const r = await call(s, "POST", CMS, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: 5 } });
     expect(r.status).toBe(400);
     expect(r.body.message).toMatch(
-      /cannot unmarshal number into Go struct field ObjectMeta\.name of type string$/,
+      /cannot unmarshal number into Go struct field ObjectMeta\.metadata\.name of type string$/,
     );
   });
 

@@ -202,6 +202,44 @@ describe("patch functions", () => {
   });
 });
 
+describe("decision 138: a JSON patch's bounds, as kube-apiserver's", () => {
+  const annotated = { metadata: { name: "c", annotations: { a: "x".repeat(1000) } } };
+  const copies = (k: number) =>
+    Array.from({ length: k }, (_, i) => ({
+      op: "copy",
+      from: "/metadata/annotations",
+      path: `/metadata/annotations/c${i}`,
+    }));
+  const refusal = (f: () => unknown) => {
+    try {
+      f();
+    } catch (e) {
+      return e instanceof PatchError ? { code: e.code, message: e.message } : e;
+    }
+    return undefined;
+  };
+
+  it("more than 10,000 operations: 413, naming both counts", () => {
+    const ops = Array.from({ length: 10_001 }, () => ({ op: "test", path: "/metadata/name", value: "c" }));
+    expect(refusal(() => jsonPatch(annotated, ops))).toEqual({
+      code: 413,
+      message: "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001",
+    });
+    expect(jsonPatch(annotated, ops.slice(1))).toEqual(annotated);
+  });
+
+  it("copies adding up to 3 MB apply; past it the patch is refused before it is made", () => {
+    // 11 doublings of ~1 KB add ~2 MB; 40 would need terabytes (the process ran out of memory before).
+    const eleven = jsonPatch(annotated, copies(11)) as { metadata: { annotations: Record<string, unknown> } };
+    expect(Object.keys(eleven.metadata.annotations)).toHaveLength(12);
+    for (const k of [12, 40])
+      expect(refusal(() => jsonPatch(annotated, copies(k)))).toEqual({
+        code: 422,
+        message: "the server rejected our request due to an error in our request",
+      });
+  });
+});
+
 describe("managedFields", () => {
   it("field sets round-trip through fieldsV1; finalizers are a set, ownerReferences keyed by uid, other lists atomic", () => {
     const o = {

@@ -5354,6 +5354,48 @@ const decodeProbes: Probe[] = [
     code,
     "application/apply-patch+yaml",
   ),
+  // A JSON patch's bounds: its operations, and what its copies add (each copy of a map into itself doubles it).
+  ask(
+    "decode: a JSON patch of 10,001 operations",
+    "admin",
+    "PATCH",
+    `${CMS}/decode-cm`,
+    Array.from({ length: 10_001 }, () => ({ op: "test", path: "/metadata/name", value: "decode-cm" })),
+    withMessage,
+    "application/json-patch+json",
+  ),
+  ...[10, 11, 12, 13].map((k) =>
+    probe(`decode: a JSON patch whose ${k} copies double the annotations each`, async (w) => {
+      const name = `decode-copies-${k}`;
+      await w.raw("admin", "POST", CMS, cm(name, {}, { annotations: { a: "x".repeat(1000) } }));
+      const ops = Array.from({ length: k }, (_, i) => ({
+        op: "copy",
+        from: "/metadata/annotations",
+        path: `/metadata/annotations/c${i}`,
+      }));
+      const r = await w.raw("admin", "PATCH", `${CMS}/${name}`, ops, "application/json-patch+json");
+      // The refusal of the patched object quotes it whole, keys in Go's order: not compared.
+      return withMessage(r).replace(/Invalid value: "(?:[^"\\]|\\.)*"/, "Invalid value: …");
+    }),
+  ),
+  // How a typed decode names the field it could not read (Go's encoding/json: the struct, then the path).
+  ...(
+    [
+      ["its name a number", { name: 5 }, {}],
+      ["its annotations a string", { name: "decode-ann", annotations: "x" }, {}],
+      ["its labels holding a number", { name: "decode-lab", labels: { a: 1 } }, {}],
+      ["a data value a number", { name: "decode-data" }, { data: { a: 1 } }],
+    ] as const
+  ).map(([what, metadata, extra]) =>
+    ask(
+      `decode: a ConfigMap with ${what}`,
+      "admin",
+      "POST",
+      CMS,
+      { apiVersion: "v1", kind: "ConfigMap", metadata, ...extra },
+      withMessage,
+    ),
+  ),
   probe("decode: a core Event read through events.k8s.io", async (w) => {
     const c = await w.raw("admin", "POST", CORE_EVENTS, coreEvent({ name: "decode-ev" }));
     const r = await w.raw("admin", "GET", `${NEW_EVENTS}/decode-ev`);

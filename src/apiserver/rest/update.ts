@@ -253,7 +253,11 @@ const applyPatchBody = (type: PatchType, target: unknown, body: unknown): unknow
     }
   } catch (e) {
     if (e instanceof PatchError)
-      throw e.code === 422 ? new ApiError(422, "Invalid", e.message) : badRequest(e.message);
+      throw e.code === 422
+        ? new ApiError(422, "Invalid", e.message)
+        : e.code === 413
+          ? new ApiError(413, "RequestEntityTooLarge", e.message)
+          : badRequest(e.message);
     throw e;
   }
 };

@@ -175,14 +175,23 @@ function checkListType(node: SchemaNode, list: unknown[], path: string, out: Sta
   });
 }
 
-/** Correlates an array item with its old counterpart as kube does: only `listType: map` lists, by their keys. */
-function correlateItem(node: SchemaNode, item: unknown, old: Old): Old {
+/**
+ * Correlates the items of an array with their old counterparts as kube does: only `listType: map` lists, by
+ * their keys (the first old item of a key). One map of the old list per list, not a search of it per item:
+ * 10,000 conditions in a status took 44 s to validate when each item searched (decision 138).
+ */
+function oldItems(node: SchemaNode, old: Old): ((item: unknown) => Old) | undefined {
   if (!old || !Array.isArray(old.value) || node.schema["x-kubernetes-list-type"] !== "map") return undefined;
   const keys = node.schema["x-kubernetes-list-map-keys"] ?? [];
-  const k = mapKeyOf(item, keys);
-  if (k === undefined) return undefined;
-  const match = old.value.find((o) => mapKeyOf(o, keys) === k);
-  return match === undefined ? undefined : { value: match };
+  const byKey = new Map<string, unknown>();
+  for (const o of old.value) {
+    const k = mapKeyOf(o, keys);
+    if (k !== undefined && !byKey.has(k)) byKey.set(k, o);
+  }
+  return (item) => {
+    const k = mapKeyOf(item, keys);
+    return k !== undefined && byKey.has(k) ? { value: byKey.get(k) } : undefined;
+  };
 }
 
 /** cel-go words a missing field "no such key: x"; @bufbuild/cel says "field not found: x". */
@@ -289,8 +298,9 @@ export function validateNode(
     }
   } else if (Array.isArray(v) && node.items) {
     const items = node.items;
+    const correlate = oldItems(node, old);
     v.forEach((item, i) => {
-      validateNode(items, item, correlateItem(node, item, old), indexPath(path, i), out, celOut);
+      validateNode(items, item, correlate?.(item), indexPath(path, i), out, celOut);
     });
   }
   if (node.rules.length > 0) runRules(node, { value: v, old, ratcheted }, path, celOut);

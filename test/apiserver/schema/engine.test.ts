@@ -580,7 +580,11 @@ describe("SPEC §8.1: list types as kube's listtype validation (decision 135)", 
           "x-kubernetes-list-map-keys": ["name", "port"],
           items: {
             type: "object",
-            properties: { name: { type: "string" }, port: { type: "integer" }, v: { type: "string" } },
+            properties: {
+              name: { type: "string" },
+              port: { type: "integer" },
+              v: { type: "string", maxLength: 1 },
+            },
           },
         },
       },
@@ -630,6 +634,20 @@ describe("SPEC §8.1: list types as kube's listtype validation (decision 135)", 
     expect(duplicates({ set: Array.from({ length: 150_000 }, (_, i) => `t${i}`) })).toEqual([]);
     const repeats = Array.from({ length: 150_000 }, (_, i) => `t${i >> 1}`);
     expect(duplicates({ set: repeats })).toHaveLength(75_000);
+  });
+
+  it("an UPDATE of a 100,000-item map list ratchets each item against its old one by key (decision 138)", () => {
+    // Each item searched the old list for its key: 100,000 × 100,000 — it did not finish.
+    const entries = (changed: number) =>
+      Array.from({ length: 100_000 }, (_, i) => ({
+        name: `n${i}`,
+        port: 1,
+        v: i === changed ? "new" : "old",
+      }));
+    const old = widget({ entries: entries(-1) });
+    const errors = c.validate("v1", widget({ entries: entries(99_999).reverse() }), old);
+    // Every "old" value is invalid (maxLength 1) but unchanged, so ratcheted; the changed one is judged.
+    expect(errors.map((e) => e.field)).toEqual(["spec.entries[0].v"]);
   });
 
   it("an item nested 10,000 levels deep is keyed and printed without exhausting the stack", () => {
