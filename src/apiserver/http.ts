@@ -430,7 +430,7 @@ export class HttpApi {
         metadata: { resourceVersion: String(this.deps.storage.currentRv()) },
         items: deleted,
       };
-      return send(res, 200, JSON.stringify(list), ctx.warnings);
+      return send(res, 200, jsonText(list), ctx.warnings);
     }
     throw methodNotAllowed();
   }

@@ -123,7 +123,7 @@ export class Collections {
         page.items.map((o) => asVersion(type, version, o)),
         { resourceVersion: page.rv, include: includeOf(q), now: this.deps.clock() },
       );
-      send(res, 200, JSON.stringify({ ...table, metadata }));
+      send(res, 200, jsonText({ ...table, metadata }));
       return;
     }
     const head = JSON.stringify({ kind: type.listKind, apiVersion: gvOf(type, version), metadata });

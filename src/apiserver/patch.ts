@@ -23,15 +23,32 @@ export class PatchError extends Error {
 export const MAX_JSON_PATCH_OPERATIONS = 10_000;
 export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
 
-/** RFC 7386: null deletes, objects merge recursively, anything else replaces. */
+/**
+ * RFC 7386: null deletes, objects merge level by level, anything else replaces. Walked with an explicit stack
+ * (a patch can nest as deep as an object, 10,000 levels; recursion answered 500 from ~4,000, decision 139);
+ * keys are set as own properties, so a key spelled `__proto__` is data.
+ */
 export const mergePatch = (target: unknown, patch: unknown): unknown => {
   if (!isRecord(patch)) return patch;
-  const base: Record<string, unknown> = isRecord(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete base[k];
-    else base[k] = mergePatch(base[k], v);
+  const root: Record<string, unknown> = isRecord(target) ? { ...target } : {};
+  const pending: [Record<string, unknown>, Record<string, unknown>][] = [[root, patch]];
+  while (pending.length > 0) {
+    const [base, p] = pending.pop() as [Record<string, unknown>, Record<string, unknown>];
+    for (const [k, v] of Object.entries(p)) {
+      if (v === null) {
+        delete base[k];
+        continue;
+      }
+      let value = v;
+      if (isRecord(v)) {
+        const before = Object.hasOwn(base, k) ? base[k] : undefined;
+        value = isRecord(before) ? { ...before } : {};
+        pending.push([value as Record<string, unknown>, v]);
+      }
+      Object.defineProperty(base, k, { value, enumerable: true, writable: true, configurable: true });
+    }
   }
-  return base;
+  return root;
 };
 
 const DOCUMENT_ERRORS = new Set([

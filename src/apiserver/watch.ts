@@ -83,7 +83,7 @@ export class Watches {
           withColumns: firstTable,
         });
         firstTable = false;
-        return `{"type":"${type_}","object":${JSON.stringify(t)}}\n`;
+        return `{"type":"${type_}","object":${jsonText(t)}}\n`;
       }
       if (e && sameVersion) {
         if (e.json === undefined) {

@@ -128,3 +128,50 @@ describe("SPEC §8.1 a custom resource 9,990 levels deep, as kube-apiserver stor
     DEEP_TIMEOUT_MS,
   );
 });
+
+describe("decision 139: the answers built around a deep object", () => {
+  // 6,000 levels: past where JSON.stringify overflows (near 5,000), cheaper than the cases above.
+  const NS2 = "deep-answers";
+  const deepIn = (ns: string, name: string, depth: number): string =>
+    deepWidget(name, depth).replace(`"namespace":"${NS}"`, `"namespace":"${ns}"`);
+
+  it(
+    "is listed and watched as a Table with its object, and deleted by collection — not a 500",
+    async () => {
+      expect((await call(s, "POST", "/api/v1/namespaces", namespace(NS2))).status).toBe(201);
+      const tableWatch = await watch(
+        s,
+        `${WIDGETS(NS2)}?watch=true&includeObject=Object`,
+        undefined,
+        "application/json;as=Table;v=v1;g=meta.k8s.io",
+      );
+      const created = await call(s, "POST", WIDGETS(NS2), undefined, { raw: deepIn(NS2, "t1", 6_000) });
+      expect(created.status).toBe(201);
+      const table = await call(s, "GET", `${WIDGETS(NS2)}?includeObject=Object`, undefined, {
+        accept: "application/json;as=Table;v=v1;g=meta.k8s.io",
+      });
+      expect(table.status, table.text.slice(0, 200)).toBe(200);
+      expect(depthOf(table.body.rows[0].object.spec)).toBe(5_999);
+      const event = await tableWatch.next();
+      expect(event.type).toBe("ADDED");
+      expect(depthOf(event.object.rows[0].object.spec)).toBe(5_999);
+      tableWatch.close();
+      // A merge patch as deep: it recursed, and answered 500 from 4,000 levels.
+      const levels = 5_990;
+      const patch = `{"spec":{"free":${'{"m":'.repeat(levels)}1${"}".repeat(levels)}}}`;
+      const patched = await call(s, "PATCH", `${WIDGETS(NS2)}/t1`, undefined, {
+        raw: patch,
+        contentType: "application/merge-patch+json",
+      });
+      expect(patched.status, patched.text.slice(0, 200)).toBe(200);
+      expect(depthOf(patched.body.spec.free.m)).toBe(levels - 1);
+      expect(depthOf(patched.body.spec.free.n)).toBe(5_997);
+      // kube answers a delete of the collection with the objects it deleted: once 500 after deleting them.
+      const deleted = await call(s, "DELETE", WIDGETS(NS2));
+      expect(deleted.status, deleted.text.slice(0, 200)).toBe(200);
+      expect(deleted.body.items.map((o: { metadata: { name: string } }) => o.metadata.name)).toEqual(["t1"]);
+      expect(depthOf(deleted.body.items[0].spec)).toBe(5_999);
+    },
+    DEEP_TIMEOUT_MS,
+  );
+});

@@ -202,6 +202,21 @@ describe("patch functions", () => {
   });
 });
 
+describe("decision 139: a merge patch at any depth", () => {
+  it("merges 9,000 levels without recursion, and a key spelled __proto__ is data", () => {
+    let patch: Record<string, unknown> = { leaf: 1 };
+    for (let i = 0; i < 9_000; i++) patch = { n: patch };
+    let at = mergePatch({ keep: true }, patch) as Record<string, unknown>;
+    expect(at.keep).toBe(true);
+    for (let i = 0; i < 9_000; i++) at = at.n as Record<string, unknown>;
+    expect(at).toEqual({ leaf: 1 });
+    const out = mergePatch({}, JSON.parse('{"__proto__":{"polluted":true}}')) as Record<string, unknown>;
+    expect(Object.hasOwn(out, "__proto__")).toBe(true);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect((out as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+});
+
 describe("decision 138: a JSON patch's bounds, as kube-apiserver's", () => {
   const annotated = { metadata: { name: "c", annotations: { a: "x".repeat(1000) } } };
   const copies = (k: number) =>
