@@ -2,7 +2,7 @@
  * JSON text of parsed JSON values at any depth (no recursion), whole or cut short. kube-apiserver stores
  * objects nested up to 10,000 levels (src/json-depth.ts); V8's `JSON.stringify` overflows the stack near
  * 5,000. `jsonText` is `JSON.stringify` and falls back to the explicit-stack writer only for such values;
- * `boundedJson` writes at most `maxChars` characters (messages that show a user's value); `canonicalText`
+ * `boundedJson` writes at most `maxChars` characters (messages that show a user's value); `canonicalJson`
  * sorts every object's keys (a key for values equal as JSON); `valueText` spells values in another syntax
  * (Go's `%#v`, src/apiserver/go-json.ts). Pure.
  */
@@ -110,10 +110,10 @@ export const boundedJson = (value: unknown, maxChars: number): string =>
   valueText(value, maxChars, JSON_SYNTAX);
 
 /**
- * One text for every parsed JSON value equal to `value` whatever its objects' key order, at any depth: a key
- * for a Map or Set where `jsonEqual` would compare pairs.
+ * One text for every parsed JSON value equal to `value` whatever its objects' key order (keys sorted), at any
+ * depth: for hashing, and a key for a Map or Set where `jsonEqual` would compare pairs.
  */
-export const canonicalText = (value: unknown): string =>
+export const canonicalJson = (value: unknown): string =>
   valueText(value, Number.POSITIVE_INFINITY, CANONICAL_SYNTAX);
 
 /** `JSON.stringify(value)` for any parsed JSON value, however deep: the native writer, or the stack-free one

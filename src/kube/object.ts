@@ -3,6 +3,7 @@
  * Objects are plain JSON; unknown fields are always preserved. Accessors never throw on odd shapes: a
  * field of the wrong type reads as absent.
  */
+import { canonicalJson } from "../json-text.js";
 
 export interface OwnerReference {
   apiVersion: string;
@@ -104,17 +105,8 @@ export const conditionsOf = (o: KubeObject | undefined): Condition[] => {
 export const conditionOf = (o: KubeObject | undefined, type: string): Condition | undefined =>
   conditionsOf(o).find((c) => c.type === type);
 
-/** Stable JSON: keys sorted recursively. Used for hashing and for order-insensitive comparison. */
-export const canonicalJson = (v: unknown): string => {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  if (isRecord(v)) {
-    const keys = Object.keys(v)
-      .filter((k) => v[k] !== undefined)
-      .sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(",")}}`;
-  }
-  return JSON.stringify(v ?? null);
-};
+/** Stable JSON: keys sorted, at any depth. Used for hashing and for order-insensitive comparison. */
+export { canonicalJson };
 
 /**
  * `canonicalJson(a) === canonicalJson(b)` without building either string: equal as JSON, key order aside

@@ -57,7 +57,7 @@ describe("kube's decoder depth limit (10,000 levels)", () => {
  * such bodies (the parser's code optimised) an overflow inside V8's regexp compiler, which V8 reports as a
  * fatal out-of-memory and which ended the local server's process (reproduced with three bodies in a row).
  */
-describe("decision 136: a YAML body is read within bounds", () => {
+describe("SPEC §8.1, decision 136: a YAML body is read within bounds", () => {
   const configMap = (a: string) =>
     `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\ndata:\n  a: ${a}\n`;
   const decodeYaml = (text: string) =>

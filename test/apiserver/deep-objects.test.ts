@@ -129,7 +129,7 @@ describe("SPEC §8.1 a custom resource 9,990 levels deep, as kube-apiserver stor
   );
 });
 
-describe("decision 139: the answers built around a deep object", () => {
+describe("SPEC §8.1, decision 139: the answers built around a deep object", () => {
   // 6,000 levels: past where JSON.stringify overflows (near 5,000), cheaper than the cases above.
   const NS2 = "deep-answers";
   const deepIn = (ns: string, name: string, depth: number): string =>

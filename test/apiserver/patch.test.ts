@@ -202,7 +202,7 @@ describe("patch functions", () => {
   });
 });
 
-describe("decision 140: a strategic merge patch's lists, merged through maps", () => {
+describe("SPEC §8.1, decision 140: a strategic merge patch's lists, merged through maps", () => {
   // Each case did not finish at these sizes when every patch item searched the list (minutes at 200,000).
   const N = 200_000;
   const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `f${from + i}`);
@@ -249,7 +249,7 @@ describe("decision 140: a strategic merge patch's lists, merged through maps", (
   });
 });
 
-describe("decision 139: a merge patch at any depth", () => {
+describe("SPEC §8.1, decision 139: a merge patch at any depth", () => {
   it("merges 9,000 levels without recursion, and a key spelled __proto__ is data", () => {
     let patch: Record<string, unknown> = { leaf: 1 };
     for (let i = 0; i < 9_000; i++) patch = { n: patch };
@@ -264,7 +264,7 @@ describe("decision 139: a merge patch at any depth", () => {
   });
 });
 
-describe("decision 138: a JSON patch's bounds, as kube-apiserver's", () => {
+describe("SPEC §8.1, decision 138: a JSON patch's bounds, as kube-apiserver's", () => {
   const annotated = { metadata: { name: "c", annotations: { a: "x".repeat(1000) } } };
   const copies = (k: number) =>
     Array.from({ length: k }, (_, i) => ({

@@ -137,7 +137,7 @@ describe("cache manager", () => {
   });
 });
 
-describe("newline-delimited JSON", () => {
+describe("newline-delimited JSON: the watch streams of SPEC §4.1", () => {
   it("splits chunks on newlines, across chunk boundaries", async () => {
     async function* chunks() {
       yield Buffer.from('{"a":1}\n{"b"');

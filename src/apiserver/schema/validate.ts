@@ -5,7 +5,7 @@
  * a value equal to its correlated old value is not re-validated, except by transition rules (oldSelf).
  */
 
-import { canonicalText } from "../../json-text.js";
+import { canonicalJson } from "../../json-text.js";
 import { jsonEqual } from "../../kube/object.js";
 import { appendAll } from "../../lists.js";
 import {
@@ -148,7 +148,7 @@ function checkKeywords(node: SchemaNode, v: unknown, path: string, out: StatusCa
 }
 
 const mapKeyOf = (item: unknown, keys: readonly string[]): string | undefined =>
-  isObject(item) ? canonicalText(keys.map((k) => item[k] ?? null)) : undefined;
+  isObject(item) ? canonicalJson(keys.map((k) => item[k] ?? null)) : undefined;
 
 /**
  * kube's listtype validation: a `set` list's items, or a `map` list's key fields, must be unique. As there,
@@ -161,7 +161,7 @@ function checkListType(node: SchemaNode, list: unknown[], path: string, out: Sta
   const keys = node.schema["x-kubernetes-list-map-keys"] ?? [];
   const times = new Map<string, number>();
   list.forEach((item, i) => {
-    const k = listType === "set" ? canonicalText(item) : mapKeyOf(item, keys);
+    const k = listType === "set" ? canonicalJson(item) : mapKeyOf(item, keys);
     if (k === undefined) return;
     const seen = times.get(k) ?? 0;
     times.set(k, seen + 1);
