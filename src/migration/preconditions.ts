@@ -204,6 +204,16 @@ const isOwnedBy = (machine: KubeObject, set: KubeObject): boolean =>
 const selects = (set: KubeObject, machine: KubeObject): boolean =>
   labelSelectorMatches(getPath(set, ["spec", "selector"]), labelsOf(machine));
 
+/** Each name's first object in `objects` (a member's twin is found by name, once per member). */
+const firstByName = (objects: readonly KubeObject[]): Map<string, KubeObject> => {
+  const byName = new Map<string, KubeObject>();
+  for (const o of objects) {
+    const name = nameOf(o);
+    if (!byName.has(name)) byName.set(name, o);
+  }
+  return byName;
+};
+
 /**
  * Step 4, fourth bullet (MachineSets): every Machine the old-side MachineSet owns or selects has a twin on
  * the new side that the new-side MachineSet owns and selects, is not deleting, and whose MAPI copy is
@@ -220,11 +230,12 @@ export const memberProblem = (s: HandoverSnapshot, from: StableAuthority): Probl
   const newApi = opposite(from) === "ClusterAPI" ? "CAPI" : "MAPI";
   const oldApi = from === "ClusterAPI" ? "CAPI" : "MAPI";
   const setName = describeObject("MachineSet", newRole, newSet);
+  const twinsByName = firstByName(newMachines);
   for (const member of oldMachines) {
     if (!isOwnedBy(member, oldSet) && !selects(oldSet, member)) continue;
     const name = nameOf(member);
     const memberText = `${oldApi} Machine ${namespaceOf(member)}/${name}`;
-    const twin = newMachines.find((m) => nameOf(m) === name);
+    const twin = twinsByName.get(name);
     if (!twin)
       return {
         reason: "WaitingForSync",
