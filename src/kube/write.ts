@@ -99,12 +99,13 @@ export function finalizerRemovePatch(
   object: KubeObject,
   finalizers: string | readonly string[],
 ): Operation[] | undefined {
-  const removing: readonly string[] = typeof finalizers === "string" ? [finalizers] : finalizers;
+  // A set, not a search of the list per finalizer: anyone who can update the object sets its length.
+  const removing: ReadonlySet<string> = new Set(typeof finalizers === "string" ? [finalizers] : finalizers);
   const list = finalizersOf(object);
-  if (!list.some((f) => removing.includes(f))) return undefined;
+  if (!list.some((f) => removing.has(f))) return undefined;
   return finalizersPatch(
     finalizersReadOf(object),
-    list.filter((f) => !removing.includes(f)),
+    list.filter((f) => !removing.has(f)),
   );
 }
 

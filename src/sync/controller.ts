@@ -48,6 +48,7 @@ import type {
   SyncSettings,
 } from "./snapshot.js";
 import {
+  clusterNameOf,
   infrastructureRefOf,
   machineKeysFor,
   machineSetKeysFor,
@@ -180,8 +181,14 @@ const machineShell: KindShell<MachineSnapshot> = {
         mapper: machinesOfCapiSet,
         options: beyondStatus,
       },
-      // The InfraCluster (AWSCluster, OpenStackCluster) feeds the conversion of control-plane Machines.
-      { type: platformOf(settings).infraCluster, namespace: settings.capiNamespace, mapper: everyMachine },
+      // The InfraCluster (AWSCluster, OpenStackCluster) feeds the conversion of control-plane Machines: its
+      // spec, of the one named after the cluster (decision 142).
+      {
+        type: platformOf(settings).infraCluster,
+        namespace: settings.capiNamespace,
+        mapper: ofTheCluster(cache, everyMachine),
+        options: beyondStatus,
+      },
     ];
   },
 };
@@ -227,13 +234,61 @@ const machineSetShell: KindShell<MachineSetSnapshot> = {
   },
 };
 
-/** The extra watches of MachineSync or MachineSetSync over `cache` (exported for tests: what wakes which key). */
+/**
+ * Only the Cluster (or InfraCluster) the snapshots read, the one named after the Infrastructure's
+ * infrastructureName: another in the namespace concerns no key.
+ */
+const ofTheCluster =
+  (cache: Cache, mapper: KeyMapper): KeyMapper =>
+  (o) =>
+    nameOf(o) === clusterNameOf(cache.get(KINDS.infrastructure, "", "cluster")) ? mapper(o) : [];
+
+/** Every object either API holds of the shell's kind: the keys a read-only input of every plan concerns. */
+const everyKeyOf =
+  (
+    shell: { mapiType: ResourceType; capiType: ResourceType },
+    cache: Cache,
+    settings: SyncSettings,
+  ): KeyMapper =>
+  () => [
+    ...new Set([
+      ...cache.list(shell.mapiType, settings.mapiNamespace).map(nameOf),
+      ...cache.list(shell.capiType, settings.capiNamespace).map(nameOf),
+    ]),
+  ];
+
+/**
+ * The watches of both sync controllers beside their own kinds: the Infrastructure (the platform, the cluster's
+ * name) and the Cluster concern every key. Of the Cluster a plan reads its existence, deletion and identity
+ * (§4.3: the twins' owner), never its status — which Cluster API's cluster controller rewrites as Machines
+ * change, each write then waking the whole fleet twice (decision 142).
+ */
+const sharedWatches = (
+  shell: { mapiType: ResourceType; capiType: ResourceType },
+  cache: Cache,
+  settings: SyncSettings,
+): ExtraWatch[] => {
+  const everyKey = everyKeyOf(shell, cache, settings);
+  return [
+    { type: KINDS.infrastructure, namespace: "", mapper: everyKey },
+    {
+      type: KINDS.capiCluster,
+      namespace: settings.capiNamespace,
+      mapper: ofTheCluster(cache, everyKey),
+      options: beyondStatus,
+    },
+  ];
+};
+
+/** The watches of MachineSync or MachineSetSync beside their own kinds (exported for tests: what wakes which key). */
 export const syncExtraWatches = (
   kind: SyncKind,
   cache: Cache,
   settings: SyncSettings,
-): readonly ExtraWatch[] =>
-  (kind === "Machine" ? machineShell : machineSetShell).extraWatches(cache, settings);
+): readonly ExtraWatch[] => {
+  const shell = kind === "Machine" ? machineShell : machineSetShell;
+  return [...sharedWatches(shell, cache, settings), ...shell.extraWatches(cache, settings)];
+};
 
 export function createMachineSyncController(deps: SyncControllerDeps): Controller {
   return createSyncController(deps, machineShell);
@@ -250,14 +305,6 @@ function createSyncController<S extends SnapshotBase>(
   const { cache, client, clock, settings } = deps;
   const syncDeps: SyncDeps = { converter: deps.converter, settings };
   const confirmRetryMs = deps.confirmAbsentRetryMs ?? 5_000;
-
-  // Read-only inputs every key may depend on: a change there concerns every object either API holds.
-  const everyKey: KeyMapper = () => [
-    ...new Set([
-      ...cache.list(shell.mapiType, settings.mapiNamespace).map(nameOf),
-      ...cache.list(shell.capiType, settings.capiNamespace).map(nameOf),
-    ]),
-  ];
 
   /** §4.2 `confirmAbsent`: is the twin the plan believes deleted really gone from the API server? */
   const existsLive = async (ref: NonNullable<SyncPlan["confirmAbsent"]>): Promise<boolean> => {
@@ -407,9 +454,7 @@ function createSyncController<S extends SnapshotBase>(
 
   controller.watch(cache.informerFor(shell.mapiType, settings.mapiNamespace), byName);
   controller.watch(cache.informerFor(shell.capiType, settings.capiNamespace), byName);
-  controller.watch(cache.informerFor(KINDS.infrastructure), everyKey);
-  controller.watch(cache.informerFor(KINDS.capiCluster, settings.capiNamespace), everyKey);
-  for (const w of shell.extraWatches(cache, settings))
+  for (const w of [...sharedWatches(shell, cache, settings), ...shell.extraWatches(cache, settings)])
     controller.watch(cache.informerFor(w.type, w.namespace), w.mapper, w.options);
   const infra = createInfraTypes({
     cache,

@@ -225,12 +225,21 @@ export const replicasSetOnMapiCopy = (mapi: KubeObject, capi: KubeObject): numbe
 export const unmirroredDeleteMarks = (
   mapiMachines: readonly KubeObject[],
   capiMachines: readonly KubeObject[],
-): string[] =>
-  mapiMachines
-    .filter((m) => !isDeleting(m) && hasDeleteMark(m))
-    .filter((m) => !hasDeleteMark(capiMachines.find((c) => nameOf(c) === nameOf(m))))
+): string[] => {
+  // The CAPI copies' names that show a mark, once (the first copy of a name, as a search would find it).
+  const seen = new Set<string>();
+  const capiMarked = new Set<string>();
+  for (const c of capiMachines) {
+    const name = nameOf(c);
+    if (seen.has(name)) continue;
+    seen.add(name);
+    if (hasDeleteMark(c)) capiMarked.add(name);
+  }
+  return mapiMachines
+    .filter((m) => !isDeleting(m) && hasDeleteMark(m) && !capiMarked.has(nameOf(m)))
     .map(nameOf)
     .sort();
+};
 
 export const replicasToCarry = (s: MachineSetSnapshot): ReplicasCarry => {
   const { mapi, capi } = s;

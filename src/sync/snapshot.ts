@@ -201,7 +201,8 @@ const controllerOf = (o: KubeObject | undefined, kind: string, groupPrefix: stri
     (r) => r.controller === true && r.kind === kind && r.apiVersion.startsWith(`${groupPrefix}/`),
   );
 
-const clusterNameOf = (infrastructure: KubeObject | undefined): string => {
+/** The name of the Cluster (and InfraCluster) the snapshots read: the Infrastructure's infrastructureName. */
+export const clusterNameOf = (infrastructure: KubeObject | undefined): string => {
   const name = getPath(infrastructure, ["status", "infrastructureName"]);
   return typeof name === "string" ? name : "";
 };

@@ -133,7 +133,8 @@ export const removeFinalizersWrite = (
 ): SyncWrite | undefined => {
   const patch = finalizerRemovePatch(o, finalizers);
   if (!patch) return undefined;
-  const removing = finalizersOf(o).filter((f) => finalizers.includes(f));
+  const named = new Set(finalizers);
+  const removing = finalizersOf(o).filter((f) => named.has(f));
   return { kind: "removeFinalizer", target: refOf(o), finalizers: removing, resourceVersion: rvOf(o), patch };
 };
 

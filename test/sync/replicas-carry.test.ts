@@ -263,4 +263,17 @@ describe("§2.2 replicasToCarry and its predicates (pure)", () => {
     ];
     expect(unmirroredDeleteMarks(mapiMachines, capiMachines)).toEqual(["no-twin", "not-yet"]);
   });
+
+  it("unmirroredDeleteMarks over 100,000 marked Machines finds each twin by name (decision 142)", () => {
+    // Anyone who can annotate Machines can mark a whole set; the twin of each was searched for in the set.
+    const names = Array.from({ length: 100_000 }, (_, i) => `m-${String(i).padStart(6, "0")}`);
+    const mapiMachines = names.map((name) => ({
+      metadata: { name, annotations: { [MAPI_MARK]: "" } },
+    }));
+    const capiMachines: KubeObject[] = names.map((name, i) => ({
+      metadata: { name, annotations: i === 0 ? {} : ({ [CAPI_MARK]: "" } as Record<string, string>) },
+    }));
+    capiMachines.reverse();
+    expect(unmirroredDeleteMarks(mapiMachines, capiMachines)).toEqual([names[0]]);
+  });
 });

@@ -8,6 +8,7 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import type { ResourceType } from "../../src/kube/kinds.js";
 import { CAPI_API_VERSION, INFRA_API_VERSION, KINDS, MAPI_API_VERSION } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { syncExtraWatches } from "../../src/sync/controller.js";
@@ -17,6 +18,7 @@ import {
   awsMachine,
   awsMachineTemplate,
   CAPI_NS,
+  CLUSTER_NAME,
   capiCluster,
   capiMachine,
   capiMachineSet,
@@ -33,6 +35,13 @@ import {
 } from "./builders.js";
 
 const SET = "workers";
+/** The platform's InfraCluster: the conversion of control-plane Machines reads its spec. */
+const awsCluster = (name: string): KubeObject => ({
+  apiVersion: INFRA_API_VERSION,
+  kind: "AWSCluster",
+  metadata: { name, namespace: CAPI_NS, uid: `uid-aws-cluster-${name}` },
+  spec: { region: "us-east-1", identityRef: { kind: "AWSClusterControllerIdentity", name: "default" } },
+});
 const MEMBERS = ["workers-a", "workers-b"];
 const MAPI_MARK = "machine.openshift.io/delete-machine";
 const CAPI_MARK = "cluster.x-k8s.io/delete-machine";
@@ -249,8 +258,17 @@ describe("SPEC §4.1 what wakes the sync controllers of a MachineSet-owned fleet
           ? o.apiVersion === MAPI_API_VERSION
             ? KINDS.mapiMachine
             : KINDS.capiMachine
-          : undefined;
+          : o.kind === "Infrastructure"
+            ? KINDS.infrastructure
+            : o.kind === "Cluster"
+              ? KINDS.capiCluster
+              : o.kind === "AWSCluster"
+                ? KINDS.awsCluster
+                : undefined;
     const world = fleet("MachineAPI", "MachineAPI");
+    world.put(awsCluster(CLUSTER_NAME));
+    world.put(awsCluster("another-cluster"));
+    world.put({ ...capiCluster(), metadata: { name: "another-cluster", namespace: CAPI_NS, uid: "other" } });
     for (const o of world.all()) {
       const type = typeOf(o);
       if (type) cache.informer(type, o.metadata?.namespace ?? "").add(o);
@@ -259,13 +277,7 @@ describe("SPEC §4.1 what wakes the sync controllers of a MachineSet-owned fleet
     stops.push(r.stop);
     /** Fires an update of the cached `type` object `name`, changed by `change` and with a new resourceVersion. */
     const update =
-      (
-        type: typeof KINDS.mapiMachine,
-        namespace: string,
-        name: string,
-        change: (o: KubeObject) => KubeObject,
-      ) =>
-      () => {
+      (type: ResourceType, namespace: string, name: string, change: (o: KubeObject) => KubeObject) => () => {
         const informer = cache.informer(type, namespace);
         const o = informer.get(namespace, name) as KubeObject;
         const next = change(structuredClone(o));
@@ -342,5 +354,53 @@ describe("SPEC §4.1 what wakes the sync controllers of a MachineSet-owned fleet
     expect(await r.woken(r.update(KINDS.capiMachineSet, CAPI_NS, SET, status))).toBe(0);
     expect(await r.woken(r.update(KINDS.mapiMachineSet, MAPI_NS, SET, deleting))).toBe(2);
     expect(await r.woken(r.update(KINDS.capiMachineSet, CAPI_NS, SET, deleting))).toBe(2);
+  });
+
+  // Cluster API's cluster controller rewrites the Cluster's status as Machines change (its summary
+  // conditions); each such write woke every Machine and MachineSet of the fleet (decision 142).
+  it.each(["Machine", "MachineSet"] as const)(
+    "%sSync: the Cluster's status, or another Cluster, wakes nothing; the Cluster's deletion wakes every key",
+    async (kind) => {
+      const r = await rig(kind);
+      const every = kind === "Machine" ? MEMBERS.length : 1;
+      const cluster = (name: string, change: (o: KubeObject) => KubeObject) =>
+        r.update(KINDS.capiCluster, CAPI_NS, name, change);
+      expect(await r.woken(cluster(CLUSTER_NAME, status))).toBe(0);
+      expect(await r.woken(cluster("another-cluster", deleting))).toBe(0);
+      expect(await r.woken(cluster(CLUSTER_NAME, deleting))).toBe(every);
+    },
+  );
+
+  it("MachineSync: the InfraCluster's status, or another one, wakes nothing; its spec wakes every Machine", async () => {
+    const r = await rig("Machine");
+    const infraCluster = (name: string, change: (o: KubeObject) => KubeObject) =>
+      r.update(KINDS.awsCluster, CAPI_NS, name, change);
+    const spec = (o: KubeObject): KubeObject => ({ ...o, spec: { ...o.spec, identityRef: { kind: "X" } } });
+    expect(await r.woken(infraCluster(CLUSTER_NAME, status))).toBe(0);
+    expect(await r.woken(infraCluster("another-cluster", spec))).toBe(0);
+    expect(await r.woken(infraCluster(CLUSTER_NAME, spec))).toBe(MEMBERS.length);
+  });
+});
+
+describe("SPEC §4.1 the sync's plans never read the Cluster's or the InfraCluster's status", () => {
+  const world = fleet("MachineAPI", "MachineAPI", (w) => {
+    w.remove(CAPI_API_VERSION, "Machine", CAPI_NS, "workers-a");
+    w.put(awsCluster(CLUSTER_NAME));
+  });
+  it.each(["Cluster", "AWSCluster"])("%s: the same plans whatever its status (property)", (kind) => {
+    const expected = [
+      planMachineSetSync(world.machineSetSnapshot(SET), deps(), NOW),
+      ...MEMBERS.map((name) => planMachineSync(world.machineSnapshot(name), deps(), NOW)),
+    ];
+    fc.assert(
+      fc.property(anyStatus, (status) => {
+        const varied = withStatuses(world, kind, [status]);
+        expect([
+          planMachineSetSync(varied.machineSetSnapshot(SET), deps(), NOW),
+          ...MEMBERS.map((name) => planMachineSync(varied.machineSnapshot(name), deps(), NOW)),
+        ]).toEqual(expected);
+      }),
+      { numRuns: 100 },
+    );
   });
 });
