@@ -58,3 +58,54 @@ const requirementHolds = (operator: unknown, has: boolean, valueListed: boolean)
       return false;
   }
 };
+
+const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** A label key the API accepts: `name` or `prefix/name` (kube's IsQualifiedName). */
+const isLabelKey = (key: unknown): key is string => {
+  if (typeof key !== "string") return false;
+  const slash = key.indexOf("/");
+  const name = slash < 0 ? key : key.slice(slash + 1);
+  const prefix = slash < 0 ? undefined : key.slice(0, slash);
+  if (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) return false;
+  return name.length <= 63 && LABEL_NAME.test(name);
+};
+
+/** A non-empty label value the API accepts (an empty one is legal, but not worth writing into a query). */
+const isLabelValue = (value: unknown): value is string =>
+  typeof value === "string" && value.length <= 63 && LABEL_NAME.test(value);
+
+/**
+ * A `metav1.LabelSelector` as the API's `labelSelector` query — the same Objects `labelSelectorMatches`
+ * selects, chosen by the API server — or undefined when it cannot be written so exactly: an empty or absent
+ * selector, an unknown operator, or a key or value outside the label syntax (which would also let a crafted
+ * selector write `,` or `)` into the query). The caller then reads everything and matches itself.
+ */
+export const labelSelectorQuery = (selector: unknown): string | undefined => {
+  if (!isRecord(selector) || isEmptyLabelSelector(selector)) return undefined;
+  const parts: string[] = [];
+  if (selector.matchLabels !== undefined) {
+    if (!isRecord(selector.matchLabels)) return undefined;
+    for (const [k, v] of Object.entries(selector.matchLabels)) {
+      if (!isLabelKey(k) || !isLabelValue(v)) return undefined;
+      parts.push(`${k}=${v}`);
+    }
+  }
+  if (selector.matchExpressions !== undefined) {
+    if (!Array.isArray(selector.matchExpressions)) return undefined;
+    for (const e of selector.matchExpressions) {
+      if (!isRecord(e) || !isLabelKey(e.key)) return undefined;
+      const values = e.values === undefined ? [] : e.values;
+      if (!Array.isArray(values)) return undefined;
+      if (e.operator === "In" || e.operator === "NotIn") {
+        if (values.length === 0 || !values.every(isLabelValue)) return undefined;
+        parts.push(`${e.key} ${e.operator === "In" ? "in" : "notin"} (${values.join(",")})`);
+      } else if (e.operator === "Exists" || e.operator === "DoesNotExist") {
+        if (values.length > 0) return undefined;
+        parts.push(e.operator === "Exists" ? e.key : `!${e.key}`);
+      } else return undefined;
+    }
+  }
+  return parts.join(",");
+};

@@ -34,6 +34,7 @@ import type { MigrationMetrics } from "./metrics.js";
 import { migrationMetrics } from "./metrics.js";
 import type { PlanOptions } from "./planner.js";
 import { chainedStep, planHandover } from "./planner.js";
+import { ownedMemberNames } from "./preconditions.js";
 import type { SnapshotNamespaces } from "./read-snapshot.js";
 import { readHandoverSnapshot, readLiveHandoverSnapshot } from "./read-snapshot.js";
 import type { GaugeRows, KeyMemory, WaitBackoff } from "./reporting.js";
@@ -413,7 +414,14 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
       // everything a finalizer or status.authoritativeAPI write depends on is read live, never from the cache
       // alone. A cache lags behind this process's own writes (a lost reply) and a new leader's is as old as
       // its last event; one object's informer can be behind another's. Every write is planned from live reads.
-      s = await readLiveHandoverSnapshot(client, kind, name, namespaces, infraMachineTypes);
+      s = await readLiveHandoverSnapshot(
+        client,
+        kind,
+        name,
+        namespaces,
+        infraMachineTypes,
+        ownedMemberNames(cached),
+      );
       step = planHandover(s, new Date(now), planOptions);
     }
     const status = s.mapi ? statusAuthorityReading(s.mapi) : "absent";

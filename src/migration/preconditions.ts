@@ -201,6 +201,16 @@ const isOwnedBy = (machine: KubeObject, set: KubeObject): boolean =>
     return o.kind === set.kind && o.name === nameOf(set) && groupOf(o.apiVersion) === groupOf(set.apiVersion);
   });
 
+/**
+ * The Machines each copy of a MachineSet owns, by name, among a snapshot's candidate members: what a live read
+ * of the members by selector must fetch beside its LIST (read-snapshot.ts, decision 143).
+ */
+export const ownedMemberNames = (s: HandoverSnapshot): { mapi: string[]; capi: string[] } => {
+  const owned = (set: KubeObject | undefined, machines: readonly KubeObject[] | undefined): string[] =>
+    set ? (machines ?? []).filter((m) => isOwnedBy(m, set)).map(nameOf) : [];
+  return { mapi: owned(s.mapi, s.members?.mapi), capi: owned(s.capi, s.members?.capi) };
+};
+
 const selects = (set: KubeObject, machine: KubeObject): boolean =>
   labelSelectorMatches(getPath(set, ["spec", "selector"]), labelsOf(machine));
 

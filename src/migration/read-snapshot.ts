@@ -12,7 +12,8 @@ import { NotFoundError } from "../kube/errors.js";
 import type { ResourceType } from "../kube/kinds.js";
 import { INFRA_GROUP, INFRASTRUCTURE_REF_PATHS, KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { getPath } from "../kube/object.js";
+import { getPath, nameOf } from "../kube/object.js";
+import { labelSelectorQuery } from "../kube/selector.js";
 import { DEFAULT_PLATFORM, servedPlatform } from "../platforms/registry.js";
 import type { ObjectStore } from "../policies/types.js";
 import { readsMembers } from "./planner.js";
@@ -114,8 +115,8 @@ export const readHandoverSnapshot = (
 
 /**
  * The same snapshot read live from the API server (SPEC §3.5): a GET of each object involved — the InfraMachine
- * through the *live* twin's reference — and, for MachineSets whose live MAPI copy has its handover open, a fresh
- * LIST of the Machines of both namespaces.
+ * through the *live* twin's reference — and, for MachineSets whose live MAPI copy has its handover open, the
+ * candidate members read afresh (`readMembersLive`; `knownOwned` from the cache).
  * NotFound reads as absent; any other error is thrown (nothing is decided from a partial view).
  */
 export const readLiveHandoverSnapshot = async (
@@ -124,16 +125,11 @@ export const readLiveHandoverSnapshot = async (
   name: string,
   namespaces: SnapshotNamespaces,
   infraMachineTypes: readonly ResourceType[] = [DEFAULT_PLATFORM.infraMachine],
+  knownOwned: KnownOwned = NONE_KNOWN,
 ): Promise<HandoverSnapshot> => {
   const { mapiNamespace, capiNamespace } = namespaces;
-  const read = async (type: ResourceType, namespace: string, objectName: string) => {
-    try {
-      return await client.get(type, namespace, objectName);
-    } catch (e) {
-      if (e instanceof NotFoundError) return undefined;
-      throw e;
-    }
-  };
+  const read = (type: ResourceType, namespace: string, objectName: string) =>
+    readOrAbsent(client, type, namespace, objectName);
   const snapshot: HandoverSnapshot = { kind };
   const [mapi, capi] = await Promise.all([
     read(kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet, mapiNamespace, name),
@@ -147,11 +143,89 @@ export const readLiveHandoverSnapshot = async (
     const infra = where.type ? await read(where.type, capiNamespace, where.name) : undefined;
     if (infra) snapshot.infraMachine = infra;
   } else if (readsMembers(mapi)) {
-    const [mapiMachines, capiMachines] = await Promise.all([
-      client.list(KINDS.mapiMachine, { namespace: mapiNamespace }),
-      client.list(KINDS.capiMachine, { namespace: capiNamespace }),
-    ]);
-    snapshot.members = { mapi: mapiMachines.items, capi: capiMachines.items };
+    snapshot.members = await readMembersLive(client, { mapi, capi }, namespaces, knownOwned);
   }
   return snapshot;
+};
+
+/** Past this many Machines to fetch one by one beside a LIST by selector, a side's namespace is listed whole. */
+export const MAX_MEMBER_GETS = 50;
+
+/**
+ * The candidate members of a MachineSet handover, live (decision 143): every Machine either copy of the set
+ * owns or selects, and the twin by name of each — what `memberProblem` reads — without listing every Machine
+ * of both namespaces before every write (10 writes per set, each two LISTs of the whole fleet). Each side is
+ * listed by its set's selector, as the API server selects; then fetched one by one: the Machines the cache
+ * shows the set owning that the LIST did not return (owned, no longer selected), and the twin of every
+ * Machine found whose set does not select it. A side whose selector cannot be a query (`labelSelectorQuery`),
+ * or with more than `MAX_MEMBER_GETS` to fetch, is listed whole, as before. Sorted by name, as a LIST answers.
+ */
+const readMembersLive = async (
+  client: Pick<KubeClient, "get" | "list">,
+  sets: { mapi?: KubeObject | undefined; capi?: KubeObject | undefined },
+  namespaces: SnapshotNamespaces,
+  knownOwned: KnownOwned,
+): Promise<{ mapi: KubeObject[]; capi: KubeObject[] }> => {
+  const sides = (["mapi", "capi"] as const).map((role) => ({
+    role,
+    type: role === "mapi" ? KINDS.mapiMachine : KINDS.capiMachine,
+    namespace: role === "mapi" ? namespaces.mapiNamespace : namespaces.capiNamespace,
+    query: labelSelectorQuery(getPath(sets[role], ["spec", "selector"])),
+  }));
+  const listed = await Promise.all(
+    sides.map(async (side) => {
+      const { items } = await client.list(side.type, {
+        namespace: side.namespace,
+        ...(side.query !== undefined ? { labelSelector: side.query } : {}),
+      });
+      return new Map(items.map((m) => [nameOf(m), m]));
+    }),
+  );
+  const absent = [new Set<string>(), new Set<string>()] as const;
+  /** Adds the named Machines of side `i` the map lacks: fetched one by one, or the side listed whole. */
+  const complete = async (i: 0 | 1, names: Iterable<string>): Promise<void> => {
+    const side = sides[i]!;
+    const found = listed[i]!;
+    if (side.query === undefined) return; // listed whole already
+    const missing = [...new Set(names)].filter((n) => n !== "" && !found.has(n) && !absent[i].has(n));
+    if (missing.length > MAX_MEMBER_GETS) {
+      const { items } = await client.list(side.type, { namespace: side.namespace });
+      for (const m of items) found.set(nameOf(m), m);
+      side.query = undefined;
+      return;
+    }
+    const fetched = await Promise.all(missing.map((n) => readOrAbsent(client, side.type, side.namespace, n)));
+    fetched.forEach((m, at) => {
+      if (m) found.set(nameOf(m), m);
+      else absent[i].add(missing[at]!);
+    });
+  };
+  await Promise.all([complete(0, knownOwned.mapi), complete(1, knownOwned.capi)]);
+  const [mapiFound, capiFound] = listed as [Map<string, KubeObject>, Map<string, KubeObject>];
+  await Promise.all([complete(0, [...capiFound.keys()]), complete(1, [...mapiFound.keys()])]);
+  const byName = (found: Map<string, KubeObject>): KubeObject[] =>
+    [...found.keys()].sort().map((n) => found.get(n)!);
+  return { mapi: byName(mapiFound), capi: byName(capiFound) };
+};
+
+/** The Machines the cache shows each copy of the set owning (names): a LIST by selector misses those it no longer selects. */
+export interface KnownOwned {
+  readonly mapi: readonly string[];
+  readonly capi: readonly string[];
+}
+
+const NONE_KNOWN: KnownOwned = { mapi: [], capi: [] };
+
+const readOrAbsent = async (
+  client: Pick<KubeClient, "get">,
+  type: ResourceType,
+  namespace: string,
+  name: string,
+): Promise<KubeObject | undefined> => {
+  try {
+    return await client.get(type, namespace, name);
+  } catch (e) {
+    if (e instanceof NotFoundError) return undefined;
+    throw e;
+  }
 };

@@ -2,8 +2,11 @@
  * The one `metav1.LabelSelector` matcher (src/kube/selector.ts) behind the migration's member check
  * (SPEC §3.1 step 4), the local API server's webhook selectors and the CAPI stand-in's MachineSets.
  */
+
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isEmptyLabelSelector, labelSelectorMatches } from "../../src/kube/selector.js";
+import { parseLabelSelector } from "../../src/apiserver/selectors.js";
+import { isEmptyLabelSelector, labelSelectorMatches, labelSelectorQuery } from "../../src/kube/selector.js";
 
 const labels = { app: "web", tier: "front" };
 
@@ -55,5 +58,83 @@ describe("isEmptyLabelSelector", () => {
     [{ matchExpressions: [{ key: "a", operator: "Exists" }] }, false],
   ])("%j → %s", (selector, expected) => {
     expect(isEmptyLabelSelector(selector)).toBe(expected);
+  });
+});
+
+describe("labelSelectorQuery: a MachineSet's selector as the API's labelSelector (decision 143)", () => {
+  it.each([
+    [
+      "matchLabels",
+      { matchLabels: { app: "web", "example.com/tier": "a.b_c-1" } },
+      "app=web,example.com/tier=a.b_c-1",
+    ],
+    [
+      "each operator",
+      {
+        matchExpressions: [
+          { key: "a", operator: "In", values: ["x", "y"] },
+          { key: "b", operator: "NotIn", values: ["z"] },
+          { key: "c", operator: "Exists" },
+          { key: "d", operator: "DoesNotExist", values: [] },
+        ],
+      },
+      "a in (x,y),b notin (z),c,!d",
+    ],
+    ["an empty selector: read everything", {}, undefined],
+    ["an absent one", undefined, undefined],
+    [
+      "a value with a comma (a crafted selector must not write the query)",
+      { matchLabels: { a: "x,b=y" } },
+      undefined,
+    ],
+    [
+      "a value with a parenthesis",
+      { matchExpressions: [{ key: "a", operator: "In", values: ["x)"] }] },
+      undefined,
+    ],
+    ["a key with a space", { matchLabels: { "a b": "x" } }, undefined],
+    ["an empty value", { matchLabels: { a: "" } }, undefined],
+    ["an unknown operator", { matchExpressions: [{ key: "a", operator: "Gt", values: ["1"] }] }, undefined],
+    ["In without values", { matchExpressions: [{ key: "a", operator: "In", values: [] }] }, undefined],
+    [
+      "Exists with values",
+      { matchExpressions: [{ key: "a", operator: "Exists", values: ["x"] }] },
+      undefined,
+    ],
+    ["a value that is not a string", { matchLabels: { a: 1 } }, undefined],
+  ])("%s", (_, selector, expected) => {
+    expect(labelSelectorQuery(selector)).toBe(expected);
+  });
+
+  it("the API server's reading of the query selects what labelSelectorMatches selects (property)", () => {
+    const key = fc.constantFrom("a", "b", "example.com/c");
+    const value = fc.constantFrom("x", "y", "z-1");
+    const selector = fc.record(
+      {
+        matchLabels: fc.dictionary(key, value, { maxKeys: 2 }),
+        matchExpressions: fc.array(
+          fc.oneof(
+            fc.record({
+              key,
+              operator: fc.constantFrom("In", "NotIn"),
+              values: fc.array(value, { minLength: 1, maxLength: 2 }),
+            }),
+            fc.record({ key, operator: fc.constantFrom("Exists", "DoesNotExist") }),
+          ),
+          { maxLength: 3 },
+        ),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(selector, fc.dictionary(key, value, { maxKeys: 3 }), (sel, labels) => {
+        const query = labelSelectorQuery(sel);
+        if (query === undefined) return isEmptyLabelSelector(sel);
+        const predicate = parseLabelSelector(query);
+        if (typeof predicate === "string") throw new Error(`${query}: ${predicate}`);
+        return predicate({ metadata: { labels } }) === labelSelectorMatches(sel, labels);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -4,6 +4,7 @@
  * so the planner waits instead of reading "absent" as "deleted".
  */
 import { describe, expect, it } from "vitest";
+import { parseLabelSelector } from "../../src/apiserver/selectors.js";
 import type { KubeClient } from "../../src/kube/client.js";
 import { NotFoundError } from "../../src/kube/errors.js";
 import type { ResourceType } from "../../src/kube/kinds.js";
@@ -11,36 +12,56 @@ import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { nameOf, namespaceOf } from "../../src/kube/object.js";
 import { planHandover } from "../../src/migration/planner.js";
+import { ownedMemberNames } from "../../src/migration/preconditions.js";
 import { readHandoverSnapshot, readLiveHandoverSnapshot } from "../../src/migration/read-snapshot.js";
 import type { HandoverSnapshot } from "../../src/migration/snapshot.js";
 import type { ObjectStore } from "../../src/policies/types.js";
-import { CAPI_NS, edit, MAPI_NS, setSpecAuthority, stableSnapshot } from "./world.js";
+import {
+  CAPI_NS,
+  edit,
+  MAPI_NS,
+  markDeleting,
+  membersOf,
+  setSpecAuthority,
+  stableSnapshot,
+  T0,
+} from "./world.js";
 
 const NAMESPACES = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
 
-/** A live client over the snapshot's objects that records each LIST (kind.group). */
-const countingClient = (s: HandoverSnapshot) => {
+/**
+ * A live client over the snapshot's objects (and `extra` ones) that records each LIST (kind.group, and its
+ * label selector) and each GET of a Machine; label selectors are read by the local API server's parser.
+ */
+const countingClient = (s: HandoverSnapshot, extra: KubeObject[] = []) => {
   const lists: string[] = [];
-  const objects = [s.mapi, s.capi, ...(s.members?.mapi ?? []), ...(s.members?.capi ?? [])].filter(
+  const gets: string[] = [];
+  const objects = [s.mapi, s.capi, ...(s.members?.mapi ?? []), ...(s.members?.capi ?? []), ...extra].filter(
     (o): o is KubeObject => o !== undefined,
   );
   const matches = (type: ResourceType, o: KubeObject) =>
     o.kind === type.kind && (o.apiVersion ?? "").startsWith(`${type.group}/`);
   const client: Pick<KubeClient, "get" | "list"> = {
     get: async (type, namespace, name) => {
+      if (type.kind === "Machine") gets.push(`${type.kind}.${type.group}/${name}`);
       const o = objects.find((x) => matches(type, x) && namespaceOf(x) === namespace && nameOf(x) === name);
       if (!o) throw new NotFoundError(404, "NotFound", `${type.kind} ${name} not found`);
       return o;
     },
     list: async (type, options) => {
-      lists.push(`${type.kind}.${type.group}`);
+      const selector = options?.labelSelector;
+      lists.push(`${type.kind}.${type.group}${selector === undefined ? "" : `?${selector}`}`);
+      const selects = parseLabelSelector(selector);
+      if (typeof selects === "string") throw new Error(selects);
       return {
-        items: objects.filter((o) => matches(type, o) && namespaceOf(o) === options?.namespace),
+        items: objects
+          .filter((o) => matches(type, o) && namespaceOf(o) === options?.namespace && selects(o))
+          .sort((a, b) => (nameOf(a) < nameOf(b) ? -1 : 1)),
         resourceVersion: "1",
       };
     },
   };
-  return { client, lists };
+  return { client, lists, gets };
 };
 
 const storeOf = (entries: [ResourceType, KubeObject][], unsynced: ResourceType[] = []): ObjectStore => ({
@@ -111,7 +132,11 @@ describe("readHandoverSnapshot", () => {
       expect(await readLiveHandoverSnapshot(live.client, "MachineSet", "worker-a", NAMESPACES)).toEqual(
         snapshot,
       );
-      expect(live.lists).toEqual(["Machine.machine.openshift.io", "Machine.cluster.x-k8s.io"]);
+      expect(live.lists).toEqual([
+        "Machine.machine.openshift.io?machine.openshift.io/cluster-api-machineset=worker-a",
+        "Machine.cluster.x-k8s.io?cluster.x-k8s.io/set-name=worker-a",
+      ]);
+      expect(live.gets).toEqual([]);
     });
 
     it("steady, for the controller: no Machine is read, from the cache or live (the plan would not look at them)", async () => {
@@ -156,5 +181,110 @@ describe("readHandoverSnapshot", () => {
       "AWSMachine.infrastructure.cluster.x-k8s.io",
       "Machine.cluster.x-k8s.io",
     ]);
+  });
+});
+
+describe("readLiveHandoverSnapshot: a MachineSet's members by its selector plan as the whole namespaces do (decision 143)", () => {
+  type Members = { mapi: KubeObject[]; capi: KubeObject[] };
+  const ROLES = ["mapi", "capi"] as const;
+  /** Another set's Machines in both namespaces: listed whole they are read, by selector they are not. */
+  const strangers = membersOf("other", 3);
+  const scenarios: [string, (m: Members, s: HandoverSnapshot) => void][] = [
+    ["all members twinned and selected", () => {}],
+    ["a member with no twin", (m) => void m.capi.splice(1, 1)],
+    ["a member with no MAPI twin", (m) => void m.mapi.splice(1, 1)],
+    [
+      "a member owned but no longer selected (MAPI)",
+      (m) => {
+        m.mapi[0]!.metadata!.labels = {};
+      },
+    ],
+    [
+      "a member owned but no longer selected (CAPI)",
+      (m) => {
+        m.capi[0]!.metadata!.labels = {};
+      },
+    ],
+    [
+      "a member owned, no longer selected, with no twin",
+      (m) => {
+        m.mapi[0]!.metadata!.labels = {};
+        m.capi.splice(0, 1);
+      },
+    ],
+    [
+      "a twin not selected, not owned",
+      (m) => {
+        m.capi[1]!.metadata!.labels = {};
+        m.capi[1]!.metadata!.ownerReferences = [];
+      },
+    ],
+    ["a twin being deleted", (m) => markDeleting(m.capi[0]!, T0)],
+    [
+      "a member's MAPI copy not Synchronized",
+      (m) => {
+        m.mapi[1]!.status = {};
+      },
+    ],
+    [
+      "a selector the API cannot be asked for (a value with a comma): listed whole",
+      (_m, s) => {
+        (s.mapi!.spec!.selector as Record<string, unknown>).matchExpressions = [
+          { key: "x", operator: "NotIn", values: ["a,b"] },
+        ];
+      },
+    ],
+  ];
+  for (const from of ["MachineAPI", "ClusterAPI"] as const)
+    it.each(scenarios)(`leaving ${from}: %s`, async (_what, change) => {
+      const s = structuredClone(
+        setSpecAuthority(
+          stableSnapshot("MachineSet", from),
+          from === "MachineAPI" ? "ClusterAPI" : "MachineAPI",
+        ),
+      );
+      const members = membersOf("worker-a", 4);
+      change(members, s);
+      s.members = members;
+      // What the cache shows (before the change, as a lagging cache would) names the owned members.
+      const cached = { ...s, members: membersOf("worker-a", 4) };
+      const live = countingClient(s, [...strangers.mapi, ...strangers.capi]);
+      const read = await readLiveHandoverSnapshot(
+        live.client,
+        "MachineSet",
+        "worker-a",
+        NAMESPACES,
+        [KINDS.awsMachine],
+        ownedMemberNames(cached),
+      );
+      const whole: HandoverSnapshot = {
+        ...s,
+        members: {
+          mapi: [...members.mapi, ...strangers.mapi].sort((a, b) => (nameOf(a) < nameOf(b) ? -1 : 1)),
+          capi: [...members.capi, ...strangers.capi].sort((a, b) => (nameOf(a) < nameOf(b) ? -1 : 1)),
+        },
+      };
+      const now = new Date(T0);
+      expect(planHandover(read, now)).toEqual(planHandover(whole, now));
+      // By selector, another set's Machines are not read; and at most a few Machines one by one.
+      if (live.lists.every((l) => l.includes("?"))) {
+        for (const role of ROLES)
+          for (const m of read.members![role]) expect(nameOf(m).startsWith("other")).toBe(false);
+        expect(live.gets.length).toBeLessThanOrEqual(2);
+      }
+    });
+
+  it("more Machines to fetch one by one than the bound: that side is listed whole", async () => {
+    const s = setSpecAuthority(stableSnapshot("MachineSet", "MachineAPI"), "ClusterAPI");
+    const members = membersOf("worker-a", 60);
+    for (const m of members.capi) m.metadata!.labels = {};
+    s.members = members;
+    const live = countingClient(s);
+    const read = await readLiveHandoverSnapshot(live.client, "MachineSet", "worker-a", NAMESPACES, [
+      KINDS.awsMachine,
+    ]);
+    expect(live.lists.at(-1)).toBe("Machine.cluster.x-k8s.io");
+    expect(live.gets).toEqual([]);
+    expect(read.members?.capi).toHaveLength(60);
   });
 });
