@@ -35,6 +35,7 @@ import type { PlatformConverter } from "./conversion/platform.js";
 import { type ExecuteDeps, type ExecuteOutcome, executeWrites } from "./execute.js";
 import type { SyncPlan } from "./plan.js";
 import { planMachineSetSync, planMachineSync } from "./plan.js";
+import { ownerSetFactsChanged } from "./plan-machine.js";
 import { memberFactsChanged } from "./plan-machine-set.js";
 import { liveReadOf, readClusterCascade } from "./shell/cascade.js";
 import { createInfraTypes } from "./shell/infra-types.js";
@@ -166,20 +167,21 @@ const machineShell: KindShell<MachineSnapshot> = {
           .map(nameOf),
       ]),
     ];
-    // No Machine's plan reads a set's status, and sets' status changes with every Machine that comes, goes
-    // or becomes ready: a status-only update of a set concerns none of its Machines.
+    // A Machine's plan reads of a set only its identity, deletion and selector (`ownerSetFactsChanged`); its
+    // status changes with every Machine that comes, goes or becomes ready, its replicas with every scale.
+    const setFacts: WatchOptions = { updateConcerns: ownerSetFactsChanged };
     return [
       {
         type: KINDS.mapiMachineSet,
         namespace: settings.mapiNamespace,
         mapper: machinesOfSet,
-        options: beyondStatus,
+        options: setFacts,
       },
       {
         type: KINDS.capiMachineSet,
         namespace: settings.capiNamespace,
         mapper: machinesOfCapiSet,
-        options: beyondStatus,
+        options: setFacts,
       },
       // The InfraCluster (AWSCluster, OpenStackCluster) feeds the conversion of control-plane Machines: its
       // spec, of the one named after the cluster (decision 142).

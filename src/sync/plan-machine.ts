@@ -7,7 +7,15 @@
  */
 import { AUTHORITY, FINALIZERS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { annotationsOf, generationOf, isDeleting, nameOf, ownerReferencesOf } from "../kube/object.js";
+import {
+  annotationsOf,
+  generationOf,
+  getPath,
+  isDeleting,
+  jsonEqual,
+  nameOf,
+  ownerReferencesOf,
+} from "../kube/object.js";
 import { machineSetSelects } from "../kube/selector.js";
 import { appendAll } from "../lists.js";
 import { statusAuthority } from "../protocol/authority.js";
@@ -67,6 +75,17 @@ const memberNotReady = (
   if (isDeleting(capiTwinOfMapiOwner)) return `the deleting CAPI MachineSet ${owner.name} to go`;
   return undefined;
 };
+
+/**
+ * Whether an update of a MachineSet concerns the Machines of either API it controls (§4.1): a Machine's plan
+ * reads of its sets only their identity (the owner reference, §4.3), their deletion (§4.6) and a CAPI set's
+ * selector (whether it would adopt a mirror, §4.6) — not the replicas an autoscaler or `oc scale` writes, nor
+ * labels, annotations, finalizers, template or status, each of which woke every member (decision 144).
+ */
+export const ownerSetFactsChanged = (before: KubeObject, after: KubeObject): boolean =>
+  before.metadata?.uid !== after.metadata?.uid ||
+  isDeleting(before) !== isDeleting(after) ||
+  !jsonEqual(getPath(before, ["spec", "selector"]), getPath(after, ["spec", "selector"]));
 
 /** How soon a mirror held back for a set that would adopt it is looked at again without any event. */
 const ADOPTION_RECHECK_MS = 30_000;

@@ -228,6 +228,60 @@ describe("SPEC §4.1 the Machine sync's plan never reads its MachineSets' status
       "workers-a",
     ],
   ];
+  /** Everything of a set but its identity, deletion and selector: what an autoscaler or an admin writes. */
+  const anyOtherFacts = fc.record({
+    replicas: fc.nat(9),
+    labels: fc.dictionary(fc.constantFrom("a", "team", "machine.openshift.io/x"), fc.constantFrom("1", "x")),
+    annotations: fc.dictionary(
+      fc.constantFrom("autoscaling.openshift.io/machineautoscaler", "machine.openshift.io/vCPU", "note"),
+      fc.constantFrom("", "2", "openshift-machine-api/workers"),
+    ),
+    finalizers: fc.subarray(["example.com/f"]),
+    templateLabel: fc.constantFrom(undefined, "x"),
+  });
+  it.each(worlds)(
+    "%s: the same plan whatever the sets' replicas, labels, annotations, finalizers and template (property, decision 144)",
+    (_what, world, machine) => {
+      const expected = planMachineSync(world.machineSnapshot(machine), deps(), NOW);
+      fc.assert(
+        fc.property(anyOtherFacts, (facts) => {
+          const varied = new World(world.all());
+          varied.storageBeingRemoved = world.storageBeingRemoved;
+          varied.clusterCascade = world.clusterCascade;
+          for (const o of world.all()) {
+            if (o.kind !== "MachineSet") continue;
+            const spec = (o.spec ?? {}) as Record<string, unknown>;
+            const template = (spec.template ?? {}) as { metadata?: { labels?: Record<string, string> } };
+            varied.put({
+              ...o,
+              metadata: {
+                ...o.metadata,
+                labels: facts.labels,
+                annotations: { ...o.metadata?.annotations, ...facts.annotations },
+                finalizers: facts.finalizers,
+              },
+              spec: {
+                ...spec,
+                replicas: facts.replicas,
+                template: {
+                  ...template,
+                  metadata: {
+                    ...template.metadata,
+                    labels: {
+                      ...template.metadata?.labels,
+                      ...(facts.templateLabel ? { extra: facts.templateLabel } : {}),
+                    },
+                  },
+                },
+              },
+            });
+          }
+          expect(planMachineSync(varied.machineSnapshot(machine), deps(), NOW)).toEqual(expected);
+        }),
+        { numRuns: 200 },
+      );
+    },
+  );
   it.each(worlds)("%s: the same plan whatever the sets' status (property)", (_what, world, machine) => {
     const expected = planMachineSync(world.machineSnapshot(machine), deps(), NOW);
     fc.assert(
@@ -346,6 +400,30 @@ describe("SPEC §4.1 what wakes the sync controllers of a MachineSet-owned fleet
     });
     expect(await r.woken(twin(status))).toBe(0);
     expect(await r.woken(twin(capiMark))).toBe(1);
+  });
+
+  it("MachineSync: a set's replicas, labels or annotations wake nothing; its selector wakes every Machine it controls (decision 144)", async () => {
+    const r = await rig("Machine");
+    const replicas = (o: KubeObject): KubeObject => ({ ...o, spec: { ...o.spec, replicas: 7 } });
+    const annotated = (o: KubeObject): KubeObject => ({
+      ...o,
+      metadata: {
+        ...o.metadata,
+        annotations: { ...o.metadata?.annotations, "machine.openshift.io/vCPU": "2" },
+      },
+    });
+    const selector = (o: KubeObject): KubeObject => ({
+      ...o,
+      spec: { ...o.spec, selector: { matchLabels: { other: "x" } } },
+    });
+    for (const [type, namespace] of [
+      [KINDS.mapiMachineSet, MAPI_NS],
+      [KINDS.capiMachineSet, CAPI_NS],
+    ] as const) {
+      expect(await r.woken(r.update(type, namespace, SET, replicas))).toBe(0);
+      expect(await r.woken(r.update(type, namespace, SET, annotated))).toBe(0);
+      expect(await r.woken(r.update(type, namespace, SET, selector))).toBe(2);
+    }
   });
 
   it("MachineSync: a set's status wakes nothing; its deletion wakes every Machine it controls, on either side", async () => {
