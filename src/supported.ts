@@ -12,7 +12,7 @@
  */
 import type { Logger } from "pino";
 import type { KubeClient } from "./kube/client.js";
-import { NotFoundError } from "./kube/errors.js";
+import { getOrAbsent } from "./kube/client.js";
 import type { EventRecorder, EventType } from "./kube/events.js";
 import { KINDS, type ResourceType } from "./kube/kinds.js";
 import { getPath, isRecord, type KubeObject } from "./kube/object.js";
@@ -134,21 +134,12 @@ const DEPLOYMENT: ResourceType = {
   namespaced: true,
 };
 
-const getOrUndefined = async (client: KubeClient, type: ResourceType, namespace: string, name: string) => {
-  try {
-    return await client.get(type, namespace, name);
-  } catch (e) {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  }
-};
-
 export async function readSupport(client: KubeClient): Promise<Support> {
   const [featureGate, machineCrd, machineSetCrd, platformControllers] = await Promise.all([
-    getOrUndefined(client, KINDS.featureGate, "", "cluster"),
-    getOrUndefined(client, KINDS.customResourceDefinition, "", "machines.machine.openshift.io"),
-    getOrUndefined(client, KINDS.customResourceDefinition, "", "machinesets.machine.openshift.io"),
-    getOrUndefined(client, DEPLOYMENT, PLATFORM_CONTROLLERS.namespace, PLATFORM_CONTROLLERS.name),
+    getOrAbsent(client, KINDS.featureGate, "", "cluster"),
+    getOrAbsent(client, KINDS.customResourceDefinition, "", "machines.machine.openshift.io"),
+    getOrAbsent(client, KINDS.customResourceDefinition, "", "machinesets.machine.openshift.io"),
+    getOrAbsent(client, DEPLOYMENT, PLATFORM_CONTROLLERS.namespace, PLATFORM_CONTROLLERS.name),
   ]);
   return assessSupport({ featureGate, machineCrd, machineSetCrd, platformControllers });
 }
@@ -161,7 +152,7 @@ export async function readSupport(client: KubeClient): Promise<Support> {
 export async function readServedPlatform(
   client: KubeClient,
 ): Promise<{ platform: PlatformConverter; reason?: string }> {
-  const infrastructure = await getOrUndefined(client, KINDS.infrastructure, "", "cluster");
+  const infrastructure = await getOrAbsent(client, KINDS.infrastructure, "", "cluster");
   const type = getPath(infrastructure, ["status", "platformStatus", "type"]);
   const named = platformNamed(type);
   if (named !== undefined) return { platform: named };
@@ -211,7 +202,7 @@ export async function reportSupport(deps: ReportSupportDeps, support: Support): 
   if (!event) return;
   let deployment: KubeObject | undefined;
   try {
-    deployment = await getOrUndefined(deps.client, DEPLOYMENT, deps.namespace, PRODUCT_DEPLOYMENT);
+    deployment = await getOrAbsent(deps.client, DEPLOYMENT, deps.namespace, PRODUCT_DEPLOYMENT);
   } catch (e) {
     deps.logger.warn(
       { err: e instanceof Error ? e.message : String(e) },
@@ -251,7 +242,7 @@ export function createPlatformGuard(deps: PlatformGuardDeps): PlatformGuard {
   let tripped = false;
   return {
     async clear(what) {
-      const deployment = await getOrUndefined(
+      const deployment = await getOrAbsent(
         deps.client,
         DEPLOYMENT,
         PLATFORM_CONTROLLERS.namespace,

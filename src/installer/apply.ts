@@ -14,6 +14,7 @@
  */
 import type { Logger } from "pino";
 import type { KubeClient } from "../kube/client.js";
+import { getOrAbsent } from "../kube/client.js";
 import type { Clock } from "../kube/clock.js";
 import { sleep } from "../kube/clock.js";
 import type { ResourceResolver } from "../kube/discovery.js";
@@ -273,12 +274,7 @@ async function getIfExists(
   type: ResourceType,
   ref: ObjectRef,
 ): Promise<KubeObject | undefined> {
-  try {
-    return await client.get(type, ref.namespace ?? "", ref.name);
-  } catch (e) {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  }
+  return getOrAbsent(client, type, ref.namespace ?? "", ref.name);
 }
 
 async function waitEstablished(

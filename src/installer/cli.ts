@@ -11,6 +11,7 @@ import { existsSync } from "node:fs";
 import pino, { type Logger } from "pino";
 import { asksForHelp, type Config, parseCommandLine, settingsUsage } from "../config.js";
 import { createCache } from "../kube/cache.js";
+import { getOrAbsent } from "../kube/client.js";
 import { type Clock, systemClock } from "../kube/clock.js";
 import {
   connect,
@@ -21,7 +22,6 @@ import {
 } from "../kube/config.js";
 import { createController } from "../kube/controller.js";
 import { createResourceResolver } from "../kube/discovery.js";
-import { NotFoundError } from "../kube/errors.js";
 import { CONFIG_API_VERSION, KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { labelsOf, nameOf } from "../kube/object.js";
@@ -218,12 +218,7 @@ async function readClusterOperator(
   connection: KubeConnection,
   name: string,
 ): Promise<KubeObject | undefined> {
-  try {
-    return await connection.client.get(KINDS.clusterOperator, "", name);
-  } catch (e) {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  }
+  return getOrAbsent(connection.client, KINDS.clusterOperator, "", name);
 }
 
 /** Creates the ClusterOperator when missing, then writes its status guarded by the resourceVersion read. */

@@ -6,6 +6,7 @@
  * server; reads for controllers should come from the cache, not from here.
  */
 import type { Operation } from "fast-json-patch";
+import { NotFoundError } from "./errors.js";
 import type { ResourceType } from "./kinds.js";
 import { apiVersionOf } from "./kinds.js";
 import { parseWithoutManagedFields } from "./managed-fields-text.js";
@@ -176,3 +177,18 @@ export function createKubeClient(transport: Transport, options: ClientOptions = 
     },
   };
 }
+
+/** A GET that reads NotFound as absent (undefined); any other error is thrown. */
+export const getOrAbsent = async (
+  client: Pick<KubeClient, "get">,
+  type: ResourceType,
+  namespace: string,
+  name: string,
+): Promise<KubeObject | undefined> => {
+  try {
+    return await client.get(type, namespace, name);
+  } catch (e) {
+    if (e instanceof NotFoundError) return undefined;
+    throw e;
+  }
+};

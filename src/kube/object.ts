@@ -73,6 +73,16 @@ export const generationOf = (o: KubeObject | undefined): number =>
   typeof o?.metadata?.generation === "number" ? o.metadata.generation : 0;
 export const hasFinalizer = (o: KubeObject | undefined, f: string): boolean => finalizersOf(o).includes(f);
 
+/** Each name's first object in `objects`: a lookup by name, built once (a search per name is quadratic). */
+export const firstByName = (objects: readonly KubeObject[]): Map<string, KubeObject> => {
+  const byName = new Map<string, KubeObject>();
+  for (const o of objects) {
+    const name = nameOf(o);
+    if (!byName.has(name)) byName.set(name, o);
+  }
+  return byName;
+};
+
 /** Reads a nested field by path segments; anything missing or not an object along the way reads as undefined. */
 export const getPath = (o: unknown, path: readonly string[]): unknown => {
   let cur: unknown = o;

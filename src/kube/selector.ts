@@ -59,6 +59,24 @@ const requirementHolds = (operator: unknown, has: boolean, valueListed: boolean)
   }
 };
 
+/** `metav1.FormatLabelSelector`: `a=b,c in (d,e),!f`. */
+export const formatSelector = (selector: unknown): string => {
+  if (!isRecord(selector)) return "";
+  const parts: string[] = [];
+  const matchLabels = isRecord(selector.matchLabels) ? selector.matchLabels : {};
+  for (const key of Object.keys(matchLabels).sort()) parts.push(`${key}=${String(matchLabels[key])}`);
+  for (const expr of Array.isArray(selector.matchExpressions) ? selector.matchExpressions : []) {
+    if (!isRecord(expr)) continue;
+    const values = Array.isArray(expr.values) ? [...expr.values].map(String).sort().join(",") : "";
+    const key = String(expr.key);
+    if (expr.operator === "In") parts.push(`${key} in (${values})`);
+    else if (expr.operator === "NotIn") parts.push(`${key} notin (${values})`);
+    else if (expr.operator === "Exists") parts.push(key);
+    else if (expr.operator === "DoesNotExist") parts.push(`!${key}`);
+  }
+  return parts.join(",");
+};
+
 const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -77,20 +95,17 @@ const isLabelValue = (value: unknown): value is string =>
   typeof value === "string" && value.length <= 63 && LABEL_NAME.test(value);
 
 /**
- * A `metav1.LabelSelector` as the API's `labelSelector` query — the same Objects `labelSelectorMatches`
- * selects, chosen by the API server — or undefined when it cannot be written so exactly: an empty or absent
- * selector, an unknown operator, or a key or value outside the label syntax (which would also let a crafted
+ * A `metav1.LabelSelector` as the API's `labelSelector` query (`formatSelector` of it, once checked) — the
+ * same objects `labelSelectorMatches` selects, chosen by the API server — or undefined when it cannot be
+ * written so exactly: an empty or absent selector, an unknown operator, or a key or value outside the label syntax (which would also let a crafted
  * selector write `,` or `)` into the query). The caller then reads everything and matches itself.
  */
 export const labelSelectorQuery = (selector: unknown): string | undefined => {
   if (!isRecord(selector) || isEmptyLabelSelector(selector)) return undefined;
-  const parts: string[] = [];
   if (selector.matchLabels !== undefined) {
     if (!isRecord(selector.matchLabels)) return undefined;
-    for (const [k, v] of Object.entries(selector.matchLabels)) {
+    for (const [k, v] of Object.entries(selector.matchLabels))
       if (!isLabelKey(k) || !isLabelValue(v)) return undefined;
-      parts.push(`${k}=${v}`);
-    }
   }
   if (selector.matchExpressions !== undefined) {
     if (!Array.isArray(selector.matchExpressions)) return undefined;
@@ -100,12 +115,10 @@ export const labelSelectorQuery = (selector: unknown): string | undefined => {
       if (!Array.isArray(values)) return undefined;
       if (e.operator === "In" || e.operator === "NotIn") {
         if (values.length === 0 || !values.every(isLabelValue)) return undefined;
-        parts.push(`${e.key} ${e.operator === "In" ? "in" : "notin"} (${values.join(",")})`);
       } else if (e.operator === "Exists" || e.operator === "DoesNotExist") {
         if (values.length > 0) return undefined;
-        parts.push(e.operator === "Exists" ? e.key : `!${e.key}`);
       } else return undefined;
     }
   }
-  return parts.join(",");
+  return formatSelector(selector);
 };

@@ -11,6 +11,7 @@ import { ANNOTATIONS, CONDITIONS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import {
   conditionOf,
+  firstByName,
   generationOf,
   getPath,
   isDeleting,
@@ -213,16 +214,6 @@ export const ownedMemberNames = (s: HandoverSnapshot): { mapi: string[]; capi: s
 
 const selects = (set: KubeObject, machine: KubeObject): boolean =>
   labelSelectorMatches(getPath(set, ["spec", "selector"]), labelsOf(machine));
-
-/** Each name's first object in `objects` (a member's twin is found by name, once per member). */
-const firstByName = (objects: readonly KubeObject[]): Map<string, KubeObject> => {
-  const byName = new Map<string, KubeObject>();
-  for (const o of objects) {
-    const name = nameOf(o);
-    if (!byName.has(name)) byName.set(name, o);
-  }
-  return byName;
-};
 
 /**
  * Step 4, fourth bullet (MachineSets): every Machine the old-side MachineSet owns or selects has a twin on

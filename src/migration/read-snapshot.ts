@@ -8,11 +8,11 @@
  * LIST for members while the live MAPI copy's handover is open) before any write.
  */
 import type { KubeClient } from "../kube/client.js";
-import { NotFoundError } from "../kube/errors.js";
+import { getOrAbsent } from "../kube/client.js";
 import type { ResourceType } from "../kube/kinds.js";
 import { INFRA_GROUP, INFRASTRUCTURE_REF_PATHS, KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { getPath, nameOf } from "../kube/object.js";
+import { firstByName, getPath, nameOf } from "../kube/object.js";
 import { labelSelectorQuery } from "../kube/selector.js";
 import { DEFAULT_PLATFORM, servedPlatform } from "../platforms/registry.js";
 import type { ObjectStore } from "../policies/types.js";
@@ -129,7 +129,7 @@ export const readLiveHandoverSnapshot = async (
 ): Promise<HandoverSnapshot> => {
   const { mapiNamespace, capiNamespace } = namespaces;
   const read = (type: ResourceType, namespace: string, objectName: string) =>
-    readOrAbsent(client, type, namespace, objectName);
+    getOrAbsent(client, type, namespace, objectName);
   const snapshot: HandoverSnapshot = { kind };
   const [mapi, capi] = await Promise.all([
     read(kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet, mapiNamespace, name),
@@ -178,7 +178,7 @@ const readMembersLive = async (
         namespace: side.namespace,
         ...(side.query !== undefined ? { labelSelector: side.query } : {}),
       });
-      return new Map(items.map((m) => [nameOf(m), m]));
+      return firstByName(items);
     }),
   );
   const absent = [new Set<string>(), new Set<string>()] as const;
@@ -194,7 +194,7 @@ const readMembersLive = async (
       side.query = undefined;
       return;
     }
-    const fetched = await Promise.all(missing.map((n) => readOrAbsent(client, side.type, side.namespace, n)));
+    const fetched = await Promise.all(missing.map((n) => getOrAbsent(client, side.type, side.namespace, n)));
     fetched.forEach((m, at) => {
       if (m) found.set(nameOf(m), m);
       else absent[i].add(missing[at]!);
@@ -215,17 +215,3 @@ export interface KnownOwned {
 }
 
 const NONE_KNOWN: KnownOwned = { mapi: [], capi: [] };
-
-const readOrAbsent = async (
-  client: Pick<KubeClient, "get">,
-  type: ResourceType,
-  namespace: string,
-  name: string,
-): Promise<KubeObject | undefined> => {
-  try {
-    return await client.get(type, namespace, name);
-  } catch (e) {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  }
-};

@@ -7,9 +7,9 @@ import pino from "pino";
 import { parseLabelSelector } from "../apiserver/selectors.js";
 import { asksForHelp, type CommandFlags } from "../config.js";
 import { createCache } from "../kube/cache.js";
-import type { KubeClient } from "../kube/client.js";
+import { getOrAbsent } from "../kube/client.js";
 import { type Clock, systemClock } from "../kube/clock.js";
-import { ForbiddenError, NotFoundError, UnauthorizedError } from "../kube/errors.js";
+import { ForbiddenError, UnauthorizedError } from "../kube/errors.js";
 import type { StableAuthority } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
 import { readServedPlatform, readSupport, type Support } from "../supported.js";
@@ -69,20 +69,6 @@ export const parseDuration = (text: string): number | undefined => {
 };
 
 const AUTHORITIES: Record<string, StableAuthority> = { clusterapi: "ClusterAPI", machineapi: "MachineAPI" };
-
-const getOrUndefined = async (
-  client: KubeClient,
-  type: typeof KINDS.lease,
-  namespace: string,
-  name: string,
-) => {
-  try {
-    return await client.get(type, namespace, name);
-  } catch (e) {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  }
-};
 
 /** How long the watches may take to list everything before the cluster counts as unreachable. */
 const SYNC_TIMEOUT_MS = 60_000;
@@ -157,7 +143,7 @@ export async function runMigrate(
   try {
     const [s, lease, served] = await Promise.all([
       readSupport(client),
-      getOrUndefined(client, KINDS.lease, config.capiNamespace, config.leaseName),
+      getOrAbsent(client, KINDS.lease, config.capiNamespace, config.leaseName),
       readServedPlatform(client),
     ]);
     support = s;

@@ -13,6 +13,7 @@
 import pino from "pino";
 import { asksForHelp, type CommandFlags } from "../config.js";
 import type { KubeClient } from "../kube/client.js";
+import { getOrAbsent } from "../kube/client.js";
 import { type Clock, systemClock } from "../kube/clock.js";
 import { ConflictError, InvalidError, NotFoundError } from "../kube/errors.js";
 import { createEventRecorder, type EventRecorder } from "../kube/events.js";
@@ -100,15 +101,6 @@ const lostRace = (e: unknown, request: PatchRequest): boolean =>
   e instanceof NotFoundError ||
   (e instanceof InvalidError && request.patchType === "application/json-patch+json");
 
-const getOrUndefined = async (client: KubeClient, type: ResourceType, namespace: string, name: string) => {
-  try {
-    return await client.get(type, namespace, name);
-  } catch (e) {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  }
-};
-
 /** Steps 1–5 of SPEC §9 as described at the top of this file. */
 export async function uninstallPrepare(
   settings: UninstallSettings,
@@ -135,7 +127,7 @@ export async function uninstallPrepare(
   // (1) The Lease: while a leader runs, it would re-plan (and undo) every write made here.
   const leaseName = `${settings.capiNamespace}/${settings.leaseName}`;
   const lease = leaseState(
-    await getOrUndefined(client, KINDS.lease, settings.capiNamespace, settings.leaseName),
+    await getOrAbsent(client, KINDS.lease, settings.capiNamespace, settings.leaseName),
     clock.now(),
   );
   const deployment = settings.deploymentName ?? "machine-api-migration";
@@ -150,11 +142,11 @@ export async function uninstallPrepare(
   // No Lease at all is what a stopped product that never ran leaves — and what a mistyped --capi-namespace or
   // --lease-name finds while the product runs: told apart by the namespace and the product's Deployment.
   if (lease.why === NO_LEASE) {
-    if (!(await getOrUndefined(client, KINDS.namespace, "", settings.capiNamespace)))
+    if (!(await getOrAbsent(client, KINDS.namespace, "", settings.capiNamespace)))
       return refuse([
         `refusing: namespace ${settings.capiNamespace} does not exist, so neither does Lease ${leaseName}: is --capi-namespace right?`,
       ]);
-    const running = await getOrUndefined(client, KINDS.deployment, settings.capiNamespace, deployment);
+    const running = await getOrAbsent(client, KINDS.deployment, settings.capiNamespace, deployment);
     const replicas = running ? (getPath(running, ["spec", "replicas"]) ?? 1) : 0;
     if (replicas !== 0)
       return refuse([
@@ -167,7 +159,7 @@ export async function uninstallPrepare(
 
   // (2) The webhook configurations, each deleted with the uid and resourceVersion it was read at.
   for (const { type, name } of WEBHOOK_CONFIGURATIONS) {
-    const found = await getOrUndefined(client, type, "", name);
+    const found = await getOrAbsent(client, type, "", name);
     if (!found) {
       deps.print(`${type.kind} ${name}: already absent`);
       continue;
@@ -321,7 +313,7 @@ export async function uninstallPrepare(
           attempt < MAX_CONFLICTS_PER_OBJECT &&
           !dry
         ) {
-          const fresh = await getOrUndefined(client, typeOfRef(target), target.namespace, target.name);
+          const fresh = await getOrAbsent(client, typeOfRef(target), target.namespace, target.name);
           step = fresh ? syncFinalizerStep(target.role, fresh) : undefined;
           continue;
         }

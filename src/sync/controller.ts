@@ -149,12 +149,11 @@ const machineShell: KindShell<MachineSnapshot> = {
         ...cache.list(KINDS.capiMachine, settings.capiNamespace).filter(owned),
       ].map(nameOf);
     };
-    const everyMachine: KeyMapper = () => [
-      ...new Set([
-        ...cache.list(KINDS.mapiMachine, settings.mapiNamespace).map(nameOf),
-        ...cache.list(KINDS.capiMachine, settings.capiNamespace).map(nameOf),
-      ]),
-    ];
+    const everyMachine = everyKeyOf(
+      { mapiType: KINDS.mapiMachine, capiType: KINDS.capiMachine },
+      cache,
+      settings,
+    );
     // A CAPI set's selector (or its going) also decides whether a mirror not yet created would be adopted
     // (§4.6): the MAPI Machines waiting on that (reason MirrorWouldBeAdopted) are looked at again. A plan
     // that waits so also requeues itself, in case this event came before its condition reached the cache.

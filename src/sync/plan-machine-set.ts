@@ -10,6 +10,7 @@ import { AUTHORITY, DELETE_MARKS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import {
   annotationsOf,
+  firstByName,
   generationOf,
   getPath,
   isDeleting,
@@ -226,17 +227,9 @@ export const unmirroredDeleteMarks = (
   mapiMachines: readonly KubeObject[],
   capiMachines: readonly KubeObject[],
 ): string[] => {
-  // The CAPI copies' names that show a mark, once (the first copy of a name, as a search would find it).
-  const seen = new Set<string>();
-  const capiMarked = new Set<string>();
-  for (const c of capiMachines) {
-    const name = nameOf(c);
-    if (seen.has(name)) continue;
-    seen.add(name);
-    if (hasDeleteMark(c)) capiMarked.add(name);
-  }
+  const capiByName = firstByName(capiMachines);
   return mapiMachines
-    .filter((m) => !isDeleting(m) && hasDeleteMark(m) && !capiMarked.has(nameOf(m)))
+    .filter((m) => !isDeleting(m) && hasDeleteMark(m) && !hasDeleteMark(capiByName.get(nameOf(m))))
     .map(nameOf)
     .sort();
 };

@@ -61,7 +61,7 @@ describe("isEmptyLabelSelector", () => {
   });
 });
 
-describe("labelSelectorQuery: a MachineSet's selector as the API's labelSelector (decision 143)", () => {
+describe("labelSelectorQuery: a MachineSet's selector as the API's labelSelector, for the live member read of SPEC §3.5 (decision 143)", () => {
   it.each([
     [
       "matchLabels",

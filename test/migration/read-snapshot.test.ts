@@ -184,7 +184,7 @@ describe("readHandoverSnapshot", () => {
   });
 });
 
-describe("readLiveHandoverSnapshot: a MachineSet's members by its selector plan as the whole namespaces do (decision 143)", () => {
+describe("SPEC §3.5 live reads, §3.1 step 4: a MachineSet's members read by its selector plan as the whole namespaces do (decision 143)", () => {
   type Members = { mapi: KubeObject[]; capi: KubeObject[] };
   const ROLES = ["mapi", "capi"] as const;
   /** Another set's Machines in both namespaces: listed whole they are read, by selector they are not. */

@@ -8,6 +8,7 @@
  * sync remember the object-reading part across reconciles.
  */
 import { getPath, isRecord, type KubeObject } from "../../kube/object.js";
+import { formatSelector } from "../../kube/selector.js";
 import { platformFor } from "../../platforms/registry.js";
 import type { PlatformChoice } from "./machine.js";
 import { labelsToCapi, readStringMap } from "./metadata.js";
@@ -30,8 +31,6 @@ interface NewCondition {
   reason: string;
   message?: string;
 }
-
-const recordsOf = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.filter(isRecord) : []);
 
 /**
  * Replaces each produced type, keeping its transition time when the status did not change; the others
@@ -208,22 +207,8 @@ export const capiMachineStatusToMapi = (
 ): MachineStatusToMapi =>
   stampNow(capiMachineStatusToMapiUnstamped(capi, infraMachine, infra, withoutNow(opts)), opts.now);
 
-/** `metav1.FormatLabelSelector`: `a=b,c in (d,e),!f`. */
-export const formatSelector = (selector: unknown): string => {
-  if (!isRecord(selector)) return "";
-  const parts: string[] = [];
-  const matchLabels = isRecord(selector.matchLabels) ? selector.matchLabels : {};
-  for (const key of Object.keys(matchLabels).sort()) parts.push(`${key}=${String(matchLabels[key])}`);
-  for (const expr of recordsOf(selector.matchExpressions)) {
-    const values = Array.isArray(expr.values) ? [...expr.values].map(String).sort().join(",") : "";
-    const key = String(expr.key);
-    if (expr.operator === "In") parts.push(`${key} in (${values})`);
-    else if (expr.operator === "NotIn") parts.push(`${key} notin (${values})`);
-    else if (expr.operator === "Exists") parts.push(key);
-    else if (expr.operator === "DoesNotExist") parts.push(`!${key}`);
-  }
-  return parts.join(",");
-};
+/** `metav1.FormatLabelSelector`, from the one selector module (the status mirror writes it, §5.4). */
+export { formatSelector };
 
 const count = (v: unknown): number | undefined =>
   typeof v === "number" && Number.isInteger(v) ? v : undefined;

@@ -14,7 +14,7 @@
  * Both readings err towards a cascade, which keeps the MAPI Machine (I6): the mirror is recreated later.
  */
 import type { KubeClient } from "../../kube/client.js";
-import { NotFoundError } from "../../kube/errors.js";
+import { getOrAbsent } from "../../kube/client.js";
 import type { ResourceType } from "../../kube/kinds.js";
 import { CAPI_GROUP, KINDS } from "../../kube/kinds.js";
 import type { KubeObject } from "../../kube/object.js";
@@ -30,14 +30,8 @@ export type LiveRead = (
 
 export const liveReadOf =
   (client: KubeClient): LiveRead =>
-  async (type, namespace, name) => {
-    try {
-      return await client.get(type, namespace, name);
-    } catch (e) {
-      if (e instanceof NotFoundError) return undefined;
-      throw e;
-    }
-  };
+  (type, namespace, name) =>
+    getOrAbsent(client, type, namespace, name);
 
 /** True when `object` (a deleting CAPI Machine or MachineSet) goes with its Cluster; see the file comment. */
 export async function readClusterCascade(
