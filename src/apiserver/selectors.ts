@@ -10,7 +10,8 @@ export type Predicate = (o: KubeObject) => boolean;
 
 type Requirement =
   | { op: "=" | "!="; key: string; value: string }
-  | { op: "in" | "notin"; key: string; values: string[] }
+  /** `listed`: the values as a set, read once (an object's value is not searched for in the list, decision 145). */
+  | { op: "in" | "notin"; key: string; values: string[]; listed: ReadonlySet<string> }
   | { op: "exists" | "!exists"; key: string }
   /** Label selectors only: the label's value, read as an integer, compared with `value`. */
   | { op: "gt" | "lt"; key: string; value: number };
@@ -44,7 +45,7 @@ const parseRequirement = (term: string): Requirement | string => {
       .split(",")
       .map((v) => v.trim())
       .filter((v) => v !== "");
-    return { op: set[2] as "in" | "notin", key: set[1]!, values };
+    return { op: set[2] as "in" | "notin", key: set[1]!, values, listed: new Set(values) };
   }
   const numeric = NUMERIC_TERM.exec(term);
   if (numeric) {
@@ -66,9 +67,9 @@ const matches = (r: Requirement, value: string | undefined): boolean => {
     case "!=":
       return value !== r.value;
     case "in":
-      return value !== undefined && r.values.includes(value);
+      return value !== undefined && r.listed.has(value);
     case "notin":
-      return value === undefined || !r.values.includes(value);
+      return value === undefined || !r.listed.has(value);
     case "gt":
     case "lt": {
       // kube: a label whose value is not an integer never matches.

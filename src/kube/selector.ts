@@ -7,35 +7,53 @@
  */
 import { isRecord } from "./object.js";
 
-export const labelSelectorMatches = (
-  selector: unknown,
-  labels: Readonly<Record<string, string>>,
-): boolean => {
-  if (!isRecord(selector)) return false;
-  const matchLabels = isRecord(selector.matchLabels) ? selector.matchLabels : {};
-  for (const [k, v] of Object.entries(matchLabels))
-    if (!Object.hasOwn(labels, k) || labels[k] !== v) return false;
-  const expressions = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
-  for (const e of expressions) {
-    if (!isRecord(e) || typeof e.key !== "string") return false;
-    const values = Array.isArray(e.values) ? e.values : [];
-    const has = Object.hasOwn(labels, e.key);
-    const value = labels[e.key];
-    if (!requirementHolds(e.operator, has, has && values.includes(value))) return false;
+/** A compiled label selector: whether an object's labels are selected. */
+export type LabelMatcher = (labels: Readonly<Record<string, string>>) => boolean;
+
+const selectsNothing: LabelMatcher = () => false;
+
+/**
+ * A selector compiled once, for a caller that matches many label maps against it: each expression's values
+ * as a set, not a list searched per object (whoever writes a MachineSet writes them, decision 145). What
+ * cannot match (an expression without a string key, an unknown operator) compiles to a matcher of nothing.
+ */
+export const labelSelectorMatcher = (selector: unknown): LabelMatcher => {
+  if (!isRecord(selector)) return selectsNothing;
+  const equal = Object.entries(isRecord(selector.matchLabels) ? selector.matchLabels : {});
+  const requirements: LabelMatcher[] = [];
+  for (const e of Array.isArray(selector.matchExpressions) ? selector.matchExpressions : []) {
+    if (!isRecord(e) || typeof e.key !== "string") return selectsNothing;
+    const requirement = requirementOf(e.key, e.operator, Array.isArray(e.values) ? e.values : []);
+    if (!requirement) return selectsNothing;
+    requirements.push(requirement);
   }
-  return true;
+  return (labels) =>
+    equal.every(([k, v]) => Object.hasOwn(labels, k) && labels[k] === v) &&
+    requirements.every((holds) => holds(labels));
 };
+
+/** One selector against one label map (a caller matching many compiles it once: `labelSelectorMatcher`). */
+export const labelSelectorMatches = (selector: unknown, labels: Readonly<Record<string, string>>): boolean =>
+  labelSelectorMatcher(selector)(labels);
 
 /**
  * Whether a MachineSet's `spec.selector` selects an object's labels, as the MachineSet controllers of both
- * APIs read it: an absent or empty selector selects nothing.
+ * APIs read it: an absent or empty selector selects nothing. Compiled once for many objects.
  */
-export const machineSetSelects = (machineSet: unknown, o: unknown): boolean => {
+export const machineSetSelector = (machineSet: unknown): ((o: unknown) => boolean) => {
   const selector = isRecord(machineSet) && isRecord(machineSet.spec) ? machineSet.spec.selector : undefined;
-  if (isEmptyLabelSelector(selector)) return false;
+  if (isEmptyLabelSelector(selector)) return () => false;
+  const matches = labelSelectorMatcher(selector);
+  return (o) => matches(labelsOfUnknown(o));
+};
+
+/** `machineSetSelector` for one object. */
+export const machineSetSelects = (machineSet: unknown, o: unknown): boolean =>
+  machineSetSelector(machineSet)(o);
+
+const labelsOfUnknown = (o: unknown): Readonly<Record<string, string>> => {
   const metadata = isRecord(o) && isRecord(o.metadata) ? o.metadata : {};
-  const labels = isRecord(metadata.labels) ? (metadata.labels as Record<string, string>) : {};
-  return labelSelectorMatches(selector, labels);
+  return isRecord(metadata.labels) ? (metadata.labels as Record<string, string>) : {};
 };
 
 /** Whether a selector names no requirement at all (kube's webhook selectors then match everything). */
@@ -44,18 +62,27 @@ export const isEmptyLabelSelector = (selector: unknown): boolean =>
   ((!isRecord(selector.matchLabels) || Object.keys(selector.matchLabels).length === 0) &&
     (!Array.isArray(selector.matchExpressions) || selector.matchExpressions.length === 0));
 
-const requirementHolds = (operator: unknown, has: boolean, valueListed: boolean): boolean => {
+/** One expression of a selector, its values read once into a set; undefined for an unknown operator. */
+const requirementOf = (
+  key: string,
+  operator: unknown,
+  values: readonly unknown[],
+): LabelMatcher | undefined => {
   switch (operator) {
-    case "In":
-      return valueListed;
-    case "NotIn":
-      return !valueListed;
+    case "In": {
+      const listed = new Set(values);
+      return (labels) => Object.hasOwn(labels, key) && listed.has(labels[key]);
+    }
+    case "NotIn": {
+      const listed = new Set(values);
+      return (labels) => !Object.hasOwn(labels, key) || !listed.has(labels[key]);
+    }
     case "Exists":
-      return has;
+      return (labels) => Object.hasOwn(labels, key);
     case "DoesNotExist":
-      return !has;
+      return (labels) => !Object.hasOwn(labels, key);
     default:
-      return false;
+      return undefined;
   }
 };
 

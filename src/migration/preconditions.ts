@@ -20,7 +20,7 @@ import {
   namespaceOf,
   ownerReferencesOf,
 } from "../kube/object.js";
-import { labelSelectorMatches } from "../kube/selector.js";
+import { labelSelectorMatcher } from "../kube/selector.js";
 import { opposite, synchronizedGeneration as synchronizedGenerationOf } from "../protocol/authority.js";
 import {
   decodePausedFalseAt,
@@ -212,8 +212,11 @@ export const ownedMemberNames = (s: HandoverSnapshot): { mapi: string[]; capi: s
   return { mapi: owned(s.mapi, s.members?.mapi), capi: owned(s.capi, s.members?.capi) };
 };
 
-const selects = (set: KubeObject, machine: KubeObject): boolean =>
-  labelSelectorMatches(getPath(set, ["spec", "selector"]), labelsOf(machine));
+/** Whether `set`'s selector selects a Machine, compiled once per check (decision 145). */
+const selectorOf = (set: KubeObject): ((machine: KubeObject) => boolean) => {
+  const matches = labelSelectorMatcher(getPath(set, ["spec", "selector"]));
+  return (machine) => matches(labelsOf(machine));
+};
 
 /**
  * Step 4, fourth bullet (MachineSets): every Machine the old-side MachineSet owns or selects has a twin on
@@ -232,8 +235,10 @@ export const memberProblem = (s: HandoverSnapshot, from: StableAuthority): Probl
   const oldApi = from === "ClusterAPI" ? "CAPI" : "MAPI";
   const setName = describeObject("MachineSet", newRole, newSet);
   const twinsByName = firstByName(newMachines);
+  const oldSelects = selectorOf(oldSet);
+  const newSelects = selectorOf(newSet);
   for (const member of oldMachines) {
-    if (!isOwnedBy(member, oldSet) && !selects(oldSet, member)) continue;
+    if (!isOwnedBy(member, oldSet) && !oldSelects(member)) continue;
     const name = nameOf(member);
     const memberText = `${oldApi} Machine ${namespaceOf(member)}/${name}`;
     const twin = twinsByName.get(name);
@@ -248,7 +253,7 @@ export const memberProblem = (s: HandoverSnapshot, from: StableAuthority): Probl
       return blocked(
         `member ${memberText} has a twin ${twinText} that is being deleted; wait for the deletion to finish`,
       );
-    if (!isOwnedBy(twin, newSet) || !selects(newSet, twin))
+    if (!isOwnedBy(twin, newSet) || !newSelects(twin))
       return {
         reason: "WaitingForSync",
         waitFor: "sync",

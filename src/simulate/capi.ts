@@ -44,7 +44,7 @@ import {
   ownerReferencesOf,
   setCondition,
 } from "../kube/object.js";
-import { machineSetSelects } from "../kube/selector.js";
+import { machineSetSelector, machineSetSelects } from "../kube/selector.js";
 import { INDEX } from "../kube/store.js";
 import { createWriteHelpers } from "../kube/write.js";
 import { DEFAULT_PLATFORM, platformOfInfraKind } from "../platforms/registry.js";
@@ -442,10 +442,11 @@ export function capiControllers(deps: CapiDeps, cache: Cache, logger: Logger): C
             .byIndex(INDEX.owner, uid)
             .filter((m) => ownerReferencesOf(m).some((r) => r.controller && r.uid === uid))
         : [];
+      const selects = machineSetSelector(set);
       const orphans = isDeleting(set)
         ? machines
             .list(namespace)
-            .filter((m) => !ownerReferencesOf(m).some((r) => r.controller) && machineSetSelects(set, m))
+            .filter((m) => !ownerReferencesOf(m).some((r) => r.controller) && selects(m))
         : [];
       const pending = expectations.pending(name, (n) => {
         const m = machines.get(namespace, n);

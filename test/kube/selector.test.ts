@@ -6,7 +6,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseLabelSelector } from "../../src/apiserver/selectors.js";
-import { isEmptyLabelSelector, labelSelectorMatches, labelSelectorQuery } from "../../src/kube/selector.js";
+import {
+  isEmptyLabelSelector,
+  labelSelectorMatcher,
+  labelSelectorMatches,
+  labelSelectorQuery,
+  machineSetSelects,
+} from "../../src/kube/selector.js";
 
 const labels = { app: "web", tier: "front" };
 
@@ -46,6 +52,69 @@ describe("labelSelectorMatches", () => {
     ["an absent selector matches nothing", undefined, false],
   ])("%s", (_, selector, expected) => {
     expect(labelSelectorMatches(selector, labels)).toBe(expected);
+  });
+});
+
+describe("labelSelectorMatcher: compiled once, each expression's values a set (decision 145)", () => {
+  /** The selector as metav1 defines it, read the plain way: every value list searched per object. */
+  const reference = (selector: unknown, l: Record<string, string>): boolean => {
+    if (typeof selector !== "object" || selector === null || Array.isArray(selector)) return false;
+    const { matchLabels = {}, matchExpressions = [] } = selector as Record<string, never>;
+    if (!Object.entries(matchLabels).every(([k, v]) => Object.hasOwn(l, k) && l[k] === v)) return false;
+    return (matchExpressions as Array<{ key: string; operator: string; values?: string[] }>).every((e) => {
+      const has = Object.hasOwn(l, e.key);
+      const listed = has && (e.values ?? []).includes(l[e.key]!);
+      return e.operator === "In"
+        ? listed
+        : e.operator === "NotIn"
+          ? !listed
+          : e.operator === "Exists"
+            ? has
+            : !has;
+    });
+  };
+
+  it("selects what the plain reading selects (property)", () => {
+    const key = fc.constantFrom("a", "b", "constructor");
+    const value = fc.constantFrom("x", "y", "");
+    const selector = fc.record(
+      {
+        matchLabels: fc.dictionary(key, value, { maxKeys: 2 }),
+        matchExpressions: fc.array(
+          fc.record(
+            {
+              key,
+              operator: fc.constantFrom("In", "NotIn", "Exists", "DoesNotExist"),
+              values: fc.array(value, { maxLength: 3 }),
+            },
+            { requiredKeys: ["key", "operator"] },
+          ),
+          { maxLength: 3 },
+        ),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(
+        selector,
+        fc.array(fc.dictionary(key, value, { maxKeys: 3 }), { maxLength: 5 }),
+        (sel, maps) => {
+          const matches = labelSelectorMatcher(sel);
+          return maps.every(
+            (l) => matches(l) === reference(sel, l) && labelSelectorMatches(sel, l) === reference(sel, l),
+          );
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("a MachineSet with an empty or absent selector selects nothing", () => {
+    const machine = { metadata: { labels: { app: "web" } } };
+    expect(machineSetSelects({ spec: {} }, machine)).toBe(false);
+    expect(machineSetSelects({ spec: { selector: {} } }, machine)).toBe(false);
+    expect(machineSetSelects({ spec: { selector: { matchLabels: { app: "web" } } } }, machine)).toBe(true);
+    expect(machineSetSelects({ spec: { selector: { matchLabels: { app: "web" } } } }, {})).toBe(false);
   });
 });
 

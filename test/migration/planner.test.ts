@@ -524,6 +524,32 @@ describe("step 4: preconditions and the start", () => {
         expect(step).toMatchObject({ kind: "wait", for: "sync" });
         expect(step.kind === "wait" && step.event.message).toContain(`${setName}-60000 has no`);
       });
+      it(`leaving ${from}: each set's selector is read once per check, not once per member (decision 145)`, () => {
+        // Found by the audit of fleet sizes: an In expression's values were searched for each member checked,
+        // and whoever writes a MachineSet writes them (~200,000 fit in an object): values × members per plan.
+        const s = structuredClone(requested("MachineSet", from));
+        const setName = s.mapi?.metadata?.name ?? "";
+        const members = membersOf(setName, 2_000);
+        for (const m of members[oldSide]) m.metadata!.ownerReferences = []; // selected, not owned
+        s.members = members;
+        let reads = 0;
+        const values = (n: number): string[] =>
+          new Proxy([...Array.from({ length: n }, (_, i) => `v${i}`), setName], {
+            get: (target, key, receiver) => {
+              if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+              return Reflect.get(target, key, receiver);
+            },
+          });
+        for (const set of [s.mapi!, s.capi!]) {
+          const selector = set.spec!.selector as Record<string, unknown>;
+          const [key] = Object.keys(selector.matchLabels as object);
+          selector.matchExpressions = [{ key, operator: "In", values: values(20_000) }];
+        }
+        expect(plan(s)).toMatchObject({ kind: "recordPausedFalseAt" });
+        // Both sets' values, a few times over per plan (the check runs once per refusal list it feeds).
+        expect(reads).toBeGreaterThan(0);
+        expect(reads).toBeLessThan(10 * 2 * 20_001);
+      });
     }
   });
 });
