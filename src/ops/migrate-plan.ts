@@ -144,8 +144,9 @@ function stateOf(mapi: KubeObject, row: PreflightRow | undefined, target: Stable
  * the groups before it has gone (MachineSets, then members, then standalone Machines), and a member only
  * once its MachineSet — when this run moves it — is done. Open handovers occupy the first wave's slots
  * (the shell waits for them before it flips anything). A member of a MachineSet that is blocked is blocked.
+ * One pass per group: each group's queued items, in order, cut into waves (decision 146).
  */
-function assignWaves(items: PlanItem[], maxInFlight: number): string[][] {
+export function assignWaves(items: PlanItem[], maxInFlight: number): string[][] {
   const byKey = new Map(items.map((i) => [itemKey(i), i]));
   const setKey = (name: string) => itemKey({ kind: "MachineSet", name });
   // Members of a blocked (in scope) MachineSet cannot go before it.
@@ -162,37 +163,31 @@ function assignWaves(items: PlanItem[], maxInFlight: number): string[][] {
         ],
       });
   }
-  const pending = items.filter((i) => i.state === "queued");
-  const finished = new Set(items.filter((i) => i.state === "done").map(itemKey));
-  const waves: string[][] = [];
-  const open = items.filter((i) => i.state === "open");
-  // The open handovers form wave 0: nothing is flipped before they end.
-  for (const o of open) finished.add(itemKey(o));
-  const groupOf = (i: PlanItem) => GROUP_ORDER.indexOf(i.group);
-  while (pending.length > 0) {
-    const lowest = pending.map(groupOf).reduce((a, b) => Math.min(a, b));
-    const eligible = pending.filter(
-      (i) =>
-        groupOf(i) === lowest &&
-        (!i.machineSet || !byKey.has(setKey(i.machineSet)) || finished.has(setKey(i.machineSet))),
-    );
-    const wave = eligible.slice(0, Math.max(1, maxInFlight));
-    if (wave.length === 0) break; // cannot happen: a member's set is in an earlier group
-    const number = waves.length + 1;
-    for (const item of wave) {
-      const waitsFor: string[] = [];
-      if (number > 1) {
-        if (item.machineSet && byKey.has(setKey(item.machineSet)))
-          waitsFor.push(`MachineSet ${item.machineSet}`);
-        waitsFor.push(`wave ${number - 1}`);
-      } else if (open.length > 0)
-        waitsFor.push(`${open.length} open handover${open.length === 1 ? "" : "s"}`);
-      Object.assign(item, { wave: number, waitsFor });
-      pending.splice(pending.indexOf(item), 1);
-    }
-    for (const item of wave) finished.add(itemKey(item));
-    waves.push(wave.map(itemKey));
+  // A member's MachineSet in scope is now done, open (wave 0) or queued in the group before, so it has gone
+  // before any member: cutting each group in order keeps "a member only after its set".
+  const byGroup = new Map<Group, PlanItem[]>(GROUP_ORDER.map((g) => [g, []]));
+  let open = 0;
+  for (const item of items) {
+    if (item.state === "open") open++;
+    if (item.state === "queued") byGroup.get(item.group)?.push(item);
   }
+  const size = Math.max(1, maxInFlight);
+  const waves: string[][] = [];
+  for (const queued of byGroup.values())
+    for (let first = 0; first < queued.length; first += size) {
+      const wave = queued.slice(first, first + size);
+      const number = waves.length + 1;
+      for (const item of wave) {
+        const waitsFor: string[] = [];
+        if (number > 1) {
+          if (item.machineSet && byKey.has(setKey(item.machineSet)))
+            waitsFor.push(`MachineSet ${item.machineSet}`);
+          waitsFor.push(`wave ${number - 1}`);
+        } else if (open > 0) waitsFor.push(`${open} open handover${open === 1 ? "" : "s"}`);
+        Object.assign(item, { wave: number, waitsFor });
+      }
+      waves.push(wave.map(itemKey));
+    }
   return waves;
 }
 

@@ -217,6 +217,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
   };
 
   const judge = (): void => {
+    if (tracked.size === 0) return;
     const now = clock.now();
     const blocked = blockedEvents(store, ns);
     let ended = false;
@@ -329,7 +330,9 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
         }
         idleSince = undefined;
         wave++;
-        const items = next.map((key) => current.items.find((i) => itemKey(i) === key)!);
+        // By key, not a search of the fleet per object of the wave (decision 146).
+        const byKey = new Map(current.items.map((i) => [itemKey(i), i]));
+        const items = next.map((key) => byKey.get(key)!);
         group = items[0]!.group;
         reporter.event({ event: "wave", wave, group, objects: next });
         for (const item of items) {
