@@ -25,8 +25,9 @@ import {
 import { duplicateFields } from "./duplicate-fields.js";
 import { type FaultInjector, injected, loseReply, type RequestCounters, type RequestInfo } from "./faults.js";
 import { ImpersonationHeadersError, impersonatedUser } from "./impersonation.js";
-import { type CollectionRequest, Collections } from "./list-pages.js";
+import { type CollectionRequest, Collections, listAnswer } from "./list-pages.js";
 import { fieldManagerCauses, managerFromUserAgent, recordUpdate } from "./managed-fields.js";
+import { checkTransform, negotiate, partialObjectMetadata } from "./negotiation.js";
 import { typedDecodeProblem } from "./object-meta.js";
 import { booleanParameter, checkIntegerParameters } from "./query.js";
 import type { Attributes, Authorizer, PolicyView } from "./rbac.js";
@@ -42,7 +43,6 @@ import {
 import {
   asVersion,
   type DeleteOptions,
-  gvOf,
   type ObjectRequest,
   type RequestContext,
   type Rest,
@@ -65,7 +65,6 @@ import {
   SerializedObjects,
   send,
   statusJson,
-  wantsTable,
 } from "./wire.js";
 
 /** The options kind kube validates a write's query against. */
@@ -321,6 +320,11 @@ export class HttpApi {
 
   private async resource(request: TypedRequest): Promise<void> {
     const { req, res, method, path: p, q, type, namespace, ctx } = request;
+    // The answer's form first: kube refuses an Accept it cannot answer before it reads or writes anything.
+    const rendering = negotiate(req.headers.accept, {
+      builtIn: type.builtIn,
+      collection: method === "GET" && !p.name,
+    });
     if (type.createOnly) return this.review(request);
     const version = p.version;
     const rest = this.deps.rest;
@@ -328,7 +332,25 @@ export class HttpApi {
       if (namespace === undefined) throw notFoundPath();
       return namespace;
     };
-    const collection: CollectionRequest = { req, res, type, version, namespace, q };
+    const collection: CollectionRequest = { req, res, type, version, namespace, q, rendering };
+    /** One object answered in the negotiated form (a Table, its metadata alone, or itself). */
+    const answer = (code: number, o: KubeObject, warnings: readonly string[] = []): void => {
+      checkTransform(rendering, type, false);
+      const body =
+        rendering.as === "Table"
+          ? jsonText(
+              tableFor(type, [o], {
+                resourceVersion: o.metadata?.resourceVersion,
+                include: includeOf(q),
+                now: this.deps.clock(),
+                version: rendering.version,
+              }),
+            )
+          : rendering.as === "PartialObjectMetadata"
+            ? jsonText(partialObjectMetadata(o, rendering.version))
+            : this.serialized.of(o);
+      send(res, code, body, warnings);
+    };
     // Each verb reads its body before it asks for the namespace (a bad body is answered first).
     const named = (name: string): ObjectRequest => ({
       ctx,
@@ -341,15 +363,7 @@ export class HttpApi {
     if (method === "GET" && p.name) {
       const o = await rest.getAt(type, needNamespace(), p.name, q.get("resourceVersion"));
       if (p.subresource === "scale") return send(res, 200, JSON.stringify(rest.scaleOf(type, o)));
-      const obj = asVersion(type, version, o);
-      const body = wantsTable(req)
-        ? tableFor(type, [obj], {
-            resourceVersion: o.metadata?.resourceVersion,
-            include: includeOf(q),
-            now: this.deps.clock(),
-          })
-        : obj;
-      return send(res, 200, body === obj ? this.serialized.of(obj) : jsonText(body));
+      return answer(200, asVersion(type, version, o));
     }
     if (method === "GET") {
       if (request.watch) return this.watches.serve(collection, request.info);
@@ -362,7 +376,7 @@ export class HttpApi {
       const body = typedBody(raw, decoded, type, version);
       if (isJsonBody(req.headers["content-type"])) findDuplicates(ctx, raw.toString("utf8"));
       const created = await rest.create({ ctx, res: type, version, namespace: needNamespace(), body });
-      return send(res, 201, this.serialized.of(created), ctx.warnings);
+      return answer(201, created, ctx.warnings);
     }
     if (method === "PUT" && p.name) {
       const raw = await readBodyBytes(req, this.maxBody());
@@ -371,7 +385,7 @@ export class HttpApi {
       if (p.subresource !== "scale" && isJsonBody(req.headers["content-type"]))
         findDuplicates(ctx, raw.toString("utf8"));
       const updated = await rest.update({ ...named(p.name), subresource: p.subresource, body });
-      return send(res, 200, this.serialized.of(updated), ctx.warnings);
+      return answer(200, updated, ctx.warnings);
     }
     if (method === "PATCH" && p.name) {
       const kind = patchTypeOf(req.headers["content-type"]);
@@ -382,7 +396,7 @@ export class HttpApi {
       const force = q.get("force") === "true";
       ctx.patch = { force, apply: kind === "apply" };
       const out = await rest.patch({ ...named(p.name), subresource: p.subresource, type: kind, body, force });
-      return send(res, out.created ? 201 : 200, this.serialized.of(out.object), ctx.warnings);
+      return answer(out.created ? 201 : 200, out.object, ctx.warnings);
     }
     if (method === "DELETE" && p.name && !p.subresource) {
       const options = await this.deleteOptions(req, q, ctx);
@@ -402,8 +416,9 @@ export class HttpApi {
               uid: out.object.metadata?.uid,
             },
           }
-        : out.object;
-      return send(res, 200, jsonText(body), ctx.warnings);
+        : undefined;
+      // A Status is answered as it is, whatever the form asked for (kube transforms no Status).
+      return body ? send(res, 200, jsonText(body), ctx.warnings) : answer(200, out.object, ctx.warnings);
     }
     if (method === "DELETE" && !p.name) {
       const options = await this.deleteOptions(req, q, ctx);
@@ -424,13 +439,13 @@ export class HttpApi {
           if (!(e instanceof ApiError && e.code === 404)) throw e;
         }
       }
-      const list = {
-        kind: type.listKind,
-        apiVersion: gvOf(type, version),
-        metadata: { resourceVersion: String(this.deps.storage.currentRv()) },
-        items: deleted,
-      };
-      return send(res, 200, jsonText(list), ctx.warnings);
+      const metadata = { resourceVersion: String(this.deps.storage.currentRv()) };
+      return send(
+        res,
+        200,
+        jsonText(listAnswer(type, version, metadata, deleted, rendering, q, this.deps.clock())),
+        ctx.warnings,
+      );
     }
     throw methodNotAllowed();
   }

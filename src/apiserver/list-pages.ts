@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { jsonText } from "../json-text.js";
 import type { KubeObject } from "../kube/object.js";
 import { listOptionCauses } from "./builtin-validation.js";
+import { checkTransform, partialObjectMetadata, type Rendering } from "./negotiation.js";
 import { integerParameter } from "./query.js";
 import { awaitResourceVersion } from "./resource-version.js";
 import { asVersion, gvOf } from "./rest/index.js";
@@ -22,7 +23,7 @@ import type { Storage } from "./storage.js";
 import { tableFor } from "./table.js";
 import type { ResourceInfo } from "./types.js";
 import { resourceKey } from "./types.js";
-import { includeOf, send, wantsTable } from "./wire.js";
+import { includeOf, send } from "./wire.js";
 
 /** A GET of a collection (list or watch): the resource, the version it is read through, the query. */
 export interface CollectionRequest {
@@ -33,7 +34,44 @@ export interface CollectionRequest {
   /** undefined: every namespace. */
   namespace: string | undefined;
   q: URLSearchParams;
+  /** The answer's negotiated form. */
+  rendering: Rendering;
 }
+
+/**
+ * A list in its negotiated form: a Table, PartialObjectMetadataList, or the list itself (a list cannot be
+ * answered as one PartialObjectMetadata: 406). Items are serialised one by one by the caller of the plain form.
+ */
+export const listAnswer = (
+  type: ResourceInfo,
+  version: string,
+  metadata: Record<string, unknown>,
+  items: readonly KubeObject[],
+  rendering: Rendering,
+  q: URLSearchParams,
+  now: number,
+): Record<string, unknown> => {
+  checkTransform(rendering, type, true);
+  const versioned = items.map((o) => asVersion(type, version, o));
+  if (rendering.as === "Table")
+    return {
+      ...tableFor(type, versioned, {
+        resourceVersion: String(metadata.resourceVersion ?? ""),
+        include: includeOf(q),
+        now,
+        version: rendering.version,
+      }),
+      metadata,
+    };
+  if (rendering.as === "PartialObjectMetadataList")
+    return {
+      kind: "PartialObjectMetadataList",
+      apiVersion: `meta.k8s.io/${rendering.version}`,
+      metadata,
+      items: versioned.map((o) => partialObjectMetadata(o, rendering.version)),
+    };
+  return { kind: type.listKind, apiVersion: gvOf(type, version), metadata, items: versioned };
+};
 
 interface ListSnapshot {
   items: KubeObject[];
@@ -106,7 +144,7 @@ export class Collections {
   }
 
   async list(request: CollectionRequest): Promise<void> {
-    const { req, res, type, version, namespace, q } = request;
+    const { res, type, version, namespace, q } = request;
     const causes = listOptionCauses(q);
     if (causes.length > 0) throw invalid("meta.k8s.io", "ListOptions", "", causes);
     const notOlderThan = this.notOlderThan(q);
@@ -117,13 +155,12 @@ export class Collections {
       ...(page.continueToken ? { continue: page.continueToken } : {}),
       ...(page.remaining !== undefined ? { remainingItemCount: page.remaining } : {}),
     };
-    if (wantsTable(req)) {
-      const table = tableFor(
-        type,
-        page.items.map((o) => asVersion(type, version, o)),
-        { resourceVersion: page.rv, include: includeOf(q), now: this.deps.clock() },
+    if (request.rendering.as !== "object") {
+      send(
+        res,
+        200,
+        jsonText(listAnswer(type, version, metadata, page.items, request.rendering, q, this.deps.clock())),
       );
-      send(res, 200, jsonText({ ...table, metadata }));
       return;
     }
     const head = JSON.stringify({ kind: type.listKind, apiVersion: gvOf(type, version), metadata });

@@ -48,11 +48,26 @@ export const evalJsonPath = (o: unknown, path: string): unknown => {
 };
 
 const AGE: PrinterColumn = { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" };
+/** A built-in's Age: kube's printers declare it a string, already rendered as a duration. */
+const BUILTIN_AGE: PrinterColumn = { name: "Age", type: "string", jsonPath: ".metadata.creationTimestamp" };
+/** A column whose cell is computed, not read at a path (ConfigMap and Secret's Data: how many keys). */
+const KEYS_OF_DATA = "#keys(.data,.binaryData)";
 
 export const columnsFor = (res: ResourceInfo): PrinterColumn[] => {
   if (res.printerColumns.length > 0) return [...res.printerColumns];
   if (res.group === "" && res.plural === "namespaces")
-    return [{ name: "Status", type: "string", jsonPath: ".status.phase" }, AGE];
+    return [{ name: "Status", type: "string", jsonPath: ".status.phase" }, BUILTIN_AGE];
+  // kube's printers for the built-ins `kubectl get` shows most here.
+  if (res.group === "" && res.plural === "configmaps")
+    return [{ name: "Data", type: "string", jsonPath: KEYS_OF_DATA }, BUILTIN_AGE];
+  if (res.group === "" && res.plural === "secrets")
+    return [
+      { name: "Type", type: "string", jsonPath: ".type" },
+      { name: "Data", type: "string", jsonPath: KEYS_OF_DATA },
+      BUILTIN_AGE,
+    ];
+  if (res.group === "coordination.k8s.io" && res.plural === "leases")
+    return [{ name: "Holder", type: "string", jsonPath: ".spec.holderIdentity" }, BUILTIN_AGE];
   // What kube-apiserver's own table for core Events shows (`kubectl get events`).
   if (res.group === "" && res.plural === "events")
     return [
@@ -62,13 +77,16 @@ export const columnsFor = (res: ResourceInfo): PrinterColumn[] => {
       { name: "Object", type: "string", jsonPath: ".involvedObject.name" },
       { name: "Message", type: "string", jsonPath: ".message" },
     ];
-  return [AGE];
+  return [res.builtIn ? BUILTIN_AGE : AGE];
 };
 
+const keysOf = (v: unknown): number => (isRecord(v) ? Object.keys(v).length : 0);
+
 const cell = (col: PrinterColumn, o: KubeObject, now: number): unknown => {
+  if (col.jsonPath === KEYS_OF_DATA) return keysOf(o.data) + keysOf(o.binaryData);
   const v = evalJsonPath(o, col.jsonPath);
   if (v === undefined || v === null) return null;
-  if (col.type === "date") {
+  if (col.type === "date" || col === BUILTIN_AGE) {
     const t = Date.parse(String(v));
     return Number.isNaN(t) ? String(v) : humanDuration(now - t);
   }
@@ -93,6 +111,8 @@ export interface TableOptions {
   now: number;
   /** False for every watch event after the first: kube sends the column definitions once. */
   withColumns?: boolean;
+  /** meta.k8s.io's version the client asked for (v1 when it did not say). */
+  version?: "v1" | "v1beta1";
 }
 
 export const tableFor = (
@@ -100,11 +120,11 @@ export const tableFor = (
   objects: readonly KubeObject[],
   options: TableOptions,
 ): Record<string, unknown> => {
-  const { resourceVersion, include, now, withColumns = true } = options;
+  const { resourceVersion, include, now, withColumns = true, version = "v1" } = options;
   const cols = columnsFor(res);
   return {
     kind: "Table",
-    apiVersion: "meta.k8s.io/v1",
+    apiVersion: `meta.k8s.io/${version}`,
     metadata: resourceVersion ? { resourceVersion } : {},
     columnDefinitions: withColumns
       ? [

@@ -11,6 +11,7 @@ import type { KubeObject } from "../kube/object.js";
 import { listOptionCauses } from "./builtin-validation.js";
 import type { FaultInjector, RequestInfo } from "./faults.js";
 import { byNamespaceName, type CollectionRequest, type Collections } from "./list-pages.js";
+import { partialObjectMetadata } from "./negotiation.js";
 import { integerParameter } from "./query.js";
 import { asVersion, gvOf } from "./rest/index.js";
 import { ApiError, invalid } from "./status.js";
@@ -19,7 +20,7 @@ import { tableFor } from "./table.js";
 import type { StoreEvent, WatchEventType } from "./types.js";
 import { resourceKey } from "./types.js";
 import { createWatchWriter } from "./watch-writer.js";
-import { includeOf, type SerializedObjects, wantsTable } from "./wire.js";
+import { includeOf, type SerializedObjects } from "./wire.js";
 
 const MAX_WATCH_BACKLOG_BYTES = 64 * 1024 * 1024;
 
@@ -60,7 +61,8 @@ export class Watches {
         "",
         `resourceVersion: Invalid value: ${JSON.stringify(rvParam)}: strconv.ParseUint: parsing ${JSON.stringify(rvParam)}: invalid syntax`,
       );
-    const table = wantsTable(req);
+    const { rendering } = request;
+    const table = rendering.as === "Table";
     const include = includeOf(q);
     const key = resourceKey(type);
     const sameVersion = version === type.storageVersion;
@@ -81,9 +83,14 @@ export class Watches {
           include,
           now: this.deps.clock(),
           withColumns: firstTable,
+          version: rendering.as === "Table" ? rendering.version : "v1",
         });
         firstTable = false;
         return `{"type":"${type_}","object":${jsonText(t)}}\n`;
+      }
+      if (rendering.as === "PartialObjectMetadata") {
+        const partial = partialObjectMetadata(asVersion(type, version, o), rendering.version);
+        return `{"type":"${type_}","object":${jsonText(partial)}}\n`;
       }
       if (e && sameVersion) {
         if (e.json === undefined) {
@@ -102,7 +109,10 @@ export class Watches {
           "closing a watch that stopped reading",
         ),
     });
-    const write = stream.write;
+    // kube's watch cannot encode an event as a PartialObjectMetadataList (one object is not a list): it ends
+    // the stream at the first event, and the client sees it close without one.
+    const write =
+      rendering.as === "PartialObjectMetadataList" ? (_line: string): void => stream.end() : stream.write;
 
     if (since !== undefined) {
       const events = this.deps.storage.eventsSince(key, since);
@@ -146,10 +156,14 @@ export class Watches {
       this.open.delete(res);
     };
     if (q.get("allowWatchBookmarks") === "true") {
-      const bookmark = (): void =>
-        write(
-          `{"type":"BOOKMARK","object":${JSON.stringify({ kind: type.kind, apiVersion: gvOf(type, version), metadata: { resourceVersion: String(this.deps.storage.currentRv()) } })}}\n`,
-        );
+      const bookmark = (): void => {
+        const metadata = { resourceVersion: String(this.deps.storage.currentRv()) };
+        const object =
+          rendering.as === "PartialObjectMetadata"
+            ? partialObjectMetadata({ metadata }, rendering.version)
+            : { kind: type.kind, apiVersion: gvOf(type, version), metadata };
+        write(`{"type":"BOOKMARK","object":${JSON.stringify(object)}}\n`);
+      };
       intervals.push(setInterval(bookmark, this.deps.bookmarkIntervalMs));
       // kube's watch cache also sends one 2 s before the watch's deadline (when that is still ahead and
       // sooner than the periodic one), so a client resumes from as recent a resourceVersion as it can.

@@ -249,8 +249,6 @@ export const patchTypeOf = (contentType: string | undefined): PatchType => {
   }
 };
 
-export const wantsTable = (req: IncomingMessage): boolean => (req.headers.accept ?? "").includes("as=Table");
-
 export const includeOf = (q: URLSearchParams): IncludeObject => {
   const v = q.get("includeObject");
   return v === "Object" || v === "None" ? v : "Metadata";

@@ -40,7 +40,12 @@ export interface WatchEvent {
 export interface World {
   raw: Raw;
   /** Opens a watch at `path`, runs `during` once it is open, and returns the events until the server ends it. */
-  watch(context: string, path: string, during?: () => Promise<void>): Promise<WatchEvent[]>;
+  watch(
+    context: string,
+    path: string,
+    during?: () => Promise<void>,
+    headers?: Record<string, string>,
+  ): Promise<WatchEvent[]>;
   capiMachineUid: string;
 }
 
@@ -5408,6 +5413,239 @@ const decodeProbes: Probe[] = [
   }),
 ];
 
+// ---- content negotiation: the Accept header (backlog item 13) ----
+
+const PARTIAL = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+const PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+const TABLE = "application/json;as=Table;g=meta.k8s.io;v=v1";
+
+/** What a client reads of a negotiated answer: its kind, the keys it has, its items' and a Status' message. */
+const negotiated = (r: Reply): unknown => {
+  const body = isRecord(r.body) ? r.body : {};
+  const items = Array.isArray(body.items) ? (body.items as Record<string, unknown>[]) : undefined;
+  const shape = (o: Record<string, unknown>) =>
+    `${String(o.apiVersion)} ${String(o.kind)} ${Object.keys(o).sort().join(",")}`;
+  return {
+    code: code(r),
+    ...(r.status >= 400 ? { message: String(body.message ?? "") } : { shape: shape(body) }),
+    ...(items ? { items: [...new Set(items.map(shape))].sort() } : {}),
+    ...(r.status < 400 && isRecord(body.metadata) ? { metadata: Object.keys(body.metadata).sort() } : {}),
+  };
+};
+
+const accepting = (name: string, path: string, accept: string, method = "GET", body?: unknown): Probe => ({
+  name,
+  run: async (w) => negotiated(await w.raw("admin", method, path, body, undefined, { accept })),
+});
+
+const NEGOTIATED_CMS = `${CMS}?labelSelector=negotiated`;
+const NEGOTIATED_PROBES = `${PROBES}?labelSelector=negotiated`;
+
+const negotiationProbes: Probe[] = [
+  probe("accept: the objects the negotiation probes read", async (w) => [
+    code(
+      await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm("negotiated", { data: { a: "1" } }, { labels: { negotiated: "yes" } }),
+      ),
+    ),
+    code(
+      await w.raw(
+        "admin",
+        "POST",
+        PROBES,
+        pr("negotiated", { size: "small" }, { labels: { negotiated: "yes" } }),
+      ),
+    ),
+  ]),
+  accepting("accept: a ConfigMap as PartialObjectMetadata", `${CMS}/negotiated`, PARTIAL),
+  accepting("accept: ConfigMaps as PartialObjectMetadataList", NEGOTIATED_CMS, PARTIAL_LIST),
+  accepting("accept: a custom resource as PartialObjectMetadata", `${PROBES}/negotiated`, PARTIAL),
+  accepting("accept: custom resources as PartialObjectMetadataList", NEGOTIATED_PROBES, PARTIAL_LIST),
+  accepting(
+    "accept: PartialObjectMetadata of v1beta1",
+    `${CMS}/negotiated`,
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1",
+  ),
+  accepting("accept: a list as PartialObjectMetadata (not a list kind)", NEGOTIATED_CMS, PARTIAL),
+  accepting("accept: one object as PartialObjectMetadataList", `${CMS}/negotiated`, PARTIAL_LIST),
+  accepting(
+    "accept: PartialObjectMetadata first, JSON after it",
+    `${PROBES}/negotiated`,
+    `${PARTIAL},application/json`,
+  ),
+  accepting(
+    "accept: PartialObjectMetadata in protobuf first (client-go's metadata client), JSON after it",
+    NEGOTIATED_PROBES,
+    `application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,${PARTIAL_LIST}`,
+  ),
+  accepting("accept: text/html", `${CMS}/negotiated`, "text/html"),
+  accepting("accept: text/html on a list", NEGOTIATED_PROBES, "text/html"),
+  accepting("accept: text/html, then application/json", `${CMS}/negotiated`, "text/html, application/json"),
+  accepting("accept: */*", `${PROBES}/negotiated`, "*/*"),
+  accepting("accept: application/*", `${PROBES}/negotiated`, "application/*"),
+  accepting(
+    "accept: protobuf only, for a custom resource",
+    `${PROBES}/negotiated`,
+    "application/vnd.kubernetes.protobuf",
+  ),
+  accepting(
+    "accept: a Table of a version meta.k8s.io does not have",
+    `${CMS}/negotiated`,
+    "application/json;as=Table;g=meta.k8s.io;v=v9",
+  ),
+  accepting(
+    "accept: a Table of another group",
+    NEGOTIATED_CMS,
+    "application/json;as=Table;g=example.com;v=v1",
+  ),
+  accepting("accept: an unknown as= kind", `${CMS}/negotiated`, "application/json;as=Deployment;g=apps;v=v1"),
+  accepting(
+    "accept: a Table of v1beta1",
+    NEGOTIATED_PROBES,
+    "application/json;as=Table;g=meta.k8s.io;v=v1beta1",
+  ),
+  accepting("accept: a ConfigMap Table (its columns)", NEGOTIATED_CMS, TABLE),
+  probe("accept: the columns of a ConfigMap Table", async (w) => {
+    const r = await w.raw("admin", "GET", NEGOTIATED_CMS, undefined, undefined, { accept: TABLE });
+    const body = isRecord(r.body) ? r.body : {};
+    const columns = Array.isArray(body.columnDefinitions) ? body.columnDefinitions : [];
+    const rows = Array.isArray(body.rows) ? body.rows : [];
+    return {
+      code: code(r),
+      columns: columns.map((c: Record<string, unknown>) => `${c.name} ${c.type} ${c.format ?? ""}`.trim()),
+      cells: rows.map((row: Record<string, unknown>) =>
+        Array.isArray(row.cells) ? row.cells.slice(0, 2) : null,
+      ),
+    };
+  }),
+  accepting("accept: a create answered as text/html", CMS, "text/html", "POST", cm("negotiated-html")),
+  ask(
+    "accept: … and the object it refused to answer for",
+    "admin",
+    "GET",
+    `${CMS}/negotiated-html`,
+    undefined,
+    code,
+  ),
+  accepting(
+    "accept: a create answered as PartialObjectMetadata",
+    PROBES,
+    PARTIAL,
+    "POST",
+    pr("negotiated-partial", {}, { labels: { negotiated: "yes" } }),
+  ),
+  probe("accept: a merge patch answered as PartialObjectMetadata", async (w) =>
+    negotiated(
+      await w.raw(
+        "admin",
+        "PATCH",
+        `${CMS}/negotiated`,
+        { data: { c: "3" } },
+        "application/merge-patch+json",
+        {
+          accept: PARTIAL,
+        },
+      ),
+    ),
+  ),
+  probe("accept: a watch of PartialObjectMetadata", async (w) => {
+    const list = await w.raw("admin", "GET", NEGOTIATED_CMS);
+    const rv = (list.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const events = await w.watch(
+      "admin",
+      `${NEGOTIATED_CMS}&watch=1&resourceVersion=${rv}&timeoutSeconds=2`,
+      async () => {
+        await w.raw(
+          "admin",
+          "PATCH",
+          `${CMS}/negotiated`,
+          { data: { b: "2" } },
+          "application/merge-patch+json",
+        );
+      },
+      { accept: PARTIAL },
+    );
+    return events.map(
+      (e) =>
+        `${e.type} ${String(e.object.apiVersion)} ${String(e.object.kind)} ${Object.keys(e.object).sort().join(",")}`,
+    );
+  }),
+  probe("accept: a watch of PartialObjectMetadataList", async (w) => {
+    const list = await w.raw("admin", "GET", NEGOTIATED_PROBES);
+    const rv = (list.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const events = await w.watch(
+      "admin",
+      `${NEGOTIATED_PROBES}&watch=1&resourceVersion=${rv}&timeoutSeconds=2`,
+      async () => {
+        await w.raw(
+          "admin",
+          "PATCH",
+          `${PROBES}/negotiated`,
+          { spec: { size: "large" } },
+          "application/merge-patch+json",
+        );
+      },
+      { accept: PARTIAL_LIST },
+    );
+    return events.map(
+      (e) =>
+        `${e.type} ${String(e.object.apiVersion)} ${String(e.object.kind)} ${Object.keys(e.object).sort().join(",")}`,
+    );
+  }),
+  accepting(
+    "accept: application/* on a built-in (its route matches types exactly)",
+    `${CMS}/negotiated`,
+    "application/*",
+  ),
+  accepting("accept: custom resources as one PartialObjectMetadata", NEGOTIATED_PROBES, PARTIAL),
+  accepting("accept: a custom resource as PartialObjectMetadataList", `${PROBES}/negotiated`, PARTIAL_LIST),
+  accepting("accept: v=v1 without as=", `${CMS}/negotiated`, "application/json;v=v1"),
+  accepting("accept: quality before order", `${PROBES}/negotiated`, `application/json;q=0.5, ${PARTIAL}`),
+  accepting(
+    "accept: a create answered as PartialObjectMetadataList (created, then refused)",
+    PROBES,
+    PARTIAL_LIST,
+    "POST",
+    pr("negotiated-list", {}, { labels: { negotiated: "yes" } }),
+  ),
+  ask("accept: … the object it created", "admin", "GET", `${PROBES}/negotiated-list`, undefined, code),
+  accepting(
+    "accept: a delete answered as PartialObjectMetadata",
+    `${PROBES}/negotiated-list`,
+    PARTIAL,
+    "DELETE",
+  ),
+  accepting("accept: a missing object as PartialObjectMetadataList (404 first)", `${CMS}/nope`, PARTIAL_LIST),
+  ...(
+    [
+      ["Secrets", "/api/v1/namespaces/default/secrets"],
+      ["Namespaces", "/api/v1/namespaces?fieldSelector=metadata.name%3Ddefault"],
+      ["Leases", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"],
+      ["custom resources", NEGOTIATED_PROBES],
+    ] as const
+  ).map(([what, path]) =>
+    probe(`accept: the columns of a Table of ${what}`, async (w) => {
+      const r = await w.raw("admin", "GET", path, undefined, undefined, { accept: TABLE });
+      const body = isRecord(r.body) ? r.body : {};
+      const columns = Array.isArray(body.columnDefinitions) ? body.columnDefinitions : [];
+      return {
+        code: code(r),
+        columns: columns.map((c: Record<string, unknown>) => `${c.name} ${c.type} ${c.format ?? ""}`.trim()),
+      };
+    }),
+  ),
+  probe("accept: a watch as text/html", async (w) =>
+    negotiated(
+      await w.raw("admin", "GET", `${NEGOTIATED_CMS}&watch=1&timeoutSeconds=1`, undefined, undefined, {
+        accept: "text/html",
+      }),
+    ),
+  ),
+];
+
 export const PROBE_LIST: Probe[] = [
   ...pathProbes,
   ...notFoundProbes,
@@ -5443,6 +5681,7 @@ export const PROBE_LIST: Probe[] = [
   ...codeProbes,
   ...typeProbes,
   ...decodeProbes,
+  ...negotiationProbes,
   // Last: at 9,997 levels the real server stores a Machine it cannot read back, and every later list of
   // Machines there would fail.
   ...builtin2Probes,

@@ -67,6 +67,13 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
     "one store for both Event groups there (converted on read); two stores here",
   "decode: an events.k8s.io Event read through the core group":
     "one store for both Event groups there (converted on read); two stores here",
+  // decisions.md 147: the local server writes no protobuf. A clause kube answers in protobuf is passed over
+  // for a later one it can write (client-go's metadata client lists JSON after protobuf, and reads either);
+  // with none after it, JSON — here the 406 kube writes as a protobuf Status.
+  "accept: PartialObjectMetadata in protobuf first (client-go's metadata client), JSON after it":
+    "kube-apiserver answers in protobuf, the first clause; the local server in JSON, the second",
+  "accept: protobuf only, for a custom resource":
+    "both 406; kube-apiserver writes the Status in protobuf (the only type accepted), the local server in JSON",
 };
 
 interface Connection {
@@ -142,7 +149,7 @@ function rawClient(c: Connection): Raw {
 
 /** A watch: events as they arrive until the server ends the stream (every probe sets timeoutSeconds). */
 function watchClient(c: Connection): World["watch"] {
-  return (context, path, during) =>
+  return (context, path, during, extraHeaders = {}) =>
     new Promise((resolve, reject) => {
       const events: WatchEvent[] = [];
       let buffered = "";
@@ -151,7 +158,11 @@ function watchClient(c: Connection): World["watch"] {
         {
           method: "GET",
           ca: c.ca,
-          headers: { authorization: `Bearer ${c.tokens.get(context)}`, accept: "application/json" },
+          headers: {
+            authorization: `Bearer ${c.tokens.get(context)}`,
+            accept: "application/json",
+            ...extraHeaders,
+          },
         },
         (res) => {
           if (res.statusCode !== 200) {
