@@ -9,7 +9,7 @@
  */
 import type { Logger } from "pino";
 import type { Cache } from "../kube/cache.js";
-import type { KubeClient } from "../kube/client.js";
+import { getOrAbsent, type KubeClient } from "../kube/client.js";
 import type { Clock } from "../kube/clock.js";
 import type {
   Controller,
@@ -25,7 +25,7 @@ import type { ResourceType } from "../kube/kinds.js";
 import { AUTHORITY, CONDITIONS, KINDS } from "../kube/kinds.js";
 import type { RuntimeMetrics } from "../kube/metrics.js";
 import type { KubeObject } from "../kube/object.js";
-import { conditionOf, nameOf, ownerReferencesOf } from "../kube/object.js";
+import { conditionOf, isDeleting, nameOf, ownerReferencesOf } from "../kube/object.js";
 import type { Transport } from "../kube/transport.js";
 import type { ObjectStore } from "../policies/types.js";
 import { statusAuthority } from "../protocol/authority.js";
@@ -333,6 +333,21 @@ function createSyncController<S extends SnapshotBase>(
     }
   };
 
+  /**
+   * §4.2 `confirmSource` (decision 148): is the object a create is converted from still there live — the same
+   * uid, not being deleted and, for a MAPI object, of the authority the plan read?
+   */
+  const sourceLive = async (ref: NonNullable<SyncPlan["confirmSource"]>): Promise<boolean> => {
+    const type = await infra.typeOf(ref.apiVersion, ref.kind);
+    const live = await getOrAbsent(client, type, ref.namespace, ref.name);
+    return (
+      live !== undefined &&
+      !isDeleting(live) &&
+      (ref.uid === undefined || live.metadata?.uid === ref.uid) &&
+      (ref.authority === undefined || (statusAuthority(live) ?? "") === ref.authority)
+    );
+  };
+
   /** §4.5: a write the API server refused becomes Synchronized=False on the MAPI object, and an Event. */
   const reportRefusal = async (
     snapshot: S,
@@ -393,6 +408,11 @@ function createSyncController<S extends SnapshotBase>(
         { mapi: plan.confirmMachineApi },
         "MAPI object not MachineAPI-authoritative live; nothing written",
       );
+      return { requeueAfterMs: confirmRetryMs };
+    }
+    if (plan.confirmSource && !(await sourceLive(plan.confirmSource))) {
+      // The cache is behind: what the create would copy is gone, going or changed; nothing is created.
+      log.info({ source: plan.confirmSource }, "source not as the cache shows it live; nothing created");
       return { requeueAfterMs: confirmRetryMs };
     }
     if (plan.confirmAbsent && plan.writes.length > 0 && (await existsLive(plan.confirmAbsent))) {

@@ -10,6 +10,7 @@ import { ANNOTATIONS, CAPI_API_VERSION, FINALIZERS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath, hasFinalizer, isDeleting, nameOf, namespaceOf } from "../kube/object.js";
 import { appendAll } from "../lists.js";
+import { statusAuthority } from "../protocol/authority.js";
 import { isPaused, needsAttention } from "../protocol/pause.js";
 import type { Direction, SynchronizedCondition, SyncKind } from "./condition.js";
 import { conversionFailed, unpausedTwinDetected, unsupportedOwner } from "./condition.js";
@@ -24,6 +25,7 @@ import {
   addFinalizerWrite,
   annotateWrite,
   applyStatusWrite,
+  createWrite,
   pauseWrite,
   refOf,
   SYNC_FIELD_MANAGER,
@@ -55,7 +57,34 @@ export interface Draft {
   confirmAbsent?: ObjectAddress;
   /** The writes hold only while this MAPI object is MachineAPI-authoritative: the shell reads it live first. */
   confirmMachineApi?: ObjectAddress;
+  /** The plan creates objects converted from this one: the shell reads it live first (decision 148). */
+  confirmSource?: SourceAddress;
 }
+
+/** The object a create is converted from, as the plan read it: its identity and, for MAPI, its authority. */
+export interface SourceAddress extends ObjectAddress {
+  /** `status.authoritativeAPI` as read ("" when unset); absent for a CAPI source, which has none. */
+  authority?: string;
+}
+
+/**
+ * A create of `object`, converted from `source`: the create, and the live read of the source it waits on. A
+ * lagging cache (a new leader's, a held watch) can still show a source the API server deleted; a twin made from
+ * it is one nobody deletes — paused, or, for a Machine born ClusterAPI, an instance nobody asked for.
+ */
+export const createFrom = (draft: Draft, source: KubeObject, object: KubeObject): void => {
+  push(draft, createWrite(object));
+  draft.confirmSource ??= {
+    apiVersion: source.apiVersion ?? "",
+    kind: source.kind ?? "",
+    namespace: namespaceOf(source),
+    name: nameOf(source),
+    ...(source.metadata?.uid ? { uid: source.metadata.uid } : {}),
+    ...(source.apiVersion?.startsWith("machine.openshift.io/")
+      ? { authority: statusAuthority(source) ?? "" }
+      : {}),
+  };
+};
 
 /** How a MAPI → CAPI sync runs: steady, the final sync of a handover (§4.2), or the twin of a born-ClusterAPI object. */
 export type ToCapiMode = "steady" | "final" | "born";

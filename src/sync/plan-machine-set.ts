@@ -34,6 +34,7 @@ import {
   applyWrite,
   capiStatusWrite,
   clusterNotReady,
+  createFrom,
   emptyDraft,
   ensureSyncFinalizer,
   forApply,
@@ -43,7 +44,7 @@ import {
 } from "./plan-draft.js";
 import type { MachineSetSnapshot, SyncDeps } from "./snapshot.js";
 import { infrastructureRefOf } from "./snapshot.js";
-import { createWrite, deleteWrite, setReplicasWrite } from "./writes.js";
+import { deleteWrite, setReplicasWrite } from "./writes.js";
 
 const isLabelledFor = (template: KubeObject, setName: string): boolean =>
   labelsOf(template)[LABELS.templateMachineSet] === setName;
@@ -87,7 +88,7 @@ export const machineSetToCapi = (
     if (blocked) {
       templateReady = false;
       draft.waitingFor = blocked;
-    } else push(draft, createWrite(desired.infraTemplate));
+    } else createFrom(draft, mapi, desired.infraTemplate);
   } else if (isDeleting(liveTemplate)) {
     templateReady = false;
     draft.waitingFor = `the deleting template ${templateName} to go away`;
@@ -97,7 +98,7 @@ export const machineSetToCapi = (
   }
   const twinReady = s.capi !== undefined || (templateReady && !blocked);
   if (!s.capi) {
-    if (twinReady) push(draft, createWrite(forCreate(desired.machineSet)));
+    if (twinReady) createFrom(draft, mapi, forCreate(desired.machineSet));
     else draft.waitingFor ??= blocked;
   } else {
     if (templateReady) push(draft, applyWrite(forApply(desired.machineSet), s.capi));

@@ -46,6 +46,7 @@ import {
   applyWrite,
   capiStatusWrite,
   clusterNotReady,
+  createFrom,
   emptyDraft,
   ensureSyncFinalizer,
   forApply,
@@ -57,7 +58,7 @@ import {
 import type { MachineSnapshot, SyncDeps } from "./snapshot.js";
 import { infrastructureRefOf } from "./snapshot.js";
 import type { SyncWrite } from "./writes.js";
-import { annotateWrite, createWrite, deleteWrite, removeFinalizersWrite } from "./writes.js";
+import { annotateWrite, deleteWrite, removeFinalizersWrite } from "./writes.js";
 
 /**
  * §4.6: a MachineSet's member gets its CAPI Machine only once the set's CAPI twin exists and is not being
@@ -122,7 +123,7 @@ const planInfraMachine = (
       draft.waitingFor = blocked;
       return "pending";
     }
-    push(draft, createWrite(forCreate(desired)));
+    createFrom(draft, mapi, forCreate(desired));
     return "synced";
   }
   const replaceable =
@@ -214,7 +215,7 @@ export const machineToCapi = (s: MachineSnapshot, deps: SyncDeps, now: Date, mod
         waitingFor: `CAPI MachineSet ${nameOf(adopter)}, which would adopt the mirror, to go or stop selecting it`,
         requeue: { afterMs: ADOPTION_RECHECK_MS },
       };
-    push(draft, createWrite(forCreate(machine)));
+    createFrom(draft, mapi, forCreate(machine));
   } else {
     push(draft, applyWrite(forApply(machine), s.capi));
     push(draft, deleteMarkWrite(s.capi, marks.capi));
@@ -318,6 +319,6 @@ export const mirrorCapiOnlyMachine = (s: MachineSnapshot, deps: SyncDeps): Draft
   ensureSyncFinalizer(draft, s.infraMachine);
   // The mirror is born agreeing with its CAPI copy's delete mark, and records it (§4.4).
   const mirror = mirrorMapiMachine(converted.value.machine, mapiSet);
-  push(draft, createWrite(withAnnotationChanges(mirror, carryDeleteMarks(mirror, capi).mapi)));
+  createFrom(draft, capi, withAnnotationChanges(mirror, carryDeleteMarks(mirror, capi).mapi));
   return draft;
 };

@@ -25,7 +25,7 @@ import {
 } from "./deletion.js";
 import type { Branch, DeletionAuthority } from "./fork.js";
 import { forkMachine, forkMachineSet } from "./fork.js";
-import type { Draft, ObjectAddress, Requeue, ToCapiMode } from "./plan-draft.js";
+import type { Draft, ObjectAddress, Requeue, SourceAddress, ToCapiMode } from "./plan-draft.js";
 import { emptyDraft, fromDeletion, planUnpausedTwin, propagateDeletion } from "./plan-draft.js";
 import { machineToCapi, machineToMapi, mirrorCapiOnlyMachine } from "./plan-machine.js";
 import { machineSetToCapi, machineSetToMapi } from "./plan-machine-set.js";
@@ -59,6 +59,12 @@ export interface SyncPlan {
    * ClusterAPI made the twin rightly active (decision 80).
    */
   confirmMachineApi?: ObjectAddress;
+  /**
+   * The plan creates objects converted from this one (a twin, a mirror, an InfraMachine or template): the
+   * shell GETs it live first and writes nothing unless it is the same object (uid), not being deleted, and,
+   * for a MAPI object, of the authority the plan read (decision 148).
+   */
+  confirmSource?: SourceAddress;
 }
 
 /** Folds the condition, generation and mirrored MAPI status into the one last status write. */
@@ -99,6 +105,9 @@ const finish = (branch: Branch, mapi: KubeObject | undefined, draft: Draft, now:
     ...(draft.waitingFor ? { waitingFor: draft.waitingFor } : {}),
     ...(draft.confirmAbsent && writes.length > 0 ? { confirmAbsent: draft.confirmAbsent } : {}),
     ...(draft.confirmMachineApi && writes.length > 0 ? { confirmMachineApi: draft.confirmMachineApi } : {}),
+    ...(draft.confirmSource && writes.some((w) => w.kind === "create")
+      ? { confirmSource: draft.confirmSource }
+      : {}),
   };
 };
 

@@ -17,7 +17,16 @@ import type { KubeObject } from "../../src/kube/object.js";
 import type { Transport } from "../../src/kube/transport.js";
 import { createMachineSyncController } from "../../src/sync/controller.js";
 import { fakeCache, fakeClient, silentLogger } from "../kube/fakes.js";
-import { CAPI_NS, capiMachine, condition, MAPI_NS, mapiMachine, deps as syncDeps } from "./builders.js";
+import {
+  CAPI_NS,
+  capiCluster,
+  capiMachine,
+  condition,
+  infrastructure,
+  MAPI_NS,
+  mapiMachine,
+  deps as syncDeps,
+} from "./builders.js";
 
 const noDiscovery: Transport = {
   request: async () => {
@@ -180,5 +189,45 @@ describe("SPEC §4.2/§3.5 an unpaused twin under MachineAPI is confirmed live b
     await reconciled(metrics, "requeue_after");
     expect(fake.calls.some((c) => c.verb === "get" && c.type === "Machine" && c.name === "m-2")).toBe(true);
     expect(fake.calls.filter((c) => c.verb.startsWith("patch") && c.name === "m-2")).toEqual([]);
+  });
+});
+
+describe("SPEC §4.2 a twin is created only for a source the API server still has (decision 148)", () => {
+  // Seed 20261240 run 70 of the model campaign: a MAPI Machine deleted while its handover was rolled back was
+  // released (its mirror deleted, every finalizer removed); the new leader's MAPI view, held back, still showed
+  // it, its CAPI view did not show the mirror, and the sync created a new, paused mirror nobody would delete.
+  const world = async (mapi: KubeObject, options: { live: boolean }) => {
+    const cache = fakeCache();
+    const fake = fakeClient();
+    const { settings } = syncDeps();
+    cache.informer(KINDS.infrastructure, "").add(infrastructure());
+    cache.informer(KINDS.capiCluster, settings.capiNamespace).add(capiCluster());
+    const stored = options.live ? await fake.client.create(KINDS.mapiMachine, mapi) : mapi;
+    cache.informer(KINDS.mapiMachine, MAPI_NS).add(stored);
+    const metrics = await startSync(cache, fake.client, { record: async () => {} });
+    return { fake, metrics };
+  };
+  const creates = (fake: ReturnType<typeof fakeClient>) =>
+    fake.calls.filter((c) => c.verb === "create").map((c) => `${c.type}/${c.name}`);
+
+  it("a MachineAPI Machine the cache shows but the API server no longer has gets no CAPI mirror", async () => {
+    const gone = mapiMachine("m-4", { status: { conditions: [condition("Synchronized", "True")] } });
+    const { fake, metrics } = await world(gone, { live: false });
+    await reconciled(metrics, "requeue_after");
+    expect(fake.calls.some((c) => c.verb === "get" && c.type === "Machine" && c.name === "m-4")).toBe(true);
+    expect(creates(fake)).toEqual([]);
+  });
+
+  it("a Machine born ClusterAPI, deleted live, gets no twin: no instance nobody asked for", async () => {
+    const gone = mapiMachine("m-5", { authority: "ClusterAPI" });
+    const { fake, metrics } = await world(gone, { live: false });
+    await reconciled(metrics, "requeue_after");
+    expect(creates(fake)).toEqual([]);
+  });
+
+  it("…and when the API server has it, the mirror is created after the one live read", async () => {
+    const { fake, metrics } = await world(mapiMachine("m-6"), { live: true });
+    await reconciled(metrics, "success");
+    expect(creates(fake)).toEqual(expect.arrayContaining(["Machine/m-6", "AWSMachine/m-6"]));
   });
 });
