@@ -5441,6 +5441,24 @@ const accepting = (name: string, path: string, accept: string, method = "GET", b
 const NEGOTIATED_CMS = `${CMS}?labelSelector=negotiated`;
 const NEGOTIATED_PROBES = `${PROBES}?labelSelector=negotiated`;
 
+/** The events of a watch of `list` with `accept` while `object` is merge-patched: type, kind and keys of each. */
+const watchedAs = async (w: World, accept: string, list: string, object: string, patch: unknown) => {
+  const listed = await w.raw("admin", "GET", list);
+  const rv = (listed.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  const events = await w.watch(
+    "admin",
+    `${list}&watch=1&resourceVersion=${rv}&timeoutSeconds=2`,
+    async () => {
+      await w.raw("admin", "PATCH", object, patch, "application/merge-patch+json");
+    },
+    { accept },
+  );
+  const keys = (o: Record<string, unknown>) => Object.keys(o).sort().join(",");
+  return events.map(
+    (e) => `${e.type} ${String(e.object.apiVersion)} ${String(e.object.kind)} ${keys(e.object)}`,
+  );
+};
+
 const negotiationProbes: Probe[] = [
   probe("accept: the objects the negotiation probes read", async (w) => [
     code(
@@ -5551,50 +5569,12 @@ const negotiationProbes: Probe[] = [
       ),
     ),
   ),
-  probe("accept: a watch of PartialObjectMetadata", async (w) => {
-    const list = await w.raw("admin", "GET", NEGOTIATED_CMS);
-    const rv = (list.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-    const events = await w.watch(
-      "admin",
-      `${NEGOTIATED_CMS}&watch=1&resourceVersion=${rv}&timeoutSeconds=2`,
-      async () => {
-        await w.raw(
-          "admin",
-          "PATCH",
-          `${CMS}/negotiated`,
-          { data: { b: "2" } },
-          "application/merge-patch+json",
-        );
-      },
-      { accept: PARTIAL },
-    );
-    return events.map(
-      (e) =>
-        `${e.type} ${String(e.object.apiVersion)} ${String(e.object.kind)} ${Object.keys(e.object).sort().join(",")}`,
-    );
-  }),
-  probe("accept: a watch of PartialObjectMetadataList", async (w) => {
-    const list = await w.raw("admin", "GET", NEGOTIATED_PROBES);
-    const rv = (list.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-    const events = await w.watch(
-      "admin",
-      `${NEGOTIATED_PROBES}&watch=1&resourceVersion=${rv}&timeoutSeconds=2`,
-      async () => {
-        await w.raw(
-          "admin",
-          "PATCH",
-          `${PROBES}/negotiated`,
-          { spec: { size: "large" } },
-          "application/merge-patch+json",
-        );
-      },
-      { accept: PARTIAL_LIST },
-    );
-    return events.map(
-      (e) =>
-        `${e.type} ${String(e.object.apiVersion)} ${String(e.object.kind)} ${Object.keys(e.object).sort().join(",")}`,
-    );
-  }),
+  probe("accept: a watch of PartialObjectMetadata", (w) =>
+    watchedAs(w, PARTIAL, NEGOTIATED_CMS, `${CMS}/negotiated`, { data: { b: "2" } }),
+  ),
+  probe("accept: a watch of PartialObjectMetadataList", (w) =>
+    watchedAs(w, PARTIAL_LIST, NEGOTIATED_PROBES, `${PROBES}/negotiated`, { spec: { size: "large" } }),
+  ),
   accepting(
     "accept: application/* on a built-in (its route matches types exactly)",
     `${CMS}/negotiated`,
