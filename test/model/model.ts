@@ -822,6 +822,25 @@ const diagnose = async (r: Real): Promise<string> => {
       lines.push(`${kind} ${name}: the handover planner threw ${String(e)}`);
     }
   }
+  // A set's handover waits on its members' ownership and selection: each copy's controller owner and labels.
+  const owners = (o: KubeObject | undefined): string =>
+    o
+      ? `owners=[${ownerReferencesOf(o)
+          .map((ref) => `${ref.kind}/${ref.name}/${String(ref.uid).slice(0, 8)}${ref.controller ? "*" : ""}`)
+          .join(",")}] labels=${JSON.stringify(o.metadata?.labels ?? {})}`
+      : "absent";
+  for (const set of sets) {
+    const capiSet = await getOrUndefined(KINDS.capiMachineSet, CAPI_NS, nameOf(set), r);
+    lines.push(
+      `MachineSet ${nameOf(set)}: MAPI uid=${set.metadata?.uid?.slice(0, 8)} selector=${JSON.stringify(getPath(set, ["spec", "selector"]))}; CAPI ${capiSet ? `uid=${capiSet.metadata?.uid?.slice(0, 8)} selector=${JSON.stringify(getPath(capiSet, ["spec", "selector"]))}` : "absent"}`,
+    );
+    for (const name of [...new Set([...mapiNames, ...capiNames])].filter((n) =>
+      n.startsWith(`${nameOf(set)}-`),
+    ))
+      lines.push(
+        `  member ${name}: MAPI ${owners(mapi.find((o) => nameOf(o) === name))}; CAPI ${owners(capi.find((o) => nameOf(o) === name))}`,
+      );
+  }
   // Events of both namespaces, read once for every Machine described.
   const allEvents = [
     ...(await r.h.admin.list(KINDS.event, { namespace: MAPI_NS })).items,
