@@ -253,6 +253,12 @@ export const memberProblem = (s: HandoverSnapshot, from: StableAuthority): Probl
       return blocked(
         `member ${memberText} has a twin ${twinText} that is being deleted; wait for the deletion to finish`,
       );
+    // An unowned twin stays unowned: the sync sets owner references only when it creates an object (SPEC §4.6,
+    // decision 149). Only a person can end this; say so rather than wait on the sync for ever.
+    if (!ownerReferencesOf(twin).some((ref) => ref.controller === true))
+      return blocked(
+        `member ${twinText} has no controller owner (its MachineSet was deleted with --cascade=orphan, or its owner reference removed), and the sync never re-adds owner references, so ${setName} would not count it and would create an extra instance; cancel the migration (set spec.authoritativeAPI back to ${from})`,
+      );
     if (!isOwnedBy(twin, newSet) || !newSelects(twin))
       return {
         reason: "WaitingForSync",

@@ -471,11 +471,28 @@ describe("step 4: preconditions and the start", () => {
         expect(step).toMatchObject({ kind: "wait", for: "sync", event: { reason: "WaitingForSync" } });
         expect(step.kind === "wait" && step.event.message).toContain("worker-a-1");
       });
-      it(`leaving ${from}: waits when a member's twin is not owned by the new-side MachineSet`, () => {
+      it(`leaving ${from}: waits when a member's twin is owned by an earlier copy of the new-side MachineSet`, () => {
+        // An owner reference to a set that is gone: the garbage collector settles it, one way or the other.
+        const s = withMembers((m) => {
+          const ref = m[newSide][0]!.metadata!.ownerReferences![0]!;
+          m[newSide][0]!.metadata!.ownerReferences = [{ ...ref, uid: "uid-of-an-earlier-set" }];
+        });
+        expect(plan(s)).toMatchObject({ kind: "wait", for: "sync" });
+      });
+      it(`leaving ${from}: blocked, not waiting on the sync, when a member's twin has no controller owner (decision 149)`, () => {
+        // Seed 20261240 run 95 of the model campaign: the CAPI mirror of a MachineAPI set deleted with
+        // --cascade=orphan while the Cluster was gone (read as the cascade, SPEC §4.6), then recreated: its
+        // members' mirrors stay unowned, as the sync never re-adds owner references. "Waiting for the sync"
+        // waited forever.
         const s = withMembers((m) => {
           m[newSide][0]!.metadata!.ownerReferences = [];
         });
-        expect(plan(s)).toMatchObject({ kind: "wait", for: "sync" });
+        const step = plan(s);
+        expect(step).toMatchObject({ kind: "blocked", event: { reason: "MigrationBlocked" } });
+        const message = step.kind === "blocked" ? step.event.message : "";
+        expect(message).toContain("has no controller owner");
+        expect(message).toContain("never re-adds owner references");
+        expect(message).toContain(`spec.authoritativeAPI back to ${from}`);
       });
       it(`leaving ${from}: waits when a member's twin is not selected by the new-side MachineSet`, () => {
         const s = withMembers((m) => {

@@ -870,6 +870,38 @@ const diagnose = async (r: Real): Promise<string> => {
  * infrastructure, never provisions, and holds up its set's handover (the sync reports
  * FailedToGetCAPIInfraResources). The delete is a recorded user request.
  */
+/**
+ * What an admin does about a MachineSet whose handover the product reports blocked on a member's twin that has
+ * no controller owner (decision 149): cancels it, as the Event says. Seed 20261240 run 95: the CAPI mirror of a
+ * MachineAPI set deleted with `--cascade=orphan` while the Cluster was gone is the cascade's (SPEC §4.6) and is
+ * recreated, and its members' mirrors stay unowned — the sync never re-adds owner references.
+ */
+const cancelHandoversBlockedOnUnownedMembers = async (r: Real): Promise<boolean> => {
+  const sets = (await r.h.admin.list(KINDS.mapiMachineSet, { namespace: MAPI_NS })).items.filter(
+    (o) =>
+      nameOf(o).startsWith(`model-r${r.run}-`) &&
+      o.metadata?.deletionTimestamp === undefined &&
+      statusAuthorityReading(o) !== "Migrating" &&
+      statusAuthorityReading(o) !== getPath(o, ["spec", "authoritativeAPI"]),
+  );
+  let cancelled = false;
+  for (const set of sets) {
+    const step = planHandover(r.h.snapshotOf({ kind: "MachineSet", name: nameOf(set) }), new Date());
+    const back = statusAuthorityReading(set);
+    if (back !== "MachineAPI" && back !== "ClusterAPI") continue;
+    if (step.kind !== "blocked" || !step.event.message.includes("has no controller owner")) continue;
+    cancelled = true;
+    r.trace.push(`admin cancels set ${nameOf(set)} (back to ${back}): ${step.event.message.slice(0, 160)}`);
+    await r.h.admin
+      .patch(KINDS.mapiMachineSet, MAPI_NS, nameOf(set), {
+        type: "merge",
+        body: { spec: { authoritativeAPI: back } },
+      })
+      .catch((e: unknown) => r.trace.push(`admin cancel of ${nameOf(set)}: ${String(e).slice(0, 120)}`));
+  }
+  return cancelled;
+};
+
 const removeMachinesWithoutInfrastructure = async (
   r: Real,
   capi: readonly KubeObject[],
@@ -911,6 +943,7 @@ export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): 
   const probe = async () => {
     const { mapi, capi } = await runMachines(r);
     if (await removeMachinesWithoutInfrastructure(r, capi)) return false;
+    if (await cancelHandoversBlockedOnUnownedMembers(r)) return false;
     const mapiNames = new Set(mapi.map(nameOf));
     const capiNames = new Set(capi.map(nameOf));
     // Every Machine of the run has its twin; the standalone ones the model kept are there, the ones it
