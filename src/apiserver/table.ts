@@ -4,6 +4,7 @@
  * Pure functions; `now` is passed in.
  */
 import { isRecord, type KubeObject } from "../kube/object.js";
+import type { MetaVersion } from "./negotiation.js";
 import type { PrinterColumn, ResourceInfo } from "./types.js";
 
 /** Kubernetes `duration.HumanDuration`. */
@@ -112,7 +113,7 @@ export interface TableOptions {
   /** False for every watch event after the first: kube sends the column definitions once. */
   withColumns?: boolean;
   /** meta.k8s.io's version the client asked for (v1 when it did not say). */
-  version?: "v1" | "v1beta1";
+  version?: MetaVersion;
 }
 
 export const tableFor = (

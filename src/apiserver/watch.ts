@@ -62,7 +62,6 @@ export class Watches {
         `resourceVersion: Invalid value: ${JSON.stringify(rvParam)}: strconv.ParseUint: parsing ${JSON.stringify(rvParam)}: invalid syntax`,
       );
     const { rendering } = request;
-    const table = rendering.as === "Table";
     const include = includeOf(q);
     const key = resourceKey(type);
     const sameVersion = version === type.storageVersion;
@@ -77,13 +76,13 @@ export class Watches {
 
     let firstTable = true;
     const line = (type_: string, e: StoreEvent | undefined, o: KubeObject): string => {
-      if (table) {
+      if (rendering.as === "Table") {
         const t = tableFor(type, [asVersion(type, version, o)], {
           resourceVersion: o.metadata?.resourceVersion,
           include,
           now: this.deps.clock(),
           withColumns: firstTable,
-          version: rendering.as === "Table" ? rendering.version : "v1",
+          version: rendering.version,
         });
         firstTable = false;
         return `{"type":"${type_}","object":${jsonText(t)}}\n`;

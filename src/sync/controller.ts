@@ -19,7 +19,6 @@ import type {
   WatchOptions,
 } from "../kube/controller.js";
 import { beyondStatus, byName, createController } from "../kube/controller.js";
-import { NotFoundError } from "../kube/errors.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { ResourceType } from "../kube/kinds.js";
 import { AUTHORITY, CONDITIONS, KINDS } from "../kube/kinds.js";
@@ -35,6 +34,7 @@ import type { PlatformConverter } from "./conversion/platform.js";
 import { type ExecuteDeps, type ExecuteOutcome, executeWrites } from "./execute.js";
 import type { SyncPlan } from "./plan.js";
 import { planMachineSetSync, planMachineSync } from "./plan.js";
+import type { ObjectAddress } from "./plan-draft.js";
 import { ownerSetFactsChanged } from "./plan-machine.js";
 import { memberFactsChanged } from "./plan-machine-set.js";
 import { liveReadOf, readClusterCascade } from "./shell/cascade.js";
@@ -78,7 +78,10 @@ export interface SyncControllerDeps {
   /** Work-queue backoff (SPEC §7 defaults: 5 ms doubling to 1000 s). */
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /** When a `confirmAbsent` GET finds the object the cache lacks: look again after this long. Default 5 s. */
+  /**
+   * When a live read finds the cache behind (`confirmAbsent`, `confirmMachineApi`, `confirmSource`): look again
+   * after this long. Default 5 s.
+   */
   confirmAbsentRetryMs?: number;
 }
 
@@ -307,30 +310,21 @@ function createSyncController<S extends SnapshotBase>(
   const syncDeps: SyncDeps = { converter: deps.converter, settings };
   const confirmRetryMs = deps.confirmAbsentRetryMs ?? 5_000;
 
+  /** An object a plan names, read live (NotFound as absent); `type` when the shell already knows it. */
+  const readLive = async (ref: ObjectAddress, type?: ResourceType): Promise<KubeObject | undefined> =>
+    getOrAbsent(client, type ?? (await infra.typeOf(ref.apiVersion, ref.kind)), ref.namespace, ref.name);
+  /** The very object the plan read (by uid), not another one made since under the same name. */
+  const sameObject = (live: KubeObject, ref: ObjectAddress): boolean =>
+    ref.uid === undefined || live.metadata?.uid === ref.uid;
+
   /** §4.2 `confirmAbsent`: is the twin the plan believes deleted really gone from the API server? */
-  const existsLive = async (ref: NonNullable<SyncPlan["confirmAbsent"]>): Promise<boolean> => {
-    const type = await infra.typeOf(ref.apiVersion, ref.kind);
-    try {
-      await client.get(type, ref.namespace, ref.name);
-      return true;
-    } catch (e) {
-      if (e instanceof NotFoundError) return false;
-      throw e;
-    }
-  };
+  const existsLive = async (ref: NonNullable<SyncPlan["confirmAbsent"]>): Promise<boolean> =>
+    (await readLive(ref)) !== undefined;
 
   /** §4.2/§3.5 `confirmMachineApi`: is that MAPI object (same uid) still MachineAPI-authoritative live? */
   const machineApiLive = async (ref: NonNullable<SyncPlan["confirmMachineApi"]>): Promise<boolean> => {
-    try {
-      const live = await client.get(shell.mapiType, ref.namespace, ref.name);
-      return (
-        (ref.uid === undefined || live.metadata?.uid === ref.uid) &&
-        statusAuthority(live) === AUTHORITY.machineAPI
-      );
-    } catch (e) {
-      if (e instanceof NotFoundError) return false;
-      throw e;
-    }
+    const live = await readLive(ref, shell.mapiType);
+    return live !== undefined && sameObject(live, ref) && statusAuthority(live) === AUTHORITY.machineAPI;
   };
 
   /**
@@ -338,12 +332,11 @@ function createSyncController<S extends SnapshotBase>(
    * uid, not being deleted and, for a MAPI object, of the authority the plan read?
    */
   const sourceLive = async (ref: NonNullable<SyncPlan["confirmSource"]>): Promise<boolean> => {
-    const type = await infra.typeOf(ref.apiVersion, ref.kind);
-    const live = await getOrAbsent(client, type, ref.namespace, ref.name);
+    const live = await readLive(ref);
     return (
       live !== undefined &&
+      sameObject(live, ref) &&
       !isDeleting(live) &&
-      (ref.uid === undefined || live.metadata?.uid === ref.uid) &&
       (ref.authority === undefined || (statusAuthority(live) ?? "") === ref.authority)
     );
   };

@@ -6,7 +6,7 @@
  * `Cluster` (§4.6), the §4.2 response to an unpaused twin and the hand-offs to deletion.ts. Pure. What differs
  * between the kinds lives in plan-machine.ts and plan-machine-set.ts.
  */
-import { ANNOTATIONS, CAPI_API_VERSION, FINALIZERS } from "../kube/kinds.js";
+import { ANNOTATIONS, CAPI_API_VERSION, FINALIZERS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { getPath, hasFinalizer, isDeleting, nameOf, namespaceOf } from "../kube/object.js";
 import { appendAll } from "../lists.js";
@@ -80,9 +80,7 @@ export const createFrom = (draft: Draft, source: KubeObject, object: KubeObject)
     namespace: namespaceOf(source),
     name: nameOf(source),
     ...(source.metadata?.uid ? { uid: source.metadata.uid } : {}),
-    ...(source.apiVersion?.startsWith("machine.openshift.io/")
-      ? { authority: statusAuthority(source) ?? "" }
-      : {}),
+    ...(source.apiVersion?.startsWith(`${MAPI_GROUP}/`) ? { authority: statusAuthority(source) ?? "" } : {}),
   };
 };
 

@@ -176,7 +176,7 @@ describe("negotiate: the answer's form from the Accept header", () => {
   });
 });
 
-describe("the local server negotiates as kube-apiserver does (backlog item 13)", () => {
+describe("SPEC §8.1: the local server negotiates as kube-apiserver does (backlog item 13)", () => {
   let s: ApiServer;
   const CMS = "/api/v1/namespaces/n/configmaps";
 

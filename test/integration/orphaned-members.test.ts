@@ -7,7 +7,7 @@
  * why and how to cancel; the cancel ends it, and no instance is touched.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KINDS } from "../../src/kube/kinds.js";
+import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
 import { nameOf, ownerReferencesOf } from "../../src/kube/object.js";
 import { capiCluster } from "../../src/local/seed.js";
 import { statusAuthorityReading } from "../../src/protocol/authority.js";
@@ -24,7 +24,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const gone = (type: typeof KINDS.capiCluster, name?: string) => async () => {
+const gone = (type: ResourceType, name?: string) => async () => {
   const items = (await h.admin.list(type, { namespace: CAPI_NS })).items;
   return items.some((o) => name === undefined || nameOf(o) === name) ? undefined : true;
 };
