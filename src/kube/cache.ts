@@ -29,8 +29,12 @@ export interface CacheOptions {
 export interface Cache extends ObjectStore {
   /** Every informer keeps DEFAULT_INDEXES (store.ts): the cache always answers from them. */
   byIndex: NonNullable<ObjectStore["byIndex"]>;
-  /** The informer for `type` in `namespace` ("" or omitted: all namespaces); created and started on first call. */
-  informerFor(type: ResourceType, namespace?: string): Informer;
+  /**
+   * The informer for `type` in `namespace` ("" or omitted: all namespaces), of the objects `fieldSelector`
+   * selects when one is given; created and started on first call. Reads of the cache answer from an informer
+   * without a field selector when the type has one there, since one with a selector holds part of the kind.
+   */
+  informerFor(type: ResourceType, namespace?: string, options?: { fieldSelector?: string }): Informer;
   informers(): readonly Informer[];
   /** True once every informer created so far has synced. */
   synced(): boolean;
@@ -66,22 +70,32 @@ export function createCache(options: CacheOptions): Cache {
 
   const informersOf = (type: ResourceType): Informer[] => byType.get(typeKey(type)) ?? [];
 
-  /** The informer that holds objects of `type` in `namespace`, preferring an all-namespaces one. */
+  /**
+   * The informer that holds objects of `type` in `namespace`: one of every object first (all namespaces, then
+   * the namespace's), else one of part of them (a field selector's).
+   */
   const holding = (type: ResourceType, namespace: string): Informer | undefined => {
     const list = informersOf(type);
-    return list.find((i) => i.namespace === "") ?? list.find((i) => i.namespace === namespace);
+    const whole = (i: Informer): boolean => i.fieldSelector === "";
+    return (
+      list.find((i) => i.namespace === "" && whole(i)) ??
+      list.find((i) => i.namespace === namespace && whole(i)) ??
+      list.find((i) => i.namespace === "") ??
+      list.find((i) => i.namespace === namespace)
+    );
   };
 
   const cache: Cache = {
-    informerFor(type, namespace = "") {
+    informerFor(type, namespace = "", { fieldSelector = "" } = {}) {
       const ns = type.namespaced ? namespace : "";
-      const key = `${typeKey(type)}@${ns}`;
+      const key = fieldSelector ? `${typeKey(type)}@${ns}?${fieldSelector}` : `${typeKey(type)}@${ns}`;
       const existing = byKey.get(key);
       if (existing) return existing;
       if (stopped) throw new Error("the informer cache is stopped");
       const informer = createInformer({
         type,
         namespace: ns,
+        fieldSelector,
         transport: options.transport,
         clock: options.clock,
         logger: options.logger,
@@ -146,9 +160,11 @@ export function createCache(options: CacheOptions): Cache {
     },
     list(type, namespace) {
       if (namespace !== undefined) return holding(type, namespace)?.list(namespace) ?? [];
-      const all = informersOf(type).find((i) => i.namespace === "");
+      const all = holding(type, "");
       if (all) return all.list();
-      return informersOf(type).flatMap((i) => i.list());
+      // Each namespace once, from the informer a read of it would use.
+      const namespaces = new Set(informersOf(type).map((i) => i.namespace));
+      return [...namespaces].flatMap((ns) => holding(type, ns)?.list(ns) ?? []);
     },
     byIndex(type, namespace, index, value) {
       const informer = holding(type, namespace);

@@ -37,6 +37,11 @@ export interface InformerOptions {
   type: ResourceType;
   /** Watch one namespace only; omitted (or "") watches all. Ignored for cluster-scoped types. */
   namespace?: string;
+  /**
+   * List and watch only the objects this field selector selects (kube-apiserver's `fieldSelector`): the store
+   * then holds part of the kind. Omitted (or ""): every object.
+   */
+  fieldSelector?: string;
   transport: Transport;
   clock: Clock;
   logger: Logger;
@@ -58,6 +63,8 @@ export interface Informer {
   readonly type: ResourceType;
   /** "" when it watches all namespaces. */
   readonly namespace: string;
+  /** The field selector its lists and watches carry; "" when it holds every object of its kind. */
+  readonly fieldSelector: string;
   start(): void;
   stop(): Promise<void>;
   hasSynced(): boolean;
@@ -109,6 +116,7 @@ export function createInformer(options: InformerOptions): Informer {
   const store = new IndexedStore({ ...DEFAULT_INDEXES, ...options.indexers });
   const handlers = new Set<InformerHandlers>();
   const collectionPath = resourcePath(type, namespace || undefined);
+  const fieldSelector = options.fieldSelector || undefined;
 
   let running: Promise<void> | undefined;
   let stopping = false;
@@ -155,7 +163,7 @@ export function createInformer(options: InformerOptions): Informer {
       const page = await transport.request({
         method: "GET",
         path: collectionPath,
-        query: { limit: pageSize, continue: token },
+        query: { limit: pageSize, continue: token, fieldSelector },
         timeoutMs: options.listTimeoutMs ?? 60_000,
         signal,
         parse: parseList,
@@ -204,6 +212,7 @@ export function createInformer(options: InformerOptions): Informer {
           allowWatchBookmarks: true,
           resourceVersion,
           timeoutSeconds,
+          fieldSelector,
         },
         signal: controller.signal,
         parse: parseEvent,
@@ -291,6 +300,7 @@ export function createInformer(options: InformerOptions): Informer {
   return {
     type,
     namespace,
+    fieldSelector: fieldSelector ?? "",
     start() {
       if (running) return;
       stopping = false;

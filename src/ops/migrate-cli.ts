@@ -14,7 +14,7 @@ import type { StableAuthority } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
 import { readServedPlatform, readSupport, type Support } from "../supported.js";
 import type { PlatformConverter } from "../sync/conversion/platform.js";
-import { MIGRATE_FIELD_MANAGER, mapiType, migrate } from "./migrate.js";
+import { BLOCKED_EVENTS, MIGRATE_FIELD_MANAGER, mapiType, migrate } from "./migrate.js";
 import { jsonReporter, textReporter } from "./migrate-report.js";
 import { type CommandIo, connectFromSettings, errorText, type Namespaces, readKinds } from "./shell.js";
 import { leaseState } from "./uninstall-plan.js";
@@ -166,7 +166,8 @@ export async function runMigrate(
   const cache = createCache({ transport, clock, logger: pino({ level: "silent" }) });
   const informers = [
     ...readKinds(namespaces, platform).map(([type, namespace]) => cache.informerFor(type, namespace)),
-    cache.informerFor(KINDS.event, namespaces.mapiNamespace),
+    // Only what `migrate` reads: every other Event of the namespace would be cached, and wake the run, for nothing.
+    cache.informerFor(KINDS.event, namespaces.mapiNamespace, { fieldSelector: BLOCKED_EVENTS }),
   ];
   try {
     try {

@@ -95,6 +95,11 @@ const timeOf = (v: unknown): number | undefined => {
   return Number.isNaN(ms) ? undefined : ms;
 };
 
+/** The reason of the Events a blocked handover records (src/migration/planner.ts), and what `migrate` watches. */
+const BLOCKED_REASON = "MigrationBlocked";
+/** The field selector of the one Event watch `migrate` needs (decision 151). */
+export const BLOCKED_EVENTS = `reason=${BLOCKED_REASON}`;
+
 /** The newest `MigrationBlocked` Event per MAPI object (`Kind/name`): its time and message. */
 const blockedEvents = (
   store: ObjectStore,
@@ -102,7 +107,7 @@ const blockedEvents = (
 ): Map<string, { at: number; message: string }> => {
   const out = new Map<string, { at: number; message: string }>();
   for (const e of store.list(KINDS.event, namespace)) {
-    if (e.reason !== "MigrationBlocked") continue;
+    if (e.reason !== BLOCKED_REASON) continue;
     const kind = getPath(e, ["involvedObject", "kind"]);
     const name = getPath(e, ["involvedObject", "name"]);
     if (typeof kind !== "string" || typeof name !== "string") continue;

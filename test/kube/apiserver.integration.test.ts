@@ -173,6 +173,50 @@ describe("informer against the local API server", () => {
   });
 });
 
+describe("an informer with a field selector (decision 151: `migrate` watches only MigrationBlocked Events)", () => {
+  const event = (name: string, reason: string) => ({
+    metadata: { name, namespace: NS },
+    involvedObject: { kind: "ConfigMap", name: "cm", namespace: NS },
+    reason,
+    message: `${reason} on cm`,
+    type: "Warning",
+  });
+  const names = (objects: readonly { metadata?: { name?: string } }[]) =>
+    objects.map((o) => o.metadata?.name).sort();
+
+  it("lists and watches only what it selects; the cache reads an unfiltered informer of the kind first", async () => {
+    const { admin, as } = await startServer();
+    await admin.client.create(KINDS.event, event("blocked-1", "MigrationBlocked"));
+    await admin.client.create(KINDS.event, event("other-1", "Synchronized"));
+    const cache = createCache({
+      transport: as("informer").transport,
+      clock: systemClock,
+      logger: silentLogger(),
+    });
+    stops.push(() => cache.stop());
+    const selected = cache.informerFor(KINDS.event, NS, { fieldSelector: "reason=MigrationBlocked" });
+    expect(selected.fieldSelector).toBe("reason=MigrationBlocked");
+    const seen: string[] = [];
+    selected.addHandlers({ onAdd: (o) => seen.push(o.metadata?.name ?? "") });
+    await cache.waitForSync(10_000);
+    expect(names(cache.list(KINDS.event, NS))).toEqual(["blocked-1"]);
+    // From the watch: an Event of another reason neither arrives nor wakes a handler.
+    await admin.client.create(KINDS.event, event("other-2", "Synchronized"));
+    await admin.client.create(KINDS.event, event("blocked-2", "MigrationBlocked"));
+    await vi.waitFor(() => expect(names(cache.list(KINDS.event, NS))).toEqual(["blocked-1", "blocked-2"]));
+    expect(seen).toEqual(["blocked-1", "blocked-2"]);
+    // Asked again with the selector: the same informer; without it, another that sees every Event — and
+    // the cache's reads now answer from that one, since a selected informer holds only part of the kind.
+    expect(cache.informerFor(KINDS.event, NS, { fieldSelector: "reason=MigrationBlocked" })).toBe(selected);
+    const all = cache.informerFor(KINDS.event, NS);
+    expect(all).not.toBe(selected);
+    expect(all.fieldSelector).toBe("");
+    await cache.waitForSync(10_000);
+    expect(names(cache.list(KINDS.event, NS))).toEqual(["blocked-1", "blocked-2", "other-1", "other-2"]);
+    expect(cache.get(KINDS.event, NS, "other-2")?.reason).toBe("Synchronized");
+  });
+});
+
 describe("waiting for the cache's sync (SPEC §12: migrate ends with exit 2 and the reason, not a minute's wait)", () => {
   /** A cache whose informers list as a user granted nothing: every list is a 403. */
   const cacheOfNobody = async (): Promise<Cache> => {

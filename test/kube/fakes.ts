@@ -38,6 +38,7 @@ export function fakeInformer(type: ResourceType, synced = true): FakeInformer {
   const self: FakeInformer = {
     type,
     namespace: "",
+    fieldSelector: "",
     start() {},
     async stop() {},
     hasSynced: () => isSynced,
