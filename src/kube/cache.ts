@@ -62,6 +62,9 @@ const typeKey = (t: ResourceType): string => {
 
 type FailureListener = (informer: Informer, error: unknown) => void;
 
+/** `holding`'s rank of an informer of another namespace: never the one a read uses. */
+const OTHER_NAMESPACE = 4;
+
 export function createCache(options: CacheOptions): Cache {
   const byKey = new Map<string, Informer>();
   const failureListeners = new Set<FailureListener>();
@@ -75,14 +78,19 @@ export function createCache(options: CacheOptions): Cache {
    * the namespace's), else one of part of them (a field selector's).
    */
   const holding = (type: ResourceType, namespace: string): Informer | undefined => {
-    const list = informersOf(type);
-    const whole = (i: Informer): boolean => i.fieldSelector === "";
-    return (
-      list.find((i) => i.namespace === "" && whole(i)) ??
-      list.find((i) => i.namespace === namespace && whole(i)) ??
-      list.find((i) => i.namespace === "") ??
-      list.find((i) => i.namespace === namespace)
-    );
+    // One pass and no closure: every read of the cache (admission's included) comes through here.
+    let best: Informer | undefined;
+    let bestRank = OTHER_NAMESPACE;
+    for (const i of informersOf(type)) {
+      const rank =
+        (i.namespace === "" ? 0 : i.namespace === namespace ? 1 : OTHER_NAMESPACE) +
+        (i.fieldSelector === "" ? 0 : 2);
+      if (rank < bestRank) {
+        best = i;
+        bestRank = rank;
+      }
+    }
+    return best;
   };
 
   const cache: Cache = {
