@@ -19,6 +19,7 @@ import { createEventRecorder } from "../../src/kube/events.js";
 import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import type { LeaderElector } from "../../src/kube/leader.js";
 import { createLeaderElector } from "../../src/kube/leader.js";
+import { INDEX } from "../../src/kube/store.js";
 import { createWriteHelpers } from "../../src/kube/write.js";
 import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
 import { silentLogger } from "./fakes.js";
@@ -214,6 +215,27 @@ describe("an informer with a field selector (decision 151: `migrate` watches onl
     await cache.waitForSync(10_000);
     expect(names(cache.list(KINDS.event, NS))).toEqual(["blocked-1", "blocked-2", "other-1", "other-2"]);
     expect(cache.get(KINDS.event, NS, "other-2")?.reason).toBe("Synchronized");
+  });
+
+  it("a namespace's whole informer is read before an all-namespaces one with a selector", async () => {
+    const { admin, as } = await startServer();
+    await admin.client.create(KINDS.event, event("blocked-1", "MigrationBlocked"));
+    await admin.client.create(KINDS.event, event("other-1", "Synchronized"));
+    const cache = createCache({
+      transport: as("informer").transport,
+      clock: systemClock,
+      logger: silentLogger(),
+    });
+    stops.push(() => cache.stop());
+    cache.informerFor(KINDS.event, "", { fieldSelector: "reason=MigrationBlocked" });
+    await cache.waitForSync(10_000);
+    expect(names(cache.list(KINDS.event, NS))).toEqual(["blocked-1"]);
+    expect(names(cache.list(KINDS.event))).toEqual(["blocked-1"]);
+    cache.informerFor(KINDS.event, NS);
+    await cache.waitForSync(10_000);
+    expect(names(cache.list(KINDS.event, NS))).toEqual(["blocked-1", "other-1"]);
+    expect(cache.get(KINDS.event, NS, "other-1")?.reason).toBe("Synchronized");
+    expect(names(cache.byIndex(KINDS.event, NS, INDEX.namespace, NS))).toEqual(["blocked-1", "other-1"]);
   });
 });
 
