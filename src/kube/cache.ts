@@ -96,7 +96,7 @@ export function createCache(options: CacheOptions): Cache {
   const cache: Cache = {
     informerFor(type, namespace = "", { fieldSelector = "" } = {}) {
       const ns = type.namespaced ? namespace : "";
-      const key = fieldSelector ? `${typeKey(type)}@${ns}?${fieldSelector}` : `${typeKey(type)}@${ns}`;
+      const key = `${typeKey(type)}@${ns}?${fieldSelector}`;
       const existing = byKey.get(key);
       if (existing) return existing;
       if (stopped) throw new Error("the informer cache is stopped");

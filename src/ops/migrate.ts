@@ -5,6 +5,7 @@ import { KINDS } from "../kube/kinds.js";
 import { conditionOf, getPath } from "../kube/object.js";
 import { appendAll } from "../lists.js";
 import type { HandoverKind } from "../migration/snapshot.js";
+import type { EventReason } from "../migration/steps.js";
 import type { ConvertibilityCheck, ObjectStore } from "../policies/types.js";
 import { specAuthority } from "../protocol/authority.js";
 import type { Support } from "../supported.js";
@@ -95,8 +96,8 @@ const timeOf = (v: unknown): number | undefined => {
   return Number.isNaN(ms) ? undefined : ms;
 };
 
-/** The reason of the Events a blocked handover records (src/migration/planner.ts), and what `migrate` watches. */
-const BLOCKED_REASON = "MigrationBlocked";
+/** The reason of the Events a blocked handover records (the planner's vocabulary), and what `migrate` watches. */
+const BLOCKED_REASON: EventReason = "MigrationBlocked";
 /** The field selector of the one Event watch `migrate` needs (decision 151). */
 export const BLOCKED_EVENTS = `reason=${BLOCKED_REASON}`;
 

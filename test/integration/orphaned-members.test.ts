@@ -36,7 +36,7 @@ const gone = (type: ResourceType, name?: string) => async () => {
 };
 
 describe("SPEC §3.1 step 4 / §4.6: a set whose member's mirror was orphaned during a Cluster cascade", () => {
-  it("its handover is blocked with the reason and the cancel, not left waiting on the sync", async () => {
+  it("its handover is blocked with the reason and the cancel, not left waiting on the sync; `migrate` (§12) reports it failed", async () => {
     const { name, member } = await setWithRunningMember(h, "orphaned");
     await deleteClusterConfirmed(h, [name]);
     await h.waitFor("the Cluster gone", gone(KINDS.capiCluster), 30_000);
@@ -93,16 +93,9 @@ describe("SPEC §3.1 step 4 / §4.6: a set whose member's mirror was orphaned du
       };
       const io = { stdout: { write }, stderr: { write } };
       const code = await runMigrate(
-        [
-          "--kubeconfig",
-          kubeconfig,
-          "--context",
-          "admin",
-          "--mapi-namespace",
-          MAPI_NS,
-          "--capi-namespace",
-          CAPI_NS,
-        ].concat(["--to", "ClusterAPI", "--machinesets-only", "--timeout", "60s"]),
+        ["--kubeconfig", kubeconfig, "--context", "admin", "--to", "ClusterAPI", "--machinesets-only"].concat(
+          ["--mapi-namespace", MAPI_NS, "--capi-namespace", CAPI_NS, "--timeout", "60s"],
+        ),
         io,
         {},
         { onInterrupt: () => () => {}, isTTY: false },

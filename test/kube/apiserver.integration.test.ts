@@ -174,7 +174,7 @@ describe("informer against the local API server", () => {
   });
 });
 
-describe("an informer with a field selector (decision 151: `migrate` watches only MigrationBlocked Events)", () => {
+describe("SPEC §12, decision 151: an informer with a field selector (`migrate` watches only MigrationBlocked Events)", () => {
   const event = (name: string, reason: string) => ({
     metadata: { name, namespace: NS },
     involvedObject: { kind: "ConfigMap", name: "cm", namespace: NS },
@@ -184,8 +184,8 @@ describe("an informer with a field selector (decision 151: `migrate` watches onl
   });
   const names = (objects: readonly { metadata?: { name?: string } }[]) =>
     objects.map((o) => o.metadata?.name).sort();
-
-  it("lists and watches only what it selects; the cache reads an unfiltered informer of the kind first", async () => {
+  /** A server holding one MigrationBlocked Event and one of another reason, and a cache on it with no informer yet. */
+  const withTwoEvents = async () => {
     const { admin, as } = await startServer();
     await admin.client.create(KINDS.event, event("blocked-1", "MigrationBlocked"));
     await admin.client.create(KINDS.event, event("other-1", "Synchronized"));
@@ -195,6 +195,11 @@ describe("an informer with a field selector (decision 151: `migrate` watches onl
       logger: silentLogger(),
     });
     stops.push(() => cache.stop());
+    return { admin, cache };
+  };
+
+  it("lists and watches only what it selects; the cache reads an unfiltered informer of the kind first", async () => {
+    const { admin, cache } = await withTwoEvents();
     const selected = cache.informerFor(KINDS.event, NS, { fieldSelector: "reason=MigrationBlocked" });
     expect(selected.fieldSelector).toBe("reason=MigrationBlocked");
     const seen: string[] = [];
@@ -218,15 +223,7 @@ describe("an informer with a field selector (decision 151: `migrate` watches onl
   });
 
   it("a namespace's whole informer is read before an all-namespaces one with a selector", async () => {
-    const { admin, as } = await startServer();
-    await admin.client.create(KINDS.event, event("blocked-1", "MigrationBlocked"));
-    await admin.client.create(KINDS.event, event("other-1", "Synchronized"));
-    const cache = createCache({
-      transport: as("informer").transport,
-      clock: systemClock,
-      logger: silentLogger(),
-    });
-    stops.push(() => cache.stop());
+    const { cache } = await withTwoEvents();
     cache.informerFor(KINDS.event, "", { fieldSelector: "reason=MigrationBlocked" });
     await cache.waitForSync(10_000);
     expect(names(cache.list(KINDS.event, NS))).toEqual(["blocked-1"]);
