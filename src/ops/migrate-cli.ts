@@ -213,6 +213,7 @@ export async function runMigrate(
             { fieldManager: MIGRATE_FIELD_MANAGER },
           );
         },
+        read: (kind, name) => getOrAbsent(client, mapiType(kind), namespaces.mapiNamespace, name),
         support,
         controllers,
         clock,

@@ -2,7 +2,7 @@ import { parseLabelSelector } from "../apiserver/selectors.js";
 import type { Clock } from "../kube/clock.js";
 import type { StableAuthority } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
-import { conditionOf, getPath } from "../kube/object.js";
+import { conditionOf, getPath, type KubeObject } from "../kube/object.js";
 import { appendAll } from "../lists.js";
 import type { HandoverKind } from "../migration/snapshot.js";
 import type { EventReason } from "../migration/steps.js";
@@ -69,6 +69,12 @@ export interface MigrateDeps {
   subscribe(onChange: () => void): () => void;
   /** Writes spec.authoritativeAPI; rejects with the API server's (admission's) message when refused. */
   flip(kind: HandoverKind, name: string, target: StableAuthority): Promise<void>;
+  /**
+   * The MAPI object as the API server has it, managedFields included (the watched view keeps none): a
+   * handover found open is timed, and its Events judged, from its flip (`flipTimeOf`). Undefined if it
+   * cannot be read.
+   */
+  read(kind: HandoverKind, name: string): Promise<KubeObject | undefined>;
   support: Support;
   controllers: { running: boolean; detail: string };
   clock: Clock;
@@ -212,14 +218,24 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
     changed();
   });
   /** `since`: the flip's time; for a handover found open, when its spec was written (else now). */
-  const track = (kind: HandoverKind, name: string, found = false) => {
+  const track = (kind: HandoverKind, name: string, flipped?: number) => {
     const now = clock.now();
-    const flipped = found ? flipTimeOf(store.get(mapiType(kind), ns, name)) : undefined;
     tracked.set(itemKey({ kind, name }), {
       kind,
       name,
       watch: { target: options.target, since: Math.min(now, flipped ?? now), specSeen: false },
     });
+  };
+  /**
+   * Handovers found open: their flips are read from the API server, as the watched view keeps no managedFields
+   * (timed from now instead, a MigrationBlocked Event recorded before the run would not count, and the run
+   * would wait out --timeout and say Stuck).
+   */
+  const trackFound = async (items: readonly PlanItem[]): Promise<void> => {
+    const flips = await Promise.all(
+      items.map((i) => deps.read(i.kind, i.name).then(flipTimeOf, () => undefined)),
+    );
+    for (const [n, i] of items.entries()) track(i.kind, i.name, flips[n]);
   };
 
   const judge = (): void => {
@@ -302,7 +318,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
   };
 
   let idleSince: number | undefined;
-  for (const item of first.items) if (item.state === "open") track(item.kind, item.name, true);
+  await trackFound(first.items.filter((i) => i.state === "open"));
   try {
     for (;;) {
       dirty = false;
@@ -318,7 +334,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
         const open = current.items.filter((i) => i.state === "open");
         if (open.length > 0) {
           // Someone (or a refused cancel) left a handover open since the last look: wait for it too.
-          for (const item of open) track(item.kind, item.name, true);
+          await trackFound(open);
           progress(current);
           continue;
         }

@@ -9,10 +9,12 @@ import { describe, expect, it } from "vitest";
 import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";
 import { CONDITIONS, type StableAuthority } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
+import { trimForCache } from "../../src/kube/store.js";
 import type { HandoverSnapshot } from "../../src/migration/snapshot.js";
 import {
   type MigrateEvent,
   type MigrateOptions,
+  mapiType,
   migrate,
   type Reporter,
   SETTLE_MS,
@@ -555,7 +557,9 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
 
   /** Everything the run reports, and a handle on its store, flips and Ctrl-C. */
   const harness = (snapshots: HandoverSnapshot[]) => {
-    const store: MemoryStore = memoryStore(snapshots.flatMap(objectsOf));
+    // The watched view keeps no managedFields, as the informer cache; `read` answers as the API server does.
+    const server: MemoryStore = memoryStore(snapshots.flatMap(objectsOf));
+    const store: MemoryStore = memoryStore(snapshots.flatMap(objectsOf).map(trimForCache));
     const events: MigrateEvent[] = [];
     const ends: string[][] = [];
     const reporter: Reporter = {
@@ -592,6 +596,8 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
           return () => {};
         },
         flip,
+        read: async (kind: "Machine" | "MachineSet", name: string) =>
+          server.get(mapiType(kind), MAPI_NS, name),
         support: SUPPORTED,
         controllers: RUNNING,
         checkConvertible: converts,
@@ -721,21 +727,33 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
     expect(h.ends[0]?.join("\n")).toContain("1 blocked: Machine openshift-machine-api/w-1");
   });
 
-  it("resumed: a handover found open is timed from its flip, so one flipped longer ago than --timeout fails at once", async () => {
-    const open = edit(setSpecAuthority(standalone("w-1"), "ClusterAPI"), "mapi", (o) => {
+  /** A handover of w-1 found open, flipped by `kubectl-patch` at `flippedAt` (its managedFields say so). */
+  const foundOpen = (flippedAt: number) =>
+    edit(setSpecAuthority(standalone("w-1"), "ClusterAPI"), "mapi", (o) => {
       o.metadata = {
         ...o.metadata,
         managedFields: [
           {
             manager: "kubectl-patch",
             operation: "Update",
-            time: new Date(T0 - 120_000).toISOString(),
+            time: new Date(flippedAt).toISOString(),
             fieldsV1: { "f:spec": { "f:authoritativeAPI": {} } },
           },
         ],
       };
     });
-    const h = harness([open]);
+  const blockedEvent = (at: number, message: string): KubeObject => ({
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: `w-1.${at}`, namespace: MAPI_NS },
+    involvedObject: { kind: "Machine", name: "w-1", namespace: MAPI_NS },
+    reason: "MigrationBlocked",
+    message,
+    lastTimestamp: new Date(at).toISOString().replace(/\.\d+Z$/, "Z"),
+  });
+
+  it("resumed: a handover found open is timed from its flip, so one flipped longer ago than --timeout fails at once", async () => {
+    const h = harness([foundOpen(T0 - 120_000)]);
     const result = await migrate(
       options({ timeoutMs: 60_000 }),
       h.deps(async () => {}),
@@ -744,6 +762,35 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
     expect(h.events).toContainEqual(
       expect.objectContaining({ event: "failed", name: "w-1", reason: "Stuck" }),
     );
+  });
+
+  it.each([
+    ["recorded a minute before the run, after the flip: the handover failed", T0 - 60_000, true],
+    ["recorded before the flip (an earlier handover's): not this one's", T0 - 180_000, false],
+  ])("resumed: a MigrationBlocked Event %s", async (_name, eventAt, counts) => {
+    const h = harness([foundOpen(T0 - 120_000)]);
+    h.store.put(blockedEvent(eventAt, "member twin has no controller owner; cancel the migration"));
+    const run = migrate(
+      options({ timeoutMs: 600_000 }),
+      h.deps(async () => {
+        throw new Error("an open handover is not flipped again");
+      }),
+    );
+    await flushMicrotasks(20);
+    const failed = { event: "failed", name: "w-1", reason: "MigrationBlocked" };
+    if (counts) {
+      expect(await run).toMatchObject({ code: 1, failures: 1 });
+      expect(h.events).toContainEqual(
+        expect.objectContaining({ ...failed, message: expect.stringContaining("cancel") }),
+      );
+    } else {
+      expect(h.events).toEqual([]);
+      await h.clock.advance(600_000);
+      expect(await run).toMatchObject({ code: 1, failures: 1 });
+      expect(h.events).toContainEqual(
+        expect.objectContaining({ event: "failed", name: "w-1", reason: "Stuck" }),
+      );
+    }
   });
 
   it("a cancel in progress found at the start is reported blocked, not waited on: the run ends at once (exit 1)", async () => {
