@@ -204,8 +204,8 @@ export async function runMigrate(
             for (const off of offs) off();
           };
         },
-        async flip(kind, name, to) {
-          await client.patch(
+        flip(kind, name, to) {
+          return client.patch(
             mapiType(kind),
             namespaces.mapiNamespace,
             name,

@@ -67,12 +67,14 @@ export interface MigrateDeps {
   store: ObjectStore;
   /** Calls `onChange` on every watch event; returns the unsubscribe. */
   subscribe(onChange: () => void): () => void;
-  /** Writes spec.authoritativeAPI; rejects with the API server's (admission's) message when refused. */
-  flip(kind: HandoverKind, name: string, target: StableAuthority): Promise<void>;
+  /**
+   * Writes spec.authoritativeAPI; resolves with the object as written, whose managedFields date the flip on
+   * the API server's clock (`flipTimeOf`), and rejects with the API server's (admission's) message when refused.
+   */
+  flip(kind: HandoverKind, name: string, target: StableAuthority): Promise<KubeObject | undefined>;
   /**
    * The MAPI object as the API server has it, managedFields included (the watched view keeps none): a
-   * handover found open is timed, and its Events judged, from its flip (`flipTimeOf`). Undefined if it
-   * cannot be read.
+   * handover found open is timed, and its Events judged, from its flip. Undefined if it cannot be read.
    */
   read(kind: HandoverKind, name: string): Promise<KubeObject | undefined>;
   support: Support;
@@ -136,7 +138,9 @@ const waitsOnControllers = (item: PlanItem): boolean =>
   item.blockers.length > 0 &&
   item.blockers.every((b) => b.source === "handover" && b.rule !== "MigrationBlocked");
 
-/** Event timestamps have whole seconds: an Event in the second of the flip counts. */
+/**
+ * Event timestamps have whole seconds, as have managedFields' times: an Event in the second of the flip counts.
+ */
 const EVENT_CLOCK_SLACK_MS = 1_000;
 
 /** The run itself, over injected dependencies (tests drive it with a memory store and a fake flip). */
@@ -187,7 +191,14 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
     return result;
   }
 
-  const tracked = new Map<string, { kind: HandoverKind; name: string; watch: HandoverWatch }>();
+  /**
+   * `flippedAt`: the flip on the API server's clock (managedFields), against which the controller's Events are
+   * judged — this machine's clock may be off the cluster's by seconds; undefined when unknown (then `since`).
+   */
+  const tracked = new Map<
+    string,
+    { kind: HandoverKind; name: string; watch: HandoverWatch; flippedAt: number | undefined }
+  >();
   const leftOpen: Array<{ kind: HandoverKind; name: string }> = [];
   let stopping = false;
   let abandoned = false;
@@ -217,13 +228,18 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
     }
     changed();
   });
-  /** `since`: the flip's time; for a handover found open, when its spec was written (else now). */
-  const track = (kind: HandoverKind, name: string, flipped?: number) => {
+  /**
+   * `since`, on this machine's clock: now for a flip of this run; for a handover found open, when its spec was
+   * written (the API server's time of the flip; now if later, or unknown).
+   */
+  const track = (kind: HandoverKind, name: string, flippedAt: number | undefined, found: boolean) => {
     const now = clock.now();
+    const since = found ? Math.min(now, flippedAt ?? now) : now;
     tracked.set(itemKey({ kind, name }), {
       kind,
       name,
-      watch: { target: options.target, since: Math.min(now, flipped ?? now), specSeen: false },
+      watch: { target: options.target, since, specSeen: false },
+      flippedAt,
     });
   };
   /**
@@ -235,7 +251,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
     const flips = await Promise.all(
       items.map((i) => deps.read(i.kind, i.name).then(flipTimeOf, () => undefined)),
     );
-    for (const [n, i] of items.entries()) track(i.kind, i.name, flips[n]);
+    for (const [n, i] of items.entries()) track(i.kind, i.name, flips[n], true);
   };
 
   const judge = (): void => {
@@ -251,7 +267,8 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
       if (synced?.status === "False") t.watch.synchronizedFalseSince ??= now;
       else delete t.watch.synchronizedFalseSince;
       const event = blocked.get(key);
-      if (event && event.at >= t.watch.since - EVENT_CLOCK_SLACK_MS) t.watch.blockedEvent = event.message;
+      if (event && event.at >= (t.flippedAt ?? t.watch.since) - EVENT_CLOCK_SLACK_MS)
+        t.watch.blockedEvent = event.message;
       const outcome: HandoverOutcome = judgeHandover(mapi, twin, t.watch, now, options.timeoutMs);
       if (outcome.outcome === "running") continue;
       tracked.delete(key);
@@ -360,8 +377,8 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
         for (const item of items) {
           if (stopping) break;
           try {
-            await deps.flip(item.kind, item.name, options.target);
-            track(item.kind, item.name);
+            const written = await deps.flip(item.kind, item.name, options.target);
+            track(item.kind, item.name, flipTimeOf(written), false);
             reporter.event({ event: "flipped", kind: item.kind, name: item.name, wave });
           } catch (e) {
             result.failures++;

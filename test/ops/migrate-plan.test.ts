@@ -589,13 +589,19 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
       complete,
       interrupt: () => interrupt(),
       changed: () => onChange(),
-      deps: (flip: (kind: "Machine" | "MachineSet", name: string) => Promise<void>) => ({
+      /** `flip` may resolve with the object as written (its managedFields date the flip on the server's clock). */
+      deps: (
+        flip: (
+          kind: "Machine" | "MachineSet",
+          name: string,
+        ) => Promise<KubeObject | undefined> | Promise<void>,
+      ) => ({
         store,
         subscribe: (f: () => void) => {
           onChange = f;
           return () => {};
         },
-        flip,
+        flip: async (kind: "Machine" | "MachineSet", name: string) => (await flip(kind, name)) ?? undefined,
         read: async (kind: "Machine" | "MachineSet", name: string) =>
           server.get(mapiType(kind), MAPI_NS, name),
         support: SUPPORTED,
@@ -791,6 +797,42 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
         expect.objectContaining({ event: "failed", name: "w-1", reason: "Stuck" }),
       );
     }
+  });
+
+  it("a flip of this run whose MigrationBlocked Event comes a moment later fails, with this machine's clock 5 s ahead of the cluster's", async () => {
+    const h = harness([standalone("w-1")]);
+    const cluster = T0 - 5_000; // the cluster's clock when the run flips (the run's own clock says T0)
+    const run = migrate(
+      options({ timeoutMs: 600_000 }),
+      h.deps(async (kind, name) => {
+        flipInStore(h.store, kind, name);
+        const written = clone(h.store.get(mapiType(kind), MAPI_NS, name)!);
+        written.metadata = {
+          ...written.metadata,
+          managedFields: [
+            {
+              manager: "machine-api-migration-migrate",
+              operation: "Update",
+              time: new Date(cluster).toISOString().replace(/\.\d+Z$/, "Z"),
+              fieldsV1: { "f:spec": { "f:authoritativeAPI": {} } },
+            },
+          ],
+        };
+        // The controller's step 4 refuses half a second later, on the cluster's clock.
+        queueMicrotask(() => {
+          h.store.put(
+            blockedEvent(cluster + 500, "member twin has no controller owner; cancel the migration"),
+          );
+          h.changed();
+        });
+        return written;
+      }),
+    );
+    await flushMicrotasks(20);
+    expect(h.events).toContainEqual(
+      expect.objectContaining({ event: "failed", name: "w-1", reason: "MigrationBlocked" }),
+    );
+    expect(await run).toMatchObject({ code: 1, failures: 1 });
   });
 
   it("a cancel in progress found at the start is reported blocked, not waited on: the run ends at once (exit 1)", async () => {
