@@ -260,6 +260,8 @@ export interface RestClientResponse {
   method: string;
   code: string;
   host: string;
+  /** The answer's `Date` header, when it had one: the API server's clock (cluster-clock.ts). */
+  date?: string;
 }
 
 /** Counts each request in `rest_client_requests_total{code,method,host}`, as client-go's REST client does. */

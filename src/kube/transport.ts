@@ -186,7 +186,12 @@ export function kubeConfigTransport(
       try {
         r = lib.request(options, (res) => {
           answered = true;
-          onResponse?.({ method: req.method, code: String(res.statusCode ?? 0), host: server.host });
+          onResponse?.({
+            method: req.method,
+            code: String(res.statusCode ?? 0),
+            host: server.host,
+            ...(typeof res.headers.date === "string" ? { date: res.headers.date } : {}),
+          });
           resolve({ res, abort: () => r.destroy() });
         });
       } catch (e) {
@@ -271,7 +276,13 @@ export function kubeConfigTransport(
         onResponse?.({ method: req.method, code: "<error>", host: server.host });
       throw failed(req, e);
     }
-    onResponse?.({ method: req.method, code: String(answer.statusCode), host: server.host });
+    const date = answer.headers.date;
+    onResponse?.({
+      method: req.method,
+      code: String(answer.statusCode),
+      host: server.host,
+      ...(typeof date === "string" ? { date } : {}),
+    });
     try {
       return { code: answer.statusCode, text: await answer.body.text() };
     } catch (e) {

@@ -3,6 +3,7 @@
  * before anything runs, the signals (Ctrl-C once: no new flips; twice: leave the open handovers to the
  * controllers), and the exit code — around the run of ./migrate.ts and the reporters of ./migrate-report.ts.
  */
+import { existsSync } from "node:fs";
 import pino from "pino";
 import { parseLabelSelector } from "../apiserver/selectors.js";
 import { asksForHelp, type CommandFlags } from "../config.js";
@@ -105,7 +106,7 @@ export async function runMigrate(
     io.stderr.write(`machine-api-migration migrate: ${message}\n${MIGRATE_USAGE}\n`);
     return 2;
   };
-  const connected = connectFromSettings("migrate", args, env, MIGRATE_FLAGS);
+  const connected = connectFromSettings("migrate", args, env, MIGRATE_FLAGS, existsSync, clock);
   if (!connected.ok) return usage(connected.error);
   const { config, connection, flags } = connected;
   const str = (name: string) => (typeof flags[name] === "string" ? (flags[name] as string) : undefined);
@@ -136,6 +137,8 @@ export async function runMigrate(
   }
 
   const { client, transport } = connection;
+  // The Lease's renewTime, the flips' and the Events' times are the cluster's: the run judges them on its clock.
+  const cluster = connected.clusterClock;
   const server = connection.kubeConfig.getCurrentCluster()?.server ?? "(no server)";
   let support: Support;
   let platform: PlatformConverter;
@@ -148,7 +151,7 @@ export async function runMigrate(
     ]);
     support = s;
     platform = served.platform;
-    const state = leaseState(lease, clock.now());
+    const state = leaseState(lease, cluster.now());
     controllers = state.held
       ? { running: true, detail: `Lease held by ${state.holder}` }
       : {
@@ -216,7 +219,7 @@ export async function runMigrate(
         read: (kind, name) => getOrAbsent(client, mapiType(kind), namespaces.mapiNamespace, name),
         support,
         controllers,
-        clock,
+        clock: cluster,
         reporter,
         onInterrupt: (handler) => proc.onInterrupt(handler),
       },

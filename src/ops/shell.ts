@@ -7,6 +7,8 @@
 import { existsSync } from "node:fs";
 import { type CommandFlags, type Config, parseCommandLine } from "../config.js";
 import type { KubeClient } from "../kube/client.js";
+import { type Clock, systemClock } from "../kube/clock.js";
+import { type ClusterClock, clusterClock } from "../kube/cluster-clock.js";
 import {
   connect,
   KubeConfigError,
@@ -28,7 +30,14 @@ export interface CommandIo {
 }
 
 export type Connected =
-  | { ok: true; config: Config; flags: Record<string, string | true>; connection: KubeConnection }
+  | {
+      ok: true;
+      config: Config;
+      flags: Record<string, string | true>;
+      connection: KubeConnection;
+      /** `clock` moved to the cluster's time by the first answer's Date header (cluster-clock.ts). */
+      clusterClock: ClusterClock;
+    }
   | { ok: false; error: string };
 
 /** `--context`: every cluster command takes it, as kubectl does. */
@@ -45,6 +54,7 @@ export function connectFromSettings(
   env: Readonly<Record<string, string | undefined>>,
   own: CommandFlags = {},
   exists: (path: string) => boolean = existsSync,
+  clock: Clock = systemClock,
 ): Connected {
   const parsed = parseCommandLine(args, env, { ...own, ...CONTEXT_FLAG });
   if (!parsed.ok) return { ok: false, error: parsed.error };
@@ -61,7 +71,9 @@ export function connectFromSettings(
   if (found.kind === "in-cluster" && context)
     return { ok: false, error: "--context needs a kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config)" };
   try {
-    return { ok: true, config, flags, connection: connect(sourceOf(found, context)) };
+    const cluster = clusterClock(clock);
+    const connection = connect(sourceOf(found, context), { onResponse: cluster.observe });
+    return { ok: true, config, flags, connection, clusterClock: cluster };
   } catch (e) {
     if (e instanceof KubeConfigError) return { ok: false, error: e.message };
     throw e;

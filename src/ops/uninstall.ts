@@ -10,6 +10,7 @@
  * do and changes nothing. Every write is guarded (resourceVersion or a JSON Patch `test`); a 409 re-reads
  * and re-plans. The pure parts are in ./uninstall-plan.ts.
  */
+import { existsSync } from "node:fs";
 import pino from "pino";
 import { asksForHelp, type CommandFlags } from "../config.js";
 import type { KubeClient } from "../kube/client.js";
@@ -380,12 +381,14 @@ export async function runUninstallPrepare(
     io.stdout.write(`${UNINSTALL_HELP}\n`);
     return 0;
   }
-  const connected = connectFromSettings("uninstall-prepare", args, env, UNINSTALL_FLAGS);
+  const connected = connectFromSettings("uninstall-prepare", args, env, UNINSTALL_FLAGS, existsSync, clock);
   if (!connected.ok) {
     io.stderr.write(`machine-api-migration uninstall-prepare: ${connected.error}\n${UNINSTALL_USAGE}\n`);
     return 2;
   }
   const { config, connection, flags } = connected;
+  // The Lease's renewTime and the times this writes are the cluster's: judged and written on its clock.
+  const cluster = connected.clusterClock;
   try {
     const outcome = await uninstallPrepare(
       {
@@ -396,13 +399,13 @@ export async function runUninstallPrepare(
       { resolveMigrations: flags["resolve-migrations"] === true, apply: flags.yes === true },
       {
         client: connection.client,
-        clock,
+        clock: cluster,
         print: (line) => io.stdout.write(`${line}\n`),
         // The report is the command's output; the recorder's own log lines would only interleave with it.
         events: createEventRecorder({
           client: connection.client,
           component: UNINSTALL_FIELD_MANAGER,
-          clock,
+          clock: cluster,
           logger: pino({ level: "silent" }),
         }),
       },

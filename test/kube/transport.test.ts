@@ -195,6 +195,26 @@ describe("transport parse", () => {
   });
 });
 
+describe("transport onResponse", () => {
+  it("tells each answer's Date header, a request's and a watch's (the cluster's clock, cluster-clock.ts)", async () => {
+    const date = "Sun, 06 Dec 2026 13:00:00 GMT";
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json", Date: date });
+      res.end(JSON.stringify({ kind: "ConfigMap" }));
+    });
+    const seen: Array<{ code: string; date?: string }> = [];
+    const transport = kubeConfigTransport(await listening(server, "t"), {
+      onResponse: ({ code, date }) => void seen.push({ code, ...(date ? { date } : {}) }),
+    });
+    await transport.request(get);
+    for await (const _ of await transport.stream(get));
+    expect(seen).toEqual([
+      { code: "200", date },
+      { code: "200", date },
+    ]);
+  });
+});
+
 describe("client answers without managedFields (the product's controllers read none)", () => {
   it("get, list, create, patch and delete come without them when asked; with them otherwise", async () => {
     const object = {

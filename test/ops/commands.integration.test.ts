@@ -11,8 +11,10 @@ import type { KubeClient } from "../../src/kube/client.js";
 import { systemClock } from "../../src/kube/clock.js";
 import { ConflictError, InvalidError, NotFoundError } from "../../src/kube/errors.js";
 import { ANNOTATIONS, FINALIZERS, KINDS, type ResourceType } from "../../src/kube/kinds.js";
+import { microTime } from "../../src/kube/leader.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { finalizersOf, getPath } from "../../src/kube/object.js";
+import { runMigrate } from "../../src/ops/migrate-cli.js";
 import { runPreflight } from "../../src/ops/preflight.js";
 import { runUninstallPrepare, uninstallPrepare } from "../../src/ops/uninstall.js";
 import { WEBHOOK_CONFIGURATIONS } from "../../src/ops/uninstall-plan.js";
@@ -30,8 +32,14 @@ import {
 let h: Harness;
 const admin = () => h.cluster.clientAs("admin");
 const args = (...extra: string[]) => ["--kubeconfig", h.cluster.kubeconfigPath, ...extra];
-const RENEWED_MS = Date.parse("2026-11-30T12:00:00.000Z");
+/** A clock reading `ms` now: this machine's clock set off the cluster's (the local API server keeps real time). */
 const clockAt = (ms: number) => ({ ...systemClock, now: () => ms });
+/** The product's leader renews its Lease, on the cluster's clock, at `ms`. */
+const renewLease = (ms: number) =>
+  admin().patch(KINDS.lease, NS.capiNamespace, "machine-api-migration", {
+    type: "merge",
+    body: { spec: { renewTime: microTime(ms) } },
+  });
 
 beforeAll(async () => {
   h = await startSeededCluster();
@@ -172,7 +180,7 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
       spec: {
         holderIdentity: "machine-api-migration-7d9f-abcde",
         leaseDurationSeconds: 15,
-        renewTime: "2026-11-30T12:00:00.000000Z",
+        renewTime: microTime(Date.now()),
       },
     });
     // The product's webhooks, registered but with nothing listening (its pods are scaled to zero): the
@@ -193,7 +201,8 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
     /** One `--yes` run while the Lease would still be valid: its exit code and what it printed. */
     const runWith = async (...flags: string[]) => {
       const { io, out } = captureIo();
-      const code = await runUninstallPrepare(args("--yes", ...flags), io, {}, clockAt(RENEWED_MS + 5_000));
+      await renewLease(Date.now());
+      const code = await runUninstallPrepare(args("--yes", ...flags), io, {});
       return { code, stdout: out.stdout };
     };
     const typoNamespace = await runWith("--capi-namespace", "openshift-cluster-apl");
@@ -227,9 +236,14 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
       expect(await getOrGone(type, "", name)).toBeDefined();
   });
 
-  it("refuses while the controllers hold the Lease, and changes nothing", async () => {
+  it.each([
+    ["this machine's clock", undefined],
+    ["a clock 10 minutes ahead of the cluster's (the Lease is judged on the cluster's clock)", 600_000],
+  ])("refuses while the controllers hold the Lease, and changes nothing: %s", async (_name, ahead) => {
+    await renewLease(Date.now());
     const { io, out } = captureIo();
-    const code = await runUninstallPrepare(args("--yes"), io, {}, clockAt(RENEWED_MS + 5_000));
+    const clock = ahead === undefined ? systemClock : clockAt(Date.now() + ahead);
+    const code = await runUninstallPrepare(args("--yes"), io, {}, clock);
     expect(code).toBe(1);
     expect(out.stdout).toContain(
       "refusing: the product's controllers hold Lease openshift-cluster-api/machine-api-migration (holder machine-api-migration-7d9f-abcde",
@@ -241,9 +255,27 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
       expect(await getOrGone(type, "", name)).toBeDefined();
   });
 
-  it("once the Lease expired: removes the webhooks, then refuses because handovers are open", async () => {
+  it("migrate judges the Lease on the cluster's clock too: from a clock 10 minutes ahead the controllers still run (SPEC §12)", async () => {
+    await renewLease(Date.now());
     const { io, out } = captureIo();
-    const code = await runUninstallPrepare(args("--yes"), io, {}, clockAt(RENEWED_MS + 60_000));
+    const proc = { onInterrupt: () => () => {}, isTTY: false };
+    const code = await runMigrate(
+      args("--to", "ClusterAPI", "--dry-run"),
+      io,
+      {},
+      proc,
+      clockAt(Date.now() + 600_000),
+    );
+    expect(out.stderr).toBe("");
+    expect(out.stdout).toContain("migrate to ClusterAPI");
+    expect(out.stdout).not.toContain("the product's controllers are not running");
+    expect(code).toBe(1); // worker-prov and others are blocked, as preflight says above
+  });
+
+  it("once the Lease expired (seen so from a clock 10 minutes behind the cluster's): removes the webhooks, then refuses because handovers are open", async () => {
+    await renewLease(Date.now() - 60_000);
+    const { io, out } = captureIo();
+    const code = await runUninstallPrepare(args("--yes"), io, {}, clockAt(Date.now() - 600_000));
     expect(code).toBe(1);
     expect(out.stdout).toContain("deleted ValidatingWebhookConfiguration machine-api-migration-deny");
     expect(out.stdout).toContain("deleted MutatingWebhookConfiguration machine-api-migration-mutate");
@@ -260,12 +292,7 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
   it("without --yes it is a dry run: prints every step it would take and changes nothing", async () => {
     const before = await everyMachineObject();
     const { io, out } = captureIo();
-    const code = await runUninstallPrepare(
-      args("--resolve-migrations"),
-      io,
-      {},
-      clockAt(RENEWED_MS + 60_000),
-    );
+    const code = await runUninstallPrepare(args("--resolve-migrations"), io, {});
     expect(out.stderr).toBe("");
     expect(code).toBe(0);
     expect(out.stdout).toContain(
@@ -283,12 +310,7 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
 
   it("--resolve-migrations --yes: ends each handover with the planner, matches pauses to authority, removes every sync finalizer", async () => {
     const { io, out } = captureIo();
-    const code = await runUninstallPrepare(
-      args("--resolve-migrations", "--yes"),
-      io,
-      {},
-      clockAt(RENEWED_MS + 60_000),
-    );
+    const code = await runUninstallPrepare(args("--resolve-migrations", "--yes"), io, {});
     expect(out.stderr).toBe("");
     expect(code).toBe(0);
     const lines = out.stdout.split("\n");
@@ -337,7 +359,7 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
     await createTwinnedMachine(h.cluster, "worker-half", "ClusterAPI", { paused: false });
     await admin().delete(KINDS.mapiMachine, NS.mapiNamespace, "worker-half");
     const first = captureIo();
-    expect(await runUninstallPrepare(args("--yes"), first.io, {}, clockAt(RENEWED_MS + 60_000))).toBe(1);
+    expect(await runUninstallPrepare(args("--yes"), first.io, {})).toBe(1);
     expect(first.out.stdout).toContain(
       "  MAPI Machine openshift-machine-api/worker-half is being deleted but its twin CAPI Machine openshift-cluster-api/worker-half is not (the sync would have deleted it): oc delete machines.cluster.x-k8s.io/worker-half -n openshift-cluster-api",
     );
@@ -346,7 +368,7 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
 
     await admin().delete(KINDS.capiMachine, NS.capiNamespace, "worker-half");
     const second = captureIo();
-    expect(await runUninstallPrepare(args("--yes"), second.io, {}, clockAt(RENEWED_MS + 60_000))).toBe(0);
+    expect(await runUninstallPrepare(args("--yes"), second.io, {})).toBe(0);
     // The MAPI copy had only the sync finalizer left: releasing it completes the user's delete.
     expect(await getOrGone(KINDS.mapiMachine, NS.mapiNamespace, "worker-half")).toBeUndefined();
     // The CAPI side keeps the CAPI and CAPA finalizers: their controllers terminate the instance.
@@ -389,7 +411,7 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
     const outcome = await uninstallPrepare(
       { ...NS, leaseName: "machine-api-migration" },
       { resolveMigrations: true, apply: true },
-      { client: racing, clock: clockAt(RENEWED_MS + 60_000), print: (l) => lines.push(l) },
+      { client: racing, clock: systemClock, print: (l) => lines.push(l) },
     );
     expect(outcome.problems).toEqual([]);
     expect(outcome.code).toBe(0);
@@ -403,7 +425,7 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
 
   it("is idempotent: a second run finds nothing left to do", async () => {
     const { io, out } = captureIo();
-    const code = await runUninstallPrepare(args("--yes"), io, {}, clockAt(RENEWED_MS + 60_000));
+    const code = await runUninstallPrepare(args("--yes"), io, {});
     expect(code).toBe(0);
     expect(out.stdout).toContain(
       "done: removed 0 webhook configuration(s), resolved 0 handover(s), made 0 pause/status repair(s), removed 0 sync finalizer(s).",
