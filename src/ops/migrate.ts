@@ -129,6 +129,12 @@ const blockedEvents = (
   return out;
 };
 
+/**
+ * Reads of handovers found open sent at once: a resumed run may find hundreds open (a person's `oc patch` loop),
+ * and the API server's in-flight limit and priority queues are shared with the controllers.
+ */
+export const READS_AT_ONCE = 10;
+
 /** How long the run waits, with nothing to flip, for objects that only wait on the controllers. */
 export const SETTLE_MS = 10_000;
 
@@ -248,10 +254,13 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
    * would wait out --timeout and say Stuck).
    */
   const trackFound = async (items: readonly PlanItem[]): Promise<void> => {
-    const flips = await Promise.all(
-      items.map((i) => deps.read(i.kind, i.name).then(flipTimeOf, () => undefined)),
-    );
-    for (const [n, i] of items.entries()) track(i.kind, i.name, flips[n], true);
+    for (let start = 0; start < items.length; start += READS_AT_ONCE) {
+      const batch = items.slice(start, start + READS_AT_ONCE);
+      const flips = await Promise.all(
+        batch.map((i) => deps.read(i.kind, i.name).then(flipTimeOf, () => undefined)),
+      );
+      for (const [n, i] of batch.entries()) track(i.kind, i.name, flips[n], true);
+    }
   };
 
   const judge = (): void => {

@@ -16,6 +16,7 @@ import {
   type MigrateOptions,
   mapiType,
   migrate,
+  READS_AT_ONCE,
   type Reporter,
   SETTLE_MS,
 } from "../../src/ops/migrate.js";
@@ -733,9 +734,9 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
     expect(h.ends[0]?.join("\n")).toContain("1 blocked: Machine openshift-machine-api/w-1");
   });
 
-  /** A handover of w-1 found open, flipped by `kubectl-patch` at `flippedAt` (its managedFields say so). */
-  const foundOpen = (flippedAt: number) =>
-    edit(setSpecAuthority(standalone("w-1"), "ClusterAPI"), "mapi", (o) => {
+  /** A handover of `name` found open, flipped by `kubectl-patch` at `flippedAt` (its managedFields say so). */
+  const foundOpen = (flippedAt: number, name = "w-1") =>
+    edit(setSpecAuthority(standalone(name), "ClusterAPI"), "mapi", (o) => {
       o.metadata = {
         ...o.metadata,
         managedFields: [
@@ -768,6 +769,26 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
     expect(h.events).toContainEqual(
       expect.objectContaining({ event: "failed", name: "w-1", reason: "Stuck" }),
     );
+  });
+
+  it(`resumed: the flips of many handovers found open are read ${READS_AT_ONCE} at a time, and each is timed from its own`, async () => {
+    const names = Array.from({ length: 25 }, (_, i) => `w-${i}`);
+    const h = harness(names.map((name) => foundOpen(T0 - 120_000, name)));
+    const deps = h.deps(async () => {
+      throw new Error("an open handover is not flipped again");
+    });
+    let reading = 0;
+    let most = 0;
+    const read: typeof deps.read = async (kind, name) => {
+      most = Math.max(most, ++reading);
+      await flushMicrotasks(2);
+      reading--;
+      return deps.read(kind, name);
+    };
+    const result = await migrate(options({ timeoutMs: 60_000 }), { ...deps, read });
+    expect(most).toBe(READS_AT_ONCE);
+    expect(result).toMatchObject({ code: 1, failures: 25 });
+    expect(h.events.filter((e) => e.event === "failed" && e.reason === "Stuck")).toHaveLength(25);
   });
 
   it.each([
