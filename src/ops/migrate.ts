@@ -198,8 +198,9 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
   }
 
   /**
-   * `flippedAt`: the flip on the API server's clock (managedFields), against which the controller's Events are
-   * judged — this machine's clock may be off the cluster's by seconds; undefined when unknown (then `since`).
+   * `flippedAt`: the flip as the API server dated it (managedFields), against which the controller's Events are
+   * judged — the run's clock is a guess of the cluster's (the CLI's, from a Date header, to half a second) or
+   * this machine's; undefined when unknown (then `since`).
    */
   const tracked = new Map<
     string,
@@ -235,7 +236,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
     changed();
   });
   /**
-   * `since`, on this machine's clock: now for a flip of this run; for a handover found open, when its spec was
+   * `since`, on the run's clock: now for a flip of this run; for a handover found open, when its spec was
    * written (the API server's time of the flip; now if later, or unknown).
    */
   const track = (kind: HandoverKind, name: string, flippedAt: number | undefined, found: boolean) => {
