@@ -29,8 +29,12 @@ const GROUP_ORDER: readonly Group[] = ["MachineSets", "members", "standalone"];
 export type ItemState =
   /** status and spec already name the target. */
   | { state: "done" }
-  /** A handover toward the target is open: spec names it, status does not yet. */
-  | { state: "open" }
+  /**
+   * A handover toward the target is open: spec names it, status does not yet. `notBegun`: for one whose status
+   * still names the old authority, what keeps it from beginning as the planner sees it (SPEC §3.1 step 4 and
+   * admission's checks) — what the controller's MigrationBlocked or Waiting… Event said, which may have expired.
+   */
+  | { state: "open"; notBegun?: Blocker[] }
   /** Goes in wave `wave` (1 = the next flips); `waitsFor` says what must finish first (empty for wave 1). */
   | { state: "queued"; wave: number; waitsFor: string[] }
   /** Will not move in this run as things stand. */
@@ -134,7 +138,8 @@ function stateOf(mapi: KubeObject, row: PreflightRow | undefined, target: Stable
     };
   if (status === "invalid") return { state: "blocked", blockers: row?.blockers ?? [] };
   // status is the other authority.
-  if (spec === target) return { state: "open" };
+  if (spec === target)
+    return row?.blockers.length ? { state: "open", notBegun: row.blockers } : { state: "open" };
   if (row?.verdict !== "ready") return { state: "blocked", blockers: row?.blockers ?? [] };
   return { state: "queued", wave: 0, waitsFor: [] };
 }

@@ -791,6 +791,25 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
     expect(h.events.filter((e) => e.event === "failed" && e.reason === "Stuck")).toHaveLength(25);
   });
 
+  it("resumed: a handover stuck before it began says what keeps it from beginning (its Event may have expired)", async () => {
+    const provisioning = edit(foundOpen(T0 - 7_200_000), "mapi", (o) => {
+      o.status = { ...o.status, phase: "Provisioning" };
+    });
+    const h = harness([provisioning]);
+    const result = await migrate(
+      options({ timeoutMs: 900_000 }),
+      h.deps(async () => {
+        throw new Error("an open handover is not flipped again");
+      }),
+    );
+    expect(result).toMatchObject({ code: 1, failures: 1 });
+    const failed = h.events.find((e) => e.event === "failed");
+    expect(failed).toMatchObject({ name: "w-1", reason: "Stuck" });
+    expect(failed && "message" in failed ? failed.message : "").toMatch(
+      /^not complete after 900 s \(status\.authoritativeAPI is MachineAPI, .*\); it has not begun: .*provisioning/,
+    );
+  });
+
   it.each([
     ["recorded a minute before the run, after the flip: the handover failed", T0 - 60_000, true],
     ["recorded before the flip (an earlier handover's): not this one's", T0 - 180_000, false],
