@@ -25,7 +25,7 @@ export function dateOffsetMs(date: string | undefined, receivedAt: number): numb
 export interface ClusterClock extends Clock {
   /** Told of each answer: a transport's `onResponse`. */
   observe(response: RestClientResponse): void;
-  /** The offset in use, once an answer carried a `Date` (for the report). */
+  /** The offset in use, once an answer carried a `Date`; undefined before. */
   offsetMs(): number | undefined;
 }
 
