@@ -41,3 +41,16 @@ export function clusterClock(local: Clock): ClusterClock {
     setTimeout: (fn, ms) => local.setTimeout(fn, ms),
   };
 }
+
+/** Below this a skew is within what the Date header can tell (its second, the answer's time in flight). */
+export const CLOCK_SKEW_NOTE_MS = 10_000;
+
+/**
+ * A line for a command's report when this machine's clock is off the cluster's by `CLOCK_SKEW_NOTE_MS` or more
+ * (`offsetMs`: the cluster's clock ahead of this one), so a person whose Lease judgement surprised them sees why.
+ */
+export function clockSkewNote(offsetMs: number | undefined): string | undefined {
+  if (offsetMs === undefined || Math.abs(offsetMs) < CLOCK_SKEW_NOTE_MS) return undefined;
+  const seconds = Math.round(Math.abs(offsetMs) / 1000);
+  return `note: this machine's clock is ${seconds} s ${offsetMs > 0 ? "behind" : "ahead of"} the cluster's (its API server's Date header); the cluster's times were judged on the cluster's clock`;
+}

@@ -16,6 +16,7 @@ import { asksForHelp, type CommandFlags } from "../config.js";
 import type { KubeClient } from "../kube/client.js";
 import { getOrAbsent } from "../kube/client.js";
 import { type Clock, systemClock } from "../kube/clock.js";
+import { clockSkewNote } from "../kube/cluster-clock.js";
 import { ConflictError, InvalidError, NotFoundError } from "../kube/errors.js";
 import { createEventRecorder, type EventRecorder } from "../kube/events.js";
 import type { ResourceType } from "../kube/kinds.js";
@@ -410,6 +411,8 @@ export async function runUninstallPrepare(
         }),
       },
     );
+    const skew = clockSkewNote(cluster.offsetMs());
+    if (skew) io.stdout.write(`${skew}\n`);
     return outcome.code;
   } catch (e) {
     io.stderr.write(`machine-api-migration uninstall-prepare: ${errorText(e)}\n`);

@@ -4,7 +4,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { createManualClock } from "../../src/kube/clock.js";
-import { clusterClock, dateOffsetMs } from "../../src/kube/cluster-clock.js";
+import {
+  CLOCK_SKEW_NOTE_MS,
+  clockSkewNote,
+  clusterClock,
+  dateOffsetMs,
+} from "../../src/kube/cluster-clock.js";
 
 const AT = Date.parse("2026-12-06T13:00:00.000Z");
 const answer = (date?: string) => ({ method: "GET", code: "200", host: "h", ...(date ? { date } : {}) });
@@ -46,5 +51,22 @@ describe("clusterClock", () => {
     expect(fired).toBe(false);
     await local.advance(1);
     expect(fired).toBe(true);
+  });
+});
+
+describe("clockSkewNote: said only when the skew is past what a Date header can tell", () => {
+  it.each([
+    ["no answer yet", undefined, undefined],
+    ["within the bound", CLOCK_SKEW_NOTE_MS - 1, undefined],
+    ["the cluster ahead: this machine behind", 600_400, "this machine's clock is 600 s behind the cluster's"],
+    [
+      "the cluster behind: this machine ahead",
+      -CLOCK_SKEW_NOTE_MS,
+      "this machine's clock is 10 s ahead of the cluster's",
+    ],
+  ])("%s", (_name, offset, want) => {
+    const note = clockSkewNote(offset);
+    if (want === undefined) expect(note).toBeUndefined();
+    else expect(note).toContain(want);
   });
 });

@@ -253,6 +253,9 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
     );
     for (const { type, name } of WEBHOOK_CONFIGURATIONS)
       expect(await getOrGone(type, "", name)).toBeDefined();
+    // The person is told their clock is off, and by how much.
+    if (ahead === undefined) expect(out.stdout).not.toContain("this machine's clock");
+    else expect(out.stdout).toMatch(/note: this machine's clock is 60\d s ahead of the cluster's/);
   });
 
   it("migrate judges the Lease on the cluster's clock too: from a clock 10 minutes ahead the controllers still run (SPEC §12)", async () => {
