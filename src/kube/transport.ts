@@ -61,6 +61,14 @@ export function resourcePath(
   return `${base}${ns}/${type.plural}${n}${sub}`;
 }
 
+/** What `onResponse` is told of an answer (either client's): its status and its `Date` header, if one. */
+const responseOf = (req: KubeRequest, host: string, code: number, date: unknown): RestClientResponse => ({
+  method: req.method,
+  code: String(code),
+  host,
+  date: typeof date === "string" ? date : undefined,
+});
+
 const withQuery = (path: string, query: Query | undefined): string => {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
@@ -186,12 +194,7 @@ export function kubeConfigTransport(
       try {
         r = lib.request(options, (res) => {
           answered = true;
-          onResponse?.({
-            method: req.method,
-            code: String(res.statusCode ?? 0),
-            host: server.host,
-            ...(typeof res.headers.date === "string" ? { date: res.headers.date } : {}),
-          });
+          onResponse?.(responseOf(req, server.host, res.statusCode ?? 0, res.headers.date));
           resolve({ res, abort: () => r.destroy() });
         });
       } catch (e) {
@@ -276,13 +279,7 @@ export function kubeConfigTransport(
         onResponse?.({ method: req.method, code: "<error>", host: server.host });
       throw failed(req, e);
     }
-    const date = answer.headers.date;
-    onResponse?.({
-      method: req.method,
-      code: String(answer.statusCode),
-      host: server.host,
-      ...(typeof date === "string" ? { date } : {}),
-    });
+    onResponse?.(responseOf(req, server.host, answer.statusCode, answer.headers.date));
     try {
       return { code: answer.statusCode, text: await answer.body.text() };
     } catch (e) {
