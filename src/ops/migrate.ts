@@ -268,8 +268,8 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
    * For a stuck handover that never began: what the planner sees keeping it from beginning, as the controller's
    * Event said — an Event may have expired (kube-apiserver's --event-ttl, an hour by default) or never come.
    */
-  const notBegun = (current: MigrationPlan, key: string): string => {
-    const item = current.items.find((i) => itemKey(i) === key);
+  const notBegun = (fresh: MigrationPlan, key: string): string => {
+    const item = fresh.items.find((i) => itemKey(i) === key);
     const blockers = item?.state === "open" ? (item.notBegun ?? []) : [];
     return blockers.length > 0 ? `; it has not begun: ${blockers.map((b) => b.message).join("; ")}` : "";
   };
@@ -277,7 +277,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
   const judge = (): void => {
     if (tracked.size === 0) return;
     /** Planned once per judgement, and only when a handover is stuck. */
-    let current: MigrationPlan | undefined;
+    let replanned: MigrationPlan | undefined;
     const now = clock.now();
     const blocked = blockedEvents(store, ns);
     let ended = false;
@@ -312,8 +312,8 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
         leftOpen.push({ kind: t.kind, name: t.name });
       let message = outcome.message;
       if (outcome.reason === "Stuck") {
-        current ??= plan();
-        message += notBegun(current, key);
+        replanned ??= plan();
+        message += notBegun(replanned, key);
       }
       reporter.event({ event: "failed", kind: t.kind, name: t.name, reason: outcome.reason, message });
     }

@@ -14,7 +14,7 @@ import {
 const AT = Date.parse("2026-12-06T13:00:00.000Z");
 const answer = (date?: string) => ({ method: "GET", code: "200", host: "h", ...(date ? { date } : {}) });
 
-describe("dateOffsetMs: the cluster's clock ahead of this one, from a Date header (its second's middle)", () => {
+describe("SPEC §9, §12: dateOffsetMs: the cluster's clock ahead of this one, from a Date header (its second's middle)", () => {
   it.each([
     ["the same second", "Sun, 06 Dec 2026 13:00:00 GMT", AT, 500],
     ["the cluster 10 minutes ahead", "Sun, 06 Dec 2026 13:10:00 GMT", AT, 600_500],
@@ -24,7 +24,7 @@ describe("dateOffsetMs: the cluster's clock ahead of this one, from a Date heade
   ])("%s", (_name, date, receivedAt, want) => expect(dateOffsetMs(date, receivedAt)).toBe(want));
 });
 
-describe("clusterClock", () => {
+describe("SPEC §9, §12: clusterClock", () => {
   it("is this clock until an answer carries a Date, then this clock moved by the first one's offset", async () => {
     const local = createManualClock(AT);
     const cluster = clusterClock(local);
@@ -54,7 +54,7 @@ describe("clusterClock", () => {
   });
 });
 
-describe("clockSkewNote: said only when the skew is past what a Date header can tell", () => {
+describe("SPEC §9: clockSkewNote: said only when the skew is past what a Date header can tell", () => {
   it.each([
     ["no answer yet", undefined, undefined],
     ["within the bound", CLOCK_SKEW_NOTE_MS - 1, undefined],
