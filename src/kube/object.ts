@@ -93,6 +93,16 @@ export const getPath = (o: unknown, path: readonly string[]): unknown => {
   return cur;
 };
 
+/**
+ * The instant a Kubernetes `Time` or `MicroTime` field names, in ms since the epoch; undefined for anything
+ * else (absent, empty, not a string, not a time). MicroTime's fraction is cut to the milliseconds it can hold.
+ */
+export const timeMs = (v: unknown): number | undefined => {
+  if (typeof v !== "string" || v === "") return undefined;
+  const ms = Date.parse(v.replace(/(\.\d{3})\d+/, "$1"));
+  return Number.isNaN(ms) ? undefined : ms;
+};
+
 export interface Condition {
   type: string;
   status: "True" | "False" | "Unknown" | string;

@@ -2,7 +2,7 @@ import { parseLabelSelector } from "../apiserver/selectors.js";
 import type { Clock } from "../kube/clock.js";
 import type { StableAuthority } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
-import { conditionOf, getPath, type KubeObject } from "../kube/object.js";
+import { conditionOf, getPath, type KubeObject, timeMs } from "../kube/object.js";
 import { appendAll } from "../lists.js";
 import type { HandoverKind } from "../migration/snapshot.js";
 import type { EventReason } from "../migration/steps.js";
@@ -98,12 +98,6 @@ export const mapiType = (kind: HandoverKind) =>
   kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
 const capiType = (kind: HandoverKind) => (kind === "Machine" ? KINDS.capiMachine : KINDS.capiMachineSet);
 
-const timeOf = (v: unknown): number | undefined => {
-  if (typeof v !== "string" || v === "") return undefined;
-  const ms = Date.parse(v.replace(/(\.\d{3})\d+/, "$1"));
-  return Number.isNaN(ms) ? undefined : ms;
-};
-
 /** The reason of the Events a blocked handover records (the planner's vocabulary), and what `migrate` watches. */
 const BLOCKED_REASON: EventReason = "MigrationBlocked";
 /** The field selector of the one Event watch `migrate` needs (decision 151). */
@@ -120,7 +114,7 @@ const blockedEvents = (
     const kind = getPath(e, ["involvedObject", "kind"]);
     const name = getPath(e, ["involvedObject", "name"]);
     if (typeof kind !== "string" || typeof name !== "string") continue;
-    const at = timeOf(e.lastTimestamp) ?? timeOf(getPath(e, ["eventTime"])) ?? timeOf(e.firstTimestamp);
+    const at = timeMs(e.lastTimestamp) ?? timeMs(getPath(e, ["eventTime"])) ?? timeMs(e.firstTimestamp);
     if (at === undefined) continue;
     const key = `${kind}/${name}`;
     const previous = out.get(key);

@@ -8,7 +8,7 @@ import jsonpatch from "fast-json-patch";
 import type { ResourceType } from "../kube/kinds.js";
 import { CAPI_GROUP, FINALIZERS, KINDS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { finalizersOf, getPath, isDeleting, isRecord, nameOf } from "../kube/object.js";
+import { finalizersOf, getPath, isDeleting, isRecord, nameOf, timeMs } from "../kube/object.js";
 import type { HandoverKind, ObjectRef, Role } from "../migration/snapshot.js";
 import { refOf } from "../migration/snapshot.js";
 import type { Step } from "../migration/steps.js";
@@ -63,13 +63,6 @@ export type LeaseState =
   | { held: false; why: string }
   | { held: true; holder: string; renewedAt: string; expiresAt: string };
 
-const timeOf = (v: unknown): number | undefined => {
-  if (typeof v !== "string" || v === "") return undefined;
-  // MicroTime carries six fraction digits; Date.parse wants at most three.
-  const ms = Date.parse(v.replace(/(\.\d{3})\d+/, "$1"));
-  return Number.isNaN(ms) ? undefined : ms;
-};
-
 /**
  * Whether the leader's Lease is in force at `now`: a holder whose last renewal plus the lease duration lies
  * in the future. A released Lease (empty holder, SIGTERM path) or an expired one is free.
@@ -79,7 +72,7 @@ export function leaseState(lease: KubeObject | undefined, now: number): LeaseSta
   const holder = getPath(lease, ["spec", "holderIdentity"]);
   if (typeof holder !== "string" || holder === "") return { held: false, why: "released (no holder)" };
   const renewed =
-    timeOf(getPath(lease, ["spec", "renewTime"])) ?? timeOf(getPath(lease, ["spec", "acquireTime"]));
+    timeMs(getPath(lease, ["spec", "renewTime"])) ?? timeMs(getPath(lease, ["spec", "acquireTime"]));
   const seconds = getPath(lease, ["spec", "leaseDurationSeconds"]);
   if (renewed === undefined || typeof seconds !== "number")
     return { held: false, why: `held by ${holder} but carries no renewTime or leaseDurationSeconds` };

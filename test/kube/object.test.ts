@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, jsonEqual, type KubeObject, statusOnlyChange } from "../../src/kube/object.js";
+import {
+  canonicalJson,
+  jsonEqual,
+  type KubeObject,
+  statusOnlyChange,
+  timeMs,
+} from "../../src/kube/object.js";
 
 describe("jsonEqual: canonicalJson equality without the strings", () => {
   const cases: [string, unknown, unknown, boolean][] = [
@@ -103,4 +109,19 @@ describe("statusOnlyChange: what a write to /status changes, and nothing more", 
     expect(statusOnlyChange(machine, after)).toBe(expected);
     expect(statusOnlyChange(after, machine)).toBe(expected);
   });
+});
+
+describe("timeMs: the instant of a Time or MicroTime field (a Lease's renewTime, an Event's times)", () => {
+  const at = Date.UTC(2026, 11, 6, 15, 0, 0, 123);
+  const cases: [string, unknown, number | undefined][] = [
+    ["Time (seconds)", "2026-12-06T15:00:00Z", at - 123],
+    ["MicroTime (six fraction digits)", "2026-12-06T15:00:00.123456Z", at],
+    ["nine fraction digits", "2026-12-06T15:00:00.123456789Z", at],
+    ["an offset", "2026-12-06T16:00:00.123+01:00", at],
+    ["empty", "", undefined],
+    ["absent", undefined, undefined],
+    ["not a string", 1796569200123, undefined],
+    ["not a time", "yesterday-ish", undefined],
+  ];
+  it.each(cases)("%s", (_name, v, want) => expect(timeMs(v)).toBe(want));
 });
