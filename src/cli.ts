@@ -5,8 +5,15 @@
  * Every subcommand answers `--help`/`-h` with its usage on stdout and exit 0 (SPEC §9): those whose runner
  * does not answer it itself carry their `help` here. Flags are parsed by config.ts on `util.parseArgs`.
  */
-import { argv, env, exit, stderr, stdout } from "node:process";
+import { argv, env, exit, stderr as processStderr, stdout } from "node:process";
 import { asksForHelp, parseFlags, settingsUsage } from "./config.js";
+import { terminalWriter } from "./ops/terminal.js";
+
+/**
+ * Every subcommand's stderr is text for a person, and carries what others wrote (the API server's and the
+ * webhooks' messages, argv echoed back): control characters reach the terminal escaped (decision 155).
+ */
+const stderr = terminalWriter(processStderr);
 
 interface Subcommand {
   summary: string;

@@ -21,6 +21,7 @@ import { hasPauseMarker, isPaused } from "../protocol/pause.js";
 import type { Support } from "../supported.js";
 import { type Blocker, type PreflightRow, preflightReport } from "./preflight.js";
 import type { Namespaces } from "./shell.js";
+import { oneLine } from "./terminal.js";
 
 /** The three groups of SPEC §12, in the order they move. */
 export type Group = "MachineSets" | "members" | "standalone";
@@ -441,5 +442,6 @@ export function renderPlan(plan: MigrationPlan, namespace: string): string {
     if (item.state === "blocked")
       for (const b of item.blockers) for (const l of blockerText(b)) lines.push(`    ${l}`);
   }
-  return `${lines.join("\n")}\n`;
+  // Each line carries what others wrote (condition and refusal messages): escaped, on its own (decision 155).
+  return `${lines.map(oneLine).join("\n")}\n`;
 }

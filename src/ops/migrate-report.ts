@@ -1,10 +1,13 @@
 /**
  * What `cli migrate` prints (SPEC §12): a live progress line on a terminal, one line per event otherwise, or
- * JSON lines with `-o json`. Pure over the `write` it is given.
+ * JSON lines with `-o json`. Pure over the `write` it is given. Text carries what others wrote (Event messages,
+ * webhooks' refusals): each line is escaped for the terminal and kept on its line (decision 155); the live line's
+ * own carriage return and erase are the only control characters written.
  */
 import type { StableAuthority } from "../kube/kinds.js";
 import type { MigrateEvent, Reporter } from "./migrate.js";
 import { renderPlan } from "./migrate-plan.js";
+import { oneLine } from "./terminal.js";
 
 const describe = (kind: string, name: string, ns: string) => `${kind} ${ns}/${name}`;
 
@@ -44,7 +47,7 @@ export function textReporter(
     plan: (plan) => write(renderPlan(plan, options.namespace)),
     event(e) {
       clear();
-      write(`${eventLine(e, options.namespace, options.target)}\n`);
+      write(`${oneLine(eventLine(e, options.namespace, options.target))}\n`);
       redraw();
     },
     progress(p) {
@@ -56,7 +59,7 @@ export function textReporter(
     end(lines) {
       clear();
       live = "";
-      write(`${lines.join("\n")}\n`);
+      write(`${lines.map(oneLine).join("\n")}\n`);
     },
   };
 }

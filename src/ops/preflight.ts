@@ -30,6 +30,7 @@ import { opposite, specAuthority, statusAuthorityReading, synchronizedAPI } from
 import { readSupport, type Support } from "../supported.js";
 import { checkConvertible, formatFieldError } from "../sync/conversion/index.js";
 import { type CommandIo, connectFromSettings, errorText, type Namespaces, readCluster } from "./shell.js";
+import { oneLine } from "./terminal.js";
 
 /** The admission rules that judge an edit of `spec.authoritativeAPI` (SPEC §2.3), in the order they run. */
 const MIGRATION_RULES: readonly Rule[] = Object.freeze([
@@ -299,14 +300,16 @@ export function renderTable(report: PreflightReport): string {
   }
   lines.push("");
   const header = ["KIND", "NAME", "SPEC", "STATUS", "SYNCHRONIZED", "MIGRATION"];
-  const cells = report.rows.map((r) => [
-    r.kind,
-    `${r.namespace}/${r.name}`,
-    r.specAuthority,
-    r.statusAuthority,
-    synchronizedText(r),
-    verdictText(r),
-  ]);
+  const cells = report.rows.map((r) =>
+    [
+      r.kind,
+      `${r.namespace}/${r.name}`,
+      r.specAuthority,
+      r.statusAuthority,
+      synchronizedText(r),
+      verdictText(r),
+    ].map(oneLine),
+  );
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const format = (c: readonly string[]) =>
     c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]!))).join("  ");
@@ -317,7 +320,9 @@ export function renderTable(report: PreflightReport): string {
   });
   lines.push("");
   lines.push(summaryLine(report));
-  return `${lines.join("\n")}\n`;
+  // Cells and reasons carry what others wrote (condition reasons, refusal messages): escaped for the terminal
+  // and kept on their lines (decision 155); the cells before their widths are measured.
+  return `${lines.map(oneLine).join("\n")}\n`;
 }
 
 export const renderJson = (report: PreflightReport): string => `${JSON.stringify(report, null, 2)}\n`;

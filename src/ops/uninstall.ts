@@ -34,6 +34,7 @@ import { requestOf } from "../migration/write.js";
 import type { MemoryStore } from "../policies/memory-store.js";
 import { synchronizedAPI } from "../protocol/authority.js";
 import { type CommandIo, connectFromSettings, errorText, type Namespaces, readCluster } from "./shell.js";
+import { oneLine } from "./terminal.js";
 import {
   applyRequest,
   describeStep,
@@ -401,7 +402,8 @@ export async function runUninstallPrepare(
       {
         client: connection.client,
         clock: cluster,
-        print: (line) => io.stdout.write(`${line}\n`),
+        // Lines carry what others wrote (a Lease holder, finalizer names): escaped, one per line (decision 155).
+        print: (line) => io.stdout.write(`${oneLine(line)}\n`),
         // The report is the command's output; the recorder's own log lines would only interleave with it.
         events: createEventRecorder({
           client: connection.client,

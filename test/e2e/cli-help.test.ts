@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 // runCli names no cluster anywhere: help must not need one.
+import { terminalControls } from "../ops/terminal-controls.js";
 import { runCli } from "./helpers.js";
 
 const SUBCOMMANDS = [
@@ -54,4 +55,16 @@ describe("cli --help / -h (child process)", () => {
     },
     60_000,
   );
+
+  it("what it echoes reaches the terminal escaped: an unknown subcommand or flag with control characters (decision 155)", async () => {
+    const ESC = String.fromCharCode(0x1b);
+    const sub = await runCli([`pre${ESC}[2Jflight`]);
+    expect(sub.code).toBe(2);
+    expect(terminalControls(sub.stderr)).toEqual([]);
+    expect(sub.stderr).toContain('unknown subcommand "pre^[[2Jflight"');
+    const flag = await runCli(["preflight", `--x${ESC}]0;owned${String.fromCharCode(7)}`]);
+    expect(flag.code).toBe(2);
+    expect(terminalControls(flag.stderr)).toEqual([]);
+    expect(flag.stderr).toContain("unknown flag --x^[]0;owned\\x07");
+  }, 60_000);
 });

@@ -28,6 +28,7 @@ import {
   NS,
   startSeededCluster,
 } from "./fixtures.js";
+import { terminalControls } from "./terminal-controls.js";
 
 let h: Harness;
 const admin = () => h.cluster.clientAs("admin");
@@ -256,6 +257,26 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
     // The person is told their clock is off, and by how much.
     if (ahead === undefined) expect(out.stdout).not.toContain("this machine's clock");
     else expect(out.stdout).toMatch(/note: this machine's clock is 60\d s ahead of the cluster's/);
+  });
+
+  it("a Lease holder written to spoof the terminal is printed escaped, on its line (decision 155)", async () => {
+    const ESC = String.fromCharCode(0x1b);
+    const hostile = `mam-0${ESC}]0;owned${String.fromCharCode(7)}\rdone: nothing to do${ESC}[K`;
+    await admin().patch(KINDS.lease, NS.capiNamespace, "machine-api-migration", {
+      type: "merge",
+      body: { spec: { holderIdentity: hostile, renewTime: microTime(Date.now()) } },
+    });
+    try {
+      const { io, out } = captureIo();
+      expect(await runUninstallPrepare(args("--yes"), io, {})).toBe(1);
+      expect(terminalControls(out.stdout + out.stderr)).toEqual([]);
+      expect(out.stdout).toContain("(holder mam-0^[]0;owned\\x07\\rdone: nothing to do^[[K");
+    } finally {
+      await admin().patch(KINDS.lease, NS.capiNamespace, "machine-api-migration", {
+        type: "merge",
+        body: { spec: { holderIdentity: "machine-api-migration-7d9f-abcde" } },
+      });
+    }
   });
 
   it("migrate judges the Lease on the cluster's clock too: from a clock 10 minutes ahead the controllers still run (SPEC §12)", async () => {

@@ -48,6 +48,7 @@ import {
   stableSnapshot,
   T0,
 } from "../migration/world.js";
+import { terminalControls } from "./terminal-controls.js";
 
 const NS = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
 const SUPPORTED: Support = { enforcing: true, controllers: true, reasons: [] };
@@ -996,6 +997,33 @@ describe("progress output", () => {
       `${live}\r\x1b[Kcompleted MachineSet ${MAPI_NS}/set-a (0.4 s)\n${live}\r\x1b[Kdone\n`,
     );
     expect(run(false)).toBe(`completed MachineSet ${MAPI_NS}/set-a (0.4 s)\ndone\n`);
+  });
+  it("what the cluster wrote (an Event's message, a webhook's refusal) is printed escaped, one line per event (decision 155)", () => {
+    const ESC = String.fromCharCode(0x1b);
+    let out = "";
+    const r = textReporter(
+      (t) => {
+        out += t;
+      },
+      { tty: true, namespace: MAPI_NS, target: "ClusterAPI" },
+    );
+    r.progress({ wave: 1, group: "Machines", done: 0, objects: 2, inFlight: 1, blocked: 0 });
+    r.event({
+      event: "failed",
+      kind: "Machine",
+      name: "w-1",
+      reason: "MigrationBlocked",
+      message: `member twin has no owner\ncompleted Machine ${MAPI_NS}/w-1 (1 s)${ESC}]0;owned${String.fromCharCode(7)}`,
+    });
+    r.event({ event: "refused", kind: "Machine", name: "w-2", message: `denied\r${ESC}[2J` });
+    r.end([`stopped: ${ESC}[31m`], {});
+    // The reporter's own redraw (CR, erase line) is the only control it writes.
+    expect(terminalControls(out.replaceAll(`\r${ESC}[K`, ""))).toEqual([]);
+    expect(out).toContain(
+      `failed Machine ${MAPI_NS}/w-1: MigrationBlocked: member twin has no owner\\ncompleted Machine ${MAPI_NS}/w-1 (1 s)^[]0;owned\\x07\n`,
+    );
+    expect(out).toContain(`refused Machine ${MAPI_NS}/w-2: denied\\r^[[2J\n`);
+    expect(out.endsWith("stopped: ^[[31m\n")).toBe(true);
   });
 });
 

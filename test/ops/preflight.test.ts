@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FieldError } from "../../src/kube/field-error.js";
+import { CONDITIONS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { awsProviderSpec, infrastructure, mapiMachine } from "../../src/local/seed.js";
 import type { HandoverSnapshot } from "../../src/migration/snapshot.js";
@@ -22,6 +23,7 @@ import {
   stableSnapshot,
   T0,
 } from "../migration/world.js";
+import { terminalControls } from "./terminal-controls.js";
 
 const NS = { mapiNamespace: MAPI_NS, capiNamespace: CAPI_NS };
 const SUPPORTED: Support = { enforcing: true, controllers: true, reasons: [] };
@@ -254,6 +256,33 @@ describe("renderTable / renderJson", () => {
     expect(lines.at(-3)).toMatch(/could migrate to MachineAPI$/);
     expect(lines.at(-2)).toBe("");
     expect(lines.at(-1)).toBe("3 objects: 2 could migrate now, 1 blocked");
+  });
+
+  it("what others wrote (a condition's reason, a refusal's message) reaches the terminal escaped, each on its own line (decision 155)", () => {
+    const ESC = String.fromCharCode(0x1b);
+    const hostile = edit(machine("MachineAPI", "worker-a"), "mapi", (o) => {
+      o.status = { ...o.status, phase: "Provisioning" };
+      putCondition(o, {
+        type: CONDITIONS.synchronized,
+        status: "True",
+        reason: `Ok${ESC}]0;owned${String.fromCharCode(7)}`,
+      });
+    });
+    const report = reportOf([hostile]);
+    const [row] = report.rows;
+    row!.blockers.push({
+      source: "handover",
+      rule: "MigrationBlocked",
+      message: `a\rb\ncould migrate${ESC}[K`,
+    });
+    const table = renderTable(report);
+    expect(terminalControls(table)).toEqual([]);
+    expect(table).toContain("True (Ok^[]0;owned\\x07)");
+    expect(table).toContain("    handover MigrationBlocked: a\\rb\\ncould migrate^[[K\n");
+    // JSON is data: the same text, as JSON writes it.
+    expect(JSON.parse(renderJson(report)).rows[0].synchronized.reason).toBe(
+      `Ok${ESC}]0;owned${String.fromCharCode(7)}`,
+    );
   });
 
   it("JSON carries the same report", () => {

@@ -13,8 +13,8 @@ import { convertDocuments, type Direction, flattenDocuments } from "./documents.
 
 export interface ConvertIO {
   stdin: NodeJS.ReadableStream;
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
   readFile(path: string): Promise<string>;
 }
 
