@@ -8,14 +8,17 @@ import type { StableAuthority, StatusAuthority } from "../kube/kinds.js";
 import type { Condition } from "../kube/object.js";
 import type { ObjectRef } from "./snapshot.js";
 
-export type EventReason =
-  | "MigrationStarted"
-  | "WaitingForPause"
-  | "WaitingForSync"
-  | "WaitingForProvisioning"
-  | "MigrationBlocked"
-  | "MigrationCompleted"
-  | "MigrationCancelled";
+/** The reasons of the Events a handover records on the MAPI object (SPEC §3.4). */
+export const EVENT_REASONS = [
+  "MigrationStarted",
+  "WaitingForPause",
+  "WaitingForSync",
+  "WaitingForProvisioning",
+  "MigrationBlocked",
+  "MigrationCompleted",
+  "MigrationCancelled",
+] as const;
+export type EventReason = (typeof EVENT_REASONS)[number];
 
 export interface HandoverEvent {
   type: "Normal" | "Warning";

@@ -217,6 +217,13 @@ export async function runMigrate(
           );
         },
         read: (kind, name) => getOrAbsent(client, mapiType(kind), namespaces.mapiNamespace, name),
+        events: async (kind, name) =>
+          (
+            await client.list(KINDS.event, {
+              namespace: namespaces.mapiNamespace,
+              fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}`,
+            })
+          ).items,
         support,
         controllers,
         clock: cluster,

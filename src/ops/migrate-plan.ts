@@ -11,10 +11,11 @@
 import type { StableAuthority } from "../kube/kinds.js";
 import { CONDITIONS, KINDS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { conditionOf, nameOf } from "../kube/object.js";
+import { conditionOf, getPath, nameOf, timeMs } from "../kube/object.js";
 import { appendAll } from "../lists.js";
 import type { Problem } from "../migration/preconditions.js";
 import type { HandoverKind } from "../migration/snapshot.js";
+import { EVENT_REASONS } from "../migration/steps.js";
 import type { ConvertibilityCheck, ObjectStore } from "../policies/types.js";
 import { opposite, specAuthority, statusAuthorityReading, synchronizedAPI } from "../protocol/authority.js";
 import { hasPauseMarker, isPaused } from "../protocol/pause.js";
@@ -374,6 +375,36 @@ export function judgeHandover(
           ? "completing"
           : "waiting for the controller to start it",
   };
+}
+
+/** When an Event last happened: its `lastTimestamp`, else its `eventTime`, else its `firstTimestamp`. */
+export const eventTimeMs = (e: KubeObject): number | undefined =>
+  timeMs(e.lastTimestamp) ?? timeMs(getPath(e, ["eventTime"])) ?? timeMs(e.firstTimestamp);
+
+const HANDOVER_REASONS: ReadonlySet<string> = new Set(EVENT_REASONS);
+
+const ago = (ms: number): string =>
+  ms < 120_000 ? `${Math.max(0, Math.round(ms / 1000))} s` : `${Math.round(ms / 60_000)} min`;
+
+/**
+ * For a stuck handover: what the migration controller last said about it since its flip (`since`), from the
+ * Events about the MAPI object — the newest whose reason is a handover's (SPEC §3.4: one per transition, so
+ * a wait's Event is as old as the wait). The controller's Events are about the MAPI object; the CAPI twin of
+ * the same name has other Events, told apart by the involved object's API group.
+ */
+export function lastReport(events: readonly KubeObject[], since: number, now: number): string {
+  let newest: { at: number; e: KubeObject } | undefined;
+  for (const e of events) {
+    const about = getPath(e, ["involvedObject", "apiVersion"]);
+    if (typeof about !== "string" || !about.startsWith(`${KINDS.mapiMachine.group}/`)) continue;
+    if (typeof e.reason !== "string" || !HANDOVER_REASONS.has(e.reason)) continue;
+    const at = eventTimeMs(e);
+    if (at === undefined || at < since) continue;
+    if (!newest || at >= newest.at) newest = { at, e };
+  }
+  if (!newest)
+    return "; the controller has recorded no Event about it since the flip (Events expire after kube-apiserver's --event-ttl)";
+  return `; the controller last reported ${String(newest.e.reason)} ${ago(now - newest.at)} ago: ${String(newest.e.message ?? "")}`;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@ import { parseLabelSelector } from "../apiserver/selectors.js";
 import type { Clock } from "../kube/clock.js";
 import type { StableAuthority } from "../kube/kinds.js";
 import { KINDS } from "../kube/kinds.js";
-import { conditionOf, getPath, type KubeObject, timeMs } from "../kube/object.js";
+import { conditionOf, getPath, type KubeObject } from "../kube/object.js";
 import { appendAll } from "../lists.js";
 import type { HandoverKind } from "../migration/snapshot.js";
 import type { EventReason } from "../migration/steps.js";
@@ -10,11 +10,13 @@ import type { ConvertibilityCheck, ObjectStore } from "../policies/types.js";
 import { specAuthority } from "../protocol/authority.js";
 import type { Support } from "../supported.js";
 import {
+  eventTimeMs,
   flipTimeOf,
   type HandoverOutcome,
   type HandoverWatch,
   itemKey,
   judgeHandover,
+  lastReport,
   type MigrationPlan,
   type PlanItem,
   planMigration,
@@ -77,6 +79,11 @@ export interface MigrateDeps {
    * handover found open is timed, and its Events judged, from its flip. Undefined if it cannot be read.
    */
   read(kind: HandoverKind, name: string): Promise<KubeObject | undefined>;
+  /**
+   * The Events about the MAPI object, from the API server (the watch keeps only MigrationBlocked ones, decision
+   * 151): read for a handover that is stuck, to say what the controller last reported.
+   */
+  events(kind: HandoverKind, name: string): Promise<KubeObject[]>;
   support: Support;
   controllers: { running: boolean; detail: string };
   clock: Clock;
@@ -114,7 +121,7 @@ const blockedEvents = (
     const kind = getPath(e, ["involvedObject", "kind"]);
     const name = getPath(e, ["involvedObject", "name"]);
     if (typeof kind !== "string" || typeof name !== "string") continue;
-    const at = timeMs(e.lastTimestamp) ?? timeMs(getPath(e, ["eventTime"])) ?? timeMs(e.firstTimestamp);
+    const at = eventTimeMs(e);
     if (at === undefined) continue;
     const key = `${kind}/${name}`;
     const previous = out.get(key);
@@ -268,7 +275,14 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
     return blockers.length > 0 ? `; it has not begun: ${blockers.map((b) => b.message).join("; ")}` : "";
   };
 
-  const judge = (): void => {
+  /** What the controller last reported about a stuck handover (decision 156); a failed read is said, not thrown. */
+  const lastWord = (kind: HandoverKind, name: string, since: number, now: number): Promise<string> =>
+    deps.events(kind, name).then(
+      (events) => lastReport(events, since, now),
+      (e: unknown) => `; the controller's Events about it could not be read: ${errorText(e)}`,
+    );
+
+  const judge = async (): Promise<void> => {
     if (tracked.size === 0) return;
     /** Planned once per judgement, and only when a handover is stuck. */
     let replanned: MigrationPlan | undefined;
@@ -307,7 +321,9 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
       let message = outcome.message;
       if (outcome.reason === "Stuck") {
         replanned ??= plan();
-        message += notBegun(replanned, key);
+        message +=
+          notBegun(replanned, key) ||
+          (await lastWord(t.kind, t.name, (t.flippedAt ?? t.watch.since) - EVENT_CLOCK_SLACK_MS, now));
       }
       reporter.event({ event: "failed", kind: t.kind, name: t.name, reason: outcome.reason, message });
     }
@@ -354,7 +370,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
   try {
     for (;;) {
       dirty = false;
-      judge();
+      await judge();
       if (abandoned) {
         for (const t of tracked.values()) leftOpen.push({ kind: t.kind, name: t.name });
         tracked.clear();

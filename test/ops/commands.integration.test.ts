@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeClient } from "../../src/kube/client.js";
 import { systemClock } from "../../src/kube/clock.js";
 import { ConflictError, InvalidError, NotFoundError } from "../../src/kube/errors.js";
+import { createEventRecorder } from "../../src/kube/events.js";
 import { ANNOTATIONS, FINALIZERS, KINDS, type ResourceType } from "../../src/kube/kinds.js";
 import { microTime } from "../../src/kube/leader.js";
 import type { KubeObject } from "../../src/kube/object.js";
@@ -18,6 +19,7 @@ import { runMigrate } from "../../src/ops/migrate-cli.js";
 import { runPreflight } from "../../src/ops/preflight.js";
 import { runUninstallPrepare, uninstallPrepare } from "../../src/ops/uninstall.js";
 import { WEBHOOK_CONFIGURATIONS } from "../../src/ops/uninstall-plan.js";
+import { silentLogger } from "../kube/fakes.js";
 import {
   captureIo,
   createMapiMachine,
@@ -145,6 +147,69 @@ describe("preflight against the local API server", () => {
     const withConfig = extra.length === 0 ? [] : args(...extra);
     expect(await runPreflight(withConfig, io, {})).toBe(2);
     expect(out.stderr).toMatch(message);
+  });
+});
+
+describe("migrate against the same cluster: a handover stuck after it began", () => {
+  it("says what the controller last reported about it, read from the Events (decision 156)", async () => {
+    // worker-cancel is Migrating (step 8 done, from beforeAll); the controller said it waits for the pause.
+    await admin().patch(
+      KINDS.mapiMachine,
+      NS.mapiNamespace,
+      "worker-cancel",
+      { type: "merge", body: { metadata: { labels: { "stuck-probe": "yes" } } } },
+      { fieldManager: "probe-labeller" },
+    );
+    const recorder = createEventRecorder({
+      client: h.cluster.clientAs("controller"),
+      component: "machine-api-migration",
+      clock: systemClock,
+      logger: silentLogger(),
+    });
+    const machine = await admin().get(KINDS.mapiMachine, NS.mapiNamespace, "worker-cancel");
+    await recorder.record(
+      machine,
+      "Normal",
+      "WaitingForPause",
+      "waiting for MAPI Machine openshift-machine-api/worker-cancel to report Paused=True",
+    );
+    // The controllers run: their Lease is held (the uninstall tests below make their own).
+    await admin().create(KINDS.lease, {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: "machine-api-migration", namespace: NS.capiNamespace },
+      spec: { holderIdentity: "mam-0", leaseDurationSeconds: 60, renewTime: microTime(Date.now()) },
+    });
+    try {
+      const { io, out } = captureIo();
+      const proc = { onInterrupt: () => () => {}, isTTY: false };
+      const code = await runMigrate(
+        args("--to", "ClusterAPI", "-l", "stuck-probe=yes", "--timeout", "1s"),
+        io,
+        {},
+        proc,
+      );
+      expect(out.stderr).toBe("");
+      expect(code).toBe(1);
+      expect(out.stdout).toMatch(
+        /failed Machine openshift-machine-api\/worker-cancel: Stuck: not complete after 1 s \(status\.authoritativeAPI is Migrating, Synchronized is Unknown \(AwaitingFinalSync\)\); the controller last reported WaitingForPause \d+ s ago: waiting for MAPI Machine openshift-machine-api\/worker-cancel to report Paused=True\n/,
+      );
+    } finally {
+      await admin().delete(KINDS.lease, NS.capiNamespace, "machine-api-migration");
+      // The uninstall tests below count the Events about worker-cancel.
+      const events = await admin().list(KINDS.event, {
+        namespace: NS.mapiNamespace,
+        fieldSelector: "involvedObject.name=worker-cancel,reason=WaitingForPause",
+      });
+      for (const e of events.items) await admin().delete(KINDS.event, NS.mapiNamespace, e.metadata!.name!);
+      await admin().patch(
+        KINDS.mapiMachine,
+        NS.mapiNamespace,
+        "worker-cancel",
+        { type: "merge", body: { metadata: { labels: { "stuck-probe": null } } } },
+        { fieldManager: "probe-labeller" },
+      );
+    }
   });
 });
 

@@ -7,8 +7,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";
-import { CONDITIONS, type StableAuthority } from "../../src/kube/kinds.js";
-import type { KubeObject } from "../../src/kube/object.js";
+import { CONDITIONS, KINDS, type StableAuthority } from "../../src/kube/kinds.js";
+import { getPath, type KubeObject } from "../../src/kube/object.js";
 import { trimForCache } from "../../src/kube/store.js";
 import type { HandoverSnapshot } from "../../src/migration/snapshot.js";
 import {
@@ -585,6 +585,7 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
     };
     return {
       store,
+      server,
       events,
       ends,
       clock,
@@ -606,6 +607,15 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
         flip: async (kind: "Machine" | "MachineSet", name: string) => (await flip(kind, name)) ?? undefined,
         read: async (kind: "Machine" | "MachineSet", name: string) =>
           server.get(mapiType(kind), MAPI_NS, name),
+        // As the field selector involvedObject.kind,involvedObject.name picks them from the API server's Events.
+        events: async (kind: "Machine" | "MachineSet", name: string) =>
+          server
+            .list(KINDS.event, MAPI_NS)
+            .filter(
+              (e) =>
+                getPath(e, ["involvedObject", "kind"]) === kind &&
+                getPath(e, ["involvedObject", "name"]) === name,
+            ),
         support: SUPPORTED,
         controllers: RUNNING,
         checkConvertible: converts,
@@ -808,6 +818,87 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
     expect(failed).toMatchObject({ name: "w-1", reason: "Stuck" });
     expect(failed && "message" in failed ? failed.message : "").toMatch(
       /^not complete after 900 s \(status\.authoritativeAPI is MachineAPI, .*\); it has not begun: .*provisioning/,
+    );
+  });
+
+  /** An Event the migration controller recorded about w-1 at `at` (SPEC §3.4). */
+  const controllerEvent = (
+    at: number,
+    reason: string,
+    message: string,
+    apiVersion = "machine.openshift.io/v1beta1",
+  ): KubeObject => ({
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: `w-1.${reason}.${at}`, namespace: MAPI_NS },
+    involvedObject: { apiVersion, kind: "Machine", name: "w-1", namespace: MAPI_NS },
+    reason,
+    message,
+    source: { component: "machine-api-migration" },
+    lastTimestamp: new Date(at).toISOString().replace(/\.\d+Z$/, "Z"),
+  });
+  const migrating = (flippedAt: number) =>
+    edit(foundOpen(flippedAt), "mapi", (o) => {
+      o.status = { ...o.status, authoritativeAPI: "Migrating", synchronizedAPI: "MachineAPI" };
+      putCondition(o, { type: CONDITIONS.synchronized, status: "Unknown", reason: "AwaitingFinalSync" });
+    });
+  const stuckMessage = async (h: ReturnType<typeof harness>) => {
+    const result = await migrate(
+      options({ timeoutMs: 600_000 }),
+      h.deps(async () => {
+        throw new Error("an open handover is not flipped again");
+      }),
+    );
+    expect(result).toMatchObject({ code: 1, failures: 1 });
+    const failed = h.events.find((e) => e.event === "failed");
+    expect(failed).toMatchObject({ name: "w-1", reason: "Stuck" });
+    return failed && "message" in failed ? failed.message : "";
+  };
+
+  it("resumed: a handover stuck after it began names what the controller last reported since the flip, and when", async () => {
+    const h = harness([migrating(T0 - 1_200_000)]);
+    h.server.put(controllerEvent(T0 - 1_800_000, "WaitingForSync", "an earlier handover's wait"));
+    h.server.put(controllerEvent(T0 - 1_190_000, "MigrationStarted", "handover to ClusterAPI started"));
+    h.server.put(
+      controllerEvent(
+        T0 - 840_000,
+        "WaitingForPause",
+        "waiting for MAPI Machine openshift-machine-api/w-1 to report Paused=True",
+      ),
+    );
+    // Not the controller's words: another reason, and an Event about the CAPI Machine of the same name.
+    h.server.put(controllerEvent(T0 - 60_000, "FailedScheduling", "unrelated"));
+    h.server.put(
+      controllerEvent(T0 - 30_000, "WaitingForSync", "about the CAPI twin", "cluster.x-k8s.io/v1beta2"),
+    );
+    expect(await stuckMessage(h)).toBe(
+      "not complete after 600 s (status.authoritativeAPI is Migrating, Synchronized is Unknown (AwaitingFinalSync)); the controller last reported WaitingForPause 14 min ago: waiting for MAPI Machine openshift-machine-api/w-1 to report Paused=True",
+    );
+  });
+
+  it("resumed: a handover stuck after it began, with no Event of the controller's since the flip, says so", async () => {
+    const h = harness([migrating(T0 - 7_200_000)]);
+    h.server.put(controllerEvent(T0 - 7_300_000, "WaitingForPause", "before this flip"));
+    expect(await stuckMessage(h)).toMatch(
+      /\(AwaitingFinalSync\)\); the controller has recorded no Event about it since the flip \(Events expire after kube-apiserver's --event-ttl\)$/,
+    );
+  });
+
+  it("a stuck handover whose Events cannot be read is reported stuck all the same", async () => {
+    const h = harness([migrating(T0 - 1_200_000)]);
+    const deps = h.deps(async () => {
+      throw new Error("an open handover is not flipped again");
+    });
+    const result = await migrate(options({ timeoutMs: 600_000 }), {
+      ...deps,
+      events: async () => {
+        throw new Error("events is forbidden");
+      },
+    });
+    expect(result).toMatchObject({ code: 1, failures: 1 });
+    const failed = h.events.find((e) => e.event === "failed");
+    expect(failed && "message" in failed ? failed.message : "").toMatch(
+      /\(AwaitingFinalSync\)\); the controller's Events about it could not be read: events is forbidden$/,
     );
   });
 
