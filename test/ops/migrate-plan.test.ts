@@ -760,15 +760,6 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
         ],
       };
     });
-  const blockedEvent = (at: number, message: string): KubeObject => ({
-    apiVersion: "v1",
-    kind: "Event",
-    metadata: { name: `w-1.${at}`, namespace: MAPI_NS },
-    involvedObject: { kind: "Machine", name: "w-1", namespace: MAPI_NS },
-    reason: "MigrationBlocked",
-    message,
-    lastTimestamp: new Date(at).toISOString().replace(/\.\d+Z$/, "Z"),
-  });
 
   it("resumed: a handover found open is timed from its flip, so one flipped longer ago than --timeout fails at once", async () => {
     const h = harness([foundOpen(T0 - 120_000)]);
@@ -802,25 +793,6 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
     expect(h.events.filter((e) => e.event === "failed" && e.reason === "Stuck")).toHaveLength(25);
   });
 
-  it("resumed: a handover stuck before it began says what keeps it from beginning (its Event may have expired)", async () => {
-    const provisioning = edit(foundOpen(T0 - 7_200_000), "mapi", (o) => {
-      o.status = { ...o.status, phase: "Provisioning" };
-    });
-    const h = harness([provisioning]);
-    const result = await migrate(
-      options({ timeoutMs: 900_000 }),
-      h.deps(async () => {
-        throw new Error("an open handover is not flipped again");
-      }),
-    );
-    expect(result).toMatchObject({ code: 1, failures: 1 });
-    const failed = h.events.find((e) => e.event === "failed");
-    expect(failed).toMatchObject({ name: "w-1", reason: "Stuck" });
-    expect(failed && "message" in failed ? failed.message : "").toMatch(
-      /^not complete after 900 s \(status\.authoritativeAPI is MachineAPI, .*\); it has not begun: .*provisioning/,
-    );
-  });
-
   /** An Event the migration controller recorded about w-1 at `at` (SPEC §3.4). */
   const controllerEvent = (
     at: number,
@@ -842,9 +814,9 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
       o.status = { ...o.status, authoritativeAPI: "Migrating", synchronizedAPI: "MachineAPI" };
       putCondition(o, { type: CONDITIONS.synchronized, status: "Unknown", reason: "AwaitingFinalSync" });
     });
-  const stuckMessage = async (h: ReturnType<typeof harness>) => {
+  const stuckMessage = async (h: ReturnType<typeof harness>, timeoutMs = 600_000) => {
     const result = await migrate(
-      options({ timeoutMs: 600_000 }),
+      options({ timeoutMs }),
       h.deps(async () => {
         throw new Error("an open handover is not flipped again");
       }),
@@ -854,6 +826,17 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
     expect(failed).toMatchObject({ name: "w-1", reason: "Stuck" });
     return failed && "message" in failed ? failed.message : "";
   };
+  const blockedEvent = (at: number, message: string) => controllerEvent(at, "MigrationBlocked", message);
+
+  it("resumed: a handover stuck before it began says what keeps it from beginning (its Event may have expired)", async () => {
+    const provisioning = edit(foundOpen(T0 - 7_200_000), "mapi", (o) => {
+      o.status = { ...o.status, phase: "Provisioning" };
+    });
+    const h = harness([provisioning]);
+    expect(await stuckMessage(h, 900_000)).toMatch(
+      /^not complete after 900 s \(status\.authoritativeAPI is MachineAPI, .*\); it has not begun: .*provisioning/,
+    );
+  });
 
   it("resumed: a handover stuck after it began names what the controller last reported since the flip, and when", async () => {
     const h = harness([migrating(T0 - 1_200_000)]);
