@@ -383,8 +383,13 @@ export const eventTimeMs = (e: KubeObject): number | undefined =>
 
 const HANDOVER_REASONS: ReadonlySet<string> = new Set(EVENT_REASONS);
 
+/** How long ago, as a person reads it: seconds up to two minutes, minutes up to two hours, then hours. */
 const ago = (ms: number): string =>
-  ms < 120_000 ? `${Math.max(0, Math.round(ms / 1000))} s` : `${Math.round(ms / 60_000)} min`;
+  ms < 120_000
+    ? `${Math.max(0, Math.round(ms / 1000))} s`
+    : ms < 7_200_000
+      ? `${Math.round(ms / 60_000)} min`
+      : `${Math.round(ms / 3_600_000)} h`;
 
 /**
  * For a stuck handover: what the migration controller last said about it since its flip (`since`), from the

@@ -9,7 +9,7 @@
  * (`^[`), CR as `\r`, the others as `\xNN` or `\uNNNN`. Text without them is returned as it is.
  */
 
-const code = (c: string): number => c.codePointAt(0) ?? 0;
+const hex = (n: number, width: number): string => n.toString(16).padStart(width, "0");
 
 /** The characters escaped, built from code points so that the source holds no control character. */
 const UNSAFE = new RegExp(
@@ -25,12 +25,8 @@ const UNSAFE = new RegExp(
   "g",
 );
 
-function hex(n: number, width: number): string {
-  return n.toString(16).padStart(width, "0");
-}
-
 const visible = (c: string): string => {
-  const n = code(c);
+  const n = c.codePointAt(0) ?? 0;
   if (n === 0x1b) return "^[";
   if (n === 0x0d) return "\\r";
   return n <= 0xff ? `\\x${hex(n, 2)}` : `\\u${hex(n, 4)}`;

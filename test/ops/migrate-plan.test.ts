@@ -26,6 +26,7 @@ import {
   flipTimeOf,
   type HandoverWatch,
   judgeHandover,
+  lastReport,
   type MigrationPlan,
   type PlanInput,
   type PlanItem,
@@ -1049,6 +1050,28 @@ describe("flip time from managedFields (a resumed run times a handover from its 
     ],
     ["no entry: unknown", [], undefined],
   ])("%s", (_name, entries, want) => expect(flipTimeOf(withEntries(entries))).toBe(want));
+});
+
+describe("lastReport: what the controller last said about a stuck handover (decision 156)", () => {
+  const event = (ago: number): KubeObject => ({
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: `w-1.${ago}`, namespace: MAPI_NS },
+    involvedObject: { apiVersion: "machine.openshift.io/v1beta1", kind: "Machine", name: "w-1" },
+    reason: "WaitingForSync",
+    message: "waiting",
+    eventTime: new Date(T0 - ago).toISOString().replace("Z", "000Z"),
+  });
+  it.each([
+    ["seconds, read from a MicroTime eventTime", 45_000, "45 s"],
+    ["minutes from two minutes", 120_000, "2 min"],
+    ["minutes", 840_000, "14 min"],
+    ["hours from two hours", 10_800_000, "3 h"],
+  ])("%s", (_name, ago, text) =>
+    expect(lastReport([event(ago)], T0 - 86_400_000, T0)).toBe(
+      `; the controller last reported WaitingForSync ${text} ago: waiting`,
+    ),
+  );
 });
 
 describe("progress output", () => {
