@@ -9,7 +9,7 @@
  * watches the cluster and writes `spec.authoritativeAPI` is ./migrate.ts.
  */
 import type { StableAuthority } from "../kube/kinds.js";
-import { CONDITIONS, KINDS } from "../kube/kinds.js";
+import { CONDITIONS, KINDS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { conditionOf, getPath, nameOf, timeMs } from "../kube/object.js";
 import { appendAll } from "../lists.js";
@@ -297,8 +297,8 @@ export function flipTimeOf(mapi: KubeObject | undefined): number | undefined {
     if (!e || typeof e !== "object" || e.subresource) continue;
     const spec = (e.fieldsV1 as Record<string, unknown> | undefined)?.["f:spec"];
     if (!spec || typeof spec !== "object" || !("f:authoritativeAPI" in spec)) continue;
-    const at = typeof e.time === "string" ? Date.parse(e.time) : Number.NaN;
-    if (!Number.isNaN(at) && (newest === undefined || at > newest)) newest = at;
+    const at = timeMs(e.time);
+    if (at !== undefined && (newest === undefined || at > newest)) newest = at;
   }
   return newest;
 }
@@ -401,7 +401,7 @@ export function lastReport(events: readonly KubeObject[], since: number, now: nu
   let newest: { at: number; e: KubeObject } | undefined;
   for (const e of events) {
     const about = getPath(e, ["involvedObject", "apiVersion"]);
-    if (typeof about !== "string" || !about.startsWith(`${KINDS.mapiMachine.group}/`)) continue;
+    if (typeof about !== "string" || !about.startsWith(`${MAPI_GROUP}/`)) continue;
     if (typeof e.reason !== "string" || !HANDOVER_REASONS.has(e.reason)) continue;
     const at = eventTimeMs(e);
     if (at === undefined || at < since) continue;

@@ -105,6 +105,14 @@ export const mapiType = (kind: HandoverKind) =>
   kind === "Machine" ? KINDS.mapiMachine : KINDS.mapiMachineSet;
 const capiType = (kind: HandoverKind) => (kind === "Machine" ? KINDS.capiMachine : KINDS.capiMachineSet);
 
+/** A handover the run waits for (see `tracked` in `migrate`). */
+interface Tracked {
+  kind: HandoverKind;
+  name: string;
+  watch: HandoverWatch;
+  flippedAt: number | undefined;
+}
+
 /** The reason of the Events a blocked handover records (the planner's vocabulary), and what `migrate` watches. */
 const BLOCKED_REASON: EventReason = "MigrationBlocked";
 /** The field selector of the one Event watch `migrate` needs (decision 151). */
@@ -135,6 +143,14 @@ const blockedEvents = (
  * and the API server's in-flight limit and priority queues are shared with the controllers.
  */
 export const READS_AT_ONCE = 10;
+
+/** `read` of every item, `READS_AT_ONCE` at a time, the answers in the items' order. */
+const readInBatches = async <T, R>(items: readonly T[], read: (item: T) => Promise<R>): Promise<R[]> => {
+  const answers: R[] = [];
+  for (let start = 0; start < items.length; start += READS_AT_ONCE)
+    appendAll(answers, await Promise.all(items.slice(start, start + READS_AT_ONCE).map(read)));
+  return answers;
+};
 
 /** How long the run waits, with nothing to flip, for objects that only wait on the controllers. */
 export const SETTLE_MS = 10_000;
@@ -203,10 +219,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
    * judged — the run's clock is a guess of the cluster's (the CLI's, from a Date header, to half a second) or
    * this machine's; undefined when unknown (then `since`).
    */
-  const tracked = new Map<
-    string,
-    { kind: HandoverKind; name: string; watch: HandoverWatch; flippedAt: number | undefined }
-  >();
+  const tracked = new Map<string, Tracked>();
   const leftOpen: Array<{ kind: HandoverKind; name: string }> = [];
   let stopping = false;
   let abandoned = false;
@@ -256,13 +269,10 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
    * would wait out --timeout and say Stuck).
    */
   const trackFound = async (items: readonly PlanItem[]): Promise<void> => {
-    for (let start = 0; start < items.length; start += READS_AT_ONCE) {
-      const batch = items.slice(start, start + READS_AT_ONCE);
-      const flips = await Promise.all(
-        batch.map((i) => deps.read(i.kind, i.name).then(flipTimeOf, () => undefined)),
-      );
-      for (const [n, i] of batch.entries()) track(i.kind, i.name, flips[n], true);
-    }
+    const flips = await readInBatches(items, (i) =>
+      deps.read(i.kind, i.name).then(flipTimeOf, () => undefined),
+    );
+    for (const [n, i] of items.entries()) track(i.kind, i.name, flips[n], true);
   };
 
   /**
@@ -282,10 +292,15 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
       (e: unknown) => `; the controller's Events about it could not be read: ${errorText(e)}`,
     );
 
+  /** Since when a handover's Events count: its flip as the API server dated it, less the clocks' slack. */
+  const countsFrom = (t: Tracked): number => (t.flippedAt ?? t.watch.since) - EVENT_CLOCK_SLACK_MS;
+
   const judge = async (): Promise<void> => {
     if (tracked.size === 0) return;
     /** Planned once per judgement, and only when a handover is stuck. */
     let replanned: MigrationPlan | undefined;
+    /** Stuck with nothing the plan sees: reported with the controller's last word, read after the loop. */
+    const unexplained: { t: Tracked; message: string }[] = [];
     const now = clock.now();
     const blocked = blockedEvents(store, ns);
     let ended = false;
@@ -297,8 +312,7 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
       if (synced?.status === "False") t.watch.synchronizedFalseSince ??= now;
       else delete t.watch.synchronizedFalseSince;
       const event = blocked.get(key);
-      if (event && event.at >= (t.flippedAt ?? t.watch.since) - EVENT_CLOCK_SLACK_MS)
-        t.watch.blockedEvent = event.message;
+      if (event && event.at >= countsFrom(t)) t.watch.blockedEvent = event.message;
       const outcome: HandoverOutcome = judgeHandover(mapi, twin, t.watch, now, options.timeoutMs);
       if (outcome.outcome === "running") continue;
       tracked.delete(key);
@@ -321,12 +335,25 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
       let message = outcome.message;
       if (outcome.reason === "Stuck") {
         replanned ??= plan();
-        message +=
-          notBegun(replanned, key) ||
-          (await lastWord(t.kind, t.name, (t.flippedAt ?? t.watch.since) - EVENT_CLOCK_SLACK_MS, now));
+        const why = notBegun(replanned, key);
+        if (!why) {
+          unexplained.push({ t, message });
+          continue;
+        }
+        message += why;
       }
       reporter.event({ event: "failed", kind: t.kind, name: t.name, reason: outcome.reason, message });
     }
+    // A resumed run may find hundreds stuck at once: their Events are read as their flips were, in batches.
+    const words = await readInBatches(unexplained, ({ t }) => lastWord(t.kind, t.name, countsFrom(t), now));
+    for (const [n, { t, message }] of unexplained.entries())
+      reporter.event({
+        event: "failed",
+        kind: t.kind,
+        name: t.name,
+        reason: "Stuck",
+        message: message + words[n],
+      });
     if (ended) progress();
   };
 

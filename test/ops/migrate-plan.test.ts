@@ -774,24 +774,39 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
     );
   });
 
-  it(`resumed: the flips of many handovers found open are read ${READS_AT_ONCE} at a time, and each is timed from its own`, async () => {
+  it(`resumed: the flips of many handovers found open, and then the Events of those stuck, are read ${READS_AT_ONCE} at a time, and each is timed from its own`, async () => {
     const names = Array.from({ length: 25 }, (_, i) => `w-${i}`);
     const h = harness(names.map((name) => foundOpen(T0 - 120_000, name)));
     const deps = h.deps(async () => {
       throw new Error("an open handover is not flipped again");
     });
-    let reading = 0;
-    let most = 0;
-    const read: typeof deps.read = async (kind, name) => {
-      most = Math.max(most, ++reading);
-      await flushMicrotasks(2);
-      reading--;
-      return deps.read(kind, name);
+    /** `f`, counting how many of its calls are in flight at most. */
+    const bounded = <A extends unknown[], R>(f: (...a: A) => Promise<R>) => {
+      const seen = { now: 0, most: 0 };
+      const call = async (...a: A): Promise<R> => {
+        seen.most = Math.max(seen.most, ++seen.now);
+        await flushMicrotasks(2);
+        seen.now--;
+        return f(...a);
+      };
+      return { call, seen };
     };
-    const result = await migrate(options({ timeoutMs: 60_000 }), { ...deps, read });
-    expect(most).toBe(READS_AT_ONCE);
+    const read = bounded(deps.read);
+    const events = bounded(deps.events);
+    const result = await migrate(options({ timeoutMs: 60_000 }), {
+      ...deps,
+      read: read.call,
+      events: events.call,
+    });
+    expect(read.seen.most).toBe(READS_AT_ONCE);
+    expect(events.seen.most).toBe(READS_AT_ONCE);
     expect(result).toMatchObject({ code: 1, failures: 25 });
-    expect(h.events.filter((e) => e.event === "failed" && e.reason === "Stuck")).toHaveLength(25);
+    const stuck = h.events.filter((e) => e.event === "failed" && e.reason === "Stuck");
+    expect(stuck).toHaveLength(25);
+    for (const e of stuck)
+      expect(e).toMatchObject({
+        message: expect.stringMatching(/; the controller has recorded no Event about it since the flip/),
+      });
   });
 
   /** An Event the migration controller recorded about w-1 at `at` (SPEC §3.4). */
@@ -1052,7 +1067,7 @@ describe("flip time from managedFields (a resumed run times a handover from its 
   ])("%s", (_name, entries, want) => expect(flipTimeOf(withEntries(entries))).toBe(want));
 });
 
-describe("lastReport: what the controller last said about a stuck handover (decision 156)", () => {
+describe("lastReport: what the controller last said about a stuck handover (SPEC §3.4, §12; decision 156)", () => {
   const event = (ago: number): KubeObject => ({
     apiVersion: "v1",
     kind: "Event",
