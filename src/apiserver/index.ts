@@ -16,6 +16,12 @@ import { childLogger } from "../logging.js";
 import { createCertificateAuthority, issueServingCertificate } from "../server/certs.js";
 import { createAdmissionDispatcher } from "./admission/index.js";
 import { Controllers } from "./controllers.js";
+import {
+  CORE_EVENTS_KEY,
+  coreEventToEventsV1,
+  EVENTS_V1_KEY,
+  eventsV1EventToCore,
+} from "./event-versions.js";
 import { FaultInjector, type FaultOptions, RequestCounters } from "./faults.js";
 import { HttpApi } from "./http.js";
 import { type Authorizer, bootstrapPolicy, cachingAuthorizer, type PolicyView, RBAC_KEYS } from "./rbac.js";
@@ -97,6 +103,12 @@ const typeOfObject = (registry: Registry, obj: KubeObject): ResourceInfo => {
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const clock = opts.clock ?? Date.now;
   const storage = new Storage(opts.watchHistorySize ?? 10_000);
+  // One store for both Event groups, as kube-apiserver keeps them (decision 157).
+  storage.alias(EVENTS_V1_KEY, {
+    bucket: CORE_EVENTS_KEY,
+    read: coreEventToEventsV1,
+    write: eventsV1EventToCore,
+  });
   const registry = new Registry(opts.preferredGroups);
   const webhookConfigurations = (): {
     mutating: readonly KubeObject[];

@@ -126,7 +126,7 @@ export class Collections {
     if (!labels && !fields) return undefined;
     const l = parseLabelSelector(labels);
     if (typeof l === "string") throw badRequest(`unable to parse requirement: ${l}`);
-    const f = parseFieldSelector(fields, type.kind);
+    const f = parseFieldSelector(fields, type.group, type.kind);
     if (typeof f === "string") throw badRequest(f);
     return (o) => l(o) && f(o);
   }

@@ -4,6 +4,7 @@
  * an unparsable selector is reported as an error string, which the REST layer turns into a 400.
  */
 import { getPath, isRecord, type KubeObject } from "../kube/object.js";
+import { EVENT_SELECTABLE_FIELDS, eventSourceLabel } from "./event-versions.js";
 import { labelKeyProblem, labelValueProblem } from "./object-meta.js";
 
 export type Predicate = (o: KubeObject) => boolean;
@@ -122,47 +123,48 @@ export const parseLabelSelector = (selector: string | undefined): Predicate | st
   return (o) => reqs.every((r) => matches(r, labelValue(o, r.key)));
 };
 
-/** Fields a field selector may name, by kind; `metadata.name`/`metadata.namespace` work for every kind. */
+/**
+ * Fields a field selector may name, by `group/Kind` (core kinds: `/Kind`); `metadata.name` and
+ * `metadata.namespace` work for every kind.
+ */
 const EXTRA_FIELDS: Record<string, readonly string[]> = {
-  Event: [
-    "involvedObject.kind",
-    "involvedObject.namespace",
-    "involvedObject.name",
-    "involvedObject.uid",
-    "involvedObject.apiVersion",
-    "involvedObject.resourceVersion",
-    "involvedObject.fieldPath",
-    "reason",
-    "reportingComponent",
-    "source",
-    "type",
-  ],
-  Namespace: ["status.phase"],
-  Secret: ["type"],
+  "/Event": EVENT_SELECTABLE_FIELDS[""],
+  "events.k8s.io/Event": EVENT_SELECTABLE_FIELDS["events.k8s.io"],
+  "/Namespace": ["status.phase"],
+  "/Secret": ["type"],
 };
 
-const fieldValue = (o: KubeObject, field: string): string | undefined => {
-  if (field === "source") return String(getPath(o, ["source", "component"]) ?? "");
+const fieldValue = (o: KubeObject, field: string, typeKey: string): string => {
+  if (field === "source" && typeKey === "/Event") return eventSourceLabel(o);
   const v = getPath(o, field.split("."));
   if (v === undefined || v === null) return "";
   return typeof v === "string" ? v : String(v);
 };
 
-/** Compiles a field selector for `kind`; unsupported fields are a 400 like kube's "field label not supported". */
-export const parseFieldSelector = (selector: string | undefined, kind: string): Predicate | string => {
+/**
+ * Compiles a field selector for the kind `kind` of `group`; unsupported fields are a 400 like kube's "field
+ * label not supported".
+ */
+export const parseFieldSelector = (
+  selector: string | undefined,
+  group: string,
+  kind: string,
+): Predicate | string => {
   if (!selector) return () => true;
   const reqs = parseAll(selector);
   if (typeof reqs === "string") return reqs;
-  const allowed = new Set(["metadata.name", "metadata.namespace", ...(EXTRA_FIELDS[kind] ?? [])]);
+  const typeKey = `${group}/${kind}`;
+  const extra = EXTRA_FIELDS[typeKey];
+  const allowed = new Set(["metadata.name", "metadata.namespace", ...(extra ?? [])]);
   for (const r of reqs) {
     if (r.op !== "=" && r.op !== "!=") return `invalid field selector operator for ${r.key}`;
     if (!allowed.has(r.key))
       // Kinds with only the default fields answer as apimachinery's DefaultMetaV1FieldSelectorConversion.
-      return EXTRA_FIELDS[kind]
+      return extra
         ? `field label not supported: ${r.key}`
         : `${JSON.stringify(r.key)} is not a known field selector: only "metadata.name", "metadata.namespace"`;
   }
-  return (o) => reqs.every((r) => matches(r, fieldValue(o, r.key)));
+  return (o) => reqs.every((r) => matches(r, fieldValue(o, r.key, typeKey)));
 };
 
 /** The `metadata.name=X` term of a field selector, used to answer single-object watches from the index. */

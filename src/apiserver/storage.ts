@@ -3,7 +3,9 @@
  * namespace/name (O(1) get, list by namespace without scanning other namespaces), uid and ownerReference
  * indexes for the garbage collector, a bounded event history for watch resume, and the watcher fan-out.
  * Stored objects are never mutated after they are stored: every write stores a new object, so readers and
- * watchers can share them without copies. Nothing here knows about HTTP, admission or validation.
+ * watchers can share them without copies. A type can be an alias of another's bucket (events.k8s.io Events
+ * of core's): its objects are converted on the way in and out, once each (decision 157). Nothing here knows
+ * about HTTP, admission or validation.
  */
 import type { KubeObject } from "../kube/object.js";
 import type { StoreEvent, WatchEventType } from "./types.js";
@@ -28,6 +30,45 @@ interface TypeStore {
   size: number;
 }
 
+/** A type kept in another type's bucket, in that type's shape: `read` gives the alias' shape, `write` the bucket's. */
+export interface StorageAlias {
+  bucket: string;
+  read(o: KubeObject): KubeObject;
+  write(o: KubeObject): KubeObject;
+}
+
+/** An alias and what it has converted: stored objects and events never change, so each is converted once. */
+interface AliasView {
+  key: string;
+  alias: StorageAlias;
+  objects: WeakMap<KubeObject, KubeObject>;
+  events: WeakMap<StoreEvent, StoreEvent>;
+}
+
+const viewOf = (v: AliasView, o: KubeObject): KubeObject => {
+  let seen = v.objects.get(o);
+  if (!seen) {
+    seen = v.alias.read(o);
+    v.objects.set(o, seen);
+  }
+  return seen;
+};
+
+const viewEvent = (v: AliasView, e: StoreEvent): StoreEvent => {
+  let seen = v.events.get(e);
+  if (!seen) {
+    seen = {
+      type: e.type,
+      rv: e.rv,
+      key: v.key,
+      object: viewOf(v, e.object),
+      oldObject: e.oldObject && viewOf(v, e.oldObject),
+    };
+    v.events.set(e, seen);
+  }
+  return seen;
+};
+
 const refId = (r: ObjectRef): string => `${r.key}\u0000${r.namespace}\u0000${r.name}`;
 
 export class Storage {
@@ -43,6 +84,7 @@ export class Storage {
   private readonly listeners: Array<(e: StoreEvent) => void> = [];
   /** Reads waiting for a resourceVersion not yet reached (kube's watch cache blocks them up to 3 s). */
   private readonly rvWaiters = new Set<{ rv: number; reached: () => void }>();
+  private readonly aliases = new Map<string, AliasView>();
 
   constructor(private readonly historySize = 10_000) {}
 
@@ -56,12 +98,30 @@ export class Storage {
     this.listeners.push(listener);
   }
 
+  /** Serves `key` from `alias.bucket`, converted (decision 157); the bucket's key is the one events carry. */
+  alias(key: string, alias: StorageAlias): void {
+    this.aliases.set(key, { key, alias, objects: new WeakMap(), events: new WeakMap() });
+  }
+
+  /** What a read of `object` returns once it is stored under `key`: itself, or its alias' round trip. */
+  asStored(key: string, object: KubeObject): KubeObject {
+    const v = this.aliases.get(key);
+    return v ? v.alias.read(v.alias.write(object)) : object;
+  }
+
   get(key: string, namespace: string, name: string): KubeObject | undefined {
+    const v = this.aliases.get(key);
+    if (v) {
+      const o = this.get(v.alias.bucket, namespace, name);
+      return o && viewOf(v, o);
+    }
     return this.types.get(key)?.byNamespace.get(namespace)?.get(name);
   }
 
   /** Objects of a type, in one namespace or (namespace undefined) all of them. */
   list(key: string, namespace?: string): KubeObject[] {
+    const v = this.aliases.get(key);
+    if (v) return this.list(v.alias.bucket, namespace).map((o) => viewOf(v, o));
     const t = this.types.get(key);
     if (!t) return [];
     if (namespace !== undefined) return [...(t.byNamespace.get(namespace)?.values() ?? [])];
@@ -71,6 +131,8 @@ export class Storage {
   }
 
   count(key: string, namespace?: string): number {
+    const v = this.aliases.get(key);
+    if (v) return this.count(v.alias.bucket, namespace);
     const t = this.types.get(key);
     if (!t) return 0;
     return namespace === undefined ? t.size : (t.byNamespace.get(namespace)?.size ?? 0);
@@ -121,6 +183,8 @@ export class Storage {
 
   /** Stores `object` (already stamped with `rv`) and notifies. */
   put(key: string, object: KubeObject, rv: number): StoreEvent {
+    const v = this.aliases.get(key);
+    if (v) return viewEvent(v, this.put(v.alias.bucket, v.alias.write(object), rv));
     const ns = object.metadata?.namespace ?? "";
     const name = object.metadata?.name ?? "";
     let t = this.types.get(key);
@@ -142,6 +206,11 @@ export class Storage {
 
   /** Removes an object; `last` is its final state, stamped with `rv`. */
   remove(key: string, last: KubeObject, rv: number): StoreEvent | undefined {
+    const v = this.aliases.get(key);
+    if (v) {
+      const e = this.remove(v.alias.bucket, v.alias.write(last), rv);
+      return e && viewEvent(v, e);
+    }
     const ns = last.metadata?.namespace ?? "";
     const name = last.metadata?.name ?? "";
     const t = this.types.get(key);
@@ -189,6 +258,8 @@ export class Storage {
 
   /** Events of `key` with rv > `since`, or undefined when `since` is older than the history window. */
   eventsSince(key: string, since: number): StoreEvent[] | undefined {
+    const v = this.aliases.get(key);
+    if (v) return this.eventsSince(v.alias.bucket, since)?.map((e) => viewEvent(v, e));
     if (since < this.compactedRv) return undefined;
     let lo = 0;
     let hi = this.history.length;
@@ -204,6 +275,16 @@ export class Storage {
   }
 
   addWatcher(w: StorageWatcher): () => void {
+    const v = this.aliases.get(w.key);
+    if (v) {
+      const { matches } = w;
+      return this.addWatcher({
+        key: v.alias.bucket,
+        namespace: w.namespace,
+        matches: matches && ((o) => matches(viewOf(v, o))),
+        send: (type, e) => w.send(type, viewEvent(v, e)),
+      });
+    }
     let s = this.watchers.get(w.key);
     if (!s) {
       s = new Set();

@@ -1,9 +1,11 @@
 /**
  * Server-side printing (`Accept: …;as=Table;g=meta.k8s.io`): the Table kubectl prints for `get`, with
- * Name, the CRD's additionalPrinterColumns (or kube's defaults) and Age rendered as kube's HumanDuration.
+ * Name, the CRD's additionalPrinterColumns (or kube's defaults) and Age rendered as kube's HumanDuration;
+ * Events as kube's own Event printer fills them, through either group.
  * Pure functions; `now` is passed in.
  */
 import { isRecord, type KubeObject } from "../kube/object.js";
+import { eventRow, eventsV1EventToCore } from "./event-versions.js";
 import type { MetaVersion } from "./negotiation.js";
 import type { PrinterColumn, ResourceInfo } from "./types.js";
 
@@ -69,15 +71,6 @@ export const columnsFor = (res: ResourceInfo): PrinterColumn[] => {
     ];
   if (res.group === "coordination.k8s.io" && res.plural === "leases")
     return [{ name: "Holder", type: "string", jsonPath: ".spec.holderIdentity" }, BUILTIN_AGE];
-  // What kube-apiserver's own table for core Events shows (`kubectl get events`).
-  if (res.group === "" && res.plural === "events")
-    return [
-      { name: "Last Seen", type: "date", jsonPath: ".lastTimestamp" },
-      { name: "Type", type: "string", jsonPath: ".type" },
-      { name: "Reason", type: "string", jsonPath: ".reason" },
-      { name: "Object", type: "string", jsonPath: ".involvedObject.name" },
-      { name: "Message", type: "string", jsonPath: ".message" },
-    ];
   return [res.builtIn ? BUILTIN_AGE : AGE];
 };
 
@@ -116,37 +109,77 @@ export interface TableOptions {
   version?: MetaVersion;
 }
 
+const NAME_COLUMN = {
+  name: "Name",
+  type: "string",
+  format: "name",
+  description: "Name must be unique within a namespace.",
+};
+
+const definition = (c: PrinterColumn) => ({
+  name: c.name,
+  type: c.type,
+  format: c.format ?? "",
+  description: c.description ?? "",
+  priority: c.priority ?? 0,
+});
+
+/** kube's Event printer's columns, for both groups: the wide ones (kubectl's `-o wide`) at priority 1. */
+const EVENT_COLUMNS = [
+  { name: "Last Seen", priority: 0 },
+  { name: "Type", priority: 0 },
+  { name: "Reason", priority: 0 },
+  { name: "Object", priority: 0 },
+  { name: "Subobject", priority: 1 },
+  { name: "Source", priority: 1 },
+  { name: "Message", priority: 0 },
+  { name: "First Seen", priority: 1 },
+  { name: "Count", priority: 1 },
+  { ...NAME_COLUMN, priority: 1 },
+].map((c) => ({ type: "string", format: "", description: "", ...c }));
+
+const isEvents = (res: ResourceInfo): boolean =>
+  res.plural === "events" && (res.group === "" || res.group === "events.k8s.io");
+
+/** An Event's cells, from its core shape whichever group it is read through. */
+const eventCells = (res: ResourceInfo, o: KubeObject, now: number): unknown[] => {
+  const e = eventRow(res.group === "" ? o : eventsV1EventToCore(o));
+  const age = (t: string | undefined): string => {
+    const ms = t === undefined ? Number.NaN : Date.parse(t);
+    return Number.isNaN(ms) ? "<unknown>" : humanDuration(now - ms);
+  };
+  return [
+    age(e.lastSeen),
+    e.type,
+    e.reason,
+    e.object,
+    e.subobject,
+    e.source,
+    e.message,
+    age(e.firstSeen),
+    e.count,
+    e.name,
+  ];
+};
+
 export const tableFor = (
   res: ResourceInfo,
   objects: readonly KubeObject[],
   options: TableOptions,
 ): Record<string, unknown> => {
   const { resourceVersion, include, now, withColumns = true, version = "v1" } = options;
-  const cols = columnsFor(res);
+  const events = isEvents(res);
+  const cols = events ? [] : columnsFor(res);
+  const columnDefinitions = events
+    ? EVENT_COLUMNS
+    : [{ ...NAME_COLUMN, priority: 0 }, ...cols.map(definition)];
   return {
     kind: "Table",
     apiVersion: `meta.k8s.io/${version}`,
     metadata: resourceVersion ? { resourceVersion } : {},
-    columnDefinitions: withColumns
-      ? [
-          {
-            name: "Name",
-            type: "string",
-            format: "name",
-            description: "Name must be unique within a namespace.",
-            priority: 0,
-          },
-          ...cols.map((c) => ({
-            name: c.name,
-            type: c.type,
-            format: c.format ?? "",
-            description: c.description ?? "",
-            priority: c.priority ?? 0,
-          })),
-        ]
-      : [],
+    columnDefinitions: withColumns ? columnDefinitions : [],
     rows: objects.map((o) => ({
-      cells: [o.metadata?.name ?? "", ...cols.map((c) => cell(c, o, now))],
+      cells: events ? eventCells(res, o, now) : [o.metadata?.name ?? "", ...cols.map((c) => cell(c, o, now))],
       ...(include === "None" ? {} : { object: rowObject(o, include) }),
     })),
   };

@@ -29,12 +29,12 @@ describe("selectors", () => {
     expect((p as (x: KubeObject) => boolean)(o(labels))).toBe(want);
   });
   it("field selectors support metadata.name/namespace everywhere and involvedObject.* on events only", () => {
-    const p = parseFieldSelector("metadata.name=n,metadata.namespace!=y", "ConfigMap") as (
+    const p = parseFieldSelector("metadata.name=n,metadata.namespace!=y", "", "ConfigMap") as (
       x: KubeObject,
     ) => boolean;
     expect(p(o({}))).toBe(true);
-    expect(typeof parseFieldSelector("involvedObject.name=n", "ConfigMap")).toBe("string");
-    const e = parseFieldSelector("involvedObject.kind=Machine,involvedObject.name=m1", "Event") as (
+    expect(typeof parseFieldSelector("involvedObject.name=n", "", "ConfigMap")).toBe("string");
+    const e = parseFieldSelector("involvedObject.kind=Machine,involvedObject.name=m1", "", "Event") as (
       x: KubeObject,
     ) => boolean;
     expect(e({ involvedObject: { kind: "Machine", name: "m1" } })).toBe(true);

@@ -15,11 +15,3 @@ describe("printer-column JSONPath (as kube evaluates additionalPrinterColumns)",
     expect(evalJsonPath(machine, path)).toBe(want);
   });
 });
-
-describe("built-in tables", () => {
-  it("core Events show Last Seen, Type, Reason, Object and Message, as kube-apiserver's table does", async () => {
-    const { columnsFor } = await import("../../src/apiserver/table.js");
-    const cols = columnsFor({ group: "", plural: "events", printerColumns: [] } as never).map((c) => c.name);
-    expect(cols).toEqual(["Last Seen", "Type", "Reason", "Object", "Message"]);
-  });
-});

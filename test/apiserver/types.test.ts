@@ -152,13 +152,13 @@ describe("built-in kinds", () => {
     );
   });
 
-  it("core events filter on involvedObject fields", async () => {
+  it("core events filter on involvedObject fields, over the Events of both groups (one store, decision 157)", async () => {
     const r = await call(
       s,
       "GET",
       "/api/v1/namespaces/t/events?fieldSelector=involvedObject.kind%3DMachine,involvedObject.name%3Dm1",
     );
-    expect(r.body.items.map((e: { metadata: { name: string } }) => e.metadata.name)).toEqual(["e1"]);
+    expect(r.body.items.map((e: { metadata: { name: string } }) => e.metadata.name)).toEqual(["e1", "e2"]);
   });
 
   it("Deployments have a scale subresource", async () => {

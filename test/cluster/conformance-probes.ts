@@ -5626,6 +5626,137 @@ const negotiationProbes: Probe[] = [
   ),
 ];
 
+// ---- Events of both groups in one store (backlog item 17, decision 157) ----
+
+const EVENTS_NS = "conformance-events";
+const GROUP_CORE = `/api/v1/namespaces/${EVENTS_NS}/events`;
+const GROUP_NEW = `/apis/events.k8s.io/v1/namespaces/${EVENTS_NS}/events`;
+
+/** Two Events, one through each group, in a namespace of their own (lists and tables see only them). */
+const eventGroupsSetUp = async (w: World): Promise<void> => {
+  await w.raw("admin", "POST", "/api/v1/namespaces", {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: EVENTS_NS },
+  });
+  for (const [path, body] of [
+    [
+      GROUP_CORE,
+      {
+        ...coreEvent({ name: "groups-old" }),
+        involvedObject: { kind: "ConfigMap", namespace: EVENTS_NS, name: "c", uid: "u1" },
+        count: 3,
+        firstTimestamp: "2026-12-05T10:00:00Z",
+        source: { component: "old-recorder", host: "node-1" },
+      },
+    ],
+    [
+      GROUP_NEW,
+      {
+        ...newEvent("groups-new"),
+        regarding: { kind: "Machine", namespace: EVENTS_NS, name: "m", fieldPath: "spec" },
+        series: { count: 2, lastObservedTime: "2026-12-05T10:01:00.000000Z" },
+      },
+    ],
+  ] as const)
+    if (!(await w.raw("admin", "GET", `${path}/${body.metadata.name}`)).status.toString().startsWith("2"))
+      await w.raw("admin", "POST", path, body);
+};
+
+const selecting = (label: string, path: string, selector: string): Probe =>
+  probe(`event groups: ${label}`, async (w) => {
+    await eventGroupsSetUp(w);
+    const r = await w.raw("admin", "GET", `${path}?fieldSelector=${encodeURIComponent(selector)}`);
+    return r.status === 200 ? names(r) : withMessage(r);
+  });
+
+/** The Events table without its ages (Last Seen, First Seen: the servers' clocks differ by the run's time). */
+const eventTable = (r: Reply): unknown => {
+  const body = isRecord(r.body) ? r.body : {};
+  const columns = Array.isArray(body.columnDefinitions) ? body.columnDefinitions : [];
+  const rows = Array.isArray(body.rows) ? body.rows : [];
+  return {
+    code: code(r),
+    columns: columns.map((c: Record<string, unknown>) => `${c.name} ${c.type} ${c.format} ${c.priority}`),
+    cells: rows.map((row: Record<string, unknown>) =>
+      Array.isArray(row.cells) ? row.cells.filter((_, i) => i !== 0 && i !== 7) : null,
+    ),
+  };
+};
+
+const eventGroupProbes: Probe[] = [
+  probe("event groups: a core Event read whole through events.k8s.io", async (w) => {
+    await eventGroupsSetUp(w);
+    const r = await w.raw("admin", "GET", `${GROUP_NEW}/groups-old`);
+    const { metadata: _, ...rest } = isRecord(r.body) ? r.body : {};
+    return { code: code(r), object: rest };
+  }),
+  probe("event groups: an events.k8s.io Event read whole through the core group", async (w) => {
+    await eventGroupsSetUp(w);
+    const r = await w.raw("admin", "GET", `${GROUP_CORE}/groups-new`);
+    const { metadata: _, ...rest } = isRecord(r.body) ? r.body : {};
+    return { code: code(r), object: rest };
+  }),
+  probe("event groups: both listed through each group", async (w) => {
+    await eventGroupsSetUp(w);
+    return [names(await w.raw("admin", "GET", GROUP_CORE)), names(await w.raw("admin", "GET", GROUP_NEW))];
+  }),
+  selecting("events.k8s.io selects by regarding.name", GROUP_NEW, "regarding.name=m"),
+  selecting("events.k8s.io selects by regarding.uid and reason", GROUP_NEW, "regarding.uid=u1,reason=Test"),
+  selecting(
+    "events.k8s.io selects by reportingController",
+    GROUP_NEW,
+    "reportingController=example.com/probe",
+  ),
+  selecting("events.k8s.io refuses involvedObject.name", GROUP_NEW, "involvedObject.name=m"),
+  selecting("events.k8s.io refuses source", GROUP_NEW, "source=old-recorder"),
+  selecting("core selects by source: the component", GROUP_CORE, "source=old-recorder"),
+  selecting("core selects by source: else the reporting component", GROUP_CORE, "source=example.com/probe"),
+  selecting("core selects by reportingComponent", GROUP_CORE, "reportingComponent=example.com/probe"),
+  selecting("core refuses regarding.name", GROUP_CORE, "regarding.name=m"),
+  probe(
+    "event groups: a core write and an events.k8s.io delete, watched through events.k8s.io",
+    async (w) => {
+      await eventGroupsSetUp(w);
+      const list = await w.raw("admin", "GET", GROUP_NEW);
+      const rv = (list.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+      const events = await w.watch(
+        "admin",
+        `${GROUP_NEW}?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name%3Dgroups-watched&timeoutSeconds=2`,
+        async () => {
+          await w.raw("admin", "POST", GROUP_CORE, {
+            ...coreEvent({ name: "groups-watched" }),
+            involvedObject: { kind: "ConfigMap", namespace: EVENTS_NS, name: "c" },
+          });
+          await w.raw("admin", "DELETE", `${GROUP_NEW}/groups-watched`);
+        },
+      );
+      return events.map((e) => `${e.type} ${String(e.object.apiVersion)} ${String(e.object.note)}`);
+    },
+  ),
+  probe("event groups: an events.k8s.io update of a core Event's note", async (w) => {
+    await eventGroupsSetUp(w);
+    return withMessage(
+      await w.raw(
+        "admin",
+        "PATCH",
+        `${GROUP_NEW}/groups-old${DRY}`,
+        { note: "rewritten" },
+        "application/merge-patch+json",
+      ),
+    );
+  }),
+  ...[
+    ["core", GROUP_CORE],
+    ["events.k8s.io", GROUP_NEW],
+  ].map(([group, path]) =>
+    probe(`event groups: the Events table through ${group}`, async (w) => {
+      await eventGroupsSetUp(w);
+      return eventTable(await w.raw("admin", "GET", path!, undefined, undefined, { accept: TABLE }));
+    }),
+  ),
+];
+
 export const PROBE_LIST: Probe[] = [
   ...pathProbes,
   ...notFoundProbes,
@@ -5661,6 +5792,7 @@ export const PROBE_LIST: Probe[] = [
   ...codeProbes,
   ...typeProbes,
   ...decodeProbes,
+  ...eventGroupProbes,
   ...negotiationProbes,
   // Last: at 9,997 levels the real server stores a Machine it cannot read back, and every later list of
   // Machines there would fail.

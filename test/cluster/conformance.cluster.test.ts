@@ -60,13 +60,6 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
   // (test/cluster/deep-objects.cluster.test.ts).
   "deep objects: a Machine 9997 levels deep is refused":
     "kube-apiserver stores it unreadable (500 on create and on every read); the local server stores and serves it",
-  // decisions.md 133: kube-apiserver keeps core and events.k8s.io Events in one store and converts between
-  // the two shapes on every read; the local server keeps each group's Events apart. The product writes and
-  // reads core Events only (SPEC §3.4), as `kubectl get events` reads them.
-  "decode: a core Event read through events.k8s.io":
-    "one store for both Event groups there (converted on read); two stores here",
-  "decode: an events.k8s.io Event read through the core group":
-    "one store for both Event groups there (converted on read); two stores here",
   // decisions.md 147: the local server writes no protobuf. A clause kube answers in protobuf is passed over
   // for a later one it can write (client-go's metadata client lists JSON after protobuf, and reads either);
   // with none after it, JSON — here the 406 kube writes as a protobuf Status.

@@ -279,6 +279,49 @@ describe("kubectl against the local API server", () => {
     expect((await kubectl(["get", "widgets", "-o", "name"])).stdout.trim()).toBe("widget.example.com/w1");
   });
 
+  it("get events prints kube's Event columns, and an events.k8s.io Event shows in both groups (decision 157)", async () => {
+    const recorded = await kubectl([
+      "create",
+      "-f",
+      await file(
+        "event.yaml",
+        `apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: w1-reconciled}
+eventTime: "2026-12-05T10:00:00.000000Z"
+regarding: {apiVersion: example.com/v1, kind: Widget, namespace: demo, name: w1}
+reportingController: example.com/widgets
+reportingInstance: widgets-1
+action: Reconcile
+reason: Reconciled
+type: Normal
+note: widget w1 reconciled
+`,
+      ),
+    ]);
+    expect(recorded.stdout).toContain("event.events.k8s.io/w1-reconciled created");
+    const table = await kubectl(["get", "events", "--field-selector", "involvedObject.name=w1"]);
+    expect(table.code).toBe(0);
+    const [header, row] = table.stdout.trim().split("\n");
+    expect(header!.split(/\s{2,}/)).toEqual(["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]);
+    expect(row!.split(/\s{2,}/).slice(1)).toEqual(["Normal", "Reconciled", "widget/w1", "widget w1 reconciled"]);
+    const wide = await kubectl(["get", "events.events.k8s.io", "-o", "wide"]);
+    expect(wide.stdout.split("\n")[0]!.split(/\s{2,}/)).toEqual([
+      "LAST SEEN",
+      "TYPE",
+      "REASON",
+      "OBJECT",
+      "SUBOBJECT",
+      "SOURCE",
+      "MESSAGE",
+      "FIRST SEEN",
+      "COUNT",
+      "NAME",
+    ]);
+    expect(wide.stdout).toContain("example.com/widgets, widgets-1");
+    await kubectl(["delete", "events.events.k8s.io", "w1-reconciled"]);
+  });
+
   it("deleting the CRD removes its objects and its type", async () => {
     const r = await kubectl(["delete", "crd", "widgets.example.com", "--timeout=15s"]);
     expect(r.stdout).toContain('customresourcedefinition.apiextensions.k8s.io "widgets.example.com" deleted');

@@ -98,7 +98,7 @@ export class WritePath {
     const rv = this.deps.storage.nextRv();
     const stored = { ...o, metadata: { ...meta(o), resourceVersion: String(rv) } };
     this.deps.storage.put(key, stored, rv);
-    return stored;
+    return this.deps.storage.asStored(key, stored);
   }
 
   /**
@@ -112,7 +112,7 @@ export class WritePath {
     const seen = stored ? { ...stored, metadata: { ...meta(stored), resourceVersion: String(rv) } } : last;
     this.deps.storage.remove(key, seen, rv);
     if (key === CRD_KEY) unregisterCrd(this.deps.registry, last);
-    return last;
+    return this.deps.storage.asStored(key, last);
   }
 
   /** Runs an update attempt again while the stored object moved under it (up to MAX_RETRIES times). */
