@@ -15,6 +15,7 @@
  * change a field another manager owns is a conflict (409) unless `force`, which moves ownership.
  */
 import { canonicalJson, cloneJson } from "../json-text.js";
+import { splitApiVersion } from "../kube/discovery.js";
 import { isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
 import { emptyObjectOf } from "./builtin-shapes.js";
 import { UNMANAGED_METADATA } from "./object-meta.js";
@@ -510,8 +511,23 @@ const displayPath = (path: string): string =>
     )
     .join("");
 
-const entriesOf = (obj: KubeObject | undefined): ManagedFieldsEntry[] =>
-  Array.isArray(obj?.metadata?.managedFields) ? (obj.metadata.managedFields as ManagedFieldsEntry[]) : [];
+const groupOf = (apiVersion: unknown): string =>
+  typeof apiVersion === "string" ? splitApiVersion(apiVersion).group : "";
+
+/**
+ * The entries a write through `apiVersion` keeps: structured-merge-diff compares each manager's fields in
+ * its own version and drops a manager whose version the field manager cannot convert to — for kube, one of
+ * another API group (a core write of an Event drops its events.k8s.io managers, and back; decision 157).
+ */
+const entriesOf = (obj: KubeObject | undefined, apiVersion: string): ManagedFieldsEntry[] => {
+  const all = obj?.metadata?.managedFields;
+  if (!Array.isArray(all)) return [];
+  const group = groupOf(apiVersion);
+  const entries = all as ManagedFieldsEntry[];
+  return entries.every((e) => groupOf(e.apiVersion) === group)
+    ? entries
+    : entries.filter((e) => groupOf(e.apiVersion) === group);
+};
 
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
@@ -575,7 +591,7 @@ export const recordUpdate = (
   const out: ManagedFieldsEntry[] = [];
   let mine: Set<string> | undefined;
   let mineBefore: { fields: unknown; held: ReadonlySet<string> } | undefined;
-  for (const e of entriesOf(oldObj)) {
+  for (const e of entriesOf(oldObj, apiVersion)) {
     const held = heldPaths(e.fieldsV1, memo);
     if (isEntry(e, manager, "Update", subresource)) {
       mine = new Set<string>();
@@ -715,7 +731,7 @@ export const serverSideApply = (
   listTypes: ListTypes = NO_LIST_TYPES,
 ): ApplyResult => {
   const appliedPaths = fieldPaths(applied, listTypes);
-  const entries = entriesOf(live).map((e) => ({ e, paths: fromFieldsV1(e.fieldsV1) }));
+  const entries = entriesOf(live, apiVersion).map((e) => ({ e, paths: fromFieldsV1(e.fieldsV1) }));
   const conflicts: Array<{ owner: (typeof entries)[number]; path: string }> = [];
   const elements = createElements();
   for (const owner of entries) {

@@ -179,6 +179,37 @@ describe("one store for core and events.k8s.io Events (decision 157)", () => {
   });
 });
 
+describe("managedFields across the two groups (decision 157)", () => {
+  const managers = (r: { body: { metadata: { managedFields?: Array<Record<string, unknown>> } } }) =>
+    (r.body.metadata.managedFields ?? []).map((e) => `${e.manager} ${e.apiVersion}`);
+
+  it("a write through one group drops the managers of the other: kube's field manager cannot convert between groups", async () => {
+    try {
+      await call(s, "POST", `${NEW}?fieldManager=a`, newEvent("managed"));
+      const core = await call(
+        s,
+        "PATCH",
+        `${CORE}/managed?fieldManager=b`,
+        { message: "changed" },
+        {
+          contentType: "application/merge-patch+json",
+        },
+      );
+      expect(managers(core)).toEqual(["b v1"]);
+      const back = await call(
+        s,
+        "PATCH",
+        `${NEW}/managed?fieldManager=c`,
+        { series: { count: 3, lastObservedTime: "2026-12-05T10:09:00.000000Z" } },
+        { contentType: "application/merge-patch+json" },
+      );
+      expect(managers(back)).toEqual(["c events.k8s.io/v1"]);
+    } finally {
+      await call(s, "DELETE", `${CORE}/managed`);
+    }
+  });
+});
+
 describe("the Events table, as kube's printer fills it (decision 157)", () => {
   it.each([
     ["core", CORE],

@@ -5734,6 +5734,32 @@ const eventGroupProbes: Probe[] = [
       return events.map((e) => `${e.type} ${String(e.object.apiVersion)} ${String(e.object.note)}`);
     },
   ),
+  probe("event groups: a write through each group drops the other group's managers", async (w) => {
+    await eventGroupsSetUp(w);
+    const managers = (r: Reply): unknown =>
+      r.status >= 400
+        ? withMessage(r)
+        : ((get(r.body, "metadata.managedFields") as Record<string, unknown>[] | undefined) ?? []).map(
+            (e) => `${e.manager} ${e.operation} ${e.apiVersion}`,
+          );
+    const created = await w.raw("admin", "POST", `${GROUP_NEW}?fieldManager=a`, newEvent("groups-managed"));
+    const core = await w.raw(
+      "admin",
+      "PATCH",
+      `${GROUP_CORE}/groups-managed?fieldManager=b`,
+      { message: "changed" },
+      "application/merge-patch+json",
+    );
+    const back = await w.raw(
+      "admin",
+      "PATCH",
+      `${GROUP_NEW}/groups-managed?fieldManager=c`,
+      { series: { count: 2, lastObservedTime: "2026-12-05T10:09:00.000000Z" } },
+      "application/merge-patch+json",
+    );
+    await w.raw("admin", "DELETE", `${GROUP_CORE}/groups-managed`);
+    return [managers(created), managers(core), managers(back)];
+  }),
   probe("event groups: an events.k8s.io update of a core Event's note", async (w) => {
     await eventGroupsSetUp(w);
     return withMessage(
