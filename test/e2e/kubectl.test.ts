@@ -304,7 +304,12 @@ note: widget w1 reconciled
     expect(table.code).toBe(0);
     const [header, row] = table.stdout.trim().split("\n");
     expect(header!.split(/\s{2,}/)).toEqual(["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]);
-    expect(row!.split(/\s{2,}/).slice(1)).toEqual(["Normal", "Reconciled", "widget/w1", "widget w1 reconciled"]);
+    expect(row!.split(/\s{2,}/).slice(1)).toEqual([
+      "Normal",
+      "Reconciled",
+      "widget/w1",
+      "widget w1 reconciled",
+    ]);
     const wide = await kubectl(["get", "events.events.k8s.io", "-o", "wide"]);
     expect(wide.stdout.split("\n")[0]!.split(/\s{2,}/)).toEqual([
       "LAST SEEN",
