@@ -7,16 +7,19 @@
  * expansion uses the library's own `maxAliasCount`; nesting is measured on the parser's syntax tree, built
  * without recursion, before anything recursive runs. Values are JSON (YAML 1.2 core whatever a `%YAML`
  * directive says: no timestamps, binary, sets or merge keys); what they mean is the callers' business.
+ * `stringifyYaml` writes YAML with the control characters the library leaves raw escaped (decision 158).
  */
 import {
   Composer,
   CST,
-  type Document,
+  Document,
   type DocumentOptions,
   LineCounter,
   type ParseOptions,
   Parser,
   type SchemaOptions,
+  type ToStringOptions,
+  visit,
 } from "yaml";
 
 export interface YamlBounds {
@@ -258,4 +261,33 @@ export function parseYaml(
     values.push(value.value ?? null);
   }
   return { ok: true, values };
+}
+
+/** The bidirectional controls (embeddings, overrides, isolates) that reorder what a terminal or editor shows. */
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/;
+/** What the library writes raw even in double quotes: DEL, the C1 controls, the bidirectional controls. */
+const RAW_IN_DOUBLE_QUOTES = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+const yamlEscape = (c: string): string => {
+  const code = c.charCodeAt(0);
+  const hex = code.toString(16).toUpperCase();
+  return code <= 0xff ? `\\x${hex}` : `\\u${hex}`;
+};
+
+/**
+ * `value` as YAML, as the library's `stringify` writes it, but with no DEL, C1 or bidirectional control
+ * left raw (decision 158): a string holding one is written in double quotes with the character as an escape
+ * (`\x9B`, `\u202E`), which reads back as the same string — as Go's YAML writer, and so `kubectl -o yaml`,
+ * escapes DEL and C1. The library already double-quotes any string with DEL or a C1 control (and writes the
+ * character raw inside); strings with a bidirectional control are double-quoted here. So every such character
+ * in the text is inside double quotes, where the escape means the character itself.
+ */
+export function stringifyYaml(value: unknown, options: ToStringOptions = {}): string {
+  const doc = new Document(value);
+  visit(doc, {
+    Scalar(_, node) {
+      if (typeof node.value === "string" && BIDI_CONTROLS.test(node.value)) node.type = "QUOTE_DOUBLE";
+    },
+  });
+  return doc.toString(options).replace(RAW_IN_DOUBLE_QUOTES, yamlEscape);
 }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_YAML_BOUNDS, parseYaml, type YamlBounds } from "../src/yaml.js";
+import { DEFAULT_YAML_BOUNDS, parseYaml, stringifyYaml, type YamlBounds } from "../src/yaml.js";
 
 const ALIAS_BOMB = [
   'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
@@ -159,6 +159,57 @@ describe("parseYaml: bounds are problems, never exceptions", () => {
       fc.property(fc.array(fragments, { maxLength: 60 }), (parts) => {
         const result = parseYaml(parts.join(""));
         expect(typeof result.ok).toBe("boolean");
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe("stringifyYaml: no DEL, C1 or bidirectional control left raw (decision 158)", () => {
+  const RAW = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+  it.each([
+    ["a C1 control (CSI)", { v: "a\u009bb" }, 'v: "a\\x9Bb"\n'],
+    ["DEL", { v: "a\u007f" }, 'v: "a\\x7F"\n'],
+    ["a right-to-left override", { v: "a\u202eb" }, 'v: "a\\u202Eb"\n'],
+    ["an isolate, in a key", { "k\u2066": "v" }, '"k\\u2066": v\n'],
+    [
+      "nothing to escape: as the library writes it",
+      { v: "plain", n: [1, "two"] },
+      "v: plain\nn:\n  - 1\n  - two\n",
+    ],
+  ])("%s", (_, value, text) => {
+    expect(stringifyYaml(value)).toBe(text);
+  });
+
+  it("any value reads back the same, with none of those characters raw, whatever the line width", () => {
+    const chars = fc.constantFrom(
+      "a",
+      " ",
+      "\n",
+      "\t",
+      "#",
+      ":",
+      "-",
+      '"',
+      "\\",
+      "\u0085",
+      "\u009b",
+      "\u007f",
+      "\u202e",
+      "\u2069",
+      "\u00a0",
+      "\u001b",
+      "é",
+    );
+    const text = fc.array(chars, { maxLength: 12 }).map((cs) => cs.join(""));
+    const value = fc.dictionary(text, fc.oneof(text, fc.array(text, { maxLength: 3 })), { maxKeys: 4 });
+    fc.assert(
+      fc.property(value, fc.constantFrom(0, 20, 80), (v, lineWidth) => {
+        const yaml = stringifyYaml(v, { lineWidth });
+        expect(yaml).not.toMatch(RAW);
+        const back = parseYaml(yaml);
+        expect(back.ok && back.values[0]).toEqual(Object.keys(v).length === 0 ? {} : v);
       }),
       { numRuns: 500 },
     );

@@ -10,11 +10,17 @@
  * one (the installer would refuse it only once it is in the cluster), and a ConfigMap over 1 MiB, the API
  * server's limit. The command-line wrapper is in cli.ts.
  */
-import { type Document, stringify } from "yaml";
+import type { Document } from "yaml";
 import type { KubeObject } from "../kube/object.js";
 import { DNS_LABEL, DNS_SUBDOMAIN, isRecord } from "../kube/object.js";
 import { appendAll } from "../lists.js";
-import { documentValue, type ParsedYamlDocument, parseYamlDocuments, type YamlProblem } from "../yaml.js";
+import {
+  documentValue,
+  type ParsedYamlDocument,
+  parseYamlDocuments,
+  stringifyYaml,
+  type YamlProblem,
+} from "../yaml.js";
 import {
   COMPONENTS_KEY,
   CORE_PROVIDER_NAME,
@@ -264,5 +270,5 @@ export function packProvider(input: PackInput): PackResult {
       ok: false,
       error: `the transport ConfigMap would be ${bytes} bytes, over the ${MAX_CONFIGMAP_BYTES}-byte (1 MiB) limit of a ConfigMap; trim the components (for example CRD descriptions) or split the provider`,
     };
-  return { ok: true, configMap, yaml: stringify(configMap), bytes, warnings };
+  return { ok: true, configMap, yaml: stringifyYaml(configMap), bytes, warnings };
 }

@@ -48,6 +48,22 @@ const documentsOf = (configMap: KubeObject): KubeObject[] =>
 const AWS_V1 = ["--name", "aws", "--type", "infrastructure", "--version", "v1"];
 
 describe("pack-provider: the transport ConfigMap", () => {
+  it("is printed with no DEL, C1 or bidirectional control raw, and reads back to the same components (decision 158)", () => {
+    const hostile = [
+      "apiVersion: v1",
+      "kind: ConfigMap",
+      "metadata: {name: notes, namespace: capa-system}",
+      'data: {a: "look\\u202eevil", b: "clear\\x9b2J", c: "del\\x7f"}',
+      "",
+    ].join("\n");
+    const result = pack({ components: hostile });
+    if (!result.ok) throw new Error(result.error);
+    expect(result.yaml).not.toMatch(/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    const read = parse(result.yaml) as KubeObject;
+    expect(read.data).toEqual(result.configMap.data);
+    expect(documentsOf(read)[0]?.data).toEqual({ a: "look\u202eevil", b: "clear\u009b2J", c: "del\u007f" });
+  });
+
   it("carries the SPEC §6 labels, name and namespace, components under data.components", () => {
     const result = pack();
     if (!result.ok) throw new Error(result.error);

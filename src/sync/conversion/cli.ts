@@ -4,11 +4,10 @@
  * prints converted objects on stdout, warnings and field errors on stderr. Exit codes: 0 converted, 1 some
  * object failed (the others are still printed), 2 bad usage.
  */
-import { stringify } from "yaml";
 import { asksForHelp, type CommandFlags, dnsLabelProblem, parseFlags } from "../../config.js";
 import { isRecord, type KubeObject } from "../../kube/object.js";
 import { appendAll } from "../../lists.js";
-import { parseYaml } from "../../yaml.js";
+import { parseYaml, stringifyYaml } from "../../yaml.js";
 import { convertDocuments, type Direction, flattenDocuments } from "./documents.js";
 
 export interface ConvertIO {
@@ -134,7 +133,7 @@ const render = (objects: KubeObject[], output: "yaml" | "json"): string => {
     const value = objects.length === 1 ? objects[0] : { apiVersion: "v1", kind: "List", items: objects };
     return `${JSON.stringify(value, null, 2)}\n`;
   }
-  return objects.map((o) => stringify(o, { lineWidth: 0 })).join("---\n");
+  return objects.map((o) => stringifyYaml(o, { lineWidth: 0 })).join("---\n");
 };
 
 export const runConvert = async (argv: string[], io: ConvertIO): Promise<number> => {

@@ -342,6 +342,21 @@ describe("convert CLI: run", () => {
       "error: nothing to convert: no Machine API Machines or MachineSets in the input\n",
     );
   });
+  it("values carrying DEL, C1 or bidirectional controls are printed escaped in double quotes, and parse back the same", async () => {
+    // An annotation copied from the cluster (`oc get machine -o yaml`): ESC [ (CSI) as its C1 form, a
+    // right-to-left override that reorders what a terminal shows, and DEL.
+    const hostile = "safe\u009b2J\u202eevil\u007f";
+    const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
+      "infra.yaml": INFRA_YAML,
+      "m.yaml": yamlOf(mapiMachine({ name: "w1", annotations: { "example.com/note": hostile } })),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toMatch(/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(result.stdout).toContain('"safe\\x9B2J\\u202Eevil\\x7F"');
+    const machine = parse(result.stdout.split("---\n")[0] ?? "");
+    expect(machine.metadata.annotations["example.com/note"]).toBe(hostile);
+  });
+
   it("the YAML printed parses back to the converted objects", async () => {
     const result = await run(["--to", "capi", "--infrastructure", "infra.yaml", "-f", "m.yaml"], {
       "infra.yaml": INFRA_YAML,
