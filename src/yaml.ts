@@ -265,6 +265,11 @@ export function parseYaml(
 
 /** The bidirectional controls (embeddings, overrides, isolates) that reorder what a terminal or editor shows. */
 const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/;
+/**
+ * Lines of spaces and tabs only: yaml 2.9's block scalar drops a space of them (`" \n"` is written `|+` and
+ * reads back `"\n"`), so such a string is written in double quotes instead.
+ */
+const BLANK_LINES = /^[ \t\n]*\n[ \t\n]*$/;
 /** What the library writes raw even in double quotes: DEL, the C1 controls, the bidirectional controls. */
 const RAW_IN_DOUBLE_QUOTES = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
@@ -280,13 +285,19 @@ const yamlEscape = (c: string): string => {
  * (`\x9B`, `\u202E`), which reads back as the same string — as Go's YAML writer, and so `kubectl -o yaml`,
  * escapes DEL and C1. The library already double-quotes any string with DEL or a C1 control (and writes the
  * character raw inside); strings with a bidirectional control are double-quoted here. So every such character
- * in the text is inside double quotes, where the escape means the character itself.
+ * in the text is inside double quotes, where the escape means the character itself. Strings of blank lines are
+ * double-quoted too, as the library's block scalars lose a space of them.
  */
 export function stringifyYaml(value: unknown, options: ToStringOptions = {}): string {
-  const doc = new Document(value);
+  return documentText(new Document(value), options);
+}
+
+/** A document's text as `stringifyYaml` writes a value's (its scalars' styles changed where it must). */
+export function documentText(doc: Document, options: ToStringOptions = {}): string {
   visit(doc, {
     Scalar(_, node) {
-      if (typeof node.value === "string" && BIDI_CONTROLS.test(node.value)) node.type = "QUOTE_DOUBLE";
+      if (typeof node.value === "string" && (BIDI_CONTROLS.test(node.value) || BLANK_LINES.test(node.value)))
+        node.type = "QUOTE_DOUBLE";
     },
   });
   return doc.toString(options).replace(RAW_IN_DOUBLE_QUOTES, yamlEscape);

@@ -14,6 +14,42 @@ import { resourceKey } from "./types.js";
 export const CORE_EVENTS_KEY = resourceKey({ group: "", plural: "events" });
 export const EVENTS_V1_KEY = resourceKey({ group: "events.k8s.io", plural: "events" });
 
+/** Every top-level field of each shape but the type's and metadata (k8s.io/api v0.33's types). */
+export const EVENT_TOP_LEVEL_FIELDS: Readonly<Record<"" | "events.k8s.io", readonly string[]>> = {
+  "": [
+    "involvedObject",
+    "reason",
+    "message",
+    "source",
+    "firstTimestamp",
+    "lastTimestamp",
+    "count",
+    "type",
+    "eventTime",
+    "series",
+    "action",
+    "related",
+    "reportingComponent",
+    "reportingInstance",
+  ],
+  "events.k8s.io": [
+    "eventTime",
+    "series",
+    "reportingController",
+    "reportingInstance",
+    "action",
+    "reason",
+    "regarding",
+    "related",
+    "note",
+    "type",
+    "deprecatedSource",
+    "deprecatedFirstTimestamp",
+    "deprecatedLastTimestamp",
+    "deprecatedCount",
+  ],
+};
+
 /** Core name → events.k8s.io name, for the fields the two shapes name differently. */
 const RENAMED: ReadonlyArray<readonly [core: string, events: string]> = [
   ["involvedObject", "regarding"],
@@ -41,19 +77,30 @@ const OMITTED_WHEN_EMPTY = {
   ]),
 } as const;
 
+/**
+ * `o` in the other shape. A key of `o` that is already a name of the target shape's renamed fields (a core
+ * `message` beside an events.k8s.io `note`) is not a field of `o`'s shape: it is left out rather than let
+ * overwrite the converted field (the write path drops unknown fields before this, as kube's typed decoding
+ * does; the conversion does not rely on it). Keys are copied as data: `__proto__` is a key like any other.
+ */
 const convert = (
   o: KubeObject,
   apiVersion: string,
   names: ReadonlyMap<string, string>,
   omitted: ReadonlySet<string>,
 ): KubeObject => {
-  const out: KubeObject = { apiVersion, kind: "Event" };
+  const targets = new Set(names.values());
+  const fields: Array<[string, unknown]> = [
+    ["apiVersion", apiVersion],
+    ["kind", "Event"],
+  ];
   for (const [k, v] of Object.entries(o)) {
-    if (k === "apiVersion" || k === "kind") continue;
+    if (k === "apiVersion" || k === "kind" || targets.has(k)) continue;
     const name = names.get(k) ?? k;
     if (omitted.has(name) && (v === "" || v === 0)) continue;
-    out[name] = v;
+    fields.push([name, v]);
   }
+  const out = Object.fromEntries(fields) as KubeObject;
   // What Go writes of the target type's zero value whatever the source said: its structs, times and
   // non-omitempty strings (builtin-shapes.ts has the type's JSON as `New()` makes it).
   for (const [k, zero] of Object.entries(emptyObjectOf(out)))

@@ -15,6 +15,7 @@ import type { KubeObject } from "../kube/object.js";
 import { DNS_LABEL, DNS_SUBDOMAIN, isRecord } from "../kube/object.js";
 import { appendAll } from "../lists.js";
 import {
+  documentText,
   documentValue,
   type ParsedYamlDocument,
   parseYamlDocuments,
@@ -248,7 +249,7 @@ export function packProvider(input: PackInput): PackResult {
       `rewrote ${certificates.length} cert-manager Certificate(s) to service-ca serving-cert annotations and dropped ${issuers} Issuer(s)`,
     );
 
-  const components = kept.map(({ doc }) => doc.toString().replace(/^---\n/, "")).join("---\n");
+  const components = kept.map(({ doc }) => documentText(doc).replace(/^---\n/, "")).join("---\n");
   const label = providerLabelValue(type, input.name);
   const configMap: KubeObject = {
     apiVersion: "v1",

@@ -179,6 +179,48 @@ describe("one store for core and events.k8s.io Events (decision 157)", () => {
   });
 });
 
+describe("an Event's unknown fields, as kube's typed decoding drops them (decision 157)", () => {
+  afterAll(async () => {
+    for (const name of ["smuggled", "strict", "core-unknown"]) await call(s, "DELETE", `${CORE}/${name}`);
+  });
+
+  it("a core name written through events.k8s.io is an unknown field: dropped with a warning, never stored as the note", async () => {
+    const r = await call(
+      s,
+      "POST",
+      NEW,
+      newEvent("smuggled", { note: "short", message: "x".repeat(2048), bogus: 1 }),
+    );
+    expect(r.status).toBe(201);
+    expect(r.headers.warning).toBe('299 - "unknown field \\"message\\"", 299 - "unknown field \\"bogus\\""');
+    for (const path of [`${NEW}/smuggled`, `${CORE}/smuggled`]) {
+      const read = await call(s, "GET", path);
+      expect(read.body.note ?? read.body.message).toBe("short");
+      expect(read.body).not.toHaveProperty("bogus");
+    }
+  });
+
+  it("under Strict, refused naming every unknown field", async () => {
+    const r = await call(
+      s,
+      "POST",
+      `${NEW}?fieldValidation=Strict`,
+      newEvent("strict", { message: "m", bogus: 1 }),
+    );
+    expect(r.status).toBe(400);
+    expect(r.body.message).toBe(
+      'Event in version "v1" cannot be handled as a Event: strict decoding error: unknown field "message", unknown field "bogus"',
+    );
+  });
+
+  it("a core Event's unknown field is dropped too", async () => {
+    const r = await call(s, "POST", CORE, coreEvent("core-unknown", { note: "n", bogus: 1 }));
+    expect(r.status).toBe(201);
+    expect(r.body).not.toHaveProperty("note");
+    expect(r.body).not.toHaveProperty("bogus");
+  });
+});
+
 describe("managedFields across the two groups (decision 157)", () => {
   const managers = (r: { body: { metadata: { managedFields?: Array<Record<string, unknown>> } } }) =>
     (r.body.metadata.managedFields ?? []).map((e) => `${e.manager} ${e.apiVersion}`);

@@ -130,6 +130,23 @@ describe("core ↔ events.k8s.io/v1 Event conversion", () => {
     });
   });
 
+  it("a key that names a converted field of the other shape never overwrites it, and __proto__ stays data", () => {
+    // The write path drops unknown fields before this runs (kube's typed decoding); the conversion does not
+    // rely on it.
+    const written = JSON.parse(
+      '{"apiVersion":"events.k8s.io/v1","kind":"Event","note":"validated","message":"smuggled","__proto__":{"series":{"count":9}}}',
+    ) as KubeObject;
+    const core = eventsV1EventToCore(written);
+    expect(core.message).toBe("validated");
+    expect(Object.getPrototypeOf(core)).toBe(Object.prototype);
+    expect(core.series).toBeUndefined();
+    expect(
+      coreEventToEventsV1(JSON.parse('{"involvedObject":{"name":"a"},"regarding":{"name":"b"}}')).regarding,
+    ).toEqual({
+      name: "a",
+    });
+  });
+
   it("an Event written through either group reads back the same through it (round trip)", () => {
     const value = fc.oneof(fc.string({ maxLength: 3 }), fc.integer({ min: 0, max: 3 }), fc.constant(null));
     const fields = [

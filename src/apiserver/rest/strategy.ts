@@ -9,6 +9,7 @@ import { isRecord, jsonEqual, type KubeObject } from "../../kube/object.js";
 import { appendAll } from "../../lists.js";
 import { builtinFieldTypes } from "../builtin-shapes.js";
 import { builtinCauses, builtinDecodeProblem, typedTimes } from "../builtin-validation.js";
+import { EVENT_TOP_LEVEL_FIELDS } from "../event-versions.js";
 import type { ListTypes, ManagedFieldsEntry } from "../managed-fields.js";
 import {
   IDENTITY_AND_SERVER_METADATA,
@@ -119,6 +120,9 @@ const BUILTIN_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
   "/Namespace": new Set([...TYPE_META, "spec", "status"]),
   "/ServiceAccount": new Set([...TYPE_META, "secrets", "imagePullSecrets", "automountServiceAccountToken"]),
   "coordination.k8s.io/Lease": new Set([...TYPE_META, "spec"]),
+  // Both Event groups (decision 157): a field of one shape is an unknown field of the other.
+  "/Event": new Set([...TYPE_META, ...EVENT_TOP_LEVEL_FIELDS[""]]),
+  "events.k8s.io/Event": new Set([...TYPE_META, ...EVENT_TOP_LEVEL_FIELDS["events.k8s.io"]]),
 };
 
 /**
