@@ -5760,6 +5760,25 @@ const eventGroupProbes: Probe[] = [
     await w.raw("admin", "DELETE", `${GROUP_CORE}/groups-managed`);
     return [managers(created), managers(core), managers(back)];
   }),
+  probe("event groups: a core field name written through events.k8s.io", async (w) => {
+    await eventGroupsSetUp(w);
+    const body = newEvent("groups-smuggled", {
+      regarding: { kind: "ConfigMap", namespace: EVENTS_NS, name: "c" },
+      message: "m".repeat(2048),
+      bogus: 1,
+    });
+    const strict = await w.raw("admin", "POST", `${GROUP_NEW}?fieldValidation=Strict`, body);
+    const created = await w.raw("admin", "POST", GROUP_NEW, body);
+    const read = await w.raw("admin", "GET", `${GROUP_CORE}/groups-smuggled`);
+    await w.raw("admin", "DELETE", `${GROUP_CORE}/groups-smuggled`);
+    return {
+      strict: withMessage(strict),
+      created: code(created),
+      warnings: created.warnings,
+      message: get(read.body, "message") ?? null,
+      bogus: get(read.body, "bogus") ?? null,
+    };
+  }),
   probe("event groups: an events.k8s.io update of a core Event's note", async (w) => {
     await eventGroupsSetUp(w);
     return withMessage(
