@@ -131,3 +131,103 @@ export const builtinFieldTypes = (group: string, kind: string): ListTypes | unde
   if (!atomic) return undefined;
   return (path) => (atomic.includes(path) ? ATOMIC : undefined);
 };
+
+/**
+ * A field of a built-in's Go type as its typed decoding knows it: a scalar, or a map or list kept whole (`true`),
+ * a struct (its fields), or a list of structs (`[fields]`).
+ */
+export type TypedField = true | TypedStruct | readonly [TypedStruct];
+export interface TypedStruct {
+  readonly [field: string]: TypedField;
+}
+
+const LEAF = true;
+const leaves = (...names: string[]): TypedStruct => Object.fromEntries(names.map((n) => [n, LEAF]));
+/** apiVersion, kind and metadata (ObjectMeta's own fields are checked by object-meta.ts). */
+const TYPED_META = leaves("apiVersion", "kind", "metadata");
+const OBJECT_REFERENCE = leaves(
+  "kind",
+  "namespace",
+  "name",
+  "uid",
+  "apiVersion",
+  "resourceVersion",
+  "fieldPath",
+);
+const EVENT_SOURCE = leaves("component", "host");
+const EVENT_SERIES = leaves("count", "lastObservedTime");
+
+/**
+ * The built-ins whose unknown fields kube's typed decoding drops (and reports as fieldValidation says), at any
+ * depth: `group/Kind` → their Go types' fields, read off k8s.io/api v0.33 (decision 157; conformance backlog
+ * item 19). Kinds not listed keep what they are given.
+ */
+export const TYPED_FIELDS: Readonly<Record<string, TypedStruct>> = {
+  "/ConfigMap": { ...TYPED_META, ...leaves("data", "binaryData", "immutable") },
+  "/Secret": { ...TYPED_META, ...leaves("data", "stringData", "type", "immutable") },
+  "/Namespace": {
+    ...TYPED_META,
+    spec: leaves("finalizers"),
+    status: {
+      phase: LEAF,
+      conditions: [leaves("type", "status", "lastTransitionTime", "reason", "message")],
+    },
+  },
+  "/ServiceAccount": {
+    ...TYPED_META,
+    secrets: [OBJECT_REFERENCE],
+    imagePullSecrets: [leaves("name")],
+    automountServiceAccountToken: LEAF,
+  },
+  "coordination.k8s.io/Lease": {
+    ...TYPED_META,
+    spec: leaves(
+      "holderIdentity",
+      "leaseDurationSeconds",
+      "acquireTime",
+      "renewTime",
+      "leaseTransitions",
+      "strategy",
+      "preferredHolder",
+    ),
+  },
+  // Both Event groups: a field of one shape is an unknown field of the other.
+  "/Event": {
+    ...TYPED_META,
+    involvedObject: OBJECT_REFERENCE,
+    source: EVENT_SOURCE,
+    series: EVENT_SERIES,
+    related: OBJECT_REFERENCE,
+    ...leaves(
+      "reason",
+      "message",
+      "firstTimestamp",
+      "lastTimestamp",
+      "count",
+      "type",
+      "eventTime",
+      "action",
+      "reportingComponent",
+      "reportingInstance",
+    ),
+  },
+  "events.k8s.io/Event": {
+    ...TYPED_META,
+    series: EVENT_SERIES,
+    regarding: OBJECT_REFERENCE,
+    related: OBJECT_REFERENCE,
+    deprecatedSource: EVENT_SOURCE,
+    ...leaves(
+      "eventTime",
+      "reportingController",
+      "reportingInstance",
+      "action",
+      "reason",
+      "note",
+      "type",
+      "deprecatedFirstTimestamp",
+      "deprecatedLastTimestamp",
+      "deprecatedCount",
+    ),
+  },
+};

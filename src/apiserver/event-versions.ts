@@ -14,42 +14,6 @@ import { resourceKey } from "./types.js";
 export const CORE_EVENTS_KEY = resourceKey({ group: "", plural: "events" });
 export const EVENTS_V1_KEY = resourceKey({ group: "events.k8s.io", plural: "events" });
 
-/** Every top-level field of each shape but the type's and metadata (k8s.io/api v0.33's types). */
-export const EVENT_TOP_LEVEL_FIELDS: Readonly<Record<"" | "events.k8s.io", readonly string[]>> = {
-  "": [
-    "involvedObject",
-    "reason",
-    "message",
-    "source",
-    "firstTimestamp",
-    "lastTimestamp",
-    "count",
-    "type",
-    "eventTime",
-    "series",
-    "action",
-    "related",
-    "reportingComponent",
-    "reportingInstance",
-  ],
-  "events.k8s.io": [
-    "eventTime",
-    "series",
-    "reportingController",
-    "reportingInstance",
-    "action",
-    "reason",
-    "regarding",
-    "related",
-    "note",
-    "type",
-    "deprecatedSource",
-    "deprecatedFirstTimestamp",
-    "deprecatedLastTimestamp",
-    "deprecatedCount",
-  ],
-};
-
 /** Core name → events.k8s.io name, for the fields the two shapes name differently. */
 const RENAMED: ReadonlyArray<readonly [core: string, events: string]> = [
   ["involvedObject", "regarding"],

@@ -5779,6 +5779,46 @@ const eventGroupProbes: Probe[] = [
       bogus: get(read.body, "bogus") ?? null,
     };
   }),
+  // Backlog item 19: a built-in's unknown fields at any depth, found before its defaults rebuild any of it.
+  probe("typed decoding: a Lease's nested unknown fields, warned in the body's order", async (w) => {
+    await eventGroupsSetUp(w);
+    const r = await w.raw("admin", "POST", `/apis/coordination.k8s.io/v1/namespaces/${EVENTS_NS}/leases`, {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: "typed-nested" },
+      spec: { zz: 1, holderIdentity: "a", bogus: { x: 1 } },
+      top: 1,
+    });
+    return { code: code(r), warnings: r.warnings, spec: get(r.body, "spec") ?? null };
+  }),
+  ask(
+    "typed decoding: an Event's nested unknown fields under Strict",
+    "admin",
+    "POST",
+    `${GROUP_CORE}?fieldValidation=Strict`,
+    {
+      ...coreEvent({ name: "typed-nested" }),
+      involvedObject: { kind: "ConfigMap", namespace: EVENTS_NS, name: "c", bogus: 1 },
+      source: { component: "x", extra: 2 },
+      series: { count: 2, lastObservedTime: "2026-12-05T10:00:00.000000Z", more: 3 },
+      related: { kind: "Pod", what: 4 },
+    },
+    withMessage,
+  ),
+  ask(
+    "typed decoding: a Namespace's nested unknown fields under Strict, in a condition too",
+    "admin",
+    "POST",
+    "/api/v1/namespaces?fieldValidation=Strict",
+    {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "typed-nested-ns" },
+      spec: { finalizers: [], x: 1 },
+      status: { phase: "Active", y: 2, conditions: [{ type: "A", status: "True", z: 3 }] },
+    },
+    withMessage,
+  ),
   probe("event groups: an events.k8s.io update of a core Event's note", async (w) => {
     await eventGroupsSetUp(w);
     return withMessage(

@@ -7,9 +7,8 @@
 import { jsonText } from "../../json-text.js";
 import { isRecord, jsonEqual, type KubeObject } from "../../kube/object.js";
 import { appendAll } from "../../lists.js";
-import { builtinFieldTypes } from "../builtin-shapes.js";
+import { builtinFieldTypes, TYPED_FIELDS, type TypedField, type TypedStruct } from "../builtin-shapes.js";
 import { builtinCauses, builtinDecodeProblem, typedTimes } from "../builtin-validation.js";
-import { EVENT_TOP_LEVEL_FIELDS } from "../event-versions.js";
 import type { ListTypes, ManagedFieldsEntry } from "../managed-fields.js";
 import {
   IDENTITY_AND_SERVER_METADATA,
@@ -109,26 +108,41 @@ const collectUnknown = (before: unknown, after: unknown, path: string, out: stri
 export const pruneAndDefaultQuiet = (res: ResourceInfo, version: string, o: KubeObject): KubeObject =>
   res.crd ? res.crd.pruneAndDefault(version, o) : o;
 
-const TYPE_META = ["apiVersion", "kind", "metadata"];
-/**
- * The top-level fields of the built-ins whose unknown fields kube's typed decoding drops (and reports as
- * fieldValidation says): `group/Kind` → fields. Kinds not listed keep what they are given.
- */
-const BUILTIN_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
-  "/ConfigMap": new Set([...TYPE_META, "data", "binaryData", "immutable"]),
-  "/Secret": new Set([...TYPE_META, "data", "stringData", "type", "immutable"]),
-  "/Namespace": new Set([...TYPE_META, "spec", "status"]),
-  "/ServiceAccount": new Set([...TYPE_META, "secrets", "imagePullSecrets", "automountServiceAccountToken"]),
-  "coordination.k8s.io/Lease": new Set([...TYPE_META, "spec"]),
-  // Both Event groups (decision 157): a field of one shape is an unknown field of the other.
-  "/Event": new Set([...TYPE_META, ...EVENT_TOP_LEVEL_FIELDS[""]]),
-  "events.k8s.io/Event": new Set([...TYPE_META, ...EVENT_TOP_LEVEL_FIELDS["events.k8s.io"]]),
+/** `v` without the fields `shape` does not know (copied only where one is dropped); each dropped path noted. */
+const typedPrune = (v: unknown, shape: TypedField, path: string, unknown: string[]): unknown => {
+  if (shape === true) return v;
+  if (Array.isArray(shape)) {
+    if (!Array.isArray(v)) return v;
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const item: unknown = v[i];
+      const kept = typedPrune(item, shape[0] as TypedStruct, `${path}[${i}]`, unknown);
+      if (kept !== item) (out ??= [...v])[i] = kept;
+    }
+    return out ?? v;
+  }
+  if (!isRecord(v)) return v;
+  const struct = shape as TypedStruct;
+  let out: Record<string, unknown> | undefined;
+  for (const k of Object.keys(v)) {
+    const at = path ? `${path}.${k}` : k;
+    const field = Object.hasOwn(struct, k) ? struct[k] : undefined;
+    if (field === undefined) {
+      unknown.push(at);
+      out ??= { ...v };
+      delete out[k];
+      continue;
+    }
+    const kept = typedPrune(v[k], field, at, unknown);
+    if (kept !== v[k]) (out ??= { ...v })[k] = kept;
+  }
+  return out ?? v;
 };
 
 /**
  * `o` as kube's typed decoding and CRD pruning leave it (`pruned`, defaulted), and the fields they drop
  * (`unknown`: sorted for a custom resource, as its pruning names them; in the body's order for a built-in):
- * those under `metadata` for every kind, the rest for CRD kinds and the built-ins of BUILTIN_FIELDS.
+ * those under `metadata` for every kind, the rest for CRD kinds and the built-ins of TYPED_FIELDS.
  */
 const typedView = (
   res: ResourceInfo,
@@ -137,18 +151,27 @@ const typedView = (
 ): { pruned: KubeObject; unknown: string[] } => {
   const unknownMetadata = unknownMetadataFields(o);
   const given = withKnownMetadata(o, unknownMetadata);
-  const known = res.crd ? undefined : BUILTIN_FIELDS[`${res.group}/${res.kind}`];
+  const known = res.crd ? undefined : TYPED_FIELDS[`${res.group}/${res.kind}`];
   if (!res.crd && !known) return { pruned: given, unknown: unknownMetadata };
   if (res.crd) {
     const pruned = res.crd.pruneAndDefault(version, given);
     return { pruned, unknown: [...unknownMetadata, ...unknownFields(given, pruned)].sort() };
   }
-  // A built-in's typed decoder names them as it meets them, in the body's order.
-  const pruned = Object.fromEntries(Object.entries(given).filter(([k]) => known!.has(k))) as KubeObject;
+  // A built-in's typed decoder names them as it meets them, in the body's order, at any depth.
   const unknown: string[] = [];
-  for (const k of Object.keys(o)) {
-    if (k === "metadata") appendAll(unknown, unknownMetadata);
-    else if (!known!.has(k)) unknown.push(k);
+  let pruned = given;
+  for (const k of Object.keys(given)) {
+    if (k === "metadata") {
+      appendAll(unknown, unknownMetadata);
+      continue;
+    }
+    const kept = Object.hasOwn(known!, k) ? typedPrune(given[k], known![k]!, k, unknown) : undefined;
+    if (kept === given[k]) continue;
+    if (pruned === given) pruned = { ...given };
+    if (kept === undefined) {
+      unknown.push(k);
+      delete pruned[k];
+    } else pruned[k] = kept;
   }
   return { pruned, unknown };
 };
@@ -165,7 +188,7 @@ export const STRICT_ERRORS_REPORTED = 100;
 
 /**
  * Prune (and default) a client's object as kube's typed decoding and CRD pruning do: unknown fields under
- * `metadata` (every kind's ObjectMeta is typed), and those of CRD kinds and the built-ins of BUILTIN_FIELDS,
+ * `metadata` (every kind's ObjectMeta is typed), and those of CRD kinds and the built-ins of TYPED_FIELDS,
  * are refused (`Strict`: a 400, or for a patch a 422 on `patch`), reported as warnings on `ctx` (`Warn`, kube's
  * default) or dropped silently (`Ignore`); so are the keys the request's body repeats (`ctx.duplicates`).
  */

@@ -175,8 +175,9 @@ export class WritePath {
       metadata: m,
     };
     if (res.statusSubresource && !isNamespaces(res)) delete object.status;
-    object = defaultBuiltIn(res, object, undefined);
+    // Decoding finds a built-in's unknown fields before its defaults and strategy rebuild any of it.
     object = pruneAndDefault(ctx, res, version, object);
+    object = defaultBuiltIn(res, object, undefined);
     const call: AdmissionCall = {
       ctx,
       res,
@@ -324,8 +325,8 @@ export class WritePath {
     next = restoreServerFields(res, next, server, version, false);
     if (isNamespaces(res)) next = { ...next, spec: old.spec ?? next.spec };
     checkFinalizers(res, old, next);
-    next = defaultBuiltIn(res, next, old);
     next = pruneAndDefault(ctx, res, version, next);
+    next = defaultBuiltIn(res, next, old);
     const asRead = (o: KubeObject): KubeObject => asVersion(res, version, o);
     const toAdmission = (o: KubeObject): KubeObject => (view ? view.toView(o) : asRead(o));
     const call: AdmissionCall = {
