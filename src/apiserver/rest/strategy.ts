@@ -117,7 +117,9 @@ const typedPrune = (v: unknown, shape: TypedField, path: string, unknown: string
     for (let i = 0; i < v.length; i++) {
       const item: unknown = v[i];
       const kept = typedPrune(item, shape[0] as TypedStruct, `${path}[${i}]`, unknown);
-      if (kept !== item) (out ??= [...v])[i] = kept;
+      if (kept === item) continue;
+      out ??= [...v];
+      out[i] = kept;
     }
     return out ?? v;
   }
@@ -134,7 +136,9 @@ const typedPrune = (v: unknown, shape: TypedField, path: string, unknown: string
       continue;
     }
     const kept = typedPrune(v[k], field, at, unknown);
-    if (kept !== v[k]) (out ??= { ...v })[k] = kept;
+    if (kept === v[k]) continue;
+    out ??= { ...v };
+    out[k] = kept;
   }
   return out ?? v;
 };
