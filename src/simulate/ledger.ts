@@ -91,6 +91,11 @@ export interface LedgerSnapshot {
 export interface ExistingMachines {
   mapi: Iterable<string>;
   capi: Iterable<string>;
+  /**
+   * `currentSeq()` when the listing began: an instance created after it may belong to a Machine created after
+   * its list was read (a set's new member), so only instances created before it are judged leaked.
+   */
+  listedFrom?: number;
 }
 
 export interface InstanceLedger {
@@ -144,6 +149,8 @@ export interface InstanceLedger {
   descentOf(instanceId: string): string | undefined;
   /** Is `instanceId` known and not terminated? */
   isLive(instanceId: string): boolean;
+  /** The sequence number of the last event recorded (0 before any). */
+  currentSeq(): number;
   snapshot(): LedgerSnapshot;
   /** Every broken promise of SPEC's first duty, one sentence each; empty when none. */
   violations(existing: ExistingMachines): string[];
@@ -326,6 +333,7 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
       if (!r || r.terminatedSeq === undefined) return undefined;
       return descent(r.machineName, r.terminatedBy, r.terminatedSeq);
     },
+    currentSeq: () => seq,
     isLive: (instanceId) => {
       const r = byId.get(instanceId);
       return r !== undefined && r.terminatedSeq === undefined;
@@ -356,7 +364,8 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
               );
           }
       for (const r of records) {
-        if (r.terminatedSeq === undefined && !names.has(r.machineName))
+        const listedBefore = existing.listedFrom === undefined || r.createdSeq <= existing.listedFrom;
+        if (r.terminatedSeq === undefined && listedBefore && !names.has(r.machineName))
           out.push(
             `instance ${r.instanceId} (${r.side}) is running but neither Machine ${r.machineName} nor its twin exists: leaked`,
           );

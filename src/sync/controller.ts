@@ -24,7 +24,7 @@ import type { ResourceType } from "../kube/kinds.js";
 import { AUTHORITY, CONDITIONS, KINDS } from "../kube/kinds.js";
 import type { RuntimeMetrics } from "../kube/metrics.js";
 import type { KubeObject } from "../kube/object.js";
-import { conditionOf, isDeleting, nameOf, ownerReferencesOf } from "../kube/object.js";
+import { conditionOf, generationOf, isDeleting, nameOf, ownerReferencesOf } from "../kube/object.js";
 import type { Transport } from "../kube/transport.js";
 import type { ObjectStore } from "../policies/types.js";
 import { statusAuthority } from "../protocol/authority.js";
@@ -341,6 +341,15 @@ function createSyncController<S extends SnapshotBase>(
     );
   };
 
+  /**
+   * `confirmCurrent` (decision 160): is the authoritative object the plan mirrors, read older than the MAPI
+   * copy's record, the same object at the generation read? If not, the cache is behind and nothing is written.
+   */
+  const currentLive = async (ref: NonNullable<SyncPlan["confirmCurrent"]>): Promise<boolean> => {
+    const live = await readLive(ref);
+    return live !== undefined && sameObject(live, ref) && generationOf(live) === ref.generation;
+  };
+
   /** §4.5: a write the API server refused becomes Synchronized=False on the MAPI object, and an Event. */
   const reportRefusal = async (
     snapshot: S,
@@ -406,6 +415,14 @@ function createSyncController<S extends SnapshotBase>(
     if (plan.confirmSource && !(await sourceLive(plan.confirmSource))) {
       // The cache is behind: what the create would copy is gone, going or changed; nothing is created.
       log.info({ source: plan.confirmSource }, "source not as the cache shows it live; nothing created");
+      return { requeueAfterMs: confirmRetryMs };
+    }
+    if (plan.confirmCurrent && !(await currentLive(plan.confirmCurrent))) {
+      // The cache is behind the authoritative copy: mirroring it now would undo what the MAPI copy already shows.
+      log.info(
+        { authoritative: plan.confirmCurrent },
+        "authoritative copy newer live than the cache shows; nothing written",
+      );
       return { requeueAfterMs: confirmRetryMs };
     }
     if (plan.confirmAbsent && plan.writes.length > 0 && (await existsLive(plan.confirmAbsent))) {

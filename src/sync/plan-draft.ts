@@ -59,6 +59,13 @@ export interface Draft {
   confirmMachineApi?: ObjectAddress;
   /** The plan creates objects converted from this one: the shell reads it live first (decision 148). */
   confirmSource?: SourceAddress;
+  /** The plan mirrors this authoritative object as read, a view the MAPI copy is ahead of: read live first. */
+  confirmCurrent?: CurrentAddress;
+}
+
+/** The authoritative object a plan mirrors, and the generation it read (decision 160). */
+export interface CurrentAddress extends ObjectAddress {
+  generation: number;
 }
 
 /** The object a create is converted from, as the plan read it: its identity and, for MAPI, its authority. */
@@ -75,14 +82,19 @@ export interface SourceAddress extends ObjectAddress {
 export const createFrom = (draft: Draft, source: KubeObject, object: KubeObject): void => {
   push(draft, createWrite(object));
   draft.confirmSource ??= {
-    apiVersion: source.apiVersion ?? "",
-    kind: source.kind ?? "",
-    namespace: namespaceOf(source),
-    name: nameOf(source),
-    ...(source.metadata?.uid ? { uid: source.metadata.uid } : {}),
+    ...addressOf(source),
     ...(source.apiVersion?.startsWith(`${MAPI_GROUP}/`) ? { authority: statusAuthority(source) ?? "" } : {}),
   };
 };
+
+/** Where `o` is, and which object it is (its uid), for a live read. */
+export const addressOf = (o: KubeObject): ObjectAddress => ({
+  apiVersion: o.apiVersion ?? "",
+  kind: o.kind ?? "",
+  namespace: namespaceOf(o),
+  name: nameOf(o),
+  ...(o.metadata?.uid ? { uid: o.metadata.uid } : {}),
+});
 
 /** How a MAPI → CAPI sync runs: steady, the final sync of a handover (§4.2), or the twin of a born-ClusterAPI object. */
 export type ToCapiMode = "steady" | "final" | "born";

@@ -25,7 +25,14 @@ import {
 } from "./deletion.js";
 import type { Branch, DeletionAuthority } from "./fork.js";
 import { forkMachine, forkMachineSet } from "./fork.js";
-import type { Draft, ObjectAddress, Requeue, SourceAddress, ToCapiMode } from "./plan-draft.js";
+import type {
+  CurrentAddress,
+  Draft,
+  ObjectAddress,
+  Requeue,
+  SourceAddress,
+  ToCapiMode,
+} from "./plan-draft.js";
 import { emptyDraft, fromDeletion, planUnpausedTwin, propagateDeletion } from "./plan-draft.js";
 import { machineToCapi, machineToMapi, mirrorCapiOnlyMachine } from "./plan-machine.js";
 import { machineSetToCapi, machineSetToMapi } from "./plan-machine-set.js";
@@ -65,6 +72,12 @@ export interface SyncPlan {
    * for a MAPI object, of the authority the plan read (decision 148).
    */
   confirmSource?: SourceAddress;
+  /**
+   * The plan mirrors this authoritative object at a generation older than the one the MAPI copy records as
+   * synchronised (a lagging cache, or a record that no longer holds): the shell GETs it live first and writes
+   * nothing unless it is the same object at the generation read (decision 160).
+   */
+  confirmCurrent?: CurrentAddress;
 }
 
 /** Folds the condition, generation and mirrored MAPI status into the one last status write. */
@@ -105,6 +118,7 @@ const finish = (branch: Branch, mapi: KubeObject | undefined, draft: Draft, now:
     ...(draft.waitingFor ? { waitingFor: draft.waitingFor } : {}),
     ...(draft.confirmAbsent && writes.length > 0 ? { confirmAbsent: draft.confirmAbsent } : {}),
     ...(draft.confirmMachineApi && writes.length > 0 ? { confirmMachineApi: draft.confirmMachineApi } : {}),
+    ...(draft.confirmCurrent && writes.length > 0 ? { confirmCurrent: draft.confirmCurrent } : {}),
     ...(draft.confirmSource && writes.some((w) => w.kind === "create")
       ? { confirmSource: draft.confirmSource }
       : {}),

@@ -562,10 +562,14 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       .flatMap((r) => r.controllers)
       .every((c) => (c.queue()?.len() ?? 0) === 0 && (c.queue()?.processing().length ?? 0) === 0) &&
     Object.values(running).every((s) => s.idle());
-  const existing = async () => ({
-    mapi: (await admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.map(nameOf),
-    capi: (await admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items.map(nameOf),
-  });
+  const existing = async () => {
+    const listedFrom = ledger.currentSeq();
+    return {
+      mapi: (await admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.map(nameOf),
+      capi: (await admin.list(KINDS.capiMachine, { namespace: CAPI_NS })).items.map(nameOf),
+      listedFrom,
+    };
+  };
 
   const harness: Harness = {
     cluster,

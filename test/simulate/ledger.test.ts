@@ -81,6 +81,19 @@ describe("instance ledger", () => {
     ]);
   });
 
+  it("leaked is judged only of instances created before the Machines were listed: a set's new member may be missed", () => {
+    // Found by the model campaign on the real control plane (seed 20261252, run 25): MAO created a member and
+    // its instance between the lists of MAPI Machines and of CAPI Machines, and the new instance looked leaked.
+    const ledger = createInstanceLedger();
+    const before = ledger.created({ machineName: "m-0", side: "MachineAPI", zone: "us-east-1a" });
+    const listedFrom = ledger.currentSeq();
+    ledger.memberCreated("s-0", "s-0-new");
+    ledger.created({ machineName: "s-0-new", side: "MachineAPI", zone: "us-east-1a" });
+    expect(ledger.violations({ mapi: [], capi: [], listedFrom })).toEqual([
+      `instance ${before.instanceId} (MachineAPI) is running but neither Machine m-0 nor its twin exists: leaked`,
+    ]);
+  });
+
   it("terminated for an object that was not being deleted", () => {
     const ledger = createInstanceLedger();
     const r = ledger.created({ machineName: "m-0", side: "ClusterAPI", zone: "us-east-1a" });

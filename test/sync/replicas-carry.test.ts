@@ -193,6 +193,31 @@ describe("§2.2 the autoscaler's replicas on a ClusterAPI MachineSet", () => {
     settle(world);
     expect([replicasOf(mapiSetOf(world)), replicasOf(capiSetOf(world))]).toEqual([3, 3]);
   });
+
+  it("a view of the CAPI copy older than the MAPI copy's synchronizedGeneration writes only once confirmed live (decision 160)", () => {
+    // The model campaign's failure (seed 20261252): a new leader's lagging cache showed the CAPI copy before the
+    // user's scale; its mirror put the MAPI copy's replicas back, and the carry then took that for the
+    // autoscaler's and scaled the CAPI copy down.
+    const world = migratedSet();
+    const before = structuredClone(capiSetOf(world) as KubeObject);
+    setReplicas(world, "capi", 3);
+    settle(world);
+    const lagging = { ...world.machineSetSnapshot(SET), capi: before };
+    const stale = planMachineSetSync(lagging, deps(), NOW);
+    expect(stale.writes.length).toBeGreaterThan(0);
+    expect(stale.confirmCurrent).toEqual({
+      apiVersion: CAPI_API_VERSION,
+      kind: "MachineSet",
+      namespace: CAPI_NS,
+      name: SET,
+      uid: before.metadata?.uid,
+      generation: before.metadata?.generation,
+    });
+    // A view at the generation the MAPI copy records, or later, is written from without a live read.
+    expect(plan(world).confirmCurrent).toBeUndefined();
+    setReplicas(world, "capi", 4);
+    expect(plan(world).confirmCurrent).toBeUndefined();
+  });
 });
 
 describe("§2.2 replicasToCarry and its predicates (pure)", () => {
