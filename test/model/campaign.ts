@@ -11,8 +11,7 @@
  * campaign would not end in a working day. A replay from `--path P` starts on a fresh cluster too.
  */
 import fc from "fast-check";
-import { startHarness } from "../integration/harness.js";
-import { type ModelStats, modelProperty } from "./model.js";
+import { type ModelStats, modelProperty, startModelHarness } from "./model.js";
 
 const argValue = (args: readonly string[], flag: string): string | undefined => {
   const i = args.indexOf(flag);
@@ -42,13 +41,7 @@ const main = async (args: readonly string[]): Promise<number> => {
     `model campaign: ${runs} runs, seed ${seed}, up to ${maxCommands} commands per run${without.length ? `, without ${without.join(",")}` : ""}`,
   );
   const started = Date.now();
-  const start = () =>
-    startHarness({
-      name: "model-campaign",
-      watchEverything: true,
-      requireRecordedDeletes: true,
-      standby: true,
-    });
+  const start = () => startModelHarness("model-campaign");
   let h = await start();
   try {
     const stats: ModelStats = { runs: 0, commands: {} };

@@ -7,31 +7,19 @@
  * converges. Planned from the lagging cache instead, the new leader rolled back and removed CAPA's finalizer,
  * and the instance outlived every object.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, startHarness } from "../integration/harness.js";
+import { describe, expect, it } from "vitest";
 import { scenarioCommands as c, type ModelStats, type Real } from "./model.js";
+import { useModelHarness } from "./use-harness.js";
 
-let h: Harness;
 let run = 9_000;
 
-beforeAll(async () => {
-  h = await startHarness({
-    name: "failover-past-step9",
-    watchEverything: true,
-    requireRecordedDeletes: true,
-    standby: true,
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await h?.stop();
-});
+const harness = useModelHarness("failover-past-step9");
 
 describe("§3.5 live reads: a failover past step 9 onto a lagging standby, then a delete (issue 19 #1)", () => {
   for (const side of ["mapi", "capi"] as const)
     it(`a delete of the ${side} twin terminates the instance once and leaks nothing`, async () => {
       const stats: ModelStats = { runs: 0, commands: {} };
-      const r: Real = { h, run: run++, stats, trace: [] };
+      const r: Real = { h: harness(), run: run++, stats, trace: [] };
       const m = await c.setUp(r, 30_000);
       await c.failoverPastStep9(0, side, 1_000).run(m, r);
       // The scenario reached its window: without this the test would prove nothing.

@@ -6,29 +6,16 @@
  * (test/model/campaign.ts).
  */
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, startHarness } from "../integration/harness.js";
+import { describe, expect, it } from "vitest";
 import { type ModelStats, modelProperty } from "./model.js";
+import { useModelHarness } from "./use-harness.js";
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness({
-    name: "model",
-    watchEverything: true,
-    requireRecordedDeletes: true,
-    standby: true,
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await h?.stop();
-});
+const harness = useModelHarness("model");
 
 describe("model-based: the real product under a misbehaving world (SPEC §3.2, §3.5)", () => {
   it("I1–I4 and the ledger hold after every command; every run converges once faults stop", async () => {
     const stats: ModelStats = { runs: 0, commands: {} };
-    await fc.assert(modelProperty(h, { maxCommands: 12, convergeTimeoutMs: 20_000 }, stats), {
+    await fc.assert(modelProperty(harness, { maxCommands: 12, convergeTimeoutMs: 20_000 }, stats), {
       seed: 20261130,
       numRuns: 6,
       endOnFailure: true,

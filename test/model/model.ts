@@ -34,7 +34,12 @@ import {
   PRODUCT,
   type ReplicaRole,
   type StandInName,
+  startHarness,
 } from "../integration/harness.js";
+
+/** The cluster every model run needs: the product's leader and a running standby, every kind watched, users' deletes recorded. */
+export const startModelHarness = (name: string): Promise<Harness> =>
+  startHarness({ name, watchEverything: true, requireRecordedDeletes: true, standby: true });
 
 /**
  * What the model knows: which standalone Machines of this run were created (and not deleted by a command),

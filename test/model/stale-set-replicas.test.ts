@@ -9,30 +9,18 @@
  * authoritative copy older than the generation the MAPI copy records is confirmed live before anything is
  * written from it.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, startHarness } from "../integration/harness.js";
+import { describe, expect, it } from "vitest";
 import { scenarioCommands as c, type ModelStats, type Real } from "./model.js";
+import { useModelHarness } from "./use-harness.js";
 
-let h: Harness;
 let run = 9_100;
 
-beforeAll(async () => {
-  h = await startHarness({
-    name: "stale-set-replicas",
-    watchEverything: true,
-    requireRecordedDeletes: true,
-    standby: true,
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await h?.stop();
-});
+const harness = useModelHarness("stale-set-replicas");
 
 describe("§2.2 a ClusterAPI MachineSet scaled while the standby's view of it lags, then a failover (decision 160)", () => {
   it("the scale-up stands: no Machine the user asked for is deleted, no instance terminated", async () => {
     const stats: ModelStats = { runs: 0, commands: {} };
-    const r: Real = { h, run: run++, stats, trace: [] };
+    const r: Real = { h: harness(), run: run++, stats, trace: [] };
     const m = await c.setUp(r, 30_000);
     for (const step of [
       c.holdWatch("standby", "capiMachineSets"),
