@@ -26,6 +26,11 @@ export interface YamlBounds {
   /** UTF-8 bytes of text accepted at all. */
   maxBytes: number;
   maxDocuments: number;
+  /**
+   * What follows the first `maxDocuments` documents: refused (the default), or left unread — not even
+   * tokenised — as kube-apiserver's body decoder leaves all but a body's first document.
+   */
+  pastMaxDocuments?: "refuse" | "unread";
   /** The yaml library's bound on alias expansion. */
   maxAliasCount: number;
   /** Bytes of JSON one document may expand to (aliases repeat what they point at). */
@@ -89,12 +94,17 @@ export function parseYamlDocuments(
     const tokens: CST.Token[] = [];
     let count = 0;
     for (const token of new Parser(lineCounter.addNewLine).parse(text)) {
-      if (token.type === "document" && ++count > bounds.maxDocuments)
+      if (token.type === "document" && ++count > bounds.maxDocuments) {
+        if (bounds.pastMaxDocuments === "unread") break;
         return {
           ok: false,
           problem: { bound: true, message: `the text holds more than ${bounds.maxDocuments} YAML documents` },
         };
+      }
       tokens.push(token);
+      // `...` ends the last document read: what follows it is the unread rest, even before a `---`.
+      if (token.type === "doc-end" && count === bounds.maxDocuments && bounds.pastMaxDocuments === "unread")
+        break;
     }
     const tooDeep = deeperThan(tokens, bounds.maxDepth);
     if (tooDeep)

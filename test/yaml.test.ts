@@ -100,6 +100,43 @@ describe("parseYaml: bounds are problems, never exceptions", () => {
     });
   });
 
+  describe("past maxDocuments unread (kube's body decoder reads the first document only)", () => {
+    const firstOnly = small({ maxDocuments: 1, pastMaxDocuments: "unread" });
+    it.each([
+      ["two documents", "a: 1\n---\nb: 2\n", [{ a: 1 }]],
+      ["a second document that is not YAML", "a: 1\n---\na: [\n  b: {\n: : :\n", [{ a: 1 }]],
+      ["a second document past the depth bound", `a: 1\n---\n${"[".repeat(600)}\n`, [{ a: 1 }]],
+      ["an alias bomb after the first", `a: 1\n---\n${ALIAS_BOMB}`, [{ a: 1 }]],
+      ["an empty first document", "---\n---\na: 1\n", [null]],
+      ["a comment, then a document", "# c\n---\na: 1\n", [{ a: 1 }]],
+      ["a document end marker, then more", "a: 1\n...\n]]]\n", [{ a: 1 }]],
+      ["one document", "a: 1\n", [{ a: 1 }]],
+    ])("%s", (_, text, values) => {
+      expect(parseYaml(text, firstOnly)).toEqual({ ok: true, values });
+    });
+    it("the first document's own problems are still named", () => {
+      expect(parseYaml("a: [\n---\nb: 2\n", firstOnly)).toMatchObject({
+        ok: false,
+        problem: { bound: false },
+      });
+      // Not YAML after the first document, with no marker ending it: still the first document's text.
+      expect(parseYaml("a: 1\n]]]\n---\nb: 2\n", firstOnly)).toMatchObject({
+        ok: false,
+        problem: { bound: false },
+      });
+      expect(parseYaml(`${"[".repeat(600)}\n---\nb: 2\n`, firstOnly)).toMatchObject({
+        ok: false,
+        problem: { bound: true },
+      });
+    });
+    it("a million document markers after the first are not tokenised", () => {
+      expect(parseYaml(`a: 1\n${"---\n".repeat(1_000_000)}`, firstOnly)).toEqual({
+        ok: true,
+        values: [{ a: 1 }],
+      });
+    });
+  });
+
   it("a document whose aliases expand past maxDocumentBytes", () => {
     const text = `a: &a "${"x".repeat(100)}"\nb: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n`;
     expect(parseYaml(text, small({ maxDocumentBytes: 1000 }))).toEqual({

@@ -163,8 +163,14 @@ export const parseJson = (text: string): unknown => {
  * A YAML body is read by the bounded reader (src/yaml.ts): the yaml library's composer recurses, and 20,000
  * nested `[` in a 20 KB body ended the local server's process outright (decision 136). 500 levels stays
  * under the composer's reach (near 800); kube's reader goes deeper, but kubectl and client-go send JSON.
+ * Like kube's, it reads a body's first document and leaves the rest unread (decision 161).
  */
-const YAML_BODY_BOUNDS: YamlBounds = { ...DEFAULT_YAML_BOUNDS, maxDocuments: 1, maxDepth: 500 };
+const YAML_BODY_BOUNDS: YamlBounds = {
+  ...DEFAULT_YAML_BOUNDS,
+  maxDocuments: 1,
+  pastMaxDocuments: "unread",
+  maxDepth: 500,
+};
 
 const parseYaml = (text: string): unknown => {
   const parsed = parseBoundedYaml(text, YAML_BODY_BOUNDS);

@@ -489,6 +489,33 @@ describe("request bodies", () => {
     expect(proto.status).toBe(400);
     expect(proto.body.reason).toBe("BadRequest");
   });
+
+  it("a YAML body of several documents creates its first, as kube does; the rest is not read (decision 161)", async () => {
+    const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n`;
+    const two = await call(s, "POST", "/api/v1/namespaces/ns1/configmaps", undefined, {
+      contentType: "application/yaml",
+      raw: `${cm("yaml-first")}---\n${cm("yaml-second")}---\na: [\n: : :\n`,
+    });
+    expect(two.status).toBe(201);
+    expect(two.body.metadata.name).toBe("yaml-first");
+    expect((await call(s, "GET", "/api/v1/namespaces/ns1/configmaps/yaml-second")).status).toBe(404);
+    const applied = await call(
+      s,
+      "PATCH",
+      "/api/v1/namespaces/ns1/configmaps/yaml-applied?fieldManager=t",
+      undefined,
+      { contentType: "application/apply-patch+yaml", raw: `${cm("yaml-applied")}...\n${cm("other")}` },
+    );
+    expect(applied.status).toBe(201);
+    expect(applied.body.metadata.name).toBe("yaml-applied");
+    // What is not YAML before any marker is the first document's: refused, nothing created.
+    const stray = await call(s, "POST", "/api/v1/namespaces/ns1/configmaps", undefined, {
+      contentType: "application/yaml",
+      raw: `${cm("yaml-stray")}]]]\n---\n${cm("yaml-after")}`,
+    });
+    expect(stray.status).toBe(400);
+    expect((await call(s, "GET", "/api/v1/namespaces/ns1/configmaps/yaml-stray")).status).toBe(404);
+  });
 });
 
 describe("paging", () => {

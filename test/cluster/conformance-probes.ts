@@ -5337,6 +5337,78 @@ const decodeProbes: Probe[] = [
     fields("data.a"),
     "application/yaml",
   ),
+  // A body of several YAML documents (conformance backlog item 13): which one is created, and whether what
+  // follows the first is read at all.
+  probe("decode: a YAML body of two ConfigMaps", async (w) => {
+    const created = await w.raw(
+      "admin",
+      "POST",
+      CMS,
+      text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml-docs-first\ndata:\n  a: '1'\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml-docs-second\n",
+      ),
+      "application/yaml",
+    );
+    const first = await w.raw("admin", "GET", `${CMS}/yaml-docs-first`);
+    const second = await w.raw("admin", "GET", `${CMS}/yaml-docs-second`);
+    return [fields("metadata.name", "data.a")(created), code(first), code(second)];
+  }),
+  ask(
+    "decode: a YAML body whose second document is not YAML",
+    "admin",
+    "POST",
+    CMS,
+    text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml-docs-broken\n---\na: [\n  b: {\n: : :\n"),
+    fields("metadata.name"),
+    "application/yaml",
+  ),
+  ask(
+    "decode: a YAML body that starts with a document marker and an empty document",
+    "admin",
+    "POST",
+    CMS,
+    text("---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml-docs-empty-first\n"),
+    code,
+    "application/yaml",
+  ),
+  ask(
+    "decode: a YAML body of a ConfigMap, a document end marker and what is not YAML",
+    "admin",
+    "POST",
+    CMS,
+    text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml-docs-end-marker\n...\n]]]\n"),
+    fields("metadata.name"),
+    "application/yaml",
+  ),
+  ask(
+    "decode: a YAML body of a ConfigMap, what is not YAML, then a second document",
+    "admin",
+    "POST",
+    CMS,
+    text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml-docs-stray\n]]]\n---\na: 1\n"),
+    code,
+    "application/yaml",
+  ),
+  ask(
+    "decode: a YAML body of a comment, then a ConfigMap",
+    "admin",
+    "POST",
+    CMS,
+    text("# a comment\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml-docs-comment-first\n"),
+    fields("metadata.name"),
+    "application/yaml",
+  ),
+  ask(
+    "decode: a YAML apply patch of two documents",
+    "admin",
+    "PATCH",
+    `${CMS}/yaml-docs-apply?fieldManager=yaml-probe`,
+    text(
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml-docs-apply\ndata:\n  a: '1'\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml-docs-apply\ndata:\n  a: '2'\n",
+    ),
+    fields("metadata.name", "data.a"),
+    "application/apply-patch+yaml",
+  ),
   ask(
     "decode: a YAML ConfigMap nested 20,000 levels",
     "admin",
