@@ -17,6 +17,7 @@ import { type Dispatcher, Agent as Pools, errors as undiciErrors } from "undici"
 import { errorFromStatus, TransportError } from "./errors.js";
 import type { ResourceType } from "./kinds.js";
 import type { RestClientResponse } from "./metrics.js";
+import { retryWaitMs } from "./retry-after.js";
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -83,14 +84,31 @@ const AUTH_TTL_MS = 10_000;
 export interface TransportOptions {
   /** Told of every request's answer (its status) or failure (`<error>`): the REST client metric (SPEC §7). */
   onResponse?: (response: RestClientResponse) => void;
+  /** Waits out a server's `Retry-After` (decision 162); rejects when `signal` aborts. Tests pass their own. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
+
+/** A timer that an abort ends early, rejecting. */
+const sleepFor = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new Error("aborted"));
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new Error("aborted"));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 
 /** A transport for the current context of `kubeConfig`. */
 export function kubeConfigTransport(
   kubeConfig: KubeConfig,
   transportOptions: TransportOptions = {},
 ): Transport {
-  const { onResponse } = transportOptions;
+  const { onResponse, sleep = sleepFor } = transportOptions;
   // client-node builds a fresh agent per call (a TLS handshake per request); we keep one kept-alive client per
   // distinct TLS material instead, so rotated client certificates still get a new one. The material goes in as
   // one secure context, not as `ca`/`cert`/`key` options: Node's https agent names its connection pools from
@@ -246,7 +264,11 @@ export function kubeConfigTransport(
   const viaNode = async (p: Prepared): Promise<Answer> => {
     const { res } = await open(p);
     try {
-      return { code: res.statusCode ?? 0, text: await readAll(res) };
+      return {
+        code: res.statusCode ?? 0,
+        text: await readAll(res),
+        retryAfter: headerText(res.headers["retry-after"]),
+      };
     } catch (e) {
       throw failed(p.req, e);
     }
@@ -281,7 +303,11 @@ export function kubeConfigTransport(
     }
     onResponse?.(responseOf(req, server.host, answer.statusCode, answer.headers.date));
     try {
-      return { code: answer.statusCode, text: await answer.body.text() };
+      return {
+        code: answer.statusCode,
+        text: await answer.body.text(),
+        retryAfter: headerText(answer.headers["retry-after"]),
+      };
     } catch (e) {
       throw failed(req, e);
     }
@@ -290,7 +316,21 @@ export function kubeConfigTransport(
   return {
     async request(req) {
       const p = await prepare(req);
-      const { code, text } = p.connection.pool ? await viaPool(p, p.connection.pool) : await viaNode(p);
+      let answer: Answer;
+      // A server that asks for the request again (429 or a GET's 5xx, with Retry-After) gets it again after
+      // the wait it names, as client-go does — never waiting longer in all than the request's own timeout.
+      for (let retries = 0, waited = 0; ; retries++) {
+        answer = p.connection.pool ? await viaPool(p, p.connection.pool) : await viaNode(p);
+        const wait = retryWaitMs(req.method, answer.code, answer.retryAfter, retries);
+        if (wait === undefined || waited + wait > (req.timeoutMs ?? Number.POSITIVE_INFINITY)) break;
+        waited += wait;
+        try {
+          await sleep(wait, req.signal);
+        } catch (e) {
+          throw failed(req, e);
+        }
+      }
+      const { code, text } = answer;
       if (code === 401) resolved = undefined;
       if (code < 200 || code >= 300) throw errorFromStatus(code, text);
       if (text.length === 0) return undefined;
@@ -367,7 +407,13 @@ interface Prepared {
 interface Answer {
   code: number;
   text: string;
+  /** The answer's `Retry-After` header, if it has one. */
+  retryAfter: string | undefined;
 }
+
+/** A header's value as one text: undefined when absent, the first when repeated. */
+const headerText = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value[0] : value;
 
 /** An error's message as the transport words it, either client's: undici's timeouts and aborts as Node's were. */
 const errorText = (e: unknown): string => {

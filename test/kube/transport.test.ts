@@ -12,7 +12,12 @@ import type { TLSSocket } from "node:tls";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createKubeClient, type KubeClient } from "../../src/kube/client.js";
-import { TransportError, UnauthorizedError } from "../../src/kube/errors.js";
+import {
+  ServerError,
+  TooManyRequestsError,
+  TransportError,
+  UnauthorizedError,
+} from "../../src/kube/errors.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { kubeConfigTransport } from "../../src/kube/transport.js";
@@ -430,5 +435,102 @@ describe("transport connections (decision 107: requests through undici's pool, w
     );
     await kubeConfigTransport(kubeConfig).request(get);
     expect(seen).toEqual([`Basic ${Buffer.from("ad@min:pw").toString("base64")}`]);
+  });
+});
+
+describe("transport Retry-After (decision 162: client-go's retries of a server that asks for them)", () => {
+  /** A server answering each request with the next of `answers` (the last one repeated), recording methods. */
+  async function scripted(answers: Array<{ code: number; retryAfter?: string }>) {
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      req.resume();
+      const a = answers[Math.min(seen.length, answers.length - 1)]!;
+      seen.push(req.method ?? "");
+      res.writeHead(a.code, {
+        "Content-Type": "application/json",
+        ...(a.retryAfter !== undefined ? { "Retry-After": a.retryAfter } : {}),
+      });
+      res.end(
+        JSON.stringify(
+          a.code === 200
+            ? { kind: "ConfigMap", apiVersion: "v1", metadata: { name: "x" } }
+            : {
+                kind: "Status",
+                apiVersion: "v1",
+                status: "Failure",
+                code: a.code,
+                reason: "TooManyRequests",
+              },
+        ),
+      );
+    });
+    const waits: number[] = [];
+    const codes: string[] = [];
+    const transport = kubeConfigTransport(await listening(server, "t"), {
+      onResponse: ({ code }) => void codes.push(code),
+      sleep: async (ms) => void waits.push(ms),
+    });
+    return { seen, waits, codes, transport };
+  }
+  const post = {
+    method: "POST",
+    path: "/api/v1/namespaces/ns/configmaps",
+    body: { kind: "ConfigMap" },
+  } as const;
+
+  it("a 429 with Retry-After is waited out and sent again, whatever the verb; each answer is counted", async () => {
+    const s = await scripted([{ code: 429, retryAfter: "1" }, { code: 429, retryAfter: "2" }, { code: 200 }]);
+    await expect(s.transport.request(post)).resolves.toMatchObject({ kind: "ConfigMap" });
+    expect(s.seen).toEqual(["POST", "POST", "POST"]);
+    expect(s.waits).toEqual([1_000, 2_000]);
+    expect(s.codes).toEqual(["429", "429", "200"]);
+  });
+
+  it("ten times, then the 429 is the answer", async () => {
+    const s = await scripted([{ code: 429, retryAfter: "0" }]);
+    await expect(s.transport.request(get)).rejects.toBeInstanceOf(TooManyRequestsError);
+    expect(s.seen).toHaveLength(11);
+  });
+
+  it("a 5xx with Retry-After is sent again for a GET, never for a write that may still be processing", async () => {
+    const read = await scripted([{ code: 503, retryAfter: "1" }, { code: 200 }]);
+    await expect(read.transport.request(get)).resolves.toMatchObject({ kind: "ConfigMap" });
+    expect(read.seen).toEqual(["GET", "GET"]);
+    const write = await scripted([{ code: 504, retryAfter: "1" }, { code: 200 }]);
+    await expect(write.transport.request(post)).rejects.toBeInstanceOf(ServerError);
+    expect(write.seen).toEqual(["POST"]);
+  });
+
+  it("a 429 without Retry-After (an eviction a disruption budget refuses) is the answer at once", async () => {
+    const s = await scripted([{ code: 429 }, { code: 200 }]);
+    await expect(s.transport.request(post)).rejects.toBeInstanceOf(TooManyRequestsError);
+    expect(s.seen).toEqual(["POST"]);
+  });
+
+  it("the waits stay within the request's own timeout", async () => {
+    const s = await scripted([{ code: 429, retryAfter: "2" }]);
+    await expect(s.transport.request({ ...get, timeoutMs: 5_000 })).rejects.toBeInstanceOf(
+      TooManyRequestsError,
+    );
+    // 2 s + 2 s fit in 5 s; a third wait would not.
+    expect(s.waits).toEqual([2_000, 2_000]);
+    expect(s.seen).toHaveLength(3);
+  });
+
+  it("an abort during the wait ends the request at once, not sent again", async () => {
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      req.resume();
+      seen.push(req.method ?? "");
+      res.writeHead(429, { "Content-Type": "application/json", "Retry-After": "5" });
+      res.end("{}");
+    });
+    const transport = kubeConfigTransport(await listening(server, "t"));
+    const controller = new AbortController();
+    const pending = transport.request({ ...get, signal: controller.signal });
+    while (seen.length === 0) await new Promise((r) => setTimeout(r, 5));
+    controller.abort();
+    await expect(pending).rejects.toBeInstanceOf(TransportError);
+    expect(seen).toEqual(["GET"]);
   });
 });

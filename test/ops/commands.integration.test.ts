@@ -126,6 +126,21 @@ describe("preflight against the local API server", () => {
     expect(device.blockers[0]).toMatchObject({ source: "admission", rule: "migration-unconvertible" });
   });
 
+  it("a server that turns reads away (429, Retry-After, as API Priority and Fairness does) is waited out: the same report (decision 162)", async () => {
+    h.cluster.resetCounters();
+    h.cluster.faults.set({ rate429: 0.3, seed: 162, match: { verbs: ["get", "list"] } });
+    try {
+      const { io, out } = captureIo();
+      expect(await runPreflight(args("-o", "json"), io, {})).toBe(1);
+      expect(JSON.parse(out.stdout).summary).toEqual({ objects: 11, ready: 1, blocked: 8, migrating: 2 });
+    } finally {
+      h.cluster.faults.clear();
+    }
+    // Some reads were turned away, so the report above came through them.
+    const turnedAway = Object.entries(h.cluster.counters().failures).filter(([k]) => k.endsWith(" 429"));
+    expect(turnedAway.length).toBeGreaterThan(0);
+  });
+
   it("a cluster that cannot be reached → exit 2 with the reason", async () => {
     const unreachable = join(h.dir, "unreachable.kubeconfig");
     await writeFile(
