@@ -88,7 +88,11 @@ export interface TransportOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-/** A timer that an abort ends early, rejecting. */
+/**
+ * A timer that an abort ends early, rejecting. Not clock.ts's `sleep`: `systemClock`'s timers are unref'd (a
+ * pending retry must not keep a finished process alive), but a command waiting out a 429 has nothing else
+ * keeping it alive, and would exit mid-request.
+ */
 const sleepFor = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new Error("aborted"));

@@ -439,6 +439,11 @@ describe("transport connections (decision 107: requests through undici's pool, w
 });
 
 describe("transport Retry-After (decision 162: client-go's retries of a server that asks for them)", () => {
+  const REASONS: Record<number, string> = {
+    429: "TooManyRequests",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+  };
   /** A server answering each request with the next of `answers` (the last one repeated), recording methods. */
   async function scripted(answers: Array<{ code: number; retryAfter?: string }>) {
     const seen: string[] = [];
@@ -459,7 +464,7 @@ describe("transport Retry-After (decision 162: client-go's retries of a server t
                 apiVersion: "v1",
                 status: "Failure",
                 code: a.code,
-                reason: "TooManyRequests",
+                reason: REASONS[a.code] ?? "InternalError",
               },
         ),
       );
