@@ -29,4 +29,24 @@ describe("model-based: the real product under a misbehaving world (SPEC ยง3.2, ย
     expect((stats.commands.flipSet ?? 0) + (stats.commands.scaleSet ?? 0)).toBeGreaterThan(0);
     expect((stats.commands.failover ?? 0) + (stats.commands.holdWatch ?? 0)).toBeGreaterThan(0);
   }, 120_000);
+
+  it("the same while the API server turns away 30 % of the product's writes with 429 and Retry-After (decision 162)", async () => {
+    const turnedAway = (): number =>
+      Object.entries(harness().cluster.counters().failures)
+        .filter(([key]) => key.endsWith(" 429"))
+        .reduce((n, [, count]) => n + count, 0);
+    const before = turnedAway();
+    const stats: ModelStats = { runs: 0, commands: {} };
+    await fc.assert(
+      modelProperty(
+        harness,
+        { maxCommands: 8, convergeTimeoutMs: 20_000, rate429: 0.3, firstRun: 100 },
+        stats,
+      ),
+      { seed: 20261207, numRuns: 3, endOnFailure: true },
+    );
+    expect(stats.runs).toBe(3);
+    // The product met the 429s (and waited each out before sending the write again): the path was taken.
+    expect(turnedAway() - before).toBeGreaterThan(0);
+  }, 120_000);
 });

@@ -19,6 +19,7 @@
  * clean. Shared by test/model/model.test.ts (quick, seeded) and test/model/campaign.ts (the long campaign).
  */
 import fc from "fast-check";
+import type { FaultMatch, FaultOptions } from "../../src/apiserver/faults.js";
 import { KubeApiError } from "../../src/kube/errors.js";
 import { ANNOTATIONS, FINALIZERS, KINDS, type ResourceType } from "../../src/kube/kinds.js";
 import { conditionOf, getPath, type KubeObject, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
@@ -71,6 +72,8 @@ export interface Real {
   stats: ModelStats;
   /** One line per command, for the failure report. */
   trace: string[];
+  /** The share of the product's machine-kind writes answered 429 all run long (the campaign's `--rate429`). */
+  rate429?: number;
 }
 
 const MACHINES = 2;
@@ -566,10 +569,7 @@ const failoverPastStep9 = (i: number, side: "mapi" | "capi", catchUpMs: number):
           const { mapi } = r.h.snapshotOf({ kind: "Machine", name });
           if (!mapi || statusAuthorityReading(mapi) !== "Migrating") return;
           if ((mapi.metadata?.finalizers ?? []).includes(FINALIZERS.mapiMachine)) return;
-          r.h.cluster.faults.set({
-            rate500: 1,
-            match: { users: [PRODUCT], verbs: ["create", "update", "patch", "delete"], resources: FAULTED },
-          });
+          r.h.cluster.faults.set({ rate500: 1, match: PRODUCT_WRITES });
           clearTimeout(timer);
           resolve(true);
         });
@@ -587,7 +587,7 @@ const failoverPastStep9 = (i: number, side: "mapi" | "capi", catchUpMs: number):
       r.trace.push(`${name} past step 9: product writes failing; the leader dies`);
       await r.h.failover();
       await deleteCopy(m, r, i, side, " (new leader's AWSMachine view held back)");
-      r.h.cluster.faults.clear();
+      faultsOff(r);
       setTimeout(() => r.h.releaseWatches(), catchUpMs);
       r.trace.push(`faults cleared; the standby's AWSMachines catch up in ${catchUpMs} ms`);
     },
@@ -658,27 +658,52 @@ type Faults =
   | { type: "drops"; everyMs: number }
   | { type: "off" };
 
+/** Machine kinds only: the product's Lease and Events are not what these faults are about. */
+const PRODUCT_WRITES: FaultMatch = {
+  users: [PRODUCT],
+  verbs: ["create", "update", "patch", "delete"],
+  resources: FAULTED,
+};
+
+/**
+ * With the campaign's `--rate429`, the run's standing condition: that share of the product's writes turned away
+ * as kube-apiserver's priority and fairness does (429, `Retry-After: 1`), which the product waits out and sends
+ * again (decision 162). Undefined without it, so every recorded seed replays as it ran.
+ */
+const standing429 = (r: Real): FaultOptions | undefined =>
+  r.rate429 ? { rate429: r.rate429, seed: r.run, match: PRODUCT_WRITES } : undefined;
+
+/** No fault but the run's standing one (if any). */
+const faultsOff = (r: Real): void => {
+  const standing = standing429(r);
+  if (standing) r.h.cluster.faults.set(standing);
+  else r.h.cluster.faults.clear();
+};
+
 const faults = (f: Faults): Cmd =>
   command(
     `faults(${JSON.stringify(f)})`,
     () => true,
     async (_m, r) => {
       const api = r.h.cluster.faults;
-      if (f.type === "off") api.clear();
+      const standing = standing429(r);
+      if (f.type === "off") faultsOff(r);
       else if (f.type === "errors")
         // Only the product's writes fail: the world around it (users, providers) is not under test here.
         api.set({
           rate409: f.rate409,
+          ...(standing ? { rate429: standing.rate429 } : {}),
           rate500: f.rate500,
           // A write the server carried out whose reply never arrived (SPEC §3.5, §10).
           rateLostReply: f.rateLostReply,
           seed: f.seed,
-          // Machine kinds only: the product's Lease and Events are not what these faults are about.
-          match: { users: [PRODUCT], verbs: ["create", "update", "patch", "delete"], resources: FAULTED },
+          match: PRODUCT_WRITES,
         });
       // The product's watch streams are cut: its cache lags and misses events until it resumes or re-lists.
       else api.set({ dropWatchesEveryMs: f.everyMs, match: { users: [PRODUCT] } });
-      r.trace.push(`faults ${JSON.stringify(f)}`);
+      r.trace.push(
+        `faults ${JSON.stringify(f)}${standing && f.type !== "drops" ? ` (429 on ${standing.rate429})` : ""}`,
+      );
     },
   );
 
@@ -1067,6 +1092,13 @@ export interface ModelPropertyOptions {
   beforeRun?: (run: number) => Promise<void>;
   /** Command kinds left out (`deleteCluster`, …): to look past a known open defect. */
   without?: readonly string[];
+  /** The share of the product's machine-kind writes answered 429 (0, the default: none, as every recorded seed ran). */
+  rate429?: number;
+  /**
+   * The first run's number (0 by default): a second property on the same harness starts past the first's runs,
+   * whose objects (named by run) are still there.
+   */
+  firstRun?: number;
 }
 
 /** The kind of command an arbitrary makes (each makes one kind). */
@@ -1086,18 +1118,23 @@ export const modelProperty = (
   o: ModelPropertyOptions,
   stats: ModelStats,
 ) => {
-  let run = 0;
+  let run = o.firstRun ?? 0;
   return fc.asyncProperty(
     fc.commands(commandArbitrariesWithout(o.without ?? []), { maxCommands: o.maxCommands, size: "max" }),
     async (cmds) => {
       await o.beforeRun?.(run);
       const h = typeof harness === "function" ? harness() : harness;
-      const real: Real = { h, run: run++, stats, trace: [] };
+      const real: Real = { h, run: run++, stats, trace: [], ...(o.rate429 ? { rate429: o.rate429 } : {}) };
       recentTraces.set(real.run, real.trace);
       recentTraces.delete(real.run - KEEP_TRACES);
       stats.runs++;
       try {
         const model = await setUp(real, o.convergeTimeoutMs);
+        const standing = standing429(real);
+        if (standing) {
+          h.cluster.faults.set(standing);
+          real.trace.push(`the product's writes turned away with 429 at ${standing.rate429}`);
+        }
         await fc.asyncModelRun(() => ({ model, real }), cmds);
         await converge(real, model, o.convergeTimeoutMs);
         o.progress?.(real);
