@@ -12,14 +12,7 @@
  * campaign would not end in a working day. A replay from `--path P` starts on a fresh cluster too.
  */
 import fc from "fast-check";
-import type { Harness } from "../integration/harness.js";
-import { type ModelStats, modelProperty, startModelHarness } from "./model.js";
-
-/** The requests a cluster's API server answered 429 (injected: the campaign's `--rate429`). */
-const turnedAway = (h: Harness): number =>
-  Object.entries(h.cluster.counters().failures)
-    .filter(([key]) => key.endsWith(" 429"))
-    .reduce((n, [, count]) => n + count, 0);
+import { answered429, type ModelStats, modelProperty, startModelHarness } from "./model.js";
 
 const argValue = (args: readonly string[], flag: string): string | undefined => {
   const i = args.indexOf(flag);
@@ -69,7 +62,7 @@ const main = async (args: readonly string[]): Promise<number> => {
         {
           beforeRun: async (run) => {
             if (run === 0 || run % freshEvery !== 0) return;
-            earlier429 += turnedAway(h);
+            earlier429 += answered429(h);
             await h.stop();
             h = await start();
           },
@@ -106,9 +99,9 @@ const main = async (args: readonly string[]): Promise<number> => {
       );
       return 1;
     }
-    const answered429 = rate429 ? `; writes answered 429 and sent again: ${earlier429 + turnedAway(h)}` : "";
+    const turnedAway = rate429 ? `; writes answered 429 and sent again: ${earlier429 + answered429(h)}` : "";
     console.log(
-      `passed: ${details.numRuns} runs, seed ${details.seed}, ${seconds} s; observed objects ${h.watched().length}${answered429}`,
+      `passed: ${details.numRuns} runs, seed ${details.seed}, ${seconds} s; observed objects ${h.watched().length}${turnedAway}`,
     );
     return 0;
   } finally {

@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type ModelStats, modelProperty } from "./model.js";
+import { answered429, type ModelStats, modelProperty } from "./model.js";
 import { useModelHarness } from "./use-harness.js";
 
 const harness = useModelHarness("model");
@@ -31,11 +31,7 @@ describe("model-based: the real product under a misbehaving world (SPEC ยง3.2, ย
   }, 120_000);
 
   it("the same while the API server turns away 30 % of the product's writes with 429 and Retry-After (decision 162)", async () => {
-    const turnedAway = (): number =>
-      Object.entries(harness().cluster.counters().failures)
-        .filter(([key]) => key.endsWith(" 429"))
-        .reduce((n, [, count]) => n + count, 0);
-    const before = turnedAway();
+    const before = answered429(harness());
     const stats: ModelStats = { runs: 0, commands: {} };
     await fc.assert(
       modelProperty(
@@ -47,6 +43,6 @@ describe("model-based: the real product under a misbehaving world (SPEC ยง3.2, ย
     );
     expect(stats.runs).toBe(3);
     // The product met the 429s (and waited each out before sending the write again): the path was taken.
-    expect(turnedAway() - before).toBeGreaterThan(0);
+    expect(answered429(harness()) - before).toBeGreaterThan(0);
   }, 120_000);
 });

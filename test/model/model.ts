@@ -42,6 +42,12 @@ import {
 export const startModelHarness = (name: string): Promise<Harness> =>
   startHarness({ name, watchEverything: true, requireRecordedDeletes: true, standby: true });
 
+/** The requests a harness's API server answered 429 so far (injected only: `rate429`, the campaign's `--rate429`). */
+export const answered429 = (h: Harness): number =>
+  Object.entries(h.cluster.counters().failures)
+    .filter(([key]) => key.endsWith(" 429"))
+    .reduce((n, [, count]) => n + count, 0);
+
 /**
  * What the model knows: which standalone Machines of this run were created (and not deleted by a command),
  * which of its MachineSets a command deleted, and whether a cascade it cannot predict exactly (a Cluster
