@@ -42,7 +42,7 @@ import {
 export const startModelHarness = (name: string): Promise<Harness> =>
   startHarness({ name, watchEverything: true, requireRecordedDeletes: true, standby: true });
 
-/** The requests a harness's API server answered 429 so far (injected only: `rate429`, the campaign's `--rate429`). */
+/** The requests a harness's API server answered 429 so far: on the local one, only those `rate429` injected. */
 export const answered429 = (h: Harness): number =>
   Object.entries(h.cluster.counters().failures)
     .filter(([key]) => key.endsWith(" 429"))
@@ -674,7 +674,9 @@ const PRODUCT_WRITES: FaultMatch = {
 /**
  * With the campaign's `--rate429`, the run's standing condition: that share of the product's writes turned away
  * as kube-apiserver's priority and fairness does (429, `Retry-After: 1`), which the product waits out and sends
- * again (decision 162). Undefined without it, so every recorded seed replays as it ran.
+ * again (decision 162). Error faults add theirs to it; cut watch streams and the failover past step 9 replace it
+ * (the injector has one match) until "faults off" brings it back. Undefined without `--rate429`, so every
+ * recorded seed replays as it ran.
  */
 const standing429 = (r: Real): FaultOptions | undefined =>
   r.rate429 ? { rate429: r.rate429, seed: r.run, match: PRODUCT_WRITES } : undefined;
