@@ -342,7 +342,7 @@ function createSyncController<S extends SnapshotBase>(
   };
 
   /**
-   * `confirmCurrent` (decision 160): is the authoritative object the plan mirrors, read older than the MAPI
+   * `confirmCurrent` (decisions 160, 163): is the authoritative object the plan mirrors, read older than the MAPI
    * copy's record, the same object at the generation read? If not, the cache is behind and nothing is written.
    */
   const currentLive = async (ref: NonNullable<SyncPlan["confirmCurrent"]>): Promise<boolean> => {

@@ -8,9 +8,9 @@
  */
 import { ANNOTATIONS, CAPI_API_VERSION, FINALIZERS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { getPath, hasFinalizer, isDeleting, nameOf, namespaceOf } from "../kube/object.js";
+import { generationOf, getPath, hasFinalizer, isDeleting, nameOf, namespaceOf } from "../kube/object.js";
 import { appendAll } from "../lists.js";
-import { statusAuthority } from "../protocol/authority.js";
+import { statusAuthority, synchronizedGeneration } from "../protocol/authority.js";
 import { isPaused, needsAttention } from "../protocol/pause.js";
 import type { Direction, SynchronizedCondition, SyncKind } from "./condition.js";
 import { conversionFailed, unpausedTwinDetected, unsupportedOwner } from "./condition.js";
@@ -63,10 +63,23 @@ export interface Draft {
   confirmCurrent?: CurrentAddress;
 }
 
-/** The authoritative object a plan mirrors, and the generation it read (decision 160). */
+/** The authoritative object a plan mirrors, and the generation it read (decisions 160, 163). */
 export interface CurrentAddress extends ObjectAddress {
   generation: number;
 }
+
+/**
+ * A view of the authoritative CAPI copy older than the generation the MAPI copy records it was synchronised
+ * from is a lagging cache (a new leader's) or a record that no longer holds. Mirrored as it stands, it would put
+ * the MAPI copy's spec back and ask for a lower synchronizedGeneration, which the CRD's transition rule refuses
+ * (I4); for a MachineSet the replicas carry would then take the difference for the autoscaler's and scale the
+ * CAPI copy down (decision 160). The draft asks the shell to confirm the view live first (decision 163 for
+ * Machines).
+ */
+export const confirmIfBehind = (draft: Draft, capi: KubeObject, mapi: KubeObject): void => {
+  if (generationOf(capi) < synchronizedGeneration(mapi))
+    draft.confirmCurrent = { ...addressOf(capi), generation: generationOf(capi) };
+};
 
 /** The object a create is converted from, as the plan read it: its identity and, for MAPI, its authority. */
 export interface SourceAddress extends ObjectAddress {

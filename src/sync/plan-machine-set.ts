@@ -31,10 +31,10 @@ import {
 } from "./desired.js";
 import type { Draft, ToCapiMode } from "./plan-draft.js";
 import {
-  addressOf,
   applyWrite,
   capiStatusWrite,
   clusterNotReady,
+  confirmIfBehind,
   createFrom,
   emptyDraft,
   ensureSyncFinalizer,
@@ -172,12 +172,7 @@ export const machineSetToMapi = (s: MachineSetSnapshot, deps: SyncDeps, final: b
     return draft;
   }
   if (carry.kind === "carry") push(draft, setReplicasWrite(capi, carry.replicas));
-  // A view of the CAPI copy older than the one the MAPI copy was synchronised from is a lagging cache (a new
-  // leader's) or a record that no longer holds: mirrored as it stands, it would put the MAPI copy's replicas
-  // back while the MAPI copy still named the newer generation, and the carry would then take the difference
-  // for the autoscaler's and scale the CAPI copy down (decision 160). The shell confirms it live first.
-  if (generationOf(capi) < synchronizedGeneration(mapi))
-    draft.confirmCurrent = { ...addressOf(capi), generation: generationOf(capi) };
+  confirmIfBehind(draft, capi, mapi);
   draft.condition = synchronized("MachineSet", "CAPItoMAPI", final);
   // The carry is a guarded patch of exactly what was read, so it makes the CAPI copy's next generation: the
   // MAPI copy is in sync with that one, and a later scale of the MAPI copy is told apart from a CAPI edit.

@@ -46,6 +46,7 @@ import {
   applyWrite,
   capiStatusWrite,
   clusterNotReady,
+  confirmIfBehind,
   createFrom,
   emptyDraft,
   ensureSyncFinalizer,
@@ -287,6 +288,7 @@ export const machineToMapi = (s: MachineSnapshot, deps: SyncDeps, now: Date, fin
     mapiMachine: mapi,
   });
   if (mirrored.ok) draft.mirroredMapiStatus = mirrored.value.status;
+  confirmIfBehind(draft, capi, mapi);
   draft.condition = synchronized("Machine", "CAPItoMAPI", final);
   draft.synchronizedGeneration = generationOf(capi);
   return draft;

@@ -75,7 +75,7 @@ export interface SyncPlan {
   /**
    * The plan mirrors this authoritative object at a generation older than the one the MAPI copy records as
    * synchronised (a lagging cache, or a record that no longer holds): the shell GETs it live first and writes
-   * nothing unless it is the same object at the generation read (decision 160).
+   * nothing unless it is the same object at the generation read (decisions 160, 163).
    */
   confirmCurrent?: CurrentAddress;
 }

@@ -11,13 +11,14 @@ import type { KubeClient } from "../../src/kube/client.js";
 import { systemClock } from "../../src/kube/clock.js";
 import type { Controller } from "../../src/kube/controller.js";
 import type { EventRecorder } from "../../src/kube/events.js";
-import { KINDS } from "../../src/kube/kinds.js";
+import { FINALIZERS, KINDS } from "../../src/kube/kinds.js";
 import { type RuntimeMetrics, runtimeMetrics } from "../../src/kube/metrics.js";
-import type { KubeObject } from "../../src/kube/object.js";
+import { getPath, type KubeObject } from "../../src/kube/object.js";
 import type { Transport } from "../../src/kube/transport.js";
 import { createMachineSyncController } from "../../src/sync/controller.js";
 import { fakeCache, fakeClient, silentLogger } from "../kube/fakes.js";
 import {
+  awsMachine,
   CAPI_NS,
   capiCluster,
   capiMachine,
@@ -229,5 +230,64 @@ describe("SPEC §4.2 a twin is created only for a source the API server still ha
     const { fake, metrics } = await world(mapiMachine("m-6"), { live: true });
     await reconciled(metrics, "success");
     expect(creates(fake)).toEqual(expect.arrayContaining(["Machine/m-6", "AWSMachine/m-6"]));
+  });
+});
+
+describe("SPEC §4.4 a lagging view of a ClusterAPI Machine's CAPI copy is confirmed live before it is mirrored (decision 163)", () => {
+  // The Machine-level twin of decision 160: a new leader's view of CAPI Machines lags behind the generation the
+  // MAPI Machine records. Mirrored as it stands, it puts the MAPI Machine's spec back and asks for a lower
+  // synchronizedGeneration, which the CRD's transition rule refuses (each refusal a Warning Event).
+  const world = async (options: { liveGeneration: number }) => {
+    const cache = fakeCache();
+    const fake = fakeClient();
+    const { settings } = syncDeps();
+    cache.informer(KINDS.infrastructure, "").add(infrastructure());
+    cache.informer(KINDS.capiCluster, settings.capiNamespace).add(capiCluster());
+    const providerID = "aws:///us-east-1a/i-0abc";
+    const mapi = await fake.client.create(
+      KINDS.mapiMachine,
+      mapiMachine("m-7", {
+        authority: "ClusterAPI",
+        meta: { finalizers: [FINALIZERS.sync] },
+        spec: { providerID },
+        status: { synchronizedGeneration: 2, conditions: [condition("Synchronized", "True")] },
+      }),
+    );
+    cache.informer(KINDS.mapiMachine, MAPI_NS).add(mapi);
+    const owned = { annotations: {}, finalizers: [FINALIZERS.sync, FINALIZERS.capiMachine] };
+    // The cache's view: generation 1, before the provider set the providerID.
+    const viewed = await fake.client.create(KINDS.capiMachine, capiMachine("m-7", { meta: owned }));
+    cache.informer(KINDS.capiMachine, CAPI_NS).add(viewed);
+    if (options.liveGeneration > 1)
+      await fake.client.update(KINDS.capiMachine, {
+        ...viewed,
+        metadata: { ...viewed.metadata, generation: options.liveGeneration },
+        spec: { ...viewed.spec, providerID },
+      });
+    const infra = await fake.client.create(
+      KINDS.awsMachine,
+      awsMachine("m-7", { meta: { annotations: {}, finalizers: [FINALIZERS.sync, FINALIZERS.awsMachine] } }),
+    );
+    cache.informer(KINDS.awsMachine, CAPI_NS).add(infra);
+    const metrics = await startSync(cache, fake.client, { record: async () => {} });
+    const writesToMapi = () =>
+      fake.calls.filter((c) => c.verb.startsWith("patch") && c.type === "Machine" && c.name === "m-7");
+    return { fake, metrics, writesToMapi };
+  };
+
+  it("the API server has the newer generation: nothing is written, the key is looked at again", async () => {
+    const { fake, metrics, writesToMapi } = await world({ liveGeneration: 2 });
+    await reconciled(metrics, "requeue_after");
+    expect(fake.calls.some((c) => c.verb === "get" && c.type === "Machine" && c.name === "m-7")).toBe(true);
+    expect(writesToMapi()).toEqual([]);
+    expect(getPath(fake.raw(KINDS.mapiMachine, MAPI_NS, "m-7"), ["spec", "providerID"])).toBe(
+      "aws:///us-east-1a/i-0abc",
+    );
+  });
+
+  it("the API server has the generation the view shows (a record that no longer holds): mirrored as before", async () => {
+    const { metrics, writesToMapi } = await world({ liveGeneration: 1 });
+    await reconciled(metrics, "success");
+    expect(writesToMapi().length).toBeGreaterThan(0);
   });
 });

@@ -570,6 +570,39 @@ describe("§4.4 CAPI → MAPI Machine", () => {
     expect(annotationsOf(capiOf(world))["cluster.x-k8s.io/delete-machine"]).toBe("2026-11-30");
   });
 
+  it("a view of the CAPI Machine older than the MAPI copy's synchronizedGeneration writes only once confirmed live (decision 163)", () => {
+    // A new leader's lagging view of CAPI Machines: mirrored as it stands, it would put the MAPI Machine's spec
+    // back (here its providerID) and ask for a synchronizedGeneration lower than the one recorded, which the
+    // CRD's transition rule refuses — each refusal a Warning Event on a Machine in sync.
+    const world = clusterApiWorld();
+    settleMachine(world);
+    const before = structuredClone(capiOf(world) as KubeObject);
+    world.mutate(CAPI_API_VERSION, "Machine", CAPI_NS, "m", (o) => {
+      o.spec = { ...o.spec, providerID: "aws:///us-east-1a/i-0abc" };
+      o.metadata = { ...o.metadata, generation: 2 };
+    });
+    settleMachine(world);
+    expect(getPath(mapiOf(world), ["status", "synchronizedGeneration"])).toBe(2);
+    const stale = planMachineSync({ ...world.machineSnapshot("m"), capi: before }, deps(), NOW);
+    expect(stale.writes.length).toBeGreaterThan(0);
+    expect(stale.confirmCurrent).toEqual({
+      apiVersion: CAPI_API_VERSION,
+      kind: "Machine",
+      namespace: CAPI_NS,
+      name: "m",
+      uid: before.metadata?.uid,
+      generation: 1,
+    });
+    // A view at the generation the MAPI copy records, or later, is written from without a live read.
+    expect(planMachineSync(world.machineSnapshot("m"), deps(), NOW).confirmCurrent).toBeUndefined();
+    world.mutate(CAPI_API_VERSION, "Machine", CAPI_NS, "m", (o) => {
+      o.metadata = { ...o.metadata, generation: 3 };
+    });
+    const newer = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
+    expect(newer.writes.length).toBeGreaterThan(0);
+    expect(newer.confirmCurrent).toBeUndefined();
+  });
+
   it("mirrors CAPI status into MAPI status and never touches MAPI Paused", () => {
     const world = clusterApiWorld();
     settleMachine(world);
