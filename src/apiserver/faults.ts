@@ -11,6 +11,8 @@ export interface FaultMatch {
   verbs?: readonly string[];
   /** `group/resource[/subresource]`, e.g. `machine.openshift.io/machines` or `/configmaps`. */
   resources?: readonly string[];
+  /** Resources (as `resources` spells them) this match never takes, whatever else it says. */
+  exceptResources?: readonly string[];
   users?: readonly string[];
 }
 
@@ -57,51 +59,75 @@ const matchesFault = (m: FaultMatch | undefined, r: RequestInfo): boolean =>
   !m ||
   ((!m.verbs || m.verbs.includes(r.verb)) &&
     (!m.resources || m.resources.includes(r.resource)) &&
+    !m.exceptResources?.includes(r.resource) &&
     (!m.users || m.users.includes(r.user)));
 
-export class FaultInjector {
-  private options: FaultOptions = {};
-  private random: () => number = seededRandom(1);
+/** One layer's answer to a request, decided by one draw of its own PRNG over its rates. */
+const drawFault = (o: FaultOptions, random: () => number): FaultDecision => {
+  const x = random();
+  const r409 = o.rate409 ?? 0;
+  const r429 = o.rate429 ?? 0;
+  const r500 = o.rate500 ?? 0;
+  if (x < r409) return { kind: "error", code: 409 };
+  if (x < r409 + r429) return { kind: "error", code: 429 };
+  if (x < r409 + r429 + r500) return { kind: "error", code: 500 };
+  if (x < r409 + r429 + r500 + (o.rateLostReply ?? 0)) return { kind: "lostReply" };
+  return { kind: "none" };
+};
 
-  constructor(initial?: FaultOptions) {
+interface Layer {
+  options: FaultOptions;
+  random: () => number;
+}
+
+/**
+ * The faults in force: one set of options, or several layers, each with its own match, rates and seed (a
+ * campaign's standing 429s beside a command's error faults). A request meets the layers in order: the first
+ * that matches it and draws a fault answers; latency adds up over the layers that match; a watch is cut by the
+ * first matching layer that cuts watches. A layer's draws are its own, so adding one moves no other's schedule.
+ */
+export class FaultInjector {
+  private layers: Layer[] = [];
+
+  constructor(initial?: FaultOptions | readonly FaultOptions[]) {
     if (initial) this.set(initial);
   }
 
-  set(options: FaultOptions): void {
-    this.options = { ...options };
-    this.random = seededRandom(options.seed ?? 1);
+  set(options: FaultOptions | readonly FaultOptions[]): void {
+    const all: readonly FaultOptions[] = Array.isArray(options) ? options : [options as FaultOptions];
+    this.layers = all.map((o) => ({ options: { ...o }, random: seededRandom(o.seed ?? 1) }));
   }
   clear(): void {
-    this.options = {};
+    this.layers = [];
   }
-  current(): Readonly<FaultOptions> {
-    return this.options;
+  /** The layers in force, in order (none when cleared). */
+  current(): readonly Readonly<FaultOptions>[] {
+    return this.layers.map((l) => l.options);
   }
 
-  /** Whether to fail this request, decided by one draw per configured rate. */
+  /** Whether to fail this request. */
   decide(r: RequestInfo): FaultDecision {
-    const o = this.options;
-    if (!matchesFault(o.match, r)) return { kind: "none" };
-    const x = this.random();
-    const r409 = o.rate409 ?? 0;
-    const r429 = o.rate429 ?? 0;
-    const r500 = o.rate500 ?? 0;
-    if (x < r409) return { kind: "error", code: 409 };
-    if (x < r409 + r429) return { kind: "error", code: 429 };
-    if (x < r409 + r429 + r500) return { kind: "error", code: 500 };
-    if (x < r409 + r429 + r500 + (o.rateLostReply ?? 0)) return { kind: "lostReply" };
+    for (const layer of this.layers) {
+      if (!matchesFault(layer.options.match, r)) continue;
+      const decision = drawFault(layer.options, layer.random);
+      if (decision.kind !== "none") return decision;
+    }
     return { kind: "none" };
   }
 
   latencyFor(r: RequestInfo): number {
-    return matchesFault(this.options.match, r) ? (this.options.latencyMs ?? 0) : 0;
+    let ms = 0;
+    for (const { options } of this.layers) if (matchesFault(options.match, r)) ms += options.latencyMs ?? 0;
+    return ms;
   }
 
   /** Milliseconds until this watch is cut, or undefined to leave it alone. */
   watchDropAfter(r: RequestInfo): number | undefined {
-    const every = this.options.dropWatchesEveryMs;
-    if (!every || !matchesFault(this.options.match, r)) return undefined;
-    return Math.round(every * (0.5 + this.random()));
+    for (const { options, random } of this.layers) {
+      const every = options.dropWatchesEveryMs;
+      if (every && matchesFault(options.match, r)) return Math.round(every * (0.5 + random()));
+    }
+    return undefined;
   }
 }
 

@@ -66,6 +66,43 @@ describe("fault injection", () => {
     expect(seededRandom(1)()).toBe(seededRandom(1)());
   });
 
+  it("holds layers, each with its own match, rates and seed: a request meets every layer that matches it", () => {
+    const write = { verb: "patch", resource: "machine.openshift.io/machines", user: "product" };
+    const read = { verb: "get", resource: "machine.openshift.io/machines", user: "product" };
+    const lease = { verb: "update", resource: "coordination.k8s.io/leases", user: "product" };
+    const f = new FaultInjector([
+      { rate500: 1, match: { verbs: ["patch"] } },
+      { rate429: 1, match: { users: ["product"], exceptResources: ["coordination.k8s.io/leases"] } },
+    ]);
+    // The first layer that matches and draws a fault answers; the next is met when the first draws none.
+    expect(f.decide(write)).toEqual({ kind: "error", code: 500 });
+    expect(f.decide(read)).toEqual({ kind: "error", code: 429 });
+    expect(f.decide(lease)).toEqual({ kind: "none" });
+    const some = new FaultInjector([
+      { rate500: 0.5, seed: 3, match: { verbs: ["patch"] } },
+      { rate429: 1, match: { users: ["product"] } },
+    ]);
+    const codes = Array.from({ length: 40 }, () => some.decide(write)).map((d) =>
+      d.kind === "error" ? d.code : 0,
+    );
+    expect(new Set(codes)).toEqual(new Set([500, 429]));
+    // A layer's draws are its own: the second layer does not move the first one's schedule.
+    const alone = new FaultInjector({ rate500: 0.5, seed: 3, match: { verbs: ["patch"] } });
+    const first = Array.from({ length: 40 }, () => alone.decide(write)).map((d) =>
+      d.kind === "error" ? 500 : 0,
+    );
+    expect(codes.map((c) => (c === 500 ? 500 : 0))).toEqual(first);
+    // Latency adds up over the layers that match; a watch is cut by the first layer that cuts watches.
+    const slow = new FaultInjector([{ latencyMs: 5 }, { latencyMs: 7, match: { verbs: ["get"] } }]);
+    expect(slow.latencyFor(read)).toBe(12);
+    expect(slow.latencyFor(write)).toBe(5);
+    const drops = new FaultInjector([{ rate429: 1 }, { dropWatchesEveryMs: 100 }]);
+    expect(drops.watchDropAfter({ verb: "watch", resource: "/x", user: "u" })).toBeGreaterThanOrEqual(50);
+    expect(
+      new FaultInjector({ rate429: 1 }).watchDropAfter({ verb: "watch", resource: "/x", user: "u" }),
+    ).toBe(undefined);
+  });
+
   describe("over HTTP", () => {
     let s: ApiServer;
     beforeAll(async () => {

@@ -1,7 +1,7 @@
 /**
  * The long model-based campaign (issue 8): `npm run test:model -- --runs 1000 [--seed S] [--commands N]
  * [--without deleteCluster,…] [--rate429 R]` (command kinds left out, to look past a known open defect; R, the
- * share of the product's machine-kind writes turned away with 429 and `Retry-After` all run long, 0 by default).
+ * share of the product's requests but its Lease's turned away with 429 and `Retry-After` all run long, 0 by default).
  * Starts a local cluster with the whole product (test/integration/harness.ts), runs the property of
  * test/model/model.ts `--runs` times with fast-check, and prints a summary — on failure the seed and the
  * counterexample path to replay it (`--seed S --path P`), and the failing command trace. Every wait in the
@@ -47,13 +47,17 @@ const main = async (args: readonly string[]): Promise<number> => {
     rate429 ? ` --rate429 ${rate429}` : "",
   ].join("");
   console.log(
-    `model campaign: ${runs} runs, seed ${seed}, up to ${maxCommands} commands per run${without.length ? `, without ${without.join(",")}` : ""}${rate429 ? `, 429 on ${rate429} of the product's writes` : ""}`,
+    `model campaign: ${runs} runs, seed ${seed}, up to ${maxCommands} commands per run${without.length ? `, without ${without.join(",")}` : ""}${rate429 ? `, 429 on ${rate429} of the product's requests (its Lease's aside)` : ""}`,
   );
   const started = Date.now();
   const start = () => startModelHarness("model-campaign");
   let h = await start();
-  // Counted per cluster, summed as each is replaced: the report shows the retry path was taken.
-  let earlier429 = 0;
+  // Counted per cluster, summed as each is replaced: the report shows the retry path was taken, and by which verbs.
+  const earlier429: Record<string, number> = {};
+  const add429 = (into: Record<string, number>, from: Record<string, number>) => {
+    for (const [verb, n] of Object.entries(from)) into[verb] = (into[verb] ?? 0) + n;
+    return into;
+  };
   try {
     const stats: ModelStats = { runs: 0, commands: {} };
     const details = await fc.check(
@@ -62,7 +66,7 @@ const main = async (args: readonly string[]): Promise<number> => {
         {
           beforeRun: async (run) => {
             if (run === 0 || run % freshEvery !== 0) return;
-            earlier429 += answered429(h);
+            add429(earlier429, answered429(h));
             await h.stop();
             h = await start();
           },
@@ -99,7 +103,13 @@ const main = async (args: readonly string[]): Promise<number> => {
       );
       return 1;
     }
-    const turnedAway = rate429 ? `; writes answered 429 and sent again: ${earlier429 + answered429(h)}` : "";
+    const all429 = add429({ ...earlier429 }, answered429(h));
+    const total429 = Object.values(all429).reduce((a, b) => a + b, 0);
+    const byVerb = Object.entries(all429)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([verb, n]) => `${verb} ${n}`)
+      .join(", ");
+    const turnedAway = rate429 ? `; requests answered 429 and sent again: ${total429} (${byVerb})` : "";
     console.log(
       `passed: ${details.numRuns} runs, seed ${details.seed}, ${seconds} s; observed objects ${h.watched().length}${turnedAway}`,
     );
