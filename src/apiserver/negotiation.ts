@@ -12,6 +12,7 @@
  */
 import type { KubeObject } from "../kube/object.js";
 import { ApiError } from "./status.js";
+import { memoByString } from "./string-memo.js";
 import type { ResourceInfo } from "./types.js";
 
 export type MetaVersion = "v1" | "v1beta1";
@@ -104,10 +105,15 @@ export interface Endpoint {
 
 /**
  * `NegotiateOutputMediaType` with the endpoint's restrictions: the first clause (by quality) a serializer
- * matches whose parameters the endpoint allows. An empty header is JSON.
+ * matches whose parameters the endpoint allows. An empty header is JSON. A client sends the same header on
+ * every request: each endpoint form remembers its answers per header (string-memo.ts; a 406 is not kept).
  */
 export const negotiate = (accept: string | undefined, endpoint: Endpoint): Rendering => {
   if (accept === undefined || accept.trim() === "") return AS_OBJECT;
+  return NEGOTIATORS[endpoint.builtIn ? 1 : 0][endpoint.collection ? 1 : 0](accept);
+};
+
+const negotiateAccept = (accept: string, endpoint: Endpoint): Rendering => {
   if (endpoint.builtIn) routeCheck(accept, endpoint.collection ? [...SERIALIZERS, ...STREAMS] : SERIALIZERS);
   let inProtobuf: Rendering | undefined;
   for (const clause of parseAccept(accept)) {
@@ -127,6 +133,14 @@ export const negotiate = (accept: string | undefined, endpoint: Endpoint): Rende
   if (inProtobuf) return inProtobuf;
   throw notAcceptable();
 };
+
+const negotiator = (builtIn: boolean, collection: boolean) =>
+  memoByString((accept) => negotiateAccept(accept, { builtIn, collection }));
+/** `negotiateAccept` of each endpoint form, by [builtIn][collection]. */
+const NEGOTIATORS = [
+  [negotiator(false, false), negotiator(false, true)],
+  [negotiator(true, false), negotiator(true, true)],
+] as const;
 
 /** `acceptMediaTypeOptions` and `AllowsMediaTypeTransform`: what a clause's parameters ask of a serializer. */
 const renderingOf = (

@@ -2,12 +2,13 @@
  * kube's ObjectMeta, as data and pure checks: which metadata fields exist, which the server owns, and the
  * validation of names, label and annotation keys, label values and ownerReferences (kube's
  * ValidateObjectMeta). Used by the write path (rest/), managed fields and CRD pruning; it holds no
- * state and asks nothing of storage.
+ * state but what its string checks remember (a bounded memo of pure answers) and asks nothing of storage.
  */
 import { randomInt } from "node:crypto";
 import { DNS_LABEL, DNS_SUBDOMAIN, isRecord, type KubeObject } from "../kube/object.js";
 import { appendAll } from "../lists.js";
 import { unmarshalError } from "./go-json.js";
+import { memoByString } from "./string-memo.js";
 import type { ResourceInfo, StatusCause } from "./types.js";
 
 /** An object's metadata, or an empty record when it has none. */
@@ -117,7 +118,7 @@ const isDNS1035Label = (v: string): string[] => [
 ];
 
 /** kube's IsQualifiedName: label keys, annotation keys (lower-cased first), finalizers. */
-export const isQualifiedName = (v: string): string[] => {
+const qualifiedNameProblems = (v: string): string[] => {
   const parts = v.split("/");
   if (parts.length > 2)
     return [
@@ -138,7 +139,7 @@ export const isQualifiedName = (v: string): string[] => {
 };
 
 /** kube's IsValidLabelValue. */
-const isValidLabelValue = (v: string): string[] => [
+const labelValueProblems = (v: string): string[] => [
   ...(bytes(v) > 63 ? [maxLen(63)] : []),
   ...(LABEL_VALUE.test(v)
     ? []
@@ -152,6 +153,12 @@ const isValidLabelValue = (v: string): string[] => [
         ),
       ]),
 ];
+
+// Every write checks the same keys, finalizers and values again: each answer is remembered (string-memo.ts).
+/** kube's IsQualifiedName, remembered per string. */
+export const isQualifiedName: (v: string) => readonly string[] = memoByString(qualifiedNameProblems);
+/** kube's IsValidLabelValue, remembered per string. */
+const isValidLabelValue: (v: string) => readonly string[] = memoByString(labelValueProblems);
 
 /** kube's IsValidPathSegmentName, and (for a generateName) IsValidPathSegmentPrefix. */
 const pathSegment = (v: string, prefix: boolean): string[] => {
