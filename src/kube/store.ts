@@ -8,7 +8,15 @@
  */
 import { INFRASTRUCTURE_REF_PATHS, type ResourceType } from "./kinds.js";
 import type { KubeObject } from "./object.js";
-import { getPath, labelsOf, nameOf, namespaceOf, ownerReferencesOf } from "./object.js";
+import {
+  getPath,
+  identicalJson,
+  isRecord,
+  labelsOf,
+  nameOf,
+  namespaceOf,
+  ownerReferencesOf,
+} from "./object.js";
 
 /** How fresh the view of one kind is (SPEC §2.1 `cacheStaleAfter`). */
 export interface Freshness {
@@ -99,6 +107,41 @@ export function trimForCache(o: KubeObject): KubeObject {
   return { ...o, metadata: rest };
 }
 
+/**
+ * `current` with the parts an update left as they were (`spec`, `status`, `metadata.labels`,
+ * `metadata.annotations`: identical JSON, key order included) taken from `previous`, the same object's version
+ * the store held (same uid). Most updates change one part: a status write leaves the spec as it was, a
+ * finalizer or pause annotation leaves spec and status. Sharing them lets whoever remembers work per part by
+ * identity (the sync's conversions, sync/converter.ts) see that it is the same, and the previous version's
+ * parts stay in memory instead of new copies. The value stored is identical JSON to `current`, so no reader can
+ * tell; `current` itself is never changed (a shallow copy takes the shared parts).
+ */
+export function shareUnchanged(previous: KubeObject | undefined, current: KubeObject): KubeObject {
+  if (previous === undefined || previous === current) return current;
+  const before = previous.metadata;
+  const after = current.metadata;
+  if (!isRecord(before) || !isRecord(after) || before.uid !== after.uid) return current;
+  let out = current;
+  for (const part of SHARED_PARTS) {
+    const was = previous[part];
+    if (was === undefined || was === current[part] || !identicalJson(was, current[part])) continue;
+    if (out === current) out = { ...current };
+    out[part] = was;
+  }
+  let metadata = after;
+  for (const part of SHARED_METADATA) {
+    const was = before[part];
+    if (was === undefined || was === after[part] || !identicalJson(was, after[part])) continue;
+    if (metadata === after) metadata = { ...after };
+    metadata[part] = was;
+  }
+  if (metadata !== after) out = { ...out, metadata };
+  return out;
+}
+
+const SHARED_PARTS = ["spec", "status"] as const;
+const SHARED_METADATA = ["labels", "annotations"] as const;
+
 export class IndexedStore {
   private readonly objects = new Map<string, KubeObject>();
   private readonly indexes = new Map<string, Index>();
@@ -144,13 +187,15 @@ export class IndexedStore {
   }
 
   /**
-   * Stores `object` (trimmed) and returns what it replaced. An index whose values for the object did not change
+   * Stores `object` (trimmed, its unchanged parts shared with the version it replaces) and returns what it
+   * replaced. An index whose values for the object did not change
    * (most updates: a status write leaves its owners, labels and namespace alone) is not touched.
    */
   upsert(object: KubeObject): { previous: KubeObject | undefined; current: KubeObject } {
-    const current = trimForCache(object);
-    const key = objectKey(current);
+    const trimmed = trimForCache(object);
+    const key = objectKey(trimmed);
     const previous = this.objects.get(key);
+    const current = shareUnchanged(previous, trimmed);
     this.objects.set(key, current);
     for (const index of this.indexes.values()) {
       const now = index.fn(current);

@@ -5,7 +5,7 @@
  * Also `memoisingConverter`, the composition root's wrapper that converts each cached object once instead
  * of on every reconcile (the conversions themselves stay pure; the memo is edge state the root owns).
  */
-import type { KubeObject } from "../kube/object.js";
+import { isRecord, type KubeObject } from "../kube/object.js";
 import {
   capiMachineSetStatusToMapi,
   capiMachineSetToMapi,
@@ -85,7 +85,7 @@ interface MemoNode<R> {
  */
 const memoise = <R>(
   convert: () => R,
-  objects: readonly (KubeObject | undefined)[],
+  objects: readonly (object | undefined)[],
   scalars: string,
   root: MemoNode<R>,
 ): R => {
@@ -108,12 +108,73 @@ const memoise = <R>(
 
 const newRoot = <R>(): MemoNode<R> => ({ next: new WeakMap() });
 
+/**
+ * A value as one key of the chain: an object itself, an absent value as `ABSENT`; `undefined` for a scalar
+ * where an object belongs (no API server sends one, but a key must not mistake it for another).
+ */
+const partKey = (v: unknown): object | undefined =>
+  v === undefined ? ABSENT : typeof v === "object" && v !== null ? v : undefined;
+
+/** Scalars as one string: each absent or its JSON, joined by NUL (JSON text escapes every control character). */
+const scalarsKey = (values: readonly unknown[]): string =>
+  values.map((v) => (v === undefined ? "" : `=${JSON.stringify(v)}`)).join("\u0000");
+
+/**
+ * What a Machine's spec conversion reads of its source object, and all it is handed (`specViewOf`): the type,
+ * the name, the labels, the annotations and the spec (decision 165). Status, finalizers, owners, the
+ * resourceVersion — what the events that wake the sync mostly change — are not in it, so the memo below keys a
+ * conversion by these parts and an object whose other fields alone changed converts from memory. The informer
+ * cache keeps a part the same object while its JSON stays identical (kube/store.ts `shareUnchanged`).
+ */
+interface SpecView {
+  /** Object parts, by identity: spec, labels, annotations. */
+  readonly parts: readonly object[];
+  /** Scalars, by value: apiVersion, kind, name. */
+  readonly scalars: readonly unknown[];
+  /** The source reduced to these parts: what the conversion is given. */
+  view(): KubeObject;
+}
+
+/**
+ * The view of `o` (with its labels and annotations, or, for an InfraMachine, without), or undefined when a part
+ * the chain keys by identity is not an object (never from kube).
+ */
+const specViewOf = (o: KubeObject, withLabels: boolean): SpecView | undefined => {
+  const metadata = o.metadata;
+  if (metadata !== undefined && !isRecord(metadata)) return undefined;
+  const spec = partKey(o.spec);
+  const labels = withLabels ? partKey(metadata?.labels) : ABSENT;
+  const annotations = withLabels ? partKey(metadata?.annotations) : ABSENT;
+  if (!spec || !labels || !annotations) return undefined;
+  const name = metadata?.name;
+  return {
+    parts: [spec, labels, annotations],
+    scalars: [o.apiVersion, o.kind, metadata === undefined, name],
+    view: () => {
+      const view: KubeObject = {};
+      if (o.apiVersion !== undefined) view.apiVersion = o.apiVersion;
+      if (o.kind !== undefined) view.kind = o.kind;
+      if (metadata !== undefined) {
+        const meta: Record<string, unknown> = {};
+        if (name !== undefined) meta.name = name;
+        if (withLabels && metadata.labels !== undefined) meta.labels = metadata.labels;
+        if (withLabels && metadata.annotations !== undefined) meta.annotations = metadata.annotations;
+        view.metadata = meta;
+      }
+      if (o.spec !== undefined) view.spec = o.spec;
+      return view;
+    },
+  };
+};
+
 type Result<K extends keyof SyncConverter> = ReturnType<NonNullable<SyncConverter[K]>>;
 
 /**
  * `inner` with its conversions remembered per input objects, for the composition root to hand the sync
  * controllers. Every reconcile re-plans from the same cached objects (most events are status echoes that
- * leave the converted side alone), so most conversions are repeats. Status mirroring of Machines takes
+ * leave the converted side alone), so most conversions are repeats. A Machine's spec conversions are
+ * remembered per part they read (`specViewOf`), so a new version of the object whose other fields alone changed
+ * converts from memory too. Status mirroring of Machines takes
  * `now`, which differs on every reconcile: what is remembered is its unstamped part (no clock, see
  * conversion/stamp.ts), and `now` is stamped onto each call's result, only where a condition's status
  * changed; without the unstamped functions it is passed through. Results are frozen (a stamped result's
@@ -124,6 +185,8 @@ export const memoisingConverter = (inner: SyncConverter): SyncConverter => {
   const machinesToCapi = newRoot<Result<"mapiMachineToCapi">>();
   const machineSetsToCapi = newRoot<Result<"mapiMachineSetToCapi">>();
   const machinesToMapi = newRoot<Result<"capiMachineToMapi">>();
+  const machinesToCapiByParts = newRoot<Result<"mapiMachineToCapi">>();
+  const machinesToMapiByParts = newRoot<Result<"capiMachineToMapi">>();
   const machineSetsToMapi = newRoot<Result<"capiMachineSetToMapi">>();
   const machineStatusesToCapi = newRoot<Result<"mapiMachineStatusToCapiUnstamped">>();
   const machineStatusesToMapi = newRoot<Result<"capiMachineStatusToMapiUnstamped">>();
@@ -132,13 +195,22 @@ export const memoisingConverter = (inner: SyncConverter): SyncConverter => {
   const { mapiMachineStatusToCapiUnstamped: statusToCapi, capiMachineStatusToMapiUnstamped: statusToMapi } =
     inner;
   const memoising: SyncConverter = {
-    mapiMachineToCapi: (mapi, infrastructure, opts) =>
-      memoise(
-        () => inner.mapiMachineToCapi(mapi, infrastructure, { capiNamespace: opts.capiNamespace }),
-        [mapi, infrastructure],
-        opts.capiNamespace,
-        machinesToCapi,
-      ),
+    mapiMachineToCapi: (mapi, infrastructure, opts) => {
+      const source = specViewOf(mapi, true);
+      if (!source)
+        return memoise(
+          () => inner.mapiMachineToCapi(mapi, infrastructure, { capiNamespace: opts.capiNamespace }),
+          [mapi, infrastructure],
+          opts.capiNamespace,
+          machinesToCapi,
+        );
+      return memoise(
+        () => inner.mapiMachineToCapi(source.view(), infrastructure, { capiNamespace: opts.capiNamespace }),
+        [...source.parts, infrastructure],
+        scalarsKey([...source.scalars, opts.capiNamespace]),
+        machinesToCapiByParts,
+      );
+    },
     mapiMachineSetToCapi: (mapi, infrastructure, opts) =>
       memoise(
         () => inner.mapiMachineSetToCapi(mapi, infrastructure, { capiNamespace: opts.capiNamespace }),
@@ -146,17 +218,27 @@ export const memoisingConverter = (inner: SyncConverter): SyncConverter => {
         opts.capiNamespace,
         machineSetsToCapi,
       ),
-    capiMachineToMapi: (capi, infraMachine, infrastructure, opts) =>
-      memoise(
-        () =>
-          inner.capiMachineToMapi(capi, infraMachine, infrastructure, {
-            mapiNamespace: opts.mapiNamespace,
-            ...(opts.infraCluster ? { infraCluster: opts.infraCluster } : {}),
-          }),
-        [capi, infraMachine, infrastructure, opts.infraCluster],
-        opts.mapiNamespace,
-        machinesToMapi,
-      ),
+    capiMachineToMapi: (capi, infraMachine, infrastructure, opts) => {
+      const reverse = {
+        mapiNamespace: opts.mapiNamespace,
+        ...(opts.infraCluster ? { infraCluster: opts.infraCluster } : {}),
+      };
+      const source = specViewOf(capi, true);
+      const infra = specViewOf(infraMachine, false);
+      if (!source || !infra)
+        return memoise(
+          () => inner.capiMachineToMapi(capi, infraMachine, infrastructure, reverse),
+          [capi, infraMachine, infrastructure, opts.infraCluster],
+          opts.mapiNamespace,
+          machinesToMapi,
+        );
+      return memoise(
+        () => inner.capiMachineToMapi(source.view(), infra.view(), infrastructure, reverse),
+        [...source.parts, ...infra.parts, infrastructure, opts.infraCluster],
+        scalarsKey([...source.scalars, ...infra.scalars, opts.mapiNamespace]),
+        machinesToMapiByParts,
+      );
+    },
     capiMachineSetToMapi: (capi, infraTemplate, infrastructure, opts) =>
       memoise(
         () =>

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   canonicalJson,
+  identicalJson,
   jsonEqual,
   type KubeObject,
   statusOnlyChange,
@@ -55,6 +56,67 @@ describe("jsonEqual: canonicalJson equality without the strings", () => {
     expect(jsonEqual(nested(10_000, 1), nested(10_000, 1))).toBe(true);
     expect(jsonEqual(nested(10_000, 1), nested(10_000, 2))).toBe(false);
     expect(jsonEqual({ a: nested(10_000, 1), b: 1 }, { b: 1, a: nested(10_000, 1) })).toBe(true);
+  });
+});
+
+describe("identicalJson: JSON.stringify equality without the strings (key order counts)", () => {
+  const cases: [string, unknown, unknown, boolean][] = [
+    [
+      "the same value, copied",
+      { a: 1, b: { c: [1, "x", null, true] } },
+      { a: 1, b: { c: [1, "x", null, true] } },
+      true,
+    ],
+    ["key order counts", { a: 1, b: 2 }, { b: 2, a: 1 }, false],
+    ["key order counts below the top", { s: { a: 1, b: 2 } }, { s: { b: 2, a: 1 } }, false],
+    ["null is not absent", { a: null }, {}, false],
+    ["array order matters", [1, 2], [2, 1], false],
+    ["array length matters", [1], [1, 1], false],
+    ["number is not string", { a: 1 }, { a: "1" }, false],
+    ["object is not array", {}, [], false],
+    ["an empty object is not null", {}, null, false],
+    ["nested difference", { a: { b: { c: 1 } } }, { a: { b: { c: 2 } } }, false],
+    ["an extra key", { a: 1 }, { a: 1, b: 2 }, false],
+    ["the same key count, another key", { a: 1 }, { b: 1 }, false],
+    ["absent and absent", undefined, undefined, true],
+    ["absent is not null", undefined, null, false],
+  ];
+  it.each(cases)("%s", (_name, a, b, want) => {
+    expect(identicalJson(a, b)).toBe(want);
+    expect(identicalJson(b, a)).toBe(want);
+  });
+
+  it("agrees with comparing JSON.stringify's text on random JSON, and on a copy with its keys reordered", () => {
+    const json = fc.jsonValue({ maxDepth: 3 });
+    const reversed = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(reversed)
+        : typeof v === "object" && v !== null
+          ? Object.fromEntries(
+              Object.entries(v)
+                .reverse()
+                .map(([k, x]) => [k, reversed(x)]),
+            )
+          : v;
+    fc.assert(
+      fc.property(json, json, (a, b) => {
+        expect(identicalJson(a, b)).toBe(JSON.stringify(a) === JSON.stringify(b));
+        expect(identicalJson(a, structuredClone(a))).toBe(true);
+        const r = reversed(a);
+        expect(identicalJson(a, r)).toBe(JSON.stringify(a) === JSON.stringify(r));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("compares values nested as deep as kube-apiserver stores them (10,000 levels), without recursion", () => {
+    const nested = (levels: number, leaf: unknown): unknown => {
+      let v: unknown = leaf;
+      for (let i = 0; i < levels; i++) v = i % 2 ? { n: v } : [v];
+      return v;
+    };
+    expect(identicalJson(nested(10_000, 1), nested(10_000, 1))).toBe(true);
+    expect(identicalJson(nested(10_000, 1), nested(10_000, 2))).toBe(false);
   });
 });
 

@@ -7,6 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../src/kube/object.js";
+import { IndexedStore } from "../../src/kube/store.js";
 import { conversionConverter, memoisingConverter } from "../../src/sync/converter.js";
 import { planMachineSetSync, planMachineSync, type SyncPlan } from "../../src/sync/plan.js";
 import type { SyncConverter } from "../../src/sync/snapshot.js";
@@ -36,6 +37,20 @@ import {
   mapiMachineSet,
   providerSpec,
 } from "./conversion/builders.js";
+import {
+  openStackMachine,
+  openstackCapiMachine,
+  openstackInfrastructure,
+  openstackMapiMachine,
+  openstackProviderSpec,
+} from "./conversion/openstack-builders.js";
+import {
+  ibmPowerVSMachine,
+  powervsCapiMachine,
+  powervsInfrastructure,
+  powervsMapiMachine,
+  powervsProviderSpec,
+} from "./conversion/powervs-builders.js";
 
 const plain = conversionConverter;
 const infra = infrastructure();
@@ -207,6 +222,257 @@ describe("memoisingConverter: the plain converter's results, remembered", () => 
     expect(at("2026-12-01T10:00:00Z")).toEqual(
       plain.mapiMachineStatusToCapi(mapi, infra, { now: "2026-12-01T10:00:00Z", capiMachine: capi }),
     );
+  });
+});
+
+// ------------------------------------------------- a Machine's spec conversions, keyed by the parts they read
+
+/**
+ * What a Machine's spec conversion reads of an object (decision 165): its type, name, labels, annotations and
+ * spec; of an InfraMachine, its type, name and spec. The memo hands the conversion exactly that, so these
+ * tests prove the view is all it needs: any other field, of any value, changes no result.
+ */
+const viewOf = (o: KubeObject, withLabels: boolean): KubeObject => ({
+  ...(o.apiVersion === undefined ? {} : { apiVersion: o.apiVersion }),
+  ...(o.kind === undefined ? {} : { kind: o.kind }),
+  metadata: {
+    ...(o.metadata?.name === undefined ? {} : { name: o.metadata.name }),
+    ...(withLabels && o.metadata?.labels !== undefined ? { labels: o.metadata.labels } : {}),
+    ...(withLabels && o.metadata?.annotations !== undefined ? { annotations: o.metadata.annotations } : {}),
+  },
+  ...(o.spec === undefined ? {} : { spec: o.spec }),
+});
+
+/** Each platform's Machine, twin and InfraMachine, and some that fail to convert. */
+const platformInputs: Record<
+  string,
+  { infra: KubeObject; mapi: KubeObject; capi: KubeObject; infraMachine: KubeObject }
+> = {
+  AWS: { infra, mapi: mapiMachine(), capi: capiMachine(), infraMachine: awsMachine() },
+  "AWS, a delete mark and an instance recorded on the AWSMachine": {
+    infra,
+    mapi: mapiMachine({ annotations: { "machine.openshift.io/delete-machine": "true" } }),
+    capi: capiMachine({ annotations: { "cluster.x-k8s.io/delete-machine": "yes" } }),
+    infraMachine: awsMachine({
+      spec: awsMachineSpec({ providerID: "aws:///us-east-1a/i-0abc", instanceID: "i-0abc" }),
+    }),
+  },
+  OpenStack: {
+    infra: openstackInfrastructure(),
+    mapi: openstackMapiMachine(openstackProviderSpec()),
+    capi: openstackCapiMachine(),
+    infraMachine: openStackMachine(),
+  },
+  PowerVS: {
+    infra: powervsInfrastructure(),
+    mapi: powervsMapiMachine(powervsProviderSpec()),
+    capi: powervsCapiMachine(),
+    infraMachine: ibmPowerVSMachine(),
+  },
+  "failing: no name, a wrong kind and apiVersion": {
+    infra,
+    mapi: { ...mapiMachine(), kind: "MachineSet", metadata: { labels: { a: "b" } } },
+    capi: { ...capiMachine(), apiVersion: "cluster.x-k8s.io/v1beta1", metadata: {} },
+    infraMachine: { ...awsMachine(), kind: "OpenStackMachine" },
+  },
+};
+
+/** Fields of an object no spec conversion reads, any of which an event may change. */
+const otherFields = fc.record(
+  {
+    metadata: fc.record(
+      {
+        uid: fc.uuid(),
+        resourceVersion: fc.stringMatching(/^[0-9]{1,6}$/),
+        generation: fc.nat(),
+        namespace: fc.constantFrom("openshift-machine-api", "openshift-cluster-api", "elsewhere"),
+        finalizers: fc.array(fc.constantFrom("machine.machine.openshift.io", "a/b"), { maxLength: 2 }),
+        ownerReferences: fc.array(
+          fc.record({
+            apiVersion: fc.constant("v1"),
+            kind: fc.constant("X"),
+            name: fc.string(),
+            uid: fc.uuid(),
+          }),
+          { maxLength: 2 },
+        ),
+        creationTimestamp: fc.constant("2026-12-01T00:00:00Z"),
+        deletionTimestamp: fc.constant("2026-12-07T00:00:00Z"),
+        managedFields: fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 2 }),
+      },
+      { requiredKeys: [] },
+    ),
+    status: fc.jsonValue({ maxDepth: 3 }),
+    extra: fc.jsonValue({ maxDepth: 2 }),
+  },
+  { requiredKeys: [] },
+);
+
+const withOtherFields = (
+  o: KubeObject,
+  other: Record<string, unknown>,
+  labels?: Record<string, string>,
+): KubeObject => {
+  const { metadata: meta = {}, ...rest } = other as { metadata?: Record<string, unknown> };
+  return {
+    ...o,
+    ...rest,
+    metadata: {
+      ...o.metadata,
+      ...meta,
+      ...(labels === undefined ? {} : { labels, annotations: { "other/annotation": "x" } }),
+    },
+  };
+};
+
+describe("memoisingConverter: a Machine's spec conversions read only their view, remembered by its parts (decision 165)", () => {
+  for (const [name, o] of Object.entries(platformInputs)) {
+    it(`the plain conversion of the view is the plain conversion of the object, whatever else it holds: ${name} (property)`, () => {
+      const toMapiOpts = { mapiNamespace: MAPI_NS };
+      fc.assert(
+        fc.property(otherFields, otherFields, otherFields, (a, b, c) => {
+          const mapi = withOtherFields(o.mapi, a);
+          const capi = withOtherFields(o.capi, b);
+          // An InfraMachine's labels and annotations are not read either.
+          const infraMachine = withOtherFields(o.infraMachine, c, { "other/label": "y" });
+          expect(plain.mapiMachineToCapi(mapi, o.infra, toCapi)).toEqual(
+            plain.mapiMachineToCapi(viewOf(mapi, true), o.infra, toCapi),
+          );
+          expect(plain.capiMachineToMapi(capi, infraMachine, o.infra, toMapiOpts)).toEqual(
+            plain.capiMachineToMapi(viewOf(capi, true), viewOf(infraMachine, false), o.infra, toMapiOpts),
+          );
+          const memo = memoisingConverter(plain);
+          expect(memo.mapiMachineToCapi(mapi, o.infra, toCapi)).toEqual(
+            plain.mapiMachineToCapi(mapi, o.infra, toCapi),
+          );
+          expect(memo.capiMachineToMapi(capi, infraMachine, o.infra, toMapiOpts)).toEqual(
+            plain.capiMachineToMapi(capi, infraMachine, o.infra, toMapiOpts),
+          );
+        }),
+        { numRuns: 40 },
+      );
+    });
+  }
+
+  /** The plain converter, counting its spec conversions. */
+  const counting = () => {
+    const count = { toCapi: 0, toMapi: 0 };
+    const inner: SyncConverter = {
+      ...plain,
+      mapiMachineToCapi: (...args) => {
+        count.toCapi++;
+        return plain.mapiMachineToCapi(...args);
+      },
+      capiMachineToMapi: (...args) => {
+        count.toMapi++;
+        return plain.capiMachineToMapi(...args);
+      },
+    };
+    return { count, memo: memoisingConverter(inner) };
+  };
+
+  it("an object whose status, finalizers or resourceVersion alone changed converts from memory", () => {
+    const { count, memo } = counting();
+    const mapi = mapiMachine({ status: { phase: "Provisioning" } });
+    const first = memo.mapiMachineToCapi(mapi, infra, toCapi);
+    // The next version as the informer store keeps it: a new object, its unchanged parts the same objects.
+    const next: KubeObject = {
+      ...mapi,
+      metadata: { ...mapi.metadata, resourceVersion: "2", finalizers: ["machine.machine.openshift.io"] },
+      status: { phase: "Running" },
+    };
+    expect(memo.mapiMachineToCapi(next, infra, toCapi)).toBe(first);
+    expect(count.toCapi).toBe(1);
+    const capi = capiMachine();
+    const infraMachine = awsMachine();
+    const back = memo.capiMachineToMapi(capi, infraMachine, infra, toMapi);
+    const infraNext: KubeObject = {
+      ...infraMachine,
+      status: { ready: true },
+      metadata: { ...infraMachine.metadata, labels: { x: "y" } },
+    };
+    expect(memo.capiMachineToMapi({ ...capi, status: { phase: "Running" } }, infraNext, infra, toMapi)).toBe(
+      back,
+    );
+    expect(count.toMapi).toBe(1);
+  });
+
+  it("converts again when a part it reads is another object, or a scalar it reads another value", () => {
+    const { count, memo } = counting();
+    const mapi = mapiMachine();
+    const first = memo.mapiMachineToCapi(mapi, infra, toCapi);
+    const variants: [string, KubeObject, boolean][] = [
+      ["the spec, copied (equal, another object)", { ...mapi, spec: structuredClone(mapi.spec) }, true],
+      ["another instance type", mapiMachine({ value: providerSpec({ instanceType: "c6i.large" }) }), false],
+      ["a label", { ...mapi, metadata: { ...mapi.metadata, labels: { a: "b" } } }, false],
+      [
+        "an annotation",
+        {
+          ...mapi,
+          metadata: { ...mapi.metadata, annotations: { "machine.openshift.io/delete-machine": "" } },
+        },
+        false,
+      ],
+      ["the name", { ...mapi, metadata: { ...mapi.metadata, name: "worker-b" } }, false],
+      ["the kind", { ...mapi, kind: "MachineSet" }, false],
+      ["the apiVersion", { ...mapi, apiVersion: "machine.openshift.io/v1" }, false],
+    ];
+    let calls = 1;
+    for (const [what, variant, equal] of variants) {
+      const result = memo.mapiMachineToCapi(variant, infra, toCapi);
+      expect(count.toCapi, what).toBe(++calls);
+      expect(result, what).toEqual(plain.mapiMachineToCapi(variant, infra, toCapi));
+      if (equal) expect(result, what).toEqual(first);
+      else expect(result, what).not.toEqual(first);
+    }
+    // The InfraMachine's spec and name are read by the reverse conversion.
+    const capi = capiMachine();
+    const infraMachine = awsMachine();
+    memo.capiMachineToMapi(capi, infraMachine, infra, toMapi);
+    const larger = { ...infraMachine, spec: awsMachineSpec({ instanceType: "m6i.4xlarge" }) };
+    expect(memo.capiMachineToMapi(capi, larger, infra, toMapi)).toEqual(
+      plain.capiMachineToMapi(capi, larger, infra, toMapi),
+    );
+    const renamed = { ...infraMachine, metadata: { ...infraMachine.metadata, name: "other" } };
+    expect(memo.capiMachineToMapi(capi, renamed, infra, toMapi)).toEqual(
+      plain.capiMachineToMapi(capi, renamed, infra, toMapi),
+    );
+    expect(count.toMapi).toBe(3);
+  });
+
+  it("a part that is not an object (no API server sends one) converts by the whole object, as before", () => {
+    const { count, memo } = counting();
+    const odd = { ...mapiMachine(), spec: "not a map" } as unknown as KubeObject;
+    const oddLabels = {
+      ...mapiMachine(),
+      metadata: { name: "worker-a", labels: "x" },
+    } as unknown as KubeObject;
+    for (const o of [odd, oddLabels]) {
+      expect(memo.mapiMachineToCapi(o, infra, toCapi)).toEqual(plain.mapiMachineToCapi(o, infra, toCapi));
+      expect(memo.mapiMachineToCapi(o, infra, toCapi)).toBe(memo.mapiMachineToCapi(o, infra, toCapi));
+    }
+    expect(count.toCapi).toBe(2);
+  });
+
+  it("through the informer store: a status write's new version converts from memory", () => {
+    const { count, memo } = counting();
+    const store = new IndexedStore();
+    const { current: first } = store.upsert(mapiMachine({ status: { phase: "Provisioning" } }));
+    const result = memo.mapiMachineToCapi(first, infra, toCapi);
+    // As the watch delivers it: parsed afresh, every part a new object.
+    const { current } = store.upsert(structuredClone({ ...first, status: { phase: "Running" } }));
+    expect(current).not.toBe(first);
+    expect(memo.mapiMachineToCapi(current, infra, toCapi)).toBe(result);
+    const { current: changed } = store.upsert(
+      structuredClone({
+        ...current,
+        spec: { providerSpec: { value: providerSpec({ instanceType: "c6i.large" }) } },
+      }),
+    );
+    expect(memo.mapiMachineToCapi(changed, infra, toCapi)).toEqual(
+      plain.mapiMachineToCapi(changed, infra, toCapi),
+    );
+    expect(count.toCapi).toBe(2);
   });
 });
 
