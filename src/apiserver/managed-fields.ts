@@ -16,7 +16,7 @@
  */
 import { canonicalJson, cloneJson } from "../json-text.js";
 import { splitApiVersion } from "../kube/discovery.js";
-import { isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
+import { identicalJson, isRecord, jsonEqual, type KubeObject } from "../kube/object.js";
 import { emptyObjectOf } from "./builtin-shapes.js";
 import { UNMANAGED_METADATA } from "./object-meta.js";
 import { ApiError } from "./status.js";
@@ -384,7 +384,8 @@ const elementsBySegment = (list: unknown, path: string, listTypes: ListTypes): M
  * structured-merge-diff's comparison (typed/compare.go) of `before` and `after`: maps are compared per key,
  * set and associative lists per element, everything else is a leaf (atomic lists, scalars, null, and the
  * elements of sets and of `metadata.ownerReferences`, an atomic struct). apiVersion, kind, `metadata` itself
- * and the server's metadata are nobody's (kube's stripmeta). A node both sides share by identity is equal.
+ * and the server's metadata are nobody's (kube's stripmeta). A node both sides share by identity is equal, and
+ * so is one near the top whose JSON is identical.
  */
 export const compareForUpdate = (
   before: unknown,
@@ -402,7 +403,16 @@ export const compareForUpdate = (
     const skip = (k: string): boolean =>
       (isRoot && (k === "apiVersion" || k === "kind")) || (isMetadata && UNMANAGED_METADATA.has(k));
     const prefix = isRoot ? "f:" : `${path}${SEP}f:`;
-    for (const k in r) if (Object.hasOwn(r, k) && !skip(k)) pending.push([l[k], r[k], prefix + k]);
+    // A write changes few of an object's fields (decision 166): down to the second level (metadata's,
+    // spec's and status' own fields) a field found identical is passed over whole instead of walked — an
+    // identical subtree has no added, removed or modified field. Deeper, the walk goes on; so a changed field is
+    // read at most three times, and the comparison stays linear in the objects.
+    const shallow = isRoot || !path.includes(SEP);
+    for (const k in r) {
+      if (!Object.hasOwn(r, k) || skip(k)) continue;
+      if (shallow && identicalJson(l[k], r[k])) continue;
+      pending.push([l[k], r[k], prefix + k]);
+    }
     for (const k in l)
       if (Object.hasOwn(l, k) && !Object.hasOwn(r, k) && !skip(k))
         pending.push([l[k], undefined, prefix + k]);

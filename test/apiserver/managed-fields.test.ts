@@ -5,6 +5,7 @@
  * same stored entries giving the same answer — with the server's memo (parsed sets, fieldsV1 it built) and
  * without it alike.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   compareForUpdate,
@@ -16,7 +17,7 @@ import {
   serverSideApply,
   toFieldsV1,
 } from "../../src/apiserver/managed-fields.js";
-import type { KubeObject } from "../../src/kube/object.js";
+import { isRecord, jsonEqual, type KubeObject } from "../../src/kube/object.js";
 
 const S = "\u0001";
 const path = (...segs: string[]) => segs.join(S);
@@ -437,6 +438,85 @@ describe("serverSideApply over members an Update recorded", () => {
     };
     const result = serverSideApply(stored, { ...created, data: {} }, "applier", false, "v1", "t1");
     expect(result.object.data).toEqual({ a: "1" });
+  });
+});
+
+/**
+ * compareForUpdate as its definition reads, recursively and without shortcuts, for objects of plain maps and
+ * atomic lists (no metadata, no list types): a node only one side has is added or removed with everything
+ * under it, a leaf both have is modified when its JSON differs, a map on one side and a scalar on the other is
+ * modified and the map's fields added or removed.
+ */
+const referenceCompare = (before: Record<string, unknown>, after: Record<string, unknown>) => {
+  const out = { removed: new Set<string>(), modified: new Set<string>(), added: new Set<string>() };
+  const visit = (l: unknown, r: unknown, at: string): void => {
+    if (l === undefined && r === undefined) return;
+    if (isRecord(l) || isRecord(r)) {
+      if (l === undefined) out.added.add(at);
+      else if (r === undefined) out.removed.add(at);
+      else if (!(isRecord(l) && isRecord(r))) out.modified.add(at);
+      const lm = isRecord(l) ? l : {};
+      const rm = isRecord(r) ? r : {};
+      for (const k of new Set([...Object.keys(lm), ...Object.keys(rm)]))
+        visit(lm[k], rm[k], path(at, `f:${k}`));
+      return;
+    }
+    if (l === undefined) out.added.add(at);
+    else if (r === undefined) out.removed.add(at);
+    else if (!jsonEqual(l, r)) out.modified.add(at);
+  };
+  for (const k of new Set([...Object.keys(before), ...Object.keys(after)]))
+    if (k !== "apiVersion" && k !== "kind") visit(before[k], after[k], `f:${k}`);
+  return out;
+};
+
+describe("compareForUpdate: what its definition gives, with identical subtrees passed over (decision 166)", () => {
+  // A small domain, so that the two sides share identical subtrees at every depth, as a write's do.
+  const leaf = fc.constantFrom<unknown>(1, 2, "x", null, true, [1], [1, { a: 1 }], {});
+  const value = fc.letrec((tie) => ({
+    node: fc.oneof({ depthSize: "small", withCrossShrink: true }, leaf, tie("map")),
+    map: fc.dictionary(fc.constantFrom("a", "b", "c"), tie("node"), { maxKeys: 3 }),
+  }));
+  const object = fc.dictionary(fc.constantFrom("spec", "status", "data", "kind"), value.node, { maxKeys: 4 });
+  it("agrees with the recursive definition on random pairs, sharing no object (property)", () => {
+    fc.assert(
+      fc.property(object, object, fc.boolean(), (a, b, sameStart) => {
+        // Half the pairs start from the same object, one field then replaced: most subtrees identical.
+        const after = sameStart ? { ...structuredClone(a), ...b } : b;
+        const got = compareForUpdate(structuredClone(a), structuredClone(after));
+        const want = referenceCompare(a, after);
+        expect([...got.added].sort()).toEqual([...want.added].sort());
+        expect([...got.removed].sort()).toEqual([...want.removed].sort());
+        expect([...got.modified].sort()).toEqual([...want.modified].sort());
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("a write of one field finds that field alone, in a Machine with metadata, spec and status", () => {
+    const machine = (phase: string, note: string) => ({
+      apiVersion: "machine.openshift.io/v1beta1",
+      kind: "Machine",
+      metadata: {
+        name: "m",
+        resourceVersion: phase === "Running" ? "2" : "1",
+        labels: { role: "worker" },
+        annotations: { note },
+        finalizers: ["a/b"],
+        ownerReferences: [{ uid: "s1", name: "set", kind: "MachineSet", apiVersion: "v1" }],
+      },
+      spec: { providerSpec: { value: { instanceType: "m6i.xlarge", tags: [{ name: "a", value: "b" }] } } },
+      status: { phase, conditions: [{ type: "Ready", status: "True" }] },
+    });
+    const status = compareForUpdate(machine("Provisioned", "a"), machine("Running", "a"));
+    expect(status).toEqual({
+      removed: new Set(),
+      modified: new Set([path("f:status", "f:phase")]),
+      added: new Set(),
+    });
+    const note = compareForUpdate(machine("Running", "a"), machine("Running", "b"));
+    expect(note.modified).toEqual(new Set([path("f:metadata", "f:annotations", "f:note")]));
+    expect([...note.added, ...note.removed]).toEqual([]);
   });
 });
 
