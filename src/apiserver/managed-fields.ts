@@ -63,22 +63,37 @@ const listTypeAt = (dotted: string, listTypes: ListTypes): ListType | undefined 
   return listTypes(dotted);
 };
 
-const keyOf = (item: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> =>
-  Object.fromEntries(keys.filter((k) => item[k] !== undefined).map((k) => [k, item[k]]));
+/** `JSON.stringify` of the element's key fields in the list's key order (absent ones left out), built directly. */
+const keyText = (item: Record<string, unknown>, keys: readonly string[]): string => {
+  let text = "";
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    const v = item[k];
+    if (v === undefined || keys.indexOf(k) !== i) continue;
+    text += `${text ? "," : ""}${JSON.stringify(k)}:${JSON.stringify(v)}`;
+  }
+  return `{${text}}`;
+};
 
-const elementSegment = (listPath: string, item: unknown, listTypes: ListTypes): string | undefined => {
-  const lt = listTypeAt(schemaPathOf(listPath), listTypes);
+/** The path segment of a list element, given the list's type (`v:…` in a set, `k:…` in an associative list). */
+const segmentIn = (lt: ListType | undefined, item: unknown): string | undefined => {
   if (lt?.type === "set") return `v:${JSON.stringify(item)}`;
-  if (lt?.type === "map" && isRecord(item)) return `k:${JSON.stringify(keyOf(item, lt.keys))}`;
+  if (lt?.type === "map" && isRecord(item)) return `k:${keyText(item, lt.keys)}`;
   return undefined;
 };
+
+const elementSegment = (listPath: string, item: unknown, listTypes: ListTypes): string | undefined =>
+  segmentIn(listTypeAt(schemaPathOf(listPath), listTypes), item);
 
 /** Whether a path ends at a list element (`k:…`, `v:…`) rather than a field. */
 const isElementPath = (path: string): boolean => !path.slice(path.lastIndexOf(SEP) + 1).startsWith("f:");
 
 /** Whether the map at `path` (a field, or an associative list's element) is one field, owned whole. */
-const isAtomicMap = (path: string, listTypes: ListTypes): boolean => {
-  const dotted = schemaPathOf(path);
+const isAtomicMap = (path: string, listTypes: ListTypes): boolean =>
+  isAtomicMapAt(path, schemaPathOf(path), listTypes);
+
+/** `isAtomicMap` given the path's dotted schema path (`schemaPathOf(path)`) too. */
+const isAtomicMapAt = (path: string, dotted: string, listTypes: ListTypes): boolean => {
   if (isElementPath(path)) return dotted === "metadata.ownerReferences"; // OwnerReference: an atomic struct
   return listTypeAt(dotted, listTypes)?.type === "atomic";
 };
@@ -370,11 +385,11 @@ export interface Comparison {
 }
 
 /** A list's elements by their path segment (the first of duplicates, as the rest cannot be told apart). */
-const elementsBySegment = (list: unknown, path: string, listTypes: ListTypes): Map<string, unknown> => {
+const elementsBySegment = (list: unknown, lt: ListType): Map<string, unknown> => {
   const out = new Map<string, unknown>();
   if (!Array.isArray(list)) return out;
   for (const item of list) {
-    const seg = elementSegment(path, item, listTypes);
+    const seg = segmentIn(lt, item);
     if (seg !== undefined && !out.has(seg)) out.set(seg, item);
   }
   return out;
@@ -396,13 +411,21 @@ export const compareForUpdate = (
   const b = isRecord(before) ? before : {};
   const a = isRecord(after) ? after : {};
   // An explicit stack: a preserve-unknown field can nest ~10,000 levels, deeper than the JavaScript stack.
-  const pending: [unknown, unknown, string][] = [];
-  const pushChildren = (l: Record<string, unknown>, r: Record<string, unknown>, path: string): void => {
+  // Each entry carries its managed-fields path and its dotted schema path (`schemaPathOf` of it, built as the
+  // walk goes down instead of from the path at every node).
+  const pending: [unknown, unknown, string, string][] = [];
+  const pushChildren = (
+    l: Record<string, unknown>,
+    r: Record<string, unknown>,
+    path: string,
+    dotted: string,
+  ): void => {
     const isRoot = path === "";
     const isMetadata = path === "f:metadata";
     const skip = (k: string): boolean =>
       (isRoot && (k === "apiVersion" || k === "kind")) || (isMetadata && UNMANAGED_METADATA.has(k));
     const prefix = isRoot ? "f:" : `${path}${SEP}f:`;
+    const dottedPrefix = dotted ? `${dotted}.` : "";
     // A write changes few of an object's fields (decision 166): down to the second level (metadata's,
     // spec's and status' own fields) a field found identical is passed over whole instead of walked — an
     // identical subtree has no added, removed or modified field. Deeper, the walk goes on; so a changed field is
@@ -411,11 +434,11 @@ export const compareForUpdate = (
     for (const k in r) {
       if (!Object.hasOwn(r, k) || skip(k)) continue;
       if (shallow && identicalJson(l[k], r[k])) continue;
-      pending.push([l[k], r[k], prefix + k]);
+      pending.push([l[k], r[k], prefix + k, dottedPrefix + k]);
     }
     for (const k in l)
       if (Object.hasOwn(l, k) && !Object.hasOwn(r, k) && !skip(k))
-        pending.push([l[k], undefined, prefix + k]);
+        pending.push([l[k], undefined, prefix + k, dottedPrefix + k]);
   };
   const node = (l: unknown, r: unknown, path: string): void => {
     if (l === undefined) cmp.added.add(path);
@@ -426,34 +449,37 @@ export const compareForUpdate = (
     else if (r === undefined) cmp.removed.add(path);
     else if (!jsonEqual(l, r)) cmp.modified.add(path);
   };
-  pushChildren(b, a, "");
+  pushChildren(b, a, "", "");
   while (pending.length > 0) {
-    const [l, r, path] = pending.pop() as [unknown, unknown, string];
+    const [l, r, path, dotted] = pending.pop() as [unknown, unknown, string, string];
     if (l === r) continue;
-    if ((isRecord(l) || isRecord(r)) && !isAtomicMap(path, listTypes)) {
+    if ((isRecord(l) || isRecord(r)) && !isAtomicMapAt(path, dotted, listTypes)) {
       if (path === "f:metadata") {
-        pushChildren(isRecord(l) ? l : {}, isRecord(r) ? r : {}, path);
+        pushChildren(isRecord(l) ? l : {}, isRecord(r) ? r : {}, path, dotted);
         continue;
       }
       node(l, r, path);
       // A map that was a scalar (or became one) is a changed leaf as well as the map's fields.
       if (l !== undefined && r !== undefined && !(isRecord(l) && isRecord(r))) cmp.modified.add(path);
-      pushChildren(isRecord(l) ? l : {}, isRecord(r) ? r : {}, path);
+      pushChildren(isRecord(l) ? l : {}, isRecord(r) ? r : {}, path, dotted);
       continue;
     }
-    const lt = Array.isArray(l) || Array.isArray(r) ? listTypeAt(schemaPathOf(path), listTypes) : undefined;
+    const lt = Array.isArray(l) || Array.isArray(r) ? listTypeAt(dotted, listTypes) : undefined;
     if (!lt || lt.type === "atomic") {
       leaf(l, r, path);
       continue;
     }
     node(l, r, path);
     if (l !== undefined && r !== undefined && !(Array.isArray(l) && Array.isArray(r))) cmp.modified.add(path);
-    const ls = elementsBySegment(l, path, listTypes);
-    const rs = elementsBySegment(r, path, listTypes);
+    const ls = elementsBySegment(l, lt);
+    const rs = elementsBySegment(r, lt);
+    // The elements of a list near the top (status.conditions) are passed over when identical, as fields are.
+    const shallow = path.indexOf(SEP) === path.lastIndexOf(SEP);
     const visit = (seg: string, li: unknown, ri: unknown): void => {
+      if (shallow && identicalJson(li, ri)) return;
       const p = `${path}${SEP}${seg}`;
       if (lt.type === "set") leaf(li, ri, p);
-      else pending.push([li, ri, p]);
+      else pending.push([li, ri, p, dotted]);
     };
     for (const [seg, ri] of rs) visit(seg, ls.get(seg), ri);
     for (const [seg, li] of ls) if (!rs.has(seg)) visit(seg, li, undefined);
