@@ -23,7 +23,7 @@ export const parseResourcePath = (path: string): ResourcePath | undefined => {
   const segs = path
     .split("/")
     .filter((s) => s !== "")
-    .map(decodeURIComponent);
+    .map((s) => (s.includes("%") ? decodeURIComponent(s) : s));
   let group: string;
   let version: string;
   let rest: string[];

@@ -174,6 +174,12 @@ describe("what the authorizer is asked (kube's RequestInfo from the URL)", () =>
     ["GET", "/api/v1/watch/namespaces/team/configmaps/c", "", { verb: "watch", name: "c" }],
     [
       "GET",
+      "/api/v1/namespaces/te%61m/configmaps/a%3Ab",
+      "",
+      { verb: "get", namespace: "team", name: "a:b" },
+    ],
+    [
+      "GET",
       "/api/v1/configmaps",
       "fieldSelector=metadata.name%3Dc",
       { verb: "list", namespace: "", name: "c" },
