@@ -121,26 +121,29 @@ export function shareUnchanged(previous: KubeObject | undefined, current: KubeOb
   const before = previous.metadata;
   const after = current.metadata;
   if (!isRecord(before) || !isRecord(after) || before.uid !== after.uid) return current;
-  let out = current;
-  for (const part of SHARED_PARTS) {
-    const was = previous[part];
-    if (was === undefined || was === current[part] || !identicalJson(was, current[part])) continue;
-    if (out === current) out = { ...current };
-    out[part] = was;
-  }
-  let metadata = after;
-  for (const part of SHARED_METADATA) {
-    const was = before[part];
-    if (was === undefined || was === after[part] || !identicalJson(was, after[part])) continue;
-    if (metadata === after) metadata = { ...after };
-    metadata[part] = was;
-  }
-  if (metadata !== after) out = { ...out, metadata };
-  return out;
+  const out = withIdenticalFrom(previous, current, SHARED_PARTS);
+  const metadata = withIdenticalFrom(before, after, SHARED_METADATA);
+  return metadata === after ? out : { ...out, metadata };
 }
 
 const SHARED_PARTS = ["spec", "status"] as const;
 const SHARED_METADATA = ["labels", "annotations"] as const;
+
+/** `current` with each of `keys` whose value is identical JSON to `previous`'s taken from `previous` (a copy). */
+function withIdenticalFrom<T extends Record<string, unknown>>(
+  previous: T,
+  current: T,
+  keys: readonly string[],
+): T {
+  let out = current;
+  for (const key of keys) {
+    const was = previous[key];
+    if (was === undefined || was === current[key] || !identicalJson(was, current[key])) continue;
+    if (out === current) out = { ...current };
+    (out as Record<string, unknown>)[key] = was;
+  }
+  return out;
+}
 
 export class IndexedStore {
   private readonly objects = new Map<string, KubeObject>();

@@ -9,6 +9,13 @@ import {
   timeMs,
 } from "../../src/kube/object.js";
 
+/** A value `levels` deep, arrays and maps in turn, with `leaf` at the bottom. */
+const nested = (levels: number, leaf: unknown): unknown => {
+  let v: unknown = leaf;
+  for (let i = 0; i < levels; i++) v = i % 2 ? { n: v } : [v];
+  return v;
+};
+
 describe("jsonEqual: canonicalJson equality without the strings", () => {
   const cases: [string, unknown, unknown, boolean][] = [
     ["key order does not matter", { a: 1, b: { c: [1, 2] } }, { b: { c: [1, 2] }, a: 1 }, true],
@@ -48,11 +55,6 @@ describe("jsonEqual: canonicalJson equality without the strings", () => {
   });
 
   it("compares values nested as deep as kube-apiserver stores them (10,000 levels), without recursion", () => {
-    const nested = (levels: number, leaf: unknown): unknown => {
-      let v: unknown = leaf;
-      for (let i = 0; i < levels; i++) v = i % 2 ? { n: v } : [v];
-      return v;
-    };
     expect(jsonEqual(nested(10_000, 1), nested(10_000, 1))).toBe(true);
     expect(jsonEqual(nested(10_000, 1), nested(10_000, 2))).toBe(false);
     expect(jsonEqual({ a: nested(10_000, 1), b: 1 }, { b: 1, a: nested(10_000, 1) })).toBe(true);
@@ -110,11 +112,6 @@ describe("identicalJson: JSON.stringify equality without the strings (key order 
   });
 
   it("compares values nested as deep as kube-apiserver stores them (10,000 levels), without recursion", () => {
-    const nested = (levels: number, leaf: unknown): unknown => {
-      let v: unknown = leaf;
-      for (let i = 0; i < levels; i++) v = i % 2 ? { n: v } : [v];
-      return v;
-    };
     expect(identicalJson(nested(10_000, 1), nested(10_000, 1))).toBe(true);
     expect(identicalJson(nested(10_000, 1), nested(10_000, 2))).toBe(false);
   });
