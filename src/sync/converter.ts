@@ -224,7 +224,8 @@ export const memoisingConverter = (inner: SyncConverter): SyncConverter => {
         ...(opts.infraCluster ? { infraCluster: opts.infraCluster } : {}),
       };
       const source = specViewOf(capi, true);
-      const infra = specViewOf(infraMachine, false);
+      // (The interface names an InfraMachine; the plain conversion also answers for none, as before.)
+      const infra = infraMachine === undefined ? undefined : specViewOf(infraMachine, false);
       if (!source || !infra)
         return memoise(
           () => inner.capiMachineToMapi(capi, infraMachine, infrastructure, reverse),

@@ -452,6 +452,11 @@ describe("memoisingConverter: a Machine's spec conversions read only their view,
       expect(memo.mapiMachineToCapi(o, infra, toCapi)).toBe(memo.mapiMachineToCapi(o, infra, toCapi));
     }
     expect(count.toCapi).toBe(2);
+    // No InfraMachine (the interface names one; the plain conversion answers for none): as before.
+    const none = undefined as unknown as KubeObject;
+    expect(memo.capiMachineToMapi(capiMachine(), none, infra, toMapi)).toEqual(
+      plain.capiMachineToMapi(capiMachine(), none, infra, toMapi),
+    );
   });
 
   it("through the informer store: a status write's new version converts from memory", () => {
