@@ -428,9 +428,10 @@ export const compareForUpdate = (
     const dottedPrefix = dotted ? `${dotted}.` : "";
     // A write changes few of an object's fields (decision 166): down to the second level (metadata's,
     // spec's and status' own fields) a field found identical is passed over whole instead of walked — an
-    // identical subtree has no added, removed or modified field. Deeper, the walk goes on; so a changed field is
-    // read at most three times, and the comparison stays linear in the objects.
-    const shallow = isRoot || !path.includes(SEP);
+    // identical subtree has no added, removed or modified field. Deeper, the walk goes on; so a changed value is
+    // read a bounded number of times (at most four, with the list elements below), and the comparison stays
+    // linear in the objects.
+    const shallow = !path.includes(SEP);
     for (const k in r) {
       if (!Object.hasOwn(r, k) || skip(k)) continue;
       if (shallow && identicalJson(l[k], r[k])) continue;
@@ -473,7 +474,8 @@ export const compareForUpdate = (
     if (l !== undefined && r !== undefined && !(Array.isArray(l) && Array.isArray(r))) cmp.modified.add(path);
     const ls = elementsBySegment(l, lt);
     const rs = elementsBySegment(r, lt);
-    // The elements of a list near the top (status.conditions) are passed over when identical, as fields are.
+    // The elements of a list near the top (status.conditions, at most one level down) are passed over when
+    // identical, as fields are.
     const shallow = path.indexOf(SEP) === path.lastIndexOf(SEP);
     const visit = (seg: string, li: unknown, ri: unknown): void => {
       if (shallow && identicalJson(li, ri)) return;

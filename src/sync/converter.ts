@@ -127,7 +127,7 @@ const scalarsKey = (values: readonly unknown[]): string =>
  * cache keeps a part the same object while its JSON stays identical (kube/store.ts `shareUnchanged`).
  */
 interface SpecView {
-  /** Object parts, by identity: spec, labels, annotations. */
+  /** Object parts, by identity: spec, labels, annotations (an InfraMachine's: its spec). */
   readonly parts: readonly object[];
   /** Scalars, by value: apiVersion, kind, name. */
   readonly scalars: readonly unknown[];
@@ -143,12 +143,12 @@ const specViewOf = (o: KubeObject, withLabels: boolean): SpecView | undefined =>
   const metadata = o.metadata;
   if (metadata !== undefined && !isRecord(metadata)) return undefined;
   const spec = partKey(o.spec);
-  const labels = withLabels ? partKey(metadata?.labels) : ABSENT;
-  const annotations = withLabels ? partKey(metadata?.annotations) : ABSENT;
-  if (!spec || !labels || !annotations) return undefined;
+  const labels = withLabels ? partKey(metadata?.labels) : undefined;
+  const annotations = withLabels ? partKey(metadata?.annotations) : undefined;
+  if (!spec || (withLabels && (!labels || !annotations))) return undefined;
   const name = metadata?.name;
   return {
-    parts: [spec, labels, annotations],
+    parts: labels && annotations ? [spec, labels, annotations] : [spec],
     scalars: [o.apiVersion, o.kind, metadata === undefined, name],
     view: () => {
       const view: KubeObject = {};
@@ -219,22 +219,23 @@ export const memoisingConverter = (inner: SyncConverter): SyncConverter => {
         machineSetsToCapi,
       ),
     capiMachineToMapi: (capi, infraMachine, infrastructure, opts) => {
-      const reverse = {
+      // Built on a miss only: a hit allocates nothing but the key.
+      const reverse = () => ({
         mapiNamespace: opts.mapiNamespace,
         ...(opts.infraCluster ? { infraCluster: opts.infraCluster } : {}),
-      };
+      });
       const source = specViewOf(capi, true);
       // (The interface names an InfraMachine; the plain conversion also answers for none, as before.)
       const infra = infraMachine === undefined ? undefined : specViewOf(infraMachine, false);
       if (!source || !infra)
         return memoise(
-          () => inner.capiMachineToMapi(capi, infraMachine, infrastructure, reverse),
+          () => inner.capiMachineToMapi(capi, infraMachine, infrastructure, reverse()),
           [capi, infraMachine, infrastructure, opts.infraCluster],
           opts.mapiNamespace,
           machinesToMapi,
         );
       return memoise(
-        () => inner.capiMachineToMapi(source.view(), infra.view(), infrastructure, reverse),
+        () => inner.capiMachineToMapi(source.view(), infra.view(), infrastructure, reverse()),
         [...source.parts, ...infra.parts, infrastructure, opts.infraCluster],
         scalarsKey([...source.scalars, ...infra.scalars, opts.mapiNamespace]),
         machinesToMapiByParts,
