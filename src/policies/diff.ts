@@ -287,14 +287,19 @@ function shallowWalk(before: unknown, after: unknown, walk: Shallow): void {
     const keysOfBefore = Object.keys(before);
     const keysOfAfter = Object.keys(after);
     const ignored = walk.segments.length === 0 ? walk.ignoredKey : undefined;
+    // `after`'s keys that `before` has too; when that is all of them, none is left to add.
+    let shared = 0;
     for (let i = 0; i < keysOfBefore.length + keysOfAfter.length; i++) {
       const fromBefore = i < keysOfBefore.length;
+      if (!fromBefore && shared === keysOfAfter.length) break;
       const key = fromBefore ? keysOfBefore[i]! : keysOfAfter[i - keysOfBefore.length]!;
       if (!fromBefore && Object.hasOwn(before, key)) continue;
+      const inAfter = !fromBefore || Object.hasOwn(after, key);
+      if (fromBefore && inAfter) shared++;
       if (key === ignored) continue;
       const mark = walk.out.length;
       walk.segments.push(key);
-      shallowWalk(fromBefore ? before[key] : undefined, own(after, key), walk);
+      shallowWalk(fromBefore ? before[key] : undefined, inAfter ? after[key] : undefined, walk);
       walk.segments.pop();
       if (walk.gaveUp) return;
       if (walk.out.length === mark) continue;

@@ -47,19 +47,21 @@ class StaleViewError extends Error {
 
 /** Why the view of one kind cannot be trusted, or undefined when it can (SPEC §2.1 `cacheStaleAfter`). */
 function staleness(store: ObjectStore, type: ResourceType, settings: PolicySettings): string | undefined {
-  const name = resourceOf(type.plural, type.group || "core");
   let freshness: unknown;
   try {
     freshness = store.freshness(type);
   } catch {
-    return `${name}: freshness unknown`;
+    return `${kindName(type)}: freshness unknown`;
   }
-  if (!isRecord(freshness) || freshness.synced !== true) return `${name}: cache not synced`;
+  if (!isRecord(freshness) || freshness.synced !== true) return `${kindName(type)}: cache not synced`;
   const gone = Number(freshness.disconnectedForMs);
   if (!(gone <= settings.cacheStaleAfterMs))
-    return `${name}: no open watch for ${Number.isFinite(gone) ? Math.round(gone / 1000) : "?"}s`;
+    return `${kindName(type)}: no open watch for ${Number.isFinite(gone) ? Math.round(gone / 1000) : "?"}s`;
   return undefined;
 }
+
+/** The kind's name in a stale answer; built only for one (every rule's reads are checked per decision). */
+const kindName = (type: ResourceType): string => resourceOf(type.plural, type.group || "core");
 
 /**
  * The view rules see: every read first checks that its kind is fresh, so no rule can decide on old data.

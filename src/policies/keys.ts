@@ -94,6 +94,7 @@ export function guardedChanges(
 }
 
 const stringLess = (a: string, b: string): boolean => a < b;
+const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * `keys` (distinct) with the `first` smallest sorted in front and the rest after them as met. A max-heap of
@@ -101,7 +102,12 @@ const stringLess = (a: string, b: string): boolean => a < b;
  * that does. `less` is injectable so a test can count comparisons.
  */
 export function smallestFirst(keys: readonly string[], first: number, less = stringLess): string[] {
-  const compare = (a: string, b: string): number => (less(a, b) ? -1 : less(b, a) ? 1 : 0);
+  // Usually no key, or one: nothing to order, and no comparator built per call (guards run on every UPDATE).
+  if (keys.length <= 1) return [...keys];
+  const compare =
+    less === stringLess
+      ? compareStrings
+      : (a: string, b: string): number => (less(a, b) ? -1 : less(b, a) ? 1 : 0);
   if (keys.length <= 2 * first) return [...keys].sort(compare);
   const heap: string[] = [];
   const swap = (i: number, j: number): void => {
