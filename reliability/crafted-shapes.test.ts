@@ -52,6 +52,17 @@ const inManagedFields = (text: string, managedFields: string): string => {
   return JSON.stringify(r).replaceAll('"@managed"', managedFields);
 };
 
+/** The (small) review with `members` spliced into a container of its `object`: `request`, `object` or `metadata`. */
+const membersIn = (text: string, where: "request" | "object" | "metadata", members: string): string => {
+  const r = JSON.parse(text);
+  const at = { request: r.request, object: r.request.object, metadata: r.request.object.metadata }[where];
+  at["@members"] = 0;
+  return JSON.stringify(r).replace('"@members":0', members);
+};
+/** `count` short members, `"0":0` … `"99":0` over and over: what a key costs, with the least text. */
+const shortMembers = (count: number): string =>
+  Array.from({ length: count }, (_, i) => `"${i % 100}":0`).join(",");
+
 const SHAPES: Shape[] = [
   {
     name: "issue 20's review: 3,000 deep × 4,000 changes",
@@ -106,6 +117,24 @@ const SHAPES: Shape[] = [
       ),
     status: 200,
     rule: "object-too-complex",
+  },
+  {
+    name: "short keys in request.object.metadata: 1 M members",
+    build: () => membersIn(review("big", "1", "2"), "metadata", shortMembers(1_000_000)),
+    status: 200,
+    rule: "object-too-complex",
+  },
+  {
+    name: "short keys in request.object: 1 M members",
+    build: () => membersIn(review("big", "1", "2"), "object", shortMembers(1_000_000)),
+    status: 200,
+    rule: "object-too-complex",
+  },
+  {
+    name: "short keys in request: 1 M members",
+    build: () => membersIn(review("big", "1", "2"), "request", shortMembers(1_000_000)),
+    status: 400,
+    error: "JSON values outside request.object and request.oldObject",
   },
   {
     name: "dense outside the objects: 1.1 M values in userInfo.extra",

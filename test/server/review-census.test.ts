@@ -10,6 +10,7 @@ import {
   buildableText,
   CENSUS_STEP_BYTES,
   censusInSteps,
+  literalIs,
   MAX_OBJECT_VALUES,
   oversizeOf,
   type ReviewCensus,
@@ -44,6 +45,11 @@ describe("reviewCensus counts what JSON.parse builds, by where it lies", () => {
       2,
     ],
     ["an escaped key names the object", '{"request":{"obj\\u0065ct":{"a":1}}}', 2, 0, 2],
+    ["an escaped key names the request", '{"re\\u0071uest":{"object":{"a":1}}}', 2, 0, 2],
+    ["an escaped key names the old object", '{"request":{"\\u006fldObject":[1]}}', 0, 2, 2],
+    ["a key that only starts as one followed is not it", '{"request":{"objects":{"a":1}}}', 0, 0, 4],
+    ["an escaped key one character too long is not it", '{"request":{"object\\u0073":{"a":1}}}', 0, 0, 4],
+    ["an escape that decodes to another letter is not it", '{"request":{"obj\\u0066ct":{"a":1}}}', 0, 0, 4],
     ["brackets and quotes inside strings are text", '{"request":{"object":{"s":"[{\\"}]"}}}', 2, 0, 2],
     ["any characters in strings and keys", '{"request":{"object":{"ключ":"значение 🎉"}}}', 2, 0, 2],
     ["`object` outside `request` is the rest", '{"object":{"a":1},"request":{}}', 0, 0, 4],
@@ -80,6 +86,20 @@ describe("reviewCensus counts what JSON.parse builds, by where it lies", () => {
       5,
     ],
     ["not outside metadata", '{"request":{"object":{"managedFields":[1]}}}', 3, 0, 0],
+    [
+      "escaped keys name metadata and managedFields",
+      '{"request":{"object":{"met\\u0061data":{"m\\u0061naged\\u0046ields":[1]}}}}',
+      2,
+      0,
+      2,
+    ],
+    [
+      "not in another member of the object",
+      '{"request":{"object":{"spec":{"managedFields":[1]},"metadata":{"x":{"managedFields":[1]}}}}}',
+      8,
+      0,
+      0,
+    ],
     [
       "not under an object that is a list",
       '{"request":{"object":[{"metadata":{"managedFields":[1]}}]}}',
@@ -124,6 +144,43 @@ describe("reviewCensus counts what JSON.parse builds, by where it lies", () => {
         });
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it("property: escaped or not, a key is followed exactly when JSON.parse reads it as the name", () => {
+    const names = ["request", "object", "oldObject", "metadata", "managedFields"];
+    // A key as a client may write it: each UTF-16 unit as itself or as an escape (a surrogate always escaped).
+    const written = (key: string) =>
+      fc
+        .array(fc.constantFrom("plain", "unicode", "upper"), { minLength: key.length, maxLength: key.length })
+        .map((how) =>
+          key
+            .split("")
+            .map((unit, i) => {
+              const hex = unit.charCodeAt(0).toString(16).padStart(4, "0");
+              const surrogate = unit.charCodeAt(0) >= 0xd800 && unit.charCodeAt(0) <= 0xdfff;
+              if (how[i] === "upper") return `\\u${hex.toUpperCase()}`;
+              if (how[i] === "unicode" || surrogate || unit < " ") return `\\u${hex}`;
+              return unit === '"' || unit === "\\" ? `\\${unit}` : unit;
+            })
+            .join(""),
+        );
+    const key = fc.oneof(
+      fc.constantFrom(...names),
+      fc.string({ maxLength: 14 }),
+      fc.string({ unit: "grapheme" }),
+    );
+    fc.assert(
+      fc.property(
+        key.chain((k) => written(k).map((w) => [k, w] as const)),
+        fc.constantFrom(...names),
+        ([k, w], name) => {
+          const text = bytes(`"${w}"`);
+          expect(JSON.parse(text.toString())).toBe(k);
+          expect(literalIs(text, 0, text.length, w !== k, Buffer.from(name))).toBe(k === name);
+        },
+      ),
+      { numRuns: 2_000 },
     );
   });
 
