@@ -21,7 +21,7 @@ import type {
 import { beyondStatus, byName, createController } from "../kube/controller.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { ResourceType } from "../kube/kinds.js";
-import { AUTHORITY, CONDITIONS, KINDS } from "../kube/kinds.js";
+import { CONDITIONS, KINDS } from "../kube/kinds.js";
 import type { RuntimeMetrics } from "../kube/metrics.js";
 import type { KubeObject } from "../kube/object.js";
 import { conditionOf, generationOf, isDeleting, nameOf, ownerReferencesOf } from "../kube/object.js";
@@ -79,7 +79,7 @@ export interface SyncControllerDeps {
   baseDelayMs?: number;
   maxDelayMs?: number;
   /**
-   * When a live read finds the cache behind (`confirmAbsent`, `confirmMachineApi`, `confirmSource`): look again
+   * When a live read finds the cache behind (`confirmAbsent`, `confirmAuthority`, `confirmSource`): look again
    * after this long. Default 5 s.
    */
   confirmAbsentRetryMs?: number;
@@ -321,10 +321,10 @@ function createSyncController<S extends SnapshotBase>(
   const existsLive = async (ref: NonNullable<SyncPlan["confirmAbsent"]>): Promise<boolean> =>
     (await readLive(ref)) !== undefined;
 
-  /** §4.2/§3.5 `confirmMachineApi`: is that MAPI object (same uid) still MachineAPI-authoritative live? */
-  const machineApiLive = async (ref: NonNullable<SyncPlan["confirmMachineApi"]>): Promise<boolean> => {
+  /** §4.2/§3.5/§4.6 `confirmAuthority`: is that MAPI object (same uid) live, with the authority the plan read? */
+  const authorityLive = async (ref: NonNullable<SyncPlan["confirmAuthority"]>): Promise<boolean> => {
     const live = await readLive(ref, shell.mapiType);
-    return live !== undefined && sameObject(live, ref) && statusAuthority(live) === AUTHORITY.machineAPI;
+    return live !== undefined && sameObject(live, ref) && statusAuthority(live) === ref.authority;
   };
 
   /**
@@ -404,11 +404,11 @@ function createSyncController<S extends SnapshotBase>(
       { branch: plan.branch.kind, writes: plan.writes.map((w) => w.kind), waitingFor: plan.waitingFor },
       "planned",
     );
-    if (plan.confirmMachineApi && !(await machineApiLive(plan.confirmMachineApi))) {
-      // The cache is behind: the twin may be rightly active, so it is neither paused nor marked.
+    if (plan.confirmAuthority && !(await authorityLive(plan.confirmAuthority))) {
+      // The cache is behind: the twin may be rightly active, or the object read gone; nothing is written.
       log.info(
-        { mapi: plan.confirmMachineApi },
-        "MAPI object not MachineAPI-authoritative live; nothing written",
+        { mapi: plan.confirmAuthority },
+        "MAPI object not live with the authority the plan read; nothing written",
       );
       return { requeueAfterMs: confirmRetryMs };
     }

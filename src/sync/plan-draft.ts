@@ -6,7 +6,7 @@
  * `Cluster` (§4.6), the §4.2 response to an unpaused twin and the hand-offs to deletion.ts. Pure. What differs
  * between the kinds lives in plan-machine.ts and plan-machine-set.ts.
  */
-import { ANNOTATIONS, CAPI_API_VERSION, FINALIZERS, MAPI_GROUP } from "../kube/kinds.js";
+import { ANNOTATIONS, AUTHORITY, CAPI_API_VERSION, FINALIZERS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { generationOf, getPath, hasFinalizer, isDeleting, nameOf, namespaceOf } from "../kube/object.js";
 import { appendAll } from "../lists.js";
@@ -55,13 +55,28 @@ export interface Draft {
   needsCascadeCheck?: boolean;
   waitingFor?: string;
   confirmAbsent?: ObjectAddress;
-  /** The writes hold only while this MAPI object is MachineAPI-authoritative: the shell reads it live first. */
-  confirmMachineApi?: ObjectAddress;
+  /** The writes hold only while this MAPI object has this authority: the shell reads it live first. */
+  confirmAuthority?: AuthorityAddress;
   /** The plan creates objects converted from this one: the shell reads it live first (decision 148). */
   confirmSource?: SourceAddress;
   /** The plan mirrors this authoritative object as read, a view the MAPI copy is ahead of: read live first. */
   confirmCurrent?: CurrentAddress;
 }
+
+/** The MAPI object a plan's writes rest on, and the `status.authoritativeAPI` it read there (decisions 80, 167). */
+export interface AuthorityAddress extends ObjectAddress {
+  authority: string;
+}
+
+/** `mapi` as a plan read it: the same object (uid) with `authority` is what its writes rest on. */
+export const authorityRead = (kind: SyncKind, mapi: KubeObject, authority: string): AuthorityAddress => ({
+  apiVersion: mapi.apiVersion ?? "",
+  kind: mapi.kind ?? kind,
+  namespace: namespaceOf(mapi),
+  name: nameOf(mapi),
+  ...(mapi.metadata?.uid ? { uid: mapi.metadata.uid } : {}),
+  authority,
+});
 
 /** The authoritative object a plan mirrors, and the generation it read (decisions 160, 163). */
 export interface CurrentAddress extends ObjectAddress {
@@ -123,9 +138,10 @@ export const push = (draft: Draft, write: SyncWrite | undefined): void => {
   if (write) draft.writes.push(write);
 };
 
-export const fromDeletion = (plan: DeletionPlan): Draft => ({
+export const fromDeletion = (plan: DeletionPlan, read?: AuthorityAddress): Draft => ({
   writes: plan.writes,
   events: [],
+  ...(read ? { confirmAuthority: read } : {}),
   ...(plan.condition ? { condition: plan.condition } : {}),
   ...(plan.needsStorageCheck ? { needsStorageCheck: true } : {}),
   ...(plan.needsCascadeCheck ? { needsCascadeCheck: true } : {}),
@@ -251,13 +267,7 @@ export const planUnpausedTwin = (
   const draft = emptyDraft();
   // Pausing and marking are taken back by no one but an admin: the MAPI authority they rest on is read live
   // (a new leader's cache can still show MachineAPI after a handover to ClusterAPI; decision 80).
-  draft.confirmMachineApi = {
-    apiVersion: mapi.apiVersion ?? "",
-    kind: mapi.kind ?? kind,
-    namespace: namespaceOf(mapi),
-    name: nameOf(mapi),
-    ...(mapi.metadata?.uid ? { uid: mapi.metadata.uid } : {}),
-  };
+  draft.confirmAuthority = authorityRead(kind, mapi, AUTHORITY.machineAPI);
   const present = twins.filter((o): o is KubeObject => o !== undefined);
   for (const o of present) {
     if (!isPaused(o)) {

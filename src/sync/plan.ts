@@ -33,7 +33,14 @@ import type {
   SourceAddress,
   ToCapiMode,
 } from "./plan-draft.js";
-import { emptyDraft, fromDeletion, planUnpausedTwin, propagateDeletion } from "./plan-draft.js";
+import {
+  type AuthorityAddress,
+  authorityRead,
+  emptyDraft,
+  fromDeletion,
+  planUnpausedTwin,
+  propagateDeletion,
+} from "./plan-draft.js";
 import { machineToCapi, machineToMapi, mirrorCapiOnlyMachine } from "./plan-machine.js";
 import { machineSetToCapi, machineSetToMapi } from "./plan-machine-set.js";
 import type { MachineSetSnapshot, MachineSnapshot, SyncDeps } from "./snapshot.js";
@@ -60,12 +67,13 @@ export interface SyncPlan {
    */
   confirmAbsent?: ObjectAddress;
   /**
-   * The plan's writes (pausing an unpaused twin and marking it needs-attention, §4.2) hold only while this
-   * MAPI object is MachineAPI-authoritative: the shell GETs it live first and drops them unless it is the
-   * same object (uid) and still MachineAPI — a lagging cache can show MachineAPI after a handover to
-   * ClusterAPI made the twin rightly active (decision 80).
+   * The plan's writes hold only while this MAPI object has the authority the plan read: pausing an unpaused
+   * twin and marking it needs-attention (§4.2, under MachineAPI), and every deletion step (§3.5, §4.6). The
+   * shell GETs it live first and drops them unless it is the same object (uid) with that authority — a lagging
+   * cache can show MachineAPI after a handover to ClusterAPI made the twin rightly active (decision 80), or an
+   * old Machine deleting under a name a new Machine has since taken (decision 167).
    */
-  confirmMachineApi?: ObjectAddress;
+  confirmAuthority?: AuthorityAddress;
   /**
    * The plan creates objects converted from this one (a twin, a mirror, an InfraMachine or template): the
    * shell GETs it live first and writes nothing unless it is the same object (uid), not being deleted, and,
@@ -117,7 +125,7 @@ const finish = (branch: Branch, mapi: KubeObject | undefined, draft: Draft, now:
     ...(draft.needsCascadeCheck ? { needsCascadeCheck: true } : {}),
     ...(draft.waitingFor ? { waitingFor: draft.waitingFor } : {}),
     ...(draft.confirmAbsent && writes.length > 0 ? { confirmAbsent: draft.confirmAbsent } : {}),
-    ...(draft.confirmMachineApi && writes.length > 0 ? { confirmMachineApi: draft.confirmMachineApi } : {}),
+    ...(draft.confirmAuthority && writes.length > 0 ? { confirmAuthority: draft.confirmAuthority } : {}),
     ...(draft.confirmCurrent && writes.length > 0 ? { confirmCurrent: draft.confirmCurrent } : {}),
     ...(draft.confirmSource && writes.some((w) => w.kind === "create")
       ? { confirmSource: draft.confirmSource }
@@ -171,7 +179,12 @@ const draftOf = <S extends MachineSnapshot | MachineSetSnapshot>(
     case "bothAbsent":
       return branch.releaseInfraMachine ? planner.bothAbsent(s) : emptyDraft();
     case "deleting":
-      return fromDeletion(planner.deletion(s, branch.authority));
+      return fromDeletion(
+        planner.deletion(s, branch.authority),
+        s.mapi && branch.authority !== "unknown"
+          ? authorityRead(planner.kind, s.mapi, branch.authority)
+          : undefined,
+      );
     case "ignore":
     case "noop":
       return emptyDraft();
@@ -192,7 +205,10 @@ const draftOf = <S extends MachineSnapshot | MachineSetSnapshot>(
     case "unpausedTwinDetected":
       return planUnpausedTwin(planner.kind, planner.pauseTargets(s), s.capi, s.mapi as KubeObject);
     case "releaseForeignTwin":
-      return fromDeletion(planForeignTwinRelease(planner.kind, s));
+      return fromDeletion(
+        planForeignTwinRelease(planner.kind, s),
+        authorityRead(planner.kind, s.mapi as KubeObject, AUTHORITY.machineAPI),
+      );
     default:
       return assertNever(branch);
   }

@@ -291,3 +291,82 @@ describe("SPEC §4.4 a lagging view of a ClusterAPI Machine's CAPI copy is confi
     expect(writesToMapi().length).toBeGreaterThan(0);
   });
 });
+
+describe("SPEC §3.5/§4.6 a deletion step is written only on the authority the API server shows (decision 167)", () => {
+  /**
+   * A cache and an API server that disagree on the MAPI copy; the twins as given, the same in both. Storage is
+   * live and staying (namespaces and CRDs present), so any plan that writes gets past the §4.6 storage read.
+   */
+  const world = async (view: KubeObject, live: KubeObject | undefined, twins: KubeObject[]) => {
+    const cache = fakeCache();
+    const fake = fakeClient();
+    const { settings } = syncDeps();
+    cache.informer(KINDS.infrastructure, "").add(infrastructure());
+    cache.informer(KINDS.capiCluster, settings.capiNamespace).add(capiCluster());
+    for (const name of [MAPI_NS, CAPI_NS]) await fake.client.create(KINDS.namespace, { metadata: { name } });
+    for (const name of [
+      "machines.machine.openshift.io",
+      "machines.cluster.x-k8s.io",
+      "awsmachines.infrastructure.cluster.x-k8s.io",
+    ])
+      await fake.client.create(KINDS.customResourceDefinition, { metadata: { name } });
+    const stored = live ? await fake.client.create(KINDS.mapiMachine, live) : undefined;
+    cache.informer(KINDS.mapiMachine, MAPI_NS).add({
+      ...view,
+      metadata: { ...view.metadata, resourceVersion: stored?.metadata?.resourceVersion ?? "1" },
+    });
+    for (const twin of twins) {
+      const type = twin.kind === "AWSMachine" ? KINDS.awsMachine : KINDS.capiMachine;
+      cache.informer(type, CAPI_NS).add(await fake.client.create(type, twin));
+    }
+    const setUp = fake.calls.length;
+    const metrics = await startSync(cache, fake.client, { record: async () => {} });
+    const writes = () => fake.calls.slice(setUp).filter((c) => c.verb !== "get" && c.verb !== "list");
+    return { fake, metrics, writes };
+  };
+  const deleting = { deletionTimestamp: "2026-12-07T10:00:00Z" };
+
+  // Found by an audit (2026-12-07): a new leader whose MAPI view still showed MachineAPI after a handover to
+  // ClusterAPI read the authoritative CAPI Machine, deleted by a person, as a foreign twin to release: it paused
+  // it, deleted its AWSMachine and stripped CAPA's finalizer — the instance leaked.
+  it("the cache shows MachineAPI, the API server ClusterAPI: a person's delete of the active CAPI Machine is left to Cluster API", async () => {
+    const synced = { conditions: [condition("Synchronized", "True")] };
+    const { fake, metrics, writes } = await world(
+      mapiMachine("m-8", { authority: "MachineAPI", status: synced, meta: { uid: "uid-m-8" } }),
+      mapiMachine("m-8", { authority: "ClusterAPI", status: synced, meta: { uid: "uid-m-8" } }),
+      [
+        capiMachine("m-8", {
+          meta: { annotations: {}, finalizers: [FINALIZERS.capiMachine, FINALIZERS.sync], ...deleting },
+        }),
+        awsMachine("m-8", {
+          meta: { annotations: {}, finalizers: [FINALIZERS.awsMachine, FINALIZERS.sync] },
+        }),
+      ],
+    );
+    await reconciled(metrics, "requeue_after");
+    expect(fake.calls.some((c) => c.verb === "get" && c.type === "Machine" && c.name === "m-8")).toBe(true);
+    expect(writes()).toEqual([]);
+  });
+
+  // Found by the same audit: a Machine deleted and re-created under its name while the new leader's MAPI view
+  // still held the old one, deleting: the old Machine's delete was propagated to the new Machine's twins.
+  it("the cache shows the old Machine deleting, the API server a new one under the name: its twins are not deleted", async () => {
+    const { fake, metrics, writes } = await world(
+      mapiMachine("m-9", { meta: { uid: "old-uid", ...deleting, finalizers: [FINALIZERS.sync] } }),
+      mapiMachine("m-9", { meta: { uid: "new-uid" } }),
+      [capiMachine("m-9"), awsMachine("m-9")],
+    );
+    await reconciled(metrics, "requeue_after");
+    expect(fake.calls.some((c) => c.verb === "get" && c.type === "Machine" && c.name === "m-9")).toBe(true);
+    expect(writes()).toEqual([]);
+  });
+
+  it("…and when the API server shows what the cache does, the delete is propagated", async () => {
+    const mapi = mapiMachine("m-10", { meta: { ...deleting, finalizers: [FINALIZERS.sync] } });
+    const { metrics, writes } = await world(mapi, mapi, [capiMachine("m-10"), awsMachine("m-10")]);
+    await reconciled(metrics, "success");
+    expect(writes().map((c) => `${c.verb} ${c.type}/${c.name}`)).toEqual(
+      expect.arrayContaining(["delete Machine/m-10"]),
+    );
+  });
+});

@@ -483,8 +483,13 @@ describe("§4.2 unpaused twin detected", () => {
       message: expect.stringContaining("i-0user"),
     });
     // Decision 80: the MachineAPI authority the writes rest on is confirmed live first (uid included).
-    expect(plan.confirmMachineApi).toMatchObject({ kind: "Machine", name: "m", namespace: MAPI_NS });
-    expect(plan.confirmMachineApi?.uid).toBe(world.machineSnapshot("m").mapi?.metadata?.uid);
+    expect(plan.confirmAuthority).toMatchObject({
+      kind: "Machine",
+      name: "m",
+      namespace: MAPI_NS,
+      authority: "MachineAPI",
+    });
+    expect(plan.confirmAuthority?.uid).toBe(world.machineSnapshot("m").mapi?.metadata?.uid);
     world.execute(plan.writes);
     const again = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
     expect(again.writes).toEqual([]);
@@ -503,8 +508,15 @@ describe("§4.2 unpaused twin detected", () => {
     world.mutate(MAPI_API_VERSION, "Machine", MAPI_NS, "m", (o) => {
       o.metadata = { ...o.metadata, deletionTimestamp: NOW.toISOString() };
     });
-    for (let i = 0; i < 4; i++)
-      world.execute(planMachineSync(world.machineSnapshot("m"), deps(), NOW).writes);
+    const releases: ReturnType<typeof planMachineSync>[] = [];
+    for (let i = 0; i < 4; i++) {
+      const plan = planMachineSync(world.machineSnapshot("m"), deps(), NOW);
+      if (plan.writes.length > 0) releases.push(plan);
+      world.execute(plan.writes);
+    }
+    // Decision 167: each release rests on MachineAPI as read, confirmed live before it is written.
+    expect(releases.length).toBeGreaterThan(0);
+    for (const plan of releases) expect(plan.confirmAuthority).toMatchObject({ authority: "MachineAPI" });
     expect(mapiOf(world)).toBeUndefined();
     expect(capiOf(world)?.metadata?.deletionTimestamp).toBeUndefined();
     expect(finalizersOf(capiOf(world))).toEqual([FINALIZERS.capiMachine]);
@@ -647,6 +659,14 @@ describe("§4.2 other Machine branches", () => {
     const next = planMachineSync(world.machineSnapshot("workers-x"), deps(), NOW);
     expect(next.branch).toEqual({ kind: "deleting", authority: "ClusterAPI" });
     expect(kinds(next)).toEqual(["delete Machine"]);
+    // Decision 167: a deletion step rests on the MAPI copy's authority as read; the shell confirms it live.
+    expect(next.confirmAuthority).toMatchObject({
+      kind: "Machine",
+      name: "workers-x",
+      namespace: MAPI_NS,
+      authority: "ClusterAPI",
+      uid: mapiOf(world, "workers-x")?.metadata?.uid,
+    });
   });
 
   it("createBornClusterAPITwin: the twin of an object born ClusterAPI is created unpaused", () => {
