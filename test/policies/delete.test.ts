@@ -40,6 +40,11 @@ const mapiMembers = ["worker-a", "worker-b"].map((n) =>
   member(n, "machine.openshift.io/v1beta1", mapiMachine),
 );
 
+const withFinalizers = (o: KubeObject, finalizers: string[]): KubeObject =>
+  edit(o, (c) => {
+    c.metadata.finalizers = [...(c.metadata.finalizers ?? []), ...finalizers];
+  });
+
 describe("delete-nonauthoritative-parent", () => {
   const mapiSet = mapiMachineSet({ status: "ClusterAPI" });
   const cases: Case[] = [
@@ -78,6 +83,38 @@ describe("delete-nonauthoritative-parent", () => {
       allowed: false,
       rule: "delete-nonauthoritative-parent",
       message: `Deleting MAPI MachineSet openshift-machine-api/${SET} with propagationPolicy=Foreground is refused: it is not authoritative (status.authoritativeAPI=Migrating, leaving ClusterAPI) and the garbage collector would delete its Machines before they can be orphaned. Delete it with the default propagation or orphan its Machines: oc delete machinesets.machine.openshift.io/${SET} -n openshift-machine-api --cascade=orphan (rule delete-nonauthoritative-parent)`,
+    },
+    {
+      // kube-apiserver keeps an object's `foregroundDeletion` finalizer when a DELETE names no propagation
+      // policy, and deletes in the foreground (an audit's find, 2026-12-07; decision 169).
+      name: "delete-nonauthoritative-parent: denies a delete without a policy of a set holding the foregroundDeletion finalizer",
+      webhook: "validate-guard",
+      request: deleteRequest(withFinalizers(mapiSet, ["foregroundDeletion"]), { options: {} }),
+      objects: [capiMachineSet({ paused: "none" }), ...capiMembers],
+      allowed: false,
+      rule: "delete-nonauthoritative-parent",
+      message: `Deleting MAPI MachineSet openshift-machine-api/${SET} with propagationPolicy=Foreground (its foregroundDeletion finalizer, kept by a delete that names no policy) is refused: it is not authoritative (status.authoritativeAPI=ClusterAPI) and the garbage collector would delete its Machines before they can be orphaned. Delete it with the default propagation or orphan its Machines: oc delete machinesets.machine.openshift.io/${SET} -n openshift-machine-api --cascade=orphan (rule delete-nonauthoritative-parent)`,
+    },
+    {
+      name: "delete-nonauthoritative-parent: an explicit Background or orphanDependents overrides the finalizer",
+      webhook: "validate-guard",
+      request: deleteRequest(withFinalizers(mapiSet, ["foregroundDeletion"]), {
+        options: { propagationPolicy: "Background" },
+      }),
+      objects: [capiMachineSet({ paused: "none" }), ...capiMembers],
+      allowed: true,
+      rule: "delete-nonauthoritative-parent",
+      warnings: [`CAPI MachineSet openshift-cluster-api/${SET} and its 3 Machines keep running`],
+    },
+    {
+      name: "delete-nonauthoritative-parent: orphanDependents=false overrides the finalizer too",
+      webhook: "validate-guard",
+      request: deleteRequest(withFinalizers(mapiSet, ["foregroundDeletion"]), {
+        options: { orphanDependents: false },
+      }),
+      objects: [capiMachineSet({ paused: "none" }), ...capiMembers],
+      allowed: true,
+      rule: "delete-nonauthoritative-parent",
     },
     {
       name: "delete-nonauthoritative-parent: silent for an authoritative MAPI MachineSet",
@@ -224,6 +261,26 @@ describe("orphan-ignored-by-capi", () => {
       rule: "orphan-ignored-by-capi",
       message:
         /with propagationPolicy=Orphan is refused: Cluster API's MachineSet controller deletes every Machine/,
+    },
+    {
+      name: "orphan-ignored-by-capi: denies a delete without a policy of a set holding the orphan finalizer",
+      webhook: "validate-guard",
+      request: deleteRequest(withFinalizers(capiMachineSet({ paused: "none" }), ["orphan"]), { options: {} }),
+      objects: [mapiMachineSet({ status: "ClusterAPI" }), ...capiMembers],
+      allowed: false,
+      rule: "orphan-ignored-by-capi",
+      message:
+        /with propagationPolicy=Orphan \(its orphan finalizer, kept by a delete that names no policy\) is refused/,
+    },
+    {
+      name: "orphan-ignored-by-capi: an explicit Background overrides the orphan finalizer",
+      webhook: "validate-guard",
+      request: deleteRequest(withFinalizers(capiMachineSet({ paused: "none" }), ["orphan"]), {
+        options: { propagationPolicy: "Background" },
+      }),
+      objects: [mapiMachineSet({ status: "ClusterAPI" }), ...capiMembers],
+      allowed: true,
+      rule: "none",
     },
     {
       name: "orphan-ignored-by-capi: denies an unpaused CAPI MachineSet even when its MAPI twin is MachineAPI",

@@ -20,6 +20,7 @@ import {
 } from "../../kube/kinds.js";
 import {
   annotationsOf,
+  finalizersOf,
   getPath,
   isRecord,
   type KubeObject,
@@ -66,6 +67,34 @@ const machinesPhrase = (n: number): string => counted(n, "Machine");
 const confirmed = (request: AdmissionRequest): boolean =>
   annotationsOf(request.oldObject ?? undefined)[ANNOTATIONS.confirmDelete] === "true";
 
+/** The garbage collector's finalizers (metav1.FinalizerOrphanDependents, FinalizerDeleteDependents). */
+const GC_FINALIZERS = { orphan: "orphan", foreground: "foregroundDeletion" } as const;
+
+/**
+ * How kube-apiserver carries out a DELETE: an explicit `orphanDependents` or `propagationPolicy` (it refuses
+ * both at once), else the object's own `orphan` or `foregroundDeletion` finalizer, which a delete that names
+ * no policy keeps (the generic store's shouldOrphanDependents / shouldDeleteDependents), else Background, a
+ * custom resource's default. `finalizer` says the policy came from the object.
+ */
+const propagationOf = (
+  request: AdmissionRequest,
+): { policy: "Orphan" | "Foreground" | "Background"; finalizer?: string } => {
+  const options = isRecord(request.options) ? request.options : {};
+  if (typeof options.orphanDependents === "boolean")
+    return { policy: options.orphanDependents ? "Orphan" : "Background" };
+  const policy = options.propagationPolicy;
+  if (policy === "Orphan" || policy === "Foreground" || policy === "Background") return { policy };
+  for (const finalizer of finalizersOf(request.oldObject ?? undefined)) {
+    if (finalizer === GC_FINALIZERS.orphan) return { policy: "Orphan", finalizer };
+    if (finalizer === GC_FINALIZERS.foreground) return { policy: "Foreground", finalizer };
+  }
+  return { policy: "Background" };
+};
+
+/** "propagationPolicy=Foreground", and where it came from when the request did not name it. */
+const policyPhrase = (p: ReturnType<typeof propagationOf>): string =>
+  `propagationPolicy=${p.policy}${p.finalizer ? ` (its ${p.finalizer} finalizer, kept by a delete that names no policy)` : ""}`;
+
 /** `oc annotate <resource>/<name> -n <ns> confirm-delete=true` */
 const confirmCommand = (resource: string, name: string, namespace: string): string =>
   `oc annotate ${resource}/${name} -n ${namespace} ${ANNOTATIONS.confirmDelete}=true`;
@@ -91,11 +120,11 @@ export const deleteNonauthoritativeParent: Rule = {
     const capiSet = ctx.view.twinOf(subjectObject(subject, request));
     const count = ownedMachines(ctx.view, CAPI_GROUP, capiNs, subject.name).length;
     const survivors = `${describe("capi", "MachineSet", capiNs, subject.name)} and its ${machinesPhrase(count)} keep running`;
-    const policy = request.options?.propagationPolicy;
-    if (policy === "Foreground")
+    const propagation = propagationOf(request);
+    if (propagation.policy === "Foreground")
       return deny(
         403,
-        `Deleting ${describeSubject(subject)} with propagationPolicy=Foreground is refused: it is not authoritative (${state}) and the garbage collector would delete its Machines before they can be orphaned.`,
+        `Deleting ${describeSubject(subject)} with ${policyPhrase(propagation)} is refused: it is not authoritative (${state}) and the garbage collector would delete its Machines before they can be orphaned.`,
         ["propagationPolicy"],
         `Delete it with the default propagation or orphan its Machines: oc delete ${mapiResource(subject.kind)}/${subject.name} -n ${subject.namespace} --cascade=orphan`,
       );
@@ -147,21 +176,12 @@ export const deleteAuthoritativeViaMirror: Rule = {
   },
 };
 
-/** The delete orphans dependents: `propagationPolicy: Orphan`, or the older `orphanDependents: true`. */
-const orphans = (request: AdmissionRequest): boolean => {
-  const options = request.options;
-  if (!isRecord(options)) return false;
-  if (options.propagationPolicy !== undefined && options.propagationPolicy !== null)
-    return options.propagationPolicy === "Orphan";
-  return options.orphanDependents === true;
-};
-
 export const orphanIgnoredByCapi: Rule = {
   id: "orphan-ignored-by-capi",
   webhook: "validate-guard",
   reads: [KINDS.mapiMachineSet, KINDS.capiMachine],
   appliesTo: (request, ctx) =>
-    orphans(request) &&
+    propagationOf(request).policy === "Orphan" &&
     matches(request, ctx.subject, { operations: ["DELETE"], api: "capi", roles: ["machineSet"] }),
   check: (request, ctx) => {
     const subject = subjectFor(ctx);
@@ -172,7 +192,7 @@ export const orphanIgnoredByCapi: Rule = {
     const count = ownedMachines(ctx.view, CAPI_GROUP, subject.namespace, subject.name).length;
     return deny(
       403,
-      `Deleting ${describeSubject(subject)} with propagationPolicy=Orphan is refused: Cluster API's MachineSet controller deletes every Machine of a deleted MachineSet whatever the propagation policy, so --cascade=orphan would not keep its ${machinesPhrase(count)}.`,
+      `Deleting ${describeSubject(subject)} with ${policyPhrase(propagationOf(request))} is refused: Cluster API's MachineSet controller deletes every Machine of a deleted MachineSet whatever the propagation policy, so --cascade=orphan would not keep its ${machinesPhrase(count)}.`,
       ["propagationPolicy"],
       `Delete it with the default propagation if its Machines should go with it: oc delete ${capiResource(subject.kind)}/${subject.name} -n ${subject.namespace} — to keep them, keep the MachineSet.`,
     );
