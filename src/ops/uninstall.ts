@@ -159,6 +159,12 @@ export async function uninstallPrepare(
       ]);
   }
   deps.print(`Lease ${leaseName}: not held (${lease.why})`);
+  // A MAPI namespace that does not exist lists no MAPI object: no open handover and no half-deleted twin would
+  // be seen, and the CAPI side's sync finalizers would be removed regardless (decision 170).
+  if (!(await getOrAbsent(client, KINDS.namespace, "", settings.mapiNamespace)))
+    return refuse([
+      `refusing: namespace ${settings.mapiNamespace} does not exist: is --mapi-namespace right?`,
+    ]);
 
   // (2) The webhook configurations, each deleted with the uid and resourceVersion it was read at.
   for (const { type, name } of WEBHOOK_CONFIGURATIONS) {

@@ -317,6 +317,24 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
       expect(await getOrGone(type, "", name)).toBeDefined();
   });
 
+  // Found by an audit (2026-12-07): a mistyped --mapi-namespace listed no MAPI object, so no open handover and
+  // no half-deleted twin was seen, and the CAPI side's sync finalizers were removed anyway (decision 170).
+  it("a --mapi-namespace that does not exist is refused before anything is changed", async () => {
+    await renewLease(Date.now() - 3_600_000);
+    const { io, out } = captureIo();
+    const code = await runUninstallPrepare(
+      args("--yes", "--mapi-namespace", "openshift-machine-apl"),
+      io,
+      {},
+    );
+    expect(code).toBe(1);
+    expect(out.stdout).toContain(
+      "refusing: namespace openshift-machine-apl does not exist: is --mapi-namespace right?",
+    );
+    for (const { type, name } of WEBHOOK_CONFIGURATIONS)
+      expect(await getOrGone(type, "", name)).toBeDefined();
+  });
+
   it.each([
     ["this machine's clock", undefined],
     ["a clock 10 minutes ahead of the cluster's (the Lease is judged on the cluster's clock)", 600_000],
