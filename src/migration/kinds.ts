@@ -42,6 +42,16 @@ export interface HandoverKindDetails {
   /** CAPI objects that carry the pause annotation (templates have no controller). */
   pauseTargets: readonly Role[];
   /**
+   * SPEC §4.6 "a roll-back never unpauses a deleting CAPI MachineSet": pause targets that keep the product's
+   * pause once they are deleting, wherever ClusterAPI's pauses are lifted (a roll-back to ClusterAPI, steps 3
+   * and 11). A deleted, unpaused CAPI MachineSet deletes every Machine it selects whatever the propagation
+   * policy, and admission lets an orphaning delete of a paused one through; so the product removes these
+   * finalizers instead — Cluster API's own, which its paused controller never removes — and the garbage
+   * collector carries out the policy the user chose. A deleting CAPI Machine or InfraMachine is a request for
+   * that one Machine, which the unpaused Cluster API side performs (§3.5): none for Machines.
+   */
+  releasedWhileDeleting: readonly FinalizerHolder[];
+  /**
    * Step 8: the controller finalizers an authority's side needs before it takes over (one already there
    * counts, as Cluster API's own usually is). A superset of `holdingFinalizers`.
    */
@@ -87,6 +97,7 @@ export const HANDOVER_KINDS: Readonly<Record<HandoverKind, HandoverKindDetails>>
     acknowledgers: ACKNOWLEDGERS.Machine,
     // CAPA reconciles an AWSMachine by its own annotation, not its Machine's: both must be paused (§1).
     pauseTargets: ["capi", "infraMachine"],
+    releasedWhileDeleting: [],
     takeOverFinalizers: {
       MachineAPI: [{ role: "mapi", finalizers: [FINALIZERS.mapiMachine] }],
       ClusterAPI: [
@@ -107,6 +118,7 @@ export const HANDOVER_KINDS: Readonly<Record<HandoverKind, HandoverKindDetails>>
     kind: "MachineSet",
     acknowledgers: ACKNOWLEDGERS.MachineSet,
     pauseTargets: ["capi"],
+    releasedWhileDeleting: [{ role: "capi", finalizers: [FINALIZERS.capiMachineSet] }],
     // MAPI MachineSets carry no controller finalizer, and a MachineSet holds no instance itself: steps 8–9
     // of a MachineSet move nothing but Cluster API's own, which stays (so a delete always rolls back, §3.5).
     takeOverFinalizers: {

@@ -7,7 +7,7 @@
 import { ANNOTATIONS, PAUSED_BY_VALUE } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { annotationsOf, finalizersOf, isDeleting } from "../kube/object.js";
-import { hasPauseMarker, isPaused } from "../protocol/pause.js";
+import { hasPauseMarker, isPaused, isPausedWithMarker } from "../protocol/pause.js";
 import type { FinalizerHolder } from "./kinds.js";
 import { resolveFinalizers } from "./kinds.js";
 import type { HandoverSnapshot, Role } from "./snapshot.js";
@@ -33,6 +33,24 @@ export const unpauseStep = (s: HandoverSnapshot, role: Role): Step | undefined =
   const present = annotationsOf(object);
   const remove = [ANNOTATIONS.paused, ANNOTATIONS.pausedBy].filter((k) => Object.hasOwn(present, k));
   return { kind: "unpause", target: refOf(role, object), removeAnnotations: remove };
+};
+
+/**
+ * Lifts ClusterAPI's pause from one CAPI object (steps 3 and 11, and a roll-back to ClusterAPI). A deleting
+ * object listed in `released` (./kinds.ts) keeps the product's pause, and loses its paused controller's own
+ * finalizers instead (SPEC §4.6: a roll-back never unpauses a deleting CAPI MachineSet); one paused by an admin
+ * is left alone, as always.
+ */
+export const liftPauseStep = (
+  s: HandoverSnapshot,
+  role: Role,
+  released: readonly FinalizerHolder[],
+): Step | undefined => {
+  const object = objectOf(s, role);
+  const holder = released.find((h) => h.role === role);
+  if (object && holder && isDeleting(object))
+    return isPausedWithMarker(object) ? removeFinalizersStep(s, holder, { fromDeleting: true }) : undefined;
+  return unpauseStep(s, role);
 };
 
 export const firstStep = <T>(items: readonly T[], plan: (item: T) => Step | undefined): Step | undefined => {

@@ -18,9 +18,9 @@ import {
   addFinalizersStep,
   firstStep,
   holding,
+  liftPauseStep,
   pauseStep,
   removeFinalizersStep,
-  unpauseStep,
 } from "./object-steps.js";
 import type { Problem } from "./preconditions.js";
 import {
@@ -120,7 +120,8 @@ const unpausedTwinWait = (s: HandoverSnapshot, roles: readonly Role[]): Step => 
  * Step 3's repairs under a stable status: `synchronizedAPI`, then the pause state that matches authority.
  * They run before step 4 too (spec ≠ status): a completed step 11 is finished before a new handover starts.
  * Under MachineAPI the planner adopts an existing pause (adds the marker); it leaves an unpaused twin to the
- * sync controllers (see `unpausedUnderMachineAPI`), and touches no pause while one is there.
+ * sync controllers (see `unpausedUnderMachineAPI`), and touches no pause while one is there. Under ClusterAPI
+ * a deleting CAPI MachineSet is released, never unpaused (§4.6; `liftPauseStep`).
  */
 const stableRepair = (
   s: HandoverSnapshot,
@@ -134,8 +135,9 @@ const stableRepair = (
       statusPatch: { synchronizedAPI: authority },
     };
   if (authority === "MachineAPI" && unpausedUnderMachineAPI(s).length > 0) return undefined;
-  return firstStep(HANDOVER_KINDS[s.kind].pauseTargets, (role) =>
-    authority === "MachineAPI" ? pauseStep(s, role) : unpauseStep(s, role),
+  const details = HANDOVER_KINDS[s.kind];
+  return firstStep(details.pauseTargets, (role) =>
+    authority === "MachineAPI" ? pauseStep(s, role) : liftPauseStep(s, role, details.releasedWhileDeleting),
   );
 };
 
@@ -298,7 +300,9 @@ const planForward = (c: Context): Step => {
 };
 
 /**
- * §3.3 (and the roll-back branch of §3.5): (1) back to ClusterAPI, remove the marked pauses; (3) re-add the
+ * §3.3 (and the roll-back branch of §3.5): (1) back to ClusterAPI, remove the marked pauses — except from a
+ * deleting CAPI MachineSet, which keeps its pause and loses Cluster API's own finalizer instead (§4.6; see
+ * `releasedWhileDeleting` in ./kinds.ts), so the delete completes as the user asked; (3) re-add the
  * old side's holding finalizers (step 9's) where missing; (2) remove the new side's holding finalizers that
  * step 8 added, from objects that are not deleting; (4) the status write, which carries the event (5). (3)
  * runs before (2): see below. Under a stable authority the other side holds none of its holding finalizers
@@ -307,8 +311,10 @@ const planForward = (c: Context): Step => {
  */
 const planRollback = (c: Context, why: string): Step => {
   if (c.old === "ClusterAPI") {
-    const unpause = firstStep(c.details.pauseTargets, (role) => unpauseStep(c.s, role));
-    if (unpause) return unpause;
+    const lift = firstStep(c.details.pauseTargets, (role) =>
+      liftPauseStep(c.s, role, c.details.releasedWhileDeleting),
+    );
+    if (lift) return lift;
   }
   // Make before break, as steps 8–9 do going forward: the old side gets its finalizers back (3) before the new
   // side's are removed (2). In SPEC §3.3's literal order a delete landing between (2) and (3) would find neither

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { StableAuthority } from "../../src/kube/kinds.js";
 import { ANNOTATIONS, CONDITIONS, FINALIZERS, PAUSED_BY_VALUE } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
-import { conditionOf, conditionsOf, finalizersOf, generationOf } from "../../src/kube/object.js";
+import { conditionOf, conditionsOf, finalizersOf, generationOf, isDeleting } from "../../src/kube/object.js";
 import { chainedStep, planHandover, UNKNOWN_SOURCE_AUTHORITY } from "../../src/migration/planner.js";
 import type { HandoverKind, HandoverSnapshot } from "../../src/migration/snapshot.js";
 import type { Step } from "../../src/migration/steps.js";
@@ -1099,6 +1099,79 @@ describe("§3.5 deletion during a handover", () => {
       const s = edit(world.s, role, (o) => markDeleting(o, world.now));
       expect(plan(s)).toMatchObject({ kind: "cancelMigration", to: "MachineAPI" });
     });
+});
+
+describe("§4.6: a roll-back never unpauses a deleting CAPI MachineSet", () => {
+  // A deleted, unpaused CAPI MachineSet deletes every Machine it selects whatever the propagation policy
+  // (§2.3 `orphan-ignored-by-capi`), and admission lets a `--cascade=orphan` delete of a *paused* one through.
+  // Where the product would lift its pause, it releases Cluster API's own finalizer instead (its paused
+  // controller never removes it), so the user's orphaning delete completes and every member stays.
+  const unpausesDeletingSet = (history: readonly HandoverSnapshot[], steps: readonly Step[]): boolean =>
+    steps.some((step) => step.kind === "unpause" && step.target.role === "capi") ||
+    history.some((s) => s.capi !== undefined && isDeleting(s.capi) && !isPaused(s.capi));
+
+  const released = (s: HandoverSnapshot): void => {
+    expect(isPaused(s.capi)).toBe(true);
+    expect(finalizersOf(s.capi)).not.toContain(FINALIZERS.capiMachineSet);
+    expect(finalizersOf(s.capi)).toContain(FINALIZERS.sync); // the sync's §4.6 path still has it to release
+  };
+
+  /** ClusterAPI → MachineAPI with the CAPI set paused by step 5 and not yet acknowledged, as the write left it. */
+  const pausedByStep5 = (): World => {
+    const w = started("MachineSet", "ClusterAPI");
+    const pause = plan(w.s);
+    expect(pause).toMatchObject({ kind: "pause", target: { role: "capi" } });
+    return applyStep(w, pause);
+  };
+  const stages: [string, () => World][] = [
+    ["after step 5, before Cluster API acknowledged the pause", pausedByStep5],
+    [
+      "once every step before step 10 is done",
+      () => until(started("MachineSet", "ClusterAPI"), is("completeMigration")).world,
+    ],
+  ];
+  for (const [stage, reach] of stages)
+    it(`MachineSet ClusterAPI → MachineAPI ${stage}, the paused CAPI set deleted with --cascade=orphan: rolls back to ClusterAPI keeping the pause, releasing Cluster API's finalizer`, () => {
+      const world = reach();
+      expect(isPaused(world.s.capi)).toBe(true);
+      const deleting = { ...world, s: edit(world.s, "capi", (o) => markDeleting(o, world.now)) };
+      expect(plan(deleting.s)).toMatchObject({
+        kind: "removeFinalizers",
+        target: { role: "capi" },
+        finalizers: [FINALIZERS.capiMachineSet],
+      });
+      const run = runToRest(deleting);
+      expect(unpausesDeletingSet(run.history, run.steps)).toBe(false);
+      expect(violationsOf(run.history)).toEqual([]);
+      expect(statusAuthorityReading(run.world.s.mapi!)).toBe("ClusterAPI");
+      released(run.world.s);
+    });
+
+  it("MachineSet ClusterAPI → MachineAPI cancelled by spec while the CAPI set is deleting: the same roll-back", () => {
+    const { world } = until(started("MachineSet", "ClusterAPI"), is("completeMigration"));
+    const s = edit(setSpecAuthority(world.s, "ClusterAPI"), "capi", (o) => markDeleting(o, world.now));
+    const run = runToRest({ ...world, s });
+    expect(unpausesDeletingSet(run.history, run.steps)).toBe(false);
+    expect(statusAuthorityReading(run.world.s.mapi!)).toBe("ClusterAPI");
+    released(run.world.s);
+  });
+
+  it("step 3 under ClusterAPI (step 11 not yet done) with the CAPI set deleting: releases Cluster API's finalizer, never unpauses", () => {
+    let { world, step } = until(started("MachineSet", "MachineAPI"), is("completeMigration"));
+    world = applyStep(world, step);
+    expect(plan(world.s)).toMatchObject({ kind: "unpause", target: { role: "capi" } });
+    const deleting = { ...world, s: edit(world.s, "capi", (o) => markDeleting(o, world.now)) };
+    expect(plan(deleting.s)).toMatchObject({
+      kind: "removeFinalizers",
+      target: { role: "capi" },
+      finalizers: [FINALIZERS.capiMachineSet],
+    });
+    const run = runToRest(deleting);
+    expect(unpausesDeletingSet(run.history, run.steps)).toBe(false);
+    expect(violationsOf(run.history)).toEqual([]);
+    expect(run.last).toEqual({ kind: "done", why: "steady" });
+    released(run.world.s);
+  });
 });
 
 describe("decision 91: which write follows which in one reconcile (chainedStep)", () => {
