@@ -63,6 +63,21 @@ const requestSchema = z.object({
     .optional(),
 });
 
+/**
+ * The sides kube-apiserver always sends for each operation: CREATE the new object, UPDATE both, DELETE the old
+ * one (CONNECT sends its options as `object`, which no rule reads). A review without them is not kube's: a rule
+ * that reads a missing side as "absent" would decide on nothing (an UPDATE without `oldObject` reads as no
+ * authority at all).
+ */
+const REQUIRED_SIDES: Readonly<Record<string, readonly ("object" | "oldObject")[]>> = {
+  CREATE: ["object"],
+  UPDATE: ["object", "oldObject"],
+  DELETE: ["oldObject"],
+  CONNECT: [],
+};
+const sidesPresent = (r: { operation: string; object?: unknown; oldObject?: unknown }): boolean =>
+  (REQUIRED_SIDES[r.operation] ?? []).every((side) => isRecord(r[side]));
+
 const reviewSchema = z.object({
   apiVersion: z.literal(ADMISSION_API_VERSION, {
     error: (issue) =>
@@ -72,7 +87,16 @@ const reviewSchema = z.object({
   kind: z.literal(ADMISSION_KIND, {
     error: (issue) => `must be "${ADMISSION_KIND}" (got ${JSON.stringify(issue.input) ?? "nothing"})`,
   }),
-  request: requestSchema,
+  request: requestSchema.check((ctx) => {
+    for (const side of REQUIRED_SIDES[ctx.value.operation] ?? [])
+      if (!isRecord(ctx.value[side]))
+        ctx.issues.push({
+          code: "custom",
+          input: ctx.value[side],
+          path: [side],
+          message: `is required for ${ctx.value.operation} (a JSON object)`,
+        });
+  }),
 });
 
 export type DecodeResult = { ok: true; request: AdmissionRequest } | { ok: false; error: string };
@@ -165,6 +189,7 @@ function wellFormedRequest(body: Fields): AdmissionRequest | undefined {
     out.dryRun = r.dryRun;
   }
   if (!optionalObject(r, "options", out)) return undefined;
+  if (!sidesPresent(out as { operation: string })) return undefined;
   return out as unknown as AdmissionRequest;
 }
 

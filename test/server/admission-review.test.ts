@@ -111,6 +111,33 @@ describe("decodeAdmissionReview", () => {
       (r) => ({ ...r, request: { ...r.request, oldObject: "x" } }),
       /request\.oldObject: must be a JSON object or null/,
     ],
+    // Found by an audit (2026-12-07): an UPDATE without oldObject read as "no authority" and was allowed by
+    // mapi-frozen; kube always sends the sides an operation has (decision 172).
+    [
+      "UPDATE has no oldObject",
+      (r) => ({ ...r, request: { ...r.request, operation: "UPDATE", object: {}, oldObject: undefined } }),
+      /request\.oldObject: is required for UPDATE \(a JSON object\)/,
+    ],
+    [
+      "UPDATE has a null oldObject",
+      (r) => ({ ...r, request: { ...r.request, operation: "UPDATE", object: {}, oldObject: null } }),
+      /request\.oldObject: is required for UPDATE/,
+    ],
+    [
+      "UPDATE has no object",
+      (r) => ({ ...r, request: { ...r.request, operation: "UPDATE", object: null, oldObject: {} } }),
+      /request\.object: is required for UPDATE/,
+    ],
+    [
+      "DELETE has no oldObject",
+      (r) => ({ ...r, request: { ...r.request, operation: "DELETE", object: null, oldObject: null } }),
+      /request\.oldObject: is required for DELETE/,
+    ],
+    [
+      "CREATE has no object",
+      (r) => ({ ...r, request: { ...r.request, operation: "CREATE", object: undefined, oldObject: null } }),
+      /request\.object: is required for CREATE/,
+    ],
     [
       "groups not strings",
       (r) => ({ ...r, request: { ...r.request, userInfo: { username: "u", groups: [1] } } }),
