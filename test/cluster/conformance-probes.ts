@@ -1726,6 +1726,59 @@ const gcProbes: Probe[] = [
       ownerAfter: code(gone),
     };
   }),
+  // Decision 169: the DELETE guards read the policy the store will use, an object's own GC finalizer included.
+  probe(
+    "GC: a delete naming no policy keeps the owner's foregroundDeletion finalizer and deletes in the foreground",
+    async (w) => {
+      const owner = await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm("owner-fgf", {}, { finalizers: ["foregroundDeletion"] }),
+      );
+      const uid = String(get(owner.body, "metadata.uid"));
+      await w.raw(
+        "admin",
+        "POST",
+        CMS,
+        cm(
+          "dep-fgf",
+          {},
+          {
+            finalizers: ["example.com/hold"],
+            ownerReferences: [
+              { apiVersion: "v1", kind: "ConfigMap", name: "owner-fgf", uid, blockOwnerDeletion: true },
+            ],
+          },
+        ),
+      );
+      const del = await w.raw("admin", "DELETE", `${CMS}/owner-fgf`);
+      const dep = await eventually(
+        w,
+        `${CMS}/dep-fgf`,
+        (r) => get(r.body, "metadata.deletionTimestamp") !== undefined,
+      );
+      await w.raw(
+        "admin",
+        "PATCH",
+        `${CMS}/dep-fgf`,
+        { metadata: { finalizers: null } },
+        "application/merge-patch+json",
+      );
+      const gone = await eventually(w, `${CMS}/owner-fgf`, (r) => r.status === 404);
+      return {
+        delete: { ...(fields("metadata.finalizers")(del) as object) },
+        dependentDeleting: get(dep.body, "metadata.deletionTimestamp") !== undefined,
+        ownerAfter: code(gone),
+      };
+    },
+  ),
+  probe("GC: an explicit Background drops the owner's foregroundDeletion finalizer", async (w) => {
+    await w.raw("admin", "POST", CMS, cm("owner-fgb", {}, { finalizers: ["foregroundDeletion"] }));
+    const del = await w.raw("admin", "DELETE", `${CMS}/owner-fgb?propagationPolicy=Background`);
+    const gone = await eventually(w, `${CMS}/owner-fgb`, (r) => r.status === 404);
+    return { delete: code(del), ownerAfter: code(gone) };
+  }),
   probe("GC Orphan: the dependent stays and loses its ownerReference", async (w) => {
     const owner = await w.raw("admin", "POST", CMS, cm("owner-or"));
     const uid = String(get(owner.body, "metadata.uid"));
