@@ -3,8 +3,9 @@
  * `{ requeueAfterMs? }` or throws; the runtime owns queueing, dedup, per-key backoff, terminal errors,
  * workers, metrics and logs, so controllers contain only their reconcile logic. Watches map informer
  * events to keys with small pure mappers (own name, twin by name, owner reference, label). A controller can
- * be started and stopped repeatedly (leadership comes and goes); each start gets a fresh queue and replays
- * every watched object once, as controller-runtime does on its initial list.
+ * be started and stopped repeatedly (leadership comes and goes); each start gets a fresh queue, waits until
+ * every watched informer has applied a list begun after the start (SPEC §3.5: a standby's cache is as old as
+ * its last event), and then replays every watched object once, as controller-runtime does on its initial list.
  */
 import type { Logger } from "pino";
 import { childLogger } from "../logging.js";
@@ -121,7 +122,11 @@ export interface Controller {
   watch(informer: Informer, mapper: KeyMapper, options?: WatchOptions): void;
   enqueue(key: string): void;
   enqueueAfter(key: string, delayMs: number): void;
-  /** Waits for the watched informers to sync, replays their objects, then runs the workers. */
+  /**
+   * Waits until every watched informer has applied a list begun after this call (before an informer's first
+   * sync, that first list), replays their objects, then runs the workers. Resolves without running when
+   * `stop` comes first; rejects, leaving the controller stopped, when an informer stops first.
+   */
   start(): Promise<void>;
   /** Stops handing out keys at once and resolves when in-flight reconciles have returned. */
   stop(): Promise<void>;
@@ -209,7 +214,7 @@ export function createController(options: ControllerOptions): Controller {
     enqueue: (key) => queue?.add(key),
     enqueueAfter: (key, delayMs) => queue?.addAfter(key, delayMs),
     async start() {
-      if (queue || starting) return starting;
+      if (queue) return starting;
       const q = createWorkQueue({
         name,
         clock,
@@ -220,19 +225,45 @@ export function createController(options: ControllerOptions): Controller {
       const a = new AbortController();
       queue = q;
       abort = a;
-      starting = (async () => {
-        await Promise.all(watches.map((w) => w.informer.synced));
+      // The queue takes events from now on; nothing is handed out before the workers start.
+      const attempt = (async () => {
+        const startedAt = clock.now();
+        const informers = [...new Set(watches.map((w) => w.informer))];
+        // Called in this turn for every informer: controllers started together share each informer's list.
+        const caughtUp = Promise.all(informers.map((i) => i.freshList()));
+        const called = new Promise<void>((resolve) => a.signal.addEventListener("abort", () => resolve()));
+        try {
+          await Promise.race([caughtUp, called]);
+        } catch (e) {
+          if (a.signal.aborted) return;
+          if (queue === q) {
+            queue = undefined;
+            abort = undefined;
+          }
+          q.shutdown();
+          throw e;
+        }
+        // A stop during the wait: this start is called off (a later start waits for its own lists).
         if (a.signal.aborted) return;
+        logger.info(
+          {
+            informers: informers.length,
+            objects: informers.reduce((sum, i) => sum + i.list().length, 0),
+            waitedMs: clock.now() - startedAt,
+          },
+          "caught up with a fresh list",
+        );
         for (const w of watches) for (const o of w.informer.list()) for (const k of w.mapper(o)) q.add(k);
         const count = Math.max(1, options.workers ?? 1);
         if (metrics) initialiseSeries(metrics, name, count);
         workers = Array.from({ length: count }, () => worker(q, a.signal));
         logger.info({ workers: workers.length }, "controller started");
       })();
+      starting = attempt;
       try {
-        await starting;
+        await attempt;
       } finally {
-        starting = undefined;
+        if (starting === attempt) starting = undefined;
       }
     },
     async stop() {

@@ -6,7 +6,9 @@
  * on any other failure, resumes watches from the last resourceVersion it saw (bookmarks included), and a
  * silence watchdog restarts a watch that delivered nothing — no event, no bookmark — within
  * `watchSilenceTimeoutMs`. It reports freshness for admission (SPEC §2.1): synced, and how long it has
- * been without an open watch stream (a quiet but connected watch is fresh).
+ * been without an open watch stream (a quiet but connected watch is fresh). On request (`freshList`) it drops
+ * its watch and lists afresh, so a replica that has just become leader acts on a view no older than its
+ * leadership (SPEC §3.5).
  */
 import type { Logger } from "pino";
 import type { Clock } from "./clock.js";
@@ -70,6 +72,13 @@ export interface Informer {
   hasSynced(): boolean;
   /** Resolves once the first list has filled the store. */
   readonly synced: Promise<void>;
+  /**
+   * Resolves once a list begun after this call has been applied to the store (handlers told what changed, as
+   * in any re-list); the watch then resumes from that list. Before the first sync, the first list is that list.
+   * Callers asking while no list has begun share one; a list that fails is retried with the informer's backoff
+   * and only one that succeeded answers. Rejects when the informer is stopped (`InformerStoppedError`).
+   */
+  freshList(): Promise<void>;
   freshness(): Freshness;
   get(namespace: string, name: string): KubeObject | undefined;
   list(namespace?: string): KubeObject[];
@@ -103,12 +112,28 @@ export const backoffDelay = (failures: number, settings: BackoffSettings, random
   return d / 2 + (d / 2) * random();
 };
 
-type WatchOutcome = "ended" | "gone" | "silent" | "stopped";
+/** What a caller waiting for a fresh list gets when the informer stops first. */
+export class InformerStoppedError extends Error {
+  constructor(what: string) {
+    super(`informer ${what} stopped before a fresh list`);
+    this.name = "InformerStoppedError";
+  }
+}
+
+/** A caller of `freshList`, answered by the first list begun after it asked. */
+interface FreshListWaiter {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+// "refresh": the watch was dropped because a caller wants a fresh list.
+type WatchOutcome = "ended" | "gone" | "silent" | "stopped" | "refresh";
 
 export function createInformer(options: InformerOptions): Informer {
   const { type, transport, clock } = options;
   const namespace = type.namespaced ? (options.namespace ?? "") : "";
-  const logger = options.logger.child({ informer: `${type.plural}.${type.group || "core"}`, namespace });
+  const what = `${type.plural}.${type.group || "core"}`;
+  const logger = options.logger.child({ informer: what, namespace });
   const silenceMs = options.watchSilenceTimeoutMs ?? DEFAULT_WATCH_SILENCE_TIMEOUT_MS;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const random = options.random ?? Math.random;
@@ -129,6 +154,11 @@ export function createInformer(options: InformerOptions): Informer {
   let resourceVersion = "";
   let connected = false;
   let disconnectedSince = clock.now();
+  // Callers waiting for a list not yet begun, and those the list now running answers.
+  let wanted: FreshListWaiter[] = [];
+  let answering: FreshListWaiter[] = [];
+  // What the loop is doing: only a watch is dropped for a fresh list (a backoff is waited out, a list finished).
+  let phase: "list" | "watch" | "backoff" | "idle" = "idle";
 
   const notify = (fn: (h: InformerHandlers) => void): void => {
     for (const h of handlers) {
@@ -193,6 +223,8 @@ export function createInformer(options: InformerOptions): Informer {
   ): Promise<{ outcome: WatchOutcome; lines: number }> => {
     let lines = 0;
     let silent = false;
+    // Aborted by neither stop nor the watchdog: `freshList` dropped this watch.
+    const interrupted = (): boolean => controller.signal.aborted && !stopping && !silent;
     let watchdog = clock.setTimeout(() => {}, 0);
     const arm = (): void => {
       watchdog.cancel();
@@ -236,10 +268,11 @@ export function createInformer(options: InformerOptions): Informer {
       } finally {
         stream.close();
       }
-      return { outcome: "ended", lines };
+      return { outcome: interrupted() ? "refresh" : "ended", lines };
     } catch (e) {
       if (stopping) return { outcome: "stopped", lines };
       if (silent) return { outcome: "silent", lines };
+      if (interrupted()) return { outcome: "refresh", lines };
       if (e instanceof GoneError) return { outcome: "gone", lines };
       throw e;
     } finally {
@@ -257,7 +290,11 @@ export function createInformer(options: InformerOptions): Informer {
       const controller = new AbortController();
       current = controller;
       try {
-        if (needList) {
+        if (needList || wanted.length > 0) {
+          // Whoever asked before this list began is answered by it; whoever asks from now on, by the next.
+          answering = [...answering, ...wanted];
+          wanted = [];
+          phase = "list";
           resourceVersion = await relist(controller.signal);
           needList = false;
           lastError = undefined;
@@ -266,9 +303,18 @@ export function createInformer(options: InformerOptions): Informer {
             markSynced();
             logger.info({ count: store.size }, "informer synced");
           }
+          const answered = answering;
+          answering = [];
+          if (answered.length > 0)
+            logger.debug({ count: store.size, resourceVersion, callers: answered.length }, "listed afresh");
+          for (const w of answered) w.resolve();
+          // A caller who asked while that list ran gets one of its own, at once.
+          if (wanted.length > 0) continue;
         }
+        phase = "watch";
         const { outcome, lines } = await watchOnce(controller);
         if (outcome === "stopped") break;
+        if (outcome === "refresh") continue;
         if (outcome === "silent") {
           logger.warn({ silenceMs, resourceVersion }, "watch delivered nothing in time; restarting it");
         }
@@ -293,8 +339,21 @@ export function createInformer(options: InformerOptions): Informer {
         logger.warn({ err: lastError, failures }, "list/watch failed; backing off");
         options.onFailure?.(e);
       }
+      // A caller whose list failed waits for the next one, after the backoff like any re-list.
+      wanted = [...answering, ...wanted];
+      answering = [];
+      phase = "backoff";
       await sleep(clock, backoffDelay(failures, backoff, random), controller.signal);
     }
+    phase = "idle";
+  };
+
+  /** Answers every waiting caller with `InformerStoppedError`: no list will come. */
+  const rejectWaiting = (): void => {
+    const waiting = [...answering, ...wanted];
+    answering = [];
+    wanted = [];
+    for (const w of waiting) w.reject(new InformerStoppedError(what));
   };
 
   return {
@@ -312,10 +371,22 @@ export function createInformer(options: InformerOptions): Informer {
       current?.abort();
       await running;
       running = undefined;
+      rejectWaiting();
     },
     hasSynced: () => synced,
     lastError: () => lastError,
     synced: syncedPromise,
+    freshList() {
+      if (stopping) return Promise.reject(new InformerStoppedError(what));
+      return new Promise<void>((resolve, reject) => {
+        // Before the first sync, the list that syncs the informer answers (a process's first start lists once).
+        if (!synced) answering.push({ resolve, reject });
+        else {
+          wanted.push({ resolve, reject });
+          if (phase === "watch") current?.abort();
+        }
+      });
+    },
     freshness: () => ({ synced, disconnectedForMs: connected ? 0 : clock.now() - disconnectedSince }),
     get: (ns, name) => store.get(keyOf(type.namespaced ? ns : "", name)),
     list: (ns) => store.list(type.namespaced ? ns : undefined),

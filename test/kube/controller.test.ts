@@ -1,4 +1,5 @@
 /** The controller loop on a manual clock: outcomes (success, error with backoff, conflict, terminal, requeueAfter), workers, stop, and the key mappers. */
+import { pino } from "pino";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";
@@ -13,9 +14,13 @@ import {
   TerminalError,
 } from "../../src/kube/controller.js";
 import { ConflictError } from "../../src/kube/errors.js";
+import { createInformer } from "../../src/kube/informer.js";
 import { KINDS } from "../../src/kube/kinds.js";
+import { leaderGatedControllers } from "../../src/kube/manager.js";
 import { runtimeMetrics } from "../../src/kube/metrics.js";
 import type { KubeObject } from "../../src/kube/object.js";
+import { getPath } from "../../src/kube/object.js";
+import { modelTransport, NAMESPACE, WatchModel } from "./fake-watch-server.js";
 import { fakeInformer, silentLogger } from "./fakes.js";
 
 const machine = (
@@ -258,6 +263,171 @@ describe("controller loop (SPEC §7)", () => {
     await flushMicrotasks();
     expect(calls).toEqual(["a", "a", "b"]);
     await controller.stop();
+  });
+});
+
+/**
+ * A controller over a real informer of ConfigMaps (fake-watch-server.ts): each reconcile records what the cache
+ * showed for its key, `name=v`, so a test sees whether it acted on a view older than the server's.
+ */
+const overLiveInformer = () => {
+  const clock = createManualClock();
+  const model = new WatchModel();
+  model.put("a", { v: "1" });
+  const informer = createInformer({
+    type: KINDS.configMap,
+    namespace: NAMESPACE,
+    transport: modelTransport(model),
+    clock,
+    logger: silentLogger(),
+    watchTimeoutSeconds: 300,
+    random: () => 0.5,
+  });
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const seen: string[] = [];
+  const make = (name: string) =>
+    createController({
+      name,
+      clock,
+      logger,
+      reconcile: async (key) => {
+        seen.push(`${key}=${getPath(informer.get(NAMESPACE, key), ["data", "v"]) ?? "absent"}`);
+      },
+    });
+  const controller = make("test");
+  controller.watch(informer, byName);
+  /** Time passes as for a standby: its watch delivers nothing more while the server moves on. */
+  const lagBehind = async (change: () => void) => {
+    await flushMicrotasks();
+    model.freezeWatches();
+    change();
+    await clock.advance(60_000);
+  };
+  return { clock, model, informer, controller, make, seen, lines, lagBehind };
+};
+
+describe("a controller acts on nothing until its caches caught up with a fresh list (SPEC §3.5, §7)", () => {
+  it("started again (leadership acquired again), it hands out no key until each informer applied a list begun after the start", async () => {
+    const { clock, model, informer, controller, seen, lines, lagBehind } = overLiveInformer();
+    // First start while the informer syncs: its first list serves, and no second is made.
+    const first = controller.start();
+    informer.start();
+    await first;
+    await flushMicrotasks();
+    expect(seen).toEqual(["a=1"]);
+    expect(model.counters.lists).toBe(1);
+    await controller.stop();
+
+    await lagBehind(() => {
+      model.put("a", { v: "2" });
+      model.put("b", { v: "1" });
+    });
+    seen.length = 0;
+    const release = model.holdLists();
+    const again = controller.start();
+    await clock.advance(1_000);
+    controller.enqueue("a");
+    await clock.advance(1_000);
+    expect(seen).toEqual([]);
+    expect(controller.isRunning()).toBe(true);
+    release();
+    await again;
+    await flushMicrotasks();
+    expect(seen.sort()).toEqual(["a=2", "b=1"]);
+    expect(model.counters.lists).toBe(2);
+    expect(lines.filter((l) => l.msg === "caught up with a fresh list").at(-1)).toMatchObject({
+      informers: 1,
+      objects: 2,
+    });
+    await controller.stop();
+    await informer.stop();
+  });
+
+  it("started for the first time long after its informers synced, it waits for a fresh list too", async () => {
+    const { model, informer, controller, seen, lagBehind } = overLiveInformer();
+    informer.start();
+    await informer.synced;
+    await lagBehind(() => model.put("a", { v: "2" }));
+    await controller.start();
+    await flushMicrotasks();
+    expect(seen).toEqual(["a=2"]);
+    await controller.stop();
+    await informer.stop();
+  });
+
+  it("controllers started together on leadership share one list of an informer they all watch", async () => {
+    const { clock, model, informer, controller, make, seen, lagBehind } = overLiveInformer();
+    const other = make("other");
+    other.watch(informer, byName);
+    other.watch(informer, byLabel("unused"));
+    informer.start();
+    await informer.synced;
+    await lagBehind(() => model.put("a", { v: "2" }));
+    const gate = leaderGatedControllers([controller, other], silentLogger());
+    gate.onStartedLeading();
+    await clock.advance(0);
+    await flushMicrotasks();
+    expect(seen).toEqual(["a=2", "a=2"]);
+    expect(model.counters.lists).toBe(2);
+    gate.onStoppedLeading();
+    await gate.drained();
+    await informer.stop();
+  });
+
+  it("does not start on a failed list: the informer backs off and lists again, and the controller starts on the list that succeeded", async () => {
+    const { clock, model, informer, controller, seen, lagBehind } = overLiveInformer();
+    informer.start();
+    await informer.synced;
+    await lagBehind(() => model.put("a", { v: "2" }));
+    model.failLists = 2;
+    const started = controller.start();
+    await clock.advance(100);
+    expect(model.counters.listFailures).toBe(1);
+    expect(seen).toEqual([]);
+    await clock.advance(5_000);
+    await started;
+    await flushMicrotasks();
+    expect(model.counters.listFailures).toBe(2);
+    expect(seen).toEqual(["a=2"]);
+    await controller.stop();
+    await informer.stop();
+  });
+
+  it("stopped while it waits (leadership lost again), its start ends without running; the next start waits for its own list", async () => {
+    const { clock, model, informer, controller, seen, lagBehind } = overLiveInformer();
+    informer.start();
+    await informer.synced;
+    await lagBehind(() => model.put("a", { v: "2" }));
+    const release = model.holdLists();
+    const first = controller.start();
+    await clock.advance(1_000);
+    await controller.stop();
+    await first;
+    expect(controller.isRunning()).toBe(false);
+    model.put("a", { v: "3" });
+    const second = controller.start();
+    release();
+    await second;
+    await flushMicrotasks();
+    expect(seen).toEqual(["a=3"]);
+    expect(controller.isRunning()).toBe(true);
+    await controller.stop();
+    await informer.stop();
+  });
+
+  it("its informer stopped while it waits, the start fails and leaves the controller stopped", async () => {
+    const { clock, model, informer, controller, seen, lagBehind } = overLiveInformer();
+    informer.start();
+    await informer.synced;
+    await lagBehind(() => model.put("a", { v: "2" }));
+    model.holdLists();
+    const started = controller.start();
+    await clock.advance(1_000);
+    await informer.stop();
+    await expect(started).rejects.toThrow(/stopped/);
+    expect(controller.isRunning()).toBe(false);
+    expect(seen).toEqual([]);
   });
 });
 

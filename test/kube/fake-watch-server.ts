@@ -51,6 +51,20 @@ export class WatchModel {
   freezeNewWatches = false;
   /** Every request fails as if the server were unreachable. */
   down = false;
+  /** While set, a list's answer (taken when the request arrives) is delivered only once this resolves. */
+  listsHeld: Promise<void> | undefined;
+
+  /** Holds back the answers of lists from now on (a slow list, or one a test must see in flight); returns the release. */
+  holdLists(): () => void {
+    let release: () => void = () => {};
+    this.listsHeld = new Promise<void>((r) => {
+      release = r;
+    });
+    return () => {
+      this.listsHeld = undefined;
+      release();
+    };
+  }
 
   private emit(type: WatchEvent["type"], object: KubeObject): void {
     const event = { type, object: object as Record<string, unknown> };
@@ -201,11 +215,21 @@ const channel = () => {
 /** The model as an in-process Transport. */
 export function modelTransport(model: WatchModel): Transport {
   return {
-    async request(_req: KubeRequest) {
+    async request(req: KubeRequest) {
       if (model.down) throw new TransportError(0, "", "connection refused");
       const answer = model.list();
-      if (answer.code !== 200) throw errorFromStatus(answer.code, answer.body);
-      return structuredClone(answer.body);
+      const body = structuredClone(answer.body);
+      if (model.listsHeld) {
+        const held = model.listsHeld;
+        await new Promise<void>((resolve, reject) => {
+          req.signal?.addEventListener("abort", () => reject(new TransportError(0, "", "aborted")), {
+            once: true,
+          });
+          void held.then(resolve);
+        });
+      }
+      if (answer.code !== 200) throw errorFromStatus(answer.code, body);
+      return body;
     },
     async stream(req: KubeRequest): Promise<JsonStream> {
       if (model.down) throw new TransportError(0, "", "connection refused");

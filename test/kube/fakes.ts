@@ -43,6 +43,8 @@ export function fakeInformer(type: ResourceType, synced = true): FakeInformer {
     async stop() {},
     hasSynced: () => isSynced,
     synced: syncedPromise,
+    // The fake's store is the server: it is always as fresh as the test made it, once synced.
+    freshList: () => syncedPromise,
     freshness: () => ({ synced: isSynced, disconnectedForMs: 0 }),
     get: (ns, name) => store.get(keyOf(ns, name)),
     list: (ns) => store.list(ns),

@@ -243,3 +243,106 @@ describe("watch backoff", () => {
     expect(Math.round(backoffDelay(failures, { initialMs: 250, maxMs: 30_000 }, () => r))).toBe(expected);
   });
 });
+
+describe("fresh list (SPEC §3.5: a new leader acts on nothing until its caches have caught up)", () => {
+  it("freshList re-lists a synced informer whose watch lags, tells handlers what changed, and resumes the watch from the list", async () => {
+    const { model, informer, clock, seen } = setup();
+    await informer.synced;
+    await flushMicrotasks();
+    model.freezeWatches();
+    model.put("a", { v: "2" });
+    model.delete("b");
+    model.put("c", { v: "1" });
+    await clock.advance(1_000);
+    expect(informer.get(NAMESPACE, "a")?.data).toEqual({ v: "1" });
+    seen.length = 0;
+    await informer.freshList();
+    expect(cacheState(informer)).toEqual(model.state());
+    expect(seen.sort()).toEqual(["add c", "delete b", "update a"]);
+    expect(model.counters.lists).toBe(2);
+    expect(informer.resourceVersion()).toBe(String(model.rv));
+    model.put("d", { v: "1" });
+    await clock.advance(0);
+    expect(cacheState(informer)).toEqual(model.state());
+    expect(model.counters.lists).toBe(2);
+    await informer.stop();
+  });
+
+  it("callers asking at once share one list", async () => {
+    const { model, informer } = setup();
+    await informer.synced;
+    await flushMicrotasks();
+    await Promise.all([informer.freshList(), informer.freshList(), informer.freshList()]);
+    expect(model.counters.lists).toBe(2);
+    await informer.stop();
+  });
+
+  it("a list already in flight when asked does not count: the caller waits for the next one", async () => {
+    const { model, informer } = setup();
+    await informer.synced;
+    await flushMicrotasks();
+    const releaseFirst = model.holdLists();
+    const first = informer.freshList();
+    await flushMicrotasks();
+    expect(model.counters.lists).toBe(2);
+    model.put("a", { v: "2" });
+    let secondDone = false;
+    const second = informer.freshList().then(() => {
+      secondDone = true;
+    });
+    releaseFirst();
+    const releaseSecond = model.holdLists();
+    await first;
+    await flushMicrotasks();
+    expect(informer.get(NAMESPACE, "a")?.data).toEqual({ v: "1" });
+    expect(secondDone).toBe(false);
+    expect(model.counters.lists).toBe(3);
+    releaseSecond();
+    await second;
+    expect(informer.get(NAMESPACE, "a")?.data).toEqual({ v: "2" });
+    await informer.stop();
+  });
+
+  it("a failed list is retried with the informer's backoff; the caller is answered only by a list that succeeded", async () => {
+    const { model, informer, clock } = setup();
+    await informer.synced;
+    await flushMicrotasks();
+    model.freezeWatches();
+    model.put("a", { v: "2" });
+    model.failLists = 2;
+    let done = false;
+    const fresh = informer.freshList().then(() => {
+      done = true;
+    });
+    await clock.advance(100);
+    expect(model.counters.listFailures).toBe(1);
+    expect(done).toBe(false);
+    expect(informer.lastError()).toContain("HTTP 500");
+    await clock.advance(5_000);
+    await fresh;
+    expect(model.counters.listFailures).toBe(2);
+    expect(informer.get(NAMESPACE, "a")?.data).toEqual({ v: "2" });
+    expect(informer.lastError()).toBeUndefined();
+    await informer.stop();
+  });
+
+  it("stopping the informer rejects a caller waiting for a list, and any later caller", async () => {
+    const { model, informer } = setup();
+    await informer.synced;
+    await flushMicrotasks();
+    model.holdLists();
+    const fresh = informer.freshList();
+    await flushMicrotasks();
+    await informer.stop();
+    await expect(fresh).rejects.toThrow(/stopped/);
+    await expect(informer.freshList()).rejects.toThrow(/stopped/);
+  });
+
+  it("before the first sync, the first list is the fresh one: no second list", async () => {
+    const { model, informer } = setup();
+    await informer.freshList();
+    expect(informer.hasSynced()).toBe(true);
+    expect(model.counters.lists).toBe(1);
+    await informer.stop();
+  });
+});
