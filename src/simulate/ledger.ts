@@ -16,8 +16,10 @@
  * what they create and which member a scale-down chose (`memberCreated`, `memberDeleted`).
  *
  * Instances are keyed by Machine *name*: twins share a name, so a MAPI Machine and its CAPI twin (and its
- * InfraMachine) refer to one instance after a handover. This file holds state per ledger object, never per
- * module; it does no Kubernetes I/O.
+ * InfraMachine) refer to one instance after a handover. A name can be re-used, though (a Machine deleted and
+ * created again): a request by name covers only instances created before the name's next recorded `Create`,
+ * so a delete of the old Machine never excuses terminating the new one's instance. This file holds state
+ * per ledger object, never per module; it does no Kubernetes I/O.
  */
 import type { Logger } from "pino";
 import type { SimulatedCloud } from "./clouds.js";
@@ -55,12 +57,18 @@ export interface InstanceRecord {
  *   delete), never for a MachineAPI instance (SPEC §4.6).
  * - `Scale`: a person lowering a MachineSet's replicas from `from` to `to`: a request for `from - to`
  *   members, each chosen by the set controller (`memberDeleted`).
+ * - `Create`: a person creating a Machine (either API) under `name` again, after a Machine of that name was
+ *   deleted: not a request for any termination, but a boundary — every request made before it that reaches
+ *   Machines by name (a delete of the Machine or its twin, a Cluster's or a set's members) is a request for
+ *   the old Machine, and no longer covers an instance created after it (the new Machine's). Recorded before
+ *   the create is sent, withdrawn if the server refuses it (409 while the old one is still deleting).
  */
 export type UserRequest =
   | { kind: "Machine"; name: string }
   | { kind: "MachineSet"; name: string; cascades: boolean; members?: readonly string[] }
   | { kind: "Cluster"; name: string; members: readonly string[]; sets?: readonly string[] }
-  | { kind: "Scale"; machineSet: string; from: number; to: number };
+  | { kind: "Scale"; machineSet: string; from: number; to: number }
+  | { kind: "Create"; name: string };
 
 export type LedgerEvent =
   | { seq: number; type: "created"; instanceId: string; machineName: string; side: InstanceSide }
@@ -183,6 +191,8 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
     withdrawn: boolean;
   }
   const requests: Recorded[] = [];
+  /** Machine name → its recorded `Create` requests (a name's re-uses), so a descent looks up only its own. */
+  const creates = new Map<string, Recorded[]>();
   /** Set name → Machines the set controllers created under it. */
   const members = new Map<string, Set<string>>();
   /** Machine name → the seq of each scale-down choice a person's request covered. */
@@ -202,11 +212,27 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
     (members.get(set)?.has(machine) ?? false) ||
     (request.kind === "MachineSet" && (request.members ?? []).includes(machine));
 
-  /** Why a termination of `machine` by `by` at `at` was asked for, or undefined (SPEC §3.2 I6). */
-  const descent = (machine: string, by: InstanceSide | undefined, at: number): string | undefined => {
-    if ((legacy.get(machine) ?? []).some((s) => s < at)) return `deletion of Machine ${machine} requested`;
+  /**
+   * Whether a user created a Machine named `machine` anew after `since` and before `created` (an instance's
+   * create): a request of `since` for that name was for the old Machine, not the one `created` belongs to.
+   */
+  const renewed = (machine: string, since: number, created: number): boolean =>
+    (creates.get(machine) ?? []).some((r) => !r.withdrawn && r.seq > since && r.seq < created);
+  /**
+   * Why a termination of `machine` by `by` at `at`, of an instance created at `created`, was asked for, or
+   * undefined (SPEC §3.2 I6). A request by name covers only the instances of the Machine it was made for:
+   * none created after the name was re-used (`Create`).
+   */
+  const descent = (
+    machine: string,
+    by: InstanceSide | undefined,
+    at: number,
+    created: number,
+  ): string | undefined => {
+    if ((legacy.get(machine) ?? []).some((s) => s < at && !renewed(machine, s, created)))
+      return `deletion of Machine ${machine} requested`;
     for (const r of requests) {
-      if (!live(r, at)) continue;
+      if (!live(r, at) || renewed(machine, r.seq, created)) continue;
       const q = r.request;
       if (q.kind === "Machine" && q.name === machine)
         return `user request ${r.id}: delete Machine ${machine}`;
@@ -219,7 +245,8 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
       if (q.kind === "MachineSet" && q.cascades && isMember(q.name, machine, q))
         return `user request ${r.id}: cascading delete of MachineSet ${q.name}`;
     }
-    if ((scaledDown.get(machine) ?? []).some((s) => s < at)) return `a person's scale-down chose ${machine}`;
+    if ((scaledDown.get(machine) ?? []).some((s) => s < at && !renewed(machine, s, created)))
+      return `a person's scale-down chose ${machine}`;
     return undefined;
   };
   // A random 32-bit prefix keeps ids distinct across ledgers, a counter within one (clouds.ts shapes them).
@@ -296,6 +323,7 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
       const r: Recorded = { id: requests.length + 1, seq: ++seq, request, withdrawn: false };
       requests.push(r);
       if (request.kind === "Machine") requested.add(request.name);
+      if (request.kind === "Create") push(creates, request.name, r);
       log({ seq: r.seq, type: "userRequest", id: r.id, request, why });
       return r.id;
     },
@@ -331,7 +359,7 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
     descentOf(instanceId) {
       const r = byId.get(instanceId);
       if (!r || r.terminatedSeq === undefined) return undefined;
-      return descent(r.machineName, r.terminatedBy, r.terminatedSeq);
+      return descent(r.machineName, r.terminatedBy, r.terminatedSeq, r.createdSeq);
     },
     currentSeq: () => seq,
     isLive: (instanceId) => {
@@ -377,7 +405,7 @@ export function createInstanceLedger(options: LedgerOptions = {}): InstanceLedge
             );
           else if (
             options.requireRecordedDeletes &&
-            descent(r.machineName, r.terminatedBy, r.terminatedSeq) === undefined
+            descent(r.machineName, r.terminatedBy, r.terminatedSeq, r.createdSeq) === undefined
           )
             out.push(
               `instance ${r.instanceId} was terminated by ${r.terminatedBy} for ${what}, but no user deleted Machine ${r.machineName} or its twin`,

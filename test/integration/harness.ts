@@ -207,6 +207,12 @@ export interface Harness {
     request: UserRequest,
     options?: { propagationPolicy?: "Foreground" | "Background" | "Orphan" },
   ): Promise<void>;
+  /**
+   * A user's create of a Machine (either API) under a name a deleted Machine had, recorded in the ledger first
+   * (a `Create`: the deleted Machine's requests no longer cover the instances of this one, I6) and withdrawn
+   * when the server refuses it (409 while the old one is still deleting). Errors are rethrown.
+   */
+  userCreate(type: ResourceType, object: KubeObject): Promise<KubeObject>;
   /** Crash one stand-in and start a fresh one on the same ledger. */
   restartStandIn(which: StandInName): Promise<void>;
   stopStandIn(which: StandInName): Promise<void>;
@@ -670,6 +676,19 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       const id = ledger.userRequested(request, `delete ${type.plural}.${type.group} ${namespace}/${name}`);
       try {
         await admin.delete(type, namespace, name, deleteOptions);
+      } catch (e) {
+        if (e instanceof KubeApiError) ledger.withdrawn(id);
+        throw e;
+      }
+    },
+    async userCreate(type, object) {
+      const name = nameOf(object);
+      const id = ledger.userRequested(
+        { kind: "Create", name },
+        `create ${type.plural}.${type.group} ${object.metadata?.namespace}/${name}`,
+      );
+      try {
+        return await admin.create(type, object);
       } catch (e) {
         if (e instanceof KubeApiError) ledger.withdrawn(id);
         throw e;

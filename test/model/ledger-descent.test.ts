@@ -2,7 +2,8 @@
  * SPEC §3.2 I6 as the instance ledger checks it with recorded requests (`requireRecordedDeletes`): every
  * termination must descend from a user request made before it — a delete of the Machine or its twin, a
  * person's scale-down of its MachineSet (one member per replica removed, chosen by the set controller), a
- * cascading delete of its MachineSet, or, for the ClusterAPI side only, a delete of the CAPI Cluster.
+ * cascading delete of its MachineSet, or, for the ClusterAPI side only, a delete of the CAPI Cluster — and
+ * a request by name reaches only the Machine it was made for, never one created later under that name.
  */
 import { describe, expect, it } from "vitest";
 import { createInstanceLedger, type InstanceLedger, type UserRequest } from "../../src/simulate/index.js";
@@ -16,9 +17,12 @@ interface Row {
     | { request: UserRequest; withdraw?: boolean }
     | { member: [set: string, machine: string] }
     | { deleted: [set: string, machine: string, reason: "scaleDown" | "setDeleting"] }
-    | { terminate: string; by?: Side }
+    /** An instance launched for `launch` now, known as `as` (default: the Machine's name). */
+    | { launch: string; as?: string; by?: Side }
+    /** The instance known as `as` (or the Machine's name), launched now if it was not. */
+    | { terminate: string; as?: string; by?: Side }
   )[];
-  /** Machines whose termination descends from no request. */
+  /** Instances (by `as`, or Machine name) whose termination descends from no request. */
   undescended: string[];
 }
 
@@ -109,11 +113,57 @@ const rows: Row[] = [
     ],
     undescended: ["o-new", "s-mapi"],
   },
+  {
+    rule: "I6: a delete of the old Machine does not cover the instance of the one re-created under its name",
+    steps: [
+      { launch: "m-0", as: "old" },
+      { request: { kind: "Machine", name: "m-0" } },
+      { terminate: "m-0", as: "old" },
+      { request: { kind: "Create", name: "m-0" } },
+      { launch: "m-0", as: "new" },
+      { terminate: "m-0", as: "new" },
+    ],
+    undescended: ["new"],
+  },
+  {
+    rule: "I6: a delete of the re-created Machine covers its instance; the old delete still covers the old one's",
+    steps: [
+      { launch: "m-0", as: "old" },
+      { request: { kind: "Machine", name: "m-0" } },
+      { request: { kind: "Create", name: "m-0" } },
+      { terminate: "m-0", as: "old" },
+      { launch: "m-0", as: "new", by: "ClusterAPI" },
+      { request: { kind: "Machine", name: "m-0" } },
+      { terminate: "m-0", as: "new", by: "ClusterAPI" },
+    ],
+    undescended: [],
+  },
+  {
+    rule: "I6: a re-create the server refused (409, the old Machine still deleting) is no new Machine",
+    steps: [
+      { request: { kind: "Machine", name: "m-0" } },
+      { request: { kind: "Create", name: "m-0" }, withdraw: true },
+      { terminate: "m-0" },
+    ],
+    undescended: [],
+  },
+  {
+    rule: "I6/§4.6: a Cluster delete's members are the Machines of then, not one re-created under a name",
+    steps: [
+      { request: { kind: "Cluster", name: "c", members: ["m-0", "m-1"] } },
+      { request: { kind: "Create", name: "m-0" } },
+      { terminate: "m-0", by: "ClusterAPI" },
+      { terminate: "m-1", by: "ClusterAPI" },
+    ],
+    undescended: ["m-0"],
+  },
 ];
 
-const run = (row: Row): { ledger: InstanceLedger; undescended: string[] } => {
+const run = (
+  row: Row,
+): { ledger: InstanceLedger; undescended: string[]; machineOf: (key: string) => string } => {
   const ledger = createInstanceLedger({ requireRecordedDeletes: true });
-  const ids = new Map<string, string>();
+  const ids = new Map<string, { id: string; machine: string }>();
   for (const step of row.steps) {
     if ("request" in step) {
       const id = ledger.userRequested(step.request, row.rule);
@@ -122,12 +172,22 @@ const run = (row: Row): { ledger: InstanceLedger; undescended: string[] } => {
     else if ("deleted" in step) {
       const [machineSet, machineName, reason] = step.deleted;
       ledger.memberDeleted({ machineSet, machineName, reason });
+    } else if ("launch" in step) {
+      const r = ledger.created({
+        machineName: step.launch,
+        side: step.by ?? "MachineAPI",
+        zone: "us-east-1a",
+      });
+      ids.set(step.as ?? step.launch, { id: r.instanceId, machine: step.launch });
     } else {
       const by = step.by ?? "MachineAPI";
-      const r = ledger.created({ machineName: step.terminate, side: by, zone: "us-east-1a" });
-      ids.set(step.terminate, r.instanceId);
+      const key = step.as ?? step.terminate;
+      const id =
+        ids.get(key)?.id ??
+        ledger.created({ machineName: step.terminate, side: by, zone: "us-east-1a" }).instanceId;
+      ids.set(key, { id, machine: step.terminate });
       ledger.terminated({
-        instanceId: r.instanceId,
+        instanceId: id,
         machineName: step.terminate,
         by,
         object: `Machine ns/${step.terminate}`,
@@ -135,17 +195,19 @@ const run = (row: Row): { ledger: InstanceLedger; undescended: string[] } => {
       });
     }
   }
-  const undescended = [...ids].filter(([, id]) => ledger.descentOf(id) === undefined).map(([n]) => n);
-  return { ledger, undescended };
+  const undescended = [...ids].filter(([, { id }]) => ledger.descentOf(id) === undefined).map(([n]) => n);
+  return { ledger, undescended, machineOf: (key: string) => ids.get(key)?.machine ?? key };
 };
 
 describe("the ledger's descent of every termination (SPEC §3.2 I6)", () => {
   it.each(rows)("$rule", (row) => {
-    const { ledger, undescended } = run(row);
+    const { ledger, undescended, machineOf } = run(row);
     expect(undescended).toEqual(row.undescended);
     const violations = ledger.violations({ mapi: [], capi: [] });
     expect(violations).toHaveLength(row.undescended.length);
     for (const n of row.undescended)
-      expect(violations.some((v) => v.includes(`no user deleted Machine ${n} or its twin`))).toBe(true);
+      expect(violations.some((v) => v.includes(`no user deleted Machine ${machineOf(n)} or its twin`))).toBe(
+        true,
+      );
   });
 });

@@ -28,6 +28,10 @@ describe("model-based: the real product under a misbehaving world (SPEC ยง3.2, ย
     // Issue 19's world: MachineSets scaled or flipped, and a replica's cache held back or failed over onto.
     expect((stats.commands.flipSet ?? 0) + (stats.commands.scaleSet ?? 0)).toBeGreaterThan(0);
     expect((stats.commands.failover ?? 0) + (stats.commands.holdWatch ?? 0)).toBeGreaterThan(0);
+    // A Machine deleted and created again under its name (the name-reuse audit).
+    expect(
+      (stats.commands.recreate ?? 0) + (stats.commands.recreateBehindLaggingStandby ?? 0),
+    ).toBeGreaterThan(0);
   }, 120_000);
 
   it("the same while the API server turns away 30 % of the product's requests with 429 and Retry-After (decision 162)", async () => {

@@ -5,8 +5,11 @@
  * cache), simulated providers — from two standalone Machines settled under MachineAPI and two MachineSets
  * (one born MachineAPI, one born ClusterAPI) with a member each. Commands: user actions (flip; cancel =
  * flip while Migrating; label edits on either side; MAPI spec edits; deletes of the MAPI or CAPI Machine;
- * set flips, scale-ups and scale-downs on the authoritative copy, deletes of either set copy with
- * Background, Foreground or Orphan; add/remove of the delete mark on either copy of a member (§4.4); a
+ * re-creates of a Machine a command deleted, under its old name, born MachineAPI or ClusterAPI, recorded in
+ * the ledger so that the old Machine's delete excuses no termination of the new one's instance, and that
+ * re-create aimed at a standby failed over onto while its MAPI view still holds the old Machine; set flips,
+ * scale-ups and scale-downs on the authoritative copy, deletes of either set copy with Background,
+ * Foreground or Orphan; add/remove of the delete mark on either copy of a member (§4.4); a
  * confirmed delete of the CAPI Cluster and its recreation), crashes (every replica stopped without releasing
  * anything and restarted with a new cache; one stand-in restarted), a leader failover onto the running
  * standby whose cache may be held back per kind, lagging caches per kind on the leader, injected faults on
@@ -77,6 +80,11 @@ export interface Model {
   maybeDeleted: Set<number>;
   /** Machines whose CAPI copy a command deleted (before any Cluster delete). */
   capiDeleted: Set<number>;
+  /**
+   * Machines a command re-created under their old name since the last Cluster or set delete (and not deleted
+   * again): they must exist at the end even when `uncertain` — nothing the user asked for removes them.
+   */
+  recreated: Set<number>;
 }
 
 export interface Real {
@@ -229,6 +237,7 @@ const setUp = async (r: Real, timeoutMs: number): Promise<Model> => {
     clusterDeleted: false,
     maybeDeleted: new Set(),
     capiDeleted: new Set(),
+    recreated: new Set(),
   };
   for (let i = 0; i < MACHINES; i++) {
     await r.h.admin.create(KINDS.mapiMachine, mapiMachine(ns, machineName(r, i), "a"));
@@ -339,6 +348,7 @@ const deleteCopy = async (
   if (ok && side === "capi" && m.clusterDeleted) m.maybeDeleted.add(i);
   else if (ok) m.deleted.add(i);
   if (ok && side === "capi") m.capiDeleted.add(i);
+  if (ok) m.recreated.delete(i);
 };
 
 const remove = (i: number, side: "mapi" | "capi"): Cmd =>
@@ -346,6 +356,144 @@ const remove = (i: number, side: "mapi" | "capi"): Cmd =>
     `delete(${i}, ${side})`,
     (m) => live(m, i),
     (m, r) => deleteCopy(m, r, i, side, ""),
+  );
+
+/** How long a re-create waits for the deleted Machine's objects (both copies, the InfraMachine) to go. */
+const RECREATE_WAIT_MS = 2_000;
+
+const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+
+/**
+ * Creates Machine `i` again under its old name (the MAPI copy, born `authority`, as the run's Machines are
+ * made), recorded in the ledger as a `Create` so that the old Machine's delete covers none of the new one's
+ * instances (I6), after waiting up to `waitMs` for the old Machine's objects to go. While the old MAPI copy is
+ * still there (deleting) the server refuses the create (409) and nothing changes; while only its CAPI twin or
+ * InfraMachine is left, nothing is sent. Whether the Machine is the run's again.
+ */
+const recreateNow = async (
+  m: Model,
+  r: Real,
+  i: number,
+  authority: "MachineAPI" | "ClusterAPI",
+  waitMs: number,
+): Promise<boolean> => {
+  const name = machineName(r, i);
+  const left = async () =>
+    (
+      await Promise.all([
+        getOrUndefined(KINDS.mapiMachine, MAPI_NS, name, r).then((o) => (o ? "MAPI" : "")),
+        getOrUndefined(KINDS.capiMachine, CAPI_NS, name, r).then((o) => (o ? "CAPI" : "")),
+        getOrUndefined(KINDS.awsMachine, CAPI_NS, name, r).then((o) => (o ? "AWSMachine" : "")),
+      ])
+    ).filter(Boolean);
+  let remaining = await left();
+  for (const until = Date.now() + waitMs; remaining.length > 0 && Date.now() < until; ) {
+    await sleep(100);
+    remaining = await left();
+  }
+  // What became of it, beside the command count (the campaign's summary shows both).
+  const outcome = (what: "created" | "refused" | "notSent"): void => {
+    r.stats.commands[`recreate:${what}`] = (r.stats.commands[`recreate:${what}`] ?? 0) + 1;
+  };
+  if (remaining.length > 0 && !remaining.includes("MAPI")) {
+    r.trace.push(`recreate ${name}: the old Machine's ${remaining.join(", ")} still there, nothing sent`);
+    outcome("notSent");
+    return false;
+  }
+  const o = mapiMachine(ns, name, "a");
+  const ok = await tolerated(
+    r,
+    `recreate ${name} under ${authority}${remaining.length > 0 ? ` (old ${remaining.join(", ")} still there)` : ""}`,
+    () =>
+      r.h.userCreate(KINDS.mapiMachine, {
+        ...o,
+        spec: { ...(o.spec as Record<string, unknown>), authoritativeAPI: authority },
+      }),
+  );
+  outcome(ok ? "created" : "refused");
+  if (!ok) return false;
+  m.deleted.delete(i);
+  m.maybeDeleted.delete(i);
+  m.capiDeleted.delete(i);
+  m.recreated.add(i);
+  return true;
+};
+
+/** A person creates Machine `i` again under its old name after a command deleted it (`recreateNow`). */
+const recreate = (i: number, authority: "MachineAPI" | "ClusterAPI"): Cmd =>
+  command(
+    `recreate(${i}, ${authority})`,
+    (m) => m.created.has(i) && (m.deleted.has(i) || m.maybeDeleted.has(i)),
+    async (m, r) => {
+      await recreateNow(m, r, i, authority, RECREATE_WAIT_MS);
+    },
+  );
+
+/**
+ * The name-reuse audit aimed at its window: one copy of Machine `i` is deleted while MAO is stopped (so the
+ * old MAPI Machine stays deleting), the standby's MAPI Machine view is held once it has seen the delete, MAO
+ * finishes, the person creates the Machine again under its name (born `authority`), and once the new one has
+ * its twin the leader dies: the standby takes over still seeing the OLD Machine, deleting, until its view
+ * catches up `catchUpMs` later. Nothing of the old Machine's delete may reach the new one (I6; convergence).
+ */
+const recreateBehindLaggingStandby = (
+  i: number,
+  side: "mapi" | "capi",
+  authority: "MachineAPI" | "ClusterAPI",
+  catchUpMs: number,
+): Cmd =>
+  command(
+    `recreateBehindLaggingStandby(${i}, ${side}, ${authority}, ${catchUpMs})`,
+    (m) => live(m, i),
+    async (m, r) => {
+      const name = machineName(r, i);
+      await r.h.stopStandIn("mao");
+      try {
+        await deleteCopy(m, r, i, side, " (MAO stopped: the old MAPI Machine stays deleting)");
+        if (!m.deleted.has(i) && !m.maybeDeleted.has(i)) return;
+        const deleting = await r.h
+          .waitFor(
+            "the old MAPI Machine deleting",
+            async () =>
+              (await getOrUndefined(KINDS.mapiMachine, MAPI_NS, name, r))?.metadata?.deletionTimestamp,
+            5_000,
+          )
+          .then(
+            () => true,
+            () => false,
+          );
+        // The standby's cache has had the moment the observer needed to see the deletionTimestamp too.
+        await sleep(300);
+        r.h.holdWatch("standby", KINDS.mapiMachine);
+        r.trace.push(`standby's MAPI Machines held (old ${name} deleting seen: ${deleting})`);
+      } finally {
+        await r.h.startStandIn("mao");
+      }
+      if (!(await recreateNow(m, r, i, authority, 15_000))) {
+        r.h.releaseWatches("standby");
+        r.trace.push("standby's MAPI Machines released: no new Machine");
+        return;
+      }
+      const settled = await r.h
+        .waitFor(
+          "the new Machine with its twin",
+          async () => {
+            const mapi = await getOrUndefined(KINDS.mapiMachine, MAPI_NS, name, r);
+            const capi = await getOrUndefined(KINDS.capiMachine, CAPI_NS, name, r);
+            return mapi !== undefined && capi !== undefined && statusAuthorityReading(mapi) === authority;
+          },
+          10_000,
+        )
+        .then(
+          () => true,
+          () => false,
+        );
+      await r.h.failover();
+      setTimeout(() => r.h.releaseWatches(), catchUpMs);
+      r.trace.push(
+        `new ${name} ${settled ? "settled with its twin" : "not settled in 10 s"}; the leader died, the standby took over seeing the old one; its MAPI Machines catch up in ${catchUpMs} ms`,
+      );
+    },
   );
 
 /** Flip a MachineSet's spec.authoritativeAPI (a set handover, or a cancel while Migrating). */
@@ -440,6 +588,7 @@ const deleteSet = (j: number, copy: "mapi" | "capi", policy: "Background" | "For
       if (ok) {
         m.setsDeleted.add(j);
         m.uncertain = true;
+        m.recreated.clear();
       }
     },
   );
@@ -467,6 +616,7 @@ const deleteCluster = (): Cmd =>
       });
       if (ok) {
         m.uncertain = true;
+        m.recreated.clear();
         m.clusterDeleted = true;
         for (const i of m.capiDeleted) m.maybeDeleted.add(i);
       }
@@ -816,6 +966,22 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
     .map(faults),
   fc.constantFrom(0, 50, 200, 600).map(wait),
   fc.constantFrom(0, 50, 200, 600).map(wait),
+  // A re-create needs a delete before it: one more delete, and three re-creates (a third of them born
+  // ClusterAPI). Every seed recorded before they were added replays other commands now.
+  fc.tuple(index, fc.constantFrom("mapi" as const, "capi" as const)).map(([i, s]) => remove(i, s)),
+  ...[0, 1, 2].map(() =>
+    fc
+      .tuple(index, fc.constantFrom("MachineAPI" as const, "MachineAPI" as const, "ClusterAPI" as const))
+      .map(([i, a]) => recreate(i, a)),
+  ),
+  fc
+    .tuple(
+      index,
+      fc.constantFrom("mapi" as const, "capi" as const),
+      fc.constantFrom("MachineAPI" as const, "MachineAPI" as const, "ClusterAPI" as const),
+      fc.constantFrom(300, 1_000, 3_000),
+    )
+    .map(([i, side, a, ms]) => recreateBehindLaggingStandby(i, side, a, ms)),
 ];
 
 /**
@@ -1010,7 +1176,9 @@ export const converge = async (r: Real, m: Readonly<Model>, timeoutMs: number): 
     // deleted are gone (after a Cluster or set delete a standalone Machine may have gone with it).
     const standalone = (n: string) => isStandaloneName(r.run, n);
     const expected = [...m.created].filter((i) => !m.deleted.has(i)).map((i) => machineName(r, i));
-    const missing = m.uncertain ? [] : expected.filter((n) => !mapiNames.has(n));
+    // After a Cluster or set delete only the Machines re-created since are sure to be there.
+    const sure = m.uncertain ? [...m.recreated].map((i) => machineName(r, i)) : expected;
+    const missing = sure.filter((n) => !mapiNames.has(n));
     const maybe = [...m.maybeDeleted].map((i) => machineName(r, i));
     const extra = [...mapiNames].filter((n) => standalone(n) && !expected.includes(n) && !maybe.includes(n));
     // A CAPI Machine of a set whose MAPI copy the run deleted is CAPI-only by design: only a mirrored set's
@@ -1180,6 +1348,8 @@ export const scenarioCommands = {
   setUp,
   flip,
   remove,
+  recreate,
+  recreateBehindLaggingStandby,
   flipSet,
   scaleSet,
   deleteSet,
