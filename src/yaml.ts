@@ -3,9 +3,10 @@
  * the files given to `convert` and `pack-provider -f`, and kubeconfig files (src/kube/config.ts). Every way such text can hurt the process — an
  * alias bomb or a dangling alias (yaml's `toJS` throws), an alias to its own container (a cyclic value),
  * nesting deep enough to exhaust yaml's recursive composer (a deep pile of `[` has crashed a process
- * outright), sheer size — comes back as a problem naming the document, never as an exception. Alias
- * expansion uses the library's own `maxAliasCount`; nesting is measured on the parser's syntax tree, built
- * without recursion, before anything recursive runs. Values are JSON (YAML 1.2 core whatever a `%YAML`
+ * outright), sheer size, a mapping of a great many keys (repeated keys are found with a set per mapping, not the
+ * library's check, which compares every key with every other) — comes back as a problem naming the document,
+ * never as an exception. Alias expansion uses the library's own `maxAliasCount`; nesting is measured on the
+ * parser's syntax tree, built without recursion, before anything recursive runs. Values are JSON (YAML 1.2 core whatever a `%YAML`
  * directive says: no timestamps, binary, sets or merge keys); what they mean is the callers' business.
  * `stringifyYaml` writes YAML with the control characters the library leaves raw escaped (decision 158).
  */
@@ -14,6 +15,7 @@ import {
   CST,
   Document,
   type DocumentOptions,
+  isScalar,
   LineCounter,
   type ParseOptions,
   Parser,
@@ -67,8 +69,34 @@ const OPTIONS: ParseOptions & DocumentOptions & SchemaOptions = {
   schema: "core",
   resolveKnownTags: false,
   merge: false,
-  uniqueKeys: true,
+  // Repeated keys are refused, but found by `firstRepeatedKey`: the library's own check compares each key with
+  // every key before it (a mapping of 40,000 keys took 13 s).
+  uniqueKeys: false,
 };
+
+/** The library's message for a repeated key, which callers and admins have seen all along. */
+const REPEATED_KEY = "Map keys must be unique";
+
+/**
+ * Where the first key repeated within one mapping of `document` is, in linear time: a set per mapping. Keys
+ * are compared as the library's check compares them (`uniqueKeys: true`): scalars by value with `===` (so
+ * `1` and `"1"` differ and NaN repeats nothing), other keys only by identity, which no two parsed keys share.
+ */
+function firstRepeatedKey(document: Document.Parsed): number | undefined {
+  let first: number | undefined;
+  visit(document, {
+    Map(_key, map) {
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key) || Number.isNaN(pair.key.value)) continue;
+        const offset = pair.key.range?.[0];
+        if (seen.has(pair.key.value) && offset !== undefined) first = Math.min(first ?? offset, offset);
+        seen.add(pair.key.value);
+      }
+    },
+  });
+  return first;
+}
 
 const firstLine = (s: string): string => s.split("\n")[0] ?? s;
 
@@ -122,13 +150,20 @@ export function parseYamlDocuments(
   }
   const documents: ParsedYamlDocument[] = [];
   for (const [i, document] of parsed.entries()) {
+    // The earlier of the library's first error and the first repeated key, as the library (which reports
+    // both as it reads) named them.
     const error = document.errors[0];
-    if (error)
+    const repeated = firstRepeatedKey(document);
+    const problem =
+      repeated !== undefined && (error === undefined || repeated < error.pos[0])
+        ? { offset: repeated, message: REPEATED_KEY }
+        : error && { offset: error.pos[0], message: firstLine(error.message) };
+    if (problem)
       return {
         ok: false,
         problem: {
           bound: false,
-          message: `YAML document ${i + 1} line ${lineCounter.linePos(error.pos[0]).line}: ${firstLine(error.message)}`,
+          message: `YAML document ${i + 1} line ${lineCounter.linePos(problem.offset).line}: ${problem.message}`,
         },
       };
     const start = document.contents?.range?.[0] ?? document.range[0];

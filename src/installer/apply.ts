@@ -9,8 +9,9 @@
  * forced apply never lands on an object that changed hands in between.
  * Pruning is the dangerous half and is guarded here: it runs only when the caller allows it (every
  * selected ConfigMap read, parsed and non-empty) and only after every object applied; it deletes only
- * objects carrying a selected provider's label AND managed by our field manager, and never
- * CustomResourceDefinitions, Namespaces or admission configurations, which it reports instead.
+ * objects carrying a selected provider's label AND managed by our field manager, never
+ * CustomResourceDefinitions, Namespaces or admission configurations, which it reports instead, and never the
+ * product's own objects or the installer's input ConfigMaps.
  */
 import type { Logger } from "pino";
 import type { KubeClient } from "../kube/client.js";
@@ -21,7 +22,7 @@ import type { ResourceResolver } from "../kube/discovery.js";
 import { ConflictError, NotFoundError } from "../kube/errors.js";
 import type { ResourceType } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
-import { annotationsOf, conditionOf, isDeleting, isRecord, labelsOf } from "../kube/object.js";
+import { annotationsOf, conditionOf, isDeleting, isRecord, labelsOf, nameOf } from "../kube/object.js";
 import {
   describeRef,
   FIELD_MANAGER,
@@ -29,10 +30,12 @@ import {
   HASH_ANNOTATION,
   identityOf,
   isNeverPruned,
+  isProductName,
   type ObjectRef,
   PROVIDER_LABEL,
   PRUNE_SEARCH_KINDS,
   refOf,
+  TRANSPORT_LABELS,
 } from "./model.js";
 import type { RenderedObject, RenderedProvider } from "./render.js";
 import { PHASES } from "./render.js";
@@ -55,6 +58,8 @@ export type PrunePermission =
 export interface ApplyOptions {
   namespace: string;
   prune: PrunePermission;
+  /** Name of the images ConfigMap: an input of the installer, never pruned (nor is any transport ConfigMap). */
+  imagesConfigMap: string;
   /** Kinds applied by earlier runs (from the ClusterOperator), searched for objects to prune. */
   previousKinds?: readonly KindRef[];
 }
@@ -119,6 +124,18 @@ function takeoverOf(
   if (label === provider.label) return undefined;
   return `${rendered.source}: outside bound no-takeover: ${describeRef(rendered.ref)} exists and its label ${PROVIDER_LABEL} is ${label === undefined ? "absent" : JSON.stringify(label)}, not "${provider.label}": the installer never takes over an object it did not install (delete the object, or label it if this provider should own it)`;
 }
+
+/**
+ * What pruning never deletes whatever it carries (SPEC §6): the product's own objects (its Deployment,
+ * ServiceAccount, Secrets — every one named `machine-api-migration…`) and the installer's inputs, the transport
+ * and images ConfigMaps. The renderer refuses those names and labels already; this guard is for a label and a
+ * managedFields entry put on them some other way.
+ */
+const isNeverPrunedObject = (o: KubeObject, imagesConfigMap: string): boolean => {
+  if (isProductName(nameOf(o))) return true;
+  if (groupOf(String(o.apiVersion)) !== "" || o.kind !== "ConfigMap") return false;
+  return nameOf(o) === imagesConfigMap || TRANSPORT_LABELS.name in labelsOf(o);
+};
 
 const managedByUs = (o: KubeObject): boolean =>
   Array.isArray(o.metadata?.managedFields) &&
@@ -333,6 +350,13 @@ async function prune(
     for (const item of items) {
       const ref = refOf(item);
       if (desired.has(identityOf(ref)) || !managedByUs(item) || isDeleting(item)) continue;
+      if (isNeverPrunedObject(item, options.imagesConfigMap)) {
+        deps.logger.warn(
+          { object: describeRef(ref) },
+          "not pruned: the product's own object or an installer input carries a provider label",
+        );
+        continue;
+      }
       if (isNeverPruned(ref)) {
         outcome.leftForManualRemoval.push(ref);
         continue;

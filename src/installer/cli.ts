@@ -186,7 +186,12 @@ async function installOnce(
       : { allowed: false, reason: "a transport ConfigMap is missing or does not render" };
   const outcome = await applyProviders(
     providers,
-    { namespace, prune, previousKinds: previousKinds(inputs.previous) },
+    {
+      namespace,
+      prune,
+      imagesConfigMap: config.installerImagesConfigMap,
+      previousKinds: previousKinds(inputs.previous),
+    },
     {
       client: connection.client,
       resolver,

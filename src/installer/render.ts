@@ -93,7 +93,76 @@ const hashOf = (value: unknown): string =>
 // ---------------------------------------------------------------------------------------------------------
 // Variables
 
-const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[=-])([^}]*))?\}/g;
+/** One `${…}` reference in a text: where it is, its name, and its operator and default when it has them. */
+interface VariableReference {
+  start: number;
+  /** Just past the closing `}`. */
+  end: number;
+  name: string;
+  operator?: ":=" | ":-" | "=" | "-";
+  fallback?: string;
+}
+
+const isNameStart = (c: number): boolean =>
+  (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95; /* A-Z a-z _ */
+const isNamePart = (c: number): boolean => isNameStart(c) || (c >= 48 && c <= 57); /* 0-9 */
+
+/**
+ * Every `${NAME}`, `${NAME:=default}`, `${NAME:-default}`, `${NAME=default}`, `${NAME-default}` in `text`, left
+ * to right and not overlapping: what the pattern `/\$\{([A-Za-z_]\w*)(?:(:?[=-])([^}]*))?\}/g` finds, but in
+ * one pass. The pattern looked for the closing `}` afresh from every `${NAME:=`, so a hostile scalar of
+ * `${A:=` repeated with no `}` cost quadratic time (49 s at 200 KB, again on every resync). Here the position
+ * of the next `}` is remembered: it is searched for again only once the scan has passed it, so each character
+ * is read a bounded number of times.
+ */
+function variableReferences(text: string): VariableReference[] {
+  const references: VariableReference[] = [];
+  // The first `}` at or after the last position searched from; -1 when there is none after it at all.
+  let close = -2;
+  const closeFrom = (from: number): number => {
+    if (close === -1 || close >= from) return close;
+    close = text.indexOf("}", from);
+    return close;
+  };
+  let at = text.indexOf("${");
+  while (at !== -1) {
+    let end = at + 2;
+    if (end < text.length && isNameStart(text.charCodeAt(end))) {
+      end++;
+      while (end < text.length && isNamePart(text.charCodeAt(end))) end++;
+      const name = text.slice(at + 2, end);
+      if (text[end] === "}") {
+        references.push({ start: at, end: end + 1, name });
+        at = text.indexOf("${", end + 1);
+        continue;
+      }
+      const operator =
+        text.startsWith(":=", end) || text.startsWith(":-", end)
+          ? text.slice(end, end + 2)
+          : text[end] === "=" || text[end] === "-"
+            ? text[end]
+            : undefined;
+      if (operator !== undefined) {
+        const fallbackStart = end + operator.length;
+        const closing = closeFrom(fallbackStart);
+        if (closing !== -1) {
+          references.push({
+            start: at,
+            end: closing + 1,
+            name,
+            operator: operator as VariableReference["operator"],
+            fallback: text.slice(fallbackStart, closing),
+          });
+          at = text.indexOf("${", closing + 1);
+          continue;
+        }
+      }
+    }
+    // No reference starts here; the next may start inside what was read (`${A${B}`), never before it.
+    at = text.indexOf("${", at + 1);
+  }
+  return references;
+}
 
 /**
  * clusterctl's envsubst subset on one string: `${VAR}`, `${VAR:=default}` / `${VAR:-default}` (default when
@@ -107,27 +176,33 @@ export function substituteVariables(
   maxLength = Number.POSITIVE_INFINITY,
 ): { text: string; missing: { name: string; offset: number }[]; tooLong?: true } {
   const missing: { name: string; offset: number }[] = [];
-  const replacement = (
-    whole: string,
-    name: string,
-    op: string | undefined,
-    def: string | undefined,
-  ): string => {
+  const replacement = (reference: VariableReference): string => {
+    const { name, operator } = reference;
     const value = Object.hasOwn(variables, name) ? variables[name] : undefined;
-    if (op === undefined) return value ?? whole;
-    return value === undefined || (op.startsWith(":") && value === "") ? (def ?? "") : value;
+    if (operator === undefined) return value ?? text.slice(reference.start, reference.end);
+    return value === undefined || (operator.startsWith(":") && value === "")
+      ? (reference.fallback ?? "")
+      : value;
   };
+  const references = variableReferences(text);
+  const replacements: string[] = [];
   let length = text.length;
-  for (const m of text.matchAll(VARIABLE)) {
-    const [whole, name, op, def] = m as unknown as [string, string, string | undefined, string | undefined];
-    length += replacement(whole, name, op, def).length - whole.length;
-    if (op === undefined && !Object.hasOwn(variables, name)) missing.push({ name, offset: m.index });
+  for (const reference of references) {
+    const value = replacement(reference);
+    replacements.push(value);
+    length += value.length - (reference.end - reference.start);
+    if (reference.operator === undefined && !Object.hasOwn(variables, reference.name))
+      missing.push({ name: reference.name, offset: reference.start });
   }
   if (length > maxLength) return { text, missing, tooLong: true };
-  const out = text.replace(VARIABLE, (whole, name: string, op: string | undefined, def: string | undefined) =>
-    replacement(whole, name, op, def),
-  );
-  return { text: out, missing };
+  const parts: string[] = [];
+  let last = 0;
+  for (const [i, reference] of references.entries()) {
+    parts.push(text.slice(last, reference.start), replacements[i] ?? "");
+    last = reference.end;
+  }
+  parts.push(text.slice(last));
+  return { text: parts.join(""), missing };
 }
 
 /**
@@ -367,11 +442,26 @@ const phaseOf = (o: KubeObject): Phase => {
   return "others";
 };
 
-/** One message per bound a document breaks, its details joined, bounds in the order first broken. */
+/**
+ * Details spelled out per bound a document breaks; the rest are counted. A hostile document breaks a bound as
+ * often as it likes (30,000 containers, each with a refused image), and every message ends up in the
+ * ClusterOperator's status, which must stay writable and readable.
+ */
+const MAX_DETAILS_PER_BOUND = 5;
+
+/** One message per bound a document breaks, its first details joined, bounds in the order first broken. */
 const boundMessages = (where: string, violations: readonly { bound: Bound; detail: string }[]): string[] => {
-  const byBound = new Map<Bound, string[]>();
-  for (const v of violations) byBound.set(v.bound, [...(byBound.get(v.bound) ?? []), v.detail]);
-  return [...byBound].map(([bound, details]) => outside(where, bound, details.join("; ")));
+  const byBound = new Map<Bound, { details: string[]; count: number }>();
+  for (const v of violations) {
+    const entry = byBound.get(v.bound) ?? { details: [], count: 0 };
+    byBound.set(v.bound, entry);
+    entry.count++;
+    if (entry.details.length < MAX_DETAILS_PER_BOUND) entry.details.push(v.detail);
+  }
+  return [...byBound].map(([bound, { details, count }]) => {
+    const more = count - details.length;
+    return outside(where, bound, more > 0 ? `${details.join("; ")}; and ${more} more` : details.join("; "));
+  });
 };
 
 /** Renders one provider whose documents parsed, and checks it against every bound. */

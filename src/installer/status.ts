@@ -54,9 +54,34 @@ export interface StatusInput {
 
 /** At most this many failures are spelled out; the rest are counted. */
 const MAX_LISTED = 5;
+/**
+ * Characters of one condition message, and of one failure in it. A person reads the message (`oc get
+ * clusteroperator`, the console), and the whole ClusterOperator must fit in what etcd stores (1.5 MiB an
+ * object): a transport ConfigMap with 30,000 refused containers once made a 3.4 MB status whose write failed,
+ * so the ClusterOperator kept saying Available and never went Degraded. Five failures fit in one message.
+ */
+const MAX_MESSAGE_CHARS = 4096;
+const MAX_FAILURE_CHARS = 700;
+
+/**
+ * `text` cut to at most `max` characters by leaving out its middle, saying how much: the start names the
+ * object and the bound, the end a count (`; and 29995 more`). Never between the halves of a surrogate pair.
+ */
+const cut = (text: string, max: number): string => {
+  if (text.length <= max) return text;
+  const room = max - ` … (${text.length} characters left out) … `.length;
+  let headEnd = Math.max(0, Math.ceil((room * 3) / 4));
+  let tailStart = text.length - Math.max(0, room - headEnd);
+  if (/[\uD800-\uDBFF]/.test(text.charAt(headEnd - 1))) headEnd--;
+  if (/[\uDC00-\uDFFF]/.test(text.charAt(tailStart))) tailStart++;
+  return `${text.slice(0, headEnd)} … (${tailStart - headEnd} characters left out) … ${text.slice(tailStart)}`;
+};
 
 const listFailures = (failures: readonly string[]): string => {
-  const shown = failures.slice(0, MAX_LISTED).join("; ");
+  const shown = failures
+    .slice(0, MAX_LISTED)
+    .map((f) => cut(f, MAX_FAILURE_CHARS))
+    .join("; ");
   const more = failures.length - MAX_LISTED;
   return more > 0 ? `${shown}; and ${more} more` : shown;
 };
@@ -99,7 +124,11 @@ export function clusterOperatorStatus(input: StatusInput): {
   const previousExtension = isRecord(previousStatus.extension) ? previousStatus.extension : {};
   let conditions: readonly Condition[] = conditionsOf(previous);
   const set = (type: string, status: "True" | "False", reason: string, message: string): void => {
-    conditions = setCondition(conditions, { type, status, reason, message }, now);
+    conditions = setCondition(
+      conditions,
+      { type, status, reason, message: cut(message, MAX_MESSAGE_CHARS) },
+      now,
+    );
   };
   let status: Record<string, unknown>;
 

@@ -9,7 +9,12 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { ApplyDeps, PrunePermission } from "../../src/installer/apply.js";
 import { applyProviders, isSubsetOf } from "../../src/installer/apply.js";
-import { FIELD_MANAGER, HASH_ANNOTATION, PROVIDER_LABEL } from "../../src/installer/model.js";
+import {
+  FIELD_MANAGER,
+  HASH_ANNOTATION,
+  PROVIDER_LABEL,
+  TRANSPORT_LABELS,
+} from "../../src/installer/model.js";
 import { type RenderedProvider, renderProviders } from "../../src/installer/render.js";
 import type { KubeClient } from "../../src/kube/client.js";
 import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";
@@ -170,6 +175,8 @@ const render = (core: string[], infra: string[]): RenderedProvider[] =>
     return r.provider;
   });
 
+/** The images ConfigMap's name here: not a product name, so only the input guard keeps it. */
+const IMAGES_CONFIGMAP = "provider-images";
 const PRUNE_OK: PrunePermission = { allowed: true, labels: ["cluster-api", "infrastructure-aws"] };
 
 const run = async (
@@ -187,7 +194,8 @@ const run = async (
     ...extra,
   };
   let done = false;
-  const result = applyProviders(providers, { namespace: NS, prune }, { ...deps, clock }).finally(() => {
+  const options = { namespace: NS, prune, imagesConfigMap: IMAGES_CONFIGMAP };
+  const result = applyProviders(providers, options, { ...deps, clock }).finally(() => {
     done = true;
   });
   // Drive the Established polling on the manual clock until the run completes.
@@ -391,6 +399,42 @@ describe("apply: SPEC §6 prune guards", () => {
     expect(api.has("CustomResourceDefinition", "olds.cluster.x-k8s.io")).toBe(true);
     expect(api.has("ConfigMap", "theirs")).toBe(true);
     expect(api.has("ServiceAccount", "gcp-sa")).toBe(true);
+  });
+
+  it("never deletes the product's own objects or the installer's input ConfigMaps, whatever labels they carry", async () => {
+    // Defence in depth (SPEC §6: the product's Deployment, ServiceAccount and Secrets are never touched): each
+    // carries a selected provider's label and our field manager, as the objects pruning looks for do.
+    const api = fakeApi({ establishAfterGets: 0 });
+    await run(standard(), api);
+    const ours = (apiVersion: string, kind: string, name: string, labels: Record<string, string> = {}) =>
+      api.put({
+        apiVersion,
+        kind,
+        metadata: {
+          name,
+          namespace: NS,
+          labels: { [PROVIDER_LABEL]: "cluster-api", ...labels },
+          managedFields: [{ manager: FIELD_MANAGER }],
+        },
+      });
+    ours("apps/v1", "Deployment", "machine-api-migration");
+    ours("v1", "ServiceAccount", "machine-api-migration");
+    ours("v1", "Secret", "machine-api-migration-tls");
+    ours("v1", "ConfigMap", "capi-provider-core", { [TRANSPORT_LABELS.name]: "cluster-api" });
+    ours("v1", "ConfigMap", IMAGES_CONFIGMAP);
+    ours("v1", "ServiceAccount", "left-the-manifests");
+    const outcome = await run(standard(), api);
+    expect(outcome.failures).toEqual([]);
+    expect(outcome.pruned.map((r) => `${r.kind} ${r.name}`)).toEqual(["ServiceAccount left-the-manifests"]);
+    expect(outcome.leftForManualRemoval).toEqual([]);
+    for (const [kind, name] of [
+      ["Deployment", "machine-api-migration"],
+      ["ServiceAccount", "machine-api-migration"],
+      ["Secret", "machine-api-migration-tls"],
+      ["ConfigMap", "capi-provider-core"],
+      ["ConfigMap", IMAGES_CONFIGMAP],
+    ])
+      expect(api.has(kind!, name!), `${kind} ${name}`).toBe(true);
   });
 
   it("prunes nothing without permission (a ConfigMap missing or broken)", async () => {

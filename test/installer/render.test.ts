@@ -5,6 +5,7 @@
  */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: clusterctl's ${VAR} syntax is what these tests are about
 import { readFile } from "node:fs/promises";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { HASH_ANNOTATION, PROVIDER_LABEL } from "../../src/installer/model.js";
 import {
@@ -76,6 +77,73 @@ describe("substituteVariables (clusterctl's envsubst subset)", () => {
     const out = substituteVariables(text, variables);
     expect(out.text).toBe(expected);
     expect(out.missing.map((m) => m.name)).toEqual(missing);
+  });
+});
+
+describe("substituteVariables: linear in the text, as a hostile scalar demands", () => {
+  // The pattern the scan replaced, kept as the oracle on small inputs: for well-formed and malformed text
+  // alike the scan must find what it found. Its `([^}]*)` rescans the rest of the text from every `${NAME:=`
+  // when no `}` follows, which made a 200 KB scalar cost 49 s.
+  const OLD_PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[=-])([^}]*))?\}/g;
+  const oracle = (text: string, variables: Readonly<Record<string, string>>, maxLength = Infinity) => {
+    const missing: { name: string; offset: number }[] = [];
+    const value = (whole: string, name: string, op?: string, fallback?: string): string => {
+      const v = Object.hasOwn(variables, name) ? variables[name] : undefined;
+      if (op === undefined) return v ?? whole;
+      return v === undefined || (op.startsWith(":") && v === "") ? (fallback ?? "") : v;
+    };
+    let length = text.length;
+    for (const m of text.matchAll(OLD_PATTERN)) {
+      const [whole, name, op, fallback] = m as unknown as [string, string, string?, string?];
+      length += value(whole, name, op, fallback).length - whole.length;
+      if (op === undefined && !Object.hasOwn(variables, name)) missing.push({ name, offset: m.index });
+    }
+    if (length > maxLength) return { text, missing, tooLong: true as const };
+    return {
+      text: text.replace(OLD_PATTERN, (w, n: string, o?: string, f?: string) => value(w, n, o, f)),
+      missing,
+    };
+  };
+  const pieces = ["$", "{", "}", "${", "A", "B", "_", "1", ":", "=", "-", ":=", ":-", "x", " ", "$$", "}}"];
+  const text = fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((p) => p.join(""));
+  const variables = fc.dictionary(
+    fc.constantFrom("A", "B", "_", "A1", "x"),
+    fc.constantFrom("", "v", "${A}", "}"),
+  );
+
+  it("finds, substitutes and reports exactly what the old pattern did, on any text", () => {
+    fc.assert(
+      fc.property(text, variables, fc.option(fc.nat(60), { nil: undefined }), (t, v, max) => {
+        expect(substituteVariables(t, v, max)).toEqual(oracle(t, v, max));
+      }),
+      { numRuns: 10_000 },
+    );
+  });
+
+  // Half a megabyte of each hostile shape (a transport ConfigMap holds up to 1 MiB): the old pattern took
+  // minutes on each (quadratic: 49 s at 200 KB), a linear scan milliseconds. vitest's 60 s timeout is only a
+  // guard here, never a measurement.
+  const HOSTILE = 512 * 1024;
+  const repeat = (unit: string): string => unit.repeat(Math.floor(HOSTILE / unit.length));
+  it.each([
+    ["${A:=", repeat("${A:=")],
+    ["${A-", repeat("${A-")],
+    ["${A=$", repeat("${A=$")],
+  ])("a scalar of %s repeated, with no brace ever closing, is left as it is", (_, hostile) => {
+    expect(substituteVariables(hostile, {})).toEqual({ text: hostile, missing: [] });
+  });
+
+  it("a transport ConfigMap with such a scalar renders (the event loop is not held for minutes)", () => {
+    const hostile = repeat("${A:=");
+    const provider = renderOne(
+      source({
+        name: "cluster-api",
+        type: "core",
+        configMap: `${NS}/core`,
+        components: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  a: "${hostile}"\n`,
+      }),
+    );
+    expect(getPath(provider.objects[0]?.object, ["data", "a"])).toBe(hostile);
   });
 });
 
@@ -201,6 +269,29 @@ describe("render: failures name the ConfigMap, document and object", () => {
     return result.errors;
   };
   const where = `ConfigMap ${NS}/capi-provider-infrastructure-azure`;
+
+  it("a document breaking one bound thousands of times lists the first five and counts the rest", () => {
+    // 30,000 containers once made one message of megabytes, and a ClusterOperator status nobody could write.
+    const containers = 10_000;
+    const deployment = [
+      "apiVersion: apps/v1",
+      "kind: Deployment",
+      "metadata: {name: d}",
+      "spec:",
+      "  template:",
+      "    spec:",
+      "      containers:",
+      ...Array.from({ length: containers }, (_, i) => `      - {name: c${i}, image: quay.io/x/y:${i}}`),
+    ].join("\n");
+    const errors = failing(source({ components: deployment }));
+    const images = errors.find((e) => e.includes("outside bound images"));
+    const detail = (i: number) =>
+      `container c${i} runs image quay.io/x/y:${i}, which is not a value of the images ConfigMap machine-api-migration-images`;
+    expect(images).toBe(
+      `${where}, document 1 (Deployment d): outside bound images: ${[0, 1, 2, 3, 4].map(detail).join("; ")}; and ${containers - 5} more`,
+    );
+    for (const e of errors) expect(e.length).toBeLessThan(2048);
+  });
 
   it.each([
     [

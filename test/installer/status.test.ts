@@ -159,6 +159,39 @@ describe("ClusterOperator status", () => {
     );
   });
 
+  it("every condition message is bounded, the failures counted however long each is (a status must stay writable)", () => {
+    const huge = (i: number) => `failure ${i}: ${"x".repeat(300_000)}`;
+    const co = step(undefined, {
+      report: {
+        kind: "failed",
+        failures: Array.from({ length: 7 }, (_, i) => huge(i + 1)),
+        appliedKinds: [],
+      },
+      now: T0 + 10 * MIN,
+      failingSinceMs: T0,
+    });
+    for (const type of ["Progressing", "Degraded"]) {
+      const message = conditionOf(co, type)?.message ?? "";
+      expect(message.length, type).toBeLessThanOrEqual(4096);
+      expect(message, type).toMatch(
+        /^[A-Za-z, ]+: failure 1: x+ … \(\d+ characters left out\) … x+; failure 2: x+ … .*; and 2 more$/,
+      );
+    }
+    const leftovers = Array.from({ length: 20_000 }, (_, i) => ({
+      apiVersion: "v1",
+      kind: "Widget",
+      name: `w${i}`,
+    }));
+    const installedWithLeftovers = step(undefined, {
+      report: { ...installed, leftForManualRemoval: leftovers },
+    });
+    const available = conditionOf(installedWithLeftovers, "Available")?.message ?? "";
+    expect(available.length).toBeLessThanOrEqual(4096);
+    expect(available).toMatch(
+      /^Installed cluster-api v1\.10\.0 .*Widget w0, .* … \(\d+ characters left out\) … .*Widget w19999\.$/,
+    );
+  });
+
   it("a restarted installer resumes the failure clock from Progressing", () => {
     const co = step(undefined, { report: failed, now: T0, failingSinceMs: T0 });
     expect(failingSinceOf(co)).toBe(T0);

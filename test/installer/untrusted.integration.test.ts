@@ -259,6 +259,48 @@ describe("installer: untrusted transport and images ConfigMaps (SPEC §6)", () =
     expect(await snapshot(bed)).toEqual(before);
   });
 
+  it("a ConfigMap breaking one bound 30,000 times is reported: a bounded status naming the count, then Degraded", async () => {
+    // Such a ConfigMap once made a 3.4 MB status write that failed: Available stayed True, never Degraded.
+    const bed = await installedBed();
+    const containers = 30_000;
+    const configMap = transport("aws", "infrastructure", "v2.9.1", PLACEHOLDER);
+    configMap.data = {
+      components: [
+        "apiVersion: apps/v1",
+        "kind: Deployment",
+        "metadata: {name: capa-controller-manager}",
+        "spec:",
+        "  template:",
+        "    spec:",
+        "      serviceAccountName: capa-controller-manager",
+        "      containers:",
+        ...Array.from({ length: containers }, () => "      - {image: q}"),
+      ].join("\n"),
+    };
+    const runs = bed.runs.length;
+    await bed.putConfigMap(configMap);
+    const run = await bed.nextRun(runs, (r) => r.report.kind === "failed");
+    expect(run.statusWritten).toBe(true);
+    const progressing = conditionOf(await bed.clusterOperator(), "Progressing");
+    expect(progressing).toMatchObject({ status: "True", reason: "InstallFailed" });
+    expect(progressing?.message).toContain(
+      `${AWS_CM}, document 1 (Deployment capa-controller-manager): outside bound images: container "(unnamed)" runs image q`,
+    );
+    expect(progressing?.message).toContain(`; and ${containers - 5} more`);
+    expect(progressing?.message?.length).toBeLessThanOrEqual(4096);
+    await vi.waitFor(
+      async () => {
+        // A run of this provider takes a second or two; a minute a step reaches the five minutes in a few.
+        await bed.clock.advance(60_000);
+        expect(conditionOf(await bed.clusterOperator(), "Degraded")?.status).toBe("True");
+      },
+      { timeout: 45_000, interval: 50 },
+    );
+    expect(conditionOf(await bed.clusterOperator(), "Degraded")?.message).toContain(
+      `; and ${containers - 5} more`,
+    );
+  });
+
   it("a ${VAR} value carrying `\\n---\\n` and a whole document stays one string: nothing is injected", async () => {
     const bed = await installedBed();
     const injected = `0\n---\n${stringify(binding("injected", "cluster-admin"))}`;
