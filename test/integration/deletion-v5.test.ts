@@ -14,7 +14,6 @@
  * Waiting polls for a state, never asserts elapsed time. Every scenario uses its own names.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NotFoundError } from "../../src/kube/errors.js";
 import type { ResourceType } from "../../src/kube/kinds.js";
 import { ANNOTATIONS, KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
@@ -23,7 +22,14 @@ import { capiCluster, DEMO_INFRASTRUCTURE_NAME, mapiMachine, mapiMachineSet } fr
 import { statusAuthority } from "../../src/protocol/authority.js";
 import { isPaused } from "../../src/protocol/pause.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
-import { type AdminKubectl, adminKubectl, createUnpausedTwins } from "./support.js";
+import {
+  type AdminKubectl,
+  adminKubectl,
+  asClusterAPI,
+  createUnpausedTwins,
+  liveObject,
+  runningMembers as runningMembersOf,
+} from "./support.js";
 
 let h: Harness;
 let admin: AdminKubectl;
@@ -45,11 +51,7 @@ const kubectl = async (args: readonly string[]): Promise<string> => {
   return r.stdout;
 };
 
-const live = (type: ResourceType, namespace: string, name: string): Promise<KubeObject | undefined> =>
-  h.admin.get(type, namespace, name).catch((e: unknown) => {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  });
+const live = (type: ResourceType, namespace: string, name: string) => liveObject(h, type, namespace, name);
 
 /** Gone, or replaced by another incarnation (a different uid). */
 const gone = (type: ResourceType, namespace: string, name: string, uid?: string) =>
@@ -62,25 +64,7 @@ const gone = (type: ResourceType, namespace: string, name: string, uid?: string)
     60_000,
   );
 
-const membersOf = async (set: string, namespace = MAPI_NS, type = KINDS.mapiMachine) =>
-  (await h.admin.list(type, { namespace })).items.filter((m) => nameOf(m).startsWith(`${set}-`));
-
-/** Every member Running with Synchronized=True on its MAPI copy. */
-const runningMembers = (set: string, count: number) =>
-  h.waitFor(
-    `${count} Machines of ${set} Running and synchronized`,
-    async () => {
-      const items = await membersOf(set);
-      const ready = items.filter(
-        (m) =>
-          getPath(m, ["status", "phase"]) === "Running" &&
-          conditionOf(m, "Synchronized")?.status === "True" &&
-          typeof m.spec?.providerID === "string",
-      );
-      return ready.length === count && items.length === count ? items.map(nameOf).sort() : undefined;
-    },
-    60_000,
-  );
+const runningMembers = (set: string, count: number) => runningMembersOf(h, set, count);
 
 const synchronizedReason = (type: ResourceType, name: string, reason: string) =>
   h.waitFor(
@@ -102,9 +86,6 @@ const liveInstancesOf = (machines: readonly string[]) =>
     .instances.filter((i) => machines.includes(i.machineName) && i.terminatedSeq === undefined)
     .map((i) => i.instanceId)
     .sort();
-
-const asClusterAPI = (o: KubeObject): KubeObject =>
-  JSON.parse(JSON.stringify(o).replaceAll('"MachineAPI"', '"ClusterAPI"')) as KubeObject;
 
 describe("SPEC §4.6 the user's choice travels per Machine", () => {
   it("kubectl delete machineset --cascade=orphan on a mixed MachineAPI set terminates nothing: every Machine of both APIs stays, orphaned", async () => {

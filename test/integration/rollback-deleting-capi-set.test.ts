@@ -9,15 +9,14 @@
  * event, the ledger (I6, every termination descending from a recorded user request) at the end.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NotFoundError } from "../../src/kube/errors.js";
 import type { ResourceType } from "../../src/kube/kinds.js";
 import { KINDS } from "../../src/kube/kinds.js";
-import type { KubeObject } from "../../src/kube/object.js";
-import { conditionOf, getPath, isDeleting, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
+import { isDeleting, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
 import { mapiMachineSet } from "../../src/local/seed.js";
 import { statusAuthority } from "../../src/protocol/authority.js";
 import { isPaused } from "../../src/protocol/pause.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
+import { asClusterAPI, liveObject, runningMembers } from "./support.js";
 
 let h: Harness;
 
@@ -29,11 +28,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const live = (type: ResourceType, namespace: string, name: string): Promise<KubeObject | undefined> =>
-  h.admin.get(type, namespace, name).catch((e: unknown) => {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  });
+const live = (type: ResourceType, namespace: string, name: string) => liveObject(h, type, namespace, name);
 
 const gone = (type: ResourceType, namespace: string, name: string) =>
   h.waitFor(
@@ -42,30 +37,8 @@ const gone = (type: ResourceType, namespace: string, name: string) =>
     60_000,
   );
 
-/** Every MAPI member of `set` Running with Synchronized=True; their names. */
-const runningMembers = (set: string, count: number) =>
-  h.waitFor(
-    `${count} Machines of ${set} Running and synchronized`,
-    async () => {
-      const items = (await h.admin.list(KINDS.mapiMachine, { namespace: MAPI_NS })).items.filter((m) =>
-        nameOf(m).startsWith(`${set}-`),
-      );
-      const ready = items.filter(
-        (m) =>
-          getPath(m, ["status", "phase"]) === "Running" &&
-          conditionOf(m, "Synchronized")?.status === "True" &&
-          typeof m.spec?.providerID === "string",
-      );
-      return ready.length === count && items.length === count ? items.map(nameOf).sort() : undefined;
-    },
-    60_000,
-  );
-
 const instancesOf = (machines: readonly string[]) =>
   h.ledger.snapshot().instances.filter((i) => machines.includes(i.machineName));
-
-const asClusterAPI = (o: KubeObject): KubeObject =>
-  JSON.parse(JSON.stringify(o).replaceAll('"MachineAPI"', '"ClusterAPI"')) as KubeObject;
 
 describe("SPEC §4.6: a roll-back never unpauses a deleting CAPI MachineSet", () => {
   it("the paused CAPI set deleted with --cascade=orphan during ClusterAPI → MachineAPI: the handover rolls back, both copies of the set go, every member and instance stays", async () => {
@@ -73,7 +46,7 @@ describe("SPEC §4.6: a roll-back never unpauses a deleting CAPI MachineSet", ()
     const name = nameOf(set);
     const w = h.watch("MachineSet", name);
     await h.admin.create(KINDS.mapiMachineSet, set);
-    const members = await runningMembers(name, 2);
+    const members = await runningMembers(h, name, 2);
     await h.steady(w, "ClusterAPI", 60_000);
     await h.quiesce();
     const instances = instancesOf(members);

@@ -6,8 +6,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeClient } from "../../src/kube/client.js";
-import { KINDS } from "../../src/kube/kinds.js";
-import { getPath } from "../../src/kube/object.js";
+import { NotFoundError } from "../../src/kube/errors.js";
+import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
+import { conditionOf, getPath, type KubeObject, nameOf } from "../../src/kube/object.js";
 import { DEMO_INFRASTRUCTURE_NAME, mapiMachine } from "../../src/local/seed.js";
 import { type Result, runKubectl } from "../e2e/helpers.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, type Watched } from "./harness.js";
@@ -77,3 +78,40 @@ export const createUnpausedTwins = async (
     },
   });
 };
+
+/** The object as the API server has it now, or undefined when it does not exist. */
+export const liveObject = (
+  h: Harness,
+  type: ResourceType,
+  namespace: string,
+  name: string,
+): Promise<KubeObject | undefined> =>
+  h.admin.get(type, namespace, name).catch((e: unknown) => {
+    if (e instanceof NotFoundError) return undefined;
+    throw e;
+  });
+
+/** A seed object made ClusterAPI everywhere it says MachineAPI (spec, status, its template's spec). */
+export const asClusterAPI = (o: KubeObject): KubeObject =>
+  JSON.parse(JSON.stringify(o).replaceAll('"MachineAPI"', '"ClusterAPI"')) as KubeObject;
+
+/** The MAPI Machines named after `set` (its members). */
+export const membersOf = async (h: Harness, set: string, namespace = MAPI_NS, type = KINDS.mapiMachine) =>
+  (await h.admin.list(type, { namespace })).items.filter((m) => nameOf(m).startsWith(`${set}-`));
+
+/** Waits until `set` has exactly `count` members, each Running with Synchronized=True; their names, sorted. */
+export const runningMembers = (h: Harness, set: string, count: number) =>
+  h.waitFor(
+    `${count} Machines of ${set} Running and synchronized`,
+    async () => {
+      const items = await membersOf(h, set);
+      const ready = items.filter(
+        (m) =>
+          getPath(m, ["status", "phase"]) === "Running" &&
+          conditionOf(m, "Synchronized")?.status === "True" &&
+          typeof m.spec?.providerID === "string",
+      );
+      return ready.length === count && items.length === count ? items.map(nameOf).sort() : undefined;
+    },
+    60_000,
+  );

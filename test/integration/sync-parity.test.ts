@@ -8,13 +8,12 @@
  * Waiting polls for a state, never asserts elapsed time. Every scenario uses its own names.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NotFoundError } from "../../src/kube/errors.js";
 import type { ResourceType } from "../../src/kube/kinds.js";
 import { INFRA_GROUP, KINDS, LABELS } from "../../src/kube/kinds.js";
-import type { KubeObject } from "../../src/kube/object.js";
 import { conditionOf, getPath, nameOf } from "../../src/kube/object.js";
 import { DEMO_INFRASTRUCTURE_NAME, mapiMachine, mapiMachineSet } from "../../src/local/seed.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
+import { asClusterAPI, liveObject } from "./support.js";
 
 let h: Harness;
 
@@ -26,14 +25,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const live = (type: ResourceType, namespace: string, name: string): Promise<KubeObject | undefined> =>
-  h.admin.get(type, namespace, name).catch((e: unknown) => {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  });
-
-const asClusterAPI = (o: KubeObject): KubeObject =>
-  JSON.parse(JSON.stringify(o).replaceAll('"MachineAPI"', '"ClusterAPI"')) as KubeObject;
+const live = (type: ResourceType, namespace: string, name: string) => liveObject(h, type, namespace, name);
 
 describe("SPEC §4.5 a CAPI Machine whose InfraMachine does not exist", () => {
   it("the ClusterAPI MAPI Machine shows Synchronized=False, reason FailedToGetCAPIInfraResources, naming it", async () => {
