@@ -29,6 +29,7 @@ import {
   createUnpausedTwins,
   liveObject,
   runningMembers as runningMembersOf,
+  setHandoverAwaitingClusterAPI,
 } from "./support.js";
 
 let h: Harness;
@@ -155,16 +156,7 @@ describe("SPEC §3.5 a MachineSet copy deleted mid-handover follows the set's pr
     const capiSet = await h.admin.get(KINDS.capiMachineSet, CAPI_NS, name);
     const template = String(getPath(capiSet, ["spec", "template", "spec", "infrastructureRef", "name"]));
 
-    // Cluster API's controllers are down: the handover pauses the CAPI set (step 5) and waits for them (step 6).
-    await h.stopStandIn("capi");
-    await h.setSpecAuthority("MachineSet", name, "MachineAPI");
-    await h.waitFor(
-      "the handover Migrating, the CAPI set paused and awaiting its acknowledgement",
-      async () =>
-        statusAuthority(await live(KINDS.mapiMachineSet, MAPI_NS, name)) === "Migrating" &&
-        isPaused(await live(KINDS.capiMachineSet, CAPI_NS, name)),
-      60_000,
-    );
+    await setHandoverAwaitingClusterAPI(h, name);
 
     await kubectl(["delete", `machinesets.machine.openshift.io/${name}`, "-n", MAPI_NS, "--wait=false"]);
     await gone(KINDS.mapiMachineSet, MAPI_NS, name);

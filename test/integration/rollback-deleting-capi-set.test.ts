@@ -14,9 +14,8 @@ import { KINDS } from "../../src/kube/kinds.js";
 import { isDeleting, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
 import { mapiMachineSet } from "../../src/local/seed.js";
 import { statusAuthority } from "../../src/protocol/authority.js";
-import { isPaused } from "../../src/protocol/pause.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
-import { asClusterAPI, liveObject, runningMembers } from "./support.js";
+import { asClusterAPI, liveObject, runningMembers, setHandoverAwaitingClusterAPI } from "./support.js";
 
 let h: Harness;
 
@@ -52,17 +51,8 @@ describe("SPEC §4.6: a roll-back never unpauses a deleting CAPI MachineSet", ()
     const instances = instancesOf(members);
     expect(instances).toHaveLength(2);
 
-    // Cluster API's controllers are down: the handover pauses the CAPI set (step 5) and waits for them (step 6).
-    await h.stopStandIn("capi");
     const firstWrite = h.migrationWrites().length;
-    await h.setSpecAuthority("MachineSet", name, "MachineAPI");
-    await h.waitFor(
-      "the handover Migrating, the CAPI set paused and awaiting its acknowledgement",
-      async () =>
-        statusAuthority(await live(KINDS.mapiMachineSet, MAPI_NS, name)) === "Migrating" &&
-        isPaused(await live(KINDS.capiMachineSet, CAPI_NS, name)),
-      60_000,
-    );
+    await setHandoverAwaitingClusterAPI(h, name);
 
     await h.userDelete(
       KINDS.capiMachineSet,

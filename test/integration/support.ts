@@ -10,6 +10,8 @@ import { NotFoundError } from "../../src/kube/errors.js";
 import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
 import { conditionOf, getPath, type KubeObject, nameOf } from "../../src/kube/object.js";
 import { DEMO_INFRASTRUCTURE_NAME, mapiMachine } from "../../src/local/seed.js";
+import { statusAuthority } from "../../src/protocol/authority.js";
+import { isPaused } from "../../src/protocol/pause.js";
 import { type Result, runKubectl } from "../e2e/helpers.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, type Watched } from "./harness.js";
 
@@ -115,3 +117,19 @@ export const runningMembers = (h: Harness, set: string, count: number) =>
     },
     60_000,
   );
+
+/**
+ * A ClusterAPI MachineSet's handover to MachineAPI held at step 6: Cluster API's controllers are stopped, so
+ * the handover pauses the CAPI set (step 5) and waits for them to acknowledge it.
+ */
+export const setHandoverAwaitingClusterAPI = async (h: Harness, name: string): Promise<void> => {
+  await h.stopStandIn("capi");
+  await h.setSpecAuthority("MachineSet", name, "MachineAPI");
+  await h.waitFor(
+    "the handover Migrating, the CAPI set paused and awaiting its acknowledgement",
+    async () =>
+      statusAuthority(await liveObject(h, KINDS.mapiMachineSet, MAPI_NS, name)) === "Migrating" &&
+      isPaused(await liveObject(h, KINDS.capiMachineSet, CAPI_NS, name)),
+    60_000,
+  );
+};
