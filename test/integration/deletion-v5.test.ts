@@ -28,6 +28,7 @@ import {
   asClusterAPI,
   createUnpausedTwins,
   liveObject,
+  membersKept,
   runningMembers as runningMembersOf,
   setHandoverAwaitingClusterAPI,
 } from "./support.js";
@@ -120,14 +121,7 @@ describe("SPEC §4.6 the user's choice travels per Machine", () => {
     await gone(KINDS.awsMachineTemplate, CAPI_NS, template);
     await h.quiesce();
 
-    for (const member of members) {
-      const mapi = await live(KINDS.mapiMachine, MAPI_NS, member);
-      const capi = await live(KINDS.capiMachine, CAPI_NS, member);
-      const infra = await live(KINDS.awsMachine, CAPI_NS, member);
-      for (const o of [mapi, capi, infra]) {
-        expect(o, `${member} exists`).toBeDefined();
-        expect(isDeleting(o), `${o?.kind} ${member} is not being deleted`).toBe(false);
-      }
+    for (const { mapi, capi } of await membersKept(h, members)) {
       // Orphaned on both sides, and never re-owned by the sync (owner references only at creation).
       expect(ownerReferencesOf(mapi).filter((r) => r.kind === "MachineSet")).toEqual([]);
       expect(ownerReferencesOf(capi)).toEqual([]);

@@ -11,11 +11,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ResourceType } from "../../src/kube/kinds.js";
 import { KINDS } from "../../src/kube/kinds.js";
-import { isDeleting, nameOf, ownerReferencesOf } from "../../src/kube/object.js";
+import { nameOf, ownerReferencesOf } from "../../src/kube/object.js";
 import { mapiMachineSet } from "../../src/local/seed.js";
 import { statusAuthority } from "../../src/protocol/authority.js";
 import { CAPI_NS, type Harness, MAPI_NS, ns, startHarness } from "./harness.js";
-import { asClusterAPI, liveObject, runningMembers, setHandoverAwaitingClusterAPI } from "./support.js";
+import {
+  asClusterAPI,
+  liveObject,
+  membersKept,
+  runningMembers,
+  setHandoverAwaitingClusterAPI,
+} from "./support.js";
 
 let h: Harness;
 
@@ -76,14 +82,7 @@ describe("SPEC §4.6: a roll-back never unpauses a deleting CAPI MachineSet", ()
         .map((i) => i.instanceId)
         .sort(),
     ).toEqual(instances.map((i) => i.instanceId).sort());
-    for (const member of members) {
-      const mapi = await live(KINDS.mapiMachine, MAPI_NS, member);
-      const capi = await live(KINDS.capiMachine, CAPI_NS, member);
-      const infra = await live(KINDS.awsMachine, CAPI_NS, member);
-      for (const o of [mapi, capi, infra]) {
-        expect(o, `${member} exists`).toBeDefined();
-        expect(isDeleting(o), `${o?.kind} ${member} is not being deleted`).toBe(false);
-      }
+    for (const { mapi, capi } of await membersKept(h, members)) {
       expect(ownerReferencesOf(capi)).toEqual([]);
       expect(ownerReferencesOf(mapi).filter((r) => r.kind === "MachineSet")).toEqual([]);
       expect(statusAuthority(mapi)).toBe("ClusterAPI");

@@ -5,10 +5,11 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect } from "vitest";
 import type { KubeClient } from "../../src/kube/client.js";
 import { NotFoundError } from "../../src/kube/errors.js";
 import { KINDS, type ResourceType } from "../../src/kube/kinds.js";
-import { conditionOf, getPath, type KubeObject, nameOf } from "../../src/kube/object.js";
+import { conditionOf, getPath, isDeleting, type KubeObject, nameOf } from "../../src/kube/object.js";
 import { DEMO_INFRASTRUCTURE_NAME, mapiMachine } from "../../src/local/seed.js";
 import { statusAuthority } from "../../src/protocol/authority.js";
 import { isPaused } from "../../src/protocol/pause.js";
@@ -132,4 +133,20 @@ export const setHandoverAwaitingClusterAPI = async (h: Harness, name: string): P
       isPaused(await liveObject(h, KINDS.capiMachineSet, CAPI_NS, name)),
     60_000,
   );
+};
+
+/** Each member's MAPI Machine, CAPI Machine and AWSMachine, asserted to exist and not to be deleting. */
+export const membersKept = async (h: Harness, members: readonly string[]) => {
+  const kept: { member: string; mapi: KubeObject; capi: KubeObject; infra: KubeObject }[] = [];
+  for (const member of members) {
+    const mapi = await liveObject(h, KINDS.mapiMachine, MAPI_NS, member);
+    const capi = await liveObject(h, KINDS.capiMachine, CAPI_NS, member);
+    const infra = await liveObject(h, KINDS.awsMachine, CAPI_NS, member);
+    for (const o of [mapi, capi, infra]) {
+      expect(o, `${member} exists`).toBeDefined();
+      expect(isDeleting(o), `${o?.kind} ${member} is not being deleted`).toBe(false);
+    }
+    kept.push({ member, mapi: mapi as KubeObject, capi: capi as KubeObject, infra: infra as KubeObject });
+  }
+  return kept;
 };
