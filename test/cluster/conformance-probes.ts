@@ -1671,6 +1671,52 @@ const rbacProbes: Probe[] = IDENTITIES.flatMap((as) =>
   ),
 );
 
+/**
+ * ConfigMap `owner-<tag>` (with `ownerMeta`) and a dependent holding a finalizer that blocks its owner's
+ * deletion; the owner deleted with `query`; the dependent released once it is seen deleting. What the delete
+ * answered, whether the dependent was deleted first, the owner's finalizers meanwhile, and that it went.
+ */
+const foregroundDelete = async (w: World, tag: string, ownerMeta: Record<string, unknown>, query: string) => {
+  const owner = await w.raw("admin", "POST", CMS, cm(`owner-${tag}`, {}, ownerMeta));
+  const uid = String(get(owner.body, "metadata.uid"));
+  await w.raw(
+    "admin",
+    "POST",
+    CMS,
+    cm(
+      `dep-${tag}`,
+      {},
+      {
+        finalizers: ["example.com/hold"],
+        ownerReferences: [
+          { apiVersion: "v1", kind: "ConfigMap", name: `owner-${tag}`, uid, blockOwnerDeletion: true },
+        ],
+      },
+    ),
+  );
+  const del = await w.raw("admin", "DELETE", `${CMS}/owner-${tag}${query}`);
+  const dep = await eventually(
+    w,
+    `${CMS}/dep-${tag}`,
+    (r) => get(r.body, "metadata.deletionTimestamp") !== undefined,
+  );
+  const ownerNow = await w.raw("admin", "GET", `${CMS}/owner-${tag}`);
+  await w.raw(
+    "admin",
+    "PATCH",
+    `${CMS}/dep-${tag}`,
+    { metadata: { finalizers: null } },
+    "application/merge-patch+json",
+  );
+  const gone = await eventually(w, `${CMS}/owner-${tag}`, (r) => r.status === 404);
+  return {
+    delete: { ...(fields("metadata.finalizers")(del) as object) },
+    dependentDeleting: get(dep.body, "metadata.deletionTimestamp") !== undefined,
+    ownerWhileWaiting: fields("metadata.finalizers")(ownerNow),
+    ownerAfter: code(gone),
+  };
+};
+
 /** Garbage collection in all three policies, and owner references. */
 const gcProbes: Probe[] = [
   probe("GC Background: a dependent of a deleted owner is collected", async (w) => {
@@ -1686,92 +1732,13 @@ const gcProbes: Probe[] = [
     const dep = await eventually(w, `${CMS}/dep-bg`, (r) => r.status === 404);
     return { delete: code(del), dependent: code(dep) };
   }),
-  probe("GC Foreground: the owner waits with foregroundDeletion until its dependent is gone", async (w) => {
-    const owner = await w.raw("admin", "POST", CMS, cm("owner-fg"));
-    const uid = String(get(owner.body, "metadata.uid"));
-    await w.raw(
-      "admin",
-      "POST",
-      CMS,
-      cm(
-        "dep-fg",
-        {},
-        {
-          finalizers: ["example.com/hold"],
-          ownerReferences: [
-            { apiVersion: "v1", kind: "ConfigMap", name: "owner-fg", uid, blockOwnerDeletion: true },
-          ],
-        },
-      ),
-    );
-    const del = await w.raw("admin", "DELETE", `${CMS}/owner-fg?propagationPolicy=Foreground`);
-    const dep = await eventually(
-      w,
-      `${CMS}/dep-fg`,
-      (r) => get(r.body, "metadata.deletionTimestamp") !== undefined,
-    );
-    const ownerNow = await w.raw("admin", "GET", `${CMS}/owner-fg`);
-    await w.raw(
-      "admin",
-      "PATCH",
-      `${CMS}/dep-fg`,
-      { metadata: { finalizers: null } },
-      "application/merge-patch+json",
-    );
-    const gone = await eventually(w, `${CMS}/owner-fg`, (r) => r.status === 404);
-    return {
-      delete: { ...(fields("metadata.finalizers")(del) as object) },
-      dependentDeleting: get(dep.body, "metadata.deletionTimestamp") !== undefined,
-      ownerWhileWaiting: fields("metadata.finalizers")(ownerNow),
-      ownerAfter: code(gone),
-    };
-  }),
+  probe("GC Foreground: the owner waits with foregroundDeletion until its dependent is gone", (w) =>
+    foregroundDelete(w, "fg", {}, "?propagationPolicy=Foreground"),
+  ),
   // Decision 169: the DELETE guards read the policy the store will use, an object's own GC finalizer included.
   probe(
     "GC: a delete naming no policy keeps the owner's foregroundDeletion finalizer and deletes in the foreground",
-    async (w) => {
-      const owner = await w.raw(
-        "admin",
-        "POST",
-        CMS,
-        cm("owner-fgf", {}, { finalizers: ["foregroundDeletion"] }),
-      );
-      const uid = String(get(owner.body, "metadata.uid"));
-      await w.raw(
-        "admin",
-        "POST",
-        CMS,
-        cm(
-          "dep-fgf",
-          {},
-          {
-            finalizers: ["example.com/hold"],
-            ownerReferences: [
-              { apiVersion: "v1", kind: "ConfigMap", name: "owner-fgf", uid, blockOwnerDeletion: true },
-            ],
-          },
-        ),
-      );
-      const del = await w.raw("admin", "DELETE", `${CMS}/owner-fgf`);
-      const dep = await eventually(
-        w,
-        `${CMS}/dep-fgf`,
-        (r) => get(r.body, "metadata.deletionTimestamp") !== undefined,
-      );
-      await w.raw(
-        "admin",
-        "PATCH",
-        `${CMS}/dep-fgf`,
-        { metadata: { finalizers: null } },
-        "application/merge-patch+json",
-      );
-      const gone = await eventually(w, `${CMS}/owner-fgf`, (r) => r.status === 404);
-      return {
-        delete: { ...(fields("metadata.finalizers")(del) as object) },
-        dependentDeleting: get(dep.body, "metadata.deletionTimestamp") !== undefined,
-        ownerAfter: code(gone),
-      };
-    },
+    (w) => foregroundDelete(w, "fgf", { finalizers: ["foregroundDeletion"] }, ""),
   ),
   probe("GC: an explicit Background drops the owner's foregroundDeletion finalizer", async (w) => {
     await w.raw("admin", "POST", CMS, cm("owner-fgb", {}, { finalizers: ["foregroundDeletion"] }));
