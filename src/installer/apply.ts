@@ -131,7 +131,7 @@ function takeoverOf(
  * and images ConfigMaps. The renderer refuses those names and labels already; this guard is for a label and a
  * managedFields entry put on them some other way.
  */
-const isNeverPrunedObject = (o: KubeObject, imagesConfigMap: string): boolean => {
+const isProductOrInput = (o: KubeObject, imagesConfigMap: string): boolean => {
   if (isProductName(nameOf(o))) return true;
   if (groupOf(String(o.apiVersion)) !== "" || o.kind !== "ConfigMap") return false;
   return nameOf(o) === imagesConfigMap || TRANSPORT_LABELS.name in labelsOf(o);
@@ -350,7 +350,7 @@ async function prune(
     for (const item of items) {
       const ref = refOf(item);
       if (desired.has(identityOf(ref)) || !managedByUs(item) || isDeleting(item)) continue;
-      if (isNeverPrunedObject(item, options.imagesConfigMap)) {
+      if (isProductOrInput(item, options.imagesConfigMap)) {
         deps.logger.warn(
           { object: describeRef(ref) },
           "not pruned: the product's own object or an installer input carries a provider label",

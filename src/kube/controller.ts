@@ -231,9 +231,9 @@ export function createController(options: ControllerOptions): Controller {
         const informers = [...new Set(watches.map((w) => w.informer))];
         // Called in this turn for every informer: controllers started together share each informer's list.
         const caughtUp = Promise.all(informers.map((i) => i.freshList()));
-        const called = new Promise<void>((resolve) => a.signal.addEventListener("abort", () => resolve()));
+        const calledOff = new Promise<void>((resolve) => a.signal.addEventListener("abort", () => resolve()));
         try {
-          await Promise.race([caughtUp, called]);
+          await Promise.race([caughtUp, calledOff]);
         } catch (e) {
           if (a.signal.aborted) return;
           if (queue === q) {

@@ -157,8 +157,9 @@ export function createInformer(options: InformerOptions): Informer {
   // Callers waiting for a list not yet begun, and those the list now running answers.
   let wanted: FreshListWaiter[] = [];
   let answering: FreshListWaiter[] = [];
-  // What the loop is doing: only a watch is dropped for a fresh list (a backoff is waited out, a list finished).
-  let phase: "list" | "watch" | "backoff" | "idle" = "idle";
+  // Whether a watch is open or opening: only a watch is dropped for a fresh list (a list is finished, a backoff
+  // waited out, and the next turn of the loop lists).
+  let watching = false;
 
   const notify = (fn: (h: InformerHandlers) => void): void => {
     for (const h of handlers) {
@@ -221,6 +222,7 @@ export function createInformer(options: InformerOptions): Informer {
   const watchOnce = async (
     controller: AbortController,
   ): Promise<{ outcome: WatchOutcome; lines: number }> => {
+    watching = true;
     let lines = 0;
     let silent = false;
     // Aborted by neither stop nor the watchdog: `freshList` dropped this watch.
@@ -276,6 +278,7 @@ export function createInformer(options: InformerOptions): Informer {
       if (e instanceof GoneError) return { outcome: "gone", lines };
       throw e;
     } finally {
+      watching = false;
       watchdog.cancel();
       if (connected) disconnectedSince = clock.now();
       connected = false;
@@ -294,7 +297,6 @@ export function createInformer(options: InformerOptions): Informer {
           // Whoever asked before this list began is answered by it; whoever asks from now on, by the next.
           answering = [...answering, ...wanted];
           wanted = [];
-          phase = "list";
           resourceVersion = await relist(controller.signal);
           needList = false;
           lastError = undefined;
@@ -311,7 +313,6 @@ export function createInformer(options: InformerOptions): Informer {
           // A caller who asked while that list ran gets one of its own, at once.
           if (wanted.length > 0) continue;
         }
-        phase = "watch";
         const { outcome, lines } = await watchOnce(controller);
         if (outcome === "stopped") break;
         if (outcome === "refresh") continue;
@@ -342,10 +343,8 @@ export function createInformer(options: InformerOptions): Informer {
       // A caller whose list failed waits for the next one, after the backoff like any re-list.
       wanted = [...answering, ...wanted];
       answering = [];
-      phase = "backoff";
       await sleep(clock, backoffDelay(failures, backoff, random), controller.signal);
     }
-    phase = "idle";
   };
 
   /** Answers every waiting caller with `InformerStoppedError`: no list will come. */
@@ -383,7 +382,7 @@ export function createInformer(options: InformerOptions): Informer {
         if (!synced) answering.push({ resolve, reject });
         else {
           wanted.push({ resolve, reject });
-          if (phase === "watch") current?.abort();
+          if (watching) current?.abort();
         }
       });
     },

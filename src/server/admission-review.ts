@@ -75,8 +75,9 @@ const REQUIRED_SIDES: Readonly<Record<string, readonly ("object" | "oldObject")[
   DELETE: ["oldObject"],
   CONNECT: [],
 };
-const sidesPresent = (r: { operation: string; object?: unknown; oldObject?: unknown }): boolean =>
-  (REQUIRED_SIDES[r.operation] ?? []).every((side) => isRecord(r[side]));
+/** The sides `r`'s operation has that it does not carry as JSON objects. */
+const missingSides = (r: { operation: string; object?: unknown; oldObject?: unknown }) =>
+  (REQUIRED_SIDES[r.operation] ?? []).filter((side) => !isRecord(r[side]));
 
 const reviewSchema = z.object({
   apiVersion: z.literal(ADMISSION_API_VERSION, {
@@ -88,14 +89,13 @@ const reviewSchema = z.object({
     error: (issue) => `must be "${ADMISSION_KIND}" (got ${JSON.stringify(issue.input) ?? "nothing"})`,
   }),
   request: requestSchema.check((ctx) => {
-    for (const side of REQUIRED_SIDES[ctx.value.operation] ?? [])
-      if (!isRecord(ctx.value[side]))
-        ctx.issues.push({
-          code: "custom",
-          input: ctx.value[side],
-          path: [side],
-          message: `is required for ${ctx.value.operation} (a JSON object)`,
-        });
+    for (const side of missingSides(ctx.value))
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value[side],
+        path: [side],
+        message: `is required for ${ctx.value.operation} (a JSON object)`,
+      });
   }),
 });
 
@@ -189,7 +189,7 @@ function wellFormedRequest(body: Fields): AdmissionRequest | undefined {
     out.dryRun = r.dryRun;
   }
   if (!optionalObject(r, "options", out)) return undefined;
-  if (!sidesPresent(out as { operation: string })) return undefined;
+  if (missingSides(out as { operation: string }).length > 0) return undefined;
   return out as unknown as AdmissionRequest;
 }
 

@@ -319,7 +319,7 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
 
   // Found by an audit (2026-12-07): a mistyped --mapi-namespace listed no MAPI object, so no open handover and
   // no half-deleted twin was seen, and the CAPI side's sync finalizers were removed anyway (decision 170).
-  it("a --mapi-namespace that does not exist is refused before anything is changed", async () => {
+  it("SPEC §9 uninstall-prepare: a --mapi-namespace that does not exist is refused before anything is changed", async () => {
     await renewLease(Date.now() - 3_600_000);
     const { io, out } = captureIo();
     const code = await runUninstallPrepare(
