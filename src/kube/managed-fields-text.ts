@@ -11,10 +11,11 @@
  * `object` of a watch event, each of a list's `items`, or the `object` and `oldObject` of an admission
  * review's `request` (no decision reads them either) — never a field of the same name elsewhere (a custom
  * resource's spec may have one). What is cut is a `"managedFields":[…]` member with one of its
- * commas; the text around it is left as it was, so `JSON.parse` still judges it. A key spelled with escapes,
- * a value that is not an array, or a text this scan cannot follow (an unterminated string, brackets that do
- * not match) is left in place: the parse then sees what it would have seen, and store.ts drops any
- * managedFields that reach the cache.
+ * commas; the text around it is left as it was, so `JSON.parse` still judges it, and what is cut is
+ * checked here as `JSON.parse` would check it (decision 179), so the cut text is JSON exactly when the text
+ * is. A key spelled with escapes, a value that is not an array, or a text this scan cannot follow (an
+ * unterminated string, brackets that do not match, managedFields that are not JSON) is left in place: the
+ * parse then sees what it would have seen, and store.ts drops any managedFields that reach the cache.
  */
 
 /**
@@ -88,6 +89,78 @@ function containerEnd(text: string, open: number): number {
   return -1;
 }
 
+/** A JSON string, as `JSON.parse` reads one: no control character, no escape it does not know. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters JSON refuses in a string
+const STRING = /"[^"\\\u0000-\u001f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\u0000-\u001f]*)*"/y;
+/** A JSON number: no leading zero, no bare point, no sign but a leading minus. */
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+const LITERALS = ["true", "false", "null"] as const;
+
+/** The index just past the string, number or literal at `at`, or -1 if none starts there. */
+function scalarEnd(text: string, at: number): number {
+  const c = text.charCodeAt(at);
+  const pattern = c === QUOTE ? STRING : c === 45 || (c >= 48 && c <= 57) ? NUMBER : undefined;
+  if (pattern) {
+    pattern.lastIndex = at;
+    return pattern.test(text) ? pattern.lastIndex : -1;
+  }
+  const literal = LITERALS.find((word) => word.charCodeAt(0) === c);
+  return literal && text.startsWith(literal, at) ? at + literal.length : -1;
+}
+
+/** The index of an object member's value, given where its key should start; -1 if no `"key":` is there. */
+function memberValueAt(text: string, keyAt: number): number {
+  if (text.charCodeAt(keyAt) !== QUOTE) return -1;
+  const keyEnd = scalarEnd(text, keyAt);
+  if (keyEnd < 0) return -1;
+  const colon = skipSpace(text, keyEnd);
+  return text.charCodeAt(colon) === COLON ? skipSpace(text, colon + 1) : -1;
+}
+
+/**
+ * The index just past the JSON value that starts at `at`, or -1 if the text there is not one as
+ * `JSON.parse` reads it (its grammar, strings and numbers). Iterative: a deep value costs no stack.
+ */
+function jsonValueEnd(text: string, at: number): number {
+  /** The closing bracket of each open container, innermost last. */
+  const closes: number[] = [];
+  let i = at;
+  for (;;) {
+    // A value starts at i.
+    const c = text.charCodeAt(i);
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      const close = c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY;
+      i = skipSpace(text, i + 1);
+      if (text.charCodeAt(i) !== close) {
+        closes.push(close);
+        if (close === CLOSE_OBJECT) i = memberValueAt(text, i);
+        if (i < 0) return -1;
+        continue;
+      }
+      i++;
+    } else {
+      i = scalarEnd(text, i);
+      if (i < 0) return -1;
+    }
+    // A value ended at i: its containers close, or a comma brings the next value.
+    for (;;) {
+      if (closes.length === 0) return i;
+      i = skipSpace(text, i);
+      const close = closes[closes.length - 1];
+      if (text.charCodeAt(i) === close) {
+        closes.pop();
+        i++;
+        continue;
+      }
+      if (text.charCodeAt(i) !== COMMA) return -1;
+      i = skipSpace(text, i + 1);
+      if (close === CLOSE_OBJECT) i = memberValueAt(text, i);
+      if (i < 0) return -1;
+      break;
+    }
+  }
+}
+
 const skipSpace = (text: string, from: number): number => {
   let i = from;
   while (isSpace(text.charCodeAt(i))) i++;
@@ -157,12 +230,14 @@ export function cutManagedFields(text: string, at: ObjectsAt): string {
         text.startsWith(MANAGED_FIELDS, i + 1) &&
         text.charCodeAt(valueAt) === OPEN_ARRAY
       ) {
-        const close = containerEnd(text, valueAt);
-        if (close < 0) return text;
-        addCut(text, cuts, i, close + 1);
+        // What is cut is never parsed, so it is checked here: a text whose managedFields are not JSON is
+        // left whole, for the parse to refuse.
+        const valueEnd = jsonValueEnd(text, valueAt);
+        if (valueEnd < 0) return text;
+        addCut(text, cuts, i, valueEnd);
         // Every object the shape carries is cut: the rest of the text is left to the parse as it is.
         if (cuts.length / 2 === CARRIED[at]) break;
-        i = close + 1;
+        i = valueEnd;
         continue;
       }
       key =

@@ -248,6 +248,42 @@ describe("SPEC §7 the cache drops managedFields: cut from the text before it is
     );
   });
 
+  it("property: noise inside managedFields — the cut text is JSON exactly when the text is (what is cut is never parsed)", () => {
+    const parsed = (text: string): { ok: true; value: unknown } | { ok: false } => {
+      try {
+        return { ok: true, value: JSON.parse(text) };
+      } catch {
+        return { ok: false };
+      }
+    };
+    /** A JSON value's text with one character inserted, deleted or replaced at random. */
+    const damaged = fc
+      .tuple(
+        fc.jsonValue({ maxDepth: 3 }),
+        fc.nat(),
+        fc.constantFrom("insert", "delete", "replace", "none"),
+        fc.constantFrom(...'{}[]",:\\ -+.0123456789eEtrufalsn\u0001\t\nx'),
+      )
+      .map(([value, at, how, c]) => {
+        const text = JSON.stringify([value]);
+        const k = at % text.length;
+        if (how === "insert") return text.slice(0, k) + c + text.slice(k);
+        if (how === "delete") return text.slice(0, k) + text.slice(k + 1);
+        if (how === "replace") return text.slice(0, k) + c + text.slice(k + 1);
+        return text;
+      });
+    fc.assert(
+      fc.property(damaged, fc.boolean(), (managedFields, pretty) => {
+        const text = `{"request":{"uid":"u","object":{"metadata":{"name":"a",${pretty ? "\n  " : ""}"managedFields":${managedFields}}}}}`;
+        const whole = parsed(text);
+        const cut = parsed(cutManagedFields(text, "review"));
+        expect(cut.ok).toBe(whole.ok);
+        if (whole.ok && cut.ok) expect(cut.value).toEqual(withoutCarriedManagedFields(whole.value, "review"));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
   it("property: noise anywhere but inside managedFields — the cut text is JSON exactly when the text is", () => {
     const noise = fc.string({ unit: fc.constantFrom(...'{}[]",:\\ amnagedFilst01') });
     const templates = [

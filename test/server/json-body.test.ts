@@ -85,6 +85,26 @@ describe("parseJsonBody", () => {
     });
   });
 
+  it.each([
+    ["a literal misspelt", "[tru]"],
+    ["two values without a comma", "[1 2]"],
+    ["a key without its colon", '[{"manager" "a"}]'],
+    ["a trailing comma", '[{"manager":"a",}]'],
+    ["a leading zero", "[01]"],
+    ["a number without its fraction", "[1.]"],
+    ["an escape JSON does not have", '["\\q"]'],
+    ["a control character in a string", '["a\u0001b"]'],
+    ["a comma without values", "[,]"],
+    ["a bare word", "[managedFields]"],
+  ])("SPEC §2.1 refuses a review whose objects' managedFields are not JSON: %s", (_, managedFields) => {
+    const text = `{"request":{"uid":"u","object":{"metadata":{"name":"a","managedFields":${managedFields}}}}}`;
+    expect(() => JSON.parse(text)).toThrow();
+    expect(parseJsonBody(text)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^request body is not valid JSON: /),
+    });
+  });
+
   /** Every spelling JSON allows for `word`: each character as itself or as a \u escape in either case. */
   const spelling = (word: string) =>
     fc.tuple(...[...word].map(() => fc.constantFrom("plain", "lower", "upper"))).map((how) =>

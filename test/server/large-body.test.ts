@@ -104,6 +104,24 @@ describe("large admission bodies", () => {
     expect(answer.json().error).toMatch(message);
   });
 
+  it.each([
+    ["small", 0],
+    ["large", CENSUS_ABOVE_BYTES * 4],
+  ])(
+    "SPEC §2.1 a %s review whose object's managedFields are not JSON gets a 400 and is not decided (decision 179)",
+    async (_size, size) => {
+      const deps = fakeDeps();
+      app = buildServer(deps);
+      const review = size === 0 ? fixtureText("mapi-machine-update-instance-type") : denseReview(size);
+      const text = review.replace(/"metadata": ?\{/, '"metadata":{"managedFields":[{"manager":tru}],');
+      expect(text).not.toBe(review);
+      const answer = await post(app, text);
+      expect(answer.statusCode).toBe(400);
+      expect(answer.json().error).toMatch(/^request body is not valid JSON: /);
+      expect(deps.calls).toHaveLength(0);
+    },
+  );
+
   it("a big body just above the threshold is decided like the same review parsed by JSON.parse", async () => {
     const deps = fakeDeps();
     app = buildServer(deps);
