@@ -73,6 +73,16 @@ export interface ForkInput {
 export const awaitedPauseAcknowledgers = (input: ForkInput, oldAuthority: StableAuthority): string[] =>
   input.mapi ? awaitedAcknowledgers(input, oldAuthority) : [ACKNOWLEDGER_KEYS.mapi];
 
+/**
+ * `capi` was being deleted before `mapi` was created (both times the API server's, to the second; the same
+ * second counts as after, so a delete asked for right after a create is still propagated).
+ */
+const deletedBeforeCreated = (capi: KubeObject | undefined, mapi: KubeObject): boolean => {
+  const deletedAt = Date.parse(capi?.metadata?.deletionTimestamp ?? "");
+  const createdAt = Date.parse(mapi.metadata?.creationTimestamp ?? "");
+  return deletedAt < createdAt;
+};
+
 export const fork = (input: ForkInput): Branch => {
   const { kind, mapi, capi, infraMachine } = input;
   const infraDeleting = kind === "Machine" && isDeleting(infraMachine);
@@ -97,6 +107,16 @@ export const fork = (input: ForkInput): Branch => {
           reason:
             "the CAPI-only Machine is not owned by a mirrored MachineSet (or that set is being deleted)",
         };
+  }
+  if (deletedBeforeCreated(capi, mapi)) {
+    // §4.6 "propagated only when it was requested for that object": this CAPI object was being deleted before
+    // the MAPI object existed, so it is the twin of an earlier one of that name. It is released as if its
+    // MAPI object were gone (plan.ts plans an "unknown" deletion without the MAPI object), and the new one
+    // waits for it to go before it gets a twin of its own.
+    const earlier = fork({ ...input, mapi: undefined });
+    return earlier.kind === "deleting"
+      ? earlier
+      : { kind: "noop", reason: `the CAPI twin of an earlier MAPI ${kind} of this name to go away` };
   }
   const status = statusAuthority(mapi);
   if (!status) return { kind: "noop", reason: "status.authoritativeAPI is not set yet" };

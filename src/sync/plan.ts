@@ -180,7 +180,8 @@ const draftOf = <S extends MachineSnapshot | MachineSetSnapshot>(
       return branch.releaseInfraMachine ? planner.bothAbsent(s) : emptyDraft();
     case "deleting":
       return fromDeletion(
-        planner.deletion(s, branch.authority),
+        // "unknown": no MAPI object of the twins' own; one may exist under their name (fork.ts) — never theirs.
+        planner.deletion(branch.authority === "unknown" ? { ...s, mapi: undefined } : s, branch.authority),
         s.mapi && branch.authority !== "unknown"
           ? authorityRead(planner.kind, s.mapi, branch.authority)
           : undefined,

@@ -394,3 +394,73 @@ describe("§4.6 MachineSets", () => {
     ).toBeUndefined();
   });
 });
+
+describe("§4.6 a deletion is propagated only when it was requested for that object: a name taken again", () => {
+  /** A MAPI object created after the tests' deletes were asked for (DELETED_AT), under an old twin's name. */
+  const CREATED_AFTER_DELETE = "2026-11-30T09:59:30Z";
+  const FOREIGN = "example.com/audit";
+
+  it.each([
+    ["holding only someone else's finalizer", [FOREIGN]],
+    [
+      "still holding Cluster API's finalizer and ours (ours released by hand from the old MAPI Machine)",
+      [FOREIGN, FINALIZERS.capiMachine, FINALIZERS.sync],
+    ],
+  ])(
+    "MachineAPI: a new MAPI Machine is never deleted for its name's old CAPI twin, deleting since before it existed (%s)",
+    (_, finalizers) => {
+      const mapi = mapiMachine("m", {
+        meta: {
+          creationTimestamp: CREATED_AFTER_DELETE,
+          finalizers: [FINALIZERS.mapiMachine, FINALIZERS.sync],
+        },
+      });
+      const oldTwin = deleting(capiMachine("m", { meta: { finalizers } }));
+      const world = new World([infrastructure(), capiCluster(), mapi, oldTwin]);
+      const writes = machineStep(world);
+      // Only the old twin's own release (as if its MAPI Machine were gone): never the new MAPI Machine.
+      expect(writes.filter((w) => w.includes("@mapi"))).toEqual([]);
+      expect(mapiOf(world)?.metadata?.deletionTimestamp).toBeUndefined();
+      expect(finalizersOf(mapiOf(world))).toEqual([FINALIZERS.mapiMachine, FINALIZERS.sync]);
+      for (let i = 0; i < 3; i++) expect(machineStep(world).filter((w) => w.includes("@mapi"))).toEqual([]);
+      // Someone else's finalizer is theirs: it holds the old twin until they let go.
+      expect(finalizersOf(capiOf(world))).toEqual([FOREIGN]);
+      expect(planMachineSync(world.machineSnapshot("m"), deps(), NOW).branch).toEqual({
+        kind: "noop",
+        reason: "the CAPI twin of an earlier MAPI Machine of this name to go away",
+      });
+      dropFinalizer(world, CAPI_API_VERSION, "Machine", CAPI_NS, FOREIGN);
+      expect(capiOf(world)).toBeUndefined();
+      // The old twin gone, the new Machine gets its own.
+      expect(machineStep(world)).toContain("create ");
+      expect(capiOf(world)).toMatchObject({ metadata: { name: "m" } });
+      expect(capiOf(world)?.metadata?.deletionTimestamp).toBeUndefined();
+      expect(mapiOf(world)?.metadata?.deletionTimestamp).toBeUndefined();
+    },
+  );
+
+  it("a CAPI twin deleted after the MAPI Machine was created is still propagated (the same second included)", () => {
+    for (const created of ["2026-11-30T09:58:00Z", DELETED_AT]) {
+      const mapi = mapiMachine("m", {
+        meta: { creationTimestamp: created, finalizers: [FINALIZERS.mapiMachine, FINALIZERS.sync] },
+      });
+      const twin = deleting(
+        capiMachine("m", { meta: { finalizers: [FINALIZERS.sync, FINALIZERS.capiMachine] } }),
+      );
+      const world = new World([infrastructure(), capiCluster(), mapi, twin]);
+      expect(machineStep(world)).toEqual(["delete Machine@mapi"]);
+    }
+  });
+
+  it("MachineAPI: a new MAPI MachineSet is never deleted for its name's old CAPI set, deleting since before it existed", () => {
+    const mapi = mapiMachineSet("workers", {
+      meta: { creationTimestamp: CREATED_AFTER_DELETE, finalizers: [FINALIZERS.sync] },
+    });
+    const oldSet = deleting(capiMachineSet("workers", { meta: { finalizers: [FOREIGN] } }));
+    const world = new World([infrastructure(), capiCluster(), mapi, oldSet]);
+    for (let i = 0; i < 3; i++) expect(setStep(world).filter((w) => w.includes("@mapi"))).toEqual([]);
+    expect(
+      world.find(MAPI_API_VERSION, "MachineSet", MAPI_NS, "workers")?.metadata?.deletionTimestamp,
+    ).toBeUndefined();
+  });
+});
