@@ -28,20 +28,26 @@ export type KubeconfigResolution =
   | { kind: "none"; reason: string };
 
 /**
- * Where a cluster command finds its cluster, as kubectl does (SPEC §9): the `kubeconfig` setting
- * (`--kubeconfig`, or its MACHINE_API_MIGRATION_ variable); else `KUBECONFIG`, a `:`-separated list whose
- * missing entries are skipped and the rest merged (a `KUBECONFIG` naming no existing file is not a reason to
- * look in the home directory — kubectl does not either); else `$HOME/.kube/config`; else, in a pod, its
- * service account. Pure: the environment and the file check are passed in.
+ * Where a cluster command finds its cluster, as kubectl does (SPEC §9): `explicit` (`--kubeconfig`; the
+ * installer passes its `kubeconfig` setting, which its MACHINE_API_MIGRATION_ variable may also give); else
+ * `KUBECONFIG`, a `:`-separated list whose missing entries are skipped and the rest merged (a `KUBECONFIG`
+ * naming no existing file is not a reason to look in the home directory — kubectl does not either); else
+ * `$HOME/.kube/config`; else, in a pod, its service account. `explicitOrigin` names `explicit` in messages
+ * (default: the setting). Pure: the environment and the file check are passed in.
  */
 export function resolveKubeconfig(input: {
   explicit: string | undefined;
+  explicitOrigin?: string;
   env: Readonly<Record<string, string | undefined>>;
   exists: (path: string) => boolean;
 }): KubeconfigResolution {
   const { explicit, env, exists } = input;
   if (explicit)
-    return { kind: "files", paths: [explicit], origin: `setting kubeconfig (--kubeconfig ${explicit})` };
+    return {
+      kind: "files",
+      paths: [explicit],
+      origin: input.explicitOrigin ?? `setting kubeconfig (--kubeconfig ${explicit})`,
+    };
   const listed = (env.KUBECONFIG ?? "").split(delimiter).filter((p) => p.length > 0);
   const inPod = Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
   if (listed.length > 0) {

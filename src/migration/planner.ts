@@ -6,11 +6,18 @@
  * not seen. Per-kind differences come from the table in ./kinds.ts; the checks from ./preconditions.ts.
  */
 import type { StableAuthority } from "../kube/kinds.js";
-import { ANNOTATIONS, CONDITIONS } from "../kube/kinds.js";
+import { ANNOTATIONS, CONDITIONS, PAUSED_BY_VALUE } from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
 import { annotationsOf, conditionsOf, isDeleting, setCondition } from "../kube/object.js";
 import { opposite, specAuthority, statusAuthorityReading, synchronizedAPI } from "../protocol/authority.js";
-import { encodePausedFalseAt, hasPauseMarker, isPaused, reportsPaused } from "../protocol/pause.js";
+import {
+  encodePausedFalseAt,
+  hasPauseMarker,
+  isForeignUnderMachineAPI,
+  isPaused,
+  needsAttention,
+  reportsPaused,
+} from "../protocol/pause.js";
 import { SYNCHRONIZED_REASONS } from "../protocol/synchronized.js";
 import type { HandoverKindDetails } from "./kinds.js";
 import { HANDOVER_KINDS } from "./kinds.js";
@@ -116,17 +123,47 @@ const unpausedTwinWait = (s: HandoverSnapshot, roles: readonly Role[]): Step => 
   ),
 });
 
+/** The value the sync writes in the needs-attention annotation of a §4.2 twin (src/sync/plan-draft.ts). */
+const NEEDS_ATTENTION_VALUE = "UnpausedTwinDetected";
+
+/**
+ * `uninstall-prepare` (SPEC §9) with a §4.2 twin under MachineAPI: the sync that would pause and flag it is
+ * about to be removed, so the planner does what the sync does (src/sync/plan-draft.ts `planUnpausedTwin`) —
+ * each present pause target is paused with the marker and marked needs-attention, the unpaused ones first (they
+ * are the ones acting) — and never deletes or replaces it. Undefined when no target is foreign (unpaused or
+ * already marked) or each is paused and marked (decision 181).
+ */
+const uninstallTwinPause = (s: HandoverSnapshot): Step | undefined => {
+  const targets = HANDOVER_KINDS[s.kind].pauseTargets;
+  if (!targets.some((role) => isForeignUnderMachineAPI(objectOf(s, role)))) return undefined;
+  const flag = (role: Role, stopping: boolean): Step | undefined => {
+    const object = objectOf(s, role);
+    if (!object || isPaused(object) === stopping) return undefined;
+    const add: Record<string, string> = {};
+    if (!isPaused(object)) add[ANNOTATIONS.paused] = "";
+    if (!isPaused(object) && !hasPauseMarker(object)) add[ANNOTATIONS.pausedBy] = PAUSED_BY_VALUE;
+    if (!needsAttention(object)) add[ANNOTATIONS.needsAttention] = NEEDS_ATTENTION_VALUE;
+    return Object.keys(add).length === 0
+      ? undefined
+      : { kind: "pause", target: refOf(role, object), addAnnotations: add };
+  };
+  return firstStep(targets, (role) => flag(role, true)) ?? firstStep(targets, (role) => flag(role, false));
+};
+
 /**
  * Step 3's repairs under a stable status: `synchronizedAPI`, then the pause state that matches authority.
  * They run before step 4 too (spec ≠ status): a completed step 11 is finished before a new handover starts.
  * Under MachineAPI the planner adopts an existing pause (adds the marker); it leaves an unpaused twin to the
- * sync controllers (see `unpausedUnderMachineAPI`), and touches no pause while one is there. Under ClusterAPI
- * a deleting CAPI MachineSet is released, never unpaused (§4.6; `liftPauseStep`).
+ * sync controllers (see `unpausedUnderMachineAPI`), and touches no pause while one is there — except for
+ * `uninstall-prepare` (`resolveOpenHandovers`), where no sync will run again and the planner pauses and flags
+ * that twin itself (`uninstallTwinPause`). Under ClusterAPI a deleting CAPI MachineSet is released, never
+ * unpaused (§4.6; `liftPauseStep`).
  */
 const stableRepair = (
   s: HandoverSnapshot,
   mapi: KubeObject,
   authority: StableAuthority,
+  options: PlanOptions,
 ): Step | undefined => {
   if (synchronizedAPI(mapi) !== authority)
     return {
@@ -134,6 +171,10 @@ const stableRepair = (
       target: refOf("mapi", mapi),
       statusPatch: { synchronizedAPI: authority },
     };
+  if (authority === "MachineAPI" && options.resolveOpenHandovers) {
+    const flagged = uninstallTwinPause(s);
+    if (flagged) return flagged;
+  }
   if (authority === "MachineAPI" && unpausedUnderMachineAPI(s).length > 0) return undefined;
   const details = HANDOVER_KINDS[s.kind];
   return firstStep(details.pauseTargets, (role) =>
@@ -451,7 +492,7 @@ export const planHandover = (s: HandoverSnapshot, now: Date, options: PlanOption
     case "MachineAPI":
     case "ClusterAPI":
       return (
-        stableRepair(s, mapi, status) ??
+        stableRepair(s, mapi, status, options) ??
         (spec === status || options.resolveOpenHandovers
           ? { kind: "done", why: "steady" }
           : planStart(s, mapi, status, spec, now))

@@ -36,7 +36,8 @@ Exit status: 0 everything selected is at the target, 1 something is blocked, fai
 2 bad usage or a cluster that cannot be reached.
 
   --to ClusterAPI|MachineAPI  the authority to move to (required)
-  -l, --selector SEL          only MAPI objects whose labels match (kubectl syntax: a=b,c!=d,e in (x,y))
+  -l, --selector SEL          only MAPI objects whose labels match (kubectl syntax: a=b,c!=d,e in (x,y));
+                              an empty SEL is refused (leave -l out to move everything)
   --machinesets-only          move the MachineSets only, not their Machines nor standalone Machines
   --max-in-flight N           open handovers at a time, 1-100 (default 5)
   --dry-run                   print the plan and change nothing (exit 1 if something is blocked)
@@ -45,7 +46,8 @@ Exit status: 0 everything selected is at the target, 1 something is blocked, fai
   --kubeconfig FILE           kubeconfig (else KUBECONFIG, else ~/.kube/config, else the pod's service account)
   --context NAME              kubeconfig context (default: its current-context)
   -h, --help                  this help
-Every setting of \`config-reference\` is accepted too (e.g. --mapi-namespace, --lease-name).`;
+Every setting of \`config-reference\` is accepted too (e.g. --mapi-namespace, --lease-name), as a flag or
+its MACHINE_API_MIGRATION_ variable — except MACHINE_API_MIGRATION_KUBECONFIG, which is serve's alone.`;
 
 const MIGRATE_FLAGS: CommandFlags = {
   to: { type: "string" },
@@ -67,6 +69,17 @@ export const parseDuration = (text: string): number | undefined => {
   if (!m) return undefined;
   const ms = Number(m[1]) * { s: 1_000, m: 60_000, h: 3_600_000 }[(m[2] ?? "s") as "s" | "m" | "h"];
   return ms > 0 ? ms : undefined;
+};
+
+/** How the last selector flag was typed (`-l` or `--selector`), for its refusal; flags end at `--`. */
+const selectorFlagAsTyped = (args: readonly string[]): string => {
+  let typed = "--selector";
+  for (const a of args) {
+    if (a === "--") break;
+    if (a === "--selector" || a.startsWith("--selector=")) typed = "--selector";
+    else if (a.startsWith("-l")) typed = "-l";
+  }
+  return typed;
 };
 
 const AUTHORITIES: Record<string, StableAuthority> = { clusterapi: "ClusterAPI", machineapi: "MachineAPI" };
@@ -131,6 +144,10 @@ export async function runMigrate(
   if (timeoutMs > MAX_TIMEOUT_MS)
     return usage(`--timeout must be at most 24h, not ${JSON.stringify(timeoutText)}`);
   const selector = str("selector");
+  // kubectl reads an empty selector as "everything"; for a command that moves machines, `-l "$POOL"` with POOL
+  // unset must not move the whole fleet (decision 186): an empty value is a missing one.
+  if (selector !== undefined && selector.trim() === "")
+    return usage(`flag ${selectorFlagAsTyped(args)} needs a value`);
   if (selector !== undefined) {
     const parsed = parseLabelSelector(selector);
     if (typeof parsed === "string") return usage(`--selector ${JSON.stringify(selector)}: ${parsed}`);
@@ -160,7 +177,7 @@ export async function runMigrate(
         };
   } catch (e) {
     io.stderr.write(
-      `machine-api-migration migrate: cannot read the cluster at ${server} (setting kubeconfig / --context): ${errorText(e)}\n`,
+      `machine-api-migration migrate: cannot read the cluster at ${server} (${connected.source}): ${errorText(e)}\n`,
     );
     return 2;
   }
@@ -178,7 +195,7 @@ export async function runMigrate(
       await cache.waitForSync(SYNC_TIMEOUT_MS, refusesAccess);
     } catch (e) {
       io.stderr.write(
-        `machine-api-migration migrate: cannot watch the cluster at ${server}: ${errorText(e)}\n`,
+        `machine-api-migration migrate: cannot watch the cluster at ${server} (${connected.source}): ${errorText(e)}\n`,
       );
       return 2;
     }

@@ -310,6 +310,11 @@ export type HandoverOutcome =
       outcome: "failed";
       reason: "MigrationBlocked" | "SynchronizedFalse" | "Stuck" | "Cancelled" | "Gone";
       message: string;
+      /**
+       * status.authoritativeAPI reached the target: the handover is over, and what failed is the new side's
+       * sync (or step 11) — nothing is left open, and a cancel would start a handover back (decision 184).
+       */
+      completed?: true;
     };
 
 /**
@@ -317,7 +322,10 @@ export type HandoverOutcome =
  * for it, `Synchronized` is True again (step 10 set it Unknown, so a True is the new side's first sync), and,
  * toward ClusterAPI, the CAPI twin no longer carries the product's pause (step 11). It has failed when the
  * controller reported `MigrationBlocked`, `Synchronized=False` persisted for the grace period, spec was set
- * back (a cancel, once the watch had shown the flip) or the object went away; it is stuck once `timeoutMs` passed since `since`.
+ * back (a cancel, once the watch had shown the flip) or the object went away; it is stuck once `timeoutMs`
+ * passed since `since`. Once status is the target the handover itself is over (step 10): a persisting
+ * `Synchronized=False` or a timeout then fails it `completed` — a sync problem, never an open handover — and
+ * an earlier `MigrationBlocked` no longer counts (decision 184).
  */
 export function judgeHandover(
   mapi: KubeObject | undefined,
@@ -348,17 +356,39 @@ export function judgeHandover(
   const twinReleased =
     watch.target !== "ClusterAPI" || !capiTwin || !(isPaused(capiTwin) && hasPauseMarker(capiTwin));
   if (status === watch.target && synced?.status === "True" && twinReleased) return { outcome: "complete" };
-  if (watch.blockedEvent)
-    return { outcome: "failed", reason: "MigrationBlocked", message: watch.blockedEvent };
-  if (
+  const syncFalsePersisted =
     synced?.status === "False" &&
     watch.synchronizedFalseSince !== undefined &&
-    now - watch.synchronizedFalseSince >= Math.min(SYNCHRONIZED_FALSE_GRACE_MS, timeoutMs)
-  )
+    now - watch.synchronizedFalseSince >= Math.min(SYNCHRONIZED_FALSE_GRACE_MS, timeoutMs);
+  if (status === watch.target) {
+    const completed = `the handover completed (status.authoritativeAPI is ${status})`;
+    if (syncFalsePersisted)
+      return {
+        outcome: "failed",
+        reason: "SynchronizedFalse",
+        completed: true,
+        message: `${completed}, but Synchronized is False (${synced?.reason ?? ""}: ${synced?.message ?? ""}): a sync problem, not an open handover`,
+      };
+    if (now - watch.since >= timeoutMs)
+      return {
+        outcome: "failed",
+        reason: "Stuck",
+        completed: true,
+        message: `${completed}, but after ${Math.round(timeoutMs / 1000)} s ${
+          synced?.status === "True"
+            ? "the CAPI twin still carries the product's pause (step 11 has not run)"
+            : `Synchronized is ${synced?.status ?? "unset"}${synced?.reason ? ` (${synced.reason})` : ""}: the new side's first sync has not run`
+        }`,
+      };
+    return { outcome: "running", step: "completing" };
+  }
+  if (watch.blockedEvent)
+    return { outcome: "failed", reason: "MigrationBlocked", message: watch.blockedEvent };
+  if (syncFalsePersisted)
     return {
       outcome: "failed",
       reason: "SynchronizedFalse",
-      message: `Synchronized is False (${synced.reason ?? ""}: ${synced.message ?? ""})`,
+      message: `Synchronized is False (${synced?.reason ?? ""}: ${synced?.message ?? ""})`,
     };
   if (now - watch.since >= timeoutMs)
     return {
@@ -371,9 +401,7 @@ export function judgeHandover(
     step:
       status === "Migrating"
         ? `Migrating (${synced?.reason ?? "Synchronized unset"})`
-        : status === watch.target
-          ? "completing"
-          : "waiting for the controller to start it",
+        : "waiting for the controller to start it",
   };
 }
 

@@ -23,6 +23,8 @@ const eventLine = (e: MigrateEvent, ns: string, target: StableAuthority): string
       return `refused ${describe(e.kind, e.name, ns)}: ${e.message}`;
     case "failed":
       return `failed ${describe(e.kind, e.name, ns)}: ${e.reason}: ${e.message}`;
+    case "gone":
+      return `gone ${describe(e.kind, e.name, ns)}: ${e.message}; going on with the others`;
     case "interrupted":
       return e.message;
     default: {

@@ -7,7 +7,7 @@ import { appendAll } from "../lists.js";
 import type { HandoverKind } from "../migration/snapshot.js";
 import type { EventReason } from "../migration/steps.js";
 import type { ConvertibilityCheck, ObjectStore } from "../policies/types.js";
-import { specAuthority } from "../protocol/authority.js";
+import { specAuthority, statusAuthorityReading } from "../protocol/authority.js";
 import type { Support } from "../supported.js";
 import {
   eventTimeMs,
@@ -35,6 +35,8 @@ export type MigrateEvent =
   | { event: "completed"; kind: HandoverKind; name: string; seconds: number }
   | { event: "refused"; kind: HandoverKind; name: string; message: string }
   | { event: "failed"; kind: HandoverKind; name: string; reason: string; message: string }
+  /** A tracked object deleted during the run: reported, and the run goes on (SPEC §12; decision 185). */
+  | { event: "gone"; kind: HandoverKind; name: string; message: string }
   | { event: "interrupted"; message: string };
 
 export interface Progress {
@@ -328,10 +330,19 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
         });
         continue;
       }
+      // SPEC §12's stop conditions do not list a deletion: the object is reported gone and the run goes on
+      // (decision 185). The controllers end a handover hit by a delete (§3.5).
+      if (outcome.reason === "Gone") {
+        reporter.event({ event: "gone", kind: t.kind, name: t.name, message: outcome.message });
+        continue;
+      }
       result.failures++;
       stopping = true;
-      if (outcome.reason !== "Gone" && outcome.reason !== "Cancelled")
-        leftOpen.push({ kind: t.kind, name: t.name });
+      // At its target the object has moved: what failed is its sync, and nothing is left open (decision 184).
+      if (outcome.completed) {
+        result.moved++;
+        counts.done++;
+      } else if (outcome.reason !== "Cancelled") leftOpen.push({ kind: t.kind, name: t.name });
       let message = outcome.message;
       if (outcome.reason === "Stuck") {
         replanned ??= plan();
@@ -399,7 +410,10 @@ export async function migrate(options: MigrateOptions, deps: MigrateDeps): Promi
       dirty = false;
       await judge();
       if (abandoned) {
-        for (const t of tracked.values()) leftOpen.push({ kind: t.kind, name: t.name });
+        // One whose status already is the target has nothing left to cancel (decision 184).
+        for (const t of tracked.values())
+          if (statusAuthorityReading(store.get(mapiType(t.kind), ns, t.name)) !== options.target)
+            leftOpen.push({ kind: t.kind, name: t.name });
         tracked.clear();
         break;
       }

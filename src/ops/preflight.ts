@@ -342,7 +342,8 @@ Exit status: 0 everything could migrate, 1 something is blocked, 2 bad usage or 
   --kubeconfig FILE           kubeconfig (else KUBECONFIG, else ~/.kube/config, else the pod's service account)
   --context NAME              kubeconfig context (default: its current-context)
   -h, --help                  this help
-Every setting of \`config-reference\` is accepted too (e.g. --mapi-namespace, --capi-namespace).`;
+Every setting of \`config-reference\` is accepted too (e.g. --mapi-namespace, --capi-namespace), as a flag or
+its MACHINE_API_MIGRATION_ variable — except MACHINE_API_MIGRATION_KUBECONFIG, which is serve's alone.`;
 
 const PREFLIGHT_FLAGS: CommandFlags = { output: { type: "string", short: "o" } };
 
@@ -381,7 +382,10 @@ export async function runPreflight(
     ]);
     report = preflightReport({ store, namespaces, support });
   } catch (e) {
-    io.stderr.write(`machine-api-migration preflight: cannot read the cluster: ${errorText(e)}\n`);
+    const server = connection.kubeConfig.getCurrentCluster()?.server ?? "(no server)";
+    io.stderr.write(
+      `machine-api-migration preflight: cannot read the cluster at ${server} (${connected.source}): ${errorText(e)}\n`,
+    );
     return 2;
   }
   io.stdout.write(output === "json" ? renderJson(report) : renderTable(report));

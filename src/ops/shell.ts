@@ -37,16 +37,24 @@ export type Connected =
       connection: KubeConnection;
       /** `clock` moved to the cluster's time by the first answer's Date header (cluster-clock.ts). */
       clusterClock: ClusterClock;
+      /** Where the cluster was found, for messages: `--kubeconfig F`, `KUBECONFIG (…)`, `~/.kube/config`'s path. */
+      source: string;
     }
   | { ok: false; error: string };
 
 /** `--context`: every cluster command takes it, as kubectl does. */
 const CONTEXT_FLAG: CommandFlags = { context: { type: "string" } };
 
+/** `serve`'s kubeconfig variable, which the admin commands do not read (decision 183). */
+const SERVE_KUBECONFIG_VARIABLE = "MACHINE_API_MIGRATION_KUBECONFIG";
+
 /**
  * Settings, the command's own flags and a connection for a command that acts on a cluster. The cluster is
- * found as kubectl finds it (src/kube/config.ts `resolveKubeconfig`); with none, there is nothing to
- * inspect, which is a usage error here (local mode is `serve`'s alone).
+ * found exactly as kubectl finds it (SPEC §9; src/kube/config.ts `resolveKubeconfig`): `--kubeconfig`, else
+ * `KUBECONFIG`, else `~/.kube/config`, else the pod's service account. `serve`'s own variable for the
+ * `kubeconfig` setting is not read: left exported in a shell for a local `serve`, it would silently point
+ * an admin command at another cluster than `kubectl` talks to (decision 183). With no cluster there is
+ * nothing to inspect, which is a usage error here (local mode is `serve`'s alone).
  */
 export function connectFromSettings(
   command: string,
@@ -56,24 +64,39 @@ export function connectFromSettings(
   exists: (path: string) => boolean = existsSync,
   clock: Clock = systemClock,
 ): Connected {
-  const parsed = parseCommandLine(args, env, { ...own, ...CONTEXT_FLAG });
+  // Only the flag gives the `kubeconfig` setting here: its variable is serve's.
+  const settingsEnv = { ...env, [SERVE_KUBECONFIG_VARIABLE]: undefined };
+  const parsed = parseCommandLine(args, settingsEnv, { ...own, ...CONTEXT_FLAG });
   if (!parsed.ok) return { ok: false, error: parsed.error };
   if (parsed.rest.length > 0)
     return { ok: false, error: `unexpected argument ${JSON.stringify(parsed.rest[0])}` };
   const { config, flags } = parsed;
-  const found = resolveKubeconfig({ explicit: config.kubeconfig, env, exists });
-  if (found.kind === "none")
+  const found = resolveKubeconfig({
+    explicit: config.kubeconfig,
+    explicitOrigin: `--kubeconfig ${config.kubeconfig}`,
+    env: settingsEnv,
+    exists,
+  });
+  if (found.kind === "none") {
+    const ignored = env[SERVE_KUBECONFIG_VARIABLE]
+      ? `; ${SERVE_KUBECONFIG_VARIABLE} is serve's setting, which the admin commands do not read`
+      : "";
     return {
       ok: false,
-      error: `${command} acts on a cluster: set kubeconfig (--kubeconfig FILE, KUBECONFIG or ~/.kube/config) or run it in a pod (${found.reason})`,
+      error: `${command} acts on a cluster: set kubeconfig (--kubeconfig FILE, KUBECONFIG or ~/.kube/config) or run it in a pod (${found.reason}${ignored})`,
     };
+  }
   const context = typeof flags.context === "string" ? flags.context : undefined;
   if (found.kind === "in-cluster" && context)
     return { ok: false, error: "--context needs a kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config)" };
+  const source =
+    found.kind === "in-cluster"
+      ? "the pod's service account"
+      : `${found.origin}${context ? `, --context ${context}` : ""}`;
   try {
     const cluster = clusterClock(clock);
     const connection = connect(sourceOf(found, context), { onResponse: cluster.observe });
-    return { ok: true, config, flags, connection, clusterClock: cluster };
+    return { ok: true, config, flags, connection, clusterClock: cluster, source };
   } catch (e) {
     if (e instanceof KubeConfigError) return { ok: false, error: e.message };
     throw e;

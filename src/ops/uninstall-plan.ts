@@ -9,14 +9,18 @@ import type { ResourceType } from "../kube/kinds.js";
 import { CAPI_GROUP, FINALIZERS, KINDS, MAPI_GROUP } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { finalizersOf, getPath, isDeleting, isRecord, nameOf, timeMs } from "../kube/object.js";
+import { HANDOVER_KINDS } from "../migration/kinds.js";
+import { describeObject } from "../migration/preconditions.js";
+import { readHandoverSnapshot } from "../migration/read-snapshot.js";
 import type { HandoverKind, ObjectRef, Role } from "../migration/snapshot.js";
-import { refOf } from "../migration/snapshot.js";
+import { objectOf, refOf } from "../migration/snapshot.js";
 import type { Step } from "../migration/steps.js";
 import type { PatchRequest } from "../migration/write.js";
 import { PLATFORMS } from "../platforms/registry.js";
 import { capiResource, mapiResource } from "../policies/subject.js";
 import type { ObjectStore } from "../policies/types.js";
 import { statusAuthorityReading } from "../protocol/authority.js";
+import { needsAttention } from "../protocol/pause.js";
 import type { Namespaces } from "./shell.js";
 
 /** The three webhook configurations of SPEC §2.2, removed first so the command's own writes pass. */
@@ -179,6 +183,28 @@ export function halfDeletedTwins(store: ObjectStore, ns: Namespaces): string[] {
         `${isDeleting(mapi) ? `MAPI ${kind} ${ns.mapiNamespace}` : `CAPI ${kind} ${ns.capiNamespace}`}/${name} is being deleted but its twin ${otherApi} ${kind} ${namespace}/${nameOf(other)} is not (the sync would have deleted it): oc delete ${resource}/${name} -n ${namespace}`,
       );
     }
+  }
+  return out;
+}
+
+/**
+ * One note per MachineAPI object whose CAPI twin is marked needs-attention (SPEC §4.2: found unpaused while
+ * MachineAPI was authoritative, paused and flagged by the sync or by this command): it stays paused, and a
+ * person decides which copy owns the instance — with the product gone, nothing else will (decision 181).
+ */
+export function needsAttentionNotes(store: ObjectStore, ns: Namespaces): string[] {
+  const out: string[] = [];
+  for (const { kind, name } of mapiObjects(store, ns)) {
+    const s = readHandoverSnapshot(store, kind, name, ns);
+    if (!s.mapi || statusAuthorityReading(s.mapi) !== "MachineAPI") continue;
+    const flagged = HANDOVER_KINDS[kind].pauseTargets
+      .map((role) => ({ role, object: objectOf(s, role) }))
+      .filter(({ object }) => needsAttention(object));
+    const first = flagged[0];
+    if (!first) continue;
+    out.push(
+      `note: ${describeObject(kind, first.role, first.object)} is marked needs-attention: it was found unpaused while ${describeObject(kind, "mapi", s.mapi)} is MachineAPI-authoritative; it stays paused. Decide which copy owns the instance (docs/operations.md, "A twin marked needs-attention").`,
+    );
   }
   return out;
 }

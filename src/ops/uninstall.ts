@@ -1,14 +1,15 @@
 /**
  * `cli uninstall-prepare` (SPEC §9): makes the cluster safe to remove the product from, in this order —
- * (1) refuse while the product's controllers hold their Lease; (2) delete the three webhook configurations,
- * so the command's own writes are not refused (the product's pods are gone by then, and a Fail webhook
- * without a server refuses every edit); (3) refuse while any handover is open unless `--resolve-migrations`,
- * which ends each one with the planner itself (cancel per §3.3, or complete per §3.5 where step 9 has
- * begun); (4) make every pause state match authority (the planner's step 3 repair); (5) remove the sync
- * finalizer from every MAPI and CAPI machine object and InfraMachine. Without `--yes` it is a dry run: it
- * reads the cluster, applies every request to an in-memory copy instead of sending it, prints what it would
- * do and changes nothing. Every write is guarded (resourceVersion or a JSON Patch `test`); a 409 re-reads
- * and re-plans. The pure parts are in ./uninstall-plan.ts.
+ * (1) refuse while the product's controllers hold their Lease or its Deployment asks for replicas;
+ * (2) delete the three webhook configurations, so the command's own writes are not refused (the product's
+ * pods are gone by then, and a Fail webhook without a server refuses every edit); (3) refuse while any
+ * handover is open unless `--resolve-migrations`, which ends each one with the planner itself (cancel per
+ * §3.3, or complete per §3.5 where step 9 has begun); (4) make every pause state match authority (the
+ * planner's step 3 repair, which here also pauses and flags a §4.2 twin, as the sync would); (5) remove the
+ * sync finalizer from every MAPI and CAPI machine object and InfraMachine. Without `--yes` it is a dry run:
+ * it reads the cluster, applies every request to an in-memory copy instead of sending it, prints what it
+ * would do and changes nothing. Every write is guarded (resourceVersion or a JSON Patch `test`); a 409
+ * re-reads and re-plans. The pure parts are in ./uninstall-plan.ts.
  */
 import { existsSync } from "node:fs";
 import pino from "pino";
@@ -43,6 +44,7 @@ import {
   leaseState,
   mapiObjects,
   NO_LEASE,
+  needsAttentionNotes,
   openHandovers,
   syncFinalizerStep,
   syncFinalizerSteps,
@@ -144,20 +146,23 @@ export async function uninstallPrepare(
   }
   // No Lease at all is what a stopped product that never ran leaves — and what a mistyped --capi-namespace or
   // --lease-name finds while the product runs: told apart by the namespace and the product's Deployment.
-  if (lease.why === NO_LEASE) {
-    if (!(await getOrAbsent(client, KINDS.namespace, "", settings.capiNamespace)))
-      return refuse([
-        `refusing: namespace ${settings.capiNamespace} does not exist, so neither does Lease ${leaseName}: is --capi-namespace right?`,
-      ]);
-    const running = await getOrAbsent(client, KINDS.deployment, settings.capiNamespace, deployment);
-    const replicas = running ? (getPath(running, ["spec", "replicas"]) ?? 1) : 0;
-    if (replicas !== 0)
-      return refuse([
-        `refusing: there is no Lease ${leaseName}, but Deployment ${settings.capiNamespace}/${deployment} asks for ${replicas} replicas, whose controllers take a Lease: is --lease-name right?`,
-        `Scale the product to zero first, then run this again:`,
-        scaleToZero,
-      ]);
-  }
+  if (lease.why === NO_LEASE && !(await getOrAbsent(client, KINDS.namespace, "", settings.capiNamespace)))
+    return refuse([
+      `refusing: namespace ${settings.capiNamespace} does not exist, so neither does Lease ${leaseName}: is --capi-namespace right?`,
+    ]);
+  // A released or expired Lease is what a leader between terms leaves too (a rolling restart, a pod starting):
+  // while the Deployment asks for replicas, its controllers take the Lease again and undo what this writes
+  // (decision 182). A Deployment scaled to zero (or absent) is the only proof the product is stopped.
+  const running = await getOrAbsent(client, KINDS.deployment, settings.capiNamespace, deployment);
+  const replicas = running ? (getPath(running, ["spec", "replicas"]) ?? 1) : 0;
+  if (replicas !== 0)
+    return refuse([
+      lease.why === NO_LEASE
+        ? `refusing: there is no Lease ${leaseName}, but Deployment ${settings.capiNamespace}/${deployment} asks for ${replicas} replicas, whose controllers take a Lease: is --lease-name right?`
+        : `refusing: Deployment ${settings.capiNamespace}/${deployment} asks for ${replicas} replicas, whose controllers would take Lease ${leaseName} again (it is ${lease.why}).`,
+      `Scale the product to zero first, then run this again:`,
+      scaleToZero,
+    ]);
   deps.print(`Lease ${leaseName}: not held (${lease.why})`);
   // A MAPI namespace that does not exist lists no MAPI object: no open handover and no half-deleted twin would
   // be seen, and the CAPI side's sync finalizers would be removed regardless (decision 170).
@@ -341,6 +346,7 @@ export async function uninstallPrepare(
       "Run this again.",
     ]);
 
+  for (const note of needsAttentionNotes(store, ns)) deps.print(note);
   const summary = `removed ${outcome.webhooksRemoved} webhook configuration(s), resolved ${outcome.handoversResolved} handover(s), made ${outcome.repairs} pause/status repair(s), removed ${outcome.finalizersRemoved} sync finalizer(s)`;
   if (dry) {
     deps.print(`dry run: would have ${summary}. Nothing was changed; run again with --yes to do it.`);
@@ -368,7 +374,8 @@ Exit status: 0 done (dry run: would be done), 1 refused or left work for a perso
   --kubeconfig FILE           kubeconfig (else KUBECONFIG, else ~/.kube/config, else the pod's service account)
   --context NAME              kubeconfig context (default: its current-context)
   -h, --help                  this help
-Every setting of \`config-reference\` is accepted too (e.g. --lease-name, --mapi-namespace).`;
+Every setting of \`config-reference\` is accepted too (e.g. --lease-name, --mapi-namespace), as a flag or
+its MACHINE_API_MIGRATION_ variable — except MACHINE_API_MIGRATION_KUBECONFIG, which is serve's alone.`;
 
 const UNINSTALL_FLAGS: CommandFlags = {
   "resolve-migrations": { type: "boolean" },
@@ -423,7 +430,10 @@ export async function runUninstallPrepare(
     if (skew) io.stdout.write(`${skew}\n`);
     return outcome.code;
   } catch (e) {
-    io.stderr.write(`machine-api-migration uninstall-prepare: ${errorText(e)}\n`);
+    const server = connection.kubeConfig.getCurrentCluster()?.server ?? "(no server)";
+    io.stderr.write(
+      `machine-api-migration uninstall-prepare: the cluster at ${server} (${connected.source}): ${errorText(e)}\n`,
+    );
     return 2;
   }
 }

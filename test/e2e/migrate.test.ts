@@ -281,7 +281,7 @@ describe("cli migrate (local mode, --seed demo)", () => {
     const unreachable = await runCli(["migrate", "--kubeconfig", dead, "--to", "ClusterAPI"]);
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr).toContain(
-      "machine-api-migration migrate: cannot read the cluster at https://127.0.0.1:1 (setting kubeconfig / --context):",
+      `machine-api-migration migrate: cannot read the cluster at https://127.0.0.1:1 (--kubeconfig ${dead}):`,
     );
     const help = await runCli(["migrate", "-h"]);
     expect(help.code).toBe(0);

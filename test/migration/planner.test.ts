@@ -186,6 +186,65 @@ describe("step 3: steady state", () => {
   });
 });
 
+describe("SPEC §9 uninstall-prepare sets each pause state to match authority (resolveOpenHandovers)", () => {
+  const UNINSTALL = { resolveOpenHandovers: true };
+  const uninstallPlan = (s: HandoverSnapshot): Step => planHandover(s, NOW, UNINSTALL);
+  const SYNC_PAUSE = {
+    [ANNOTATIONS.paused]: "",
+    [ANNOTATIONS.pausedBy]: PAUSED_BY_VALUE,
+    [ANNOTATIONS.needsAttention]: "UnpausedTwinDetected",
+  };
+  const unpause = (o: KubeObject) => {
+    o.metadata = { ...o.metadata, annotations: {} };
+  };
+
+  for (const kind of KINDS)
+    it(`${kind} MachineAPI: an unpaused CAPI twin is paused with the marker and marked needs-attention, as the sync would (§3.2 I1, §4.2)`, () => {
+      const s = edit(stableSnapshot(kind, "MachineAPI"), "capi", unpause);
+      expect(uninstallPlan(s)).toEqual({
+        kind: "pause",
+        target: expect.objectContaining({ role: "capi" }),
+        addAnnotations: SYNC_PAUSE,
+      });
+      // The controller's own plan is unchanged: the running sync owns that twin (decision 53).
+      expect(plan(s)).toEqual({ kind: "done", why: "steady" });
+    });
+
+  it("Machine MachineAPI: an unpaused InfraMachine alone is paused too, and its paused CAPI Machine marked needs-attention; then done", () => {
+    let world = worldOf(edit(stableSnapshot("Machine", "MachineAPI"), "infraMachine", unpause));
+    const steps: Step[] = [];
+    for (let step = uninstallPlan(world.s); step.kind !== "done"; step = uninstallPlan(world.s)) {
+      steps.push(step);
+      if (!isWrite(step) || steps.length > 5) throw new Error(`unexpected ${JSON.stringify(step)}`);
+      world = applyStep(world, step);
+    }
+    // The active object is stopped first; then the rest of the twin is flagged.
+    expect(steps).toEqual([
+      expect.objectContaining({
+        kind: "pause",
+        target: expect.objectContaining({ role: "infraMachine" }),
+        addAnnotations: SYNC_PAUSE,
+      }),
+      expect.objectContaining({
+        kind: "pause",
+        target: expect.objectContaining({ role: "capi" }),
+        addAnnotations: { [ANNOTATIONS.needsAttention]: "UnpausedTwinDetected" },
+      }),
+    ]);
+    for (const role of ["capi", "infraMachine"] as const) expect(isPaused(world.s[role])).toBe(true);
+  });
+
+  it("a twin the sync already paused and marked needs no step", () => {
+    const s = edit(stableSnapshot("Machine", "MachineAPI"), "capi", (o) => {
+      o.metadata = { ...o.metadata, annotations: { ...SYNC_PAUSE } };
+    });
+    const marked = edit(s, "infraMachine", (o) => {
+      o.metadata = { ...o.metadata, annotations: { ...SYNC_PAUSE } };
+    });
+    expect(uninstallPlan(marked)).toEqual({ kind: "done", why: "steady" });
+  });
+});
+
 describe("step 4: preconditions and the start", () => {
   for (const { kind, from } of BOTH) {
     const to = opposite(from);

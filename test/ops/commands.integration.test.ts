@@ -149,7 +149,12 @@ describe("preflight against the local API server", () => {
     );
     const { io, out } = captureIo();
     expect(await runPreflight(["--kubeconfig", unreachable], io, {})).toBe(2);
-    expect(out.stderr).toMatch(/^machine-api-migration preflight: cannot read the cluster: /);
+    // SPEC §9: the message names the server and where its kubeconfig came from.
+    expect(
+      out.stderr.startsWith(
+        `machine-api-migration preflight: cannot read the cluster at https://127.0.0.1:1 (--kubeconfig ${unreachable}): `,
+      ),
+    ).toBe(true);
     expect(out.stdout).toBe("");
   });
 
@@ -359,6 +364,50 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
     else expect(out.stdout).toMatch(/note: this machine's clock is (599|600|601) s ahead of the cluster's/);
   });
 
+  // Found by an audit (2026-12-08): the Deployment's replicas were read only when there was no Lease at all.
+  it.each([
+    ["released (no holder)", { holderIdentity: "", renewTime: null }],
+    ["expired", { renewTime: microTime(Date.now() - 3_600_000) }],
+  ])(
+    "SPEC §9 uninstall-prepare refuses while the product's Deployment asks for replicas, even with the Lease %s",
+    async (_name, lease) => {
+      await admin().patch(KINDS.lease, NS.capiNamespace, "machine-api-migration", {
+        type: "merge",
+        body: { spec: lease },
+      });
+      await admin().create(KINDS.deployment, {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "machine-api-migration", namespace: NS.capiNamespace },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: "p" } },
+          template: { metadata: { labels: { app: "p" } }, spec: { containers: [{ name: "p", image: "p" }] } },
+        },
+      });
+      try {
+        const { io, out } = captureIo();
+        expect(await runUninstallPrepare(args("--yes"), io, {})).toBe(1);
+        expect(out.stdout).toContain(
+          "refusing: Deployment openshift-cluster-api/machine-api-migration asks for 2 replicas, whose controllers would take Lease openshift-cluster-api/machine-api-migration",
+        );
+        expect(out.stdout).toContain(
+          "oc scale deployments.apps/machine-api-migration -n openshift-cluster-api --replicas=0",
+        );
+        for (const { type, name } of WEBHOOK_CONFIGURATIONS)
+          expect(await getOrGone(type, "", name)).toBeDefined();
+      } finally {
+        await admin().delete(KINDS.deployment, NS.capiNamespace, "machine-api-migration");
+        await admin().patch(KINDS.lease, NS.capiNamespace, "machine-api-migration", {
+          type: "merge",
+          body: {
+            spec: { holderIdentity: "machine-api-migration-7d9f-abcde", renewTime: microTime(Date.now()) },
+          },
+        });
+      }
+    },
+  );
+
   it("a Lease holder written to spoof the terminal is printed escaped, on its line (decision 155)", async () => {
     const ESC = String.fromCharCode(0x1b);
     const hostile = `mam-0${ESC}]0;owned${String.fromCharCode(7)}\rdone: nothing to do${ESC}[K`;
@@ -476,6 +525,40 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
 
     const carriers = (await everyMachineObject()).filter((o) => finalizersOf(o).includes(FINALIZERS.sync));
     expect(carriers.map((o) => `${o.kind} ${o.metadata?.name}`)).toEqual([]);
+  });
+
+  // Found by an audit (2026-12-08): the planner left an unpaused twin under MachineAPI to the sync, which is
+  // about to be removed, and the command reported done with both sides active (SPEC §3.2 I1).
+  it("SPEC §9 uninstall-prepare sets each pause state to match authority: an unpaused CAPI twin of a MachineAPI Machine is paused and marked needs-attention, as the sync would (§4.2)", async () => {
+    // A user's twin, created unpaused while the webhooks were gone (the race §4.2 describes).
+    await createTwinnedMachine(h.cluster, "worker-stray", "MachineAPI", { paused: false });
+    const dry = captureIo();
+    expect(await runUninstallPrepare(args(), dry.io, {})).toBe(0);
+    expect(dry.out.stdout).toContain(
+      "(dry run) CAPI Machine openshift-cluster-api/worker-stray: paused (cluster.x-k8s.io/paused, machine-api-migration.openshift.io/paused-by, machine-api-migration.openshift.io/needs-attention)",
+    );
+    const { io, out } = captureIo();
+    const code = await runUninstallPrepare(args("--yes"), io, {});
+    expect(out.stderr).toBe("");
+    expect(code).toBe(0);
+    expect(out.stdout).toContain(
+      "AWSMachine openshift-cluster-api/worker-stray: paused (cluster.x-k8s.io/paused, machine-api-migration.openshift.io/paused-by, machine-api-migration.openshift.io/needs-attention)",
+    );
+    for (const type of [KINDS.capiMachine, KINDS.awsMachine]) {
+      const o = await admin().get(type, NS.capiNamespace, "worker-stray");
+      expect(o.metadata?.annotations).toMatchObject({
+        [ANNOTATIONS.paused]: "",
+        [ANNOTATIONS.pausedBy]: "machine-api-migration",
+        [ANNOTATIONS.needsAttention]: "UnpausedTwinDetected",
+      });
+      expect(finalizersOf(o)).not.toContain(FINALIZERS.sync);
+    }
+    // The person is told that a person must decide which copy owns the instance.
+    expect(out.stdout).toContain(
+      'note: CAPI Machine openshift-cluster-api/worker-stray is marked needs-attention: it was found unpaused while MAPI Machine openshift-machine-api/worker-stray is MachineAPI-authoritative; it stays paused. Decide which copy owns the instance (docs/operations.md, "A twin marked needs-attention").',
+    );
+    const mapi = await admin().get(KINDS.mapiMachine, NS.mapiNamespace, "worker-stray");
+    expect(getPath(mapi, ["status", "authoritativeAPI"])).toBe("MachineAPI");
   });
 
   it("refuses to drop a delete only half propagated, until the twin is deleted too (SPEC §4.6)", async () => {

@@ -442,6 +442,14 @@ describe("judging an open handover (SPEC §12: complete, or refused/blocked/Sync
       message: "bad",
     }),
   );
+  const completedSyncFalse = edit(completed, "mapi", (o) =>
+    putCondition(o, {
+      type: CONDITIONS.synchronized,
+      status: "False",
+      reason: "FailedToConvert",
+      message: "bad",
+    }),
+  );
   const stillPaused = edit(completed, "capi", (o) => {
     o.metadata = {
       ...o.metadata,
@@ -540,6 +548,39 @@ describe("judging an open handover (SPEC §12: complete, or refused/blocked/Sync
         message:
           "not complete after 900 s (status.authoritativeAPI is Migrating, Synchronized is Unknown (AwaitingFinalSync))",
       },
+    },
+    // Found by an audit (2026-12-08): a handover at its target was judged by the open-handover rules, left
+    // "open" and given a cancel command, which would have started a handover back.
+    {
+      name: "SPEC §12 a handover whose status reached the target is done: a Synchronized=False after it is a sync problem, not an open handover",
+      s: completedSyncFalse,
+      w: { synchronizedFalseSince: T0 },
+      now: T0 + SYNCHRONIZED_FALSE_GRACE_MS,
+      want: {
+        outcome: "failed",
+        reason: "SynchronizedFalse",
+        completed: true,
+        message:
+          "the handover completed (status.authoritativeAPI is ClusterAPI), but Synchronized is False (FailedToConvert: bad): a sync problem, not an open handover",
+      },
+    },
+    {
+      name: "SPEC §12 a handover whose status reached the target is done: past --timeout with the twin still paused (step 11), it is not stuck open",
+      s: stillPaused,
+      now: T0 + TIMEOUT,
+      want: {
+        outcome: "failed",
+        reason: "Stuck",
+        completed: true,
+        message:
+          "the handover completed (status.authoritativeAPI is ClusterAPI), but after 900 s the CAPI twin still carries the product's pause (step 11 has not run)",
+      },
+    },
+    {
+      name: "SPEC §12 a handover whose status reached the target is done: a MigrationBlocked Event from before does not fail it",
+      s: completed,
+      w: { blockedEvent: "waiting for something that has since resolved" },
+      want: { outcome: "complete" },
     },
   ];
   it.each(cases)("$name", ({ s, w, now, want }) => {
@@ -706,6 +747,76 @@ describe("migrate run over a memory store (SPEC §12 shell)", () => {
       expect.objectContaining({ event: "failed", name: "w-1", reason: "Stuck" }),
     );
     expect(h.ends[0]?.join("\n")).toContain("uninstall-prepare --resolve-migrations");
+  });
+
+  it("SPEC §12 a handover whose status reached the target is done: a Synchronized=False after it stops the run as a sync problem, with no cancel command", async () => {
+    const h = harness([standalone("w-1")]);
+    const run = migrate(
+      options(),
+      h.deps(async (kind, name) => {
+        flipInStore(h.store, kind, name);
+        queueMicrotask(() => {
+          // Step 10 landed; then the sync fails on the new side.
+          const done = stableSnapshot("Machine", "ClusterAPI", "w-1");
+          h.store.put(
+            edit(done, "mapi", (o) =>
+              putCondition(o, {
+                type: CONDITIONS.synchronized,
+                status: "False",
+                reason: "FailedToConvert",
+                message: "bad",
+              }),
+            ).mapi!,
+          );
+          h.store.put(done.capi!);
+          h.changed();
+        });
+      }),
+    );
+    await flushMicrotasks(10);
+    await h.clock.advance(SYNCHRONIZED_FALSE_GRACE_MS);
+    const result = await run;
+    expect(result).toMatchObject({ code: 1, moved: 1, failures: 1 });
+    expect(h.events).toContainEqual(
+      expect.objectContaining({
+        event: "failed",
+        name: "w-1",
+        reason: "SynchronizedFalse",
+        message: expect.stringContaining("the handover completed (status.authoritativeAPI is ClusterAPI)"),
+      }),
+    );
+    const end = h.ends[0]?.join("\n") ?? "";
+    expect(end).not.toContain("left open");
+    expect(end).not.toContain("oc patch");
+    expect(end).not.toContain("uninstall-prepare --resolve-migrations");
+  });
+
+  it("SPEC §12 stop conditions: a tracked Machine deleted mid-run is reported gone and the run goes on", async () => {
+    const h = harness([standalone("w-1"), standalone("w-2")]);
+    const flips: string[] = [];
+    const run = migrate(
+      options({ maxInFlight: 1 }),
+      h.deps(async (kind, name) => {
+        flips.push(name);
+        flipInStore(h.store, kind, name);
+        queueMicrotask(() => {
+          if (name === "w-1") {
+            h.store.remove(h.store.get(KINDS.mapiMachine, MAPI_NS, "w-1")!);
+            h.changed();
+          } else h.complete(kind, name);
+        });
+      }),
+    );
+    const result = await run;
+    expect(flips).toEqual(["w-1", "w-2"]);
+    expect(result).toMatchObject({ code: 0, moved: 1, failures: 0 });
+    expect(h.events).toContainEqual({
+      event: "gone",
+      kind: "Machine",
+      name: "w-1",
+      message: "the MAPI object was deleted",
+    });
+    expect(h.ends[0]?.join("\n")).not.toContain("oc patch");
   });
 
   it("an object that only waits on the controllers (WaitingForSync) is waited for a bounded while, then flipped", async () => {

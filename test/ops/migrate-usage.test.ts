@@ -24,7 +24,7 @@ writeFileSync(
 );
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const run = async (...args: string[]) => {
+const runIn = async (env: Record<string, string>, ...args: string[]) => {
   let stderr = "";
   const io = {
     stdout: { write: () => true },
@@ -35,17 +35,14 @@ const run = async (...args: string[]) => {
       },
     },
   };
-  const code = await runMigrate(
-    ["--kubeconfig", kubeconfig, ...args],
-    io,
-    {},
-    {
-      onInterrupt: () => () => {},
-      isTTY: false,
-    },
-  );
+  const code = await runMigrate(args, io, env, {
+    onInterrupt: () => () => {},
+    isTTY: false,
+  });
   return { code, stderr };
 };
+
+const run = (...args: string[]) => runIn({}, "--kubeconfig", kubeconfig, ...args);
 
 const UNREACHABLE = "cannot read the cluster at https://127.0.0.1:1";
 
@@ -86,6 +83,24 @@ describe("migrate usage (SPEC §12: bad usage exits 2 naming the flag)", () => {
     expect(r.stderr).toContain(why);
   });
 
+  // Found by an audit (2026-12-08): an empty selector parsed as "everything", so `-l "$POOL"` with POOL unset
+  // moved the whole fleet.
+  it.each([
+    [["-l", ""], "-l"],
+    [["--selector", ""], "--selector"],
+    [["--selector="], "--selector"],
+    [["-l="], "-l"],
+    [["-l", "  "], "-l"],
+  ])(
+    "SPEC §12 bad usage exits 2: an empty selector %j is refused, never read as the whole fleet",
+    async (flags, raw) => {
+      const r = await run("--to", "ClusterAPI", ...flags);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`flag ${raw} needs a value`);
+      expect(r.stderr).not.toContain(UNREACHABLE);
+    },
+  );
+
   it.each([
     ["--max-in-flight", "100"],
     ["--timeout", "24h"],
@@ -96,4 +111,24 @@ describe("migrate usage (SPEC §12: bad usage exits 2 naming the flag)", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(UNREACHABLE);
   });
+});
+
+describe("SPEC §9 cluster commands read the kubeconfig as kubectl does", () => {
+  it.each([
+    ["--kubeconfig", {}, ["--kubeconfig", kubeconfig], `(--kubeconfig ${kubeconfig})`],
+    ["KUBECONFIG", { KUBECONFIG: kubeconfig }, [], `(KUBECONFIG (${kubeconfig}))`],
+    [
+      "KUBECONFIG, with --context",
+      { KUBECONFIG: kubeconfig, MACHINE_API_MIGRATION_KUBECONFIG: join(dir, "serve.kubeconfig") },
+      ["--context", "x"],
+      `(KUBECONFIG (${kubeconfig}), --context x)`,
+    ],
+  ] as const)(
+    "an unreachable cluster is named with where its kubeconfig came from: %s",
+    async (_name, env, flags, source) => {
+      const r = await runIn({ ...env }, ...flags, "--to", "ClusterAPI");
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`${UNREACHABLE} ${source}:`);
+    },
+  );
 });

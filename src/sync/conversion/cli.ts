@@ -84,6 +84,12 @@ export const parseConvertFlags = (argv: readonly string[]): ParsedFlags => {
   if (files.length === 0) return { kind: "error", message: "flag -f is required (a file, or - for stdin)" };
   if (files.filter((f) => f === "-").length > 1)
     return { kind: "error", message: "flag -f - (stdin) may be given once" };
+  // Stdin is read once: a second reader would find it empty (decision 187).
+  if (values.infrastructure === "-" && files.includes("-"))
+    return {
+      kind: "error",
+      message: "stdin may be given once: --infrastructure - and -f - would both read it",
+    };
   const output = values.output ?? "yaml";
   if (output !== "yaml" && output !== "json")
     return { kind: "error", message: `flag -o must be yaml or json, not ${JSON.stringify(output)}` };

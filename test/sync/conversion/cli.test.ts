@@ -66,6 +66,10 @@ describe("convert CLI: flags", () => {
     [["--to", "capi", "--bogus"], "unknown flag --bogus"],
     [["--to", "capi", "--to", "mapi"], "flag --to given twice"],
     [["--to", "capi", "--infrastructure", "i", "-f", "-", "-f", "-"], "flag -f - (stdin) may be given once"],
+    [
+      ["--to", "capi", "--infrastructure", "-", "-f", "-"],
+      "stdin may be given once: --infrastructure - and -f - would both read it",
+    ],
     [["stray"], 'unexpected argument "stray"'],
     [
       ["--to", "capi", "--infrastructure", "i", "-f", "a", "--capi-namespace", "Bad_NS!"],
@@ -113,6 +117,19 @@ describe("convert CLI: flags", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^error: flag --infrastructure is required/);
     expect(result.stderr).toContain("Usage: convert");
+    expect(result.stdout).toBe("");
+  });
+  // Found by an audit (2026-12-08): the second read of stdin found it empty, and the run said "nothing to convert".
+  it("bad usage exits 2: stdin may be given once, --infrastructure - and -f - together included", async () => {
+    const result = await run(
+      ["--to", "capi", "--infrastructure", "-", "-f", "-"],
+      {},
+      "kind: Infrastructure\n",
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /^error: stdin may be given once: --infrastructure - and -f - would both read it\n/,
+    );
     expect(result.stdout).toBe("");
   });
   it("--help prints the usage and exits 0", async () => {
