@@ -86,7 +86,7 @@ export const SETTINGS = {
     schema: z.string().min(1).optional(),
     default: undefined,
     description:
-      "Address the HTTPS admission server listens on. Unset: 127.0.0.1 in local mode, 0.0.0.0 in a cluster.",
+      "Address the HTTPS admission server listens on. Unset: 127.0.0.1 in local mode; in a cluster every address, IPv6 too (`::`, or `0.0.0.0` on a host without IPv6).",
   },
   webhookPort: {
     flag: "webhook-port",
@@ -99,7 +99,7 @@ export const SETTINGS = {
     schema: z.string().min(1).optional(),
     default: undefined,
     description:
-      "Address the HTTPS metrics server listens on. Unset: 127.0.0.1 in local mode, 0.0.0.0 in a cluster.",
+      "Address the HTTPS metrics server listens on. Unset: 127.0.0.1 in local mode; in a cluster every address, IPv6 too (`::`, or `0.0.0.0` on a host without IPv6).",
   },
   metricsPort: {
     flag: "metrics-port",
@@ -510,13 +510,15 @@ export type RunMode = "local" | "kubeconfig" | "in-cluster";
 /**
  * Where the listeners bind (SPEC §2.1): as configured, else loopback in local mode — its webhook serves the
  * simulated instance ledger and a person's laptop is no cluster network — and every address in a cluster,
- * where the API server and Prometheus reach the pod on its IP.
+ * where the API server, the kubelet's probes and Prometheus reach the pod on its IP. Undefined means every
+ * address as Node listens with no host: `::` (IPv4 too) where the host has IPv6, so an IPv6-primary cluster
+ * reaches the pod, else `0.0.0.0` (server/serve.ts `unspecifiedAddress`, decision 188).
  */
 export function listenHosts(
   config: Pick<Config, "webhookHost" | "metricsHost">,
   mode: RunMode,
-): { webhook: string; metrics: string } {
-  const fallback = mode === "local" ? "127.0.0.1" : "0.0.0.0";
+): { webhook: string | undefined; metrics: string | undefined } {
+  const fallback = mode === "local" ? "127.0.0.1" : undefined;
   return { webhook: config.webhookHost ?? fallback, metrics: config.metricsHost ?? fallback };
 }
 

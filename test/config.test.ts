@@ -147,7 +147,7 @@ describe("config", () => {
   });
 });
 
-describe("listen addresses (SPEC §2.1: loopback in local mode)", () => {
+describe("listen addresses (SPEC §2.1: loopback in local mode; every address, IPv6 too, in a cluster)", () => {
   const parsed = (args: string[]) => {
     const r = parseConfig(args, {});
     if (!r.ok) throw new Error(r.error);
@@ -155,8 +155,23 @@ describe("listen addresses (SPEC §2.1: loopback in local mode)", () => {
   };
   it.each([
     ["local mode, nothing set: loopback only", [], "local", "127.0.0.1", "127.0.0.1"],
-    ["a cluster through a kubeconfig, nothing set: every address", [], "kubeconfig", "0.0.0.0", "0.0.0.0"],
-    ["in a pod, nothing set: every address", [], "in-cluster", "0.0.0.0", "0.0.0.0"],
+    // Unset: the unspecified address, as Node picks it with no host (`::` where the host has IPv6, so an
+    // IPv6-primary cluster's probes and Service reach the pod; `0.0.0.0` where it has none): serve.ts.
+    [
+      "a cluster through a kubeconfig, nothing set: every address, as Node listens with no host",
+      [],
+      "kubeconfig",
+      undefined,
+      undefined,
+    ],
+    [
+      "in a pod, nothing set: every address, as Node listens with no host",
+      [],
+      "in-cluster",
+      undefined,
+      undefined,
+    ],
+    ["in a pod, --webhook-host :: set: as set", ["--webhook-host", "::"], "in-cluster", "::", undefined],
     [
       "local mode, --webhook-host set: as set",
       ["--webhook-host", "0.0.0.0"],
@@ -168,7 +183,7 @@ describe("listen addresses (SPEC §2.1: loopback in local mode)", () => {
       "a cluster, --metrics-host set: as set",
       ["--metrics-host", "10.0.0.5"],
       "in-cluster",
-      "0.0.0.0",
+      undefined,
       "10.0.0.5",
     ],
   ] as const)("%s", (_, args, mode, webhook, metrics) => {

@@ -1,7 +1,8 @@
 /**
- * The Fastify application kube-apiserver calls (SPEC §2.1): the three admission endpoints, health, readiness
- * and (local mode) the debug ledger. It counts its metrics but never serves them: `/metrics` is on its own
- * authorized listener (metrics-server.ts), not on the port every caller may reach. It holds no admission
+ * The Fastify application kube-apiserver calls (SPEC §2.1): the admission endpoints (one per configuration,
+ * and `-guard`'s v4 path), health, readiness and (local mode) the debug ledger. It counts its metrics but
+ * never serves them: `/metrics` is on its own authorized listener (metrics-server.ts), not on the port every
+ * caller may reach. It holds no admission
  * rule — every verdict comes from the `decide` function passed in — and nothing listens when it is built:
  * `serve.ts` adds TLS files, reload and shutdown; tests call `buildServer` with fakes and `app.inject`.
  */
@@ -137,7 +138,7 @@ const badBody = (message: string): Error => Object.assign(new Error(message), { 
 /** Where a webhook request's arrival is kept until its response closes (see `noteArrival`). */
 const TRACKED = Symbol("admission request");
 type TrackedResponse = ServerResponse & {
-  [TRACKED]?: { webhook: WebhookName; arrived: bigint } | undefined;
+  [TRACKED]?: { path: string; arrived: bigint } | undefined;
 };
 
 /**
@@ -167,7 +168,18 @@ const DEFAULT_FALLBACK: Readonly<Record<WebhookName, Fallback>> = {
   mutate: "allow",
 };
 
-const WEBHOOK_ROUTES: readonly WebhookName[] = ["validate", "validate-guard", "mutate"];
+/**
+ * The admission paths (SPEC §2.1) and the configuration whose rules decide each. `/validate-warn` is
+ * `-guard`'s path up to v4: a v4 `machine-api-migration-warn` configuration still on a cluster keeps its
+ * DELETE guards instead of getting 404s (decision 190). The product's own metrics and the decision log name
+ * the deciding webhook; controller-runtime's series name the path called.
+ */
+const ADMISSION_ROUTES: readonly { path: string; webhook: WebhookName }[] = [
+  { path: "/validate", webhook: "validate" },
+  { path: "/validate-guard", webhook: "validate-guard" },
+  { path: "/validate-warn", webhook: "validate-guard" },
+  { path: "/mutate", webhook: "mutate" },
+];
 
 /** `namespace/name` as the review names it; an object's name is read only when it is a string (a direct
  * caller may send anything there, and the line and messages built from it must not throw). */
@@ -238,7 +250,10 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
     shuttingDown: () => false,
   };
   const fallbacks = { ...DEFAULT_FALLBACK, ...options.fallback };
-  const metrics = createAdmissionMetrics(deps.registry);
+  const metrics = createAdmissionMetrics(
+    deps.registry,
+    ADMISSION_ROUTES.map((route) => route.path),
+  );
   const log = deps.logger;
 
   const app = Fastify({
@@ -288,7 +303,7 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
     if (tracked === undefined) return;
     res[TRACKED] = undefined;
     const code = answered ? res.statusCode : undefined;
-    metrics.requestFinished(tracked.webhook, code, Number(now() - tracked.arrived) / 1e9);
+    metrics.requestFinished(tracked.path, code, Number(now() - tracked.arrived) / 1e9);
   };
   // `finish`: the answer was sent; `close` alone: the connection went away first. Whichever comes first.
   const answered = function (this: TrackedResponse): void {
@@ -298,11 +313,11 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
     endTracking(this, false);
   };
   const noteArrival =
-    (webhook: WebhookName) =>
+    (path: string) =>
     (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
       const res = reply.raw as TrackedResponse;
-      res[TRACKED] = { webhook, arrived: now() };
-      metrics.requestStarted(webhook);
+      res[TRACKED] = { path, arrived: now() };
+      metrics.requestStarted(path);
       res.on("finish", answered);
       res.on("close", closed);
       // A request pipelined behind another waits for the connection without it: if the connection closes
@@ -471,12 +486,8 @@ export function buildServer(deps: ServerDeps, options: BuildOptions = {}): Webho
   };
 
   const responseSchema = { response: { 200: admissionReviewResponseJsonSchema } };
-  for (const webhook of WEBHOOK_ROUTES) {
-    app.post(
-      `/${webhook}`,
-      { schema: responseSchema, onRequest: noteArrival(webhook) },
-      admissionHandler(webhook),
-    );
+  for (const { path, webhook } of ADMISSION_ROUTES) {
+    app.post(path, { schema: responseSchema, onRequest: noteArrival(path) }, admissionHandler(webhook));
   }
 
   app.get("/healthz", (_req, reply) => {

@@ -15,7 +15,8 @@ import type { TlsSecurityProfile } from "./tls-profile.js";
 import { httpsOptionsFor, serveTls } from "./tls-reload.js";
 
 export interface MetricsServerOptions {
-  host: string;
+  /** Undefined: every address, as Node listens with no host (serve.ts `unspecifiedAddress`). */
+  host: string | undefined;
   /** 0 picks a free port (tests). */
   port: number;
   certFile: string;
@@ -30,8 +31,10 @@ export interface MetricsServerOptions {
 }
 
 export interface MetricsServer {
-  /** `https://host:port`, with a wildcard listen address replaced by loopback. */
+  /** `https://host:port`, with a wildcard listen address replaced by loopback (127.0.0.1). */
   url: string;
+  /** The address listened on: as given, else `::` or `0.0.0.0`. */
+  address: string;
   port: number;
   /** Stops accepting and the certificate watcher. Idempotent. */
   close(): Promise<void>;
@@ -90,12 +93,13 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   });
   // Without a valid pair the listener refuses handshakes until the files appear, as the webhook's does.
   await tls.reloadNow();
-  const { port, url } = await listenServing(app, tls, options.host, options.port);
-  log.info({ url }, "metrics server listening");
+  const { address, port, url } = await listenServing(app, tls, options.host, options.port);
+  log.info({ address, port, url }, "metrics server listening");
 
   let closing: Promise<void> | undefined;
   return {
     url,
+    address,
     port,
     close() {
       closing ??= (async () => {

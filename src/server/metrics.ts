@@ -5,7 +5,8 @@
  * `machine_api_migration_admission_duration_seconds{webhook}`) and controller-runtime's webhook series
  * (SPEC §7, `controller_runtime_webhook_requests_total{webhook,code}`,
  * `controller_runtime_webhook_requests_in_flight{webhook}`, `controller_runtime_webhook_latency_seconds{webhook}`,
- * `webhook` being the path as controller-runtime labels it). The hot path only bumps plain numbers; the
+ * `webhook` being the path called, as controller-runtime labels it: `/validate-warn` has series of its own though
+ * `-guard` decides it). The hot path only bumps plain numbers; the
  * Prometheus series are built when the metrics listener (./metrics-server.ts) is scraped.
  */
 import type { Registry } from "prom-client";
@@ -50,13 +51,13 @@ const kindLabelOf = (request: Pick<AdmissionRequest, "kind">): string => {
 export interface AdmissionMetrics {
   /** Counts one answered review and its duration. */
   record(webhook: WebhookName, request: AdmissionRequest, decision: Decision, seconds: number): void;
-  /** An HTTP request to a webhook's path arrived (controller-runtime's in-flight gauge). */
-  requestStarted(webhook: WebhookName): void;
+  /** An HTTP request to an admission path arrived (controller-runtime's in-flight gauge). */
+  requestStarted(path: string): void;
   /**
    * That request ended after `seconds`: answered with HTTP `code`, or (undefined) the connection closed before
    * an answer was sent, which leaves the in-flight gauge without counting a code.
    */
-  requestFinished(webhook: WebhookName, code: number | undefined, seconds: number): void;
+  requestFinished(path: string, code: number | undefined, seconds: number): void;
 }
 
 type Labels = Record<string, string>;
@@ -161,12 +162,9 @@ const scrapedHistogram = (
   reset,
 });
 
-/** One histogram series per webhook, all present from the start. */
-const perWebhook = (buckets: readonly number[], label: (w: WebhookName) => string) =>
-  new Map(WEBHOOKS.map((w) => [w, { labels: { webhook: label(w) }, series: newHistogramSeries(buckets) }]));
-
-/** controller-runtime labels a webhook by its path. */
-const pathOf = (webhook: WebhookName): string => `/${webhook}`;
+/** One histogram series per key (a webhook or a path), all present from the start. */
+const perWebhook = (keys: readonly string[], buckets: readonly number[]) =>
+  new Map(keys.map((key) => [key, { labels: { webhook: key }, series: newHistogramSeries(buckets) }]));
 
 const increment = (values: Map<string, MetricValue>, key: string, labels: () => Labels, by = 1): void => {
   const counted = values.get(key);
@@ -174,17 +172,21 @@ const increment = (values: Map<string, MetricValue>, key: string, labels: () => 
   else counted.value += by;
 };
 
-export function createAdmissionMetrics(registry: Registry): AdmissionMetrics {
+/**
+ * `paths`: the admission paths served (app.ts), whose controller-runtime series exist from the start; a path
+ * outside them is not counted there.
+ */
+export function createAdmissionMetrics(registry: Registry, paths: readonly string[]): AdmissionMetrics {
   const N = ADMISSION_METRIC_NAMES;
   const requestCounts = new Map<string, MetricValue>();
-  const durations = perWebhook(DURATION_BUCKETS_SECONDS, (w) => w);
+  const durations = perWebhook(WEBHOOKS, DURATION_BUCKETS_SECONDS);
   const webhookRequests = new Map<string, MetricValue>();
   const inFlight = new Map<string, MetricValue>();
   const resetInFlight = () => {
-    for (const w of WEBHOOKS) inFlight.set(w, { labels: { webhook: pathOf(w) }, value: 0 });
+    for (const path of paths) inFlight.set(path, { labels: { webhook: path }, value: 0 });
   };
   resetInFlight();
-  const latencies = perWebhook(WEBHOOK_LATENCY_BUCKETS, pathOf);
+  const latencies = perWebhook(paths, WEBHOOK_LATENCY_BUCKETS);
 
   register(
     registry,
@@ -251,20 +253,18 @@ export function createAdmissionMetrics(registry: Registry): AdmissionMetrics {
       const entry = durations.get(webhook);
       if (entry) observe(entry.series, DURATION_BUCKETS_SECONDS, seconds);
     },
-    requestStarted(webhook) {
-      const gauge = inFlight.get(webhook);
+    requestStarted(path) {
+      const gauge = inFlight.get(path);
       if (gauge) gauge.value++;
     },
-    requestFinished(webhook, code, seconds) {
-      const gauge = inFlight.get(webhook);
-      if (gauge) gauge.value--;
+    requestFinished(path, code, seconds) {
+      const gauge = inFlight.get(path);
+      if (gauge === undefined) return;
+      gauge.value--;
       if (code === undefined) return;
-      const entry = latencies.get(webhook);
+      const entry = latencies.get(path);
       if (entry) observe(entry.series, WEBHOOK_LATENCY_BUCKETS, seconds);
-      increment(webhookRequests, `${webhook}\u0000${code}`, () => ({
-        webhook: pathOf(webhook),
-        code: String(code),
-      }));
+      increment(webhookRequests, `${path}\u0000${code}`, () => ({ webhook: path, code: String(code) }));
     },
   };
 }

@@ -7,14 +7,15 @@
  */
 
 import type { Server as HttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type BuildOptions, buildServer, type ServerDeps, type WebhookApp } from "./app.js";
 import type { TlsSecurityProfile } from "./tls-profile.js";
 import { httpsOptionsFor, type ServingTls, serveTls } from "./tls-reload.js";
 
 export interface WebhookServerOptions {
-  host: string;
+  /** Undefined: every address, as Node listens with no host (`unspecifiedAddress`). */
+  host: string | undefined;
   /** 0 picks a free port (tests). */
   port: number;
   certFile: string;
@@ -31,8 +32,10 @@ export interface WebhookServerOptions {
 }
 
 export interface WebhookServer {
-  /** `https://host:port`, with a wildcard listen address replaced by loopback. */
+  /** `https://host:port`, with a wildcard listen address replaced by loopback (127.0.0.1). */
   url: string;
+  /** The address listened on: as given, else `::` or `0.0.0.0` (`unspecifiedAddress`). */
+  address: string;
   port: number;
   app: WebhookApp;
   /** Stops accepting, drains in-flight requests and stops the certificate watcher. Idempotent. */
@@ -47,30 +50,52 @@ export interface WebhookServer {
   setTlsProfile(profile: TlsSecurityProfile | undefined): void;
 }
 
-/** `https://host:port` for a listener, with a wildcard listen address replaced by loopback. */
+/**
+ * `https://host:port` for a listener, with a wildcard listen address replaced by 127.0.0.1: `::` accepts IPv4
+ * too, and the development certificate names 127.0.0.1 (certs.ts `webhookSans`), not ::1.
+ */
 const listenUrl = (listenHost: string, port: number): string => {
   const host = listenHost === "0.0.0.0" || listenHost === "::" ? "127.0.0.1" : listenHost;
   return `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
 };
 
 /**
- * Listens on `host:port` (0: a free port) and says where; if it cannot, stops the certificate watcher so
- * nothing outlives the failed start. Shared by the webhook and the metrics listener.
+ * The address Node listens on when given no host: `::` where the host has IPv6 (on Linux it accepts IPv4
+ * too, as IPv4-mapped addresses), else `0.0.0.0` — Node tries the first and falls back to the second. Asked
+ * of Node itself, on a throwaway port, because Fastify turns a missing host into `localhost` (decision 188).
+ */
+export async function unspecifiedAddress(): Promise<string> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once("error", reject);
+    probe.listen(0, resolve);
+  });
+  const { address } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return address;
+}
+
+/**
+ * Listens on `host:port` (0: a free port; no host: every address, `unspecifiedAddress`) and says where; if
+ * it cannot, stops the certificate watcher so nothing outlives the failed start. Shared by the webhook and
+ * the metrics listener.
  */
 export async function listenServing(
   app: { listen(o: { host: string; port: number }): Promise<unknown>; server: unknown },
   tls: { stop(): void },
-  host: string,
+  host: string | undefined,
   port: number,
-): Promise<{ port: number; url: string }> {
+): Promise<{ address: string; port: number; url: string }> {
+  let address = host;
   try {
-    await app.listen({ host, port });
+    address ??= await unspecifiedAddress();
+    await app.listen({ host: address, port });
   } catch (err) {
     tls.stop();
     throw err;
   }
   const bound = ((app.server as HttpsServer).address() as AddressInfo).port;
-  return { port: bound, url: listenUrl(host, bound) };
+  return { address, port: bound, url: listenUrl(address, bound) };
 }
 
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
@@ -105,8 +130,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     );
   }
 
-  const { port, url } = await listenServing(app, tls, options.host, options.port);
-  log.info({ url }, "admission server listening");
+  const { address, port, url } = await listenServing(app, tls, options.host, options.port);
+  log.info({ address, port, url }, "admission server listening");
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -131,6 +156,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 
   return {
     url,
+    address,
     port,
     app,
     close,

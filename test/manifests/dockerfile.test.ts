@@ -1,7 +1,8 @@
 /**
  * The image (SPEC §9; issue 9): no Docker engine runs here, so the Dockerfile is read as text — stages, the
- * Node 20 slim runtime, production dependencies only, a numeric non-root user, tini running `node
- * dist/cli.js serve` — and what it relies on is checked for real: `npm run build` produces the entrypoint,
+ * Node 24 slim runtime, production dependencies only (installed in a stage of their own), no package manager
+ * in the final stage, both ports exposed, a numeric non-root user, tini running `node dist/cli.js serve` —
+ * and what it relies on is checked for real: `npm run build` produces the entrypoint,
  * `node dist/cli.js --help` runs it, and nothing the compiled output imports is a dev dependency (the
  * runtime stage installs none).
  */
@@ -57,14 +58,58 @@ describe("Dockerfile (SPEC §9)", () => {
     expect(args(build(), "RUN").some((r) => /\bnpm run build\b/.test(r))).toBe(true);
   });
 
-  it("the runtime stage installs production dependencies only and takes dist/ from the build stage", () => {
-    const runs = args(runtime(), "RUN");
-    const installs = runs.filter((r) => /\bnpm (ci|install|i)\b/.test(r));
-    expect(installs.length).toBeGreaterThan(0);
-    for (const install of installs) expect(install).toMatch(/\bnpm ci\b.*--omit=dev\b/);
+  it("production dependencies only: a stage of their own installs them from the lock file, the runtime copies node_modules and dist/", () => {
+    const dependencies = stages.find(
+      (stage) => stage !== runtime() && args(stage, "RUN").some((r) => /\bnpm ci\b.*--omit=dev\b/.test(r)),
+    );
+    expect(dependencies?.name).toBeDefined();
+    expect(dependencies?.from).toBe(runtime().from);
+    for (const install of args(dependencies!, "RUN").filter((r) => /\bnpm (ci|install|i)\b/.test(r)))
+      expect(install).toMatch(/\bnpm ci\b.*--omit=dev\b/);
+    expect(args(runtime(), "COPY")).toContainEqual(
+      `--from=${dependencies!.name} /app/node_modules ./node_modules`,
+    );
     expect(args(runtime(), "COPY")).toContainEqual(`--from=${build().name} /app/dist ./dist`);
     // No sources and no build tool in the runtime image.
     for (const copy of args(runtime(), "COPY")) expect(copy).not.toMatch(/\bsrc\b/);
+  });
+
+  it("no npm or build tooling in the final stage: it runs none, and removes the base image's npm, npx, corepack and yarn", () => {
+    const PACKAGE_MANAGERS = ["npm", "npx", "corepack", "yarn", "yarnpkg"];
+    const runs = args(runtime(), "RUN");
+    const commands = runs.flatMap((r) => r.split(/&&|\|\||;|\|/).map((c) => c.trim().split(/\s+/)[0] ?? ""));
+    for (const manager of PACKAGE_MANAGERS) expect(commands, manager).not.toContain(manager);
+    // The node image's layout (nodejs/docker-node 24/bookworm-slim): Node's tarball under /usr/local, yarn 1
+    // under /opt with links in /usr/local/bin.
+    const removed = runs
+      .filter((r) => /\brm -rf\b/.test(r))
+      .flatMap((r) => r.split(/\s+/))
+      .filter((w) => w.startsWith("/"));
+    for (const path of [
+      "/usr/local/lib/node_modules/npm",
+      "/usr/local/lib/node_modules/corepack",
+      "/usr/local/bin/npm",
+      "/usr/local/bin/npx",
+      "/usr/local/bin/corepack",
+      "/usr/local/bin/yarn",
+      "/usr/local/bin/yarnpkg",
+      "/opt/yarn-v*",
+      "/usr/local/include/node",
+    ])
+      expect(removed, path).toContain(path);
+  });
+
+  it("EXPOSEs the webhook port and the metrics port, as the Deployment's container declares them", async () => {
+    const exposed = args(runtime(), "EXPOSE").flatMap((e) => e.split(/\s+/));
+    expect(exposed.sort()).toEqual(["8443", "9443"]);
+    const deployment = parseAllDocuments(await readFile("manifests/base/deployment.yaml", "utf8"))
+      .map((d) => d.toJS() as KubeObject)
+      .find((o) => o.kind === "Deployment");
+    const containers = getPath(deployment, ["spec", "template", "spec", "containers"]) as {
+      ports: { containerPort: number }[];
+    }[];
+    const ports = containers[0]?.ports ?? [];
+    expect(ports.map((p) => String(p.containerPort)).sort()).toEqual(exposed);
   });
 
   it("runs as a numeric non-root user", () => {

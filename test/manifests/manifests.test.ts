@@ -16,7 +16,7 @@ import {
   ruleMatches,
 } from "../../src/apiserver/admission/matching.js";
 import type { AdmissionAttributes } from "../../src/apiserver/admission/types.js";
-import { parseConfig, SETTINGS } from "../../src/config.js";
+import { listenHosts, parseConfig, SETTINGS } from "../../src/config.js";
 import { CEILING_NAME, CLUSTER_API_GROUPS, ceilingRoles } from "../../src/installer/ceiling.js";
 import { PRODUCT_LABEL } from "../../src/installer/model.js";
 import { INFRA_GROUP, type ResourceType } from "../../src/kube/kinds.js";
@@ -134,8 +134,10 @@ describe("every kustomization (SPEC §9)", () => {
 describe("product RBAC: least privilege by request (SPEC §9, §3, §4, §7)", () => {
   const all = (group: string, resources: string[], namespace: string, verbs: string[]): Access[] =>
     resources.flatMap((resource) => verbs.map((verb) => ({ verb, group, resource, namespace })));
-  const READ_WRITE = ["get", "list", "watch", "create", "update", "patch", "delete"];
-  const STATUS = ["get", "update", "patch"];
+  // No `update`: the product writes these only by PATCH and server-side apply (src/kube/client.ts `patch`);
+  // its one PUT is the Lease's renewal (src/kube/leader.ts), decision 189.
+  const READ_WRITE = ["get", "list", "watch", "create", "patch", "delete"];
+  const STATUS = ["get", "patch"];
   const needed: [string, Access[]][] = [
     [
       "MAPI machines and machinesets",
@@ -272,7 +274,7 @@ describe("product RBAC: least privilege by request (SPEC §9, §3, §4, §7)", (
     ["touching Pods", { verb: "delete", group: "", resource: "pods", namespace: CAPI_NS }],
     [
       "MAPI machines outside the MAPI namespace",
-      { verb: "update", group: "machine.openshift.io", resource: "machines", namespace: "kube-system" },
+      { verb: "patch", group: "machine.openshift.io", resource: "machines", namespace: "kube-system" },
     ],
     [
       "CAPI machines in the MAPI namespace",
@@ -336,6 +338,32 @@ describe("product RBAC: least privilege by request (SPEC §9, §3, §4, §7)", (
       "the MachineSet scale subresource (controllers patch spec.replicas)",
       { verb: "update", group: "machine.openshift.io", resource: "machinesets/scale", namespace: MAPI_NS },
     ],
+    // The product never PUTs a machine kind or its status: it PATCHes and applies (decision 189).
+    ...[
+      { group: "machine.openshift.io", resources: ["machines", "machinesets"], namespace: MAPI_NS },
+      { group: "cluster.x-k8s.io", resources: ["machines", "machinesets"], namespace: CAPI_NS },
+      ...PLATFORMS.map((p) => ({
+        group: p.infraMachine.group,
+        resources: [p.infraMachine.plural],
+        namespace: CAPI_NS,
+      })),
+    ].flatMap(({ group, resources, namespace }) =>
+      resources.flatMap((plural) =>
+        [plural, `${plural}/status`].map((resource): [string, Access] => [
+          `update (PUT) of ${resource}.${group}: the product only patches and applies`,
+          { verb: "update", group, resource, namespace },
+        ]),
+      ),
+    ),
+    ...PLATFORMS.map((p): [string, Access] => [
+      `update (PUT) of ${p.infraMachineTemplate.plural}.${p.infraMachineTemplate.group}: the product only patches and applies`,
+      {
+        verb: "update",
+        group: p.infraMachineTemplate.group,
+        resource: p.infraMachineTemplate.plural,
+        namespace: CAPI_NS,
+      },
+    ]),
   ];
   it.each(forbidden)("never grants %s", (_what, access) => {
     expect(grants(base, PRODUCT, access)).toBe(false);
@@ -351,7 +379,7 @@ describe("product RBAC: least privilege by request (SPEC §9, §3, §4, §7)", (
       ["InfraMachineTemplate", p.infraMachineTemplate],
       ["InfraCluster", p.infraCluster],
     ];
-    const verbs = [...READ_WRITE, "deletecollection"];
+    const verbs = [...READ_WRITE, "update", "deletecollection"];
     return roles.flatMap(([role, t]) => [
       ...["", "/status", "/finalizers", "/scale"].flatMap((sub) =>
         [MAPI_NS, CAPI_NS].flatMap((namespace) =>
@@ -618,6 +646,11 @@ describe("product Deployment (SPEC §9, §7)", () => {
   it("container args are valid serve flags (parsed by src/config.ts)", () => {
     const parsed = parseConfig(containerOf(deployment()).args ?? [], {});
     expect(parsed).toMatchObject({ ok: true, rest: [] });
+  });
+
+  it("sets no listen address: in a pod both listeners take every address, IPv6 too (SPEC §2.1, decision 188)", () => {
+    expect(config()).toMatchObject({ webhookHost: undefined, metricsHost: undefined });
+    expect(listenHosts(config(), "in-cluster")).toEqual({ webhook: undefined, metrics: undefined });
   });
 
   it("2 replicas in the CAPI namespace, priorityClass system-cluster-critical, never below 2 during a rollout", () => {

@@ -68,6 +68,43 @@ describe("admission endpoints (SPEC §2.1)", () => {
     }
   });
 
+  it("POST /validate-warn (SPEC §2.1; -guard's v4 path) is decided by -guard: DELETE guards, Ignore's fallback", async () => {
+    const denyDelete = (webhook: WebhookName): Decision =>
+      webhook === "validate-guard" ? deny("in a handover", { rule: "delete-during-migration" }) : allow();
+    const deps = fakeDeps(denyDelete);
+    const app = build(deps);
+    const review = fixture("capi-machineset-delete");
+    const res = await post(app, "/validate-warn?timeout=5s", review);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().response).toMatchObject({ uid: review.request.uid, allowed: false });
+    expect(deps.calls.at(-1)?.webhook).toBe("validate-guard");
+    // controller-runtime labels the series by the path called; the product's own by the configuration.
+    const requests = "controller_runtime_webhook_requests_total";
+    expect(await metricValue(deps.registry, requests, { webhook: "/validate-warn", code: "200" })).toBe(1);
+    expect(await metricValue(deps.registry, requests, { webhook: "/validate-guard", code: "200" })).toBe(0);
+    expect(
+      await metricValue(deps.registry, REQUESTS, {
+        webhook: "validate-guard",
+        operation: "DELETE",
+        allowed: "false",
+        rule: "delete-during-migration",
+      }),
+    ).toBe(1);
+    const text = await deps.registry.metrics();
+    expect(text).toContain('controller_runtime_webhook_requests_in_flight{webhook="/validate-warn"} 0');
+    expect(text).toContain('controller_runtime_webhook_latency_seconds_count{webhook="/validate-warn"} 1');
+
+    // The old configuration is failurePolicy Ignore: an engine failure there allows, as on /validate-guard.
+    const failing = build(
+      fakeDeps(() => {
+        throw new Error("boom");
+      }),
+    );
+    const failed = await post(failing, "/validate-warn", fixture("capi-machineset-delete"));
+    expect(failed.statusCode).toBe(200);
+    expect(failed.json().response.allowed).toBe(true);
+  });
+
   it("nothing listens when the app is built", async () => {
     const app = build(fakeDeps());
     await app.ready();

@@ -7,7 +7,7 @@
  * metrics-auth.test.ts.
  */
 import { X509Certificate } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { AgentOptions } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -65,13 +65,15 @@ const fakeAuthorizer = () => {
   return { asked, authorize };
 };
 
-const start = async (options: { authorize?: MetricsAuthorizer; pair?: KeyPair } = {}) => {
+const start = async (
+  options: { authorize?: MetricsAuthorizer; pair?: KeyPair; host?: string | undefined } = {},
+) => {
   const registry = new Registry();
   new Counter({ name: "controller_runtime_reconcile_total", help: "h", registers: [registry] }).inc(3);
   const { logger, lines } = captureLogger();
   const files = certFiles(options.pair ?? first);
   const server = await startMetricsServer({
-    host: "127.0.0.1",
+    host: "host" in options ? options.host : "127.0.0.1",
     port: 0,
     ...files,
     registry,
@@ -222,6 +224,22 @@ describe("TLS: the webhook's profile and certificate (SPEC §2.1)", () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(await presented()).toBe(fingerprint(second));
+  });
+});
+
+describe("its address (SPEC §2.1): unset in a cluster, every address as Node listens with no host", () => {
+  it("listens on `::` where the host has IPv6 (else 0.0.0.0), logs it, and serves scrapes at its url", async () => {
+    const hostHasIpv6 = existsSync("/proc/net/if_inet6");
+    const { server, lines } = await start({ host: undefined });
+    expect(server.address).toBe(hostHasIpv6 ? "::" : "0.0.0.0");
+    expect(server.url).toBe(`https://127.0.0.1:${server.port}`);
+    expect(lines().find((l) => l.msg === "metrics server listening")).toMatchObject({
+      address: server.address,
+      port: server.port,
+      url: server.url,
+    });
+    const res = await client(server).get("/metrics").set("authorization", "Bearer good");
+    expect(res.status).toBe(200);
   });
 });
 

@@ -9,8 +9,9 @@
  * through the delay, then stops accepting and drains the request still in flight.
  */
 import { X509Certificate } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import type { AgentOptions } from "node:https";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type AgentOptions, get as httpsGet } from "node:https";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import supertest from "supertest";
@@ -23,7 +24,7 @@ import {
   issueServingCertificate,
   type KeyPair,
 } from "../../src/server/certs.js";
-import { startWebhookServer, type WebhookServer } from "../../src/server/serve.js";
+import { startWebhookServer, unspecifiedAddress, type WebhookServer } from "../../src/server/serve.js";
 import { checkCertificatePair } from "../../src/server/tls-reload.js";
 import {
   allow,
@@ -489,6 +490,53 @@ describe("certificate reload without restart (SPEC §2.1, §9)", () => {
       ok: false,
       error: "the private key does not belong to the certificate",
     });
+  });
+});
+
+describe("listen address (SPEC §2.1): unset in a cluster, every address as Node listens with no host", () => {
+  // Linux lists the IPv6 addresses here when the kernel has IPv6; without it binding `::` fails (EAFNOSUPPORT).
+  const hostHasIpv6 = existsSync("/proc/net/if_inet6");
+  const expected = hostHasIpv6 ? "::" : "0.0.0.0";
+
+  /** GET /healthz on `host` (an address literal), trusting the test CA for the name `localhost`. */
+  const healthz = (host: string, port: number) =>
+    new Promise<number>((resolve, reject) => {
+      const req = httpsGet(
+        { host, port, path: "/healthz", ca: ca.certPem, servername: "localhost", agent: false },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on("error", reject);
+    });
+
+  it(`Node's unspecified address on this host: ${expected} (IPv6 ${hostHasIpv6 ? "present" : "absent"})`, async () => {
+    expect(await unspecifiedAddress()).toBe(expected);
+  });
+
+  it("no host: listens on the unspecified address, says so, and answers over IPv4 — and IPv6 where the host has it", async () => {
+    const server = await startWebhookServer({
+      host: undefined,
+      port: 0,
+      ...certFiles(first),
+      shutdownDelayMs: 0,
+      deps: fakeDeps(),
+    });
+    servers.push(server);
+    expect(server.address).toBe(expected);
+    expect((server.app.server.address() as AddressInfo).address).toBe(expected);
+    expect(server.url).toBe(`https://127.0.0.1:${server.port}`);
+    expect(await healthz("127.0.0.1", server.port)).toBe(200);
+    // An IPv6-primary cluster's kubelet probes and Service reach the pod over IPv6 (decision 188).
+    if (hostHasIpv6) expect(await healthz("::1", server.port)).toBe(200);
+    else await expect(healthz("::1", server.port)).rejects.toThrow();
+  });
+
+  it("a host given is the host listened on, and reported", async () => {
+    const server = await start(fakeDeps(), certFiles(first));
+    expect(server.address).toBe("127.0.0.1");
+    expect(server.url).toBe(`https://127.0.0.1:${server.port}`);
   });
 });
 
