@@ -12,7 +12,7 @@ import { apiVersionOf } from "./kinds.js";
 import { parseWithoutManagedFields } from "./managed-fields-text.js";
 import type { KubeObject } from "./object.js";
 import { isRecord, nameOf, namespaceOf } from "./object.js";
-import type { Transport } from "./transport.js";
+import type { KubeRequest, Transport } from "./transport.js";
 import { resourcePath } from "./transport.js";
 
 const PATCH_CONTENT_TYPE = Object.freeze({
@@ -21,19 +21,29 @@ const PATCH_CONTENT_TYPE = Object.freeze({
   apply: "application/apply-patch+yaml",
 });
 
-export interface ListOptions {
+/**
+ * What any call may carry to its request: a signal that ends it (and its `Retry-After` waits) — a reconcile's
+ * `context.signal`, so a stopped controller stops waiting — and its own timeout, which also bounds those waits
+ * (transport.ts `DEFAULT_RETRY_BUDGET_MS` without it).
+ */
+export interface RequestOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface ListOptions extends RequestOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
 }
 
-export interface WriteOptions {
+export interface WriteOptions extends RequestOptions {
   fieldManager?: string;
   dryRun?: boolean;
   subresource?: "status" | "scale";
 }
 
-export interface DeleteOptions {
+export interface DeleteOptions extends RequestOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: "Foreground" | "Background" | "Orphan";
   dryRun?: boolean;
@@ -45,7 +55,7 @@ export type Patch =
   | { type: "apply"; body: KubeObject; fieldManager: string; force?: boolean };
 
 export interface KubeClient {
-  get(type: ResourceType, namespace: string, name: string): Promise<KubeObject>;
+  get(type: ResourceType, namespace: string, name: string, options?: RequestOptions): Promise<KubeObject>;
   list(type: ResourceType, options?: ListOptions): Promise<{ items: KubeObject[]; resourceVersion: string }>;
   create(type: ResourceType, object: KubeObject, options?: WriteOptions): Promise<KubeObject>;
   /** PUT; the object's metadata.resourceVersion is the precondition (409 when stale). */
@@ -63,6 +73,12 @@ export interface KubeClient {
 }
 
 const dryRunQuery = (dryRun: boolean | undefined) => (dryRun ? { dryRun: "All" } : {});
+
+/** A call's signal and timeout as request fields, absent ones left out. */
+const requestOf = (options: RequestOptions | undefined): Pick<KubeRequest, "signal" | "timeoutMs"> => ({
+  ...(options?.signal ? { signal: options.signal } : {}),
+  ...(options?.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+});
 
 export interface ClientOptions {
   /**
@@ -97,14 +113,20 @@ export function createKubeClient(transport: Transport, options: ClientOptions = 
         path: resourcePath(type, namespaceOf(object), nameOf(object), sub),
         query: { fieldManager: options?.fieldManager, ...dryRunQuery(options?.dryRun) },
         body: withTypeMeta(type, object),
+        ...requestOf(options),
         ...parseObject,
       }),
     );
 
   return {
-    async get(type, namespace, name) {
+    async get(type, namespace, name, options) {
       return asObject(
-        await transport.request({ method: "GET", path: resourcePath(type, namespace, name), ...parseObject }),
+        await transport.request({
+          method: "GET",
+          path: resourcePath(type, namespace, name),
+          ...requestOf(options),
+          ...parseObject,
+        }),
       );
     },
     async list(type, options) {
@@ -121,6 +143,7 @@ export function createKubeClient(transport: Transport, options: ClientOptions = 
             limit: 500,
             continue: token,
           },
+          ...requestOf(options),
           ...parseList,
         });
         const p = asObject(page);
@@ -139,6 +162,7 @@ export function createKubeClient(transport: Transport, options: ClientOptions = 
           path: resourcePath(type, namespaceOf(object)),
           query: { fieldManager: options?.fieldManager, ...dryRunQuery(options?.dryRun) },
           body: withTypeMeta(type, object),
+          ...requestOf(options),
           ...parseObject,
         }),
       );
@@ -159,6 +183,7 @@ export function createKubeClient(transport: Transport, options: ClientOptions = 
           contentType: PATCH_CONTENT_TYPE[patch.type],
           // YAML is a superset of JSON: an apply body in JSON is valid apply-patch+yaml.
           body: patch.type === "apply" ? withTypeMeta(type, patch.body) : patch.body,
+          ...requestOf(options),
           ...parseObject,
         }),
       );
@@ -172,6 +197,7 @@ export function createKubeClient(transport: Transport, options: ClientOptions = 
         method: "DELETE",
         path: resourcePath(type, namespace, name),
         body,
+        ...requestOf(options),
         ...parseObject,
       });
     },

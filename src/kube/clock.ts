@@ -9,14 +9,21 @@ export interface TimerHandle {
 }
 
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch: wall time, which NTP or a resumed VM can step either way. */
   now(): number;
+  /**
+   * Milliseconds on a clock no wall-clock step moves (`performance.now()`), for timing how long something
+   * lasted — a Lease's expiry, as client-go times it on Go's monotonic reading. Only differences mean anything.
+   * A clock without one is timed on `now`.
+   */
+  monotonic?(): number;
   /** Runs `fn` after `ms`; the handle cancels it. */
   setTimeout(fn: () => void, ms: number): TimerHandle;
 }
 
 export const systemClock: Clock = Object.freeze({
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimeout: (fn: () => void, ms: number): TimerHandle => {
     const t = setTimeout(fn, Math.max(0, ms));
     // A pending retry must never keep a process alive that is otherwise done.
@@ -41,6 +48,8 @@ export const sleep = (clock: Clock, ms: number, signal?: AbortSignal): Promise<b
   });
 
 export interface ManualClock extends Clock {
+  /** Moves with `now` (time moves only by `advance`). */
+  monotonic(): number;
   /** Moves time forward, firing due timers in order and letting promises settle between them. */
   advance(ms: number): Promise<void>;
   /** Number of timers not yet fired or cancelled. */
@@ -59,6 +68,7 @@ export function createManualClock(start = 1_700_000_000_000): ManualClock {
   const timers = new Map<number, { at: number; fn: () => void }>();
   return {
     now: () => now,
+    monotonic: () => now,
     setTimeout(fn, ms) {
       const id = ++seq;
       timers.set(id, { at: now + Math.max(0, ms), fn });

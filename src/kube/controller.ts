@@ -3,7 +3,8 @@
  * `{ requeueAfterMs? }` or throws; the runtime owns queueing, dedup, per-key backoff, terminal errors,
  * workers, metrics and logs, so controllers contain only their reconcile logic. Watches map informer
  * events to keys with small pure mappers (own name, twin by name, owner reference, label). A controller can
- * be started and stopped repeatedly (leadership comes and goes); each start gets a fresh queue, waits until
+ * be started and stopped repeatedly (leadership comes and goes); each start gets a fresh queue, runs no worker
+ * while a reconcile of an earlier start still runs (a key is never processed concurrently), waits until
  * every watched informer has applied a list begun after the start (SPEC §3.5: a standby's cache is as old as
  * its last event), and then replays every watched object once, as controller-runtime does on its initial list.
  */
@@ -124,11 +125,15 @@ export interface Controller {
   enqueueAfter(key: string, delayMs: number): void;
   /**
    * Waits until every watched informer has applied a list begun after this call (before an informer's first
-   * sync, that first list), replays their objects, then runs the workers. Resolves without running when
+   * sync, that first list) and until every reconcile of an earlier start has returned, replays their objects,
+   * then runs the workers. Resolves without running when
    * `stop` comes first; rejects, leaving the controller stopped, when an informer stops first.
    */
   start(): Promise<void>;
-  /** Stops handing out keys at once and resolves when in-flight reconciles have returned. */
+  /**
+   * Stops handing out keys at once and resolves when every in-flight reconcile has returned — those of earlier
+   * starts too, which a start waits for before running any worker.
+   */
   stop(): Promise<void>;
   isRunning(): boolean;
   /** The current queue (a new one per start); undefined while stopped. */
@@ -141,8 +146,14 @@ export function createController(options: ControllerOptions): Controller {
   const watches: { informer: Informer; mapper: KeyMapper }[] = [];
   let queue: WorkQueue | undefined;
   let abort: AbortController | undefined;
-  let workers: Promise<void>[] = [];
   let starting: Promise<void> | undefined;
+  // Every start's workers until they have all returned: a stopped batch may still be reconciling when
+  // leadership comes back, and a key must never be processed by two batches at once (SPEC §7).
+  const batches = new Set<Promise<void>>();
+  /** Resolves once every batch running now (started or stopped) has returned; a later start runs none before. */
+  const drainedNow = async (): Promise<void> => {
+    await Promise.all([...batches]);
+  };
 
   const enqueueAll = (keys: readonly string[]): void => {
     for (const k of keys) queue?.add(k);
@@ -231,9 +242,12 @@ export function createController(options: ControllerOptions): Controller {
         const informers = [...new Set(watches.map((w) => w.informer))];
         // Called in this turn for every informer: controllers started together share each informer's list.
         const caughtUp = Promise.all(informers.map((i) => i.freshList()));
+        // The previous start's workers, stopped with leadership, may still be reconciling: none of this
+        // start's runs before they have all returned (a key is never processed concurrently).
+        const previous = drainedNow();
         const calledOff = new Promise<void>((resolve) => a.signal.addEventListener("abort", () => resolve()));
         try {
-          await Promise.race([caughtUp, calledOff]);
+          await Promise.race([Promise.all([caughtUp, previous]), calledOff]);
         } catch (e) {
           if (a.signal.aborted) return;
           if (queue === q) {
@@ -256,8 +270,13 @@ export function createController(options: ControllerOptions): Controller {
         for (const w of watches) for (const o of w.informer.list()) for (const k of w.mapper(o)) q.add(k);
         const count = Math.max(1, options.workers ?? 1);
         if (metrics) initialiseSeries(metrics, name, count);
-        workers = Array.from({ length: count }, () => worker(q, a.signal));
-        logger.info({ workers: workers.length }, "controller started");
+        const batch = Promise.all(Array.from({ length: count }, () => worker(q, a.signal))).then(
+          () => undefined,
+        );
+        batches.add(batch);
+        const forget = (): void => void batches.delete(batch);
+        batch.then(forget, forget);
+        logger.info({ workers: count }, "controller started");
       })();
       starting = attempt;
       try {
@@ -268,13 +287,15 @@ export function createController(options: ControllerOptions): Controller {
     },
     async stop() {
       const q = queue;
-      if (!q) return;
-      abort?.abort();
-      q.shutdown();
-      queue = undefined;
-      await Promise.all(workers);
-      workers = [];
-      logger.info("controller stopped");
+      if (q) {
+        abort?.abort();
+        q.shutdown();
+        queue = undefined;
+      }
+      // Every batch still running, this start's and any earlier one a restart was waiting on; none can begin
+      // after this line (a pending start was called off above).
+      await drainedNow();
+      if (q) logger.info("controller stopped");
     },
     isRunning: () => queue !== undefined,
     queue: () => queue,

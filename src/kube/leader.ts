@@ -1,7 +1,8 @@
 /**
  * Leader election on a `coordination.k8s.io/v1` Lease, with client-go's semantics (SPEC §7): a candidate
  * takes the Lease when it is free (no holder) or when its record has not changed for LeaseDuration as seen
- * on the candidate's own clock; the leader renews every RetryPeriod with a resourceVersion precondition and
+ * on the candidate's own monotonic clock, from the answer that showed it (a wall-clock step or a slow GET
+ * must not age a record); the leader renews every RetryPeriod with a resourceVersion precondition and
  * stops leading the moment it has not renewed within RenewDeadline — on a timer, so a hung request cannot
  * delay it. The defaults are OpenShift's (library-go's, what cluster-capi-operator uses): a kube-apiserver
  * rollout or a single-node upgrade can leave the API unreachable for a minute or more, and a leader that gave
@@ -73,9 +74,18 @@ interface LeaseSpec {
 /** Kubernetes MicroTime: RFC 3339 with microseconds. */
 export const microTime = (ms: number): string => new Date(ms).toISOString().replace("Z", "000Z");
 
+/** Rejects when `signal` aborts: the loop goes on even when a client does not honour the signal. */
+const cutOffOf = (signal: AbortSignal): Promise<never> =>
+  new Promise((_resolve, reject) =>
+    signal.addEventListener("abort", () => reject(new Error("lease request cut off")), { once: true }),
+  );
+
 const specOf = (lease: KubeObject): LeaseSpec => (isRecord(lease.spec) ? (lease.spec as LeaseSpec) : {});
 
-/** Pure: may `identity` write itself into this Lease now? */
+/**
+ * Pure: may `identity` write itself into this Lease now? `observedAtMs` (when this replica first saw the record
+ * as it is, once the answer was in) and `nowMs` are on one monotonic clock, never the Lease's wall times.
+ */
 export function canAcquire(
   spec: LeaseSpec,
   identity: string,
@@ -102,7 +112,10 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   let leading = false;
   let lastLease: KubeObject | undefined;
   let observed = "";
+  // When this replica first saw `observed`, on the monotonic clock: a step of the wall clock must not age a
+  // record (client-go times observedTime on Go's monotonic reading). The Lease's own times are wall times.
   let observedAt = 0;
+  const elapsed = (): number => (clock.monotonic ? clock.monotonic() : clock.now());
   let deadline: TimerHandle | undefined;
   let loop: Promise<void> | undefined;
   let abort: AbortController | undefined;
@@ -143,45 +156,74 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     };
   };
 
-  const tryAcquireOrRenew = async (): Promise<void> => {
-    const now = clock.now();
+  /**
+   * One acquire-or-renew (a GET, then a PUT or POST) ends within half the renew deadline, aborted on the clock:
+   * a renewal answered after the deadline is useless, and one the server sits on (or keeps answering 429)
+   * must leave the leader time to try again before it. Each request carries what is left as its timeout, which
+   * also bounds its `Retry-After` waits; stopping the elector aborts it at once.
+   */
+  const attemptBudgetMs = Math.max(1, Math.floor(renewDeadlineMs / 2));
+
+  const tryAcquireOrRenew = async (signal: AbortSignal): Promise<void> => {
+    const endsAt = elapsed() + attemptBudgetMs;
+    const request = () => ({ signal, timeoutMs: Math.max(1, Math.ceil(endsAt - elapsed())) });
     let lease: KubeObject;
     try {
-      lease = await client.get(KINDS.lease, namespace, name);
+      lease = await client.get(KINDS.lease, namespace, name, request());
     } catch (e) {
       if (!(e instanceof NotFoundError)) throw e;
-      const created = await client.create(KINDS.lease, {
-        metadata: { name, namespace },
-        spec: { ...record(now, {}), leaseTransitions: 0 },
-      });
+      const created = await client.create(
+        KINDS.lease,
+        {
+          metadata: { name, namespace },
+          spec: { ...record(clock.now(), {}), leaseTransitions: 0 },
+        },
+        request(),
+      );
+      if (signal.aborted) throw new Error("lease request cut off");
       renewed(created);
       return;
     }
+    // Stamped once the answer is here, as client-go stamps it: a GET that sat out a minute of 429s shows the
+    // record as it was at the answer, and timing it from the ask would age it by that minute.
+    const seenAt = elapsed();
     const spec = specOf(lease);
     const fingerprint = `${spec.holderIdentity ?? ""}|${spec.renewTime ?? ""}|${lease.metadata?.resourceVersion ?? ""}`;
     if (fingerprint !== observed) {
       observed = fingerprint;
-      observedAt = now;
+      observedAt = seenAt;
     }
-    if (!canAcquire(spec, identity, observedAt, now, leaseDurationMs)) {
+    if (!canAcquire(spec, identity, observedAt, seenAt, leaseDurationMs)) {
       if (leading) setLeading(false, `lease is held by ${spec.holderIdentity}`);
       return;
     }
-    const updated = await client.update(KINDS.lease, {
-      ...lease,
-      spec: { ...lease.spec, ...record(now, spec) },
-    });
+    const updated = await client.update(
+      KINDS.lease,
+      { ...lease, spec: { ...lease.spec, ...record(clock.now(), spec) } },
+      request(),
+    );
+    // A client that ignores the signal may still answer after the cut-off: that answer leads nobody.
+    if (signal.aborted) throw new Error("lease request cut off");
     renewed(updated);
   };
 
   const campaign = async (signal: AbortSignal): Promise<void> => {
     while (!signal.aborted) {
+      const attempt = new AbortController();
+      const cutOff = (): void => attempt.abort();
+      signal.addEventListener("abort", cutOff, { once: true });
+      const timer = clock.setTimeout(cutOff, attemptBudgetMs);
       try {
-        await tryAcquireOrRenew();
+        const work = tryAcquireOrRenew(attempt.signal);
+        work.catch(() => {}); // its failure after a cut-off is nobody's concern
+        await Promise.race([work, cutOffOf(attempt.signal)]);
       } catch (e) {
         // Conflicts are expected when two replicas race; the renew-deadline timer handles a leader that keeps failing.
         const level = e instanceof KubeApiError && e.code === 409 ? "debug" : "warn";
         logger[level]({ err: e instanceof Error ? e.message : String(e) }, "lease acquire/renew failed");
+      } finally {
+        timer.cancel();
+        signal.removeEventListener("abort", cutOff);
       }
       if (signal.aborted) break;
       const wait = leading ? retryPeriodMs : retryPeriodMs * (1 + 0.2 * random());
@@ -218,16 +260,20 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       }
       const now = clock.now();
       try {
-        await client.update(KINDS.lease, {
-          ...lastLease,
-          spec: {
-            ...specOf(lastLease),
-            holderIdentity: "",
-            leaseDurationSeconds: 1,
-            acquireTime: microTime(now),
-            renewTime: microTime(now),
+        await client.update(
+          KINDS.lease,
+          {
+            ...lastLease,
+            spec: {
+              ...specOf(lastLease),
+              holderIdentity: "",
+              leaseDurationSeconds: 1,
+              acquireTime: microTime(now),
+              renewTime: microTime(now),
+            },
           },
-        });
+          { timeoutMs: attemptBudgetMs },
+        );
         logger.info("lease released");
       } catch (e) {
         // Someone else already holds it (409) or the server is gone: either way it is no longer ours.

@@ -11,7 +11,10 @@ export interface LeaderGate {
   onStartedLeading(): void;
   /** Pass as the elector's `onStoppedLeading`. */
   onStoppedLeading(): void;
-  /** Resolves when every controller stopped by the last `onStoppedLeading` has drained its in-flight reconcile. */
+  /**
+   * Resolves when every controller stopped by any `onStoppedLeading` so far has drained its in-flight
+   * reconciles (each batch's, when leadership came and went while one still ran).
+   */
   drained(): Promise<void>;
 }
 
@@ -28,8 +31,11 @@ export function leaderGatedControllers(controllers: readonly Controller[], logge
         );
     },
     onStoppedLeading() {
-      // Each stop() shuts its queue before its first await: no key is handed out after this line.
-      stopping = Promise.all(controllers.map((c) => c.stop())).then(() => undefined);
+      // Each stop() shuts its queue before its first await: no key is handed out after this line. Each also
+      // waits for its earlier starts' reconciles; the earlier drain is kept all the same, so `drained` never
+      // forgets a batch a quick loss–regain–loss left running.
+      const earlier = stopping;
+      stopping = Promise.all([earlier, ...controllers.map((c) => c.stop())]).then(() => undefined);
     },
     drained: () => stopping,
   };

@@ -28,7 +28,10 @@ export interface KubeRequest {
   body?: unknown;
   /** Defaults to application/json when there is a body. */
   contentType?: string;
-  /** Gives up (TransportError) when no complete answer arrived in time. Streams ignore it. */
+  /**
+   * Gives up (TransportError) when no complete answer arrived in time, and bounds the `Retry-After` waits in
+   * all (`DEFAULT_RETRY_BUDGET_MS` without it). Streams ignore it.
+   */
   timeoutMs?: number;
   signal?: AbortSignal;
   /**
@@ -78,6 +81,12 @@ const withQuery = (path: string, query: Query | undefined): string => {
 };
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/**
+ * How long a request without its own `timeoutMs` waits out `Retry-After` in all (decision 162's "never longer
+ * than its own timeout", with the default timeout): ten waits of 10 s would park a controller's worker, or a
+ * Lease renewal, for 100 s.
+ */
+export const DEFAULT_RETRY_BUDGET_MS = DEFAULT_TIMEOUT_MS;
 /** How long resolved credentials and TLS material are reused before client-node is asked again. */
 const AUTH_TTL_MS = 10_000;
 
@@ -322,11 +331,13 @@ export function kubeConfigTransport(
       const p = await prepare(req);
       let answer: Answer;
       // A server that asks for the request again (429 or a GET's 5xx, with Retry-After) gets it again after
-      // the wait it names, as client-go does — never waiting longer in all than the request's own timeout.
+      // the wait it names, as client-go does — never waiting longer in all than the request's own timeout (the
+      // default one when it has none).
+      const budget = req.timeoutMs ?? DEFAULT_RETRY_BUDGET_MS;
       for (let retries = 0, waited = 0; ; retries++) {
         answer = p.connection.pool ? await viaPool(p, p.connection.pool) : await viaNode(p);
         const wait = retryWaitMs(req.method, answer.code, answer.retryAfter, retries);
-        if (wait === undefined || waited + wait > (req.timeoutMs ?? Number.POSITIVE_INFINITY)) break;
+        if (wait === undefined || waited + wait > budget) break;
         waited += wait;
         try {
           await sleep(wait, req.signal);

@@ -431,6 +431,123 @@ describe("a controller acts on nothing until its caches caught up with a fresh l
   });
 });
 
+describe("a key is never processed concurrently, across leadership changes (SPEC §7)", () => {
+  /** A reconcile the test finishes by hand, counting how many run per key at once. */
+  const blockedReconciles = () => {
+    const releases: (() => void)[] = [];
+    const running = new Map<string, number>();
+    let maxSameKey = 0;
+    const reconcile: Reconciler = async (key) => {
+      running.set(key, (running.get(key) ?? 0) + 1);
+      maxSameKey = Math.max(maxSameKey, running.get(key)!);
+      await new Promise<void>((r) => releases.push(r));
+      running.set(key, running.get(key)! - 1);
+    };
+    const inFlight = () => [...running.values()].reduce((a, b) => a + b, 0);
+    return { reconcile, releases, inFlight, maxSameKey: () => maxSameKey };
+  };
+
+  it("leadership regained while the last reconciles still run starts no worker until they have returned, and drained() waits for every batch", async () => {
+    const clock = createManualClock();
+    const r = blockedReconciles();
+    const controller = createController({
+      name: "t",
+      clock,
+      logger: silentLogger(),
+      workers: 2,
+      reconcile: r.reconcile,
+    });
+    const informer = fakeInformer(KINDS.mapiMachine);
+    informer.add(machine("m1"));
+    controller.watch(informer, byName);
+    const gate = leaderGatedControllers([controller], silentLogger());
+
+    gate.onStartedLeading();
+    await flushMicrotasks(10);
+    expect(r.releases.length).toBe(1);
+    gate.onStoppedLeading(); // the Lease lost: the first batch's reconcile of m1 is still running
+    gate.onStartedLeading(); // and regained before it returns
+    await flushMicrotasks(10);
+    expect(r.maxSameKey()).toBe(1);
+    expect(r.releases.length).toBe(1);
+
+    let drained = false;
+    void gate.drained().then(() => {
+      drained = true;
+    });
+    await flushMicrotasks(10);
+    expect(drained).toBe(false); // the first batch still runs
+
+    r.releases[0]!();
+    await flushMicrotasks(10);
+    expect(r.releases.length).toBe(2); // the second batch starts only now
+    expect(r.maxSameKey()).toBe(1);
+
+    gate.onStoppedLeading();
+    drained = false;
+    void gate.drained().then(() => {
+      drained = true;
+    });
+    await flushMicrotasks(10);
+    expect(r.inFlight()).toBe(1);
+    expect(drained).toBe(false); // the second batch's reconcile runs
+    r.releases[1]!();
+    await flushMicrotasks(10);
+    expect(drained).toBe(true);
+    expect(r.inFlight()).toBe(0);
+  });
+
+  it("a stop after a stop (no start between) still waits for the first batch's reconcile", async () => {
+    const clock = createManualClock();
+    const r = blockedReconciles();
+    const controller = createController({ name: "t", clock, logger: silentLogger(), reconcile: r.reconcile });
+    const informer = fakeInformer(KINDS.mapiMachine);
+    informer.add(machine("m1"));
+    controller.watch(informer, byName);
+    await controller.start();
+    await flushMicrotasks();
+    expect(r.inFlight()).toBe(1);
+    void controller.stop();
+    let stopped = false;
+    void controller.stop().then(() => {
+      stopped = true;
+    });
+    await flushMicrotasks(10);
+    expect(stopped).toBe(false);
+    r.releases[0]!();
+    await flushMicrotasks(10);
+    expect(stopped).toBe(true);
+  });
+
+  it("started again and stopped again before the first batch returned, it never runs a worker beside it", async () => {
+    const clock = createManualClock();
+    const r = blockedReconciles();
+    const controller = createController({ name: "t", clock, logger: silentLogger(), reconcile: r.reconcile });
+    const informer = fakeInformer(KINDS.mapiMachine);
+    informer.add(machine("m1"));
+    controller.watch(informer, byName);
+    await controller.start();
+    await flushMicrotasks();
+    const firstStop = controller.stop();
+    const second = controller.start();
+    await flushMicrotasks(10);
+    expect(controller.isRunning()).toBe(true);
+    let stopped = false;
+    const secondStop = controller.stop().then(() => {
+      stopped = true;
+    });
+    await flushMicrotasks(10);
+    expect(stopped).toBe(false);
+    r.releases[0]!();
+    await flushMicrotasks(10);
+    const handedOut = r.releases.length;
+    for (const release of r.releases) release();
+    await Promise.all([firstStop, second, secondStop]);
+    expect(handedOut).toBe(1);
+    expect(r.maxSameKey()).toBe(1);
+  });
+});
+
 describe("key mappers", () => {
   const owned = machine("aws-1", "openshift-cluster-api", {
     labels: { "cluster.x-k8s.io/set-name": "set-a" },

@@ -8,8 +8,8 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { SETTINGS } from "../../src/config.js";
 import type { KubeClient } from "../../src/kube/client.js";
-import type { ManualClock } from "../../src/kube/clock.js";
-import { createManualClock, flushMicrotasks } from "../../src/kube/clock.js";
+import type { Clock, ManualClock } from "../../src/kube/clock.js";
+import { createManualClock, flushMicrotasks, sleep } from "../../src/kube/clock.js";
 import { TransportError } from "../../src/kube/errors.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import {
@@ -269,6 +269,157 @@ describe("leader election defaults (SPEC §7: OpenShift's 137 s / 107 s / 26 s)"
     expect(b.elector.isLeader()).toBe(true);
     await a.elector.stop();
     await b.elector.stop();
+  });
+});
+
+describe("a standby times the Lease from when it saw it, on a monotonic clock (client-go; never two leaders)", () => {
+  const DEFAULTS = {};
+
+  it("a standby whose GET is answered late (429 retries) times the Lease from the answer, not from when it asked", async () => {
+    const clock = createManualClock();
+    const api = fakeClient();
+    const link = partitionable(api.client);
+    // B's first GET sits out a minute of Retry-After waits before it is answered.
+    let firstGetDelayMs = 60_000;
+    const slow: KubeClient = {
+      ...api.client,
+      get: async (...a) => {
+        const delay = firstGetDelayMs;
+        firstGetDelayMs = 0;
+        if (delay) await sleep(clock, delay);
+        return api.client.get(...a);
+      },
+    };
+    const a = replica("a", link.client, clock, DEFAULTS);
+    a.elector.start();
+    await clock.advance(40_000);
+    const b = replica("b", slow, clock, DEFAULTS);
+    b.elector.start(); // its GET is sent at 40 s and answered at 100 s, with A's renewal of 78 s
+    await clock.advance(39_000);
+    link.setDown(true); // from 79 s A renews no more: it stops leading at 78 + 107 = 185 s
+    for (let i = 0; i < 40; i++) {
+      await clock.advance(5_000);
+      expect([a.elector.isLeader(), b.elector.isLeader()].filter(Boolean).length).toBeLessThanOrEqual(1);
+    }
+    expect(b.elector.isLeader()).toBe(true);
+    await a.elector.stop();
+    await b.elector.stop();
+  });
+
+  it("a standby whose wall clock steps 150 s forward does not take a Lease its holder keeps renewing", async () => {
+    const clock = createManualClock();
+    const api = fakeClient();
+    // A's renewals take 3 s to be answered.
+    const slowWrites: KubeClient = {
+      ...api.client,
+      update: async (...a) => {
+        await sleep(clock, 3_000);
+        return api.client.update(...a);
+      },
+    };
+    let step = 0;
+    // B's wall clock (NTP, a VM resumed) jumps; its monotonic clock does not.
+    const stepped: Clock = {
+      now: () => clock.now() + step,
+      monotonic: () => clock.monotonic(),
+      setTimeout: (fn, ms) => clock.setTimeout(fn, ms),
+    };
+    const a = replica("a", slowWrites, clock, DEFAULTS);
+    a.elector.start();
+    await clock.advance(5_000);
+    const b = replica("b", api.client, clock, { clock: stepped });
+    b.elector.start();
+    for (let t = 0; t < 200; t++) {
+      await clock.advance(1_000);
+      if (t === 35) step = 150_000;
+      expect(b.elector.isLeader()).toBe(false);
+      expect(a.elector.isLeader()).toBe(true);
+    }
+    await a.elector.stop();
+    await b.elector.stop();
+  });
+
+  it("the Lease's renewTime and acquireTime are still wall times", async () => {
+    const clock = createManualClock(Date.UTC(2026, 0, 2, 3, 4, 5, 678));
+    const wall: Clock = {
+      now: () => clock.now(),
+      monotonic: () => 42,
+      setTimeout: (fn, ms) => clock.setTimeout(fn, ms),
+    };
+    const api = fakeClient();
+    const a = replica("a", api.client, clock, { ...SHORT, clock: wall });
+    a.elector.start();
+    await clock.advance(1);
+    expect(leaseOf(api)?.spec).toMatchObject({
+      acquireTime: "2026-01-02T03:04:05.678000Z",
+      renewTime: "2026-01-02T03:04:05.678000Z",
+    });
+    await a.elector.stop();
+  });
+});
+
+describe("the Lease's own requests end before the renew deadline (decision 162's budget, SPEC §7)", () => {
+  /** A client whose next `hang` calls of `verb` are never answered (a server sitting on them), until aborted. */
+  const stalling = (client: KubeClient) => {
+    let hang = { get: 0, update: 0 };
+    const seen: { verb: string; timeoutMs: number | undefined }[] = [];
+    const held =
+      <A extends unknown[], R>(verb: "get" | "update", fn: (...a: A) => Promise<R>) =>
+      async (...a: A): Promise<R> => {
+        const options = a.at(-1) as { signal?: AbortSignal; timeoutMs?: number } | undefined;
+        seen.push({ verb, timeoutMs: options?.timeoutMs });
+        if (hang[verb] > 0) {
+          hang[verb]--;
+          const signal = options?.signal;
+          await new Promise<void>((_resolve, reject) =>
+            signal?.addEventListener("abort", () => reject(new TransportError(0, "", "aborted")), {
+              once: true,
+            }),
+          );
+        }
+        return fn(...a);
+      };
+    const wrapped: KubeClient = {
+      ...client,
+      get: held("get", client.get),
+      update: held("update", client.update),
+    };
+    return { client: wrapped, seen, hang: (h: Partial<typeof hang>) => (hang = { ...hang, ...h }) };
+  };
+
+  it("a renewal the server sits on is given up within half the renew deadline and tried again, so the leader keeps leading", async () => {
+    const clock = createManualClock();
+    const api = fakeClient();
+    const link = stalling(api.client);
+    const a = replica("a", link.client, clock);
+    a.elector.start();
+    await clock.advance(1);
+    expect(a.elector.isLeader()).toBe(true);
+    link.hang({ update: 1 }); // the renewal at 2 s is never answered
+    for (let i = 0; i < 15; i++) {
+      await clock.advance(1_000);
+      expect(a.elector.isLeader()).toBe(true);
+    }
+    expect(a.events).toEqual(["started"]);
+    // Every Lease request carries a budget within the renew deadline.
+    for (const r of link.seen) expect(r.timeoutMs).toBeLessThanOrEqual(SHORT.renewDeadlineMs / 2);
+    await a.elector.stop();
+  });
+
+  it("stop does not wait for a Lease request the server sits on", async () => {
+    const clock = createManualClock();
+    const api = fakeClient();
+    const link = stalling(api.client);
+    const a = replica("a", link.client, clock, LEADER_DEFAULTS);
+    link.hang({ get: 1 });
+    a.elector.start();
+    await clock.advance(1);
+    let stopped = false;
+    void a.elector.stop().then(() => {
+      stopped = true;
+    });
+    await flushMicrotasks(10);
+    expect(stopped).toBe(true);
   });
 });
 

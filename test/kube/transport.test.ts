@@ -20,7 +20,7 @@ import {
 } from "../../src/kube/errors.js";
 import { KINDS } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
-import { kubeConfigTransport } from "../../src/kube/transport.js";
+import { DEFAULT_RETRY_BUDGET_MS, kubeConfigTransport } from "../../src/kube/transport.js";
 import { createCertificateAuthority, issueServingCertificate } from "../../src/server/certs.js";
 
 const servers: (http.Server | https.Server)[] = [];
@@ -471,11 +471,16 @@ describe("transport Retry-After (decision 162: client-go's retries of a server t
     });
     const waits: number[] = [];
     const codes: string[] = [];
+    const signals: (AbortSignal | undefined)[] = [];
     const transport = kubeConfigTransport(await listening(server, "t"), {
       onResponse: ({ code }) => void codes.push(code),
-      sleep: async (ms) => void waits.push(ms),
+      sleep: async (ms, signal) => {
+        waits.push(ms);
+        signals.push(signal);
+        if (signal?.aborted) throw new Error("aborted");
+      },
     });
-    return { seen, waits, codes, transport };
+    return { seen, waits, codes, signals, transport };
   }
   const post = {
     method: "POST",
@@ -520,6 +525,38 @@ describe("transport Retry-After (decision 162: client-go's retries of a server t
     // 2 s + 2 s fit in 5 s; a third wait would not.
     expect(s.waits).toEqual([2_000, 2_000]);
     expect(s.seen).toHaveLength(3);
+  });
+
+  it("a request without its own timeout waits 30 s in all (DEFAULT_RETRY_BUDGET_MS), not ten waits of 10 s", async () => {
+    const s = await scripted([{ code: 429, retryAfter: "10" }]);
+    const client = createKubeClient(s.transport);
+    await expect(
+      client.update(KINDS.lease, {
+        metadata: { name: "l", namespace: "ns", resourceVersion: "1" },
+        spec: {},
+      }),
+    ).rejects.toBeInstanceOf(TooManyRequestsError);
+    expect(s.waits).toEqual([10_000, 10_000, 10_000]);
+    expect(s.seen).toEqual(["PUT", "PUT", "PUT", "PUT"]);
+    expect(DEFAULT_RETRY_BUDGET_MS).toBe(30_000);
+  });
+
+  it("a client call's timeoutMs is its request's budget, and its signal ends the wait (a stopped controller's write)", async () => {
+    const s = await scripted([{ code: 429, retryAfter: "2" }]);
+    const client = createKubeClient(s.transport);
+    await expect(client.get(KINDS.configMap, "ns", "x", { timeoutMs: 5_000 })).rejects.toBeInstanceOf(
+      TooManyRequestsError,
+    );
+    expect(s.waits).toEqual([2_000, 2_000]);
+
+    const stopped = new AbortController();
+    stopped.abort();
+    const w = await scripted([{ code: 429, retryAfter: "1" }, { code: 200 }]);
+    const writer = createKubeClient(w.transport);
+    await expect(
+      writer.patch(KINDS.configMap, "ns", "x", { type: "merge", body: {} }, { signal: stopped.signal }),
+    ).rejects.toBeInstanceOf(TransportError);
+    expect(w.seen.length).toBeLessThanOrEqual(1);
   });
 
   it("an abort during the wait ends the request at once, not sent again", async () => {
