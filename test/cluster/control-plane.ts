@@ -372,7 +372,11 @@ export async function startControlPlane(
       // The collector and namespace controller act under their own ServiceAccounts, as in a cluster, so the
       // product's webhooks see `system:serviceaccount:kube-system:generic-garbage-collector`.
       "--use-service-account-credentials",
-      "--controllers=garbage-collector-controller,namespace-controller",
+      // The token controller fills in a `kubernetes.io/service-account-token` Secret someone creates by hand,
+      // as in every cluster: test/installer/token-secrets.cluster.test.ts shows what that lets a Secret writer do.
+      "--controllers=garbage-collector-controller,namespace-controller,serviceaccount-token-controller",
+      `--service-account-private-key-file=${join(dir, "sa.key")}`,
+      `--root-ca-file=${join(dir, "ca.crt")}`,
       "--leader-elect=false",
       "--secure-port=0",
       "--v=1",

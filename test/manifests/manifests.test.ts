@@ -124,6 +124,8 @@ describe("every kustomization (SPEC §9)", () => {
       "ClusterRoleBinding",
       "ValidatingWebhookConfiguration",
       "MutatingWebhookConfiguration",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
     ]);
     for (const [label, objects] of renders())
       for (const o of objects.filter((x) => !clusterScoped.has(String(x.kind))))
@@ -1025,6 +1027,31 @@ describe("installer (SPEC §6): its own Deployment, service account and RBAC", (
     expect(theOne(installer, "ServiceAccount", INSTALLER.name).metadata?.namespace).toBe(INSTALLER.namespace);
   });
 
+  it("ships the policy that refuses the CAPI namespace's ServiceAccounts a service-account-token Secret, bound to deny (decision 197)", () => {
+    const policy = theOne(installer, "ValidatingAdmissionPolicy", "machine-api-migration-no-token-secrets");
+    expect(getPath(policy, ["spec", "failurePolicy"])).toBe("Fail");
+    expect(getPath(policy, ["spec", "matchConstraints", "namespaceSelector"])).toEqual({
+      matchLabels: { "kubernetes.io/metadata.name": INSTALLER.namespace },
+    });
+    expect(getPath(policy, ["spec", "matchConstraints", "resourceRules"])).toEqual([
+      { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["secrets"] },
+    ]);
+    const conditions = getPath(policy, ["spec", "matchConditions"]) as { expression: string }[];
+    expect(conditions.map((c) => c.expression)).toEqual([
+      "object.type == 'kubernetes.io/service-account-token'",
+      `request.userInfo.username.startsWith('system:serviceaccount:${INSTALLER.namespace}:')`,
+    ]);
+    expect((getPath(policy, ["spec", "validations"]) as { reason?: string }[])[0]?.reason).toBe("Forbidden");
+    const binding = theOne(
+      installer,
+      "ValidatingAdmissionPolicyBinding",
+      "machine-api-migration-no-token-secrets",
+    );
+    expect(getPath(binding, ["spec", "policyName"])).toBe("machine-api-migration-no-token-secrets");
+    expect(getPath(binding, ["spec", "validationActions"])).toEqual(["Deny"]);
+    expect(getPath(binding, ["spec", "matchResources"])).toBeUndefined();
+  });
+
   it("runs `node dist/cli.js installer` as one replica that never overlaps (Recreate), on control-plane nodes", () => {
     const d = theOne(installer, "Deployment", INSTALLER.name);
     expect(containerOf(d).command?.slice(-3)).toEqual(["node", "dist/cli.js", "installer"]);
@@ -1100,6 +1127,24 @@ describe("installer (SPEC §6): its own Deployment, service account and RBAC", (
         verb: "delete",
         group: "admissionregistration.k8s.io",
         resource: "mutatingwebhookconfigurations",
+        namespace: "",
+      },
+    ],
+    [
+      "change the policy that keeps token Secrets out of its namespace (decision 197)",
+      {
+        verb: "delete",
+        group: "admissionregistration.k8s.io",
+        resource: "validatingadmissionpolicies",
+        namespace: "",
+      },
+    ],
+    [
+      "unbind that policy",
+      {
+        verb: "patch",
+        group: "admissionregistration.k8s.io",
+        resource: "validatingadmissionpolicybindings",
         namespace: "",
       },
     ],
