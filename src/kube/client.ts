@@ -72,6 +72,23 @@ export interface KubeClient {
   delete(type: ResourceType, namespace: string, name: string, options?: DeleteOptions): Promise<unknown>;
 }
 
+/**
+ * `client` with `signal` on every call (decision 198): a reconcile's reads and writes, and their `Retry-After`
+ * waits, end when its controller stops, as SPEC §7's "losing the Lease stops the controllers immediately" asks.
+ */
+export function withSignal(client: KubeClient, signal: AbortSignal): KubeClient {
+  return {
+    get: (type, namespace, name, options) => client.get(type, namespace, name, { ...options, signal }),
+    list: (type, options) => client.list(type, { ...options, signal }),
+    create: (type, object, options) => client.create(type, object, { ...options, signal }),
+    update: (type, object, options) => client.update(type, object, { ...options, signal }),
+    updateStatus: (type, object, options) => client.updateStatus(type, object, { ...options, signal }),
+    patch: (type, namespace, name, patch, options) =>
+      client.patch(type, namespace, name, patch, { ...options, signal }),
+    delete: (type, namespace, name, options) => client.delete(type, namespace, name, { ...options, signal }),
+  };
+}
+
 const dryRunQuery = (dryRun: boolean | undefined) => (dryRun ? { dryRun: "All" } : {});
 
 /** A call's signal and timeout as request fields, absent ones left out. */

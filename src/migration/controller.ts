@@ -14,7 +14,7 @@
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { Cache } from "../kube/cache.js";
-import type { KubeClient } from "../kube/client.js";
+import { type KubeClient, withSignal } from "../kube/client.js";
 import type { Clock } from "../kube/clock.js";
 import type { Controller, ReconcileResult } from "../kube/controller.js";
 import { createController, TerminalError } from "../kube/controller.js";
@@ -177,7 +177,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
    * Sends the request through kube/write.ts's guarded send (a failed `test` is a ConflictError like a 409);
    * answers the object as the server wrote it.
    */
-  const send = async (request: PatchRequest): Promise<KubeObject> => {
+  const send = async (request: PatchRequest, signal: AbortSignal | undefined): Promise<KubeObject> => {
     const { target } = request;
     return sendGuardedPatch(
       client,
@@ -191,6 +191,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
           }
         : { type: "json", body: request.body },
       fieldManager,
+      signal ? { signal } : {},
     );
   };
 
@@ -269,9 +270,10 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     m: KeyMemory,
     step: Step,
     request: PatchRequest,
+    signal: AbortSignal | undefined,
   ): Promise<KubeObject> => {
     try {
-      return await send(request);
+      return await send(request, signal);
     } catch (e) {
       memory.set(name, replyMayBeLost(e) ? { ...m, unconfirmedWrite: { request, step } } : m);
       throw e;
@@ -299,7 +301,12 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     const { target } = request;
     let live: KubeObject | undefined;
     try {
-      live = await client.get(typeOfTarget(target, kind, infraMachineTypes), target.namespace, target.name);
+      live = await client.get(
+        typeOfTarget(target, kind, infraMachineTypes),
+        target.namespace,
+        target.name,
+        signal ? { signal } : {},
+      );
     } catch (e) {
       if (!(e instanceof NotFoundError)) throw e;
     }
@@ -326,7 +333,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     if (signal?.aborted) return { memory: m, result: {} };
     if (!(await clearToWrite(step, target.name))) return { memory: m, result: {} };
     // A refusal of the copy settles it too (the first attempt, on the same state, can only be refused as well).
-    const written = await sendRemembering(name, settled, step, request);
+    const written = await sendRemembering(name, settled, step, request, signal);
     logger.info(
       {
         name,
@@ -376,7 +383,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
       }
       if (signal?.aborted) return {};
       if (!(await clearToWrite(step, name))) return {};
-      const written = await sendRemembering(name, m, step, request);
+      const written = await sendRemembering(name, m, step, request, signal);
       const { target } = request;
       logger.info(
         { name, step: stepName(step), target: `${target.role} ${target.namespace}/${target.name}` },
@@ -415,7 +422,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
       // alone. A cache lags behind this process's own writes (a lost reply) and a new leader's is as old as
       // its last event; one object's informer can be behind another's. Every write is planned from live reads.
       s = await readLiveHandoverSnapshot(
-        client,
+        signal ? withSignal(client, signal) : client,
         kind,
         name,
         namespaces,

@@ -9,7 +9,7 @@
  */
 import type { Logger } from "pino";
 import type { Cache } from "../kube/cache.js";
-import { getOrAbsent, type KubeClient } from "../kube/client.js";
+import { getOrAbsent, type KubeClient, withSignal } from "../kube/client.js";
 import type { Clock } from "../kube/clock.js";
 import type {
   Controller,
@@ -310,44 +310,51 @@ function createSyncController<S extends SnapshotBase>(
   const syncDeps: SyncDeps = { converter: deps.converter, settings };
   const confirmRetryMs = deps.confirmAbsentRetryMs ?? 5_000;
 
-  /** An object a plan names, read live (NotFound as absent); `type` when the shell already knows it. */
-  const readLive = async (ref: ObjectAddress, type?: ResourceType): Promise<KubeObject | undefined> =>
-    getOrAbsent(client, type ?? (await infra.typeOf(ref.apiVersion, ref.kind)), ref.namespace, ref.name);
-  /** The very object the plan read (by uid), not another one made since under the same name. */
-  const sameObject = (live: KubeObject, ref: ObjectAddress): boolean =>
-    ref.uid === undefined || live.metadata?.uid === ref.uid;
-
-  /** §4.2 `confirmAbsent`: is the twin the plan believes deleted really gone from the API server? */
-  const existsLive = async (ref: NonNullable<SyncPlan["confirmAbsent"]>): Promise<boolean> =>
-    (await readLive(ref)) !== undefined;
-
-  /** §4.2/§3.5/§4.6 `confirmAuthority`: is that MAPI object (same uid) live, with the authority the plan read? */
-  const authorityLive = async (ref: NonNullable<SyncPlan["confirmAuthority"]>): Promise<boolean> => {
-    const live = await readLive(ref, shell.mapiType);
-    return live !== undefined && sameObject(live, ref) && statusAuthority(live) === ref.authority;
-  };
-
   /**
-   * §4.2 `confirmSource` (decision 148): is the object a create is converted from still there live — the same
-   * uid, not being deleted and, for a MAPI object, of the authority the plan read?
+   * The live checks a plan may ask for, read through `reading` (the reconcile's client, which carries its
+   * signal: decision 198).
    */
-  const sourceLive = async (ref: NonNullable<SyncPlan["confirmSource"]>): Promise<boolean> => {
-    const live = await readLive(ref);
-    return (
-      live !== undefined &&
-      sameObject(live, ref) &&
-      !isDeleting(live) &&
-      (ref.authority === undefined || (statusAuthority(live) ?? "") === ref.authority)
-    );
-  };
+  const liveChecks = (reading: KubeClient) => {
+    /** An object a plan names, read live (NotFound as absent); `type` when the shell already knows it. */
+    const readLive = async (ref: ObjectAddress, type?: ResourceType): Promise<KubeObject | undefined> =>
+      getOrAbsent(reading, type ?? (await infra.typeOf(ref.apiVersion, ref.kind)), ref.namespace, ref.name);
+    /** The very object the plan read (by uid), not another one made since under the same name. */
+    const sameObject = (live: KubeObject, ref: ObjectAddress): boolean =>
+      ref.uid === undefined || live.metadata?.uid === ref.uid;
 
-  /**
-   * `confirmCurrent` (decisions 160, 163): is the authoritative object the plan mirrors, read older than the MAPI
-   * copy's record, the same object at the generation read? If not, the cache is behind and nothing is written.
-   */
-  const currentLive = async (ref: NonNullable<SyncPlan["confirmCurrent"]>): Promise<boolean> => {
-    const live = await readLive(ref);
-    return live !== undefined && sameObject(live, ref) && generationOf(live) === ref.generation;
+    /** §4.2 `confirmAbsent`: is the twin the plan believes deleted really gone from the API server? */
+    const existsLive = async (ref: NonNullable<SyncPlan["confirmAbsent"]>): Promise<boolean> =>
+      (await readLive(ref)) !== undefined;
+
+    /** §4.2/§3.5/§4.6 `confirmAuthority`: is that MAPI object (same uid) live, with the authority the plan read? */
+    const authorityLive = async (ref: NonNullable<SyncPlan["confirmAuthority"]>): Promise<boolean> => {
+      const live = await readLive(ref, shell.mapiType);
+      return live !== undefined && sameObject(live, ref) && statusAuthority(live) === ref.authority;
+    };
+
+    /**
+     * §4.2 `confirmSource` (decision 148): is the object a create is converted from still there live — the same
+     * uid, not being deleted and, for a MAPI object, of the authority the plan read?
+     */
+    const sourceLive = async (ref: NonNullable<SyncPlan["confirmSource"]>): Promise<boolean> => {
+      const live = await readLive(ref);
+      return (
+        live !== undefined &&
+        sameObject(live, ref) &&
+        !isDeleting(live) &&
+        (ref.authority === undefined || (statusAuthority(live) ?? "") === ref.authority)
+      );
+    };
+
+    /**
+     * `confirmCurrent` (decisions 160, 163): is the authoritative object the plan mirrors, read older than the MAPI
+     * copy's record, the same object at the generation read? If not, the cache is behind and nothing is written.
+     */
+    const currentLive = async (ref: NonNullable<SyncPlan["confirmCurrent"]>): Promise<boolean> => {
+      const live = await readLive(ref);
+      return live !== undefined && sameObject(live, ref) && generationOf(live) === ref.generation;
+    };
+    return { existsLive, authorityLive, sourceLive, currentLive };
   };
 
   /** §4.5: a write the API server refused becomes Synchronized=False on the MAPI object, and an Event. */
@@ -368,7 +375,10 @@ function createSyncController<S extends SnapshotBase>(
       const current = rv ? { ...mapi, metadata: { ...mapi.metadata, resourceVersion: rv } } : mapi;
       const statusWrite = mapiStatusWrite(current, { now, condition });
       if (statusWrite) {
-        const reported = await executeWrites({ client, typeOf: infra.typeOf }, [statusWrite]);
+        const reported = await executeWrites(
+          { client: withSignal(client, context.signal), typeOf: infra.typeOf },
+          [statusWrite],
+        );
         if (reported.kind === "refused")
           context.logger.error({ err: reported.message }, "could not report a refused write");
       }
@@ -380,6 +390,9 @@ function createSyncController<S extends SnapshotBase>(
 
   const reconcile = async (name: string, context: ReconcileContext): Promise<ReconcileResult | undefined> => {
     const log = context.logger;
+    // Every request of this reconcile carries its signal: a stopped controller stops waiting (decision 198).
+    const reading = withSignal(client, context.signal);
+    const { existsLive, authorityLive, sourceLive, currentLive } = liveChecks(reading);
     const ref = infrastructureRefOf(cache.get(shell.capiType, settings.capiNamespace, name));
     // A kind first referenced now: start and sync its informer before reading (§4.1 dynamic watches).
     const infraType = ref ? await infra.ensure(ref) : shell.defaultInfraType(platformOf(settings));
@@ -389,11 +402,11 @@ function createSyncController<S extends SnapshotBase>(
     // Each live read is made at most once per reconcile; a plan may need both (storage first, then the cascade).
     for (let read = 0; read < 2; read++) {
       if (plan.needsCascadeCheck && snapshot.clusterCascade === undefined && snapshot.capi) {
-        const cascade = await readClusterCascade(liveReadOf(client), snapshot.capi, settings);
+        const cascade = await readClusterCascade(liveReadOf(reading), snapshot.capi, settings);
         snapshot = { ...snapshot, clusterCascade: cascade };
       } else if (plan.needsStorageCheck && snapshot.storageBeingRemoved === undefined) {
         const removing = await readStorageBeingRemoved(
-          client,
+          reading,
           storageToCheck(shell.kind, settings, infraType),
         );
         snapshot = { ...snapshot, storageBeingRemoved: removing };
@@ -433,7 +446,7 @@ function createSyncController<S extends SnapshotBase>(
 
     const outcome = await executeWrites(
       {
-        client,
+        client: reading,
         typeOf: infra.typeOf,
         signal: context.signal,
         ...(deps.platformGuard ? { platformGuard: deps.platformGuard } : {}),

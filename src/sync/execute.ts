@@ -120,20 +120,24 @@ const annotationsPatch = (
 /** The one request that carries out `w`; merge and JSON patches are kube/write.ts's guarded patches. */
 const sendOne = async (deps: ExecuteDeps, w: SyncWrite): Promise<unknown> => {
   const { client } = deps;
+  // The controller's signal ends the request and its Retry-After waits when the controller stops (decision 198).
+  const request = deps.signal ? { signal: deps.signal } : {};
   if (w.kind === "create") {
     const type = await deps.typeOf(w.object.apiVersion ?? "", w.object.kind ?? "");
-    return client.create(type, w.object, { fieldManager: SYNC_FIELD_MANAGER });
+    return client.create(type, w.object, { ...request, fieldManager: SYNC_FIELD_MANAGER });
   }
   const type = await deps.typeOf(w.target.apiVersion, w.target.kind);
-  const send = (patch: GuardedPatch) => sendGuardedPatch(client, type, w.target, patch, SYNC_FIELD_MANAGER);
+  const send = (patch: GuardedPatch) =>
+    sendGuardedPatch(client, type, w.target, patch, SYNC_FIELD_MANAGER, request);
   switch (w.kind) {
     case "apply":
-      return client.patch(type, w.target.namespace, w.target.name, {
-        type: "apply",
-        body: w.body,
-        fieldManager: w.fieldManager,
-        force: true,
-      });
+      return client.patch(
+        type,
+        w.target.namespace,
+        w.target.name,
+        { type: "apply", body: w.body, fieldManager: w.fieldManager, force: true },
+        request,
+      );
     case "applyStatus":
       return send({
         type: "merge",
@@ -154,6 +158,7 @@ const sendOne = async (deps: ExecuteDeps, w: SyncWrite): Promise<unknown> => {
       return send({ type: "json", body: w.patch });
     case "delete":
       return client.delete(type, w.target.namespace, w.target.name, {
+        ...request,
         preconditions: w.preconditions,
         ...(w.propagationPolicy ? { propagationPolicy: w.propagationPolicy } : {}),
       });

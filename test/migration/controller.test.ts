@@ -94,6 +94,8 @@ const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
   let cache = memoryStore(objectsOf(start));
   const calls: Call[] = [];
   const reads: string[] = [];
+  /** The signal each request carried (a reconcile's, decision 198). */
+  const signals: { call: string; signal: AbortSignal | undefined }[] = [];
   const events: RecordedEvent[] = [];
   let failNext: Error | undefined;
   let noopNext = false;
@@ -153,8 +155,9 @@ const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
     throw new Error("the migration controller only reads and patches");
   };
   const client: KubeClient = {
-    async get(type, namespace, name) {
+    async get(type, namespace, name, options) {
       reads.push(`get ${type.kind} ${namespace}/${name}`);
+      signals.push({ call: `get ${type.kind} ${name}`, signal: options?.signal });
       const found = objectsOf(world.s).find(
         (o) => ofType(type, o) && namespaceOf(o) === namespace && nameOf(o) === name,
       );
@@ -163,6 +166,7 @@ const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
     },
     async list(type, options) {
       reads.push(`list ${type.kind} ${options?.namespace ?? ""}`);
+      signals.push({ call: `list ${type.kind}`, signal: options?.signal });
       const items = objectsOf(world.s).filter(
         (o) => ofType(type, o) && (options?.namespace === undefined || namespaceOf(o) === options.namespace),
       );
@@ -173,6 +177,7 @@ const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
     updateStatus: unsupported,
     delete: unsupported,
     async patch(type, namespace, name, patch, options) {
+      signals.push({ call: `patch ${type.kind} ${name}`, signal: options?.signal });
       if (failNext) {
         const e = failNext;
         failNext = undefined;
@@ -221,6 +226,7 @@ const fakeCluster = (start: HandoverSnapshot, registry = new Registry()) => {
     store,
     calls,
     reads,
+    signals,
     events,
     world: () => world,
     /** The cache catches up with the live state. */
@@ -552,6 +558,15 @@ describe("the writes of one reconcile (SPEC §3.1, §3.5; decision 91: a chain o
     expect(env.calls).toHaveLength(1);
     await env.reconciler.reconcile(env.name);
     expect(env.calls.map(callLabel)).toEqual(["merge mapi", "merge mapi", "merge/status mapi"]);
+  });
+
+  it("SPEC §7 every live read and write of a reconcile carries its signal, so a stop ends their waits (decision 198)", async () => {
+    const env = setup(requestHandover("Machine", "MachineAPI"));
+    const abort = new AbortController();
+    await env.reconciler.reconcile(env.name, abort.signal);
+    expect(env.calls.map(callLabel)).toEqual(["merge mapi", "merge/status mapi"]);
+    expect(env.signals.some((s) => s.call.startsWith("get"))).toBe(true);
+    for (const { call, signal } of env.signals) expect(signal, call).toBe(abort.signal);
   });
 
   it("a stopped controller (aborted signal) does not write", async () => {

@@ -157,6 +157,39 @@ describe("SPEC §7 write discipline: executing a sync plan", () => {
     expect(fake.calls.filter((c) => c.verb.startsWith("patch"))).toHaveLength(0);
   });
 
+  it("SPEC §7 losing the Lease stops the controllers immediately: every write carries the controller's signal, so a stop ends its waits", async () => {
+    const { fake, client, stored } = await setup(awsMachine("m-8", { meta: { finalizers: undefined } }));
+    const seen: { verb: string; signal: AbortSignal | undefined }[] = [];
+    const recording: KubeClient = {
+      ...client,
+      create: (t, object, options) => {
+        seen.push({ verb: "create", signal: options?.signal });
+        return client.create(t, object, options);
+      },
+      patch: (t, ns, name, patch, options) => {
+        seen.push({ verb: `patch:${patch.type}`, signal: options?.signal });
+        return client.patch(t, ns, name, patch, options);
+      },
+      delete: (t, ns, name, options) => {
+        seen.push({ verb: "delete", signal: options?.signal });
+        return client.delete(t, ns, name, options);
+      },
+    };
+    const abort = new AbortController();
+    const twin = { ...awsMachine("m-9"), metadata: { name: "m-9", namespace: CAPI_NS } };
+    const outcome = await executeWrites({ client: recording, typeOf, signal: abort.signal }, [
+      { kind: "create", object: twin } as SyncWrite,
+      addFinalizerWrite(stored, FINALIZERS.sync) as SyncWrite,
+      applyOf(stored, { note: "x" }),
+      statusOf(stored),
+      deleteWrite(stored),
+    ]);
+    expect(outcome.kind).toBe("done");
+    expect(seen.map((c) => c.verb)).toEqual(["create", "patch:json", "patch:apply", "patch:merge", "delete"]);
+    for (const call of seen) expect(call.signal, call.verb).toBe(abort.signal);
+    expect(fake.calls.length).toBeGreaterThan(0);
+  });
+
   const o = awsMachine("m-7");
   const jsonWrite = addFinalizerWrite(
     { ...o, metadata: { ...o.metadata, finalizers: [] } },

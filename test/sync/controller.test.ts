@@ -107,9 +107,20 @@ const setup = async (options: { capiLive: boolean; capiNamespaceDeleting?: boole
     await fake.client.create(KINDS.customResourceDefinition, { metadata: { name } });
   if (options.capiLive) await fake.client.create(KINDS.capiMachine, capiMachine("m-1"));
   const deletes: { kind: string; name: string; preconditions: unknown }[] = [];
+  /** Each request the controller sent, and the signal it carried. */
+  const signals: { call: string; signal: AbortSignal | undefined }[] = [];
   const client: KubeClient = {
     ...fake.client,
+    get(type, namespace, name, opts) {
+      signals.push({ call: `get ${type.kind} ${name}`, signal: opts?.signal });
+      return fake.client.get(type, namespace, name, opts);
+    },
+    patch(type, namespace, name, patch, opts) {
+      signals.push({ call: `patch ${type.kind} ${name}`, signal: opts?.signal });
+      return fake.client.patch(type, namespace, name, patch, opts);
+    },
     async delete(type, namespace, name, opts) {
+      signals.push({ call: `delete ${type.kind} ${name}`, signal: opts?.signal });
       deletes.push({ kind: type.kind, name, preconditions: opts?.preconditions });
       return fake.client.delete(type, namespace, name, opts);
     },
@@ -121,8 +132,19 @@ const setup = async (options: { capiLive: boolean; capiNamespaceDeleting?: boole
     },
   };
   const metrics = await startSync(cache, client, events);
-  return { fake, deletes, metrics, mapi, recorded };
+  return { fake, deletes, metrics, mapi, recorded, signals };
 };
+
+describe("SPEC §7 losing the Lease stops the controllers immediately", () => {
+  it("every live read and write of a reconcile carries its signal, so a stop ends their waits (decision 198)", async () => {
+    const { metrics, signals } = await setup({ capiLive: false });
+    await reconciled(metrics, "success");
+    expect(signals.map((s) => s.call)).toEqual(
+      expect.arrayContaining(["get Machine m-1", "delete Machine m-1"]),
+    );
+    for (const { call, signal } of signals) expect(signal, call).toBeInstanceOf(AbortSignal);
+  });
+});
 
 describe("SPEC §4.2 ClusterAPI without twin: the deletion is confirmed live before it is propagated", () => {
   it("the cache lacks the CAPI twin but the API server has it: nothing is deleted, the key is looked at again", async () => {
