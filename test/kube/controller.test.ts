@@ -432,6 +432,23 @@ describe("a controller acts on nothing until its caches caught up with a fresh l
 });
 
 describe("a key is never processed concurrently, across leadership changes (SPEC §7)", () => {
+  /** A started controller whose one key's reconcile is running and blocked until released. */
+  const startedOnOneBlockedKey = async () => {
+    const r = blockedReconciles();
+    const controller = createController({
+      name: "t",
+      clock: createManualClock(),
+      logger: silentLogger(),
+      reconcile: r.reconcile,
+    });
+    const informer = fakeInformer(KINDS.mapiMachine);
+    informer.add(machine("m1"));
+    controller.watch(informer, byName);
+    await controller.start();
+    await flushMicrotasks();
+    return { controller, r };
+  };
+
   /** A reconcile the test finishes by hand, counting how many run per key at once. */
   const blockedReconciles = () => {
     const releases: (() => void)[] = [];
@@ -498,14 +515,7 @@ describe("a key is never processed concurrently, across leadership changes (SPEC
   });
 
   it("a stop after a stop (no start between) still waits for the first batch's reconcile", async () => {
-    const clock = createManualClock();
-    const r = blockedReconciles();
-    const controller = createController({ name: "t", clock, logger: silentLogger(), reconcile: r.reconcile });
-    const informer = fakeInformer(KINDS.mapiMachine);
-    informer.add(machine("m1"));
-    controller.watch(informer, byName);
-    await controller.start();
-    await flushMicrotasks();
+    const { controller, r } = await startedOnOneBlockedKey();
     expect(r.inFlight()).toBe(1);
     void controller.stop();
     let stopped = false;
@@ -520,14 +530,7 @@ describe("a key is never processed concurrently, across leadership changes (SPEC
   });
 
   it("started again and stopped again before the first batch returned, it never runs a worker beside it", async () => {
-    const clock = createManualClock();
-    const r = blockedReconciles();
-    const controller = createController({ name: "t", clock, logger: silentLogger(), reconcile: r.reconcile });
-    const informer = fakeInformer(KINDS.mapiMachine);
-    informer.add(machine("m1"));
-    controller.watch(informer, byName);
-    await controller.start();
-    await flushMicrotasks();
+    const { controller, r } = await startedOnOneBlockedKey();
     const firstStop = controller.stop();
     const second = controller.start();
     await flushMicrotasks(10);

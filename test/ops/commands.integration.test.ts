@@ -36,6 +36,17 @@ let h: Harness;
 const admin = () => h.cluster.clientAs("admin");
 const args = (...extra: string[]) => ["--kubeconfig", h.cluster.kubeconfigPath, ...extra];
 /** A clock reading `ms` now: this machine's clock set off the cluster's (the local API server keeps real time). */
+/** The product's Deployment asking for `replicas` (nothing runs it here). */
+const productDeployment = (replicas: number): KubeObject => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name: "machine-api-migration", namespace: NS.capiNamespace },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: "p" } },
+    template: { metadata: { labels: { app: "p" } }, spec: { containers: [{ name: "p", image: "p" }] } },
+  },
+});
 const clockAt = (ms: number) => ({ ...systemClock, now: () => ms });
 /** The product's leader renews its Lease, on the cluster's clock, at `ms`. */
 const renewLease = (ms: number) =>
@@ -296,16 +307,7 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
     expect(typoNamespace.stdout).toContain(
       "refusing: namespace openshift-cluster-apl does not exist, so neither does Lease openshift-cluster-apl/machine-api-migration: is --capi-namespace right?",
     );
-    await admin().create(KINDS.deployment, {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name: "machine-api-migration", namespace: NS.capiNamespace },
-      spec: {
-        replicas: 2,
-        selector: { matchLabels: { app: "p" } },
-        template: { metadata: { labels: { app: "p" } }, spec: { containers: [{ name: "p", image: "p" }] } },
-      },
-    });
+    await admin().create(KINDS.deployment, productDeployment(2));
     try {
       const typoLease = await runWith("--lease-name", "machine-api-migratoin");
       expect(typoLease.code).toBe(1);
@@ -375,16 +377,7 @@ describe("uninstall-prepare against the local API server (SPEC §9)", () => {
         type: "merge",
         body: { spec: lease },
       });
-      await admin().create(KINDS.deployment, {
-        apiVersion: "apps/v1",
-        kind: "Deployment",
-        metadata: { name: "machine-api-migration", namespace: NS.capiNamespace },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: { app: "p" } },
-          template: { metadata: { labels: { app: "p" } }, spec: { containers: [{ name: "p", image: "p" }] } },
-        },
-      });
+      await admin().create(KINDS.deployment, productDeployment(2));
       try {
         const { io, out } = captureIo();
         expect(await runUninstallPrepare(args("--yes"), io, {})).toBe(1);
