@@ -17,6 +17,7 @@ import {
   isPaused,
   needsAttention,
   reportsPaused,
+  UNPAUSED_TWIN_DETECTED,
 } from "../protocol/pause.js";
 import { SYNCHRONIZED_REASONS } from "../protocol/synchronized.js";
 import type { HandoverKindDetails } from "./kinds.js";
@@ -123,9 +124,6 @@ const unpausedTwinWait = (s: HandoverSnapshot, roles: readonly Role[]): Step => 
   ),
 });
 
-/** The value the sync writes in the needs-attention annotation of a §4.2 twin (src/sync/plan-draft.ts). */
-const NEEDS_ATTENTION_VALUE = "UnpausedTwinDetected";
-
 /**
  * `uninstall-prepare` (SPEC §9) with a §4.2 twin under MachineAPI: the sync that would pause and flag it is
  * about to be removed, so the planner does what the sync does (src/sync/plan-draft.ts `planUnpausedTwin`) —
@@ -142,7 +140,7 @@ const uninstallTwinPause = (s: HandoverSnapshot): Step | undefined => {
     const add: Record<string, string> = {};
     if (!isPaused(object)) add[ANNOTATIONS.paused] = "";
     if (!isPaused(object) && !hasPauseMarker(object)) add[ANNOTATIONS.pausedBy] = PAUSED_BY_VALUE;
-    if (!needsAttention(object)) add[ANNOTATIONS.needsAttention] = NEEDS_ATTENTION_VALUE;
+    if (!needsAttention(object)) add[ANNOTATIONS.needsAttention] = UNPAUSED_TWIN_DETECTED;
     return Object.keys(add).length === 0
       ? undefined
       : { kind: "pause", target: refOf(role, object), addAnnotations: add };

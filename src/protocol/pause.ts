@@ -19,6 +19,8 @@ export const isPaused = (o: KubeObject | undefined): boolean =>
 export const hasPauseMarker = (o: KubeObject | undefined): boolean =>
   annotationsOf(o)[ANNOTATIONS.pausedBy] === PAUSED_BY_VALUE;
 export const isPausedWithMarker = (o: KubeObject | undefined): boolean => isPaused(o) && hasPauseMarker(o);
+/** The needs-attention value of a twin found unpaused under MachineAPI (SPEC §4.2), and its condition reason. */
+export const UNPAUSED_TWIN_DETECTED = "UnpausedTwinDetected";
 /** Marked by the sync when it found a twin unpaused under MachineAPI (SPEC §4.2). */
 export const needsAttention = (o: KubeObject | undefined): boolean =>
   Object.hasOwn(annotationsOf(o), ANNOTATIONS.needsAttention);

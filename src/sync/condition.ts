@@ -9,6 +9,7 @@ import { type FieldError, formatFieldError } from "../kube/field-error.js";
 import { CONDITIONS, MAPI_GROUP } from "../kube/kinds.js";
 import type { Condition, KubeObject } from "../kube/object.js";
 import { isDeleting, nameOf, namespaceOf } from "../kube/object.js";
+import { UNPAUSED_TWIN_DETECTED } from "../protocol/pause.js";
 import { SYNCHRONIZED_REASONS } from "../protocol/synchronized.js";
 import { statusPatch } from "./diff.js";
 import type { SyncWrite } from "./writes.js";
@@ -29,7 +30,7 @@ export type SynchronizedCondition = Omit<Condition, "lastTransitionTime"> & {
 export const REASONS = Object.freeze({
   resourceSynchronized: SYNCHRONIZED_REASONS.resourceSynchronized,
   finalSyncComplete: SYNCHRONIZED_REASONS.finalSyncComplete,
-  unpausedTwinDetected: "UnpausedTwinDetected",
+  unpausedTwinDetected: UNPAUSED_TWIN_DETECTED,
   infraMachineSpecMismatch: "InfraMachineSpecMismatch",
   storageBeingRemoved: "StorageBeingRemoved",
   unsupportedOwner: "UnsupportedOwnerReference",

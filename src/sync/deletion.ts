@@ -15,7 +15,12 @@
 import { ANNOTATIONS, AUTHORITY, FINALIZERS, LABELS } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
 import { finalizersOf, getPath, hasFinalizer, isDeleting, labelsOf, nameOf } from "../kube/object.js";
-import { isForeignUnderMachineAPI, isPaused, isPausedWithMarker } from "../protocol/pause.js";
+import {
+  isForeignUnderMachineAPI,
+  isPaused,
+  isPausedWithMarker,
+  UNPAUSED_TWIN_DETECTED,
+} from "../protocol/pause.js";
 import type { SynchronizedCondition, SyncKind } from "./condition.js";
 import { mirrorDeletedByCascade, storageBeingRemoved } from "./condition.js";
 import { PAUSE_ANNOTATIONS } from "./desired.js";
@@ -210,7 +215,7 @@ const instanceOf = (o: KubeObject | undefined): string | undefined => {
   return providerID.split("/").pop() || undefined;
 };
 
-const NEEDS_ATTENTION = { ...PAUSE_ANNOTATIONS, [ANNOTATIONS.needsAttention]: "UnpausedTwinDetected" };
+const NEEDS_ATTENTION = { ...PAUSE_ANNOTATIONS, [ANNOTATIONS.needsAttention]: UNPAUSED_TWIN_DETECTED };
 
 /**
  * §4.2: an admin deletes a CAPI twin the product does not manage under MachineAPI (unpaused or marked

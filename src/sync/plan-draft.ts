@@ -11,7 +11,7 @@ import type { KubeObject } from "../kube/object.js";
 import { generationOf, getPath, hasFinalizer, isDeleting, nameOf, namespaceOf } from "../kube/object.js";
 import { appendAll } from "../lists.js";
 import { statusAuthority, synchronizedGeneration } from "../protocol/authority.js";
-import { isPaused, needsAttention } from "../protocol/pause.js";
+import { isPaused, needsAttention, UNPAUSED_TWIN_DETECTED } from "../protocol/pause.js";
 import type { Direction, SynchronizedCondition, SyncKind } from "./condition.js";
 import { conversionFailed, unpausedTwinDetected, unsupportedOwner } from "./condition.js";
 import type { ConversionResult } from "./conversion/types.js";
@@ -129,8 +129,6 @@ export type ToCapiMode = "steady" | "final" | "born";
 
 /** CAPI condition types status mirroring never writes or removes (SPEC §5.4). */
 const CAPI_UNTOUCHED_CONDITIONS: readonly string[] = Object.freeze(["Paused", "NodeHealthy", "UpToDate"]);
-
-const NEEDS_ATTENTION_VALUE = "UnpausedTwinDetected";
 
 export const emptyDraft = (): Draft => ({ writes: [], events: [] });
 
@@ -273,12 +271,12 @@ export const planUnpausedTwin = (
     if (!isPaused(o)) {
       push(
         draft,
-        pauseWrite(o, { ...PAUSE_ANNOTATIONS, [ANNOTATIONS.needsAttention]: NEEDS_ATTENTION_VALUE }),
+        pauseWrite(o, { ...PAUSE_ANNOTATIONS, [ANNOTATIONS.needsAttention]: UNPAUSED_TWIN_DETECTED }),
       );
     } else if (!needsAttention(o)) {
       push(
         draft,
-        annotateWrite(o, { [ANNOTATIONS.needsAttention]: NEEDS_ATTENTION_VALUE }, "needsAttention"),
+        annotateWrite(o, { [ANNOTATIONS.needsAttention]: UNPAUSED_TWIN_DETECTED }, "needsAttention"),
       );
     }
   }
@@ -290,7 +288,7 @@ export const planUnpausedTwin = (
     const names = present.map((o) => `${o.kind} ${namespaceOf(o)}/${nameOf(o)}`).join(" and ");
     draft.events.push({
       type: "Warning",
-      reason: "UnpausedTwinDetected",
+      reason: UNPAUSED_TWIN_DETECTED,
       message:
         `${names} existed unpaused while MAPI is authoritative` +
         `${instanceId ? ` (instance ${instanceId})` : ""}; paused and marked needs-attention for an admin to decide`,
