@@ -135,6 +135,19 @@ describe("mapi-create-twin", () => {
         "MAPI Machine openshift-machine-api/worker-a cannot be created with spec.authoritativeAPI=MachineAPI: CAPI Machine openshift-cluster-api/worker-a already exists and would be a second copy acting on the same machines. Write spec.authoritativeAPI: ClusterAPI explicitly (an omitted value defaults to MachineAPI) so the existing copy stays authoritative; inspect it with oc get machines.cluster.x-k8s.io/worker-a -n openshift-cluster-api -o yaml. (rule mapi-create-twin)",
     },
     {
+      name: "mapi-create-twin: a CAPI twin being deleted is an earlier Machine's: the refusal says to wait until it is gone (decision 180)",
+      request: createRequest(mapiMachine({ status: "absent", spec: "MachineAPI" })),
+      objects: [
+        edit(capiMachine({ paused: "marked" }), (m) => {
+          m.metadata.deletionTimestamp = "2026-11-30T09:59:00Z";
+        }),
+      ],
+      allowed: false,
+      rule: "mapi-create-twin",
+      message:
+        "MAPI Machine openshift-machine-api/worker-a cannot be created with spec.authoritativeAPI=MachineAPI yet: CAPI Machine openshift-cluster-api/worker-a of that name is still being deleted (since 2026-11-30T09:59:00Z). Create it once that copy is gone: oc wait --for=delete machines.cluster.x-k8s.io/worker-a -n openshift-cluster-api; until then it may still hold an instance. (rule mapi-create-twin)",
+    },
+    {
       name: "mapi-create-twin: allows a ClusterAPI MAPI MachineSet when the CAPI twin exists",
       request: createRequest(mapiMachineSet({ status: "absent", spec: "ClusterAPI" })),
       objects: [capiMachineSet({ paused: "none" })],

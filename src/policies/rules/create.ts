@@ -87,6 +87,15 @@ export const mapiCreateTwin: Rule = {
     const authority = specAuthorityAsWritten(request.object ?? undefined);
     if (authority === AUTHORITY.clusterAPI) return allow();
     const capiWords = describe("capi", subject.kind, ctx.settings.capiNamespace, nameOf(capi));
+    const deletedAt = capi.metadata?.deletionTimestamp;
+    if (deletedAt)
+      // An earlier object's twin on its way out (decision 180): the name is free once it is gone.
+      return deny(
+        403,
+        `${describeSubject(subject)} cannot be created with spec.authoritativeAPI=${String(authority)} yet: ${capiWords} of that name is still being deleted (since ${deletedAt}).`,
+        ["spec.authoritativeAPI"],
+        `Create it once that copy is gone: oc wait --for=delete ${capiResource(subject.kind)}/${nameOf(capi)} -n ${ctx.settings.capiNamespace}; until then it may still hold an instance.`,
+      );
     return deny(
       403,
       `${describeSubject(subject)} cannot be created with spec.authoritativeAPI=${String(authority)}: ${capiWords} already exists and would be a second copy acting on the same machines.`,
