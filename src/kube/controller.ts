@@ -8,6 +8,7 @@
  * every watched informer has applied a list begun after the start (SPEC §3.5: a standby's cache is as old as
  * its last event), and then replays every watched object once, as controller-runtime does on its initial list.
  */
+import { setMaxListeners } from "node:events";
 import type { Logger } from "pino";
 import { childLogger } from "../logging.js";
 import type { Clock } from "./clock.js";
@@ -234,6 +235,9 @@ export function createController(options: ControllerOptions): Controller {
         ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
       });
       const a = new AbortController();
+      // Every request of every worker listens on this signal (decision 198): a few workers' parallel live reads
+      // pass Node's default of 10 listeners, which is not a leak (each request removes its own when it returns).
+      setMaxListeners(0, a.signal);
       queue = q;
       abort = a;
       // The queue takes events from now on; nothing is handed out before the workers start.

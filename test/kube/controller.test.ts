@@ -207,6 +207,26 @@ describe("controller loop (SPEC §7)", () => {
     expect(controller.isRunning()).toBe(false);
   });
 
+  it("the context signal takes any number of listeners: every request of every worker listens on it (decision 198)", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const { controller } = setup(async (_key, { signal }) => {
+        // A worker's parallel live reads, each with its request's listener.
+        for (let i = 0; i < 12; i++) signal.addEventListener("abort", () => {});
+      });
+      await controller.start();
+      controller.enqueue("a");
+      await flushMicrotasks();
+      await controller.stop();
+      await new Promise((r) => setImmediate(r));
+      expect(warnings).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("waits for watched informers to sync before reconciling", async () => {
     const calls: string[] = [];
     const { controller } = setup(async (key) => {
