@@ -61,7 +61,7 @@ export const SETTINGS = {
     schema: z.string().min(1).optional(),
     default: undefined,
     description:
-      "Kubeconfig of the cluster to act on. Without it (and outside a pod) the product runs in local mode.",
+      "Kubeconfig of the cluster `serve` and `installer` act on; without it (and outside a pod) the product runs in local mode. The admin commands do not read the variable: they take --kubeconfig, then KUBECONFIG, then ~/.kube/config, as kubectl does.",
   },
   mapiNamespace: {
     flag: "mapi-namespace",
