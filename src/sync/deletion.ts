@@ -152,6 +152,19 @@ const machineDeletionStep = (s: MachineSnapshot, authority: DeletionAuthority): 
   }
 
   // ClusterAPI, or the MAPI object already gone ("unknown"): the CAPI side's own controllers go first.
+  if (
+    authority === AUTHORITY.clusterAPI &&
+    isDeleting(capi) &&
+    !hasFinalizer(capi, FINALIZERS.capiMachine) &&
+    infra &&
+    !isDeleting(infra) &&
+    !isPaused(infra)
+  ) {
+    // Cluster API never adds its finalizer to a deleting Machine, so a Machine deleted before its first
+    // reconcile (the Cluster's cascade, say) never has its InfraMachine deleted by Cluster API: the sync does,
+    // as Cluster API would have, and the provider terminates the instance (decision 199).
+    return { writes: [deleteWrite(infra)] };
+  }
   if (infra && hasFinalizer(infra, FINALIZERS.sync)) {
     const providers = clusterApiFinalizers(infra);
     if (providers.length > 0) {

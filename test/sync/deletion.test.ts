@@ -464,3 +464,41 @@ describe("§4.6 a deletion is propagated only when it was requested for that obj
     ).toBeUndefined();
   });
 });
+
+describe("§4.6 ClusterAPI: a CAPI Machine deleted before Cluster API ever reconciled it", () => {
+  it("its InfraMachine is deleted by the sync (Cluster API never will: no finalizer of its own), then released in §4.6's order", () => {
+    const mapi = mapiMachine("m", {
+      authority: "ClusterAPI",
+      meta: { finalizers: [FINALIZERS.sync] },
+      status: { conditions: synced },
+    });
+    // Deleted (the Cluster's cascade) before Cluster API's first reconcile: only our finalizer holds it.
+    const capi = capiMachine("m", { meta: { annotations: {}, finalizers: [FINALIZERS.sync] } });
+    const infra = awsMachine("m", {
+      meta: { annotations: {}, finalizers: [FINALIZERS.sync, FINALIZERS.awsMachine] },
+    });
+    const world = new World([infrastructure(), capiCluster(), deleting(mapi), deleting(capi), infra]);
+    expect(machineStep(world)).toEqual(["delete AWSMachine@capi"]);
+    expect(machineStep(world)).toEqual([]);
+    // CAPA terminates the instance and lets go.
+    dropFinalizer(world, INFRA_API_VERSION, "AWSMachine", CAPI_NS, FINALIZERS.awsMachine);
+    expect(machineStep(world)).toEqual([`removeFinalizer AWSMachine@capi ${FINALIZERS.sync}`]);
+    expect(machineStep(world)).toEqual([
+      `removeFinalizer Machine@capi ${FINALIZERS.sync}`,
+      `removeFinalizer Machine@mapi ${FINALIZERS.sync}`,
+    ]);
+    expect(mapiOf(world)).toBeUndefined();
+  });
+
+  it("while Cluster API holds its finalizer, the InfraMachine is its to delete: the sync waits", () => {
+    const mapi = mapiMachine("m", { authority: "ClusterAPI", meta: { finalizers: [FINALIZERS.sync] } });
+    const capi = capiMachine("m", {
+      meta: { annotations: {}, finalizers: [FINALIZERS.sync, FINALIZERS.capiMachine] },
+    });
+    const infra = awsMachine("m", {
+      meta: { annotations: {}, finalizers: [FINALIZERS.sync, FINALIZERS.awsMachine] },
+    });
+    const world = new World([infrastructure(), capiCluster(), deleting(mapi), deleting(capi), infra]);
+    expect(machineStep(world)).toEqual([]);
+  });
+});
