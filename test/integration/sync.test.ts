@@ -609,8 +609,8 @@ describe("SPEC §4.6 deletion", () => {
       const copy = await getOrUndefined(product, KINDS.mapiMachine, MAPI_NS, name);
       return copy === undefined || copy.metadata?.deletionTimestamp ? true : undefined;
     });
-    // The CAPI Machine controller's part under ClusterAPI: it deletes the InfraMachine itself.
-    await cluster.clientAs("capi").delete(KINDS.awsMachine, CAPI_NS, name);
+    // No Cluster API controller runs here, so the CAPI Machine never carried its finalizer and Cluster API would
+    // never delete the InfraMachine: the sync deletes it itself (decision 199).
     for (const [type, namespace] of [
       [KINDS.mapiMachine, MAPI_NS],
       [KINDS.capiMachine, CAPI_NS],
