@@ -32,10 +32,9 @@ export function leaderGatedControllers(controllers: readonly Controller[], logge
     },
     onStoppedLeading() {
       // Each stop() shuts its queue before its first await: no key is handed out after this line. Each also
-      // waits for its earlier starts' reconciles; the earlier drain is kept all the same, so `drained` never
-      // forgets a batch a quick loss–regain–loss left running.
-      const earlier = stopping;
-      stopping = Promise.all([earlier, ...controllers.map((c) => c.stop())]).then(() => undefined);
+      // waits for every batch still running, earlier starts' included, so `drained` never forgets a batch a
+      // quick loss–regain–loss left running.
+      stopping = Promise.all(controllers.map((c) => c.stop())).then(() => undefined);
     },
     drained: () => stopping,
   };

@@ -7,7 +7,7 @@
  * ("desired ⊆ live"). What to write is decided elsewhere.
  */
 import type { Operation } from "fast-json-patch";
-import type { KubeClient, Patch, RequestOptions } from "./client.js";
+import type { KubeClient, Patch } from "./client.js";
 import { ConflictError, InvalidError } from "./errors.js";
 import type { ResourceType } from "./kinds.js";
 import type { KubeObject } from "./object.js";
@@ -171,12 +171,10 @@ export async function sendGuardedPatch(
   target: Pick<ObjectRef, "namespace" | "name">,
   patch: GuardedPatch,
   fieldManager: string,
-  request: RequestOptions = {},
 ): Promise<KubeObject> {
   const sent: Patch =
     patch.type === "merge" ? { type: "merge", body: patch.body } : { type: "json", body: [...patch.body] };
   const options = {
-    ...request,
     fieldManager,
     ...(patch.type === "merge" && patch.subresource ? { subresource: patch.subresource } : {}),
   };

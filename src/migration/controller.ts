@@ -173,6 +173,10 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     return { ...m, lastEvent: { reason: event.reason, message: event.message } };
   };
 
+  /** The client with a reconcile's signal on every request: a stopped controller stops waiting (decision 198). */
+  const signalled = (signal: AbortSignal | undefined): KubeClient =>
+    signal ? withSignal(client, signal) : client;
+
   /**
    * Sends the request through kube/write.ts's guarded send (a failed `test` is a ConflictError like a 409);
    * answers the object as the server wrote it.
@@ -180,7 +184,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
   const send = async (request: PatchRequest, signal: AbortSignal | undefined): Promise<KubeObject> => {
     const { target } = request;
     return sendGuardedPatch(
-      client,
+      signalled(signal),
       typeOfTarget(target, kind, infraMachineTypes),
       target,
       request.patchType === "application/merge-patch+json"
@@ -191,7 +195,6 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
           }
         : { type: "json", body: request.body },
       fieldManager,
-      signal ? { signal } : {},
     );
   };
 
@@ -301,11 +304,10 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
     const { target } = request;
     let live: KubeObject | undefined;
     try {
-      live = await client.get(
+      live = await signalled(signal).get(
         typeOfTarget(target, kind, infraMachineTypes),
         target.namespace,
         target.name,
-        signal ? { signal } : {},
       );
     } catch (e) {
       if (!(e instanceof NotFoundError)) throw e;
@@ -422,7 +424,7 @@ export function createMigrationReconciler(options: MigrationReconcilerOptions): 
       // alone. A cache lags behind this process's own writes (a lost reply) and a new leader's is as old as
       // its last event; one object's informer can be behind another's. Every write is planned from live reads.
       s = await readLiveHandoverSnapshot(
-        signal ? withSignal(client, signal) : client,
+        signalled(signal),
         kind,
         name,
         namespaces,

@@ -156,7 +156,7 @@ export async function runMigrate(
   const { client, transport } = connection;
   // The Lease's renewTime, the flips' and the Events' times are the cluster's: the run judges them on its clock.
   const cluster = connected.clusterClock;
-  const server = connection.kubeConfig.getCurrentCluster()?.server ?? "(no server)";
+  const { server } = connected;
   let support: Support;
   let platform: PlatformConverter;
   let controllers: { running: boolean; detail: string };

@@ -382,9 +382,8 @@ export async function runPreflight(
     ]);
     report = preflightReport({ store, namespaces, support });
   } catch (e) {
-    const server = connection.kubeConfig.getCurrentCluster()?.server ?? "(no server)";
     io.stderr.write(
-      `machine-api-migration preflight: cannot read the cluster at ${server} (${connected.source}): ${errorText(e)}\n`,
+      `machine-api-migration preflight: cannot read the cluster at ${connected.server} (${connected.source}): ${errorText(e)}\n`,
     );
     return 2;
   }

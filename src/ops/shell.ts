@@ -39,6 +39,8 @@ export type Connected =
       clusterClock: ClusterClock;
       /** Where the cluster was found, for messages: `--kubeconfig F`, `KUBECONFIG (…)`, `~/.kube/config`'s path. */
       source: string;
+      /** The API server's URL, for messages. */
+      server: string;
     }
   | { ok: false; error: string };
 
@@ -96,7 +98,8 @@ export function connectFromSettings(
   try {
     const cluster = clusterClock(clock);
     const connection = connect(sourceOf(found, context), { onResponse: cluster.observe });
-    return { ok: true, config, flags, connection, clusterClock: cluster, source };
+    const server = connection.kubeConfig.getCurrentCluster()?.server ?? "(no server)";
+    return { ok: true, config, flags, connection, clusterClock: cluster, source, server };
   } catch (e) {
     if (e instanceof KubeConfigError) return { ok: false, error: e.message };
     throw e;

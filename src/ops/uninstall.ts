@@ -430,9 +430,8 @@ export async function runUninstallPrepare(
     if (skew) io.stdout.write(`${skew}\n`);
     return outcome.code;
   } catch (e) {
-    const server = connection.kubeConfig.getCurrentCluster()?.server ?? "(no server)";
     io.stderr.write(
-      `machine-api-migration uninstall-prepare: the cluster at ${server} (${connected.source}): ${errorText(e)}\n`,
+      `machine-api-migration uninstall-prepare: the cluster at ${connected.server} (${connected.source}): ${errorText(e)}\n`,
     );
     return 2;
   }

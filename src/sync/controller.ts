@@ -375,10 +375,9 @@ function createSyncController<S extends SnapshotBase>(
       const current = rv ? { ...mapi, metadata: { ...mapi.metadata, resourceVersion: rv } } : mapi;
       const statusWrite = mapiStatusWrite(current, { now, condition });
       if (statusWrite) {
-        const reported = await executeWrites(
-          { client: withSignal(client, context.signal), typeOf: infra.typeOf },
-          [statusWrite],
-        );
+        const reported = await executeWrites({ client, typeOf: infra.typeOf, signal: context.signal }, [
+          statusWrite,
+        ]);
         if (reported.kind === "refused")
           context.logger.error({ err: reported.message }, "could not report a refused write");
       }
@@ -390,7 +389,8 @@ function createSyncController<S extends SnapshotBase>(
 
   const reconcile = async (name: string, context: ReconcileContext): Promise<ReconcileResult | undefined> => {
     const log = context.logger;
-    // Every request of this reconcile carries its signal: a stopped controller stops waiting (decision 198).
+    // Every live read of this reconcile carries its signal, as its writes do (executeWrites): a stopped
+    // controller stops waiting (decision 198).
     const reading = withSignal(client, context.signal);
     const { existsLive, authorityLive, sourceLive, currentLive } = liveChecks(reading);
     const ref = infrastructureRefOf(cache.get(shell.capiType, settings.capiNamespace, name));
@@ -446,7 +446,7 @@ function createSyncController<S extends SnapshotBase>(
 
     const outcome = await executeWrites(
       {
-        client: reading,
+        client,
         typeOf: infra.typeOf,
         signal: context.signal,
         ...(deps.platformGuard ? { platformGuard: deps.platformGuard } : {}),

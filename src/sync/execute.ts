@@ -7,7 +7,7 @@
  * else (thrown). It reads nothing from the cache and decides nothing about what to write.
  */
 import type { Operation } from "fast-json-patch";
-import type { KubeClient } from "../kube/client.js";
+import { type KubeClient, withSignal } from "../kube/client.js";
 import { ConflictError, InvalidError, KubeApiError } from "../kube/errors.js";
 import type { ResourceType } from "../kube/kinds.js";
 import type { KubeObject } from "../kube/object.js";
@@ -120,24 +120,20 @@ const annotationsPatch = (
 /** The one request that carries out `w`; merge and JSON patches are kube/write.ts's guarded patches. */
 const sendOne = async (deps: ExecuteDeps, w: SyncWrite): Promise<unknown> => {
   const { client } = deps;
-  // The controller's signal ends the request and its Retry-After waits when the controller stops (decision 198).
-  const request = deps.signal ? { signal: deps.signal } : {};
   if (w.kind === "create") {
     const type = await deps.typeOf(w.object.apiVersion ?? "", w.object.kind ?? "");
-    return client.create(type, w.object, { ...request, fieldManager: SYNC_FIELD_MANAGER });
+    return client.create(type, w.object, { fieldManager: SYNC_FIELD_MANAGER });
   }
   const type = await deps.typeOf(w.target.apiVersion, w.target.kind);
-  const send = (patch: GuardedPatch) =>
-    sendGuardedPatch(client, type, w.target, patch, SYNC_FIELD_MANAGER, request);
+  const send = (patch: GuardedPatch) => sendGuardedPatch(client, type, w.target, patch, SYNC_FIELD_MANAGER);
   switch (w.kind) {
     case "apply":
-      return client.patch(
-        type,
-        w.target.namespace,
-        w.target.name,
-        { type: "apply", body: w.body, fieldManager: w.fieldManager, force: true },
-        request,
-      );
+      return client.patch(type, w.target.namespace, w.target.name, {
+        type: "apply",
+        body: w.body,
+        fieldManager: w.fieldManager,
+        force: true,
+      });
     case "applyStatus":
       return send({
         type: "merge",
@@ -158,7 +154,6 @@ const sendOne = async (deps: ExecuteDeps, w: SyncWrite): Promise<unknown> => {
       return send({ type: "json", body: w.patch });
     case "delete":
       return client.delete(type, w.target.namespace, w.target.name, {
-        ...request,
         preconditions: w.preconditions,
         ...(w.propagationPolicy ? { propagationPolicy: w.propagationPolicy } : {}),
       });
@@ -169,9 +164,11 @@ const sendOne = async (deps: ExecuteDeps, w: SyncWrite): Promise<unknown> => {
 
 /** Runs `writes` in order; see the file comment for what is thrown and what is returned. */
 export async function executeWrites(
-  deps: ExecuteDeps,
+  given: ExecuteDeps,
   writes: readonly SyncWrite[],
 ): Promise<ExecuteOutcome> {
+  // The controller's signal ends each request and its Retry-After waits when the controller stops (decision 198).
+  const deps = given.signal ? { ...given, client: withSignal(given.client, given.signal) } : given;
   // uid → the resourceVersion our own previous write to that object returned.
   const resourceVersions = new Map<string, string>();
   let platformCleared = false;
