@@ -20,15 +20,8 @@ import type { ResourceType } from "../../src/kube/kinds.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { getPath } from "../../src/kube/object.js";
 import { startTestCluster, type TestCluster } from "../cluster/backend.js";
-import { INSTALLER_USER, NS } from "./harness.js";
+import { INSTALLER_USER, NS, TYPES } from "./harness.js";
 
-const SECRETS: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Secret",
-  plural: "secrets",
-  namespaced: true,
-};
 const RBAC = "rbac.authorization.k8s.io";
 const type = (group: string, kind: string, plural: string, namespaced: boolean): ResourceType => ({
   group,
@@ -37,8 +30,8 @@ const type = (group: string, kind: string, plural: string, namespaced: boolean):
   plural,
   namespaced,
 });
-const ROLES = type(RBAC, "Role", "roles", true);
-const ROLE_BINDINGS = type(RBAC, "RoleBinding", "rolebindings", true);
+const SECRETS = type("", "Secret", "secrets", true);
+const { roles: ROLES, rolebindings: ROLE_BINDINGS } = TYPES;
 const POLICIES = type(
   "admissionregistration.k8s.io",
   "ValidatingAdmissionPolicy",
